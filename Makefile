@@ -1,0 +1,106 @@
+# ward — plain GNU make.  `make`, `make check`, `make demo`, `make bench`,
+# `make install PREFIX=/usr/local DESTDIR=`.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+
+PKG_CFLAGS := -I/usr/include/libxml2
+WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter
+HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+LDFLAGS ?=
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+LIBS    := -lseccomp -ljansson -lmicrohttpd -lcurl -lxml2 -lpthread -lm
+
+LIB_SRC  := $(sort $(filter-out src/cli.c,$(wildcard src/*.c src/sandbox/*.c)))
+CLI_SRC  := src/cli.c
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+HELPERS  := $(sort $(wildcard tests/helpers/*.c))
+
+B  := build
+BA := build-asan
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
+
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers
+all: $(B)/ward $(B)/unit_tests helpers
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BA)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
+
+# The python test harness, embedded in the binary as a NUL-terminated array
+# (src/testjob.c); xxd -i on stdin prints just the bytes.
+$(B)/gen/harness_py.h: src/harness/ward_harness.py
+	@mkdir -p $(dir $@)
+	{ echo 'static const unsigned char ward_harness_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
+$(B)/src/testjob.o $(BA)/src/testjob.o: $(B)/gen/harness_py.h
+$(B)/src/testjob.o $(BA)/src/testjob.o: ALL_CFLAGS += -I$(B)/gen
+
+$(B)/libward.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BA)/libward.a: $(LIBA_OBJ)
+	ar rcs $@ $^
+
+$(B)/ward: $(B)/src/cli.o $(B)/libward.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BA)/ward: $(BA)/src/cli.o $(BA)/libward.a
+	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
+$(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Small static helper programs the tests run inside the sandbox (attacks,
+# probes).  Static so that they run under any --rootfs.
+HELPER_BINS := $(HELPERS:tests/helpers/%.c=$(B)/helpers/%)
+helpers: $(HELPER_BINS)
+$(B)/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -static -o $@ $<
+
+asan: $(BA)/ward
+
+deps:
+	@scripts/install-deps
+
+# The README's test command: installs what is missing, builds everything
+# (the sanitizer build too) and runs every test group.
+check: deps
+	$(MAKE) all asan
+	tests/run
+
+test: all asan
+	tests/run
+
+# cgroup v2 group inside a throwaway VM (pure v2, kernel 6.1).
+test-cgroup2: all
+	tests/run-vm cgroup2
+
+demo: deps
+	$(MAKE) $(B)/ward
+	@scripts/demo
+
+bench: all
+	bench/run
+
+install: $(B)/ward
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
+	install -m 0644 include/ward.h $(DESTDIR)$(PREFIX)/include/ward.h
+	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*.h src/sandbox/*.h
+
+clean:
+	rm -rf $(B) $(BA)
+
+-include $(shell find $(B) $(BA) -name '*.d' 2>/dev/null)

@@ -1,0 +1,204 @@
+/* ward.h — the public C API of libward.
+ *
+ * Data flows one way: a caller fills a struct ward_request (ward_request_init
+ * gives the defaults of SPEC §2), ward_run() validates it, turns it into a
+ * plan, runs it at the requested isolation level and fills a struct
+ * ward_result (SPEC §4).  Front ends (ward run, ward serve, ward test) only
+ * translate their input into a request and the result back out.
+ *
+ * Ownership: every pointer in a request is borrowed; ward_run() copies
+ * nothing it keeps.  Every pointer in a result is owned by the result and
+ * released by ward_result_free().
+ */
+#ifndef WARD_H
+#define WARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WARD_VERSION "0.1.0"
+
+/* Exit statuses of SPEC §2. */
+enum {
+	WARD_EXIT_TIMEOUT = 124,
+	WARD_EXIT_FAILED = 125,  /* ward itself failed or refused: nothing ran */
+	WARD_EXIT_NOTFOUND = 127,
+	WARD_EXIT_MEMORY = 137,
+};
+
+enum ward_isolation {
+	WARD_ISO_SYSTEM = 0,
+	WARD_ISO_APPLICATION,
+};
+
+enum ward_net {
+	WARD_NET_NONE = 0,
+	WARD_NET_LOOPBACK,
+};
+
+enum ward_status {
+	WARD_ST_OK = 0,     /* exited 0 */
+	WARD_ST_NONZERO,    /* exited non-zero */
+	WARD_ST_SIGNAL,     /* ended by a signal (not ward's timeout or OOM) */
+	WARD_ST_TIMEOUT,    /* wall or CPU limit: ward killed the tree */
+	WARD_ST_MEMORY,     /* memory limit: the kernel's OOM killer fired */
+	WARD_ST_ERROR,      /* the sandbox itself failed; see result.error */
+};
+
+/* Limits.  The defaults live in one table (src/request.c) that --help and the
+ * docs use too. */
+struct ward_limits {
+	double timeout_s;       /* wall clock; > 0 */
+	double cpu_s;           /* CPU time of the whole tree; 0 = same as timeout_s */
+	uint64_t memory_mb;     /* RAM of the whole tree, no swap */
+	uint32_t pids;          /* processes + threads at once */
+	uint64_t output_limit;  /* bytes kept per stream (head + tail) */
+	uint64_t fsize_mb;      /* largest file written */
+	uint64_t tmp_size_mb;   /* size of /tmp (and of an ephemeral /work) */
+	uint32_t nofile;        /* open files per process */
+};
+
+struct ward_mount {
+	const char *host_path;    /* host path (absolute) */
+	const char *sandbox_path; /* absolute path inside; NULL = same as host_path */
+	bool read_only;
+};
+
+/* A file written into /work before the command starts (server requests,
+ * test jobs).  Paths are checked by the path guard: relative, no "..", no
+ * NUL, never through a symlink. */
+struct ward_file {
+	const char *path;
+	const unsigned char *data;
+	size_t len;
+	mode_t mode; /* 0 = 0644 */
+};
+
+struct ward_request {
+	/* What to run: argv (NULL-terminated) is authoritative; otherwise
+	 * shell is run as /bin/sh -c SHELL.  Exactly one must be set. */
+	char *const *argv;
+	const char *shell;
+
+	char *const *env;  /* "K=V" strings, NULL-terminated; may be NULL */
+
+	const struct ward_mount *mounts;
+	size_t nmounts;
+
+	const char *workdir; /* host dir mounted rw at /work; NULL = ephemeral tmpfs */
+	const char *rootfs;  /* NULL = the host's system directories */
+
+	const struct ward_file *files;
+	size_t nfiles;
+
+	/* Standard input: stdin_data when stdin_set, else stdin_fd when >= 0,
+	 * else /dev/null. */
+	bool stdin_set;
+	const unsigned char *stdin_data;
+	size_t stdin_len;
+	int stdin_fd;
+
+	enum ward_net net;
+	enum ward_isolation isolation;
+	struct ward_limits limits;
+
+	/* Output: when capture is true both streams are kept (head + tail) in
+	 * the result; otherwise they stream live to stream_fd[0] and
+	 * stream_fd[1] (normally 1 and 2), with the same caps. */
+	bool capture;
+	int stream_fd[2];
+
+	/* A report channel: when set, the child gets the write end of a pipe
+	 * as fd 3 (the only fd beyond 0-2 it ever gets) and whatever it writes
+	 * there, up to report_limit bytes, lands in result.report.  Used by
+	 * test jobs' harness. */
+	bool report_channel;
+	size_t report_limit;
+};
+
+/* Which mechanism enforced a limit: "cgroup-v2", "cgroup-v1", "rlimit",
+ * "ward", "landlock", "seccomp", "none".  Static strings. */
+struct ward_enforced {
+	const char *memory;
+	const char *pids;
+	const char *cpu;
+	const char *time;
+	const char *fsize;
+	const char *seccomp;  /* "seccomp" or "none" */
+	const char *landlock; /* "landlock-abi-N" or "none" */
+	char user[40];        /* "userns-uid-N" (the sandbox's host uid) or "none" */
+};
+
+struct ward_usage {
+	uint64_t wall_ms;
+	uint64_t cpu_user_ms;
+	uint64_t cpu_sys_ms;
+	uint64_t max_rss_kb;
+};
+
+struct ward_stream {
+	char *data;     /* NUL-terminated, raw bytes (not yet UTF-8 checked) */
+	size_t len;
+	bool truncated;
+	uint64_t bytes; /* what the child wrote in all */
+};
+
+struct ward_result {
+	enum ward_status status;
+	int exit_code;    /* SPEC §2 mapping: 124, 137, 128+N, or the child's */
+	int signal;       /* 0 = none */
+	bool timed_out;
+	bool oom_killed;
+	struct ward_stream out, err;
+	char error[512];  /* non-empty only when the sandbox itself failed */
+	enum ward_isolation isolation;
+	struct ward_enforced enforced;
+	struct ward_usage usage;
+	char *report;     /* report channel contents, or NULL */
+	size_t report_len;
+	bool report_truncated;
+};
+
+/* Fill a request with the defaults of SPEC §2. */
+void ward_request_init(struct ward_request *req);
+
+/* Check a request; returns 0, or -1 with a one-line message in err that
+ * names the problem and the fix. ward_run() calls it too. */
+int ward_request_validate(const struct ward_request *req, char *err, size_t errlen);
+
+/* Run a request.  Returns 0 when the command ran (whatever it did) and -1
+ * when ward failed or refused: then result->status is WARD_ST_ERROR and
+ * result->error says why.  result must be freed with ward_result_free()
+ * in both cases.
+ *
+ * Threads: ward_run() is thread-safe.  The sandbox's PID 1 dies with the
+ * *thread* that called ward_run (PR_SET_PDEATHSIG), so call it from a thread
+ * that lives until ward_run returns (it always does). */
+int ward_run(const struct ward_request *req, struct ward_result *result);
+
+void ward_result_free(struct ward_result *result);
+
+/* The exit status a CLI reports for a result (SPEC §2). */
+int ward_result_exit_status(const struct ward_result *result);
+
+const char *ward_status_name(enum ward_status st);
+const char *ward_isolation_name(enum ward_isolation iso);
+int ward_isolation_parse(const char *s, enum ward_isolation *out);
+int ward_net_parse(const char *s, enum ward_net *out);
+
+/* ---- JSON (src/json.c is the only file that knows the wire format) ---- */
+
+/* The result object of SPEC §4 as a NUL-terminated JSON string (malloc'd);
+ * invalid UTF-8 in the streams becomes U+FFFD. NULL on allocation failure. */
+char *ward_result_to_json(const struct ward_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/* backend.h — the ways a request can be run.  ward_run() (src/run.c)
+ * validates, picks the backend by isolation level, and maps the outcome to
+ * a result the same way for all of them. */
+#ifndef WARD_BACKEND_H
+#define WARD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "supervise.h"
+#include "ward.h"
+
+/* What a backend hands back to run.c. */
+struct backend_outcome {
+	bool ran;            /* the command started (false: setup failed, error set) */
+	int wait_status;     /* of the command, as from waitpid */
+	bool timed_out;
+	bool cpu_exceeded;
+	bool oom_killed;
+	bool exec_failed;
+};
+
+/* The child's environment: SPEC §2's fixed variables, then the request's.
+ * NULL-terminated, malloc'd (free with env_free). */
+char **env_build(const struct ward_request *req, const char *const *extra);
+void env_free(char **env);
+
+/* execve argv[0] searching PATH from envp (never ward's own environment).
+ * Returns only on failure, with errno set.  Only syscalls. */
+void exec_search(char *const argv[], char *const envp[]);
+
+/* Write "ward: cannot run 'PROG': REASON" to fd 2 and _exit(127/126). */
+void exec_fail_exit(const char *prog, int err);
+
+/* Apply the rlimits of a request in the calling process.  with_as: also
+ * RLIMIT_AS from the memory limit (when no cgroup limits memory).
+ * 0 or -errno.  Only syscalls. */
+int apply_rlimits(const struct ward_limits *l, bool with_as);
+
+int backend_system_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
+		       double start);
+int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
+			    double start);
+
+/* Fill res->out/err/report from a finished supervise. */
+int outcome_collect(struct supervise *s, struct ward_result *res);
+
+#endif

@@ -1,0 +1,225 @@
+/* backend_application.c — the `application` level, opt-in only
+ * (WARD_ALLOW_APPLICATION=1): no kernel isolation, only a scrubbed
+ * environment, rlimits, its own session and process group, and a confined
+ * cwd (an ephemeral directory, removed afterwards, unless --workdir).  The
+ * timeout kills the whole process group; a daemon that leaves the group
+ * escapes, which is why this level is never chosen silently. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <linux/sched.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "pathguard.h"
+
+/* Remove everything beneath dirfd, never following a symlink; directories
+ * the code made non-writable are made writable first. */
+static void remove_beneath(int dirfd, int depth)
+{
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd, e->d_name, 0) == 0)
+			continue;
+		if (depth > 256)
+			continue;
+		int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		fchmod(sub, 0700);
+		remove_beneath(sub, depth + 1);
+		unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static void remove_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		fchmod(fd, 0700);
+		remove_beneath(fd, 0);
+	}
+	rmdir(path);
+}
+
+struct app_kill {
+	pid_t pgid;
+};
+
+static void kill_group(void *arg)
+{
+	struct app_kill *k = arg;
+	kill(-k->pgid, SIGKILL);
+}
+
+int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
+			    double start)
+{
+	int ret = -1;
+	char tmpl[] = "/tmp/ward-app.XXXXXX";
+	char *cwd = NULL;
+	char **envp = NULL, **argv = NULL;
+	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, in_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
+	int pidfd = -1;
+	pid_t pid = -1;
+
+	res->enforced.memory = "rlimit";
+	res->enforced.pids = "rlimit";
+	res->enforced.cpu = "rlimit";
+	res->enforced.fsize = "rlimit";
+	res->enforced.seccomp = "none";
+	res->enforced.landlock = "none";
+	snprintf(res->enforced.user, sizeof(res->enforced.user), "none");
+
+	if (req->workdir) {
+		cwd = (char *)req->workdir;
+	} else {
+		cwd = mkdtemp(tmpl);
+		if (!cwd) {
+			snprintf(res->error, sizeof(res->error), "cannot create a working directory: %s", strerror(errno));
+			return -1;
+		}
+	}
+	int cwdfd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwdfd < 0) {
+		snprintf(res->error, sizeof(res->error), "cannot open the working directory: %s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < req->nfiles; i++) {
+		const struct ward_file *f = &req->files[i];
+		int r = pathguard_write(cwdfd, f->path, f->data, f->len, f->mode ? f->mode : 0644);
+		if (r < 0) {
+			snprintf(res->error, sizeof(res->error), "cannot write file '%s': %s", f->path, strerror(-r));
+			close(cwdfd);
+			goto out;
+		}
+	}
+	close(cwdfd);
+
+	const char *home = req->workdir ? req->workdir : cwd;
+	char homebuf[4200], tmpbuf[4200];
+	snprintf(homebuf, sizeof(homebuf), "HOME=%s", home);
+	snprintf(tmpbuf, sizeof(tmpbuf), "TMPDIR=%s", home);
+	const char *extra[] = {homebuf, tmpbuf, NULL};
+	envp = env_build(req, extra);
+	const char *sh_argv[] = {"/bin/sh", "-c", req->shell, NULL};
+	char *const *src_argv = req->argv && req->argv[0] ? req->argv : (char *const *)sh_argv;
+	size_t argc = 0;
+	while (src_argv[argc])
+		argc++;
+	argv = calloc(argc + 1, sizeof(char *));
+	if (!envp || !argv) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		goto out;
+	}
+	memcpy(argv, src_argv, argc * sizeof(char *));
+	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
+	    (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
+		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));
+		goto out;
+	}
+
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+	if (pid < 0) {
+		snprintf(res->error, sizeof(res->error), "cannot start the command: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		setsid();
+		int in = in_p[0];
+		if (in < 0 && req->stdin_fd >= 0 && !req->stdin_set)
+			in = req->stdin_fd;
+		if (in < 0)
+			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(out_p[1], 1) < 0 || dup2(err_p[1], 2) < 0)
+			_exit(WARD_EXIT_FAILED);
+		int first = 3;
+		if (rep_p[1] >= 0) {
+			dup2(rep_p[1], 3);
+			first = 4;
+		}
+		syscall(SYS_close_range, first, ~0u, 0);
+		for (int fd = 0; fd < first; fd++)
+			fcntl(fd, F_SETFD, 0);
+		if (chdir(cwd) < 0 || apply_rlimits(&req->limits, true) < 0)
+			_exit(WARD_EXIT_FAILED);
+		exec_search(argv, envp);
+		exec_fail_exit(argv[0], errno);
+	}
+	close(out_p[1]);
+	close(err_p[1]);
+	out_p[1] = err_p[1] = -1;
+	if (in_p[0] >= 0)
+		close(in_p[0]);
+	if (rep_p[1] >= 0)
+		close(rep_p[1]);
+	in_p[0] = rep_p[1] = -1;
+
+	struct app_kill k = {.pgid = pid};
+	struct supervise s = {
+		.pidfd = pidfd,
+		.out_fd = out_p[0],
+		.err_fd = err_p[0],
+		.report_fd = rep_p[0],
+		.ctl_fd = -1,
+		.stdin_fd = in_p[1],
+		.stdin_data = req->stdin_data,
+		.stdin_len = req->stdin_len,
+		.timeout_s = req->limits.timeout_s,
+		.cpu_s = 0,
+		.kill_tree = kill_group,
+		.kill_arg = &k,
+		.output_limit = req->limits.output_limit,
+		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
+		.report_limit = req->report_limit,
+		.start = start,
+	};
+	out_p[0] = err_p[0] = rep_p[0] = in_p[1] = -1;
+	supervise_run(&s);
+	int st = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+		;
+	/* The command is gone; whatever it left in its process group goes too. */
+	kill(-pid, SIGKILL);
+	pid = -1;
+	outcome_collect(&s, res);
+	res->usage.cpu_user_ms = (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000;
+	res->usage.cpu_sys_ms = (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
+	res->usage.max_rss_kb = (uint64_t)ru.ru_maxrss;
+	o->ran = true;
+	o->wait_status = st;
+	o->timed_out = s.timed_out;
+	ret = 0;
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	int *fds[] = {out_p, err_p, in_p, rep_p};
+	for (size_t i = 0; i < 4; i++)
+		for (int j = 0; j < 2; j++)
+			if (fds[i][j] >= 0)
+				close(fds[i][j]);
+	if (!req->workdir && cwd)
+		remove_tree(cwd);
+	env_free(envp);
+	free(argv);
+	return ret;
+}

@@ -1,0 +1,175 @@
+/* cli.c — the `ward` command: run, serve, test, doctor.  Only translates
+ * arguments into a request and the result back out; everything else is in
+ * libward. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "doctor.h"
+#include "frontends.h"
+#include "plan.h"
+#include "ward.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "ward %s — run untrusted code in a sandbox\n\n"
+		   "usage: ward run [OPTIONS] -- PROGRAM [ARG...]   a command in a sandbox\n"
+		   "       ward run [OPTIONS] --shell 'STRING'\n"
+		   "       ward serve [OPTIONS]                     the HTTP runner service\n"
+		   "       ward test JOB.json|-                     a test job; prints its report\n"
+		   "       ward doctor [--json]                     what this host can enforce\n\n"
+		   "`ward run --help` lists the options.\n",
+		   WARD_VERSION);
+}
+
+static char *read_token(const char *file, char *err, size_t errlen)
+{
+	FILE *f = fopen(file, "re");
+	if (!f) {
+		snprintf(err, errlen, "--token-file '%s': %s", file, strerror(errno));
+		return NULL;
+	}
+	char buf[4096];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	return strdup(buf);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct cli_run c;
+	char err[512];
+	if (cli_parse_run(argc, argv, &c, err, sizeof(err)) < 0) {
+		cli_run_free(&c);
+		if (!strcmp(err, "help")) {
+			cli_print_run_help(stdout);
+			return 0;
+		}
+		fprintf(stderr, "ward: %s\n", err);
+		return WARD_EXIT_FAILED;
+	}
+	int rc = WARD_EXIT_FAILED;
+	int stdin_fd = -1;
+	char *token = NULL;
+	if (c.print_plan) {
+		struct plan p;
+		if (plan_build(&p, &c.req, geteuid(), err, sizeof(err)) < 0) {
+			fprintf(stderr, "ward: %s\n", err);
+		} else {
+			plan_print(&p, stdout);
+			plan_free(&p);
+			rc = 0;
+		}
+		goto out;
+	}
+	if (c.stdin_path) {
+		if (!strcmp(c.stdin_path, "-"))
+			c.req.stdin_fd = 0;
+		else {
+			stdin_fd = open(c.stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+			if (stdin_fd < 0) {
+				fprintf(stderr, "ward: --stdin '%s': %s\n", c.stdin_path, strerror(errno));
+				goto out;
+			}
+			c.req.stdin_fd = stdin_fd;
+		}
+	}
+	struct ward_result res;
+	int r;
+	if (c.remote) {
+		const char *tf = c.token_file;
+		if (tf) {
+			token = read_token(tf, err, sizeof(err));
+			if (!token) {
+				fprintf(stderr, "ward: %s\n", err);
+				goto out;
+			}
+		} else if (getenv("WARD_RUNNER_TOKEN"))
+			token = strdup(getenv("WARD_RUNNER_TOKEN"));
+		r = ward_remote_run(c.remote, token, &c.req, &res);
+	} else {
+		r = ward_run(&c.req, &res);
+	}
+	if (c.json) {
+		char *js = ward_result_to_json(&res);
+		if (js) {
+			puts(js);
+			free(js);
+		}
+	}
+	if (r < 0 || res.status == WARD_ST_ERROR)
+		fprintf(stderr, "ward: %s\n", res.error);
+	fflush(stdout);
+	rc = ward_result_exit_status(&res);
+	ward_result_free(&res);
+out:
+	if (stdin_fd >= 0)
+		close(stdin_fd);
+	free(token);
+	cli_run_free(&c);
+	return rc;
+}
+
+static int cmd_doctor(int argc, char **argv)
+{
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else {
+			fprintf(stderr, "ward doctor: unknown option '%s' (use --json or nothing)\n", argv[i]);
+			return WARD_EXIT_FAILED;
+		}
+	}
+	struct doctor_report d;
+	doctor_run(&d);
+	if (json) {
+		char *s = doctor_to_json(&d);
+		puts(s ? s : "{}");
+		free(s);
+	} else {
+		printf("ward %s doctor\n", WARD_VERSION);
+		for (int i = 0; i < d.n; i++)
+			printf("  %-12s %-4s %s\n", d.items[i].name, d.items[i].ok ? "ok" : "no", d.items[i].detail);
+		printf("isolation 'system': %s\n", d.system_ok ? "available" : "NOT available");
+	}
+	return d.system_ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	/* A closed reader must not kill ward with SIGPIPE mid-run. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return WARD_EXIT_FAILED;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return ward_serve_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "test"))
+		return ward_test_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("ward %s\n", WARD_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "help") || !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "ward: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return WARD_EXIT_FAILED;
+}

@@ -1,0 +1,37 @@
+/* cli_args.h — `ward run` options -> struct ward_request.  Pure: no file is
+ * opened and nothing runs, so every option is unit-tested. */
+#ifndef WARD_CLI_ARGS_H
+#define WARD_CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ward.h"
+
+#define CLI_MAX_LIST 64
+
+struct cli_run {
+	struct ward_request req;
+	bool json;
+	bool print_plan;
+	const char *stdin_path;    /* NULL = /dev/null, "-" = ward's own */
+	const char *remote;        /* --remote or $WARD_RUNNER_URL */
+	const char *token_file;    /* --token-file, for --remote */
+	struct ward_mount mounts[CLI_MAX_LIST];
+	char *mount_store[CLI_MAX_LIST]; /* split HOST:PATH copies */
+	char *env[CLI_MAX_LIST + 1];
+	size_t nenv;
+};
+
+/* Parse `ward run` arguments (argv[0] = "run").  0, or -1 with a one-line
+ * message in err (the caller exits 125, nothing run). */
+int cli_parse_run(int argc, char **argv, struct cli_run *out, char *err, size_t errlen);
+void cli_run_free(struct cli_run *c);
+
+/* Strict number parsing: the whole string, finite, not negative. */
+int parse_seconds(const char *s, double *out);
+int parse_u64(const char *s, uint64_t *out);
+
+void cli_print_run_help(FILE *f);
+
+#endif

@@ -1,0 +1,135 @@
+/* doctor.c — probe each mechanism, then prove the whole by running a real
+ * sandbox: a host can have every part and still refuse the whole (an LSM
+ * that blocks user namespaces, a read-only /run). */
+#define _GNU_SOURCE
+#include "doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp.h"
+#include "ward.h"
+
+static struct doctor_item *item(struct doctor_report *r, const char *name, bool ok, const char *fmt, ...)
+{
+	struct doctor_item *it = &r->items[r->n++];
+	it->name = name;
+	it->ok = ok;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(it->detail, sizeof(it->detail), fmt, ap);
+	va_end(ap);
+	return it;
+}
+
+static int read_int_file(const char *path, long *v)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int ok = fscanf(f, "%ld", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* Can this process create all the namespaces a sandbox needs? */
+static int try_namespaces(void)
+{
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+			      CLONE_NEWCGROUP | SIGCHLD;
+	pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, 0, 0, 0);
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(0);
+	int st;
+	waitpid(pid, &st, 0);
+	return 0;
+}
+
+void doctor_run(struct doctor_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->root = geteuid() == 0;
+	const char *allow = getenv("WARD_ALLOW_APPLICATION");
+	r->application_allowed = allow && strcmp(allow, "1") == 0;
+	item(r, "user", true, r->root ? "running as root: each sandbox gets its own host uid (WARD_UID_BASE..)"
+				      : "running as uid %d: sandboxes run as this uid through user namespaces",
+	     (int)geteuid());
+
+	int ns = try_namespaces();
+	long maxns = -1, unpriv = -1, apparmor = -1;
+	read_int_file("/proc/sys/user/max_user_namespaces", &maxns);
+	read_int_file("/proc/sys/kernel/unprivileged_userns_clone", &unpriv);
+	read_int_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &apparmor);
+	if (ns == 0)
+		item(r, "namespaces", true, "user, mount, pid, ipc, uts, net and cgroup namespaces can be created");
+	else
+		item(r, "namespaces", false,
+		     "cannot create namespaces (%s): %s", strerror(-ns),
+		     maxns == 0 ? "user.max_user_namespaces is 0: set it above 0"
+		     : unpriv == 0 ? "user namespaces are disabled: set kernel.unprivileged_userns_clone=1 or run as root"
+		     : apparmor == 1 ? "AppArmor restricts unprivileged user namespaces: set "
+				       "kernel.apparmor_restrict_unprivileged_userns=0, add an AppArmor profile for ward, "
+				       "or run as root"
+				     : "run as root, or enable unprivileged user namespaces");
+
+	struct ward_seccomp f;
+	char err[256];
+	if (ward_seccomp_prepare(&f, err, sizeof(err)) == 0) {
+		item(r, "seccomp", true, "filter compiled (%u instructions)", (unsigned)f.prog.len);
+		ward_seccomp_free(&f);
+	} else
+		item(r, "seccomp", false, "%s", err);
+
+	r->landlock_abi = ward_landlock_abi();
+	if (r->landlock_abi > 0)
+		item(r, "landlock", true, "ABI %d: writes confined to /tmp, /work, /dev/shm and writable binds",
+		     r->landlock_abi);
+	else
+		item(r, "landlock", false,
+		     "not available: the sandbox runs without this layer (add landlock to the kernel's lsm= boot "
+		     "parameter to enable it)");
+
+	const struct cg_probe *cg = cg_probe();
+	r->cgroup_version = cg ? (int)cg->version : 0;
+	if (cg && cg->version != CG_NONE)
+		item(r, "cgroup", cg->memory && cg->pids, "v%d at %s: memory %s, pids %s, cpu %s%s%s", (int)cg->version,
+		     cg->where, cg->memory ? "yes" : "no", cg->pids ? "yes" : "no", cg->cpu ? "yes" : "no",
+		     cg->why[0] ? "; " : "", cg->why);
+	else
+		item(r, "cgroup", false, "no usable cgroups: limits fall back to rlimits%s%s", cg && cg->why[0] ? "; " : "",
+		     cg ? cg->why : "");
+
+	/* The proof: a real sandbox. */
+	struct ward_request req;
+	ward_request_init(&req);
+	char *argv[] = {"/bin/true", NULL};
+	req.argv = argv;
+	req.capture = true;
+	req.limits.timeout_s = 10;
+	struct ward_result res;
+	int rc = ward_run(&req, &res);
+	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
+	if (r->system_ok)
+		item(r, "system", true, "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s)",
+		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock);
+	else
+		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
+	ward_result_free(&res);
+	item(r, "application", r->application_allowed,
+	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
+				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");
+}

@@ -1,0 +1,282 @@
+/* plan.c — request -> plan (the ordered mount operations that build the
+ * sandbox's root).  Looks at the host (which system directories exist and
+ * which are symlinks on a merged-/usr system) but changes nothing. */
+#include "plan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "request.h"
+
+static const char *keep(struct plan *p, char *s)
+{
+	if (!s) {
+		p->oom = true;
+		return "";
+	}
+	if (p->nstrings == p->capstrings) {
+		size_t nc = p->capstrings ? p->capstrings * 2 : 32;
+		char **ns = realloc(p->strings, nc * sizeof(*ns));
+		if (!ns) {
+			free(s);
+			p->oom = true;
+			return "";
+		}
+		p->strings = ns;
+		p->capstrings = nc;
+	}
+	p->strings[p->nstrings++] = s;
+	return s;
+}
+
+static const char *fmt(struct plan *p, const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 1;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s", a, b);
+	return keep(p, s);
+}
+
+static struct mount_op *add(struct plan *p, enum op_kind k, const char *src, const char *dst)
+{
+	if (p->nops == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 64;
+		struct mount_op *no = realloc(p->ops, nc * sizeof(*no));
+		if (!no) {
+			p->oom = true;
+			static struct mount_op sink;
+			return &sink;
+		}
+		p->ops = no;
+		p->cap = nc;
+	}
+	struct mount_op *op = &p->ops[p->nops++];
+	memset(op, 0, sizeof(*op));
+	op->kind = k;
+	op->src = src;
+	op->dst = dst;
+	return op;
+}
+
+/* A host path as the sandbox should see it: a directory becomes a read-only
+ * bind, a symlink (merged /usr: /bin -> usr/bin) the same symlink, a file a
+ * read-only bind; absent paths are skipped. */
+static void mirror(struct plan *p, const char *host, const char *dst, unsigned flags)
+{
+	struct stat st;
+	if (lstat(host, &st) < 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ssize_t n = readlink(host, buf, sizeof(buf) - 1);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		add(p, OP_SYMLINK, keep(p, strdup(buf)), dst);
+	} else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+		add(p, OP_BIND, host, dst)->flags = flags;
+	}
+}
+
+/* Everything at the top of a --rootfs but what ward builds itself. */
+static int mirror_rootfs(struct plan *p, const char *rootfs)
+{
+	static const char *const own[] = {"proc", "dev", "tmp", "work", "etc", "sys", "run"};
+	DIR *d = opendir(rootfs);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		bool skip = false;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			skip |= strcmp(e->d_name, own[i]) == 0;
+		if (skip)
+			continue;
+		const char *dst = fmt(p, "/", e->d_name);
+		mirror(p, fmt(p, rootfs, dst), dst, 0);
+	}
+	closedir(d);
+	return 0;
+}
+
+static const char *passwd_text(struct plan *p)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+		 "sandbox:x:%d:%d:ward sandbox:/work:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	return keep(p, strdup(buf));
+}
+
+static const char *group_text(struct plan *p)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", WARD_SANDBOX_GID);
+	return keep(p, strdup(buf));
+}
+
+static void add_file(struct plan *p, const char *dst, const char *text)
+{
+	struct mount_op *op = add(p, OP_FILE, NULL, dst);
+	op->data = text;
+	op->data_len = strlen(text);
+	op->mode = 0644;
+}
+
+/* The /proc entries that leak the host or let the sandbox poke the kernel. */
+static const char *const proc_masked[] = {
+	"/proc/kcore",        "/proc/keys",       "/proc/key-users",     "/proc/timer_list",
+	"/proc/sched_debug",  "/proc/sysrq-trigger", "/proc/latency_stats", "/proc/kallsyms",
+	"/proc/kmsg",         "/proc/kpagecount", "/proc/kpageflags",    "/proc/kpagecgroup",
+	"/proc/vmallocinfo",  "/proc/iomem",      "/proc/ioports",       "/proc/slabinfo",
+	"/proc/config.gz",    "/proc/modules",    "/proc/acpi",          "/proc/scsi",
+	"/proc/asound",       "/proc/firmware",   "/proc/driver",        "/proc/fs",
+	"/proc/irq",          "/proc/bus",        "/proc/tty",           "/proc/pressure",
+};
+/* Kept visible but read-only. */
+static const char *const proc_readonly[] = {"/proc/sys"};
+
+int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	p->hostname = "ward";
+	const char *base = req->rootfs ? req->rootfs : "";
+
+	/* System directories, read-only. */
+	static const char *const sysdirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+	if (!req->rootfs) {
+		for (size_t i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++)
+			mirror(p, sysdirs[i], sysdirs[i], 0);
+	} else {
+		if (mirror_rootfs(p, req->rootfs) < 0) {
+			snprintf(err, errlen, "--rootfs '%s' cannot be listed: %s", req->rootfs, strerror(errno));
+			plan_free(p);
+			return -1;
+		}
+	}
+
+	/* A minimal /etc, generated; never the host's wholesale. */
+	struct mount_op *op = add(p, OP_TMPFS, NULL, "/etc");
+	op->size_mb = 1;
+	op->mode = 0755;
+	add_file(p, "/etc/passwd", passwd_text(p));
+	add_file(p, "/etc/group", group_text(p));
+	add_file(p, "/etc/hostname", "ward\n");
+	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+					  "networks: files\nprotocols: files\nservices: files\n");
+	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+						    "/etc/localtime", "/etc/ssl", "/etc/ca-certificates",
+						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
+						    "/etc/services"};
+	for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
+		mirror(p, fmt(p, base, etc_from_host[i]), etc_from_host[i], 0);
+	add(p, OP_READONLY, NULL, "/etc");
+
+	/* A fresh /proc with the host-leaking parts masked. */
+	add(p, OP_PROC, NULL, "/proc");
+	for (size_t i = 0; i < sizeof(proc_masked) / sizeof(proc_masked[0]); i++)
+		add(p, OP_MASK, NULL, proc_masked[i])->flags = OPF_OPTIONAL;
+	for (size_t i = 0; i < sizeof(proc_readonly) / sizeof(proc_readonly[0]); i++)
+		add(p, OP_READONLY, NULL, proc_readonly[i])->flags = OPF_OPTIONAL;
+
+	/* A minimal /dev. */
+	op = add(p, OP_TMPFS, NULL, "/dev");
+	op->size_mb = 1;
+	op->mode = 0755;
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		add(p, OP_BIND, devs[i], devs[i])->flags = OPF_RW;
+	add(p, OP_DEVPTS, NULL, "/dev/pts");
+	add(p, OP_SYMLINK, "pts/ptmx", "/dev/ptmx");
+	add(p, OP_SYMLINK, "/proc/self/fd", "/dev/fd");
+	add(p, OP_SYMLINK, "/proc/self/fd/0", "/dev/stdin");
+	add(p, OP_SYMLINK, "/proc/self/fd/1", "/dev/stdout");
+	add(p, OP_SYMLINK, "/proc/self/fd/2", "/dev/stderr");
+	op = add(p, OP_TMPFS, NULL, "/dev/shm");
+	op->size_mb = req->limits.tmp_size_mb;
+	op->mode = 01777;
+	add(p, OP_READONLY, NULL, "/dev");
+
+	/* /tmp and /work. */
+	op = add(p, OP_TMPFS, NULL, "/tmp");
+	op->size_mb = req->limits.tmp_size_mb;
+	op->mode = 01777;
+	if (req->workdir) {
+		add(p, OP_BIND, req->workdir, "/work")->flags = OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
+	} else {
+		op = add(p, OP_TMPFS, NULL, "/work");
+		op->size_mb = req->limits.tmp_size_mb;
+		op->mode = 0755;
+		op->flags = OPF_OWNED;
+	}
+
+	/* The caller's binds, in order, after ward's own (so they may nest in
+	 * /work or /tmp). */
+	for (size_t i = 0; i < req->nmounts; i++) {
+		const struct ward_mount *m = &req->mounts[i];
+		unsigned fl = m->read_only ? 0 : OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
+		add(p, OP_BIND, m->host_path, m->sandbox_path ? m->sandbox_path : m->host_path)->flags = fl;
+	}
+
+	if (p->oom) {
+		snprintf(err, errlen, "out of memory while building the sandbox plan");
+		plan_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->nstrings; i++)
+		free(p->strings[i]);
+	free(p->strings);
+	free(p->ops);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *plan_op_name(enum op_kind k)
+{
+	switch (k) {
+	case OP_TMPFS: return "tmpfs";
+	case OP_BIND: return "bind";
+	case OP_PROC: return "proc";
+	case OP_DEVPTS: return "devpts";
+	case OP_DIR: return "dir";
+	case OP_SYMLINK: return "symlink";
+	case OP_FILE: return "file";
+	case OP_MASK: return "mask";
+	case OP_READONLY: return "readonly";
+	}
+	return "?";
+}
+
+void plan_print(const struct plan *p, FILE *f)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
+		fprintf(f, "%-8s %s", plan_op_name(op->kind), op->dst);
+		switch (op->kind) {
+		case OP_BIND:
+			fprintf(f, " <- %s %s%s", op->src, op->flags & OPF_RW ? "rw" : "ro",
+				op->flags & OPF_IDMAP ? " idmap" : "");
+			break;
+		case OP_SYMLINK: fprintf(f, " -> %s", op->src); break;
+		case OP_TMPFS: fprintf(f, " size=%lluM mode=%04o", (unsigned long long)op->size_mb, op->mode); break;
+		case OP_FILE: fprintf(f, " (%zu bytes)", op->data_len); break;
+		default: break;
+		}
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,216 @@
+/* request.c — defaults and validation: the one place that decides what a
+ * request may ask for.  Every front end fills a struct ward_request and
+ * ward_run() checks it here before anything else happens. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pathguard.h"
+#include "request.h"
+#include "ward.h"
+
+const struct limit_desc ward_limit_table[LIM__COUNT] = {
+	[LIM_TIMEOUT] = {"--timeout", "s", 30, 0.001, 86400, "wall-clock limit; the whole process tree is killed at it"},
+	[LIM_CPU] = {"--cpu", "s", 0, 0.001, 86400, "CPU-time limit of the whole tree (default: = timeout)"},
+	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)"},
+	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree"},
+	[LIM_OUTPUT] = {"--output-limit", "bytes", 1048576, 0, 1ull << 32, "bytes kept per stream; head and tail kept"},
+	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write"},
+	[LIM_TMP] = {"--tmp-size", "MB", 64, 1, 1 << 20, "size of the tmpfs at /tmp (and of an ephemeral /work)"},
+	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process"},
+};
+
+void ward_request_init(struct ward_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->stdin_fd = -1;
+	req->stream_fd[0] = 1;
+	req->stream_fd[1] = 2;
+	req->net = WARD_NET_NONE;
+	req->isolation = WARD_ISO_SYSTEM;
+	req->report_limit = 4u << 20;
+	struct ward_limits *l = &req->limits;
+	l->timeout_s = ward_limit_table[LIM_TIMEOUT].dflt;
+	l->cpu_s = ward_limit_table[LIM_CPU].dflt;
+	l->memory_mb = (uint64_t)ward_limit_table[LIM_MEMORY].dflt;
+	l->pids = (uint32_t)ward_limit_table[LIM_PIDS].dflt;
+	l->output_limit = (uint64_t)ward_limit_table[LIM_OUTPUT].dflt;
+	l->fsize_mb = (uint64_t)ward_limit_table[LIM_FSIZE].dflt;
+	l->tmp_size_mb = (uint64_t)ward_limit_table[LIM_TMP].dflt;
+	l->nofile = (uint32_t)ward_limit_table[LIM_NOFILE].dflt;
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int check_limit(int which, double v, char *err, size_t errlen)
+{
+	const struct limit_desc *d = &ward_limit_table[which];
+	if (!(v >= d->min && v <= d->max)) /* also catches NaN */
+		return bad(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
+			   d->min, d->max, d->unit[0] ? " " : "", d->unit);
+	return 0;
+}
+
+/* An absolute, normalised path inside the sandbox: no "." or ".." parts,
+ * no empty parts, not "/" itself, and not one of the places ward owns. */
+static int check_sandbox_path(const char *p, char *err, size_t errlen)
+{
+	if (!p || p[0] != '/')
+		return bad(err, errlen, "sandbox path '%s' must be absolute", p ? p : "");
+	size_t n = strlen(p);
+	if (n >= PATH_MAX || n < 2)
+		return bad(err, errlen, "sandbox path '%s' is not usable: give a directory below /", p);
+	if (pathguard_check(p + 1, n - 1, err, errlen) < 0)
+		return -1;
+	/* ward builds these itself; binding over them would undo its layout */
+	static const char *const owned[] = {"/proc", "/dev", "/etc"};
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		size_t k = strlen(owned[i]);
+		if (strncmp(p, owned[i], k) == 0 && (p[k] == 0 || p[k] == '/'))
+			return bad(err, errlen, "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
+				   p, owned[i]);
+	}
+	if (strcmp(p, "/tmp") == 0 || strcmp(p, "/work") == 0)
+		return bad(err, errlen, "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it", p);
+	return 0;
+}
+
+static int check_host_dir(const char *what, const char *p, bool want_dir, char *err, size_t errlen)
+{
+	struct stat st;
+	if (!p || p[0] != '/')
+		return bad(err, errlen, "%s '%s' must be an absolute host path", what, p ? p : "");
+	if (stat(p, &st) < 0)
+		return bad(err, errlen, "%s '%s': %s; create it or fix the path", what, p, strerror(errno));
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return bad(err, errlen, "%s '%s' is not a directory", what, p);
+	return 0;
+}
+
+int ward_request_validate(const struct ward_request *r, char *err, size_t errlen)
+{
+	if (r->argv && r->argv[0]) {
+		if (r->argv[0][0] == 0)
+			return bad(err, errlen, "the program name is empty: give a program to run");
+	} else if (r->shell) {
+		/* an empty shell string is allowed: sh -c '' exits 0 */
+	} else
+		return bad(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
+
+	if (r->isolation != WARD_ISO_SYSTEM && r->isolation != WARD_ISO_APPLICATION)
+		return bad(err, errlen, "unknown isolation level: use system or application");
+	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK)
+		return bad(err, errlen, "unknown network mode: use none or loopback");
+
+	const struct ward_limits *l = &r->limits;
+	if (check_limit(LIM_TIMEOUT, l->timeout_s, err, errlen) < 0)
+		return -1;
+	if (l->cpu_s != 0 && check_limit(LIM_CPU, l->cpu_s, err, errlen) < 0)
+		return -1;
+	if (check_limit(LIM_MEMORY, (double)l->memory_mb, err, errlen) < 0 ||
+	    check_limit(LIM_PIDS, l->pids, err, errlen) < 0 ||
+	    check_limit(LIM_OUTPUT, (double)l->output_limit, err, errlen) < 0 ||
+	    check_limit(LIM_FSIZE, (double)l->fsize_mb, err, errlen) < 0 ||
+	    check_limit(LIM_TMP, (double)l->tmp_size_mb, err, errlen) < 0 ||
+	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0)
+		return -1;
+
+	if (r->env) {
+		for (char *const *e = r->env; *e; e++) {
+			const char *eq = strchr(*e, '=');
+			if (!eq || eq == *e)
+				return bad(err, errlen, "environment entry '%s' is not K=V", *e);
+			for (const char *c = *e; c < eq; c++)
+				if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+				      (c > *e && *c >= '0' && *c <= '9')))
+					return bad(err, errlen, "environment name in '%s' is not a valid name", *e);
+		}
+	}
+
+	if (r->workdir && check_host_dir("--workdir", r->workdir, true, err, errlen) < 0)
+		return -1;
+	if (r->rootfs && check_host_dir("--rootfs", r->rootfs, true, err, errlen) < 0)
+		return -1;
+	if (r->nmounts > 64)
+		return bad(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ward_mount *m = &r->mounts[i];
+		if (check_host_dir("bind source", m->host_path, false, err, errlen) < 0)
+			return -1;
+		const char *dst = m->sandbox_path ? m->sandbox_path : m->host_path;
+		if (check_sandbox_path(dst, err, errlen) < 0)
+			return -1;
+	}
+
+	if (r->nfiles > WARD_MAX_FILES)
+		return bad(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
+	size_t total = 0;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct ward_file *f = &r->files[i];
+		if (!f->path)
+			return bad(err, errlen, "file %zu has no path", i);
+		char perr[256];
+		if (pathguard_check(f->path, strlen(f->path), perr, sizeof(perr)) < 0)
+			return bad(err, errlen, "file '%s' refused: %s", f->path, perr);
+		if (f->mode & ~07777u)
+			return bad(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
+		total += f->len;
+		if (total > WARD_MAX_FILES_BYTES)
+			return bad(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
+	}
+	if (r->stdin_set && r->stdin_len > WARD_MAX_STDIN_BYTES)
+		return bad(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
+	if (r->report_channel && (r->report_limit == 0 || r->report_limit > (64u << 20)))
+		return bad(err, errlen, "report limit must be from 1 byte to 64 MiB");
+	return 0;
+}
+
+const char *ward_status_name(enum ward_status st)
+{
+	switch (st) {
+	case WARD_ST_OK: return "ok";
+	case WARD_ST_NONZERO: return "nonzero";
+	case WARD_ST_SIGNAL: return "signal";
+	case WARD_ST_TIMEOUT: return "timeout";
+	case WARD_ST_MEMORY: return "memory";
+	case WARD_ST_ERROR: return "error";
+	}
+	return "error";
+}
+
+const char *ward_isolation_name(enum ward_isolation iso)
+{
+	return iso == WARD_ISO_APPLICATION ? "application" : "system";
+}
+
+int ward_isolation_parse(const char *s, enum ward_isolation *out)
+{
+	if (strcmp(s, "system") == 0)
+		*out = WARD_ISO_SYSTEM;
+	else if (strcmp(s, "application") == 0)
+		*out = WARD_ISO_APPLICATION;
+	else
+		return -1;
+	return 0;
+}
+
+int ward_net_parse(const char *s, enum ward_net *out)
+{
+	if (strcmp(s, "none") == 0)
+		*out = WARD_NET_NONE;
+	else if (strcmp(s, "loopback") == 0)
+		*out = WARD_NET_LOOPBACK;
+	else
+		return -1;
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* run.c — ward_run(): validate, dispatch to a backend, map the outcome to
+ * the result of SPEC §4.  Also what both backends share: the child's
+ * environment, PATH search, rlimits. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "request.h"
+#include "ward.h"
+
+char **env_build(const struct ward_request *req, const char *const *extra)
+{
+	static const char *const fixed[] = {"PATH=" WARD_PATH, "LANG=C.UTF-8", "HOME=/work", "TMPDIR=/tmp"};
+	size_t n = sizeof(fixed) / sizeof(fixed[0]);
+	size_t ne = 0, nx = 0;
+	if (req->env)
+		while (req->env[ne])
+			ne++;
+	if (extra)
+		while (extra[nx])
+			nx++;
+	char **env = calloc(n + nx + ne + 1, sizeof(char *));
+	if (!env)
+		return NULL;
+	size_t k = 0;
+	/* Later entries replace earlier ones with the same name. */
+	const char *const *lists[3] = {fixed, extra, (const char *const *)req->env};
+	size_t lens[3] = {n, nx, ne};
+	for (int l = 0; l < 3; l++) {
+		for (size_t i = 0; i < lens[l]; i++) {
+			const char *e = lists[l][i];
+			size_t nl = strcspn(e, "=");
+			size_t j;
+			for (j = 0; j < k; j++)
+				if (strncmp(env[j], e, nl + 1) == 0)
+					break;
+			char *dup = strdup(e);
+			if (!dup) {
+				env_free(env);
+				return NULL;
+			}
+			if (j < k) {
+				free(env[j]);
+				env[j] = dup;
+			} else
+				env[k++] = dup;
+		}
+	}
+	env[k] = NULL;
+	return env;
+}
+
+void env_free(char **env)
+{
+	if (!env)
+		return;
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
+
+void exec_search(char *const argv[], char *const envp[])
+{
+	const char *prog = argv[0];
+	if (strchr(prog, '/')) {
+		execve(prog, argv, envp);
+		return;
+	}
+	const char *path = WARD_PATH;
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	int saved = ENOENT;
+	char buf[4096];
+	size_t plen = strlen(prog);
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dl = (size_t)(end - p);
+		if (dl + plen + 2 <= sizeof(buf)) {
+			if (dl == 0) {
+				memcpy(buf, prog, plen + 1);
+			} else {
+				memcpy(buf, p, dl);
+				buf[dl] = '/';
+				memcpy(buf + dl + 1, prog, plen + 1);
+			}
+			execve(buf, argv, envp);
+			if (errno == EACCES || errno == ENOEXEC || errno == ETXTBSY)
+				saved = errno;
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	errno = saved;
+}
+
+void exec_fail_exit(const char *prog, int err)
+{
+	char msg[512];
+	int n = snprintf(msg, sizeof(msg), "ward: cannot run '%s': %s%s\n", prog, strerror(err),
+			 err == ENOENT ? " (not found inside the sandbox)" : "");
+	if (n > 0)
+		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : 126);
+}
+
+static int set_rlimit(int res, rlim_t soft, rlim_t hard)
+{
+	struct rlimit r = {soft, hard};
+	return setrlimit(res, &r) < 0 ? -errno : 0;
+}
+
+int apply_rlimits(const struct ward_limits *l, bool with_as)
+{
+	double cpu = l->cpu_s > 0 ? l->cpu_s : l->timeout_s;
+	rlim_t cpu_soft = (rlim_t)ceil(cpu);
+	int r;
+	if ((r = set_rlimit(RLIMIT_CORE, 0, 0)) < 0 ||
+	    (r = set_rlimit(RLIMIT_FSIZE, (rlim_t)l->fsize_mb << 20, (rlim_t)l->fsize_mb << 20)) < 0 ||
+	    (r = set_rlimit(RLIMIT_NOFILE, l->nofile, l->nofile)) < 0 ||
+	    (r = set_rlimit(RLIMIT_CPU, cpu_soft, cpu_soft + 1)) < 0 ||
+	    (r = set_rlimit(RLIMIT_NPROC, l->pids, l->pids)) < 0)
+		return r;
+	if (with_as) {
+		/* Address space is a poor stand-in for RAM (runtimes reserve far
+		 * more than they touch): give generous room, say so in enforced. */
+		rlim_t as = ((rlim_t)l->memory_mb << 20) * 2 + (256u << 20);
+		if ((r = set_rlimit(RLIMIT_AS, as, as)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int outcome_collect(struct supervise *s, struct ward_result *res)
+{
+	int r = capbuf_finish(&s->out, &res->out);
+	if (r == 0)
+		r = capbuf_finish(&s->err, &res->err);
+	res->report = s->report;
+	res->report_len = s->report_len;
+	res->report_truncated = s->report_truncated;
+	s->report = NULL;
+	return r;
+}
+
+static void set_error(struct ward_result *res, const char *msg)
+{
+	res->status = WARD_ST_ERROR;
+	res->exit_code = WARD_EXIT_FAILED;
+	if (!res->error[0])
+		snprintf(res->error, sizeof(res->error), "%s", msg);
+}
+
+int ward_run(const struct ward_request *req, struct ward_result *res)
+{
+	double start = monotonic_now();
+	memset(res, 0, sizeof(*res));
+	res->isolation = req->isolation;
+	res->enforced.time = "ward";
+
+	char err[sizeof(res->error)];
+	if (ward_request_validate(req, err, sizeof(err)) < 0) {
+		set_error(res, err);
+		return -1;
+	}
+	if (req->isolation == WARD_ISO_APPLICATION) {
+		const char *allow = getenv("WARD_ALLOW_APPLICATION");
+		if (!allow || strcmp(allow, "1") != 0) {
+			set_error(res, "isolation 'application' gives no kernel isolation and is off by default: "
+				       "set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
+			return -1;
+		}
+	}
+
+	struct backend_outcome o = {0};
+	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(req, res, &o, start)
+						  : backend_application_run(req, res, &o, start);
+	res->usage.wall_ms = (uint64_t)((monotonic_now() - start) * 1000);
+	if (!res->out.data) {
+		res->out.data = strdup("");
+		res->err.data = strdup("");
+	}
+	if (r < 0 || !o.ran) {
+		set_error(res, "the sandbox failed for an unknown reason");
+		return -1;
+	}
+
+	int st = o.wait_status;
+	res->oom_killed = o.oom_killed;
+	if (o.timed_out || o.cpu_exceeded || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)) {
+		res->status = WARD_ST_TIMEOUT;
+		res->timed_out = true;
+		res->exit_code = WARD_EXIT_TIMEOUT;
+		res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+	} else if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+		res->signal = sig;
+		if (sig == SIGKILL && o.oom_killed) {
+			res->status = WARD_ST_MEMORY;
+			res->exit_code = WARD_EXIT_MEMORY;
+		} else {
+			res->status = WARD_ST_SIGNAL;
+			res->exit_code = 128 + sig;
+		}
+	} else {
+		int code = WEXITSTATUS(st);
+		res->exit_code = code;
+		if (code == WARD_EXIT_MEMORY && o.oom_killed) {
+			/* a shell reporting that its child was OOM-killed */
+			res->status = WARD_ST_MEMORY;
+			res->signal = SIGKILL;
+		} else
+			res->status = code == 0 ? WARD_ST_OK : WARD_ST_NONZERO;
+	}
+	return 0;
+}
+
+void ward_result_free(struct ward_result *res)
+{
+	free(res->out.data);
+	free(res->err.data);
+	free(res->report);
+	res->out.data = res->err.data = res->report = NULL;
+}
+
+int ward_result_exit_status(const struct ward_result *res)
+{
+	return res->status == WARD_ST_ERROR ? WARD_EXIT_FAILED : res->exit_code;
+}

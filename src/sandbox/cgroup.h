@@ -1,0 +1,83 @@
+/* cgroup.h — resource limits for one run's process tree, cgroup v1 or v2
+ * behind one small interface (create / attach / kill / stats / destroy).
+ *
+ * The supervisor creates the cgroup before the sandbox's PID 1 runs any of
+ * the user's code, attaches PID 1 to it (every descendant inherits it), and
+ * destroys it after the run: kill what is left, wait until it is empty,
+ * rmdir.  Every cgroup ward creates is removed, also when the run fails.
+ *
+ * None of this runs inside the sandbox: only the supervisor calls it.
+ */
+#ifndef WARD_CGROUP_H
+#define WARD_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum cg_version { CG_NONE = 0, CG_V1 = 1, CG_V2 = 2 };
+
+/* What this host lets this process use. */
+struct cg_probe {
+	enum cg_version version;
+	bool memory, pids, cpu; /* controllers ward can use here */
+	char where[256];        /* parent directory ward creates its cgroups in */
+	char why[256];          /* when a controller is missing: why, and the fix */
+};
+
+struct cg_limits {
+	uint64_t memory_bytes; /* 0 = no limit; swap is always limited to 0 */
+	uint32_t pids;         /* 0 = no limit */
+};
+
+struct cg_stats {
+	uint64_t cpu_usage_us;  /* user + system of the whole tree */
+	uint64_t cpu_user_us;
+	uint64_t cpu_sys_us;
+	uint64_t memory_peak;   /* bytes, 0 when unknown */
+	bool oom_killed;        /* the OOM killer fired in this cgroup */
+};
+
+struct ward_cgroup;
+
+/* Probe once per process (cheap to call again: the answer is cached). */
+const struct cg_probe *cg_probe(void);
+
+/* Create a fresh, uniquely named cgroup with these limits.  Returns NULL and
+ * a message in err when this host gives ward no cgroups (the caller then
+ * falls back to rlimits and says so). */
+struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t errlen);
+
+/* Move pid into the cgroup. 0 or -errno. */
+int cg_attach(struct ward_cgroup *cg, pid_t pid);
+
+/* A directory fd of the cgroup (v2: for clone3 CLONE_INTO_CGROUP), or -1. */
+int cg_dirfd(const struct ward_cgroup *cg);
+
+/* "cgroup-v1" / "cgroup-v2"; which of the limits this cgroup enforces. */
+const char *cg_mechanism(const struct ward_cgroup *cg);
+bool cg_limits_memory(const struct ward_cgroup *cg);
+bool cg_limits_pids(const struct ward_cgroup *cg);
+bool cg_accounts_cpu(const struct ward_cgroup *cg);
+
+/* SIGKILL every process in the cgroup (cgroup.kill where the kernel has
+ * it); 0 or -errno. */
+int cg_kill(struct ward_cgroup *cg);
+
+/* CPU time (user + system) of the whole tree so far, cheap enough to poll
+ * (one small read): the supervisor enforces the tree-wide CPU limit with
+ * it.  0 or -errno (-ENOTSUP without CPU accounting). */
+int cg_cpu_usage(struct ward_cgroup *cg, uint64_t *usage_us);
+
+/* The cgroup's directory name (ward-<pid>-<counter>-<random>), for logs and
+ * tests. */
+const char *cg_name(const struct ward_cgroup *cg);
+
+/* Read usage; 0 or -errno. */
+int cg_stats(struct ward_cgroup *cg, struct cg_stats *st);
+
+/* Kill what is left, wait (bounded) until empty, remove, free.  NULL ok. */
+void cg_destroy(struct ward_cgroup *cg);
+
+#endif

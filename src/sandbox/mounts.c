@@ -1,0 +1,389 @@
+/* mounts.c — the sandbox's filesystem, built from a plan.  See mounts.h. */
+#define _GNU_SOURCE
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pathguard.h"
+#include "request.h"
+
+/* Where the new root is assembled before pivot_root. */
+#define STAGE "/tmp"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - (size_t)n, ": %s", strerror(e));
+	errno = e;
+	return -1;
+}
+
+static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.mode = flags & O_CREAT ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/* Open the parent directory of dst (absolute, beneath root), creating
+ * missing directories, never through a symlink.  *leaf points at the last
+ * component in dst.  fd or -1. */
+static int open_parent(int rootfd, const char *dst, const char **leaf)
+{
+	char buf[4096];
+	size_t n = strlen(dst);
+	if (n >= sizeof(buf) || dst[0] != '/') {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, dst, n + 1);
+	char *slash = strrchr(buf, '/');
+	*leaf = dst + (slash - buf) + 1;
+	*slash = 0;
+	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0 || slash == buf)
+		return fd; /* the parent is the root itself */
+	for (char *p = buf + 1, *q; *p; p = q) {
+		q = strchr(p, '/');
+		if (q)
+			*q++ = 0;
+		else
+			q = p + strlen(p);
+		if (!*p)
+			continue;
+		int nfd = openat2_beneath(fd, p, O_PATH | O_DIRECTORY, 0);
+		if (nfd < 0 && errno == ENOENT) {
+			if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+				close(fd);
+				return -1;
+			}
+			nfd = openat2_beneath(fd, p, O_PATH | O_DIRECTORY, 0);
+		}
+		close(fd);
+		if (nfd < 0)
+			return -1;
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* Open (creating if needed) the mount point dst: a directory, or a file
+ * when as_file.  O_PATH fd or -1. */
+static int open_target(int rootfd, const char *dst, bool as_file)
+{
+	const char *leaf;
+	if (strcmp(dst, "/") == 0)
+		return fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	int pfd = open_parent(rootfd, dst, &leaf);
+	if (pfd < 0)
+		return -1;
+	int fd = openat2_beneath(pfd, leaf, O_PATH, 0);
+	if (fd < 0 && errno == ENOENT) {
+		if (as_file) {
+			int c = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, 0644);
+			if (c >= 0)
+				close(c);
+		} else {
+			mkdirat(pfd, leaf, 0755);
+		}
+		fd = openat2_beneath(pfd, leaf, O_PATH, 0);
+	}
+	int e = errno;
+	close(pfd);
+	errno = e;
+	if (fd >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || (as_file ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode))) {
+			close(fd);
+			errno = as_file ? EISDIR : ENOTDIR;
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void fdpath(char *buf, size_t n, int fd)
+{
+	snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+
+static int attach(int tree, int rootfd, const char *dst, bool as_file)
+{
+	int t = open_target(rootfd, dst, as_file);
+	if (t < 0)
+		return -1;
+	int r = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	int e = errno;
+	close(t);
+	errno = e;
+	return r;
+}
+
+static int set_attrs(int tree, unsigned long long set)
+{
+	struct mount_attr attr = {.attr_set = set};
+	return mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
+}
+
+static int mount_fs_at(int rootfd, const char *dst, const char *type, unsigned long flags, const char *opts)
+{
+	int t = open_target(rootfd, dst, false);
+	if (t < 0)
+		return -1;
+	char p[64];
+	fdpath(p, sizeof(p), t);
+	int r = mount(type, p, type, flags, opts);
+	int e = errno;
+	close(t);
+	errno = e;
+	return r;
+}
+
+static int write_file_at(int rootfd, const char *dst, const char *data, size_t len, unsigned mode)
+{
+	const char *leaf;
+	int pfd = open_parent(rootfd, dst, &leaf);
+	if (pfd < 0)
+		return -1;
+	int fd = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, mode);
+	int e = errno;
+	close(pfd);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	while (len) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			e = w < 0 ? errno : EIO;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		data += w;
+		len -= (size_t)w;
+	}
+	return close(fd);
+}
+
+int mounts_idmapped_tree(const char *src, int userns_fd)
+{
+	int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return -errno;
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		.userns_fd = (unsigned long long)userns_fd,
+	};
+	/* The idmap applies to this mount only (not recursively): the kernel
+	 * refuses to idmap a tree with submounts of other filesystems. */
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+		int e = errno;
+		close(tree);
+		return -e;
+	}
+	return tree;
+}
+
+int mounts_build(struct mounts_input *in, char *err, size_t errlen)
+{
+	const struct plan *p = in->plan;
+	char opts[128];
+	int rootfd = -1;
+
+	/* Nothing we do may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return fail(err, errlen, "cannot make the mount namespace private");
+
+	/* Files ward creates are owned by the sandbox user: the only uid this
+	 * user namespace maps. */
+	setfsuid(WARD_SANDBOX_UID);
+	setfsgid(WARD_SANDBOX_GID);
+
+	/* 1. Clone every host source now, before the staging root hides any
+	 * of them.  Read-only binds are made read-only before they are
+	 * attached: there is no moment when they are writable inside. */
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
+		if (op->kind != OP_BIND || in->trees[i] >= 0)
+			continue;
+		int tree = open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (tree < 0) {
+			if (op->flags & OPF_OPTIONAL)
+				continue;
+			return fail(err, errlen, "cannot bind '%s'", op->src);
+		}
+		unsigned long long a = MOUNT_ATTR_NOSUID;
+		if (!(op->flags & OPF_RW))
+			a |= MOUNT_ATTR_RDONLY;
+		if (strncmp(op->dst, "/dev/", 5) != 0)
+			a |= MOUNT_ATTR_NODEV;
+		if (set_attrs(tree, a) < 0) {
+			close(tree);
+			return fail(err, errlen, "cannot restrict the bind of '%s'", op->src);
+		}
+		in->trees[i] = tree;
+	}
+
+	/* 2. The new root: a small tmpfs, made read-only at the end. */
+	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
+		return fail(err, errlen, "cannot mount the sandbox root tmpfs");
+	rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return fail(err, errlen, "cannot open the sandbox root");
+
+	/* 3. The plan, in order. */
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
+		int r = 0;
+		switch (op->kind) {
+		case OP_BIND: {
+			if (in->trees[i] < 0)
+				break; /* optional and missing */
+			struct stat st;
+			bool as_file = fstat(in->trees[i], &st) == 0 && !S_ISDIR(st.st_mode);
+			r = attach(in->trees[i], rootfd, op->dst, as_file);
+			close(in->trees[i]);
+			in->trees[i] = -1;
+			break;
+		}
+		case OP_TMPFS: {
+			unsigned long fl = MS_NOSUID | MS_NODEV;
+			if (op->flags & OPF_OWNED)
+				snprintf(opts, sizeof(opts), "size=%llum,mode=%04o,uid=%d,gid=%d",
+					 (unsigned long long)op->size_mb, op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+			else
+				snprintf(opts, sizeof(opts), "size=%llum,mode=%04o", (unsigned long long)op->size_mb,
+					 op->mode);
+			r = mount_fs_at(rootfd, op->dst, "tmpfs", fl, opts);
+			break;
+		}
+		case OP_PROC:
+			r = mount_fs_at(rootfd, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+			break;
+		case OP_DEVPTS:
+			r = mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC,
+					"newinstance,ptmxmode=0666,mode=0620");
+			break;
+		case OP_DIR: {
+			int t = open_target(rootfd, op->dst, false);
+			r = t < 0 ? -1 : close(t);
+			break;
+		}
+		case OP_SYMLINK: {
+			const char *leaf;
+			int pfd = open_parent(rootfd, op->dst, &leaf);
+			r = pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
+			if (pfd >= 0)
+				close(pfd);
+			break;
+		}
+		case OP_FILE:
+			r = write_file_at(rootfd, op->dst, op->data, op->data_len, op->mode);
+			break;
+		case OP_MASK: {
+			int t = openat2_beneath(rootfd, op->dst + 1, O_PATH, 0);
+			if (t < 0) {
+				if (op->flags & OPF_OPTIONAL && errno == ENOENT)
+					break;
+				r = -1;
+				break;
+			}
+			struct stat st;
+			r = fstat(t, &st);
+			char tp[64];
+			fdpath(tp, sizeof(tp), t);
+			if (r == 0 && S_ISDIR(st.st_mode))
+				r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+					  "size=4k,nr_inodes=1,mode=0555");
+			else if (r == 0)
+				r = mount("/dev/null", tp, NULL, MS_BIND, NULL);
+			close(t);
+			break;
+		}
+		case OP_READONLY: {
+			/* Bind the path onto itself, read-only, before anything
+			 * inside can run: /etc, /dev, /proc/sys. */
+			int t = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+			if (t < 0) {
+				r = (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
+				break;
+			}
+			int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+			r = tree < 0 ? -1 : set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID);
+			if (r == 0)
+				r = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+			if (tree >= 0)
+				close(tree);
+			close(t);
+			break;
+		}
+		}
+		if (r < 0) {
+			fail(err, errlen, "cannot set up %s %s", plan_op_name(op->kind), op->dst);
+			close(rootfd);
+			return -1;
+		}
+	}
+
+	/* 4. The caller's files, into /work, as the sandbox user. */
+	if (in->nfiles) {
+		int wfd = openat2_beneath(rootfd, "work", O_PATH | O_DIRECTORY, 0);
+		if (wfd < 0) {
+			close(rootfd);
+			return fail(err, errlen, "cannot open /work to write files");
+		}
+		for (size_t i = 0; i < in->nfiles; i++) {
+			const struct ward_file *f = &in->files[i];
+			int r = pathguard_write(wfd, f->path, f->data, f->len, f->mode ? f->mode : 0644);
+			if (r < 0) {
+				errno = -r;
+				fail(err, errlen, "cannot write file '%s' into /work", f->path);
+				close(wfd);
+				close(rootfd);
+				return -1;
+			}
+		}
+		close(wfd);
+	}
+
+	/* 5. Into the new root; the old one is detached and gone. */
+	if (fchdir(rootfd) < 0) {
+		close(rootfd);
+		return fail(err, errlen, "cannot enter the sandbox root");
+	}
+	close(rootfd);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return fail(err, errlen, "pivot_root into the sandbox root failed");
+	if (umount2(".", MNT_DETACH) < 0)
+		return fail(err, errlen, "cannot detach the host's root");
+	if (chdir("/") < 0)
+		return fail(err, errlen, "chdir /");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		return fail(err, errlen, "cannot make the sandbox root read-only");
+	if (chdir("/work") < 0)
+		return fail(err, errlen, "chdir /work");
+	setfsuid(0);
+	setfsgid(0);
+	return 0;
+}

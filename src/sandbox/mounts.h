@@ -1,0 +1,36 @@
+/* mounts.h — apply a plan (src/plan.h): build the sandbox's root in a fresh
+ * tmpfs and pivot_root into it.  Runs inside the new user and mount
+ * namespaces (the sandbox's PID 1), with nothing but syscalls.
+ *
+ * Bind sources are cloned with open_tree() before anything is mounted, so
+ * that the new root (mounted over /tmp while it is built) never hides one.
+ * Every target is reached from the new root by a walk that refuses symlinks
+ * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a symlink planted in a
+ * --workdir cannot steer a mount outside the sandbox.  Mounts are attached
+ * with move_mount() onto those fds, already read-only where they must be.
+ */
+#ifndef WARD_MOUNTS_H
+#define WARD_MOUNTS_H
+
+#include <stddef.h>
+
+#include "plan.h"
+
+/* Per op: a detached mount tree prepared by the supervisor (idmapped binds),
+ * or -1.  The array has plan->nops entries, or is NULL. */
+struct mounts_input {
+	const struct plan *plan;
+	int *trees;          /* in/out: fds are consumed (closed) */
+	const struct ward_file *files; /* written into /work after mounting */
+	size_t nfiles;
+};
+
+/* Build the root and pivot into it; the cwd is /work afterwards.
+ * 0, or -1 with a message in err. */
+int mounts_build(struct mounts_input *in, char *err, size_t errlen);
+
+/* Supervisor side (host mount namespace, as root): clone src as a detached
+ * tree idmapped through userns_fd, nosuid+nodev.  fd, or -errno. */
+int mounts_idmapped_tree(const char *src, int userns_fd);
+
+#endif

@@ -1,0 +1,197 @@
+/* userns.c — host identities for sandboxes and their user namespace maps. */
+#define _GNU_SOURCE
+#include "userns.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "request.h"
+
+#define LOCK_DIR "/run/ward/uids"
+
+static unsigned long env_ulong(const char *name, unsigned long dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	return (errno || *end) ? dflt : v;
+}
+
+/* mkdir -p of LOCK_DIR, root-owned, never through a symlink. */
+static int open_lock_dir(void)
+{
+	int fd = open("/run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	const char *parts[] = {"ward", "uids"};
+	for (size_t i = 0; i < 2; i++) {
+		if (mkdirat(fd, parts[i], 0700) < 0 && errno != EEXIST) {
+			close(fd);
+			return -1;
+		}
+		int nfd = openat(fd, parts[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (nfd < 0)
+			return -1;
+		struct stat st;
+		if (fstat(nfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+			close(nfd);
+			errno = EPERM;
+			return -1;
+		}
+		fd = nfd;
+	}
+	return fd;
+}
+
+int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
+{
+	id->lock_fd = -1;
+	id->slot = -1;
+	if (geteuid() != 0) {
+		id->host_uid = geteuid();
+		id->host_gid = getegid();
+		return 0;
+	}
+	unsigned long base = env_ulong("WARD_UID_BASE", 3000000);
+	unsigned long count = env_ulong("WARD_UID_COUNT", 65536);
+	if (base == 0 || count == 0 || base + count > 0xfffffffeul) {
+		snprintf(err, errlen, "WARD_UID_BASE/WARD_UID_COUNT give an unusable uid range: use a base above 0 "
+				      "and a range below 4294967294");
+		return -1;
+	}
+	int dfd = open_lock_dir();
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot use %s for sandbox uid locks: %s; make it a root-owned directory",
+			 LOCK_DIR, strerror(errno));
+		return -1;
+	}
+	/* Start at a spread-out slot so concurrent callers rarely collide. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	unsigned long start = ((unsigned long)getpid() * 2654435761u + (unsigned long)ts.tv_nsec) % count;
+	for (unsigned long i = 0; i < count; i++) {
+		unsigned long slot = (start + i) % count;
+		char name[32];
+		snprintf(name, sizeof(name), "%lu", slot);
+		int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			id->lock_fd = fd;
+			id->slot = (int)slot;
+			id->host_uid = (uid_t)(base + slot);
+			id->host_gid = (gid_t)(base + slot);
+			close(dfd);
+			return 0;
+		}
+		close(fd);
+	}
+	close(dfd);
+	snprintf(err, errlen, "all %lu sandbox uids are in use: raise WARD_UID_COUNT or run fewer at once", count);
+	return -1;
+}
+
+void userns_release(struct ward_identity *id)
+{
+	if (id->lock_fd >= 0)
+		close(id->lock_fd); /* the flock goes with it; the file stays for the next run */
+	id->lock_fd = -1;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(text);
+	ssize_t w = write(fd, text, n);
+	int e = errno;
+	close(fd);
+	if (w != (ssize_t)n) {
+		errno = w < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_maps(pid_t pid, unsigned inside_uid, unsigned outside_uid, unsigned inside_gid,
+		      unsigned outside_gid, bool deny_setgroups)
+{
+	char path[64], map[64];
+	if (deny_setgroups) {
+		snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
+		if (write_file(path, "deny") < 0 && errno != ENOENT)
+			return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", inside_uid, outside_uid);
+	if (write_file(path, map) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", inside_gid, outside_gid);
+	return write_file(path, map);
+}
+
+int userns_write_maps(pid_t pid, const struct ward_identity *id, char *err, size_t errlen)
+{
+	/* As root, setgroups stays allowed so that the sandbox can drop the
+	 * supplementary groups it inherited (root's); unprivileged, the kernel
+	 * requires "deny" before a gid_map may be written. */
+	if (write_maps(pid, WARD_SANDBOX_UID, id->host_uid, WARD_SANDBOX_GID, id->host_gid, geteuid() != 0) < 0) {
+		snprintf(err, errlen, "cannot write the user namespace maps of the sandbox: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int userns_idmap_fd(const struct ward_identity *id, uid_t owner_uid, gid_t owner_gid)
+{
+	/* A throwaway process in a new user namespace; we keep only its ns fd. */
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0) {
+		int e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		char c;
+		close(pfd[1]);
+		(void)!read(pfd[0], &c, 1); /* until the parent is done with us */
+		_exit(0);
+	}
+	close(pfd[0]);
+	int ret;
+	char path[64];
+	if (write_maps(pid, owner_uid, id->host_uid, owner_gid, id->host_gid, false) < 0) {
+		ret = -errno;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+		ret = open(path, O_RDONLY | O_CLOEXEC);
+		if (ret < 0)
+			ret = -errno;
+	}
+	close(pfd[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return ret;
+}

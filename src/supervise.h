@@ -1,0 +1,80 @@
+/* supervise.h — the parent's side of a run: feed stdin, drain stdout,
+ * stderr and the report channel with their caps, enforce the wall-clock and
+ * tree-wide CPU limits, and notice when the run's top process exits.
+ * Shared by the system and application backends. */
+#ifndef WARD_SUPERVISE_H
+#define WARD_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ward.h"
+
+struct ward_cgroup;
+
+/* Head-and-tail capture of one stream.  Bytes up to the head's size are
+ * kept (and written through to live_fd when streaming); after that a ring
+ * keeps the last tail bytes; the middle is counted and dropped.  Memory is
+ * bounded by the limit whatever the child writes. */
+struct capbuf {
+	uint64_t limit;
+	size_t head_cap, tail_cap;
+	char *head;
+	size_t head_len;
+	char *tail;        /* ring of tail_cap bytes */
+	size_t tail_pos;   /* next write position */
+	size_t tail_len;
+	uint64_t total;
+	int live_fd;       /* -1 = capture only */
+};
+
+void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
+void capbuf_feed(struct capbuf *c, const char *data, size_t n);
+/* Assemble head, a marker line when bytes were dropped, and tail into out
+ * (and write the rest through to live_fd when streaming).  Frees buffers. */
+int capbuf_finish(struct capbuf *c, struct ward_stream *out);
+void capbuf_free(struct capbuf *c);
+
+struct supervise {
+	/* in */
+	int pidfd;                 /* the run's top process */
+	int out_fd, err_fd;        /* read ends, -1 if none */
+	int report_fd;             /* read end, -1 if none */
+	int ctl_fd;                /* read end of the backend's control pipe, -1 if none */
+	int stdin_fd;              /* write end for stdin_data, -1 if none */
+	const unsigned char *stdin_data;
+	size_t stdin_len;
+	double timeout_s, cpu_s;
+	struct ward_cgroup *cg;    /* for the tree-wide CPU limit, may be NULL */
+	void (*kill_tree)(void *arg);
+	void *kill_arg;
+	uint64_t output_limit;
+	int live_fd[2];            /* -1 = capture */
+	size_t report_limit;
+	double start;              /* monotonic seconds, when the run began */
+
+	/* out */
+	struct capbuf out, err;
+	char *report;
+	size_t report_len;
+	bool report_truncated;
+	char ctl[1024];            /* what the control pipe said (NUL-terminated) */
+	size_t ctl_len;
+	bool timed_out;            /* wall clock */
+	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
+};
+
+/* Run the loop until the top process has exited and its output is drained
+ * (bounded: after it exits, output still open elsewhere is read for at most
+ * a short grace period).  Closes every fd it was given but pidfd.
+ * 0, or -errno on an internal failure. */
+int supervise_run(struct supervise *s);
+
+double monotonic_now(void);
+
+/* ward-trace: WARD_TRACE=1 prints phase timestamps on stderr. */
+void trace_phase(const char *phase, double start);
+
+#endif

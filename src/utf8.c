@@ -1,0 +1,69 @@
+/* utf8.c — replace ill-formed UTF-8 with U+FFFD (Unicode §3.9, "maximal
+ * subpart" policy: one replacement per ill-formed prefix). */
+#include "utf8.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the well-formed sequence at s (1..4), or 0 when ill-formed. */
+static size_t seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t need;
+	unsigned char lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		need = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		need = 3;
+		if (c == 0xE0)
+			lo = 0xA0; /* no overlongs */
+		if (c == 0xED)
+			hi = 0x9F; /* no surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		need = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		if (c == 0xF4)
+			hi = 0x8F; /* nothing past U+10FFFF */
+	} else
+		return 0;
+	if (n < need)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < need; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return need;
+}
+
+char *utf8_sanitize(const char *buf, size_t len, size_t *outlen)
+{
+	/* Worst case: every byte becomes 3 bytes. */
+	if (len > (SIZE_MAX - 1) / 3)
+		return NULL;
+	char *out = malloc(len * 3 + 1);
+	if (!out)
+		return NULL;
+	const unsigned char *s = (const unsigned char *)buf;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = seq_len(s + i, len - i);
+		if (k) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+		}
+	}
+	out[o] = 0;
+	if (outlen)
+		*outlen = o;
+	return out;
+}

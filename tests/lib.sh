@@ -1,0 +1,54 @@
+# tests/lib.sh — sourced by every end-to-end test script.
+#
+# A script reports each check as one line, "PASS: name" or "FAIL: name: why";
+# tests/run counts them.  Every hostile test must stay bounded even if the
+# sandbox does nothing (a cap on forks, memory, disk, time), and may only
+# clean up what it made itself (kill by pid, never by name).
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+WARD=${WARD:-$ROOT/build/ward}
+HELPERS=${HELPERS:-$ROOT/build/helpers}
+export WARD ROOT HELPERS
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+: $2}"; }
+
+# check NAME CMD... — passes when CMD exits 0.
+check() {
+	local name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected [$2], got [$3]"; fi
+}
+
+# expect_contains NAME HAYSTACK NEEDLE
+expect_contains() {
+	case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "[$3] not in [$(printf %s "$2" | head -c 400)]" ;; esac
+}
+
+# expect_not_contains NAME HAYSTACK NEEDLE
+expect_not_contains() {
+	case "$2" in *"$3"*) fail "$1" "[$3] found in [$(printf %s "$2" | head -c 400)]" ;; *) pass "$1" ;; esac
+}
+
+# jget JSON EXPR — a field of a JSON document, printed by python3 (json.dumps
+# for non-strings).  EXPR is python applied to `d`, e.g. 'd["status"]'.
+jget() {
+	/usr/bin/python3 -c 'import json,sys
+d=json.loads(sys.argv[1])
+v=eval(sys.argv[2])
+print(v if isinstance(v,str) else json.dumps(v))' "$1" "$2"
+}
+
+# A temporary directory removed when the script exits.
+mktmp() {
+	local d
+	d=$(mktemp -d /tmp/ward-test.XXXXXX)
+	_WARD_TMPS="${_WARD_TMPS:-} $d"
+	trap '_ward_cleanup' EXIT
+	echo "$d"
+}
+_ward_cleanup() { for d in ${_WARD_TMPS:-}; do rm -rf "$d"; done; }

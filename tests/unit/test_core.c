@@ -1,0 +1,287 @@
+/* Unit tests: option parsing, validation, the mount plan, output capture,
+ * UTF-8 repair and the result's JSON. */
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "plan.h"
+#include "request.h"
+#include "supervise.h"
+#include "unit.h"
+#include "utf8.h"
+#include "ward.h"
+
+static int parse(struct cli_run *c, char *err, const char *const *args)
+{
+	int n = 0;
+	while (args[n])
+		n++;
+	return cli_parse_run(n, (char **)args, c, err, 512);
+}
+
+void test_cli_args(void)
+{
+	struct cli_run c;
+	char err[512];
+	{
+		const char *a[] = {"run", "--timeout", "1.5", "--memory=64", "--pids", "10", "--json", "--env",
+				   "A=b", "--bind", "/tmp:/x", "--ro-bind", "/usr", "--", "prog", "arg", NULL};
+		CHECK("cli: full parse", parse(&c, err, a) == 0);
+		CHECK("cli: timeout fraction", c.req.limits.timeout_s == 1.5);
+		CHECK("cli: --opt=value", c.req.limits.memory_mb == 64);
+		CHECK("cli: pids", c.req.limits.pids == 10);
+		CHECK("cli: json captures", c.json && c.req.capture);
+		CHECK("cli: env", c.req.env && !strcmp(c.req.env[0], "A=b") && !c.req.env[1]);
+		CHECK("cli: bind split", c.req.nmounts == 2 && !strcmp(c.req.mounts[0].host_path, "/tmp") &&
+						 !strcmp(c.req.mounts[0].sandbox_path, "/x") && !c.req.mounts[0].read_only);
+		CHECK("cli: ro-bind same path", !strcmp(c.req.mounts[1].sandbox_path, "/usr") && c.req.mounts[1].read_only);
+		CHECK("cli: argv after --", c.req.argv && !strcmp(c.req.argv[0], "prog") && !strcmp(c.req.argv[1], "arg"));
+		cli_run_free(&c);
+	}
+	struct {
+		const char *name;
+		const char *a[8];
+	} bad[] = {
+		{"cli: unknown option", {"run", "--frobnicate", "--", "x", NULL}},
+		{"cli: bad number", {"run", "--timeout", "abc", "--", "x", NULL}},
+		{"cli: negative", {"run", "--memory", "-5", "--", "x", NULL}},
+		{"cli: zero timeout", {"run", "--timeout", "0", "--", "x", NULL}},
+		{"cli: nan", {"run", "--timeout", "nan", "--", "x", NULL}},
+		{"cli: inf", {"run", "--timeout", "inf", "--", "x", NULL}},
+		{"cli: hex", {"run", "--pids", "0x10", "--", "x", NULL}},
+		{"cli: missing value", {"run", "--timeout", NULL}},
+		{"cli: no command", {"run", "--json", NULL}},
+		{"cli: bad net", {"run", "--net", "bogus", "--", "x", NULL}},
+		{"cli: isolation off", {"run", "--isolation", "off", "--", "x", NULL}},
+		{"cli: shell and argv", {"run", "--shell", "true", "--", "x", NULL}},
+		{"cli: stray argument", {"run", "x", NULL}},
+		{"cli: env without =", {"run", "--env", "FOO", "--", "x", NULL}},
+		{"cli: huge pids", {"run", "--pids", "99999999999999999999", "--", "x", NULL}},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		CHECK(bad[i].name, parse(&c, err, bad[i].a) < 0 && err[0]);
+		cli_run_free(&c);
+	}
+	{
+		const char *a[] = {"run", "--shell", "echo hi", NULL};
+		CHECK("cli: shell", parse(&c, err, a) == 0 && !strcmp(c.req.shell, "echo hi") && !c.req.argv);
+		CHECK("cli: defaults from the table", c.req.limits.timeout_s == 30 && c.req.limits.memory_mb == 512 &&
+							 c.req.limits.pids == 64 && c.req.limits.output_limit == 1048576 &&
+							 c.req.limits.fsize_mb == 64 && c.req.limits.tmp_size_mb == 64);
+		cli_run_free(&c);
+	}
+}
+
+void test_request(void)
+{
+	struct ward_request r;
+	char err[512];
+	char *argv[] = {"true", NULL};
+	ward_request_init(&r);
+	CHECK("request: no command refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.argv = argv;
+	CHECK("request: defaults valid", ward_request_validate(&r, err, sizeof(err)) == 0);
+	r.workdir = "/nonexistent/ward";
+	CHECK("request: missing workdir refused", ward_request_validate(&r, err, sizeof(err)) < 0 &&
+							  strstr(err, "/nonexistent/ward"));
+	r.workdir = NULL;
+	struct ward_mount m = {"/usr", "/proc/x", true};
+	r.mounts = &m;
+	r.nmounts = 1;
+	CHECK("request: bind into /proc refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	m.sandbox_path = "/opt/../etc";
+	CHECK("request: bind path with .. refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	m.sandbox_path = "relative";
+	CHECK("request: relative bind path refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	m.sandbox_path = "/opt/tools";
+	CHECK("request: good bind accepted", ward_request_validate(&r, err, sizeof(err)) == 0);
+	r.nmounts = 0;
+	char *env[] = {"1BAD=x", NULL};
+	r.env = env;
+	CHECK("request: bad env name refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.env = NULL;
+	struct ward_file f[2] = {{"../escape", (const unsigned char *)"x", 1, 0}, {"/abs", (const unsigned char *)"x", 1, 0}};
+	r.files = f;
+	r.nfiles = 1;
+	CHECK("request: file with .. refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.files = f + 1;
+	CHECK("request: absolute file refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.nfiles = 0;
+	r.limits.timeout_s = 0;
+	CHECK("request: zero timeout refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.limits.timeout_s = 0.0 / 0.0;
+	CHECK("request: NaN timeout refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	ward_request_init(&r);
+	r.argv = argv;
+	r.isolation = (enum ward_isolation)7;
+	CHECK("request: unknown isolation refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+}
+
+static const struct mount_op *find(const struct plan *p, const char *dst)
+{
+	for (size_t i = 0; i < p->nops; i++)
+		if (!strcmp(p->ops[i].dst, dst))
+			return &p->ops[i];
+	return NULL;
+}
+
+static long index_of(const struct plan *p, const char *dst)
+{
+	const struct mount_op *op = find(p, dst);
+	return op ? op - p->ops : -1;
+}
+
+void test_plan(void)
+{
+	struct ward_request r;
+	struct plan p;
+	char err[512];
+	char *argv[] = {"true", NULL};
+	ward_request_init(&r);
+	r.argv = argv;
+	CHECK("plan: builds", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
+	const struct mount_op *op = find(&p, "/usr");
+	CHECK("plan: /usr read-only bind", op && op->kind == OP_BIND && !(op->flags & OPF_RW));
+	op = find(&p, "/etc/passwd");
+	CHECK("plan: generated passwd", op && op->kind == OP_FILE && strstr(op->data, "sandbox:x:1000:1000"));
+	CHECK("plan: no host shadow", !find(&p, "/etc/shadow"));
+	CHECK("plan: no host /home /root /run /var /sys", !find(&p, "/home") && !find(&p, "/root") &&
+								  !find(&p, "/run") && !find(&p, "/var") && !find(&p, "/sys"));
+	op = find(&p, "/tmp");
+	CHECK("plan: /tmp tmpfs sized", op && op->kind == OP_TMPFS && op->size_mb == 64 && op->mode == 01777);
+	op = find(&p, "/work");
+	CHECK("plan: ephemeral /work owned", op && op->kind == OP_TMPFS && (op->flags & OPF_OWNED));
+	CHECK("plan: /proc/kcore masked", find(&p, "/proc/kcore") && find(&p, "/proc/kcore")->kind == OP_MASK);
+	CHECK("plan: /proc/sys read-only", find(&p, "/proc/sys") && find(&p, "/proc/sys")->kind == OP_READONLY);
+	CHECK("plan: /etc read-only after its files", index_of(&p, "/etc") < index_of(&p, "/etc/passwd"));
+	size_t ndev = 0;
+	for (size_t i = 0; i < p.nops; i++)
+		if (p.ops[i].kind == OP_BIND && !strncmp(p.ops[i].dst, "/dev/", 5))
+			ndev++;
+	CHECK("plan: exactly five device nodes", ndev == 5);
+	plan_free(&p);
+
+	struct ward_mount m[2] = {{"/usr/share", "/work/share", true}, {"/tmp", "/data", false}};
+	r.mounts = m;
+	r.nmounts = 2;
+	r.workdir = "/tmp";
+	CHECK("plan: with binds", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
+	op = find(&p, "/work");
+	CHECK("plan: workdir rw bind, idmapped as root", op && op->kind == OP_BIND && (op->flags & OPF_RW) &&
+								 (op->flags & OPF_IDMAP));
+	CHECK("plan: caller binds after /work", index_of(&p, "/work/share") > index_of(&p, "/work"));
+	op = find(&p, "/data");
+	CHECK("plan: rw bind", op && (op->flags & OPF_RW));
+	plan_free(&p);
+	CHECK("plan: unprivileged has no idmap", plan_build(&p, &r, 1000, err, sizeof(err)) == 0 &&
+							 !(find(&p, "/work")->flags & OPF_IDMAP));
+	plan_free(&p);
+}
+
+void test_capbuf(void)
+{
+	struct capbuf c;
+	struct ward_stream s;
+	capbuf_init(&c, 10, -1);
+	capbuf_feed(&c, "hello", 5);
+	capbuf_finish(&c, &s);
+	CHECK("capbuf: under the cap kept whole", s.len == 5 && !memcmp(s.data, "hello", 5) && !s.truncated && s.bytes == 5);
+	free(s.data);
+
+	capbuf_init(&c, 10, -1);
+	capbuf_feed(&c, "0123456789", 10);
+	capbuf_finish(&c, &s);
+	CHECK("capbuf: exactly the cap kept whole", s.len == 10 && !memcmp(s.data, "0123456789", 10) && !s.truncated);
+	free(s.data);
+
+	capbuf_init(&c, 10, -1);
+	for (int i = 0; i < 1000; i++)
+		capbuf_feed(&c, "abcdefghij", 10);
+	capbuf_feed(&c, "XYZ", 3);
+	capbuf_finish(&c, &s);
+	CHECK("capbuf: head kept", !strncmp(s.data, "abcde", 5));
+	CHECK("capbuf: tail kept", s.len >= 5 && !memcmp(s.data + s.len - 5, "hijXYZ" + 1, 5));
+	CHECK("capbuf: marker", strstr(s.data, "[ward: 9993 bytes dropped]") != NULL);
+	CHECK("capbuf: truncated and counted", s.truncated && s.bytes == 10003);
+	free(s.data);
+
+	/* one big write bigger than everything */
+	char big[100];
+	for (int i = 0; i < 100; i++)
+		big[i] = (char)('a' + i % 26);
+	capbuf_init(&c, 8, -1);
+	capbuf_feed(&c, big, 100);
+	capbuf_finish(&c, &s);
+	CHECK("capbuf: single huge write", !strncmp(s.data, "abcd", 4) && !memcmp(s.data + s.len - 4, big + 96, 4));
+	free(s.data);
+
+	capbuf_init(&c, 0, -1);
+	capbuf_feed(&c, "abc", 3);
+	capbuf_finish(&c, &s);
+	CHECK("capbuf: zero cap keeps nothing but counts", s.bytes == 3 && s.truncated);
+	free(s.data);
+}
+
+void test_utf8(void)
+{
+	size_t n;
+	char *s = utf8_sanitize("ok \xc3\xa9", 5, &n);
+	CHECK("utf8: valid kept", n == 5 && !memcmp(s, "ok \xc3\xa9", 5));
+	free(s);
+	s = utf8_sanitize("a\xff" "b", 3, &n);
+	CHECK("utf8: invalid byte replaced", n == 5 && !memcmp(s, "a\xef\xbf\xbd" "b", 5));
+	free(s);
+	s = utf8_sanitize("\xc0\xaf", 2, &n);
+	CHECK("utf8: overlong replaced", n == 6);
+	free(s);
+	s = utf8_sanitize("\xed\xa0\x80", 3, &n);
+	CHECK("utf8: surrogate replaced", n == 9);
+	free(s);
+	s = utf8_sanitize("\xe2\x82", 2, &n);
+	CHECK("utf8: truncated sequence replaced", n == 6);
+	free(s);
+	s = utf8_sanitize("\xf4\x90\x80\x80", 4, &n);
+	CHECK("utf8: beyond U+10FFFF replaced", n == 12);
+	free(s);
+}
+
+void test_json(void)
+{
+	struct ward_result r;
+	memset(&r, 0, sizeof(r));
+	r.status = WARD_ST_SIGNAL;
+	r.exit_code = 143;
+	r.signal = 15;
+	r.out.data = "bad\xff";
+	r.out.len = 4;
+	r.out.bytes = 4;
+	r.err.data = "";
+	r.enforced.memory = "cgroup-v1";
+	char *js = ward_result_to_json(&r);
+	json_error_t e;
+	json_t *o = js ? json_loads(js, 0, &e) : NULL;
+	CHECK("json: parses", o != NULL);
+	static const char *const keys[] = {"status", "exit_code", "signal", "timed_out", "oom_killed", "stdout",
+					   "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
+					   "stderr_bytes", "error", "isolation", "enforced", "usage"};
+	int all = 1;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		all &= json_object_get(o, keys[i]) != NULL;
+	CHECK("json: every SPEC key", all);
+	CHECK("json: status name", !strcmp(json_string_value(json_object_get(o, "status")), "signal"));
+	CHECK("json: signal number", json_integer_value(json_object_get(o, "signal")) == 15);
+	CHECK("json: invalid UTF-8 replaced", !strcmp(json_string_value(json_object_get(o, "stdout")), "bad\xef\xbf\xbd"));
+	CHECK("json: enforced", !strcmp(json_string_value(json_object_get(json_object_get(o, "enforced"), "memory")),
+					"cgroup-v1"));
+	json_decref(o);
+	free(js);
+	r.signal = 0;
+	js = ward_result_to_json(&r);
+	o = json_loads(js, 0, &e);
+	CHECK("json: no signal is null", json_is_null(json_object_get(o, "signal")));
+	json_decref(o);
+	free(js);
+}
