@@ -1,0 +1,446 @@
+/* seccomp.c — the syscall filter of SPEC §3 (docs/security.md has the table).
+ *
+ * The policy is a deny list over a default of "allow": the sandbox already
+ * runs without capabilities in its own namespaces, so the filter's job is to
+ * take away the kernel surface that an unprivileged process still reaches
+ * (nested user namespaces, keyrings, bpf, perf, userfaultfd, io_uring, tty
+ * injection, foreign syscall ABIs) and to make the classic container escapes
+ * (mounts, pivot_root, chroot, open_by_handle_at, modules, kexec) fatal.
+ *
+ * libseccomp compiles the table once, in the supervisor; the BPF is kept in
+ * memory and loaded in the child with one seccomp(2) call and no allocation.
+ *
+ * Two programs are compiled from the same table: one where the fatal rules
+ * are SECCOMP_RET_KILL_PROCESS (the kernel kills, the result shows SIGSYS),
+ * and one where they are SECCOMP_RET_USER_NOTIF, so that a supervisor holding
+ * the listener can name the call ("ward: seccomp: blocked mount(2)") before it
+ * kills the sandbox.  A blocked call never runs in either: when the listener
+ * is gone, the kernel fails it with ENOSYS.
+ */
+#define _GNU_SOURCE
+#include "seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_RET_USER_NOTIF
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
+#endif
+
+/* What a rule does. */
+enum act {
+	KILL,   /* SECCOMP_RET_KILL_PROCESS (or a notification to the supervisor) */
+	EPERM_, /* fails with EPERM, as it would for an unprivileged process */
+	ENOSYS_, /* fails with ENOSYS: callers fall back as on an older kernel */
+	EAFNO,  /* socket(): EAFNOSUPPORT, as for a family the kernel lacks */
+};
+
+/* Which argument, if any, a rule looks at. */
+enum cond {
+	ANY,      /* every call */
+	NSFLAGS,  /* arg0 carries one of the CLONE_NEW* flags */
+	ARG0_LO,  /* low 32 bits of arg0 == val (socket family) */
+	ARG1_LO,  /* low 32 bits of arg1 == val (ioctl request) */
+};
+
+struct rule {
+	const char *name; /* libseccomp's name for the call */
+	int nr;           /* its x86_64 number when libseccomp 2.5 may not know it, else -1 */
+	enum act act;
+	enum cond cond;
+	unsigned long val;
+	const char *what; /* the ioctl or family, for messages */
+};
+
+/* The namespace flags: unshare/clone with any of them gets EPERM.
+ * CLONE_NEWTIME shares its bit with clone()'s exit-signal byte, where it is
+ * never set by a valid call, so it is checked for unshare only. */
+static const unsigned long ns_flags[] = {
+	CLONE_NEWUSER, CLONE_NEWNS,     CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWIPC,  CLONE_NEWUTS,    CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+/* The table.  docs/security.md explains every line; keep the two in step. */
+static const struct rule rules[] = {
+	/* Filesystem-view escapes: no program in a sandbox needs them. */
+	{"mount", -1, KILL, ANY, 0, NULL},
+	{"umount2", -1, KILL, ANY, 0, NULL},
+	{"pivot_root", -1, KILL, ANY, 0, NULL},
+	{"chroot", -1, KILL, ANY, 0, NULL},
+	{"fsopen", -1, KILL, ANY, 0, NULL},
+	{"fsconfig", -1, KILL, ANY, 0, NULL},
+	{"fsmount", -1, KILL, ANY, 0, NULL},
+	{"fspick", -1, KILL, ANY, 0, NULL},
+	{"move_mount", -1, KILL, ANY, 0, NULL},
+	{"open_tree", -1, KILL, ANY, 0, NULL},
+	{"mount_setattr", -1, KILL, ANY, 0, NULL},
+	{"open_tree_attr", 467, KILL, ANY, 0, NULL}, /* Linux 6.15 */
+	{"open_by_handle_at", -1, KILL, ANY, 0, NULL}, /* "shocker" */
+	/* Changing the kernel itself. */
+	{"kexec_load", -1, KILL, ANY, 0, NULL},
+	{"kexec_file_load", -1, KILL, ANY, 0, NULL},
+	{"init_module", -1, KILL, ANY, 0, NULL},
+	{"finit_module", -1, KILL, ANY, 0, NULL},
+	{"delete_module", -1, KILL, ANY, 0, NULL},
+	{"reboot", -1, KILL, ANY, 0, NULL},
+	{"swapon", -1, KILL, ANY, 0, NULL},
+	{"swapoff", -1, KILL, ANY, 0, NULL},
+	{"acct", -1, KILL, ANY, 0, NULL},
+	{"iopl", -1, KILL, ANY, 0, NULL},
+	{"ioperm", -1, KILL, ANY, 0, NULL},
+	/* Terminal injection (CVE-2016-7545 and kin); compared on the low 32
+	 * bits because the kernel truncates the request (CVE-2019-10063). */
+	{"ioctl", -1, KILL, ARG1_LO, TIOCSTI, "TIOCSTI"},
+	{"ioctl", -1, KILL, ARG1_LO, TIOCLINUX, "TIOCLINUX"},
+	/* Line disciplines: module autoload and a long CVE list (n_hdlc, n_gsm). */
+	{"ioctl", -1, EPERM_, ARG1_LO, TIOCSETD, "TIOCSETD"},
+	/* New namespaces: an unprivileged user namespace gives back every
+	 * capability over fresh mount/net namespaces, and with them the whole
+	 * kernel surface that CAP_SYS_ADMIN/CAP_NET_ADMIN guard.  EPERM, since
+	 * browsers and container tools probe for it and fall back. */
+	{"unshare", -1, EPERM_, NSFLAGS, 0, NULL},
+	{"clone", -1, EPERM_, NSFLAGS, 0, NULL},
+	{"setns", -1, EPERM_, ANY, 0, NULL},
+	/* clone3 passes its flags in memory, out of the filter's sight: ENOSYS
+	 * makes glibc fall back to clone, whose flags are checked above. */
+	{"clone3", -1, ENOSYS_, ANY, 0, NULL},
+	/* Kernel attack surface reachable without privilege. */
+	{"keyctl", -1, EPERM_, ANY, 0, NULL},
+	{"add_key", -1, EPERM_, ANY, 0, NULL},
+	{"request_key", -1, EPERM_, ANY, 0, NULL},
+	{"bpf", -1, EPERM_, ANY, 0, NULL},
+	{"perf_event_open", -1, EPERM_, ANY, 0, NULL},
+	{"userfaultfd", -1, EPERM_, ANY, 0, NULL},
+	{"io_uring_setup", -1, ENOSYS_, ANY, 0, NULL},
+	{"io_uring_enter", -1, ENOSYS_, ANY, 0, NULL},
+	{"io_uring_register", -1, ENOSYS_, ANY, 0, NULL},
+	{"name_to_handle_at", -1, EPERM_, ANY, 0, NULL},
+	/* Host-wide state an unprivileged process cannot change anyway: EPERM
+	 * here too, so that no kernel code beyond the filter runs. */
+	{"settimeofday", -1, EPERM_, ANY, 0, NULL},
+	{"clock_settime", -1, EPERM_, ANY, 0, NULL},
+	{"clock_adjtime", -1, EPERM_, ANY, 0, NULL},
+	{"adjtimex", -1, EPERM_, ANY, 0, NULL},
+	{"syslog", -1, EPERM_, ANY, 0, NULL},
+	{"quotactl", -1, EPERM_, ANY, 0, NULL},
+	{"quotactl_fd", -1, EPERM_, ANY, 0, NULL},
+	{"lookup_dcookie", -1, EPERM_, ANY, 0, NULL},
+	{"nfsservctl", -1, EPERM_, ANY, 0, NULL},
+	{"vhangup", -1, EPERM_, ANY, 0, NULL},
+	{"uselib", -1, EPERM_, ANY, 0, NULL},
+	{"ustat", -1, EPERM_, ANY, 0, NULL},
+	{"sysfs", -1, EPERM_, ANY, 0, NULL},
+	{"_sysctl", -1, EPERM_, ANY, 0, NULL},
+	/* Socket families outside the network namespace's reach: vsock talks
+	 * to the hypervisor; AF_ALG is a long line of kernel CVEs. */
+	{"socket", -1, EAFNO, ARG0_LO, AF_VSOCK, "AF_VSOCK"},
+	{"socket", -1, EAFNO, ARG0_LO, AF_ALG, "AF_ALG"},
+};
+
+/* personality(2): only PER_LINUX (0) and the query 0xffffffff are allowed;
+ * everything else (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO...)
+ * would weaken the program's own hardening and gets EPERM.  libseccomp 2.5
+ * cannot put two comparisons on one argument, so this rule is written by
+ * hand and placed in front of the compiled table.  The kernel takes the
+ * argument as an unsigned int, so only its low 32 bits are compared. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG0_LO_OFF offsetof(struct seccomp_data, args[0])
+#else
+#define ARG0_LO_OFF (offsetof(struct seccomp_data, args[0]) + 4)
+#endif
+#define PREFIX_LEN 9
+static void personality_prefix(struct sock_filter *p, uint32_t arch)
+{
+	const struct sock_filter t[PREFIX_LEN] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 7), /* -> 9: the table */
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 5), /* -> 9 */
+		/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO_OFF),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),          /* -> 8 */
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 1, 0), /* -> 8 */
+		/* 7 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		/* 8 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	memcpy(p, t, sizeof(t));
+}
+
+static uint32_t scmp_action(enum act a, bool notify)
+{
+	switch (a) {
+	case KILL:
+		return notify ? SCMP_ACT_NOTIFY : SCMP_ACT_KILL_PROCESS;
+	case EPERM_:
+		return SCMP_ACT_ERRNO(EPERM);
+	case ENOSYS_:
+		return SCMP_ACT_ERRNO(ENOSYS);
+	case EAFNO:
+		return SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	}
+	return SCMP_ACT_KILL_PROCESS;
+}
+
+static int rule_nr(const struct rule *r)
+{
+	int nr = seccomp_syscall_resolve_name(r->name);
+	if (nr == __NR_SCMP_ERROR && r->nr >= 0)
+		nr = r->nr;
+	return nr;
+}
+
+static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char *err, size_t errlen)
+{
+	int nr = rule_nr(r);
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* a call this architecture does not have */
+	uint32_t action = scmp_action(r->act, notify);
+	int rc = 0;
+	switch (r->cond) {
+	case ANY:
+		rc = seccomp_rule_add(ctx, action, nr, 0);
+		break;
+	case NSFLAGS:
+		for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]) && rc == 0; i++) {
+			if (ns_flags[i] == CLONE_NEWTIME && strcmp(r->name, "clone") == 0)
+				continue;
+			rc = seccomp_rule_add(ctx, action, nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+		}
+		break;
+	case ARG0_LO:
+		rc = seccomp_rule_add(ctx, action, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val));
+		break;
+	case ARG1_LO:
+		rc = seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val));
+		break;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "seccomp: cannot add the rule for %s%s%s: %s", r->name,
+			 r->what ? " " : "", r->what ? r->what : "", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Compile the table into f with its personality prefix.  notify chooses the
+ * action of the fatal rules. */
+static int compile(struct sock_fprog *out, bool notify, char *err, size_t errlen)
+{
+	int ret = -1, memfd = -1;
+	struct sock_filter *buf = NULL;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp: libseccomp could not start a filter (out of memory?)");
+		return -1;
+	}
+	/* Any architecture but the native one is killed: i386 through int 0x80
+	 * and x32 (nr | 0x40000000) never reach the table, whose numbers would
+	 * mean other calls there.  libseccomp's x86_64 filter sends x32 numbers
+	 * to this action too. */
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* we load it ourselves */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2); /* binary tree */
+	if (rc < 0) {
+		snprintf(err, errlen, "seccomp: cannot set filter attributes: %s", strerror(-rc));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (add_rule(ctx, &rules[i], notify, err, errlen) < 0)
+			goto out;
+
+	/* libseccomp 2.5 exports BPF only to an fd: a memfd keeps it in memory. */
+	memfd = memfd_create("ward-seccomp", MFD_CLOEXEC);
+	if (memfd < 0) {
+		snprintf(err, errlen, "seccomp: memfd_create: %s", strerror(errno));
+		goto out;
+	}
+	rc = seccomp_export_bpf(ctx, memfd);
+	if (rc < 0) {
+		snprintf(err, errlen, "seccomp: cannot compile the filter: %s", strerror(-rc));
+		goto out;
+	}
+	struct stat st;
+	if (fstat(memfd, &st) < 0) {
+		snprintf(err, errlen, "seccomp: fstat of the compiled filter: %s", strerror(errno));
+		goto out;
+	}
+	size_t n = (size_t)st.st_size / sizeof(struct sock_filter);
+	if (n == 0 || (size_t)st.st_size % sizeof(struct sock_filter) || n + PREFIX_LEN > BPF_MAXINSNS) {
+		snprintf(err, errlen, "seccomp: compiled filter has a bad size (%lld bytes)",
+			 (long long)st.st_size);
+		goto out;
+	}
+	buf = calloc(n + PREFIX_LEN, sizeof(*buf));
+	if (!buf) {
+		snprintf(err, errlen, "seccomp: out of memory");
+		goto out;
+	}
+	personality_prefix(buf, seccomp_arch_native());
+	ssize_t got = pread(memfd, buf + PREFIX_LEN, (size_t)st.st_size, 0);
+	if (got != st.st_size) {
+		snprintf(err, errlen, "seccomp: reading the compiled filter back: %s",
+			 got < 0 ? strerror(errno) : "short read");
+		goto out;
+	}
+	out->filter = buf;
+	out->len = (unsigned short)(n + PREFIX_LEN);
+	buf = NULL;
+	ret = 0;
+out:
+	free(buf);
+	if (memfd >= 0)
+		close(memfd);
+	seccomp_release(ctx);
+	return ret;
+}
+
+int ward_seccomp_prepare(struct ward_seccomp *f, char *err, size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	if (compile(&f->prog, false, err, errlen) < 0)
+		return -1;
+	if (compile(&f->notify_prog, true, err, errlen) < 0) {
+		ward_seccomp_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+static int do_seccomp(unsigned long flags, const struct sock_fprog *prog)
+{
+	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+	return rc < 0 ? -errno : (int)rc;
+}
+
+int ward_seccomp_apply(const struct ward_seccomp *f)
+{
+	if (!f->prog.filter)
+		return -EINVAL;
+	int rc = do_seccomp(0, &f->prog);
+	return rc < 0 ? rc : 0;
+}
+
+int ward_seccomp_apply_listener(const struct ward_seccomp *f)
+{
+	if (!f->notify_prog.filter)
+		return -EINVAL;
+	return do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER, &f->notify_prog);
+}
+
+void ward_seccomp_free(struct ward_seccomp *f)
+{
+	free(f->prog.filter);
+	free(f->notify_prog.filter);
+	memset(f, 0, sizeof(*f));
+}
+
+const char *ward_seccomp_syscall_name(int nr)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (rules[i].act == KILL && rule_nr(&rules[i]) == nr)
+			return rules[i].name;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (rule_nr(&rules[i]) == nr)
+			return rules[i].name;
+	return NULL;
+}
+
+/* The rule a notification came from: the syscall and, for ioctl, the
+ * request.  NULL when it matches none (cannot happen with our filter). */
+static const struct rule *match_rule(int nr, const __u64 *args)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const struct rule *r = &rules[i];
+		if (r->act != KILL || rule_nr(r) != nr)
+			continue;
+		if (r->cond == ARG1_LO && (args[1] & 0xffffffffU) != r->val)
+			continue;
+		if (r->cond == ARG0_LO && (args[0] & 0xffffffffU) != r->val)
+			continue;
+		return r;
+	}
+	return NULL;
+}
+
+int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
+{
+	/* The kernel's structs may grow; size the buffers as it says and keep
+	 * them on the stack (this runs in the supervisor's poll loop). */
+	struct seccomp_notif_sizes sizes;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return -errno;
+	union {
+		struct seccomp_notif n;
+		unsigned char raw[512];
+	} req;
+	union {
+		struct seccomp_notif_resp r;
+		unsigned char raw[512];
+	} resp;
+	if (sizes.seccomp_notif > sizeof(req) || sizes.seccomp_notif_resp > sizeof(resp))
+		return -EOVERFLOW;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req.n) < 0)
+		return -errno; /* ENOENT: the caller died in between */
+
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = (pid_t)req.n.pid;
+	ev->nr = req.n.data.nr;
+	ev->arch = req.n.data.arch;
+	const struct rule *r = match_rule(req.n.data.nr, req.n.data.args);
+	const char *name = r ? r->name : ward_seccomp_syscall_name(req.n.data.nr);
+	if (r && r->what)
+		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(%s); sandbox killed (SIGSYS)",
+			 name, r->what);
+	else if (name)
+		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(2); sandbox killed (SIGSYS)",
+			 name);
+	else
+		snprintf(ev->text, sizeof(ev->text),
+			 "ward: seccomp: blocked system call %d; sandbox killed (SIGSYS)", req.n.data.nr);
+
+	/* The call fails; the caller kills the sandbox right after. */
+	memset(&resp, 0, sizeof(resp));
+	resp.r.id = req.n.id;
+	resp.r.error = -EPERM;
+	resp.r.val = 0;
+	resp.r.flags = 0;
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp.r) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
