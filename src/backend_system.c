@@ -100,6 +100,7 @@ struct child_ctx {
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
 	int out_w, err_w, in_r, rep_w;
 	int close_me[8];       /* the supervisor's ends, closed in the child */
+	double start;          /* for WARD_TRACE */
 };
 
 static void ctl_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -155,11 +156,14 @@ static void command_main(struct child_ctx *c)
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
+	trace_phase("cmd:fds", c->start);
 	int r = apply_rlimits(&req->limits, c->use_as);
 	if (r == 0)
 		r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	trace_phase("cmd:caps", c->start);
 	if (r == 0 && c->landlock_abi > 0)
 		r = ward_landlock_apply(c->landlock_abi, c->write_paths, c->nwrite);
+	trace_phase("cmd:landlock", c->start);
 	if (r < 0) {
 		char msg[256];
 		int n = snprintf(msg, sizeof(msg), "ward: sandbox setup failed: %s\n", strerror(-r));
@@ -173,8 +177,21 @@ static void command_main(struct child_ctx *c)
 		(void)!write(2, msg, (size_t)n);
 		_exit(WARD_EXIT_FAILED);
 	}
+	trace_phase("cmd:seccomp", c->start);
 	exec_search(c->argv, c->envp);
 	exec_fail_exit(c->argv[0], errno);
+}
+
+/* The command's stack while it shares PID 1's memory (PID 1 has its own
+ * copy of this array: it is a clone of the supervisor, not a thread). */
+static char g_cmd_stack[256 * 1024] __attribute__((aligned(16)));
+
+static int command_entry(void *arg)
+{
+	struct child_ctx *c = arg;
+	close(c->ctl_w);
+	command_main(c);
+	return 127;
 }
 
 /* PID 1.  Never returns. */
@@ -204,24 +221,24 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot bring up the loopback interface: %s\n", strerror(errno));
 		_exit(1);
 	}
+	trace_phase("init:ns", c->start);
 	struct mounts_input mi = {
 		.plan = c->plan, .trees = c->trees, .files = c->req->files, .nfiles = c->req->nfiles};
 	if (mounts_build(&mi, err, sizeof(err)) < 0) {
 		ctl_say(c->ctl_w, "E %s\n", err);
 		_exit(1);
 	}
+	trace_phase("init:mounts", c->start);
 	/* Nobody inside may ptrace or read PID 1's memory (runc
 	 * CVE-2019-5736: overwriting the runtime through /proc/1/exe). */
 	prctl(PR_SET_DUMPABLE, 0);
 
-	pid_t cmd = fork();
+	/* The command shares PID 1's memory until it execs (vfork
+	 * semantics): no page tables to copy, and PID 1 waits meanwhile. */
+	pid_t cmd = clone(command_entry, g_cmd_stack + sizeof(g_cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (cmd < 0) {
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
 		_exit(1);
-	}
-	if (cmd == 0) {
-		close(c->ctl_w);
-		command_main(c);
 	}
 	/* PID 1 keeps only the control pipe. */
 	close(c->out_w);
@@ -236,6 +253,7 @@ static int init_main(struct child_ctx *c)
 		int st;
 		pid_t p = waitpid(-1, &st, 0);
 		if (p == cmd) {
+			trace_phase("init:cmd-exited", c->start);
 			ctl_say(c->ctl_w, "X %d\n", st);
 			_exit(0);
 		}
@@ -378,6 +396,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.in_r = in_p[0],
 		.rep_w = rep_p[1],
 		.close_me = {sync_p[1], ctl_p[0], out_p[0], err_p[0], in_p[1], rep_p[0], id.lock_fd, -1},
+		.start = start,
 	};
 
 	/* A raw clone (no separate stack: the child runs on a copy of ours,

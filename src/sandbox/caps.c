@@ -5,7 +5,6 @@
 #include "caps.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
@@ -36,11 +35,14 @@ int caps_drop_to(uid_t uid, gid_t gid)
 	 * still count for host files: drop them.  EPERM means setgroups is
 	 * denied in this namespace (unprivileged ward): the groups are then the
 	 * caller's own. */
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
+	/* Raw syscalls, not glibc's wrappers: those broadcast the change to
+	 * every thread glibc believes exists, and a process cloned from a
+	 * multi-threaded server has only one. */
+	if (syscall(SYS_setgroups, 0, NULL) < 0 && errno != EPERM)
 		return -errno;
-	if (setresgid(gid, gid, gid) < 0)
+	if (syscall(SYS_setresgid, gid, gid, gid) < 0)
 		return -errno;
-	if (setresuid(uid, uid, uid) < 0)
+	if (syscall(SYS_setresuid, uid, uid, uid) < 0)
 		return -errno;
 	/* The uid change from an unmapped (overflow) uid does not clear
 	 * capabilities by itself: clear every set explicitly. */
