@@ -206,7 +206,6 @@ static int init_main(struct child_ctx *c)
 	char go;
 	if (read(c->sync_r, &go, 1) != 1)
 		_exit(1); /* the supervisor is gone, or said no */
-	close(c->sync_r);
 
 	char err[512] = "";
 	if (unshare(CLONE_NEWCGROUP) < 0) {
@@ -229,6 +228,15 @@ static int init_main(struct child_ctx *c)
 		_exit(1);
 	}
 	trace_phase("init:mounts", c->start);
+	/* setfsuid() in the mount setup cleared the parent-death signal (any
+	 * change of credentials does): set it again, then make sure the
+	 * supervisor did not die in between — it holds the sync pipe's write
+	 * end until the run is over, so a hang-up means it is gone. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd alive = {.fd = c->sync_r, .events = POLLIN};
+	if (poll(&alive, 1, 0) != 0)
+		_exit(1);
+	close(c->sync_r);
 	/* Nobody inside may ptrace or read PID 1's memory (runc
 	 * CVE-2019-5736: overwriting the runtime through /proc/1/exe). */
 	prctl(PR_SET_DUMPABLE, 0);
@@ -461,8 +469,8 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		snprintf(res->error, sizeof(res->error), "cannot start the sandbox: %s", strerror(errno));
 		goto kill;
 	}
-	close(sync_p[1]);
-	sync_p[1] = -1;
+	/* sync_p[1] stays open until the end: PID 1 checks it to know that we
+	 * are alive (see init_main). */
 
 	int killfds[2] = {pidfd, -1};
 	struct supervise s = {
