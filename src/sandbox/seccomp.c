@@ -362,6 +362,64 @@ int ward_seccomp_apply_listener(const struct ward_seccomp *f)
 	return do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER, &f->notify_prog);
 }
 
+int ward_seccomp_send_listener(int sock, int listener)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	memset(&c, 0, sizeof(c));
+	char b = 'L';
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int ward_seccomp_recv_listener(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	memset(&c, 0, sizeof(c));
+	char b;
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (n != 1 || !cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (mh.msg_flags & MSG_CTRUNC)) {
+		/* A truncated message may still have installed fds: close them. */
+		for (; cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				for (size_t i = 0; i < k; i++) {
+					int fd;
+					memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+					close(fd);
+				}
+			}
+		return -EPROTO;
+	}
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 void ward_seccomp_free(struct ward_seccomp *f)
 {
 	free(f->prog.filter);

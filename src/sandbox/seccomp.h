@@ -31,6 +31,12 @@ int ward_seccomp_apply(const struct ward_seccomp *f);
  * is closed the kernel fails it with ENOSYS.  Only syscalls. */
 int ward_seccomp_apply_listener(const struct ward_seccomp *f);
 
+/* Hand the listener to the supervisor over a UNIX socket (SCM_RIGHTS) /
+ * take it on the other side.  Send: only syscalls (the child); 0 or -errno.
+ * Receive: the fd (O_CLOEXEC) or -errno. */
+int ward_seccomp_send_listener(int sock, int listener);
+int ward_seccomp_recv_listener(int sock);
+
 /* One blocked call read from a listener. */
 struct ward_seccomp_event {
 	pid_t pid;      /* caller, in the pid namespace of the reader */

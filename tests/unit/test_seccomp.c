@@ -245,14 +245,15 @@ static void test_live(const struct ward_seccomp *f)
 	T("live: ioctl TIOCSTI with high bits killed", sigsys(in_child(f, c_tiocsti_high)));
 }
 
-/* The notify variant: the child's mount blocks, the parent names it. */
-static void test_notify(const struct ward_seccomp *f)
+/* The notify variant: the child's fatal call blocks, the parent names it.
+ * what: 0 mount, 1 ioctl(TIOCSTI) with high bits, 2 mount with the listener
+ * closed (no supervisor).  Returns the child's wait status. */
+static int notify_case(const struct ward_seccomp *f, int what, struct ward_seccomp_event *ev, int *rc, pid_t *cpid)
 {
 	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		FAILF("seccomp: notify: socketpair: %s\n", strerror(errno));
-		return;
-	}
+	*rc = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -260,57 +261,69 @@ static void test_notify(const struct ward_seccomp *f)
 		close(sv[0]);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(98);
+		int m = -1, s = -1;
+		if (what == 1 && openpty(&m, &s, NULL, NULL, NULL) < 0)
+			_exit(96);
 		int lfd = ward_seccomp_apply_listener(f);
 		if (lfd < 0)
 			_exit(99);
-		char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-		char b = 'L';
-		struct iovec iov = {.iov_base = &b, .iov_len = 1};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				    .msg_controllen = sizeof(cbuf)};
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
-		if (sendmsg(sv[1], &mh, 0) != 1)
+		if (what != 2 && ward_seccomp_send_listener(sv[1], lfd) < 0)
 			_exit(97);
 		close(lfd);
 		close(sv[1]);
-		int r = mount("none", "/tmp", "tmpfs", 0, NULL);
-		_exit(r < 0 && errno == EPERM ? 42 : 1);
+		long r;
+		if (what == 1) {
+			char c = 'x';
+			r = syscall(__NR_ioctl, s, (unsigned long)TIOCSTI | (1UL << 32), &c);
+		} else {
+			r = mount("none", "/tmp", "tmpfs", 0, NULL);
+		}
+		_exit(r < 0 && errno == (what == 2 ? ENOSYS : EPERM) ? 42 : 1);
 	}
 	close(sv[1]);
-	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	char b;
-	struct iovec iov = {.iov_base = &b, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	int lfd = -1;
-	if (recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1) {
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		if (cm && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&lfd, CMSG_DATA(cm), sizeof(int));
-	}
+	*cpid = pid;
+	int lfd = what == 2 ? -1 : ward_seccomp_recv_listener(sv[0]);
 	close(sv[0]);
-	struct ward_seccomp_event ev = {0};
-	int rc = -1;
 	if (lfd >= 0) {
 		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
 		if (poll(&pfd, 1, 5000) == 1)
-			rc = ward_seccomp_notify_handle(lfd, &ev);
+			*rc = ward_seccomp_notify_handle(lfd, ev);
 		close(lfd);
 	}
 	int st = -1;
 	waitpid(pid, &st, 0);
-	T("notify: listener received", lfd >= 0);
-	T("notify: handled", rc == 0);
-	T("notify: names mount", strstr(ev.text, "mount(2)") != NULL);
+	return st;
+}
+
+static void test_notify(const struct ward_seccomp *f)
+{
+	struct ward_seccomp_event ev = {0};
+	int rc;
+	pid_t pid = -1;
+	int st = notify_case(f, 0, &ev, &rc, &pid);
+	T("notify: listener passed and handled", rc == 0);
+	T("notify: names mount", strstr(ev.text, "blocked mount(2)") != NULL);
 	T("notify: pid is the child", ev.pid == pid);
 	T("notify: the call failed with EPERM", exited(st, 42));
+	memset(&ev, 0, sizeof(ev));
+	st = notify_case(f, 1, &ev, &rc, &pid);
+	T("notify: names ioctl(TIOCSTI) sent with high bits", rc == 0 && strstr(ev.text, "ioctl(TIOCSTI)") != NULL);
+	T("notify: TIOCSTI failed with EPERM", exited(st, 42));
+	st = notify_case(f, 2, &ev, &rc, &pid);
+	T("notify: no listener left: the call fails with ENOSYS, never runs", exited(st, 42));
 	T("notify: syscall_name(mount)", ward_seccomp_syscall_name(__NR_mount) &&
 						 strcmp(ward_seccomp_syscall_name(__NR_mount), "mount") == 0);
 	T("notify: syscall_name(getpid) is NULL", ward_seccomp_syscall_name(__NR_getpid) == NULL);
+	T("notify: recv on a socket without an fd fails", ({
+		int sp[2];
+		int ok = 0;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
+			ok = write(sp[1], "x", 1) == 1 && ward_seccomp_recv_listener(sp[0]) == -EPROTO;
+			close(sp[0]);
+			close(sp[1]);
+		}
+		ok;
+	}));
 }
 
 /* ---- Landlock ---- */
@@ -511,11 +524,22 @@ static void timing(void)
 	ward_seccomp_free(&f);
 }
 
+static int count_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
 void test_seccomp(void)
 {
 	char err[256] = "";
 	struct ward_seccomp f;
+	int fds_before = count_fds();
 	int rc = ward_seccomp_prepare(&f, err, sizeof(err));
+	T("prepare leaves no fd open", count_fds() == fds_before);
 	T("prepare", rc == 0);
 	if (rc < 0) {
 		FAILF("seccomp: prepare: %s\n", err);
