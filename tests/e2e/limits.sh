@@ -1,0 +1,122 @@
+#!/bin/bash
+# tests/e2e/limits.sh — --pids, --memory, --cpu, --fsize and core dumps
+# (SPEC §2, §3).  Every attack is a capped probe (tests/helpers/probe_*.c):
+# bounded even when ward enforces nothing.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
+T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
+chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
+# limit), and a one-line note comes back when the output is not JSON.
+jg() {
+	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
+try: d=json.load(sys.stdin)
+except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
+try: v=eval(sys.argv[1])
+except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
+print(v if isinstance(v,str) else json.dumps(v))' "$2"
+}
+wr() { OUT=$(timeout -k 2 "${WT:-60}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
+P=(--ro-bind "$HELPERS:/probe")
+for h in probe_forks probe_mem probe_spin; do
+	[ -x "$HELPERS/$h" ] || { fail "helper $h built" "run make helpers"; exit 0; }
+done
+
+# ---- --pids: a fork loop (at most 200) gets at most N processes.
+wr --timeout 20 --pids 16 "${P[@]}" -- /probe/probe_forks 200
+k=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p')
+if [ -n "$k" ] && [ "$k" -lt 16 ]; then pass "--pids 16: fork loop stopped at $k"
+else fail "--pids 16: fork loop stopped below 16" "out=[$OUT] err=$ERR"; fi
+expect_contains "--pids 16: fork fails with EAGAIN" "$OUT" "errno=EAGAIN"
+# Threads count too.
+wr --timeout 20 --pids 16 -- /usr/bin/python3 -c 'import threading,time
+n=0
+try:
+    for i in range(100):
+        threading.Thread(target=time.sleep,args=(2,),daemon=True).start(); n+=1
+except RuntimeError: pass
+print(n)'
+if [ -n "$OUT" ] && [ "$OUT" -lt 16 ] 2>/dev/null; then pass "--pids 16: threads capped ($OUT)"; else fail "--pids 16: threads capped" "threads=[$OUT] err=$(printf %s "$ERR" | tail -1)"; fi
+# The default (64) also caps the tree.
+wr --timeout 20 "${P[@]}" -- /probe/probe_forks 200
+k=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p')
+if [ -n "$k" ] && [ "$k" -lt 64 ]; then pass "default pids: fork loop stopped at $k"
+else fail "default pids: fork loop stopped below 64" "out=[$OUT]"; fi
+# The limit is whole-tree, not per uid-less process: two shells splitting the
+# work still share it.
+wr --timeout 20 --pids 20 "${P[@]}" --shell '/probe/probe_forks 15 >/tmp/a & /probe/probe_forks 15 >/tmp/b & wait; cat /tmp/a /tmp/b'
+tot=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p' | awk '{s+=$1} END{print s+0}')
+if [ "$tot" -lt 20 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
+
+# ---- --memory: a memory bomb (at most 1 GiB touched) is OOM-killed.
+wr --timeout 30 --json --memory 64 "${P[@]}" -- /probe/probe_mem 1024
+expect_eq "--memory 64: exit 137" 137 "$RC"
+expect_eq "--memory 64: status memory" memory "$(jg "$OUT" 'd["status"]')"
+expect_eq "--memory 64: oom_killed" true "$(jg "$OUT" 'd["oom_killed"]')"
+expect_eq "--memory 64: exit_code 137" 137 "$(jg "$OUT" 'd["exit_code"]')"
+expect_eq "--memory 64: error empty" "" "$(jg "$OUT" 'd["error"]')"
+expect_eq "--memory 64: did not finish" false "$(jg "$OUT" '"allocated=" in d["stdout"]')"
+wr --timeout 30 --memory 64 "${P[@]}" -- /probe/probe_mem 1024
+expect_eq "--memory 64 without --json: exit 137" 137 "$RC"
+# Under the limit it runs.
+wr --timeout 30 --memory 128 "${P[@]}" -- /probe/probe_mem 48
+expect_eq "--memory 128: 48 MiB fits" "0 allocated=48" "$RC $OUT"
+# Whole tree: two 40 MiB children held at once under --memory 64 cannot both live.
+wr --timeout 30 --json --memory 64 "${P[@]}" --shell '/probe/probe_mem 40 4 & /probe/probe_mem 40 4 & wait'
+n=$(jg "$OUT" 'd["stdout"].count("allocated=")')
+if [ "$n" -lt 2 ] 2>/dev/null; then pass "--memory is whole-tree ($n of 2 finished)"
+else fail "--memory is whole-tree" "both 40 MiB children lived: n=[$n]"; fi
+
+# ---- --cpu: a busy loop (at most 10 s of wall time) is stopped after ~1 s of CPU.
+t0=$(date +%s%N)
+wr --timeout 10 --cpu 1 --json "${P[@]}" -- /probe/probe_spin 10
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_eq "--cpu 1: exit 124" 124 "$RC"
+expect_eq "--cpu 1: status timeout" timeout "$(jg "$OUT" 'd["status"]')"
+expect_eq "--cpu 1: timed_out" true "$(jg "$OUT" 'd["timed_out"]')"
+if [ "$ms" -lt 4000 ]; then pass "--cpu 1: stopped after ~1 s ($ms ms)"; else fail "--cpu 1: stopped after ~1 s" "took $ms ms"; fi
+cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
+if [ "$cpu" -ge 700 ] 2>/dev/null && [ "$cpu" -le 3000 ]; then pass "--cpu 1: ~1 s of CPU used ($cpu ms)"; else fail "--cpu 1: ~1 s of CPU used" "cpu=[$cpu]"; fi
+# Tree-wide: two spinners share the budget (rlimit alone would allow 1 s each).
+t0=$(date +%s%N)
+wr --timeout 10 --cpu 1 --json "${P[@]}" --shell '/probe/probe_spin 10 & /probe/probe_spin 10 & /probe/probe_spin 10 & wait'
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_eq "--cpu 1 tree-wide: exit 124" 124 "$RC"
+if [ "$ms" -lt 4000 ]; then pass "--cpu 1 tree-wide: stopped promptly ($ms ms)"; else fail "--cpu 1 tree-wide: stopped promptly" "took $ms ms"; fi
+cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
+if [ "$cpu" -le 2500 ] 2>/dev/null; then pass "--cpu 1 tree-wide: total CPU ~1 s ($cpu ms)"; else fail "--cpu 1 tree-wide: total CPU ~1 s" "cpu=[$cpu]"; fi
+# A sleeping command is not charged CPU: --cpu 1 with sleep 1.5 finishes.
+wr --timeout 5 --cpu 1 -- sleep 1.5
+expect_eq "--cpu 1: sleeping 1.5 s is fine" 0 "$RC"
+
+# ---- --fsize: a 4 MiB write with --fsize 1 fails.
+wr --timeout 20 --fsize 1 --shell '(head -c 4194304 /dev/zero >/tmp/f) 2>/dev/null; echo rc=$?; stat -c %s /tmp/f'
+rc=$(printf '%s\n' "$OUT" | sed -n 's/^rc=//p'); sz=$(printf '%s\n' "$OUT" | tail -1)
+if [ -n "$rc" ] && [ "$rc" != 0 ]; then pass "--fsize 1: 4 MiB write fails (rc=$rc)"; else fail "--fsize 1: 4 MiB write fails" "out=[$OUT]"; fi
+if [ -n "$sz" ] && [ "$sz" -le 1048576 ] 2>/dev/null; then pass "--fsize 1: file stays <= 1 MiB ($sz)"; else fail "--fsize 1: file stays <= 1 MiB" "size=[$sz]"; fi
+wr --timeout 20 --fsize 1 -- /usr/bin/python3 -c 'import signal,errno
+signal.signal(signal.SIGXFSZ,signal.SIG_IGN)
+f=open("/tmp/f","wb")
+try:
+    for i in range(64): f.write(b"x"*65536); f.flush()
+    print("wrote")
+except OSError as e: print(errno.errorcode[e.errno])'
+expect_eq "--fsize 1: EFBIG when SIGXFSZ is ignored" EFBIG "$OUT"
+# Default 64 MiB: a 2 MiB file is fine.
+wr --timeout 20 --shell 'head -c 2097152 /dev/zero >/tmp/f && stat -c %s /tmp/f'
+expect_eq "default fsize: 2 MiB file fine" 2097152 "$OUT"
+
+# ---- core dumps off.
+wr --timeout 10 --shell 'ulimit -c; awk "/core file/{print \$5, \$6}" /proc/self/limits'
+expect_eq "core dumps off (ulimit -c 0, soft and hard)" "0 0 0" "$(echo $OUT)"
+# Only meaningful where the kernel writes cores into the cwd.
+case "$(cat /proc/sys/kernel/core_pattern)" in
+"|"*|/*) ;;
+*)	W=$T/w; mkdir -p "$W"; chmod 0777 "$W"
+	wr --timeout 10 --workdir "$W" --shell 'ulimit -c unlimited 2>/dev/null; sh -c "kill -SEGV \$\$"; ls'
+	check "SIGSEGV leaves no core file" test -z "$(ls "$W")" ;;
+esac
+
+# ---- the limits hold for what the child cannot raise: setrlimit up fails.
+wr --timeout 10 --fsize 1 --shell 'ulimit -f unlimited 2>/dev/null && echo raised || echo kept'
+expect_eq "--fsize rlimit cannot be raised" kept "$OUT"

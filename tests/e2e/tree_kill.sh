@@ -1,0 +1,161 @@
+#!/bin/bash
+# tests/e2e/tree_kill.sh — the timeout and the tree kill (SPEC §2, §3):
+# when the command ends or times out, every process in the sandbox dies,
+# double-forked daemons and SIGTERM-ignorers too; and so when ward itself is
+# SIGKILLed.  Leftovers are found on the host by a unique `sleep` argument
+# (inspect only; a leak is killed by pid and reported).
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
+T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
+chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
+# limit), and a one-line note comes back when the output is not JSON.
+jg() {
+	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
+try: d=json.load(sys.stdin)
+except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
+try: v=eval(sys.argv[1])
+except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
+print(v if isinstance(v,str) else json.dumps(v))' "$2"
+}
+SLOW=1; [ "${WARD_ASAN:-0}" = 1 ] && SLOW=2
+wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
+marker_pids() {
+	local p a
+	for p in /proc/[0-9]*; do
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[ "${a[0]:-}" ] && [ "${a[0]##*/}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
+	done
+}
+# A marker: a sleep length no other process uses; a leaked one ends by itself.
+mk() { echo "$((RANDOM % 500 + 100)).$$$RANDOM"; }
+now() { date +%s%N; }
+# no_leak NAME M... — passes when no `sleep M` is left (after a short grace
+# for the kernel to finish the kill); kills leaks by pid.
+no_leak() {
+	local name=$1 m left=""; shift
+	for _ in $(seq 20); do
+		left=""; for m in "$@"; do left="$left $(marker_pids "$m")"; done
+		[ -z "${left// /}" ] && break
+		sleep 0.1
+	done
+	if [ -z "${left// /}" ]; then pass "$name"
+	else
+		fail "$name" "left behind: pids$left ($(for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null; echo -n '; '; done))"
+		for p in $left; do kill -9 "$p" 2>/dev/null; done
+	fi
+}
+# within NAME MS START — passes when less than MS (scaled) passed since START.
+within() {
+	local ms=$(( ($(now) - $3) / 1000000 ))
+	if [ "$ms" -lt $(($2 * SLOW)) ]; then pass "$1 (${ms} ms)"; else fail "$1" "took ${ms} ms, limit $(($2 * SLOW))"; fi
+}
+
+# Plain timeout: prompt, 124, timed_out.
+t0=$(now)
+wr --timeout 0.5 --json -- sleep 10
+within "timeout 0.5 of sleep 10 returns within 1.5 s" 1500 "$t0"
+expect_eq "timeout: exit 124" 124 "$RC"
+expect_eq "timeout: timed_out true" true "$(jg "$OUT" 'd["timed_out"]')"
+t0=$(now)
+wr --timeout 0.5 -- sleep 10
+within "timeout without --json returns within 1.5 s" 1500 "$t0"
+expect_eq "timeout without --json: exit 124" 124 "$RC"
+# Not early either.
+wr --timeout 1 -- sleep 0.7
+expect_eq "a command that ends before the timeout: exit 0" 0 "$RC"
+
+# seen M... — inside the sandbox: how many of the `sleep M` processes run.
+seen() { local m c=""; for m in "$@"; do c="$c ps -eo args | grep -c '^sleep $m';"; done; echo "$c"; }
+# ran NAME EXPECTED — the sandbox saw its processes start (so that a
+# no_leak pass below means something).
+ran() { expect_eq "$1: the processes were running" "$2" "$(printf '%s\n' "$OUT" | grep -v done | tr '\n' ' ' | sed 's/ $//')"; }
+
+# The command exits while a double-forked setsid daemon and a SIGTERM-ignorer
+# run: both die, and ward does not wait for them.
+M1=$(mk); M2=$(mk); M3=$(mk)
+t0=$(now)
+wr --timeout 20 --shell "setsid sh -c 'sleep $M1 &' & (trap '' TERM; exec sleep $M2) & (nohup sleep $M3 >/dev/null 2>&1 &); sleep 0.3; $(seen "$M1" "$M2" "$M3") exit 0"
+expect_eq "command with daemons: exit 0" 0 "$RC"
+ran "command with daemons" "1 1 1"
+within "ward does not wait for daemons" 3000 "$t0"
+no_leak "setsid double-forked daemon is gone after the command ends" "$M1"
+no_leak "SIGTERM-ignoring process is gone after the command ends" "$M2"
+no_leak "nohup'd background process is gone after the command ends" "$M3"
+# Same with --json (capture pipes held open by the daemons must not block).
+M1=$(mk); M2=$(mk)
+t0=$(now)
+wr --timeout 20 --json --shell "setsid sh -c 'sleep $M1 &' & (trap '' TERM; exec sleep $M2) & sleep 0.3; $(seen "$M1" "$M2") echo done"
+expect_eq "--json with daemons holding stdout: status ok" ok "$(jg "$OUT" 'd["status"]')"
+expect_eq "--json with daemons: the processes were running" "1 1 done" "$(jg "$OUT" '" ".join(d["stdout"].split())')"
+within "--json: ward does not wait for daemons holding the pipes" 3000 "$t0"
+no_leak "--json: daemons gone" "$M1" "$M2"
+
+# After a timeout.
+M1=$(mk); M2=$(mk); M3=$(mk)
+t0=$(now)
+wr --timeout 0.8 --shell "setsid sh -c 'sleep $M1 &'; (trap '' TERM; exec sleep $M2) & sleep 0.3; $(seen "$M1" "$M2") trap '' TERM; sleep $M3"
+expect_eq "timeout with daemons: exit 124" 124 "$RC"
+ran "timeout with daemons" "1 1"
+within "timeout with daemons returns within 1.8 s" 1800 "$t0"
+no_leak "after a timeout: setsid daemon gone" "$M1"
+no_leak "after a timeout: SIGTERM-ignorer gone" "$M2"
+no_leak "after a timeout: the command itself gone" "$M3"
+
+# A process that escapes into its own session and process group and
+# respawns itself while being killed.
+M1=$(mk)
+wr --timeout 0.8 --shell "setsid sh -c 'trap \"\" TERM HUP INT; while :; do sleep $M1 & wait; done' & sleep 0.3; $(seen "$M1") sleep 10"
+expect_eq "respawning daemon: exit 124" 124 "$RC"
+ran "respawning daemon" 1
+no_leak "respawning SIGTERM-ignoring daemon gone" "$M1"
+
+# SIGKILL of ward itself leaves nothing behind.
+for json in "" --json; do
+	M1=$(mk); M2=$(mk); M3=$(mk)
+	timeout -k 2 30 "$WARD" run --timeout 20 $json --shell "sleep $M1 & setsid sh -c 'sleep $M2 &'; (trap '' TERM; exec sleep $M3)" </dev/null >/dev/null 2>&1 &
+	wpid=$!
+	# timeout(1) is $wpid; ward is its child.
+	ward=""
+	for _ in $(seq 50); do
+		ward=$(cat /proc/$wpid/task/$wpid/children 2>/dev/null | awk '{print $1}')
+		[ -n "$ward" ] && [ -n "$(marker_pids "$M3")" ] && [ -n "$(marker_pids "$M2")" ] && break
+		sleep 0.1
+	done
+	if [ -n "$(marker_pids "$M3")" ] && [ -n "$ward" ]; then
+		pass "kill -9 ward${json:+ $json}: sandbox was running"
+		kill -9 "$ward"
+		no_leak "kill -9 ward${json:+ $json}: no sandbox process left" "$M1" "$M2" "$M3"
+	else
+		fail "kill -9 ward${json:+ $json}: sandbox was running" "no 'sleep $M3' seen (ward=$ward)"
+		no_leak "kill -9 ward${json:+ $json}: cleanup" "$M1" "$M2" "$M3"
+	fi
+	wait "$wpid" 2>/dev/null
+	# A SIGKILLed ward cannot clean up: remove its (empty) cgroups ourselves.
+	[ -n "$ward" ] && find /sys/fs/cgroup -maxdepth 5 -depth -type d -name "ward-$ward-*" -exec rmdir {} \; 2>/dev/null
+done
+
+# SIGTERM / SIGINT to ward: it ends the sandbox too and does not hang.
+for sig in TERM INT; do
+	M1=$(mk)
+	timeout -k 2 30 "$WARD" run --timeout 20 --shell "setsid sh -c 'sleep $M1 &'; sleep $M1" </dev/null >/dev/null 2>&1 &
+	wpid=$!
+	ward=""
+	for _ in $(seq 50); do
+		ward=$(cat /proc/$wpid/task/$wpid/children 2>/dev/null | awk '{print $1}')
+		[ -n "$ward" ] && [ "$(marker_pids "$M1" | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	t0=$(now)
+	[ -n "$ward" ] && kill -$sig "$ward"
+	wait "$wpid"; rc=$?
+	within "SIG$sig to ward: it returns promptly" 3000 "$t0"
+	if [ "$rc" -ne 0 ]; then pass "SIG$sig to ward: nonzero exit ($rc)"
+	else fail "SIG$sig to ward: nonzero exit" "rc=$rc"; fi
+	no_leak "SIG$sig to ward: no sandbox process left" "$M1"
+	# A signalled ward still removes its cgroups (named ward-PID-... today;
+	# if the naming changes this check must follow it).
+	left=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "ward-$ward-*" 2>/dev/null | tr '\n' ' ')
+	expect_eq "SIG$sig to ward: its cgroups are removed" "" "$left"
+	for c in $left; do rmdir "$c" 2>/dev/null; done  # our run's empty leftovers
+done
