@@ -1,0 +1,1013 @@
+/* cgroup.c — resource limits for one run's process tree: cgroup v1 or v2
+ * behind the interface of cgroup.h.
+ *
+ * Layout.  v1 (separately mounted controllers): one directory per
+ * hierarchy ward uses (memory, pids, cpuacct), each under
+ * <mount>/ward/.  v2: one directory under a parent chosen once per process:
+ *   - in the root cgroup: /sys/fs/cgroup/ward (controllers enabled on the way);
+ *   - in a cgroup of our own (systemd Delegate=yes, a subtree chowned to us):
+ *     ward moves itself into <own>/ward-supervisor once ("no internal
+ *     processes") and creates run cgroups as its siblings under <own>;
+ *   - root anywhere else (a login session): /sys/fs/cgroup/ward.
+ * Run cgroups are named ward-<pid>-<counter>-<random>, so concurrent runs,
+ * in one process or many, never meet.
+ *
+ * Every directory is opened O_DIRECTORY|O_NOFOLLOW and checked to be a
+ * cgroup filesystem; everything below it goes through *at() calls, so no
+ * path is resolved twice.
+ *
+ * Threads: the probe is computed once under pthread_once and never changes;
+ * the only other shared state is the atomic name counter.  A struct
+ * ward_cgroup belongs to one caller.
+ */
+#define _GNU_SOURCE
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* The controllers ward uses, as bits.  On v1 "cpu" means cpuacct. */
+enum { C_MEM = 1, C_PIDS = 2, C_CPU = 4 };
+#define NHIER 3 /* at most one v1 hierarchy per controller */
+
+/* How long cg_destroy waits for a cgroup to empty before giving up: long
+ * enough for a killed tree to exit, short enough never to hang a run. */
+#define DESTROY_WAIT_NS (5LL * 1000000000)
+/* How old an empty run cgroup of a dead ward must be before we remove it. */
+#define ORPHAN_AGE_S 30
+
+struct hier {
+	char path[PATH_MAX]; /* parent directory of run cgroups */
+	unsigned mask;       /* controllers of this hierarchy ward uses */
+};
+
+/* Everything the probe learns.  Written once under pthread_once. */
+static struct {
+	struct cg_probe pub;
+	struct hier h[NHIER];
+	int nh;
+	bool memsw;        /* v1: memory.memsw.limit_in_bytes exists */
+	bool swap_max;     /* v2: memory.swap.max exists in run cgroups */
+	bool swap_is_zero; /* v2: the parent already has memory.swap.max 0 */
+	bool cg_kill;      /* v2: cgroup.kill exists (5.14+) */
+} P;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static atomic_uint name_counter;
+
+struct ward_cgroup {
+	enum cg_version version;
+	unsigned mask; /* controllers this run's cgroup has */
+	int n;
+	struct {
+		int parent; /* O_PATH fd of the parent, for unlinkat */
+		int dir;    /* O_RDONLY fd of the run cgroup */
+		unsigned mask;
+		bool removed;
+	} d[NHIER];
+	char name[64];
+};
+
+/* ------------------------------------------------------------ small I/O */
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void nap_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Write s to dirfd/file in one write(2), as cgroup files want.  0 or -errno. */
+static int write_at(int dirfd, const char *file, const char *s)
+{
+	int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(s);
+	ssize_t w = write(fd, s, len);
+	int e = w < 0 ? errno : (size_t)w != len ? EIO : 0;
+	close(fd);
+	return -e;
+}
+
+static int write_u64_at(int dirfd, const char *file, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+	return write_at(dirfd, file, buf);
+}
+
+/* Read up to len-1 bytes of dirfd/file, NUL-terminated.  Bytes or -errno. */
+static ssize_t read_at(int dirfd, const char *file, char *buf, size_t len)
+{
+	int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+	while (got < len - 1) {
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	close(fd);
+	return (ssize_t)got;
+}
+
+/* The number after "key " at the start of a line of a flat-keyed file
+ * (cpu.stat, memory.events, memory.oom_control).  false when absent. */
+static bool kv_get(const char *buf, const char *key, uint64_t *v)
+{
+	size_t kl = strlen(key);
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == ' ') {
+			*v = strtoull(p + kl + 1, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_u64_at(int dirfd, const char *file, uint64_t *v)
+{
+	char buf[64];
+	if (read_at(dirfd, file, buf, sizeof buf) <= 0)
+		return false;
+	char *end;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return errno == 0 && end != buf;
+}
+
+/* Open a directory that must be on a cgroup filesystem.  flags: O_PATH or
+ * O_RDONLY.  fd or -errno (-ENOTDIR when it is not a cgroup). */
+static int open_cgdir(int at, const char *path, int flags)
+{
+	int fd = openat(at, path, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0 || (sf.f_type != CGROUP_SUPER_MAGIC && sf.f_type != CGROUP2_SUPER_MAGIC)) {
+		close(fd);
+		return -ENOTDIR;
+	}
+	return fd;
+}
+
+/* Copy src into dst[n], cut when too long (always NUL-terminated). */
+static void scopy(char *dst, size_t n, const char *src)
+{
+	size_t l = strnlen(src, n - 1);
+	memcpy(dst, src, l);
+	dst[l] = 0;
+}
+
+static void why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void why(const char *fmt, ...)
+{
+	size_t used = strlen(P.pub.why);
+	if (used + 3 >= sizeof P.pub.why)
+		return;
+	if (used)
+		used += (size_t)snprintf(P.pub.why + used, sizeof P.pub.why - used, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(P.pub.why + used, sizeof P.pub.why - used, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------ the probe */
+
+struct mnt {
+	char point[PATH_MAX];
+	char root[PATH_MAX];
+	bool found;
+};
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = 0;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : p)
+		if (strncmp(p, word, wl) == 0 && (p[wl] == ',' || p[wl] == 0 || p[wl] == '\n'))
+			return true;
+	return false;
+}
+
+/* The first cgroup2 mount and the first v1 mount of each controller. */
+static void scan_mounts(struct mnt *v2, struct mnt v1[3])
+{
+	static const char *const names[3] = {"memory", "pids", "cpuacct"};
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		/* id parent maj:min root point opts [tags...] - fstype source superopts */
+		char *sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		char root[PATH_MAX], point[PATH_MAX], fstype[32], superopts[512];
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+			continue;
+		if (sscanf(sep + 3, "%31s %*s %511s", fstype, superopts) != 2)
+			continue;
+		unescape(root);
+		unescape(point);
+		struct mnt *m = NULL;
+		if (strcmp(fstype, "cgroup2") == 0) {
+			m = v2;
+		} else if (strcmp(fstype, "cgroup") == 0) {
+			for (int i = 0; i < 3; i++)
+				if (has_word(superopts, names[i]) && !v1[i].found)
+					m = &v1[i];
+		}
+		if (m && !m->found) {
+			snprintf(m->point, sizeof m->point, "%s", point);
+			snprintf(m->root, sizeof m->root, "%s", root);
+			m->found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Our cgroup path in the hierarchy with this controller ("" = the v2
+ * line), from /proc/self/cgroup.  false when not listed. */
+static bool own_cgroup(const char *ctrl, char *out, size_t outlen)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	bool ok = false;
+	while (!ok && getline(&line, &cap, f) > 0) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		bool match = *ctrl ? has_word(c1 + 1, ctrl) : (c1[1] == 0 && strncmp(line, "0:", 2) == 0);
+		if (!match)
+			continue;
+		char *path = c2 + 1;
+		path[strcspn(path, "\n")] = 0;
+		snprintf(out, outlen, "%s", path);
+		ok = true;
+	}
+	free(line);
+	fclose(f);
+	return ok;
+}
+
+/* The directory of cgroup path `cg` under mount m (strip the mount's root).
+ * A path too long for out comes back empty, which no open accepts. */
+static void cg_dir_of(const struct mnt *m, const char *cg, char *out, size_t outlen)
+{
+	size_t rl = strlen(m->root);
+	if (strcmp(m->root, "/") != 0 && strncmp(cg, m->root, rl) == 0 && (cg[rl] == '/' || cg[rl] == 0))
+		cg += rl;
+	else if (strcmp(m->root, "/") != 0)
+		cg = "/"; /* our cgroup lies outside this mount (a namespace): use its top */
+	int n = snprintf(out, outlen, "%s%s", m->point, strcmp(cg, "/") == 0 ? "" : cg);
+	if (n < 0 || (size_t)n >= outlen)
+		out[0] = 0;
+}
+
+/* Make path/ward (or find it) and return its path in out.  0 or -errno. */
+static int make_ward_dir(const char *parent, char *out, size_t outlen)
+{
+	int pfd = open_cgdir(AT_FDCWD, parent, O_PATH);
+	if (pfd < 0)
+		return pfd;
+	int r = 0;
+	if (mkdirat(pfd, "ward", 0755) < 0 && errno != EEXIST)
+		r = -errno;
+	if (r == 0) {
+		int fd = open_cgdir(pfd, "ward", O_PATH);
+		if (fd < 0)
+			r = fd;
+		else
+			close(fd);
+	}
+	close(pfd);
+	if (r == 0 && (size_t)snprintf(out, outlen, "%s/ward", parent) >= outlen)
+		r = -ENAMETOOLONG;
+	return r;
+}
+
+static void probe_v1(const struct mnt v1[3])
+{
+	static const char *const names[3] = {"memory", "pids", "cpuacct"};
+	static const unsigned bits[3] = {C_MEM, C_PIDS, C_CPU};
+	P.pub.version = CG_V1;
+	size_t wl = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!v1[i].found) {
+			why("cgroup v1: no %s hierarchy is mounted", names[i]);
+			continue;
+		}
+		/* Controllers mounted together share one directory. */
+		int j;
+		for (j = 0; j < P.nh; j++)
+			if (strncmp(P.h[j].path, v1[i].point, strlen(v1[i].point)) == 0 &&
+			    strcmp(P.h[j].path + strlen(v1[i].point), "/ward") == 0)
+				break;
+		if (j < P.nh) {
+			P.h[j].mask |= bits[i];
+			continue;
+		}
+		/* The top of the mount, not our own cgroup: on v1 there is no
+		 * rule against it, and a cgroup of a login session or a
+		 * per-command cgroup may vanish under us. */
+		struct mnt top = v1[i];
+		char base[PATH_MAX];
+		cg_dir_of(&top, "/", base, sizeof base);
+		int r = make_ward_dir(base, P.h[P.nh].path, sizeof P.h[P.nh].path);
+		if (r < 0) {
+			why("cgroup v1: cannot create %s/ward: %s (run ward as root, or create it and chown it to uid %u)",
+			    base, strerror(-r), (unsigned)geteuid());
+			continue;
+		}
+		P.h[P.nh].mask = bits[i];
+		wl += (size_t)snprintf(P.pub.where + wl, wl < sizeof P.pub.where ? sizeof P.pub.where - wl : 0,
+				       "%s%s", wl ? " " : "", P.h[P.nh].path);
+		if (wl >= sizeof P.pub.where)
+			wl = sizeof P.pub.where;
+		P.nh++;
+	}
+	for (int j = 0; j < P.nh; j++) {
+		if (!(P.h[j].mask & C_MEM))
+			continue;
+		int fd = open_cgdir(AT_FDCWD, P.h[j].path, O_PATH);
+		if (fd < 0)
+			continue;
+		P.memsw = faccessat(fd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0;
+		/* Without swap accounting, at least make reclaim never swap:
+		 * children copy swappiness from this parent when created. */
+		if (!P.memsw) {
+			char cur[16];
+			if (read_at(fd, "memory.swappiness", cur, sizeof cur) > 0 && atoi(cur) != 0)
+				write_at(fd, "memory.swappiness", "0");
+			why("cgroup v1: no swap accounting (memory.memsw.*): swap is held off with swappiness 0 only; boot with swapaccount=1");
+		}
+		close(fd);
+	}
+	for (int j = 0; j < P.nh; j++) {
+		P.pub.memory |= (P.h[j].mask & C_MEM) != 0;
+		P.pub.pids |= (P.h[j].mask & C_PIDS) != 0;
+		P.pub.cpu |= (P.h[j].mask & C_CPU) != 0;
+	}
+}
+
+/* Enable the controllers of `want` that dir offers its children.  Returns
+ * the bits enabled afterwards. */
+static unsigned v2_enable(int dirfd, unsigned want)
+{
+	static const char *const names[3] = {"memory", "pids", "cpu"};
+	static const unsigned bits[3] = {C_MEM, C_PIDS, C_CPU};
+	char avail[512], on[512];
+	if (read_at(dirfd, "cgroup.controllers", avail, sizeof avail) < 0)
+		return 0;
+	if (read_at(dirfd, "cgroup.subtree_control", on, sizeof on) < 0)
+		return 0;
+	unsigned got = 0;
+	for (int i = 0; i < 3; i++) {
+		char word[16];
+		snprintf(word, sizeof word, "+%s", names[i]);
+		bool avail_i = false, on_i = false;
+		/* space-separated lists */
+		for (char *s = avail; (s = strstr(s, names[i])); s++)
+			if ((s == avail || s[-1] == ' ') && (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
+				avail_i = true;
+		for (char *s = on; (s = strstr(s, names[i])); s++)
+			if ((s == on || s[-1] == ' ') && (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
+				on_i = true;
+		/* One write per controller: one the kernel refuses (cpu with
+		 * realtime tasks around) must not cost us the others. */
+		if (!on_i && avail_i && (want & bits[i]) && write_at(dirfd, "cgroup.subtree_control", word) == 0)
+			on_i = true;
+		if (on_i)
+			got |= bits[i];
+	}
+	return got;
+}
+
+/* Is our process the only one in dir? */
+static bool alone_in(int dirfd)
+{
+	char buf[64];
+	ssize_t r = read_at(dirfd, "cgroup.procs", buf, sizeof buf);
+	if (r <= 0)
+		return false;
+	char *end;
+	long pid = strtol(buf, &end, 10);
+	return pid == getpid() && (*end == 0 || (end[0] == '\n' && end[1] == 0));
+}
+
+/* Root-cgroup layout: /sys/fs/cgroup/ward.  0 or -errno. */
+static int v2_use_top(const struct mnt *m, char *wherebuf, size_t len)
+{
+	char top[PATH_MAX];
+	cg_dir_of(m, "/", top, sizeof top);
+	int tfd = open_cgdir(AT_FDCWD, top, O_PATH);
+	if (tfd < 0)
+		return tfd;
+	v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
+	close(tfd);
+	int r = make_ward_dir(top, wherebuf, len);
+	if (r < 0)
+		return r;
+	return 0;
+}
+
+static void probe_v2(const struct mnt *m)
+{
+	P.pub.version = CG_V2;
+	char own[PATH_MAX], owndir[PATH_MAX], parent[PATH_MAX] = "";
+	if (!own_cgroup("", own, sizeof own)) {
+		why("cgroup v2: no 0:: line in /proc/self/cgroup");
+		return;
+	}
+	const char *leaf = "/ward-supervisor";
+	size_t ol = strlen(own), ll = strlen(leaf);
+	int r;
+	if (ol >= ll && strcmp(own + ol - ll, leaf) == 0) {
+		/* Another ward in this process tree already moved into the
+		 * leaf: its parent is the place. */
+		own[ol - ll] = 0;
+		cg_dir_of(m, own[0] ? own : "/", parent, sizeof parent);
+	} else if (strcmp(own, "/") == 0) {
+		r = v2_use_top(m, parent, sizeof parent);
+		if (r < 0) {
+			why("cgroup v2: cannot create %s/ward: %s (run ward as root, or in a cgroup delegated to uid %u)",
+			    m->point, strerror(-r), (unsigned)geteuid());
+			parent[0] = 0;
+		}
+	} else {
+		cg_dir_of(m, own, owndir, sizeof owndir);
+		int ofd = open_cgdir(AT_FDCWD, owndir, O_PATH);
+		bool delegated = ofd >= 0 && faccessat(ofd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
+				 faccessat(ofd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
+				 faccessat(ofd, ".", W_OK, AT_EACCESS) == 0;
+		bool alone = ofd >= 0 && alone_in(ofd);
+		bool moved = false;
+		if (delegated && alone) {
+			/* "No internal processes": leave <own> to our children. */
+			if (mkdirat(ofd, leaf + 1, 0755) < 0 && errno != EEXIST) {
+				r = -errno;
+			} else {
+				int lfd = open_cgdir(ofd, leaf + 1, O_PATH);
+				r = lfd < 0 ? lfd : 0;
+				if (lfd >= 0) {
+					char pid[24];
+					snprintf(pid, sizeof pid, "%d", (int)getpid());
+					r = write_at(lfd, "cgroup.procs", pid);
+					close(lfd);
+				}
+			}
+			if (r == 0) {
+				moved = true;
+				snprintf(parent, sizeof parent, "%s", owndir);
+			} else {
+				why("cgroup v2: cannot move into %s%s: %s", owndir, leaf, strerror(-r));
+			}
+		}
+		if (ofd >= 0)
+			close(ofd);
+		if (!moved && geteuid() == 0) {
+			/* root in somebody else's cgroup (a login session):
+			 * the top of the hierarchy is ours to use. */
+			P.pub.why[0] = 0;
+			r = v2_use_top(m, parent, sizeof parent);
+			if (r < 0) {
+				why("cgroup v2: cannot create %s/ward: %s", m->point, strerror(-r));
+				parent[0] = 0;
+			}
+		} else if (!moved) {
+			if (!delegated)
+				why("cgroup v2: %s is not delegated to uid %u; run ward as root, under systemd with Delegate=yes, or in a cgroup chowned to this user",
+				    owndir, (unsigned)geteuid());
+			else if (!alone)
+				why("cgroup v2: %s holds other processes besides ward; start ward in a cgroup of its own (e.g. systemd-run --user --scope -p Delegate=yes)",
+				    owndir);
+		}
+	}
+	if (!parent[0])
+		return;
+	int pfd = open_cgdir(AT_FDCWD, parent, O_PATH);
+	if (pfd < 0) {
+		why("cgroup v2: cannot open %s: %s", parent, strerror(-pfd));
+		return;
+	}
+	unsigned got = v2_enable(pfd, C_MEM | C_PIDS | C_CPU);
+	/* Every cgroup has cpu.stat usage_usec, with or without the cpu
+	 * controller: accounting needs no controller. */
+	got |= C_CPU;
+	if (!(got & C_MEM))
+		why("cgroup v2: the memory controller is not available in %s (enable it in the parent's cgroup.subtree_control)", parent);
+	if (!(got & C_PIDS))
+		why("cgroup v2: the pids controller is not available in %s (enable it in the parent's cgroup.subtree_control)", parent);
+	char buf[64];
+	if (got & C_MEM) {
+		/* A swap limit of 0 on the parent covers every run below it. */
+		if (read_at(pfd, "memory.swap.max", buf, sizeof buf) > 0 && strcmp(buf, "0\n") == 0)
+			P.swap_is_zero = true;
+		else if (write_at(pfd, "memory.swap.max", "0") == 0)
+			P.swap_is_zero = true;
+	}
+	close(pfd);
+	snprintf(P.h[0].path, sizeof P.h[0].path, "%s", parent);
+	P.h[0].mask = got;
+	P.nh = 1;
+	scopy(P.pub.where, sizeof P.pub.where, parent);
+	P.pub.memory = got & C_MEM;
+	P.pub.pids = got & C_PIDS;
+	P.pub.cpu = true;
+}
+
+/* What a first run cgroup has: learned from the parent's own files is not
+ * enough (the root cgroup lacks most), so look at a child's. */
+static void probe_v2_files(void)
+{
+	/* cgroup.kill appeared in 5.14, memory.swap.max needs swap accounting;
+	 * both show in the parent as well unless it is the root. */
+	int pfd = open_cgdir(AT_FDCWD, P.h[0].path, O_PATH);
+	if (pfd < 0)
+		return;
+	P.cg_kill = faccessat(pfd, "cgroup.kill", F_OK, 0) == 0;
+	P.swap_max = faccessat(pfd, "memory.swap.max", F_OK, 0) == 0;
+	close(pfd);
+	if (P.pub.memory && !P.swap_max)
+		why("cgroup v2: no memory.swap.max (kernel without swap accounting): swap is not limited");
+}
+
+/* Remove the empty run cgroups of ward processes that are gone (a ward
+ * SIGKILLed before its cg_destroy).  Only empty ones: rmdir refuses the
+ * rest.  The age check keeps us off a run whose pid we cannot see (another
+ * PID namespace sharing this parent) in the moment between its mkdir and
+ * its attach. */
+static void sweep_orphans(const char *parent)
+{
+	int fd = open_cgdir(AT_FDCWD, parent, O_RDONLY);
+	if (fd < 0)
+		return;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, "ward-", 5) != 0 || e->d_name[5] < '1' || e->d_name[5] > '9')
+			continue;
+		long pid = strtol(e->d_name + 5, &end, 10);
+		if (*end != '-' || pid <= 0 || pid > INT_MAX || pid == getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    now - st.st_mtime < ORPHAN_AGE_S)
+			continue;
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static void probe_once_fn(void)
+{
+	/* Static scratch (the probe runs once): these are large, and the first
+	 * caller may be a thread with a small stack. */
+	static struct mnt v2, v1[3];
+	scan_mounts(&v2, v1);
+	bool v2_has = false;
+	if (v2.found) {
+		char buf[512];
+		int fd = open_cgdir(AT_FDCWD, v2.point, O_PATH);
+		if (fd >= 0) {
+			/* A hybrid host mounts an empty v2 tree beside v1: v2 is
+			 * ours only when it has the controllers. */
+			if (read_at(fd, "cgroup.controllers", buf, sizeof buf) > 0)
+				v2_has = strstr(buf, "memory") || strstr(buf, "pids");
+			close(fd);
+		}
+	}
+	if (v2_has) {
+		probe_v2(&v2);
+		if (P.nh)
+			probe_v2_files();
+	} else if (v1[0].found || v1[1].found || v1[2].found) {
+		probe_v1(v1);
+	} else {
+		P.pub.version = CG_NONE;
+		why("no cgroup filesystem is mounted (mount cgroup2 at /sys/fs/cgroup)");
+	}
+	for (int i = 0; i < P.nh; i++)
+		sweep_orphans(P.h[i].path);
+}
+
+const struct cg_probe *cg_probe(void)
+{
+	pthread_once(&probe_once, probe_once_fn);
+	return &P.pub;
+}
+
+/* ------------------------------------------------------------ one run */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void close_all(struct ward_cgroup *cg)
+{
+	for (int i = 0; i < cg->n; i++) {
+		if (cg->d[i].dir >= 0)
+			close(cg->d[i].dir);
+		if (cg->d[i].parent >= 0)
+			close(cg->d[i].parent);
+	}
+	free(cg);
+}
+
+/* Set this run's limits in directory i.  0 or -errno, with what failed. */
+static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim, const char **what)
+{
+	int fd = cg->d[i].dir, r = 0;
+	unsigned m = cg->d[i].mask;
+	if (cg->version == CG_V2) {
+		if ((m & C_MEM) && lim->memory_bytes) {
+			r = write_u64_at(fd, *what = "memory.max", lim->memory_bytes);
+			if (r == 0 && P.swap_max && !P.swap_is_zero)
+				r = write_at(fd, *what = "memory.swap.max", "0");
+		}
+		if (r == 0 && (m & C_PIDS) && lim->pids)
+			r = write_u64_at(fd, *what = "pids.max", lim->pids);
+		return r;
+	}
+	if ((m & C_MEM) && lim->memory_bytes) {
+		/* memsw (RAM + swap) may never be below the RAM limit: set
+		 * RAM first, then memsw to the same value, i.e. no swap. */
+		r = write_u64_at(fd, *what = "memory.limit_in_bytes", lim->memory_bytes);
+		if (r == 0 && P.memsw)
+			r = write_u64_at(fd, *what = "memory.memsw.limit_in_bytes", lim->memory_bytes);
+	}
+	if (r == 0 && (m & C_PIDS) && lim->pids)
+		r = write_u64_at(fd, *what = "pids.max", lim->pids);
+	return r;
+}
+
+static int remove_dirs(struct ward_cgroup *cg);
+
+struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t errlen)
+{
+	const struct cg_probe *pr = cg_probe();
+	if (!P.nh) {
+		set_err(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
+		return NULL;
+	}
+	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	if (!cg) {
+		set_err(err, errlen, "cgroup: out of memory");
+		return NULL;
+	}
+	cg->version = pr->version;
+	for (int i = 0; i < NHIER; i++)
+		cg->d[i].parent = cg->d[i].dir = -1;
+
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+		rnd = (uint32_t)now_ns() ^ (uint32_t)(uintptr_t)cg;
+	unsigned n = atomic_fetch_add(&name_counter, 1);
+	snprintf(cg->name, sizeof cg->name, "ward-%d-%u-%08x", (int)getpid(), n, rnd);
+
+	for (int i = 0; i < P.nh; i++) {
+		const char *what = "open";
+		int pfd = open_cgdir(AT_FDCWD, P.h[i].path, O_PATH), r;
+		if (pfd < 0) {
+			set_err(err, errlen, "cgroup: cannot open %s: %s", P.h[i].path, strerror(-pfd));
+			goto fail;
+		}
+		cg->d[cg->n].parent = pfd;
+		cg->d[cg->n].mask = P.h[i].mask;
+		cg->d[cg->n].removed = true; /* until mkdir succeeds */
+		cg->n++;
+		if (mkdirat(pfd, cg->name, 0755) < 0) {
+			set_err(err, errlen, "cgroup: cannot create %s/%s: %s", P.h[i].path, cg->name, strerror(errno));
+			goto fail;
+		}
+		cg->d[cg->n - 1].removed = false;
+		r = open_cgdir(pfd, cg->name, O_RDONLY);
+		if (r < 0) {
+			set_err(err, errlen, "cgroup: cannot open %s/%s: %s", P.h[i].path, cg->name, strerror(-r));
+			goto fail;
+		}
+		cg->d[cg->n - 1].dir = r;
+		r = set_limits(cg, cg->n - 1, lim, &what);
+		if (r < 0) {
+			set_err(err, errlen, "cgroup: cannot write %s/%s/%s: %s", P.h[i].path, cg->name, what, strerror(-r));
+			goto fail;
+		}
+		cg->mask |= P.h[i].mask;
+	}
+	return cg;
+fail:
+	remove_dirs(cg);
+	close_all(cg);
+	return NULL;
+}
+
+int cg_attach(struct ward_cgroup *cg, pid_t pid)
+{
+	if (!cg)
+		return -EINVAL;
+	char buf[24];
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	for (int i = 0; i < cg->n; i++) {
+		int r = write_at(cg->d[i].dir, "cgroup.procs", buf);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cg_dirfd(const struct ward_cgroup *cg)
+{
+	return cg && cg->version == CG_V2 ? cg->d[0].dir : -1;
+}
+
+const char *cg_mechanism(const struct ward_cgroup *cg)
+{
+	if (!cg)
+		return "none";
+	return cg->version == CG_V2 ? "cgroup-v2" : "cgroup-v1";
+}
+
+const char *cg_name(const struct ward_cgroup *cg)
+{
+	return cg ? cg->name : "";
+}
+
+bool cg_limits_memory(const struct ward_cgroup *cg) { return cg && (cg->mask & C_MEM); }
+bool cg_limits_pids(const struct ward_cgroup *cg) { return cg && (cg->mask & C_PIDS); }
+bool cg_accounts_cpu(const struct ward_cgroup *cg) { return cg && (cg->mask & C_CPU); }
+
+/* Is pid (still) a member of this run's cgroup?  Reads /proc/PID/cgroup,
+ * which names it relative to our own cgroup namespace. */
+static bool pid_in_cgroup(const struct ward_cgroup *cg, pid_t pid)
+{
+	char path[40], buf[4096], needle[80];
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+	if (read_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
+		return false;
+	snprintf(needle, sizeof needle, "/%s\n", cg->name);
+	return strstr(buf, needle) != NULL;
+}
+
+/* SIGKILL pid, but only if it is in this cgroup: pids are recycled between
+ * reading cgroup.procs and kill(2).  A pidfd pins the process, so what we
+ * checked is what we signal (or something already dead). */
+static void kill_member(const struct ward_cgroup *cg, pid_t pid)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0) {
+		if (errno == ENOSYS && pid_in_cgroup(cg, pid))
+			kill(pid, SIGKILL); /* kernel < 5.3: the check is all we have */
+		return;
+	}
+	if (pid_in_cgroup(cg, pid))
+		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+	close(pfd);
+}
+
+/* Kill every process listed in dir's cgroup.procs.  The number listed, or
+ * -errno. */
+static int kill_listed(const struct ward_cgroup *cg, int dirfd)
+{
+	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	char buf[4096];
+	long cur = -1;
+	int count = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		/* A pid may straddle two reads: carry it over in cur. */
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				cur = (cur < 0 ? 0 : cur) * 10 + (buf[i] - '0');
+				if (cur > INT_MAX)
+					cur = INT_MAX;
+			} else if (cur >= 0) {
+				if (cur > 0) {
+					kill_member(cg, (pid_t)cur);
+					count++;
+				}
+				cur = -1;
+			}
+		}
+	}
+	if (cur > 0) {
+		kill_member(cg, (pid_t)cur);
+		count++;
+	}
+	close(fd);
+	return count;
+}
+
+int cg_kill(struct ward_cgroup *cg)
+{
+	if (!cg)
+		return -EINVAL;
+	if (cg->version == CG_V2 && P.cg_kill)
+		return write_at(cg->d[0].dir, "cgroup.kill", "1");
+	int r = 0;
+	for (int i = 0; i < cg->n; i++) {
+		if (cg->d[i].removed)
+			continue;
+		int k = kill_listed(cg, cg->d[i].dir);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	return r;
+}
+
+int cg_cpu_usage(struct ward_cgroup *cg, uint64_t *usage_us)
+{
+	if (!cg || !(cg->mask & C_CPU))
+		return -ENOTSUP;
+	for (int i = 0; i < cg->n; i++) {
+		if (!(cg->d[i].mask & C_CPU))
+			continue;
+		if (cg->version == CG_V2) {
+			char buf[512];
+			ssize_t r = read_at(cg->d[i].dir, "cpu.stat", buf, sizeof buf);
+			if (r < 0)
+				return (int)r;
+			return kv_get(buf, "usage_usec", usage_us) ? 0 : -EIO;
+		}
+		uint64_t ns;
+		if (!read_u64_at(cg->d[i].dir, "cpuacct.usage", &ns))
+			return -EIO;
+		*usage_us = ns / 1000;
+		return 0;
+	}
+	return -ENOTSUP;
+}
+
+int cg_stats(struct ward_cgroup *cg, struct cg_stats *st)
+{
+	if (!cg || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof *st);
+	char buf[1024];
+	uint64_t v;
+	for (int i = 0; i < cg->n; i++) {
+		int fd = cg->d[i].dir;
+		unsigned m = cg->d[i].mask;
+		if (cg->version == CG_V2) {
+			if (read_at(fd, "cpu.stat", buf, sizeof buf) > 0) {
+				kv_get(buf, "usage_usec", &st->cpu_usage_us);
+				kv_get(buf, "user_usec", &st->cpu_user_us);
+				kv_get(buf, "system_usec", &st->cpu_sys_us);
+			}
+			if (m & C_MEM) {
+				if (!read_u64_at(fd, "memory.peak", &st->memory_peak))
+					st->memory_peak = 0; /* before 5.19 */
+				if (read_at(fd, "memory.events", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
+					st->oom_killed = v > 0;
+			}
+			continue;
+		}
+		if (m & C_CPU) {
+			if (read_u64_at(fd, "cpuacct.usage", &v))
+				st->cpu_usage_us = v / 1000;
+			uint64_t u, s;
+			if (read_u64_at(fd, "cpuacct.usage_user", &u) && read_u64_at(fd, "cpuacct.usage_sys", &s)) {
+				st->cpu_user_us = u / 1000;
+				st->cpu_sys_us = s / 1000;
+			} else if (read_at(fd, "cpuacct.stat", buf, sizeof buf) > 0 && kv_get(buf, "user", &u) &&
+				   kv_get(buf, "system", &s)) {
+				long hz = sysconf(_SC_CLK_TCK);
+				if (hz <= 0)
+					hz = 100;
+				st->cpu_user_us = u * 1000000 / (uint64_t)hz;
+				st->cpu_sys_us = s * 1000000 / (uint64_t)hz;
+			}
+		}
+		if (m & C_MEM) {
+			if (!read_u64_at(fd, P.memsw ? "memory.memsw.max_usage_in_bytes" : "memory.max_usage_in_bytes",
+					 &st->memory_peak))
+				st->memory_peak = 0;
+			/* oom_kill in memory.oom_control since 4.13; before
+			 * that, hitting the limit (failcnt) is the best sign. */
+			if (read_at(fd, "memory.oom_control", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
+				st->oom_killed = v > 0;
+			else if (read_u64_at(fd, P.memsw ? "memory.memsw.failcnt" : "memory.failcnt", &v))
+				st->oom_killed = v > 0;
+		}
+	}
+	return 0;
+}
+
+/* rmdir what is left; 0 when all is gone, else -errno of the last failure. */
+static int remove_dirs(struct ward_cgroup *cg)
+{
+	int r = 0;
+	for (int i = 0; i < cg->n; i++) {
+		if (cg->d[i].removed)
+			continue;
+		if (unlinkat(cg->d[i].parent, cg->name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			cg->d[i].removed = true;
+		else
+			r = -errno;
+	}
+	return r;
+}
+
+void cg_destroy(struct ward_cgroup *cg)
+{
+	if (!cg)
+		return;
+	/* Fast path: the supervisor has reaped the sandbox's init, and with
+	 * it its PID namespace, so the cgroup is normally empty already. */
+	int r = remove_dirs(cg);
+	if (r == -EBUSY) {
+		long long deadline = now_ns() + DESTROY_WAIT_NS;
+		long us = 200;
+		do {
+			cg_kill(cg);
+			nap_us(us);
+			if (us < 20000)
+				us *= 2;
+			r = remove_dirs(cg);
+		} while (r == -EBUSY && now_ns() < deadline);
+	}
+	if (r < 0)
+		fprintf(stderr, "ward: cgroup %s not removed: %s\n", cg->name, strerror(-r));
+	close_all(cg);
+}
