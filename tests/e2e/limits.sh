@@ -44,7 +44,7 @@ if [ -n "$k" ] && [ "$k" -lt 64 ]; then pass "default pids: fork loop stopped at
 else fail "default pids: fork loop stopped below 64" "out=[$OUT]"; fi
 # The limit is whole-tree, not per uid-less process: two shells splitting the
 # work still share it.
-wr --timeout 20 --pids 20 "${P[@]}" --shell '/probe/probe_forks 15 >/tmp/a & /probe/probe_forks 15 >/tmp/b & wait; cat /tmp/a /tmp/b'
+wr --timeout 20 --pids 20 "${P[@]}" --shell '/probe/probe_forks 15 2 >/tmp/a & /probe/probe_forks 15 2 >/tmp/b & wait; cat /tmp/a /tmp/b'
 tot=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p' | awk '{s+=$1} END{print s+0}')
 if [ "$tot" -lt 20 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
 

@@ -1,6 +1,6 @@
-/* probe_forks N — fork up to N children (capped at 200) that each wait for
- * the parent, then report how many forks succeeded and why the first one
- * failed.  Used against --pids: bounded even when no limit is enforced.
+/* probe_forks N [HOLD] — fork up to N children (capped at 200) that each
+ * wait for the parent, report how many forks succeeded and why the first one
+ * failed, keep them HOLD seconds (capped at 10), then let them go.  Used against --pids: bounded even when no limit is enforced.
  * Prints "forks=K errno=NAME". */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
@@ -14,6 +14,7 @@
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200;
+	int hold = argc > 2 ? atoi(argv[2]) : 0;
 	int p[2], k = 0, err = 0;
 
 	if (n < 1 || n > 200) /* the cap: never a real fork bomb */
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 	}
 	printf("forks=%d errno=%s\n", k, err ? strerrorname_np(err) : "none");
 	fflush(stdout);
+	if (hold > 0)
+		sleep(hold > 10 ? 10 : hold);
 	close(p[1]);
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
