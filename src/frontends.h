@@ -1,0 +1,40 @@
+/* frontends.h — the entry points src/cli.c dispatches to.  Each front end
+ * only translates its input into a struct ward_request and the result back
+ * out (STYLE: library first, thin front ends). */
+#ifndef WARD_FRONTENDS_H
+#define WARD_FRONTENDS_H
+
+#include <stddef.h>
+
+#include "ward.h"
+
+/* `ward serve ARGS...` (argv[0] = "serve"): the HTTP runner of SPEC §5.
+ * Returns the process exit status: 0 after a clean SIGTERM/SIGINT drain,
+ * 125 when it could not start (bad option, address in use). */
+int ward_serve_main(int argc, char **argv);
+
+/* `ward run --remote URL`: send req to a ward serve runner (POST URL/exec)
+ * and fill res from its answer.  token (may be NULL) is sent as
+ * "Authorization: Bearer TOKEN".  Returns 0 when the runner ran it (res as
+ * from a local ward_run), -1 when the runner is down or refused: then
+ * res->status is WARD_ST_ERROR, res->error says why, and the CLI exits 125
+ * — never a silent local fallback.  When req->capture is false the
+ * captured streams are written to req->stream_fd[0] and [1] and dropped
+ * from res, as a local streaming run would have.  req->stdin_fd (when
+ * stdin_set is false) is read to its end and sent.  res must be freed with
+ * ward_result_free() in both cases. */
+int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res);
+
+/* `ward test JOB.json|-` (argv[0] = "test"): runs a test job (SPEC §6) and
+ * prints its report.  Exit 0 when tests ran and none failed, errored or
+ * timed out; 1 otherwise (also when no honest report came back); 125 when
+ * the job was refused or ward failed.  (src/testjob.c) */
+int ward_test_main(int argc, char **argv);
+
+/* POST /test: *report_json (malloc'd, always set unless out of memory) is
+ * the report; returns the HTTP status: 200 when the job ran (failing tests
+ * included), 400 when the job was refused (the report's "error" says why),
+ * 503 when ward could not run it. */
+int ward_testjob_http(const char *body, size_t len, char **report_json);
+
+#endif

@@ -1,0 +1,1190 @@
+/* json.c — the one place that knows ward's wire format (SPEC §4-§6):
+ * results, /exec requests and test jobs to and from JSON, with jansson.
+ *
+ * Sections: result encoding; (server) request decoding and result decoding;
+ * (test jobs) job decoding and report encoding.  Each front end calls these
+ * and never builds JSON by itself.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+#include "ward.h"
+
+/* ---------------------------------------------------------------- result */
+
+/* A JSON string from raw bytes, ill-formed UTF-8 replaced by U+FFFD. */
+static json_t *json_bytes(const char *data, size_t len)
+{
+	size_t n;
+	char *clean = utf8_sanitize(data ? data : "", data ? len : 0, &n);
+	if (!clean)
+		return NULL;
+	json_t *s = json_stringn_nocheck(clean, n);
+	free(clean);
+	return s;
+}
+
+static json_t *json_str_or(const char *s, const char *dflt)
+{
+	return json_string(s ? s : dflt);
+}
+
+char *ward_result_to_json(const struct ward_result *r)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "status", json_string(ward_status_name(r->status)));
+	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
+	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
+	json_object_set_new(o, "oom_killed", json_boolean(r->oom_killed));
+	json_object_set_new(o, "stdout", json_bytes(r->out.data, r->out.len));
+	json_object_set_new(o, "stderr", json_bytes(r->err.data, r->err.len));
+	json_object_set_new(o, "stdout_truncated", json_boolean(r->out.truncated));
+	json_object_set_new(o, "stderr_truncated", json_boolean(r->err.truncated));
+	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->out.bytes));
+	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->err.bytes));
+	json_object_set_new(o, "error", json_bytes(r->error, strlen(r->error)));
+	json_object_set_new(o, "isolation", json_string(ward_isolation_name(r->isolation)));
+
+	const struct ward_enforced *e = &r->enforced;
+	json_t *en = json_object();
+	json_object_set_new(en, "memory", json_str_or(e->memory, "none"));
+	json_object_set_new(en, "pids", json_str_or(e->pids, "none"));
+	json_object_set_new(en, "cpu", json_str_or(e->cpu, "none"));
+	json_object_set_new(en, "time", json_str_or(e->time, "none"));
+	json_object_set_new(en, "fsize", json_str_or(e->fsize, "none"));
+	json_object_set_new(en, "seccomp", json_str_or(e->seccomp, "none"));
+	json_object_set_new(en, "landlock", json_str_or(e->landlock, "none"));
+	json_object_set_new(en, "user", json_string(e->user[0] ? e->user : "none"));
+	json_object_set_new(o, "enforced", en);
+
+	json_t *u = json_object();
+	json_object_set_new(u, "wall_ms", json_integer((json_int_t)r->usage.wall_ms));
+	json_object_set_new(u, "cpu_user_ms", json_integer((json_int_t)r->usage.cpu_user_ms));
+	json_object_set_new(u, "cpu_sys_ms", json_integer((json_int_t)r->usage.cpu_sys_ms));
+	json_object_set_new(u, "max_rss_kb", json_integer((json_int_t)r->usage.max_rss_kb));
+	json_object_set_new(o, "usage", u);
+
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/* ---------------------------------------------------------------- doctor */
+
+#include "doctor.h"
+
+char *doctor_to_json(const struct doctor_report *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "system", json_boolean(r->system_ok));
+	json_object_set_new(o, "application_allowed", json_boolean(r->application_allowed));
+	json_object_set_new(o, "root", json_boolean(r->root));
+	json_object_set_new(o, "landlock_abi", json_integer(r->landlock_abi));
+	json_object_set_new(o, "cgroup_version", json_integer(r->cgroup_version));
+	json_object_set_new(o, "version", json_string(WARD_VERSION));
+	json_t *checks = json_object();
+	for (int i = 0; i < r->n; i++) {
+		json_t *c = json_object();
+		json_object_set_new(c, "ok", json_boolean(r->items[i].ok));
+		json_object_set_new(c, "detail", json_bytes(r->items[i].detail, strlen(r->items[i].detail)));
+		json_object_set_new(checks, r->items[i].name, c);
+	}
+	json_object_set_new(o, "checks", checks);
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/* ------------------------------------------------ server: requests (SPEC §5)
+ * Owned by the server front end: POST /exec bodies to struct ward_request
+ * and back (for `ward run --remote`), result objects back to struct
+ * ward_result, and the {"error": "..."} envelope. */
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "base64.h"
+#include "wire.h"
+
+static int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int wire_bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A member that is absent or null counts as not given: clients written in
+ * Python send None for "use the default". */
+static json_t *member(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+/* A C string from a JSON string: refused when it holds a NUL (we parse with
+ * JSON_ALLOW_NUL so that file contents may, but a path or an argument with
+ * a NUL would be cut short silently). */
+static int wire_cstr(const json_t *v, const char *field, const char **out, char *err, size_t errlen)
+{
+	if (!json_is_string(v))
+		return wire_bad(err, errlen, "%s: must be a string", field);
+	const char *s = json_string_value(v);
+	if (strlen(s) != json_string_length(v))
+		return wire_bad(err, errlen, "%s: contains a NUL character", field);
+	*out = s;
+	return 0;
+}
+
+/* A non-negative whole number no larger than max; a real such as 512.0 is
+ * accepted when it is integral (json.dumps of a float). */
+static int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i < 0 || (uint64_t)i > max)
+			return wire_bad(err, errlen, "%s: must be an integer from 0 to %llu", field,
+					(unsigned long long)max);
+		*out = (uint64_t)i;
+		return 0;
+	}
+	if (json_is_real(v)) {
+		double d = json_real_value(v);
+		if (d >= 0 && d <= (double)max && floor(d) == d) {
+			*out = (uint64_t)d;
+			return 0;
+		}
+	}
+	return wire_bad(err, errlen, "%s: must be an integer from 0 to %llu", field, (unsigned long long)max);
+}
+
+static int wire_number(const json_t *v, const char *field, double *out, char *err, size_t errlen)
+{
+	if (!json_is_number(v) || !isfinite(json_number_value(v)))
+		return wire_bad(err, errlen, "%s: must be a number", field);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* Content with an "encoding": utf-8 (the string's bytes) or base64.  *owned
+ * gets the decoded buffer when one was made. */
+static int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
+			size_t *len, unsigned char **owned, char *err, size_t errlen)
+{
+	if (!json_is_string(v))
+		return wire_bad(err, errlen, "%s: must be a string", field);
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (!encoding || strcmp(encoding, "utf-8") == 0 || strcmp(encoding, "utf8") == 0) {
+		*data = (const unsigned char *)s;
+		*len = n;
+		return 0;
+	}
+	if (strcmp(encoding, "base64") != 0)
+		return wire_bad(err, errlen, "%s: encoding must be \"utf-8\" or \"base64\"", field);
+	unsigned char *buf = base64_decode(s, n, len);
+	if (!buf)
+		return wire_bad(err, errlen, "%s: %s", field,
+				errno == ENOMEM ? "out of memory" : "is not valid base64");
+	*owned = buf;
+	*data = buf;
+	return 0;
+}
+
+static int decode_argv(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "argv: must be an array of strings");
+	size_t n = json_array_size(a);
+	if (n == 0)
+		return wire_bad(err, errlen, "argv: must not be empty");
+	doc->argv = calloc(n + 1, sizeof(char *));
+	if (!doc->argv)
+		return wire_bad(err, errlen, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		char field[32];
+		snprintf(field, sizeof(field), "argv[%zu]", i);
+		const char *s;
+		if (wire_cstr(json_array_get(a, i), field, &s, err, errlen) < 0)
+			return -1;
+		doc->argv[i] = (char *)s; /* borrowed from doc->json */
+	}
+	doc->req.argv = doc->argv;
+	return 0;
+}
+
+static int decode_env(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen)
+{
+	if (!json_is_object(o))
+		return wire_bad(err, errlen, "env: must be an object of strings");
+	size_t n = json_object_size(o), i = 0;
+	doc->env = calloc(n + 1, sizeof(char *));
+	if (!doc->env)
+		return wire_bad(err, errlen, "out of memory");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v)
+	{
+		char field[80];
+		snprintf(field, sizeof(field), "env.%.60s", k);
+		const char *s;
+		if (wire_cstr(v, field, &s, err, errlen) < 0)
+			return -1;
+		if (!*k || strchr(k, '='))
+			return wire_bad(err, errlen, "%s: a variable name must be non-empty and have no '='", field);
+		size_t kl = strlen(k), sl = strlen(s);
+		char *e = malloc(kl + sl + 2);
+		if (!e)
+			return wire_bad(err, errlen, "out of memory");
+		memcpy(e, k, kl);
+		e[kl] = '=';
+		memcpy(e + kl + 1, s, sl + 1);
+		doc->env[i++] = e;
+	}
+	doc->req.env = doc->env;
+	return 0;
+}
+
+static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "mounts: must be an array of objects");
+	size_t n = json_array_size(a);
+	doc->mounts = calloc(n ? n : 1, sizeof(*doc->mounts));
+	if (!doc->mounts)
+		return wire_bad(err, errlen, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_t *m = json_array_get(a, i), *v;
+		struct ward_mount *wm = &doc->mounts[i];
+		char field[64];
+		if (!json_is_object(m))
+			return wire_bad(err, errlen, "mounts[%zu]: must be an object", i);
+		snprintf(field, sizeof(field), "mounts[%zu].host_path", i);
+		if (!(v = member(m, "host_path")))
+			return wire_bad(err, errlen, "%s: is required", field);
+		if (wire_cstr(v, field, &wm->host_path, err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "mounts[%zu].sandbox_path", i);
+		if ((v = member(m, "sandbox_path")) && wire_cstr(v, field, &wm->sandbox_path, err, errlen) < 0)
+			return -1;
+		/* read-only unless the caller asks otherwise: the safe default */
+		wm->read_only = true;
+		if ((v = member(m, "read_only"))) {
+			if (!json_is_boolean(v))
+				return wire_bad(err, errlen, "mounts[%zu].read_only: must be true or false", i);
+			wm->read_only = json_is_true(v);
+		}
+	}
+	doc->req.mounts = doc->mounts;
+	doc->req.nmounts = n;
+	return 0;
+}
+
+static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "files: must be an array of objects");
+	size_t n = json_array_size(a);
+	doc->files = calloc(n ? n : 1, sizeof(*doc->files));
+	doc->file_data = calloc(n ? n : 1, sizeof(*doc->file_data));
+	if (!doc->files || !doc->file_data)
+		return wire_bad(err, errlen, "out of memory");
+	doc->req.files = doc->files;
+	doc->req.nfiles = n; /* set now so that doc_free releases what was decoded */
+	for (size_t i = 0; i < n; i++) {
+		json_t *f = json_array_get(a, i), *v;
+		struct ward_file *wf = &doc->files[i];
+		char field[64];
+		const char *enc = NULL;
+		if (!json_is_object(f))
+			return wire_bad(err, errlen, "files[%zu]: must be an object", i);
+		snprintf(field, sizeof(field), "files[%zu].path", i);
+		if (!(v = member(f, "path")))
+			return wire_bad(err, errlen, "%s: is required", field);
+		if (wire_cstr(v, field, &wf->path, err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "files[%zu].encoding", i);
+		if ((v = member(f, "encoding")) && wire_cstr(v, field, &enc, err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "files[%zu].content", i);
+		if (!(v = member(f, "content"))) {
+			wf->data = (const unsigned char *)"";
+			wf->len = 0;
+		} else if (wire_content(v, enc, field, &wf->data, &wf->len, &doc->file_data[i], err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "files[%zu].mode", i);
+		uint64_t mode = 0;
+		if ((v = member(f, "mode")) && wire_uint(v, field, 07777, &mode, err, errlen) < 0)
+			return -1;
+		wf->mode = (mode_t)mode;
+	}
+	return 0;
+}
+
+static int decode_limits(struct ward_request *req, const json_t *o, char *err, size_t errlen)
+{
+	struct ward_limits *l = &req->limits;
+	json_t *v;
+	uint64_t u;
+	if (!json_is_object(o))
+		return wire_bad(err, errlen, "limits: must be an object");
+	if ((v = member(o, "timeout_s")) && wire_number(v, "limits.timeout_s", &l->timeout_s, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "cpu_seconds")) && wire_number(v, "limits.cpu_seconds", &l->cpu_s, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "memory_mb")) && wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "pids"))) {
+		if (wire_uint(v, "limits.pids", UINT32_MAX, &u, err, errlen) < 0)
+			return -1;
+		l->pids = (uint32_t)u;
+	}
+	/* DeepTutor's name; ward counts bytes per stream */
+	if ((v = member(o, "max_output_chars")) &&
+	    wire_uint(v, "limits.max_output_chars", UINT64_MAX, &l->output_limit, err, errlen) < 0)
+		return -1;
+	/* ward's own limits beyond DeepTutor's set, named as ward run's options */
+	if ((v = member(o, "output_limit")) &&
+	    wire_uint(v, "limits.output_limit", UINT64_MAX, &l->output_limit, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "fsize_mb")) && wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "tmp_size_mb")) &&
+	    wire_uint(v, "limits.tmp_size_mb", UINT64_MAX >> 20, &l->tmp_size_mb, err, errlen) < 0)
+		return -1;
+	if ((v = member(o, "nofile"))) {
+		if (wire_uint(v, "limits.nofile", UINT32_MAX, &u, err, errlen) < 0)
+			return -1;
+		l->nofile = (uint32_t)u;
+	}
+	return 0;
+}
+
+static int decode_request(struct ward_request_doc *doc, const json_t *root, char *err, size_t errlen)
+{
+	struct ward_request *req = &doc->req;
+	json_t *v;
+	if (!json_is_object(root))
+		return wire_bad(err, errlen, "the body must be a JSON object");
+
+	if ((v = member(root, "argv"))) {
+		if (decode_argv(doc, v, err, errlen) < 0)
+			return -1;
+	} else if ((v = member(root, "command"))) {
+		if (wire_cstr(v, "command", &req->shell, err, errlen) < 0)
+			return -1;
+	} else
+		return wire_bad(err, errlen, "command: one of \"command\" (a shell string) and \"argv\" is required");
+	/* argv is authoritative: a "command" next to it is not even checked */
+
+	if ((v = member(root, "workdir")) && wire_cstr(v, "workdir", &req->workdir, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "rootfs")) && wire_cstr(v, "rootfs", &req->rootfs, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "env")) && decode_env(doc, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "mounts")) && decode_mounts(doc, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "limits")) && decode_limits(req, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "files")) && decode_files(doc, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "stdin"))) {
+		const char *enc = NULL;
+		json_t *e = member(root, "stdin_encoding");
+		if (e && wire_cstr(e, "stdin_encoding", &enc, err, errlen) < 0)
+			return -1;
+		if (wire_content(v, enc, "stdin", &req->stdin_data, &req->stdin_len, &doc->stdin_data, err, errlen) < 0)
+			return -1;
+		req->stdin_set = true;
+	}
+	if ((v = member(root, "network"))) {
+		const char *s;
+		/* false is what a client means by "no network" */
+		if (json_is_false(v))
+			req->net = WARD_NET_NONE;
+		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &req->net) < 0)
+			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
+	}
+	if ((v = member(root, "isolation"))) {
+		const char *s;
+		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &req->isolation) < 0)
+			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
+		doc->isolation_set = true;
+	}
+	return 0;
+}
+
+int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err, size_t errlen)
+{
+	memset(doc, 0, sizeof(*doc));
+	ward_request_init(&doc->req);
+	doc->req.capture = true;
+	doc->req.stdin_fd = -1;
+
+	json_error_t je;
+	/* Duplicate keys are refused: two "argv" members would leave which one
+	 * ran up to the parser.  Depth is bounded by jansson itself
+	 * (JSON_PARSER_MAX_DEPTH), so deep nesting is an error, not a crash. */
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	if (!root)
+		return wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+	doc->json = root;
+	if (decode_request(doc, root, err, errlen) < 0) {
+		ward_request_doc_free(doc);
+		return -1;
+	}
+	return 0;
+}
+
+void ward_request_doc_free(struct ward_request_doc *doc)
+{
+	if (doc->env)
+		for (char **e = doc->env; *e; e++)
+			free(*e);
+	free(doc->env);
+	if (doc->file_data)
+		for (size_t i = 0; i < doc->req.nfiles; i++)
+			free(doc->file_data[i]);
+	free(doc->file_data);
+	free(doc->files);
+	free(doc->mounts);
+	free(doc->argv);
+	free(doc->stdin_data);
+	json_decref(doc->json);
+	memset(doc, 0, sizeof(*doc));
+}
+
+/* Bytes as a string member, or as base64 with enc_key set to "base64" when
+ * they are not valid UTF-8 (or hold a NUL, which we keep exact). */
+static int put_content(json_t *o, const char *key, const char *enc_key, const unsigned char *data, size_t len)
+{
+	if (!data)
+		data = (const unsigned char *)"";
+	if (memchr(data, 0, len) == NULL) {
+		json_t *s = json_stringn((const char *)data, len); /* NULL when not UTF-8 */
+		if (s)
+			return json_object_set_new(o, key, s);
+	}
+	char *b = base64_encode(data, len);
+	if (!b)
+		return -1;
+	int rc = json_object_set_new(o, key, json_string(b));
+	free(b);
+	return rc < 0 ? -1 : json_object_set_new(o, enc_key, json_string("base64"));
+}
+
+/* A string member; refused (-1) when it is not UTF-8, which the wire
+ * cannot carry for a path or an argument. */
+static int put_str(json_t *o, const char *key, const char *s)
+{
+	json_t *v = json_string(s);
+	return v ? json_object_set_new(o, key, v) : -1;
+}
+
+char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *o = json_object();
+	char *out = NULL;
+	if (!o)
+		goto oom;
+	if (req->argv && req->argv[0]) {
+		json_t *a = json_array();
+		json_object_set_new(o, "argv", a);
+		for (char *const *p = req->argv; *p; p++) {
+			json_t *s = json_string(*p);
+			if (!s) {
+				wire_bad(err, errlen, "argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
+				goto out;
+			}
+			json_array_append_new(a, s);
+		}
+	} else if (req->shell) {
+		if (put_str(o, "command", req->shell) < 0) {
+			wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
+			goto out;
+		}
+	}
+	if (req->env) {
+		json_t *e = json_object();
+		json_object_set_new(o, "env", e);
+		for (char *const *p = req->env; *p; p++) {
+			const char *eq = strchr(*p, '=');
+			if (!eq)
+				continue;
+			char *k = strndup(*p, (size_t)(eq - *p));
+			if (!k)
+				goto oom;
+			json_t *v = json_string(eq + 1);
+			int rc = v ? json_object_set_new(e, k, v) : -1;
+			free(k);
+			if (rc < 0) {
+				wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
+				goto out;
+			}
+		}
+	}
+	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
+	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
+		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
+		goto out;
+	}
+	if (req->nmounts) {
+		json_t *a = json_array();
+		json_object_set_new(o, "mounts", a);
+		for (size_t i = 0; i < req->nmounts; i++) {
+			const struct ward_mount *m = &req->mounts[i];
+			json_t *mo = json_object();
+			json_array_append_new(a, mo);
+			if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
+			    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0)) {
+				wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
+				goto out;
+			}
+			json_object_set_new(mo, "read_only", json_boolean(m->read_only));
+		}
+	}
+	const struct ward_limits *l = &req->limits;
+	json_t *lo = json_object();
+	json_object_set_new(o, "limits", lo);
+	json_object_set_new(lo, "timeout_s", json_real(l->timeout_s));
+	json_object_set_new(lo, "cpu_seconds", json_real(l->cpu_s));
+	json_object_set_new(lo, "memory_mb", json_integer((json_int_t)l->memory_mb));
+	json_object_set_new(lo, "pids", json_integer(l->pids));
+	json_object_set_new(lo, "max_output_chars", json_integer((json_int_t)l->output_limit));
+	json_object_set_new(lo, "fsize_mb", json_integer((json_int_t)l->fsize_mb));
+	json_object_set_new(lo, "tmp_size_mb", json_integer((json_int_t)l->tmp_size_mb));
+	json_object_set_new(lo, "nofile", json_integer(l->nofile));
+	if (req->nfiles) {
+		json_t *a = json_array();
+		json_object_set_new(o, "files", a);
+		for (size_t i = 0; i < req->nfiles; i++) {
+			const struct ward_file *f = &req->files[i];
+			json_t *fo = json_object();
+			json_array_append_new(a, fo);
+			if (put_str(fo, "path", f->path ? f->path : "") < 0) {
+				wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
+				goto out;
+			}
+			if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
+				goto oom;
+			if (f->mode)
+				json_object_set_new(fo, "mode", json_integer(f->mode));
+		}
+	}
+	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0)
+		goto oom;
+	json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
+	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));
+	out = json_dumps(o, JSON_COMPACT);
+	if (!out)
+		goto oom;
+	goto out;
+oom:
+	wire_bad(err, errlen, "out of memory encoding the request");
+out:
+	json_decref(o);
+	return out;
+}
+
+/* The enforcement names a result carries are static strings in the C API.
+ * Those that come back from a remote runner are interned here: a fixed,
+ * bounded table (the set of names is small), never freed. */
+static const char *intern_name(const char *s)
+{
+	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "rlimit", "ward", "landlock", "seccomp", "none"};
+	static char *pool[64];
+	static size_t npool;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	if (!s)
+		return "none";
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(s, known[i]) == 0)
+			return known[i];
+	const char *found = "remote";
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < npool; i++)
+		if (strcmp(pool[i], s) == 0) {
+			found = pool[i];
+			goto out;
+		}
+	if (npool < sizeof(pool) / sizeof(pool[0]) && strlen(s) < 64) {
+		char *d = strdup(s);
+		if (d)
+			found = pool[npool++] = d;
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+static bool get_bool(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+static uint64_t get_u64(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	json_int_t i = json_is_integer(v) ? json_integer_value(v) : 0;
+	return i > 0 ? (uint64_t)i : 0;
+}
+
+static int get_stream(const json_t *o, const char *name, struct ward_stream *st)
+{
+	char key[32];
+	json_t *v = json_object_get(o, name);
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	size_t n = json_is_string(v) ? json_string_length(v) : 0;
+	st->data = malloc(n + 1);
+	if (!st->data)
+		return -1;
+	memcpy(st->data, s, n);
+	st->data[n] = 0;
+	st->len = n;
+	snprintf(key, sizeof(key), "%s_truncated", name);
+	st->truncated = get_bool(o, key);
+	snprintf(key, sizeof(key), "%s_bytes", name);
+	st->bytes = get_u64(o, key);
+	return 0;
+}
+
+int ward_result_from_json(const char *body, size_t len, struct ward_result *r, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *o = json_loadb(body, len, JSON_ALLOW_NUL, &je);
+	if (!o)
+		return wire_bad(err, errlen, "the runner's answer is not JSON: %s", je.text);
+	int rc = -1;
+	json_t *st = json_object_get(o, "status");
+	if (!json_is_object(o) || !json_is_string(st)) {
+		wire_bad(err, errlen, "the runner's answer is not a result object (no \"status\")");
+		goto out;
+	}
+	r->status = WARD_ST_ERROR;
+	for (int s = WARD_ST_OK; s <= WARD_ST_ERROR; s++)
+		if (strcmp(json_string_value(st), ward_status_name((enum ward_status)s)) == 0)
+			r->status = (enum ward_status)s;
+	json_t *v = json_object_get(o, "exit_code");
+	r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : WARD_EXIT_FAILED;
+	v = json_object_get(o, "signal");
+	r->signal = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+	r->timed_out = get_bool(o, "timed_out");
+	r->oom_killed = get_bool(o, "oom_killed");
+	if (get_stream(o, "stdout", &r->out) < 0 || get_stream(o, "stderr", &r->err) < 0) {
+		wire_bad(err, errlen, "out of memory");
+		goto out;
+	}
+	v = json_object_get(o, "error");
+	snprintf(r->error, sizeof(r->error), "%s", json_is_string(v) ? json_string_value(v) : "");
+	v = json_object_get(o, "isolation");
+	if (!json_is_string(v) || ward_isolation_parse(json_string_value(v), &r->isolation) < 0)
+		r->isolation = WARD_ISO_SYSTEM;
+	json_t *en = json_object_get(o, "enforced");
+	struct ward_enforced *e = &r->enforced;
+#define EN(f) e->f = intern_name(json_string_value(json_object_get(en, #f)))
+	EN(memory);
+	EN(pids);
+	EN(cpu);
+	EN(time);
+	EN(fsize);
+	EN(seccomp);
+	EN(landlock);
+#undef EN
+	v = json_object_get(en, "user");
+	snprintf(e->user, sizeof(e->user), "%s", json_is_string(v) ? json_string_value(v) : "none");
+	json_t *u = json_object_get(o, "usage");
+	r->usage.wall_ms = get_u64(u, "wall_ms");
+	r->usage.cpu_user_ms = get_u64(u, "cpu_user_ms");
+	r->usage.cpu_sys_ms = get_u64(u, "cpu_sys_ms");
+	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
+	rc = 0;
+out:
+	json_decref(o);
+	return rc;
+}
+
+char *ward_error_to_json(const char *msg)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "error", json_bytes(msg, strlen(msg)));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen)
+{
+	json_t *o = json_loadb(body, len, 0, NULL);
+	json_t *v = json_object_get(o, "error");
+	snprintf(buf, buflen, "%s", json_is_string(v) ? json_string_value(v) : "");
+	json_decref(o);
+}
+
+/* GET /health's answer. */
+char *ward_health_to_json(bool ok, const char *isolation, const char *reason)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "status", json_string(ok ? "ok" : "unavailable"));
+	json_object_set_new(o, "isolation", json_string(isolation));
+	json_object_set_new(o, "version", json_string(WARD_VERSION));
+	if (!ok)
+		json_object_set_new(o, "error", json_bytes(reason, strlen(reason)));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/* One line of the server's request log (no newline). */
+char *ward_log_to_json(const struct ward_log_entry *e)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "time", json_string(e->time));
+	if (e->event) {
+		json_object_set_new(o, "event", json_string(e->event));
+		if (e->message)
+			json_object_set_new(o, "message", json_bytes(e->message, strlen(e->message)));
+	} else {
+		json_object_set_new(o, "client", json_bytes(e->client, strlen(e->client)));
+		json_object_set_new(o, "method", json_bytes(e->method, strlen(e->method)));
+		json_object_set_new(o, "path", json_bytes(e->path, strlen(e->path)));
+		json_object_set_new(o, "http_status", json_integer(e->http_status));
+		json_object_set_new(o, "wall_ms", json_integer((json_int_t)e->wall_ms));
+		json_object_set_new(o, "sandbox_status", e->sandbox_status ? json_string(e->sandbox_status) : json_null());
+		if (e->message)
+			json_object_set_new(o, "error", json_bytes(e->message, strlen(e->message)));
+	}
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/* ------------------------------------------------------------ test jobs */
+/* SPEC §6: a test job in, its report out, and the python harness's report
+ * lines (src/harness/ward_harness.py) in between.  Types in testjob.h. */
+
+#include "pathguard.h"
+#include "request.h"
+#include "testjob.h"
+
+/* One list of files ("source_files" or "test_files") appended to
+ * doc->files from index *at on. */
+static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, const char *list, size_t *at,
+			       size_t *total, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
+	for (size_t i = 0; i < json_array_size(a); i++, (*at)++) {
+		json_t *f = json_array_get(a, i), *v;
+		struct ward_file *wf = &doc->files[*at];
+		char field[64], perr[300];
+		const char *enc = NULL;
+		if (!json_is_object(f))
+			return wire_bad(err, errlen, "%s[%zu]: must be an object", list, i);
+		if (!(v = member(f, "path")) || !json_is_string(v))
+			return wire_bad(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
+		/* The length is explicit: a "\u0000" inside the path is seen. */
+		if (pathguard_check(json_string_value(v), json_string_length(v), perr, sizeof(perr)) < 0)
+			return wire_bad(err, errlen, "%s[%zu].path: %s", list, i, perr);
+		wf->path = json_string_value(v);
+		snprintf(field, sizeof(field), "%s[%zu].encoding", list, i);
+		if ((v = member(f, "encoding")) && wire_cstr(v, field, &enc, err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "%s[%zu].content", list, i);
+		if (!(v = member(f, "content"))) {
+			wf->data = (const unsigned char *)"";
+			wf->len = 0;
+		} else if (wire_content(v, enc, field, &wf->data, &wf->len, &doc->file_data[*at], err, errlen) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "%s[%zu].mode", list, i);
+		uint64_t mode = 0;
+		if ((v = member(f, "mode")) && wire_uint(v, field, 0777, &mode, err, errlen) < 0)
+			return -1;
+		wf->mode = (mode_t)mode;
+		*total += wf->len;
+		if (*total > WARD_MAX_FILES_BYTES)
+			return wire_bad(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
+					i, WARD_MAX_FILES_BYTES);
+	}
+	return 0;
+}
+
+/* Two paths that cannot both be written: the same path twice, or a path
+ * that passes through another given as a file ("a" and "a/b"). */
+static int tj_check_conflicts(const struct testjob *job, char *err, size_t errlen)
+{
+	const struct ward_file *f = job->doc.req.files;
+	size_t n = job->doc.req.nfiles;
+	for (size_t i = 0; i < n; i++) {
+		size_t li = strlen(f[i].path);
+		for (size_t j = i + 1; j < n; j++) {
+			size_t lj = strlen(f[j].path);
+			const char *what = NULL;
+			if (li == lj && memcmp(f[i].path, f[j].path, li) == 0)
+				what = "is given twice";
+			else if ((li < lj && memcmp(f[i].path, f[j].path, li) == 0 && f[j].path[li] == '/') ||
+				 (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
+				what = "and another file's path need the same name as a file and as a directory";
+			if (what)
+				return wire_bad(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
+						j < job->nsource ? "source_files" : "test_files",
+						j < job->nsource ? j : j - job->nsource, f[j].path, what,
+						i < job->nsource ? "source_files" : "test_files",
+						i < job->nsource ? i : i - job->nsource, f[i].path);
+		}
+	}
+	return 0;
+}
+
+static int tj_decode_job(struct testjob *job, const json_t *root, char *err, size_t errlen)
+{
+	struct ward_request_doc *doc = &job->doc;
+	json_t *v;
+	if (!json_is_object(root))
+		return wire_bad(err, errlen, "the job must be a JSON object");
+
+	const char *runner = "python";
+	if ((v = member(root, "runner")) && wire_cstr(v, "runner", &runner, err, errlen) < 0)
+		return -1;
+	if (strcmp(runner, "python") == 0)
+		job->runner = TJ_RUNNER_PYTHON;
+	else if (strcmp(runner, "junit") == 0)
+		job->runner = TJ_RUNNER_JUNIT;
+	else
+		return wire_bad(err, errlen, "runner: must be \"python\" or \"junit\"");
+
+	if ((v = member(root, "framework"))) {
+		const char *fw;
+		if (wire_cstr(v, "framework", &fw, err, errlen) < 0)
+			return -1;
+		if (job->runner != TJ_RUNNER_PYTHON)
+			return wire_bad(err, errlen, "framework: only the python runner takes a framework");
+		if (strcmp(fw, "auto") == 0)
+			job->framework = TJ_FW_AUTO;
+		else if (strcmp(fw, "pytest") == 0)
+			job->framework = TJ_FW_PYTEST;
+		else if (strcmp(fw, "unittest") == 0)
+			job->framework = TJ_FW_UNITTEST;
+		else
+			return wire_bad(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
+	}
+
+	v = member(root, "command");
+	if (job->runner == TJ_RUNNER_JUNIT) {
+		if (!v || !json_is_array(v) || json_array_size(v) == 0)
+			return wire_bad(err, errlen, "command: the junit runner needs a command, a non-empty array of "
+						     "strings that leaves JUnit XML at $WARD_REPORT");
+		size_t n = json_array_size(v);
+		doc->argv = calloc(n + 1, sizeof(char *));
+		if (!doc->argv)
+			return wire_bad(err, errlen, "out of memory");
+		for (size_t i = 0; i < n; i++) {
+			char field[32];
+			snprintf(field, sizeof(field), "command[%zu]", i);
+			const char *s;
+			if (wire_cstr(json_array_get(v, i), field, &s, err, errlen) < 0)
+				return -1;
+			doc->argv[i] = (char *)s; /* borrowed from doc->json */
+		}
+		job->command = doc->argv;
+	} else if (v)
+		return wire_bad(err, errlen, "command: only the junit runner takes a command; the python runner "
+					     "runs its test files with ward's harness");
+
+	json_t *src = member(root, "source_files"), *tests = member(root, "test_files");
+	size_t ns = json_is_array(src) ? json_array_size(src) : 0;
+	size_t nt = json_is_array(tests) ? json_array_size(tests) : 0;
+	if (ns + nt > WARD_MAX_FILES)
+		return wire_bad(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
+	doc->files = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->files));
+	doc->file_data = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->file_data));
+	if (!doc->files || !doc->file_data)
+		return wire_bad(err, errlen, "out of memory");
+	doc->req.files = doc->files;
+	doc->req.nfiles = ns + nt; /* now, so that doc_free releases what was decoded */
+	size_t at = 0, total = 0;
+	if (src && tj_decode_file_list(doc, src, "source_files", &at, &total, err, errlen) < 0)
+		return -1;
+	job->nsource = at;
+	if (tests && tj_decode_file_list(doc, tests, "test_files", &at, &total, err, errlen) < 0)
+		return -1;
+	if (job->runner == TJ_RUNNER_PYTHON && nt == 0)
+		return wire_bad(err, errlen, "test_files: the python runner needs at least one test file");
+	if (tj_check_conflicts(job, err, errlen) < 0)
+		return -1;
+
+	if ((v = member(root, "limits")) && decode_limits(&doc->req, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "env")) && decode_env(doc, v, err, errlen) < 0)
+		return -1;
+	if ((v = member(root, "network"))) {
+		const char *s;
+		if (json_is_false(v))
+			doc->req.net = WARD_NET_NONE;
+		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0)
+			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
+	}
+	if ((v = member(root, "isolation"))) {
+		const char *s;
+		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &doc->req.isolation) < 0)
+			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
+		doc->isolation_set = true;
+	}
+	return 0;
+}
+
+int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *err, size_t errlen)
+{
+	memset(job, 0, sizeof(*job));
+	struct ward_request_doc *doc = &job->doc;
+	ward_request_init(&doc->req);
+	doc->req.capture = true;
+	doc->req.stdin_fd = -1;
+	if (len > TJ_MAX_JOB_BYTES)
+		return wire_bad(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
+	json_error_t je;
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	if (!root)
+		return wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+	doc->json = root;
+	if (tj_decode_job(job, root, err, errlen) < 0) {
+		testjob_free(job);
+		return -1;
+	}
+	return 0;
+}
+
+void testjob_free(struct testjob *job)
+{
+	ward_request_doc_free(&job->doc); /* command is doc.argv */
+	memset(job, 0, sizeof(*job));
+}
+
+char *testjob_report_to_json(const struct testjob_report *r)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "total", json_integer(r->total));
+	json_object_set_new(o, "passed", json_integer(r->passed));
+	json_object_set_new(o, "failed", json_integer(r->failed));
+	json_object_set_new(o, "errored", json_integer(r->errored));
+	json_object_set_new(o, "skipped", json_integer(r->skipped));
+	/* Percent with one decimal; null when nothing ran, so that "no tests"
+	 * can never be read as 0 % or 100 %. */
+	json_object_set_new(o, "pass_rate",
+			    r->total ? json_real(round(r->passed * 1000.0 / r->total) / 10.0) : json_null());
+	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
+	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(o, "stdout", json_bytes(r->out.data, r->out.len));
+	json_object_set_new(o, "stderr", json_bytes(r->err.data, r->err.len));
+	json_object_set_new(o, "error", json_bytes(r->error, strlen(r->error)));
+	json_t *d = json_array();
+	for (size_t i = 0; d && i < r->ndetails; i++) {
+		const struct testjob_detail *t = &r->details[i];
+		json_t *e = json_object();
+		if (!e)
+			break;
+		json_object_set_new(e, "name", json_bytes(t->name, strlen(t->name)));
+		json_object_set_new(e, "outcome", json_string(testjob_outcome_name(t->outcome)));
+		json_object_set_new(e, "message", json_bytes(t->message, strlen(t->message)));
+		json_object_set_new(e, "duration_ms", json_integer((json_int_t)t->duration_ms));
+		json_array_append_new(d, e);
+	}
+	json_object_set_new(o, "details", d);
+	/* %.4g is enough for 0.0-100.0 with one decimal and prints 66.7, not
+	 * 66.700000000000003. */
+	char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4));
+	json_decref(o);
+	return s;
+}
+
+static int tj_outcome_parse(const char *s, enum testjob_outcome *o)
+{
+	static const struct {
+		const char *name;
+		enum testjob_outcome o;
+	} names[] = {{"passed", TJ_PASSED}, {"failed", TJ_FAILED}, {"errored", TJ_ERRORED}, {"skipped", TJ_SKIPPED}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*o = names[i].o;
+			return 0;
+		}
+	return -1;
+}
+
+/* One harness line: 0, 1 for "end", or -1 with a message. */
+static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep, char **pending, char *harness_err,
+			   size_t helen, bool *hello, char *err, size_t errlen)
+{
+	const char *ev;
+	json_t *v;
+	if (!json_is_object(o) || wire_cstr(member(o, "event"), "event", &ev, err, errlen) < 0)
+		return wire_bad(err, errlen, "report line %zu is not a harness event", lineno);
+	/* The harness numbers its lines from 0: a line written into the pipe
+	 * by anything else breaks the sequence. */
+	v = member(o, "seq");
+	if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)(lineno - 1))
+		return wire_bad(err, errlen, "report line %zu is out of sequence: something other than the harness "
+					     "wrote to the report channel", lineno);
+	if (!*hello) {
+		json_t *ver = member(o, "version");
+		if (strcmp(ev, "hello") != 0 || !json_is_integer(ver) || json_integer_value(ver) != 1)
+			return wire_bad(err, errlen, "the report does not start with the harness's hello line");
+		*hello = true;
+		return 0;
+	}
+	if (strcmp(ev, "start") == 0) {
+		const char *name;
+		if (wire_cstr(member(o, "name"), "name", &name, err, errlen) < 0)
+			return wire_bad(err, errlen, "report line %zu: a start event without a name", lineno);
+		free(*pending);
+		*pending = strdup(name);
+		if (!*pending)
+			return wire_bad(err, errlen, "out of memory");
+		return 0;
+	}
+	if (strcmp(ev, "test") == 0) {
+		const char *name, *outcome, *msg = "";
+		enum testjob_outcome oc;
+		uint64_t ms = 0;
+		if (!json_is_string(v = member(o, "name")))
+			return wire_bad(err, errlen, "report line %zu: a test without a name", lineno);
+		name = json_string_value(v);
+		size_t namelen = json_string_length(v);
+		if (wire_cstr(member(o, "outcome"), "outcome", &outcome, err, errlen) < 0 ||
+		    tj_outcome_parse(outcome, &oc) < 0)
+			return wire_bad(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
+					lineno);
+		size_t msglen = 0;
+		if ((v = member(o, "message"))) {
+			if (!json_is_string(v))
+				return wire_bad(err, errlen, "report line %zu: message must be a string", lineno);
+			msg = json_string_value(v);
+			msglen = json_string_length(v);
+		}
+		if ((v = member(o, "duration_ms")) &&
+		    wire_uint(v, "duration_ms", UINT64_MAX / 2, &ms, err, errlen) < 0)
+			return -1;
+		if (testjob_report_add(rep, name, namelen, oc, msg, msglen, ms) < 0)
+			return wire_bad(err, errlen, "out of memory");
+		free(*pending);
+		*pending = NULL;
+		return 0;
+	}
+	if (strcmp(ev, "done") == 0) { /* what started finished without being a test (an import) */
+		free(*pending);
+		*pending = NULL;
+		return 0;
+	}
+	if (strcmp(ev, "error") == 0) {
+		const char *msg = "(no message)";
+		if ((v = member(o, "message")) && json_is_string(v))
+			msg = json_string_value(v);
+		if (!harness_err[0])
+			snprintf(harness_err, helen, "%s", msg);
+		return 0;
+	}
+	if (strcmp(ev, "end") == 0)
+		return 1;
+	if (strcmp(ev, "hello") == 0)
+		return wire_bad(err, errlen, "report line %zu: a second hello line", lineno);
+	return 0; /* an event from a newer harness: ignored */
+}
+
+int testjob_parse_harness(const char *buf, size_t len, bool timed_out, struct testjob_report *rep, char *err,
+			  size_t errlen)
+{
+	char *pending = NULL; /* a test that started and has no outcome yet */
+	char harness_err[400] = "";
+	bool hello = false, ended = false;
+	size_t lineno = 0;
+	int rc = -1;
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		lineno++;
+		if (ended) {
+			/* Nothing may follow the end: whatever does was not
+			 * written by the harness. */
+			wire_bad(err, errlen, "the report has data after its end line (line %zu)", lineno);
+			goto out;
+		}
+		json_error_t je;
+		json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+		if (!o) {
+			/* A line cut short by the time limit's kill is expected. */
+			if (!nl && timed_out)
+				break;
+			wire_bad(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
+			goto out;
+		}
+		int r = tj_harness_line(o, lineno, rep, &pending, harness_err, sizeof(harness_err), &hello, err,
+					errlen);
+		json_decref(o);
+		if (r < 0)
+			goto out;
+		if (r == 1) {
+			if (!nl) { /* the harness always ends its lines */
+				wire_bad(err, errlen, "the report's end line is cut short");
+				goto out;
+			}
+			ended = true;
+		}
+		p = nl ? nl + 1 : end;
+	}
+
+	if (!hello) {
+		wire_bad(err, errlen, "the report is empty: the harness did not start");
+		goto out;
+	}
+	if (harness_err[0]) {
+		wire_bad(err, errlen, "%s", harness_err);
+		goto out;
+	}
+	if (!ended && !timed_out) {
+		wire_bad(err, errlen, "the report ended early: the test process exited before the harness finished "
+				      "(a test called os._exit(), or the process was killed)%s%s",
+			 pending ? "; last test started: " : "", pending ? pending : "");
+		goto out;
+	}
+	if (!ended) {
+		/* Timed out: the test that was running did not pass, and if none
+		 * was, something after the tests hung — either way the run is
+		 * not a pass. */
+		const char *name = pending ? pending : "(outside any test)";
+		const char *msg = "the time limit stopped this test before it finished";
+		if (testjob_report_add(rep, name, strlen(name), TJ_ERRORED, msg, strlen(msg), 0) < 0) {
+			wire_bad(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	if (rep->total == 0) {
+		wire_bad(err, errlen, "no tests ran: the test files define no tests");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(pending);
+	if (rc < 0)
+		testjob_report_clear_tests(rep);
+	return rc;
+}

@@ -1,0 +1,265 @@
+/* remote.c — `ward run --remote URL`: the same request, run by a ward
+ * serve runner (POST URL/exec) through libcurl, and the same result back.
+ *
+ * A runner that is down, refuses, or answers something that is not a
+ * result is ward's own failure (status error, exit 125): the run never
+ * falls back to running locally, which would silently drop the isolation
+ * the caller asked the runner for. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontends.h"
+#include "remote.h"
+#include "request.h"
+#include "ward.h"
+#include "wire.h"
+
+/* The answer holds at most two capped streams, JSON-escaped (up to six
+ * bytes a byte); anything larger is not a runner's answer. */
+#define REMOTE_MAX_ANSWER (512u << 20)
+
+struct answer {
+	char *p;
+	size_t len, cap;
+	bool overflow;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct answer *a = userdata;
+	size_t n = size * nmemb;
+	if (a->len + n + 1 > REMOTE_MAX_ANSWER) {
+		a->overflow = true;
+		return 0; /* makes curl fail with CURLE_WRITE_ERROR */
+	}
+	if (a->len + n + 1 > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16384;
+		while (cap < a->len + n + 1)
+			cap *= 2;
+		char *p = realloc(a->p, cap);
+		if (!p)
+			return 0;
+		a->p = p;
+		a->cap = cap;
+	}
+	memcpy(a->p + a->len, ptr, n);
+	a->len += n;
+	a->p[a->len] = 0;
+	return n;
+}
+
+static void fail(struct ward_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct ward_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->error, sizeof(res->error), fmt, ap);
+	va_end(ap);
+	res->status = WARD_ST_ERROR;
+	res->exit_code = WARD_EXIT_FAILED;
+}
+
+/* Read fd to its end (the caller's --stdin), at most WARD_MAX_STDIN_BYTES. */
+static int slurp(int fd, unsigned char **out, size_t *outlen)
+{
+	size_t cap = 65536, len = 0;
+	unsigned char *p = malloc(cap);
+	if (!p)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= WARD_MAX_STDIN_BYTES + 1u) {
+				free(p);
+				return -EFBIG;
+			}
+			unsigned char *q = realloc(p, cap * 2);
+			if (!q) {
+				free(p);
+				return -ENOMEM;
+			}
+			p = q;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, p + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(p);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > WARD_MAX_STDIN_BYTES) {
+			free(p);
+			return -EFBIG;
+		}
+	}
+	*out = p;
+	*outlen = len;
+	return 0;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+static void init_curl(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+char *remote_exec_url(const char *url)
+{
+	size_t n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	/* the runner's base URL, or its /exec endpoint itself */
+	if (n >= 5 && strncmp(url + n - 5, "/exec", 5) == 0)
+		return strndup(url, n);
+	char *out = malloc(n + 6);
+	if (out) {
+		memcpy(out, url, n);
+		memcpy(out + n, "/exec", 6);
+	}
+	return out;
+}
+
+int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->isolation = req->isolation;
+	char err[512] = "";
+	char *body = NULL, *endpoint = NULL, *auth = NULL;
+	unsigned char *input = NULL;
+	struct curl_slist *hdrs = NULL;
+	struct answer ans = {0};
+	CURL *c = NULL;
+	int rc = -1;
+
+	if (!url || !*url) {
+		fail(res, "--remote: no runner URL given");
+		return -1;
+	}
+	struct ward_request copy = *req;
+	if (!copy.stdin_set && copy.stdin_fd >= 0) {
+		size_t len = 0;
+		int e = slurp(copy.stdin_fd, &input, &len);
+		if (e < 0) {
+			fail(res, "--remote: reading stdin: %s",
+			     e == -EFBIG ? "more than the runner takes (16 MiB)" : strerror(-e));
+			goto out;
+		}
+		copy.stdin_set = true;
+		copy.stdin_data = input;
+		copy.stdin_len = len;
+	}
+	body = ward_request_to_json(&copy, err, sizeof(err));
+	if (!body) {
+		fail(res, "--remote: %s", err);
+		goto out;
+	}
+	endpoint = remote_exec_url(url);
+	if (!endpoint)
+		goto oom;
+	pthread_once(&curl_once, init_curl);
+	if (curl_init_rc != CURLE_OK || !(c = curl_easy_init())) {
+		fail(res, "--remote: cannot initialise libcurl");
+		goto out;
+	}
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:"); /* no 100-continue round trip */
+	if (token && *token) {
+		size_t n = strlen(token) + 32;
+		if (!(auth = malloc(n)))
+			goto oom;
+		snprintf(auth, n, "Authorization: Bearer %s", token);
+		struct curl_slist *h = curl_slist_append(hdrs, auth);
+		if (!h)
+			goto oom;
+		hdrs = h;
+	}
+	/* the run's own time, plus room to wait in the runner's queue */
+	long timeout_ms = (long)((req->limits.timeout_s + 120) * 1000);
+	curl_easy_setopt(c, CURLOPT_URL, endpoint);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "ward/" WARD_VERSION);
+	CURLcode cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		fail(res, "--remote: the runner at %s is not reachable: %s%s", endpoint,
+		     ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
+		     cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
+		goto out;
+	}
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200) {
+		char msg[400] = "";
+		if (ans.p)
+			ward_error_from_json(ans.p, ans.len, msg, sizeof(msg));
+		fail(res, "--remote: the runner at %s refused the request (HTTP %ld)%s%s", endpoint, code,
+		     msg[0] ? ": " : "", msg);
+		goto out;
+	}
+	if (ward_result_from_json(ans.p ? ans.p : "", ans.len, res, err, sizeof(err)) < 0) {
+		ward_result_free(res);
+		memset(res, 0, sizeof(*res));
+		fail(res, "--remote: %s", err);
+		goto out;
+	}
+	if (!req->capture) {
+		/* a streaming run shows the output as it would have appeared; the
+		 * result keeps only the counts */
+		write_all(req->stream_fd[0], res->out.data, res->out.len);
+		write_all(req->stream_fd[1], res->err.data, res->err.len);
+		res->out.len = res->err.len = 0;
+		if (res->out.data)
+			res->out.data[0] = 0;
+		if (res->err.data)
+			res->err.data[0] = 0;
+	}
+	rc = 0;
+	goto out;
+oom:
+	fail(res, "--remote: out of memory");
+out:
+	if (c)
+		curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	if (auth) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	free(endpoint);
+	free(body);
+	free(input);
+	free(ans.p);
+	return rc;
+}

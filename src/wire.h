@@ -1,0 +1,72 @@
+/* wire.h — the /exec request and the result on the wire (SPEC §4, §5),
+ * decoded into and encoded from the C API's structs.  Implemented in
+ * json.c, the one file that knows the format.
+ *
+ * Decoding checks only types and shapes and names the offending field
+ * ("limits.memory_mb: must be a non-negative integer"); what values are
+ * allowed is decided once, by ward_request_validate(). */
+#ifndef WARD_WIRE_H
+#define WARD_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ward.h"
+
+/* A decoded request and the storage its pointers borrow from. */
+struct ward_request_doc {
+	struct ward_request req;  /* capture = true; stdin_fd = -1 */
+	bool isolation_set;       /* the body named an isolation level */
+	/* owned storage; free with ward_request_doc_free() */
+	void *json;               /* the parsed document (strings point into it) */
+	char **argv;
+	char **env;
+	struct ward_mount *mounts;
+	struct ward_file *files;
+	unsigned char **file_data; /* decoded base64 contents, one per file, or NULL */
+	unsigned char *stdin_data; /* decoded base64 stdin, or NULL */
+};
+
+/* Parse a POST /exec body.  0, or -1 with a message naming the field in
+ * err (doc is then already freed).  Never crashes on hostile input: depth
+ * is bounded by jansson, duplicate keys and non-objects are refused. */
+int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err,
+			   size_t errlen);
+void ward_request_doc_free(struct ward_request_doc *doc);
+
+/* The request as a POST /exec body (for `ward run --remote`): a malloc'd
+ * string, or NULL with a message in err.  Contents that are not UTF-8 go
+ * as base64. */
+char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen);
+
+/* A result object (SPEC §4) back into a struct ward_result (for
+ * --remote).  0, or -1 with a message in err.  res must be freed with
+ * ward_result_free() in both cases. */
+int ward_result_from_json(const char *body, size_t len, struct ward_result *res, char *err, size_t errlen);
+
+/* The body of an error answer: {"error": msg}, malloc'd, or NULL. */
+char *ward_error_to_json(const char *msg);
+
+/* The "error" member of an error answer, copied into buf (empty when the
+ * body is not such an object). */
+void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen);
+
+/* GET /health's answer: {"status": "ok"|"unavailable", "isolation",
+ * "version"[, "error": reason]}.  malloc'd, or NULL. */
+char *ward_health_to_json(bool ok, const char *isolation, const char *reason);
+
+/* One line of ward serve's log.  With event set it is a server event
+ * (listening, draining, ...) and only time, event and message are used. */
+struct ward_log_entry {
+	const char *time;           /* RFC 3339, UTC */
+	const char *event;          /* NULL for a request line */
+	const char *client, *method, *path;
+	int http_status;            /* 0: the connection ended without an answer */
+	uint64_t wall_ms;
+	const char *sandbox_status; /* NULL: nothing ran */
+	const char *message;        /* NULL or an error / event detail */
+};
+char *ward_log_to_json(const struct ward_log_entry *e);
+
+#endif

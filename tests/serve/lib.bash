@@ -1,0 +1,74 @@
+# tests/serve/lib.bash — sourced by the tests/serve/*.sh scripts (not a test
+# itself: tests/run only runs *.sh).  Starts a real `ward serve` on a port
+# the kernel picks, and always kills it by pid when the script ends.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+# (not lib.sh's mktmp: called as $(mktmp) it registers its cleanup in a
+# subshell, and it would replace this file's EXIT trap)
+SERVE_TMP=$(mktemp -d /tmp/ward-serve.XXXXXX)
+_SERVE_PIDS=""
+_serve_cleanup() {
+	for p in $_SERVE_PIDS; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $_SERVE_PIDS; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$SERVE_TMP"
+}
+trap _serve_cleanup EXIT
+
+# start_server NAME [ARGS...] — starts ward serve; sets SRV_PID, URL, PORT,
+# SRV_LOG.  Returns 1 (and prints a FAIL) when it does not come up.
+start_server() {
+	local name=$1; shift
+	SRV_LOG=$SERVE_TMP/$name.log
+	: >"$SRV_LOG"
+	"$WARD" serve --listen 127.0.0.1:0 --log "$SRV_LOG" "$@" </dev/null >"$SERVE_TMP/$name.out" 2>&1 &
+	SRV_PID=$!
+	_SERVE_PIDS="$_SERVE_PIDS $SRV_PID"
+	local addr=""
+	for _ in $(seq 200); do
+		addr=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$SRV_LOG" | head -1)
+		[ -n "$addr" ] && break
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -z "$addr" ]; then
+		fail "start server $name" "ward serve did not start: $(head -c 600 "$SERVE_TMP/$name.out" "$SRV_LOG")"
+		return 1
+	fi
+	URL=http://$addr
+	PORT=${addr##*:}
+}
+
+# stop_server PID — SIGTERM, wait up to 30 s; prints nothing, returns the exit status.
+stop_server() {
+	local p=$1 rc
+	kill -TERM "$p" 2>/dev/null
+	for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null; rc=$?
+	return $rc
+}
+
+# http METHOD PATH [CURL ARGS...] — prints "CODE BODY" (body on one line).
+http() {
+	local m=$1 p=$2; shift 2
+	curl -s --max-time 60 -X "$m" -w '\n%{http_code}' "$@" "$URL$p" | {
+		local body
+		body=$(cat)
+		printf '%s %s' "${body##*$'\n'}" "${body%$'\n'*}"
+	}
+}
+
+# post_exec JSON [CURL ARGS...] — POST /exec, prints "CODE BODY".
+post_exec() {
+	local j=$1; shift
+	http POST /exec -H 'Content-Type: application/json' --data-binary "$j" "$@"
+}
+
+# code_of "CODE BODY" / body_of "CODE BODY"
+code_of() { printf '%s' "${1%% *}"; }
+body_of() { printf '%s' "${1#* }"; }

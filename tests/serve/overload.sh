@@ -1,0 +1,70 @@
+#!/bin/bash
+# ward serve: overload answers 429 with Retry-After and never crashes;
+# per-client quotas (concurrency, runs per minute) keyed by token or by
+# X-Ward-Client.
+. "$(dirname "$0")/lib.bash"
+
+# burst CLIENT_HEADER N CMD — N concurrent POST /exec; prints the codes, sorted
+burst() {
+	local hdr=$1 n=$2 cmd=$3 i
+	shift 3
+	for i in $(seq "$n"); do
+		curl -s --max-time 60 -o /dev/null -D "$SERVE_TMP/h.$i" -w '%{http_code}\n' -H "$hdr" "$@" \
+			--data-binary "{\"command\":\"$cmd\"}" "$URL/exec" >"$SERVE_TMP/c.$i" &
+	done
+	wait # in $(burst ...), a subshell: the server is not its child
+	cat "$SERVE_TMP"/c.* | sort | tr '\n' ' '
+	rm -f "$SERVE_TMP"/c.*
+}
+
+start_server busy --max-concurrent 1 --queue 1 || exit 0
+codes=$(burst "X-Ward-Client: a" 8 "sleep 1")
+n200=$(grep -o 200 <<<"$codes" | wc -l)
+n429=$(grep -o 429 <<<"$codes" | wc -l)
+expect_eq "overload: 2 run (1 slot + 1 queued), 6 get 429" "2 6" "$n200 $n429"
+check "429 carries Retry-After" grep -qi '^Retry-After: [0-9]' $(grep -l ' 429' "$SERVE_TMP"/h.*)
+r=$(http GET /metrics)
+expect_contains "metrics count the rejected" "$(body_of "$r")" 'ward_rejected_total{reason="busy"} 6'
+r=$(http GET /health)
+expect_eq "healthy after overload" 200 "$(code_of "$r")"
+# a second, bigger wave: the server survives it and recovers fully
+codes=$(burst "X-Ward-Client: a" 40 "true")
+check "40 at once: no failure other than 429" test -z "$(tr ' ' '\n' <<<"$codes" | grep -v -e '^200$' -e '^429$' -e '^$')"
+r=$(post_exec '{"command":"echo back"}')
+expect_eq "runs again after the wave" "200 back" "$(code_of "$r") $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+check "server alive" kill -0 "$SRV_PID"
+stop_server "$SRV_PID"
+
+# per-client concurrency, keyed by X-Ward-Client (no tokens)
+start_server conc --max-concurrent 4 --queue 8 --client-concurrency 1 || exit 0
+pids=""
+for i in 1 2; do
+	curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: same" --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/c.$i" &
+	pids="$pids $!"
+done
+curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: other" --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/other" &
+pids="$pids $!"
+wait $pids # (never a bare wait: the server is a child of this shell too)
+expect_eq "client concurrency 1: second run of the same client gets 429" "200 429" "$(sort "$SERVE_TMP"/c.* | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "another client is not affected" 200 "$(cat "$SERVE_TMP/other")"
+rm -f "$SERVE_TMP"/c.*
+r=$(http GET /metrics)
+expect_contains "metrics count client_concurrency" "$(body_of "$r")" 'ward_rejected_total{reason="client_concurrency"} 1'
+stop_server "$SRV_PID"
+
+# per-client rate, keyed by token (X-Ward-Client refines it)
+printf 'alice tokA\nbob tokB\n' >"$SERVE_TMP/tokens"
+start_server rate --client-rate 3 --token-file "$SERVE_TMP/tokens" || exit 0
+codes=""
+for i in 1 2 3 4; do
+	codes="$codes $(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer tokA' --data-binary '{"command":"true"}' "$URL/exec")"
+done
+expect_eq "client rate 3/min: the 4th run of alice gets 429" " 200 200 200 429" "$codes"
+hdr=$(curl -s --max-time 30 -o /dev/null -D - -H 'Authorization: Bearer tokA' --data-binary '{"command":"true"}' "$URL/exec")
+check "rate 429 says when to retry" grep -qiE '^Retry-After: ([1-9]|[1-2][0-9])' <<<"$hdr"
+code=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer tokB' --data-binary '{"command":"true"}' "$URL/exec")
+expect_eq "bob (another token) still runs" 200 "$code"
+code=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer tokA' -H 'X-Ward-Client: alice-user-2' --data-binary '{"command":"true"}' "$URL/exec")
+expect_eq "alice's own user (X-Ward-Client) has its own quota" 200 "$code"
+check "the log names the client" grep -q '"client":"alice"' "$SRV_LOG"
+stop_server "$SRV_PID"
