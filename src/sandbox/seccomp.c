@@ -74,6 +74,9 @@ enum cond {
 	NSFLAGS,  /* arg0 carries one of the CLONE_NEW* flags */
 	ARG0_LO,  /* low 32 bits of arg0 == val (socket family) */
 	ARG1_LO,  /* low 32 bits of arg1 == val (ioctl request) */
+	SETID1,   /* the mode in arg1 has S_ISUID or S_ISGID */
+	SETID2,   /* ... in arg2 */
+	SETID3,   /* ... in arg3 */
 };
 
 struct rule {
@@ -164,6 +167,26 @@ static const struct rule rules[] = {
 	{"ustat", -1, EPERM_, ANY, 0, NULL},
 	{"sysfs", -1, EPERM_, ANY, 0, NULL},
 	{"_sysctl", -1, EPERM_, ANY, 0, NULL},
+	/* Set-id bits.  A --workdir or writable bind is a host directory, and
+	 * with an idmapped mount what the sandbox creates there may belong to
+	 * the directory's owner on the host — root, for a root-owned workdir.
+	 * A setuid file planted there is a root shell for whoever runs it on
+	 * the host (nosuid covers only the sandbox's own view).  So no call
+	 * that sets a mode may carry S_ISUID or S_ISGID. */
+	{"chmod", -1, EPERM_, SETID1, 0, NULL},
+	{"fchmod", -1, EPERM_, SETID1, 0, NULL},
+	{"fchmodat", -1, EPERM_, SETID2, 0, NULL},
+	{"fchmodat2", 452, EPERM_, SETID2, 0, NULL}, /* Linux 6.6 */
+	{"creat", -1, EPERM_, SETID1, 0, NULL},
+	{"open", -1, EPERM_, SETID2, 0, NULL},
+	{"openat", -1, EPERM_, SETID3, 0, NULL},
+	{"mknod", -1, EPERM_, SETID1, 0, NULL},
+	{"mknodat", -1, EPERM_, SETID2, 0, NULL},
+	{"mkdir", -1, EPERM_, SETID1, 0, NULL},
+	{"mkdirat", -1, EPERM_, SETID2, 0, NULL},
+	/* openat2 keeps its mode in memory, out of sight: ENOSYS, as on a
+	 * kernel before 5.6; its callers fall back to openat. */
+	{"openat2", 437, ENOSYS_, ANY, 0, NULL},
 	/* Socket families outside the network namespace's reach: vsock talks
 	 * to the hypervisor; AF_ALG is a long line of kernel CVEs. */
 	{"socket", -1, EAFNO, ARG0_LO, AF_VSOCK, "AF_VSOCK"},
@@ -246,6 +269,19 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 	case ARG1_LO:
 		rc = seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val));
 		break;
+	case SETID1:
+	case SETID2:
+	case SETID3: {
+		/* One rule per bit: either bit set is enough. */
+		const unsigned long bits[] = {S_ISUID, S_ISGID};
+		unsigned argi = r->cond == SETID1 ? 1 : r->cond == SETID2 ? 2 : 3;
+		for (size_t i = 0; i < 2 && rc == 0; i++) {
+			struct scmp_arg_cmp c = {.arg = argi, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[i],
+						 .datum_b = bits[i]};
+			rc = seccomp_rule_add_array(ctx, action, nr, 1, &c);
+		}
+		break;
+	}
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "seccomp: cannot add the rule for %s%s%s: %s", r->name,

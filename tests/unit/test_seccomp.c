@@ -154,6 +154,16 @@ static void test_bpf(const struct ward_seccomp *f)
 	T("bpf: socket AF_INET allowed", eval(p, X64, __NR_socket, AF_INET, 0) == RET_ALLOW);
 	T("bpf: socket AF_UNIX allowed", eval(p, X64, __NR_socket, AF_UNIX, 0) == RET_ALLOW);
 	T("bpf: ptrace allowed", eval(p, X64, __NR_ptrace, 0, 0) == RET_ALLOW);
+	T("bpf: chmod 0755 allowed", eval(p, X64, __NR_chmod, 0, 0755) == RET_ALLOW);
+	T("bpf: chmod 04755 eperm", eval(p, X64, __NR_chmod, 0, 04755) == RET_ERRNO(EPERM));
+	T("bpf: fchmod 02755 eperm", eval(p, X64, __NR_fchmod, 3, 02755) == RET_ERRNO(EPERM));
+	T("bpf: creat 04700 eperm", eval(p, X64, __NR_creat, 0, 04700) == RET_ERRNO(EPERM));
+	T("bpf: mknod S_IFREG|S_ISUID eperm", eval(p, X64, __NR_mknod, 0, S_IFREG | 04755) == RET_ERRNO(EPERM));
+	T("bpf: open O_RDONLY allowed", eval(p, X64, __NR_open, 0, O_RDONLY) == RET_ALLOW);
+	T("bpf: openat2 enosys", eval(p, X64, 437, 0, 0) == RET_ERRNO(ENOSYS));
+	T("bpf: fchmodat2 plain mode allowed", eval(p, X64, 452, 0, 0) == RET_ALLOW);
+	T("bpf: fchmodat2 04755 eperm", ({ struct seccomp_data d = {.nr = 452, .arch = X64}; d.args[2] = 04755; bpf_run(p, &d); }) == RET_ERRNO(EPERM));
+	T("bpf: openat 02755 eperm", ({ struct seccomp_data d = {.nr = __NR_openat, .arch = X64}; d.args[3] = 02755; bpf_run(p, &d); }) == RET_ERRNO(EPERM));
 	T("bpf: notify variant sends mount to the listener",
 	  eval(&f->notify_prog, X64, __NR_mount, 0, 0) == RET_NOTIF);
 	T("bpf: notify variant still kills i386", eval(&f->notify_prog, AUDIT_ARCH_I386, 20, 0, 0) == RET_KILL_PROCESS);
@@ -224,6 +234,31 @@ static int c_tiocsti_high(void)
 	return 1;
 }
 
+static int c_setid(void)
+{
+	char d[] = "/tmp/ward-setid.XXXXXX";
+	if (!mkdtemp(d))
+		return 2;
+	char f[64];
+	snprintf(f, sizeof(f), "%s/f", d);
+	int ok = 1;
+	int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 04755);
+	ok &= fd < 0 && errno == EPERM;
+	fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	ok &= fd >= 0;
+	ok &= chmod(f, 0700) == 0;
+	ok &= chmod(f, 04755) < 0 && errno == EPERM;
+	ok &= fchmod(fd, 02755) < 0 && errno == EPERM;
+	ok &= fchmodat(AT_FDCWD, f, 06755, 0) < 0 && errno == EPERM;
+	struct stat st;
+	ok &= stat(f, &st) == 0 && !(st.st_mode & (S_ISUID | S_ISGID));
+	if (fd >= 0)
+		close(fd);
+	unlink(f);
+	rmdir(d);
+	return ok ? 0 : 1;
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -243,6 +278,7 @@ static void test_live(const struct ward_seccomp *f)
 	T("live: personality(ADDR_NO_RANDOMIZE) EPERM, query allowed", exited(in_child(f, c_personality), 0));
 	T("live: bpf EPERM", exited(in_child(f, c_bpf), 0));
 	T("live: ioctl TIOCSTI with high bits killed", sigsys(in_child(f, c_tiocsti_high)));
+	T("live: set-id modes refused, plain modes allowed", exited(in_child(f, c_setid), 0));
 }
 
 /* The notify variant: the child's fatal call blocks, the parent names it.
