@@ -563,13 +563,16 @@ static void timing(void)
 		for (int i = 0; i < 100000; i++)
 			syscall(__NR_getppid);
 		double g = now_us();
-		double out[3] = {b - a, d - c, (g - e) / 100000 * 1000};
+		for (int i = 0; i < 20000; i++)
+			close(open("/dev/null", O_RDONLY | O_CLOEXEC));
+		double h = now_us();
+		double out[4] = {b - a, d - c, (g - e) / 100000 * 1000, (h - g) / 20000 * 1000};
 		if (write(pfd[1], out, sizeof(out)) != sizeof(out))
 			_exit(1);
 		_exit(0);
 	}
 	close(pfd[1]);
-	double out[3] = {0};
+	double out[4] = {0};
 	ssize_t got = read(pfd[0], out, sizeof(out));
 	close(pfd[0]);
 	waitpid(pid, NULL, 0);
@@ -577,10 +580,15 @@ static void timing(void)
 	for (int i = 0; i < 100000; i++)
 		syscall(__NR_getppid);
 	double base = (now_us() - e) / 100000 * 1000;
+	e = now_us();
+	for (int i = 0; i < 20000; i++)
+		close(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	double obase = (now_us() - e) / 20000 * 1000;
 	if (got == sizeof(out))
 		printf("INFO: seccomp: prepare %.0f us (both variants, %u+%u insns), apply %.1f us, "
-		       "landlock apply %.1f us, getppid %.0f ns filtered vs %.0f ns bare\n",
-		       prep, f.prog.len, f.notify_prog.len, out[0], out[1], out[2], base);
+		       "landlock apply %.1f us, getppid %.0f ns filtered vs %.0f ns bare, "
+		       "open+close %.0f ns filtered+landlocked vs %.0f ns bare\n",
+		       prep, f.prog.len, f.notify_prog.len, out[0], out[1], out[2], base, out[3], obase);
 	ward_seccomp_free(&f);
 }
 
