@@ -228,6 +228,18 @@ static void log_event(struct server *s, const char *event, const char *fmt, ...)
 	log_write(s, &e);
 }
 
+/* MHD's own messages (a client closed mid-request, a socket error) go into
+ * the log as events, so that the log stays one JSON object a line. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+		msg[--n] = 0;
+	log_event(cls, "http", "%s", msg);
+}
+
 static int open_log(const char *path)
 {
 	if (!path)
@@ -1446,7 +1458,8 @@ int ward_serve_main(int argc, char **argv)
 				NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 				MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_END);
 	if (!s->d) {
 		fprintf(stderr, "ward serve: cannot start the HTTP server on %s\n", bound);
 		goto stop_workers;

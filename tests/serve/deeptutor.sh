@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.bash"
 
 ROOTDIR=$SERVE_TMP/allowed
+chmod 0755 "$SERVE_TMP" # the sandbox binds mounts as its own (unprivileged) uid
 mkdir -p "$ROOTDIR/job/sub" "$ROOTDIR/data" "$SERVE_TMP/outside"
 echo "secret" >"$SERVE_TMP/outside/secret.txt"
 echo "dataset" >"$ROOTDIR/data/in.txt"

@@ -1,0 +1,57 @@
+#!/bin/bash
+# ward serve: SIGTERM stops accepting, lets in-flight runs finish and
+# exits 0; the drain is bounded; SIGHUP reopens the log.
+. "$(dirname "$0")/lib.bash"
+
+start_server drain --max-concurrent 2 --queue 4 || exit 0
+pids=""
+for i in 1 2 3; do
+	curl -s --max-time 30 -w '\n%{http_code}' --data-binary '{"command":"sleep 1.5; echo finished"}' "$URL/exec" >"$SERVE_TMP/r.$i" &
+	pids="$pids $!"
+done
+sleep 0.5
+t0=$(date +%s.%N)
+kill -TERM "$SRV_PID"
+sleep 0.3
+code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$URL/health")
+expect_eq "no new connections after SIGTERM" 000 "$code"
+wait $pids
+for i in 1 2 3; do
+	expect_eq "in-flight/queued request $i finished with its answer" "finished 200" "$(jget "$(head -1 "$SERVE_TMP/r.$i")" 'd["stdout"].strip()' 2>/dev/null) $(tail -1 "$SERVE_TMP/r.$i")"
+done
+wait "$SRV_PID"; rc=$?
+t1=$(date +%s.%N)
+expect_eq "drained server exits 0" 0 "$rc"
+check "drain took as long as the runs, not more (< 6 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 6)}'
+check "the log says draining and stopped" grep -q '"event":"stopped","message":"drained"' "$SRV_LOG"
+
+# a bounded drain: a run longer than --drain-timeout does not hold the exit
+start_server bounded --drain-timeout 1 || exit 0
+marker="sleep 30.$$"
+curl -s --max-time 40 -o /dev/null --data-binary "{\"command\":\"$marker\"}" "$URL/exec" &
+cpid=$!
+sleep 0.7
+t0=$(date +%s.%N)
+kill -TERM "$SRV_PID"
+for _ in $(seq 100); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
+wait "$SRV_PID"; rc=$?
+t1=$(date +%s.%N)
+expect_eq "bounded drain exits 0" 0 "$rc"
+check "bounded drain exits in time (< 4 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 4)}'
+sleep 0.5
+check "the abandoned sandbox died with the server" test -z "$(ps -eo args= | grep -F "$marker" | grep -v grep)"
+wait "$cpid" 2>/dev/null
+
+# SIGHUP reopens --log (logrotate moves the file first)
+start_server hup || exit 0
+post_exec '{"command":"echo before"}' >/dev/null
+mv "$SRV_LOG" "$SRV_LOG.1"
+kill -HUP "$SRV_PID"
+sleep 1.2 # the main thread looks at signals once a second
+post_exec '{"command":"echo after"}' >/dev/null
+check "after SIGHUP the log file is new" test -s "$SRV_LOG"
+check "the new log has the new request" grep -q '"path":"/exec"' "$SRV_LOG"
+expect_eq "the rotated log kept the old request only" 1 "$(grep -c '"path":"/exec"' "$SRV_LOG.1")"
+check "server alive after SIGHUP" kill -0 "$SRV_PID"
+stop_server "$SRV_PID"; rc=$?
+expect_eq "SIGTERM exits 0" 0 "$rc"
