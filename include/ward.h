@@ -120,6 +120,12 @@ struct ward_request {
 	 * test jobs' harness. */
 	bool report_channel;
 	size_t report_limit;
+
+	/* When non-NULL and *cancel becomes non-zero (e.g. from a signal
+	 * handler), the run's whole tree is killed and the result is an error
+	 * ("cancelled").  ward checks it at least every 50 ms and whenever a
+	 * signal interrupts it. */
+	const volatile int *cancel;
 };
 
 /* Which mechanism enforced a limit: "cgroup-v2", "cgroup-v1", "rlimit",

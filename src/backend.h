@@ -18,6 +18,7 @@ struct backend_outcome {
 	bool cpu_exceeded;
 	bool oom_killed;
 	bool exec_failed;
+	bool cancelled;
 };
 
 /* The child's environment: SPEC §2's fixed variables, then the request's.

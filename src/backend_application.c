@@ -190,6 +190,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = req->report_limit,
 		.start = start,
+		.cancel = req->cancel,
 	};
 	out_p[0] = err_p[0] = rep_p[0] = in_p[1] = -1;
 	supervise_run(&s);
@@ -208,6 +209,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	o->ran = true;
 	o->wait_status = st;
 	o->timed_out = s.timed_out;
+	o->cancelled = s.cancelled;
 	ret = 0;
 out:
 	if (pidfd >= 0)

@@ -387,6 +387,18 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		goto out;
 	}
 
+	/* The pipes belong to the sandbox's uid, so that the command may reopen
+	 * them (/dev/stdout, /proc/self/fd/N) like any program's. */
+	if (geteuid() == 0) {
+		int ends[] = {out_p[1], err_p[1], in_p[0], rep_p[1]};
+		for (size_t i = 0; i < 4; i++)
+			if (ends[i] >= 0 && fchown(ends[i], id.host_uid, id.host_gid) < 0) {
+				snprintf(res->error, sizeof(res->error), "cannot hand the pipes to the sandbox: %s",
+					 strerror(errno));
+				goto out;
+			}
+	}
+
 	struct child_ctx c = {
 		.req = req,
 		.plan = &plan,
@@ -491,6 +503,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = req->report_limit,
 		.start = start,
+		.cancel = req->cancel,
 	};
 	out_p[0] = err_p[0] = rep_p[0] = ctl_p[0] = in_p[1] = -1; /* supervise owns them now */
 	supervise_run(&s);
@@ -522,6 +535,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		}
 	}
 	o->timed_out = s.timed_out;
+	o->cancelled = s.cancelled;
 	o->cpu_exceeded = s.cpu_exceeded;
 
 	int wst;

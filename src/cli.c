@@ -16,6 +16,15 @@
 #include "plan.h"
 #include "ward.h"
 
+/* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
+ * up (cgroup, uid slot), then ward dies of the same signal. */
+static volatile int g_stop_signal;
+
+static void on_stop(int sig)
+{
+	g_stop_signal = sig;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "ward %s — run untrusted code in a sandbox\n\n"
@@ -84,6 +93,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	struct ward_result res;
 	int r;
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	c.req.cancel = &g_stop_signal;
 	if (c.remote) {
 		const char *tf = c.token_file;
 		if (tf) {
@@ -110,6 +125,14 @@ static int cmd_run(int argc, char **argv)
 	fflush(stdout);
 	rc = ward_result_exit_status(&res);
 	ward_result_free(&res);
+	if (g_stop_signal) {
+		/* die of the signal we were sent, as a shell expects */
+		int sig = g_stop_signal;
+		cli_run_free(&c);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		rc = 128 + sig;
+	}
 out:
 	if (stdin_fd >= 0)
 		close(stdin_fd);

@@ -197,16 +197,20 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
 		add(p, OP_BIND, devs[i], devs[i])->flags = OPF_RW;
-	add(p, OP_DEVPTS, NULL, "/dev/pts");
 	add(p, OP_SYMLINK, "pts/ptmx", "/dev/ptmx");
 	add(p, OP_SYMLINK, "/proc/self/fd", "/dev/fd");
 	add(p, OP_SYMLINK, "/proc/self/fd/0", "/dev/stdin");
 	add(p, OP_SYMLINK, "/proc/self/fd/1", "/dev/stdout");
 	add(p, OP_SYMLINK, "/proc/self/fd/2", "/dev/stderr");
+	add(p, OP_DIR, NULL, "/dev/pts");
+	add(p, OP_DIR, NULL, "/dev/shm");
+	/* /dev itself read-only before its writable submounts go in, so that
+	 * the read-only flag does not reach them. */
+	add(p, OP_READONLY, NULL, "/dev");
+	add(p, OP_DEVPTS, NULL, "/dev/pts");
 	op = add(p, OP_TMPFS, NULL, "/dev/shm");
 	op->size_mb = req->limits.tmp_size_mb;
 	op->mode = 01777;
-	add(p, OP_READONLY, NULL, "/dev");
 
 	/* /tmp and /work. */
 	op = add(p, OP_TMPFS, NULL, "/tmp");

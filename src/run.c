@@ -191,6 +191,12 @@ int ward_run(const struct ward_request *req, struct ward_result *res)
 		res->out.data = strdup("");
 		res->err.data = strdup("");
 	}
+	if (o.cancelled) {
+		res->error[0] = 0;
+		set_error(res, "cancelled: ward was asked to stop (a signal, or the server shutting down); the "
+			       "sandbox was killed");
+		return -1;
+	}
 	if (r < 0 || !o.ran) {
 		set_error(res, "the sandbox failed for an unknown reason");
 		return -1;

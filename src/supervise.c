@@ -195,6 +195,11 @@ int supervise_run(struct supervise *s)
 		bool streams_open = fds[P_OUT] >= 0 || fds[P_ERR] >= 0 || fds[P_REP] >= 0 || fds[P_CTL] >= 0;
 		if (exited_at && (!streams_open || now - exited_at > 0.25))
 			break;
+		if (!killed && s->cancel && *s->cancel) {
+			s->cancelled = true;
+			s->kill_tree(s->kill_arg);
+			killed = true;
+		}
 		if (!killed && now >= deadline) {
 			s->timed_out = true;
 			s->kill_tree(s->kill_arg);
@@ -211,6 +216,8 @@ int supervise_run(struct supervise *s)
 			next_cpu_check = now + 0.05;
 		}
 		double wait = killed ? 0.05 : deadline - now;
+		if (s->cancel && wait > 0.05)
+			wait = 0.05;
 		if (cpu_watch && !killed && next_cpu_check - now < wait)
 			wait = next_cpu_check - now;
 		if (exited_at && wait > 0.05)

@@ -54,6 +54,7 @@ struct supervise {
 	int live_fd[2];            /* -1 = capture */
 	size_t report_limit;
 	double start;              /* monotonic seconds, when the run began */
+	const volatile int *cancel; /* see ward_request.cancel */
 
 	/* out */
 	struct capbuf out, err;
@@ -64,6 +65,7 @@ struct supervise {
 	size_t ctl_len;
 	bool timed_out;            /* wall clock */
 	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
+	bool cancelled;            /* *cancel became non-zero */
 };
 
 /* Run the loop until the top process has exited and its output is drained

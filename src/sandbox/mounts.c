@@ -215,11 +215,6 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return fail(err, errlen, "cannot make the mount namespace private");
 
-	/* Files ward creates are owned by the sandbox user: the only uid this
-	 * user namespace maps. */
-	setfsuid(WARD_SANDBOX_UID);
-	setfsgid(WARD_SANDBOX_GID);
-
 	/* 1. Clone every host source now, before the staging root hides any
 	 * of them.  Read-only binds are made read-only before they are
 	 * attached: there is no moment when they are writable inside. */
@@ -244,6 +239,13 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		}
 		in->trees[i] = tree;
 	}
+
+	/* Files ward creates from here on are owned by the sandbox user: the
+	 * only uid this user namespace maps.  (Sources were cloned above with
+	 * ward's own identity: a bind the operator asked for may lie below a
+	 * directory the sandbox user could not enter.) */
+	setfsuid(WARD_SANDBOX_UID);
+	setfsgid(WARD_SANDBOX_GID);
 
 	/* 2. The new root: a small tmpfs, made read-only at the end. */
 	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
@@ -383,7 +385,5 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		return fail(err, errlen, "cannot make the sandbox root read-only");
 	if (chdir("/work") < 0)
 		return fail(err, errlen, "chdir /work");
-	setfsuid(0);
-	setfsgid(0);
 	return 0;
 }
