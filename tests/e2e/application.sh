@@ -71,11 +71,12 @@ expect_eq "application: signal -> 143" 143 "$RC"
 # Timeout kills the whole process group.
 M1=$(mk); M2=$(mk)
 t0=$(date +%s%N)
-wr --isolation application --timeout 0.5 --json --shell "sleep $M1 & (trap '' TERM; exec sleep $M2) & sleep 10"
+wr --isolation application --timeout 0.5 --json --shell "sleep $M1 & (trap '' TERM; exec sleep $M2) & echo started; sleep 10"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq "application timeout: exit 124" 124 "$RC"
 expect_eq "application timeout: timed_out" true "$(jg "$OUT" 'd["timed_out"]')"
-if [ "$ms" -lt 3000 ]; then pass "application timeout: prompt ($ms ms)"; else fail "application timeout: prompt" "$ms ms"; fi
+expect_eq "application timeout: the command started" started "$(jg "$OUT" 'd["stdout"].strip()')"
+if [ "$ms" -lt 3000 ] && [ "$ms" -ge 450 ]; then pass "application timeout: prompt ($ms ms)"; else fail "application timeout: prompt" "$ms ms"; fi
 sleep 0.3
 left="$(marker_pids "$M1") $(marker_pids "$M2")"
 if [ -z "${left// /}" ]; then pass "application timeout: process group killed"

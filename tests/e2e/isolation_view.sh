@@ -173,6 +173,7 @@ expect_eq "root-owned 0755 workdir is writable" written "$OUT"
 # host sees as root's (a root shell for any local user).
 for dir in "$RW" "$W" "$U"; do
 	wr --timeout 10 --workdir "$dir" --shell 'cp /bin/true suid; chmod 6755 suid 2>/dev/null; mkdir -p sgid; chmod 2777 sgid 2>/dev/null; cp /bin/true sgid/t 2>/dev/null; chmod 2755 sgid/t 2>/dev/null; echo done'
+	[ "$OUT" = done ] || fail "workdir $(stat -c %U:%a "$dir"): the set-id attempt ran" "out=[$OUT] err=[$ERR]"
 	bad=$(find "$dir" \( -perm -4000 -user 0 \) -o \( -perm -2000 -group 0 -type f \) 2>/dev/null | tr '\n' ' ')
 	expect_eq "workdir $(stat -c %U:%a "$dir"): no root set-id file reaches the host" "" "$bad"
 	rm -rf "$dir/suid" "$dir/sgid"

@@ -46,7 +46,7 @@ else fail "default pids: fork loop stopped below 64" "out=[$OUT]"; fi
 # work still share it.
 wr --timeout 20 --pids 20 "${P[@]}" --shell '/probe/probe_forks 15 2 >/tmp/a & /probe/probe_forks 15 2 >/tmp/b & wait; cat /tmp/a /tmp/b'
 tot=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p' | awk '{s+=$1} END{print s+0}')
-if [ "$tot" -lt 20 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
+if [ "$tot" -lt 20 ] && [ "$tot" -ge 8 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
 
 # ---- --memory: a memory bomb (at most 1 GiB touched) is OOM-killed.
 wr --timeout 30 --json --memory 64 "${P[@]}" -- /probe/probe_mem 1024
@@ -74,7 +74,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq "--cpu 1: exit 124" 124 "$RC"
 expect_eq "--cpu 1: status timeout" timeout "$(jg "$OUT" 'd["status"]')"
 expect_eq "--cpu 1: timed_out" true "$(jg "$OUT" 'd["timed_out"]')"
-if [ "$ms" -lt 4000 ]; then pass "--cpu 1: stopped after ~1 s ($ms ms)"; else fail "--cpu 1: stopped after ~1 s" "took $ms ms"; fi
+if [ "$ms" -lt 4000 ] && [ "$ms" -ge 800 ]; then pass "--cpu 1: stopped after ~1 s ($ms ms)"; else fail "--cpu 1: stopped after ~1 s" "took $ms ms"; fi
 cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
 if [ "$cpu" -ge 700 ] 2>/dev/null && [ "$cpu" -le 3000 ]; then pass "--cpu 1: ~1 s of CPU used ($cpu ms)"; else fail "--cpu 1: ~1 s of CPU used" "cpu=[$cpu]"; fi
 # Tree-wide: two spinners share the budget (rlimit alone would allow 1 s each).
@@ -82,12 +82,12 @@ t0=$(date +%s%N)
 wr --timeout 10 --cpu 1 --json "${P[@]}" --shell '/probe/probe_spin 10 & /probe/probe_spin 10 & /probe/probe_spin 10 & wait'
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq "--cpu 1 tree-wide: exit 124" 124 "$RC"
-if [ "$ms" -lt 4000 ]; then pass "--cpu 1 tree-wide: stopped promptly ($ms ms)"; else fail "--cpu 1 tree-wide: stopped promptly" "took $ms ms"; fi
+if [ "$ms" -lt 4000 ] && [ "$ms" -ge 400 ]; then pass "--cpu 1 tree-wide: stopped promptly ($ms ms)"; else fail "--cpu 1 tree-wide: stopped promptly" "took $ms ms"; fi
 cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
 if [ "$cpu" -le 2500 ] 2>/dev/null; then pass "--cpu 1 tree-wide: total CPU ~1 s ($cpu ms)"; else fail "--cpu 1 tree-wide: total CPU ~1 s" "cpu=[$cpu]"; fi
 # A sleeping command is not charged CPU: --cpu 1 with sleep 1.5 finishes.
-wr --timeout 5 --cpu 1 -- sleep 1.5
-expect_eq "--cpu 1: sleeping 1.5 s is fine" 0 "$RC"
+wr --timeout 5 --cpu 1 --shell 'sleep 1.5; echo slept'
+expect_eq "--cpu 1: sleeping 1.5 s is fine" "0 slept" "$RC $OUT"
 
 # ---- --fsize: a 4 MiB write with --fsize 1 fails.
 wr --timeout 20 --fsize 1 --shell '(head -c 4194304 /dev/zero >/tmp/f) 2>/dev/null; echo rc=$?; stat -c %s /tmp/f'
@@ -113,8 +113,8 @@ expect_eq "core dumps off (ulimit -c 0, soft and hard)" "0 0 0" "$(echo $OUT)"
 case "$(cat /proc/sys/kernel/core_pattern)" in
 "|"*|/*) ;;
 *)	W=$T/w; mkdir -p "$W"; chmod 0777 "$W"
-	wr --timeout 10 --workdir "$W" --shell 'ulimit -c unlimited 2>/dev/null; sh -c "kill -SEGV \$\$"; ls'
-	check "SIGSEGV leaves no core file" test -z "$(ls "$W")" ;;
+	wr --timeout 10 --workdir "$W" --shell 'ulimit -c unlimited 2>/dev/null; sh -c "kill -SEGV \$\$"; ls; echo ran'
+	expect_eq "SIGSEGV leaves no core file" "ran " "$OUT $(ls "$W")" ;;
 esac
 
 # ---- the limits hold for what the child cannot raise: setrlimit up fails.
