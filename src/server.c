@@ -1513,7 +1513,9 @@ int ward_serve_main(int argc, char **argv)
 		busy = s->queued + s->running;
 		pthread_mutex_unlock(&s->lock);
 		log_event(s, "stopped", "drain timed out with %u requests unfinished", busy);
-		return 0;
+		/* _exit: worker and MHD threads are still running, and exit()'s
+		 * atexit handlers would run under them */
+		_exit(0);
 	}
 	rc = 0;
 stop_workers:
