@@ -341,6 +341,9 @@ static int make_ward_dir(const char *parent, char *out, size_t outlen)
 		else
 			close(fd);
 	}
+	/* It may exist already, made by root: then it is no use to others. */
+	if (r == 0 && faccessat(pfd, "ward", W_OK | X_OK, AT_EACCESS) < 0)
+		r = -errno;
 	close(pfd);
 	if (r == 0 && (size_t)snprintf(out, outlen, "%s/ward", parent) >= outlen)
 		r = -ENAMETOOLONG;
