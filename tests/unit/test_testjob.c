@@ -3,11 +3,14 @@
  * XXE included) and the report JSON.  Called from tests/unit/main.c;
  * prints PASS:/FAIL: lines. */
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "pathguard.h"
 #include "testjob.h"
 #include "unit.h"
 
@@ -313,10 +316,123 @@ static void check_report_json(void)
 	testjob_report_free(&r);
 }
 
+/* Mutation fuzzing of every parser a job's bytes reach, from valid seeds:
+ * no crash (the ASan build runs this too), and the report invariants hold
+ * whatever the input: refused means no counts; accepted means the counts
+ * add up to the details. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static size_t mutate(char *buf, size_t len, size_t cap)
+{
+	int k = 1 + (int)(next_rand() % 4);
+	for (int i = 0; i < k; i++) {
+		size_t at = len ? next_rand() % len : 0;
+		switch (next_rand() % 5) {
+		case 0: if (len) buf[at] = (char)next_rand(); break;
+		case 1: len = at; break;
+		case 2: if (len + 1 < cap) { memmove(buf + at + 1, buf + at, len - at); buf[at] = "<>&\"\\{}[]:,\n\0/."[next_rand() % 16]; len++; } break;
+		case 3: if (len) { memmove(buf + at, buf + at + 1, len - at - 1); len--; } break;
+		case 4: if (len && len * 2 < cap) { size_t n = next_rand() % (len - at + 1); memmove(buf + len, buf + at, n); len += n; } break;
+		}
+	}
+	return len;
+}
+
+static bool invariants(int rc, const struct testjob_report *r)
+{
+	if (rc < 0)
+		return r->total == 0 && r->ndetails == 0;
+	return r->total == r->ndetails && r->total == r->passed + r->failed + r->errored + r->skipped && r->total > 0;
+}
+
+/* An independent oracle for an accepted path: non-empty, no NUL, every
+ * component non-empty and neither "." nor "..", not absolute. */
+static bool plain_relative(const char *p, size_t n)
+{
+	if (n == 0 || memchr(p, '\0', n))
+		return false;
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++)
+		if (i == n || p[i] == '/') {
+			size_t l = i - start;
+			if (l == 0 || (l == 1 && p[start] == '.') || (l == 2 && p[start] == '.' && p[start + 1] == '.'))
+				return false;
+			start = i + 1;
+		}
+	return true;
+}
+
+static void check_fuzz(void)
+{
+	static const char harness_seed[] =
+		"{\"seq\":0,\"event\":\"hello\",\"version\":1}\n{\"seq\":1,\"event\":\"start\",\"name\":\"a\"}\n"
+		"{\"seq\":2,\"event\":\"test\",\"name\":\"a\",\"outcome\":\"failed\",\"message\":\"x\",\"duration_ms\":1}\n"
+		"{\"seq\":3,\"event\":\"start\",\"name\":\"b\"}\n{\"seq\":4,\"event\":\"end\",\"exit\":1}\n";
+	static const char junit_seed[] =
+		"<?xml version=\"1.0\"?><testsuites><testsuite><testcase classname=\"C\" name=\"a\" time=\"1.5\"/>"
+		"<testcase name=\"b\"><failure message=\"m\">t</failure></testcase><testcase name=\"c\"><skipped/>"
+		"</testcase></testsuite></testsuites>";
+	static const char job_seed[] =
+		"{\"source_files\":[{\"path\":\"a/b.py\",\"content\":\"x\"},{\"path\":\"c\",\"content\":\"AA==\","
+		"\"encoding\":\"base64\",\"mode\":420}],\"test_files\":[{\"path\":\"test_a.py\"}],"
+		"\"limits\":{\"timeout_s\":3},\"env\":{\"A\":\"B\"},\"runner\":\"python\"}";
+	static char buf[8192];
+	int bad_h = 0, bad_j = 0, bad_job = 0, ok_h = 0, ok_j = 0;
+	for (int i = 0; i < 3000; i++) {
+		struct testjob_report r;
+		char e[512];
+		size_t n;
+
+		memcpy(buf, harness_seed, sizeof(harness_seed) - 1);
+		n = mutate(buf, sizeof(harness_seed) - 1, sizeof(buf));
+		memset(&r, 0, sizeof(r));
+		int rc = testjob_parse_harness(buf, n, next_rand() & 1, &r, e, sizeof(e));
+		bad_h += !invariants(rc, &r);
+		ok_h += rc == 0;
+		testjob_report_free(&r);
+
+		memcpy(buf, junit_seed, sizeof(junit_seed) - 1);
+		n = mutate(buf, sizeof(junit_seed) - 1, sizeof(buf));
+		memset(&r, 0, sizeof(r));
+		rc = testjob_parse_junit(buf, n, &r, e, sizeof(e));
+		bad_j += !invariants(rc, &r);
+		ok_j += rc == 0;
+		testjob_report_free(&r);
+
+		memcpy(buf, job_seed, sizeof(job_seed) - 1);
+		n = mutate(buf, sizeof(job_seed) - 1, sizeof(buf));
+		struct testjob job;
+		if (testjob_from_json(buf, n, &job, e, sizeof(e)) == 0) {
+			for (size_t f = 0; f < job.doc.req.nfiles; f++)
+				bad_job += pathguard_check(job.doc.req.files[f].path, strlen(job.doc.req.files[f].path),
+							   NULL, 0) != 0;
+			testjob_free(&job);
+		}
+		n = next_rand() % 64;
+		for (size_t k = 0; k < n; k++)
+			buf[k] = "ab./\0-"[next_rand() % 6];
+		if (pathguard_check(buf, n, e, sizeof(e)) == 0)
+			bad_job += !plain_relative(buf, n);
+	}
+	T("fuzz: harness report invariants", bad_h == 0);
+	T("fuzz: harness report accepts some mutants", ok_h > 0);
+	T("fuzz: junit invariants", bad_j == 0);
+	T("fuzz: junit accepts some mutants", ok_j > 0);
+	T("fuzz: decoded jobs only hold guarded paths", bad_job == 0);
+}
+
 void test_testjob(void)
 {
 	check_decode();
 	check_harness();
 	check_junit();
 	check_report_json();
+	check_fuzz();
 }
