@@ -19,6 +19,7 @@ struct backend_outcome {
 	bool oom_killed;
 	bool exec_failed;
 	bool cancelled;
+	bool seccomp_killed;   /* a fatal syscall: reported as SIGSYS */
 };
 
 /* The child's environment: SPEC §2's fixed variables, then the request's.

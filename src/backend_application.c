@@ -179,6 +179,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		.err_fd = err_p[0],
 		.report_fd = rep_p[0],
 		.ctl_fd = -1,
+		.notify_sock = -1,
 		.stdin_fd = in_p[1],
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,

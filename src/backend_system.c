@@ -98,6 +98,7 @@ struct child_ctx {
 	int landlock_abi;
 	bool use_as;           /* no memory cgroup: RLIMIT_AS stands in */
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
+	int notify_w;          /* the command sends its seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
 	int close_me[8];       /* the supervisor's ends, closed in the child */
 	double start;          /* for WARD_TRACE */
@@ -152,7 +153,12 @@ static void command_main(struct child_ctx *c)
 			_exit(WARD_EXIT_FAILED);
 		first_closed = 4;
 	}
-	syscall(SYS_close_range, first_closed, ~0u, 0);
+	/* The seccomp hand-over socket survives until just before execve, as
+	 * the next fd, close-on-exec. */
+	int notify = first_closed;
+	if (dup2(c->notify_w, notify) < 0 || fcntl(notify, F_SETFD, FD_CLOEXEC) < 0)
+		_exit(WARD_EXIT_FAILED);
+	syscall(SYS_close_range, notify + 1, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
@@ -170,13 +176,22 @@ static void command_main(struct child_ctx *c)
 		(void)!write(2, msg, (size_t)n);
 		_exit(WARD_EXIT_FAILED);
 	}
-	/* seccomp last: after it, only what the program itself does. */
-	if (!g_no_seccomp && (r = ward_seccomp_apply(&g_filter)) < 0) {
-		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "ward: cannot load the seccomp filter: %s\n", strerror(-r));
-		(void)!write(2, msg, (size_t)n);
-		_exit(WARD_EXIT_FAILED);
+	/* seccomp last: after it, only what the program itself does.  The
+	 * fatal rules go to a listener that the supervisor holds, so that it
+	 * can name the call before it kills the sandbox. */
+	if (!g_no_seccomp) {
+		int lis = ward_seccomp_apply_listener(&g_filter);
+		r = lis < 0 ? lis : ward_seccomp_send_listener(notify, lis);
+		if (lis >= 0)
+			close(lis);
+		if (r < 0) {
+			char msg[256];
+			int n = snprintf(msg, sizeof(msg), "ward: cannot load the seccomp filter: %s\n", strerror(-r));
+			(void)!write(2, msg, (size_t)n);
+			_exit(WARD_EXIT_FAILED);
+		}
 	}
+	close(notify);
 	trace_phase("cmd:seccomp", c->start);
 	exec_search(c->argv, c->envp);
 	exec_fail_exit(c->argv[0], errno);
@@ -249,6 +264,7 @@ static int init_main(struct child_ctx *c)
 		_exit(1);
 	}
 	/* PID 1 keeps only the control pipe. */
+	close(c->notify_w);
 	close(c->out_w);
 	close(c->err_w);
 	if (c->in_r >= 0)
@@ -296,7 +312,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	char **envp = NULL, **argv = NULL;
 	int *trees = NULL;
 	int sync_p[2] = {-1, -1}, ctl_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	int in_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
+	int in_p[2] = {-1, -1}, rep_p[2] = {-1, -1}, nsock[2] = {-1, -1};
 	int pidfd = -1;
 	pid_t pid = -1;
 	char err[512];
@@ -382,7 +398,8 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
 	    pipe2(err_p, O_CLOEXEC) < 0 || (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) ||
-	    (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
+	    (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0) {
 		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
@@ -415,7 +432,8 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.err_w = err_p[1],
 		.in_r = in_p[0],
 		.rep_w = rep_p[1],
-		.close_me = {sync_p[1], ctl_p[0], out_p[0], err_p[0], in_p[1], rep_p[0], id.lock_fd, -1},
+		.notify_w = nsock[1],
+		.close_me = {sync_p[1], ctl_p[0], out_p[0], err_p[0], in_p[1], rep_p[0], id.lock_fd, nsock[0]},
 		.start = start,
 	};
 
@@ -457,6 +475,8 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		close(rep_p[1]);
 		rep_p[1] = -1;
 	}
+	close(nsock[1]);
+	nsock[1] = -1;
 	for (size_t i = 0; i < plan.nops; i++)
 		if (trees[i] >= 0) {
 			close(trees[i]);
@@ -504,8 +524,9 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.report_limit = req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
+		.notify_sock = nsock[0],
 	};
-	out_p[0] = err_p[0] = rep_p[0] = ctl_p[0] = in_p[1] = -1; /* supervise owns them now */
+	out_p[0] = err_p[0] = rep_p[0] = ctl_p[0] = in_p[1] = nsock[0] = -1; /* supervise owns them now */
 	supervise_run(&s);
 	trace_phase("supervised", start);
 
@@ -536,6 +557,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	}
 	o->timed_out = s.timed_out;
 	o->cancelled = s.cancelled;
+	o->seccomp_killed = s.seccomp_killed;
 	o->cpu_exceeded = s.cpu_exceeded;
 
 	int wst;
@@ -543,7 +565,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		o->ran = true;
 		o->wait_status = wst;
 		ret = 0;
-	} else if (s.timed_out || s.cpu_exceeded) {
+	} else if (s.timed_out || s.cpu_exceeded || s.seccomp_killed) {
 		/* killed before PID 1 could report: still a timeout */
 		o->ran = true;
 		o->wait_status = SIGKILL;
@@ -577,6 +599,7 @@ out:
 	close_pair(err_p);
 	close_pair(in_p);
 	close_pair(rep_p);
+	close_pair(nsock);
 	if (trees) {
 		for (size_t i = 0; i < plan.nops; i++)
 			if (trees[i] >= 0)

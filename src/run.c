@@ -203,6 +203,14 @@ int ward_run(const struct ward_request *req, struct ward_result *res)
 	}
 
 	int st = o.wait_status;
+	if (o.seccomp_killed && !o.timed_out && !o.cpu_exceeded) {
+		/* ward caught the call through the listener and killed the
+		 * sandbox; report it as the kernel's kill would have been */
+		res->status = WARD_ST_SIGNAL;
+		res->signal = SIGSYS;
+		res->exit_code = 128 + SIGSYS;
+		return 0;
+	}
 	res->oom_killed = o.oom_killed;
 	if (o.timed_out || o.cpu_exceeded || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)) {
 		res->status = WARD_ST_TIMEOUT;

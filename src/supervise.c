@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/seccomp.h"
 
 double monotonic_now(void)
 {
@@ -166,13 +167,13 @@ static bool drain(int fd, struct capbuf *c, char *buf, size_t bufsz)
 
 int supervise_run(struct supervise *s)
 {
-	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_N };
+	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N };
 	char *buf = malloc(65536);
 	if (!buf)
 		return -ENOMEM;
 	capbuf_init(&s->out, s->output_limit, s->live_fd[0]);
 	capbuf_init(&s->err, s->output_limit, s->live_fd[1]);
-	int fds[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd};
+	int fds[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
 	for (int i = 0; i < P_N; i++)
 		if (fds[i] >= 0 && i != P_PID)
 			fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
@@ -287,12 +288,37 @@ int supervise_run(struct supervise *s)
 		}
 		if (pfd[P_PID].revents)
 			fds[P_PID] = -1; /* the caller owns and reaps it */
+		if (pfd[P_NSOCK].revents) {
+			/* The command hands over its seccomp listener just before
+			 * execve (or the socket closes if it never got there). */
+			int lis = ward_seccomp_recv_listener(fds[P_NSOCK]);
+			close_fd(&fds[P_NSOCK]);
+			if (lis >= 0)
+				fds[P_LIS] = lis;
+		}
+		if (pfd[P_LIS].revents & POLLIN) {
+			struct ward_seccomp_event ev;
+			/* Read without answering: the caller stays blocked in the
+			 * call, which never runs, until the kill lands. */
+			if (ward_seccomp_notify_read(fds[P_LIS], &ev) == 0 && !s->seccomp_killed) {
+				s->seccomp_killed = true;
+				s->seccomp_nr = ev.nr;
+				capbuf_feed(&s->err, ev.text, strlen(ev.text));
+				capbuf_feed(&s->err, "\n", 1);
+				if (!killed) {
+					s->kill_tree(s->kill_arg);
+					killed = true;
+				}
+			}
+		} else if (pfd[P_LIS].revents & (POLLHUP | POLLERR)) {
+			close_fd(&fds[P_LIS]);
+		}
 	}
 	/* The loop owns every fd it was given but the pidfd. */
 	for (int i = 0; i < P_N; i++)
 		if (i != P_PID)
 			close_fd(&fds[i]);
-	s->out_fd = s->err_fd = s->report_fd = s->ctl_fd = s->stdin_fd = -1;
+	s->out_fd = s->err_fd = s->report_fd = s->ctl_fd = s->stdin_fd = s->notify_sock = -1;
 	free(buf);
 	return 0;
 }

@@ -44,6 +44,7 @@ struct supervise {
 	int report_fd;             /* read end, -1 if none */
 	int ctl_fd;                /* read end of the backend's control pipe, -1 if none */
 	int stdin_fd;              /* write end for stdin_data, -1 if none */
+	int notify_sock;           /* where the command sends its seccomp listener, -1 if none */
 	const unsigned char *stdin_data;
 	size_t stdin_len;
 	double timeout_s, cpu_s;
@@ -66,6 +67,8 @@ struct supervise {
 	bool timed_out;            /* wall clock */
 	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
 	bool cancelled;            /* *cancel became non-zero */
+	bool seccomp_killed;       /* a fatal syscall was caught through the listener */
+	int seccomp_nr;
 };
 
 /* Run the loop until the top process has exited and its output is drained

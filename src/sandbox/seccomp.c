@@ -491,7 +491,7 @@ static const struct rule *match_rule(int nr, const __u64 *args)
 	return NULL;
 }
 
-int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
+static int notify_recv(int listener, struct ward_seccomp_event *ev)
 {
 	/* The kernel's structs may grow; size the buffers as it says and keep
 	 * them on the stack (this runs in the supervisor's poll loop). */
@@ -513,6 +513,7 @@ int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
 		return -errno; /* ENOENT: the caller died in between */
 
 	memset(ev, 0, sizeof(*ev));
+	ev->id = req.n.id;
 	ev->pid = (pid_t)req.n.pid;
 	ev->nr = req.n.data.nr;
 	ev->arch = req.n.data.arch;
@@ -528,9 +529,27 @@ int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
 		snprintf(ev->text, sizeof(ev->text),
 			 "ward: seccomp: blocked system call %d; sandbox killed (SIGSYS)", req.n.data.nr);
 
+	(void)resp;
+	return 0;
+}
+
+int ward_seccomp_notify_read(int listener, struct ward_seccomp_event *ev)
+{
+	return notify_recv(listener, ev);
+}
+
+int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
+{
+	int r = notify_recv(listener, ev);
+	if (r < 0)
+		return r;
 	/* The call fails; the caller kills the sandbox right after. */
+	union {
+		struct seccomp_notif_resp r;
+		unsigned char raw[512];
+	} resp;
 	memset(&resp, 0, sizeof(resp));
-	resp.r.id = req.n.id;
+	resp.r.id = ev->id;
 	resp.r.error = -EPERM;
 	resp.r.val = 0;
 	resp.r.flags = 0;

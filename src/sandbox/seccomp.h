@@ -43,7 +43,15 @@ struct ward_seccomp_event {
 	int nr;         /* syscall number */
 	uint32_t arch;  /* AUDIT_ARCH_* */
 	char text[128]; /* "ward: seccomp: blocked mount(2); sandbox killed (SIGSYS)" */
+	uint64_t id;    /* the notification's cookie */
 };
+
+/* Receive one notification and describe it in ev, without answering it:
+ * the caller stays blocked in the call, which never runs, until the
+ * supervisor kills the sandbox (it must: closing the listener instead
+ * would let the call fail with ENOSYS and the program go on).
+ * 0 or -errno (-ENOENT: the caller died meanwhile). */
+int ward_seccomp_notify_read(int listener, struct ward_seccomp_event *ev);
 
 /* Receive one notification, fail the call with EPERM and describe it in ev.
  * The caller then writes ev->text to the result's stderr, kills the whole
