@@ -265,7 +265,7 @@ def main(argv):
     if framework in ("auto", "pytest"):
         try:
             import pytest
-        except ImportError:
+        except Exception:  # absent, or installed but broken
             if framework == "pytest":
                 ch.send(event="hello", version=1, framework="pytest")
                 ch.send(event="error", message="the job asked for pytest, but the sandbox's python3 "
