@@ -190,4 +190,12 @@ PY
 else
 	echo "# pytest is not installed (python3-pytest): the pytest path is not tested here"
 fi
+# --- the application level: only when the operator opts in
+mkjob "$T/j" src:solution.py=@"$T/solution.py" test:test_mixed.py=@"$T/test_mixed.py" framework=unittest \
+	raw='{"isolation": "application", "limits": {"timeout_s": 20}}'
+wtest "$T/j"
+expect_eq "application level refused by default: exit 125" 125 "$RC"
+expect_eq "application level refused by default: no counts" "0 0 0 0 0 null" "$(counts)"
+R=$(WARD_ALLOW_APPLICATION=1 timeout -k 5 60 "$WARD" test "$T/j" 2>/dev/null </dev/null)
+expect_eq "application level when allowed: counts" "4 1 1 1 1 25.0" "$(counts)"
 check_no_leftovers python
