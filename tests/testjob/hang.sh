@@ -58,4 +58,10 @@ class D(unittest.TestCase):
 wtest "$T/j"
 expect_eq "daemon left behind: counts" "1 1 0 0 0 100.0" "$(counts)"
 check "daemon left behind: job ends at once (${SECS}s)" awk -v s="$SECS" 'BEGIN{exit !(s < 8)}'
+# The application level writes the files into a host directory: a timeout
+# must remove it too (check_no_leftovers below looks for the marker).
+mkjob "$T/j" test:test_hang.py=@"$T/test_hang.py" framework=unittest raw='{"isolation":"application","limits":{"timeout_s":2}}'
+R=$(WARD_ALLOW_APPLICATION=1 timeout -k 5 60 "$WARD" test "$T/j" 2>/dev/null </dev/null)
+expect_eq "application level hang: counts" "2 1 0 1 0 50.0" "$(counts)"
+expect_eq "application level hang: timed_out" true "$(jget "$R" 'd["timed_out"]')"
 check_no_leftovers hang
