@@ -42,13 +42,3 @@ d=json.loads(sys.argv[1])
 v=eval(sys.argv[2])
 print(v if isinstance(v,str) else json.dumps(v))' "$1" "$2"
 }
-
-# A temporary directory removed when the script exits.
-mktmp() {
-	local d
-	d=$(mktemp -d /tmp/ward-test.XXXXXX)
-	_WARD_TMPS="${_WARD_TMPS:-} $d"
-	trap '_ward_cleanup' EXIT
-	echo "$d"
-}
-_ward_cleanup() { for d in ${_WARD_TMPS:-}; do rm -rf "$d"; done; }
