@@ -55,6 +55,8 @@ refused "timeout 0"        timeout    --timeout 0 "${MK[@]}" "${RUN[@]}"
 refused "timeout -1"       timeout    --timeout -1 "${MK[@]}" "${RUN[@]}"
 refused "timeout 5x"       timeout    --timeout 5x "${MK[@]}" "${RUN[@]}"
 refused "timeout nan"      timeout    --timeout nan "${MK[@]}" "${RUN[@]}"
+refused "timeout inf"      timeout    --timeout inf "${MK[@]}" "${RUN[@]}"
+refused "timeout empty"    timeout    --timeout '' "${MK[@]}" "${RUN[@]}"
 refused "timeout missing value" timeout "${MK[@]}" "${RUN[@]}" --timeout
 refused "memory -5"        memory     --memory -5 "${MK[@]}" "${RUN[@]}"
 refused "memory 0"         memory     --memory 0 "${MK[@]}" "${RUN[@]}"
@@ -75,6 +77,7 @@ refused "relative bind target" relative/path   --bind "$M:relative/path" --workd
 refused "missing rootfs"   nonexistent-root-$$ --rootfs "$T/nonexistent-root-$$" "${MK[@]}" "${RUN[@]}"
 refused "missing stdin file" nonexistent-in-$$ --stdin "$T/nonexistent-in-$$" "${MK[@]}" "${RUN[@]}"
 refused "env without ="    env        --env NOEQUALS "${MK[@]}" "${RUN[@]}"
+refused "env with empty name" env     --env =value "${MK[@]}" "${RUN[@]}"
 refused "no command"       command    --timeout 5 "${MK[@]}"
 refused "both --shell and argv" shell --workdir "$W" --shell 'touch /work/ran' -- /bin/touch /work/ran
 
@@ -128,6 +131,16 @@ wr --timeout 5 --stdin "$T/in" --shell 'cat'
 expect_eq "--stdin FILE" from-file "$OUT"
 OUT=$(echo from-pipe | timeout 10 "$WARD" run --timeout 5 --stdin - --shell 'cat' 2>/dev/null)
 expect_eq "--stdin - reads ward's stdin" from-pipe "$OUT"
+
+# A child that never reads a large stdin does not hang ward.
+t0=$(date +%s%N)
+head -c 50000000 /dev/zero | timeout -k 2 20 "$WARD" run --timeout 10 --stdin - -- true >/dev/null 2>&1
+rc=${PIPESTATUS[1]}; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ "$rc" = 0 ] && [ "$ms" -lt 5000 ]; then pass "--stdin - unread by the child: ward returns ($ms ms)"
+else fail "--stdin - unread by the child: ward returns" "rc=$rc after $ms ms"; fi
+# ... and a child that reads it all gets every byte.
+n=$(head -c 5000000 /dev/zero | timeout -k 2 20 "$WARD" run --timeout 10 --stdin - -- wc -c 2>/dev/null)
+expect_eq "--stdin - delivers every byte" 5000000 "$n"
 
 # Fractional timeout is accepted.
 wr --timeout 2.5 --shell 'echo ok'

@@ -112,6 +112,19 @@ expect_eq "respawning daemon: exit 124" 124 "$RC"
 ran "respawning daemon" 1
 no_leak "respawning SIGTERM-ignoring daemon gone" "$M1"
 
+# A command that closes its stdout and stderr still times out on time.
+t0=$(now)
+wr --timeout 0.5 --json --shell 'exec >&- 2>&-; sleep 10'
+expect_eq "closed stdio: exit 124" 124 "$RC"
+within "closed stdio: timeout on time" 1500 "$t0" 450
+# A command whose stdio is held by a daemon after it exits: not a timeout.
+M1=$(mk)
+t0=$(now)
+wr --timeout 5 --shell "sleep $M1 & exit 7"
+expect_eq "stdio held by a leftover: the command's exit 7" 7 "$RC"
+within "stdio held by a leftover: ward returns at once" 2000 "$t0"
+no_leak "stdio held by a leftover: gone" "$M1"
+
 # SIGKILL of ward itself leaves nothing behind.
 for json in "" --json; do
 	M1=$(mk); M2=$(mk); M3=$(mk)
