@@ -8,10 +8,19 @@ PKG_CFLAGS := -I/usr/include/libxml2
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter
 HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+LIBEXECDIR ?= $(PREFIX)/libexec/ward
+ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP \
+	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 LIBS    := -lseccomp -ljansson -lmicrohttpd -lcurl -lxml2 -lpthread -lm
+# `ward` itself is lean: `ward run` and `ward doctor` load only libc,
+# libseccomp and jansson (the dynamic loader's work for libcurl, gnutls,
+# libxml2 and ICU was a few milliseconds of every run).  `ward serve`,
+# `ward test` and `ward run --remote` exec ward-net beside it (or in
+# LIBEXECDIR), the same CLI linked with everything.
+LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
+NET_SRC  := src/server.c src/remote.c src/testjob.c
 
 LIB_SRC  := $(sort $(filter-out src/cli.c,$(wildcard src/*.c src/sandbox/*.c)))
 CLI_SRC  := src/cli.c
@@ -25,7 +34,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
 .PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers
-all: $(B)/ward $(B)/unit_tests helpers
+all: $(B)/ward $(B)/ward-net $(B)/unit_tests helpers
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -49,10 +58,23 @@ $(B)/libward.a: $(LIB_OBJ)
 $(BA)/libward.a: $(LIBA_OBJ)
 	ar rcs $@ $^
 
-$(B)/ward: $(B)/src/cli.o $(B)/libward.a
+$(B)/src/cli-lean.o: src/cli.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DWARD_LEAN -c $< -o $@
+$(BA)/src/cli-lean.o: src/cli.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -DWARD_LEAN -c $< -o $@
+
+$(B)/ward: $(B)/src/cli-lean.o $(filter-out $(NET_SRC:%.c=$(B)/%.o),$(LIB_OBJ))
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LEAN_LIBS)
+
+$(B)/ward-net: $(B)/src/cli.o $(B)/libward.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BA)/ward: $(BA)/src/cli.o $(BA)/libward.a
+$(BA)/ward: $(BA)/src/cli-lean.o $(filter-out $(NET_SRC:%.c=$(BA)/%.o),$(LIBA_OBJ))
+	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LEAN_LIBS)
+
+$(BA)/ward-net: $(BA)/src/cli.o $(BA)/libward.a
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 $(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
@@ -66,7 +88,7 @@ $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -static -o $@ $<
 
-asan: $(BA)/ward
+asan: $(BA)/ward $(BA)/ward-net
 
 deps:
 	@scripts/install-deps
@@ -91,9 +113,11 @@ demo: deps
 bench: all
 	bench/run
 
-install: $(B)/ward
+install: $(B)/ward $(B)/ward-net
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
+	install -m 0755 $(B)/ward-net $(DESTDIR)$(LIBEXECDIR)/ward-net
 	install -m 0644 include/ward.h $(DESTDIR)$(PREFIX)/include/ward.h
 	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 

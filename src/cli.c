@@ -16,6 +16,34 @@
 #include "plan.h"
 #include "ward.h"
 
+#ifdef WARD_LEAN
+static char **g_argv;
+
+/* The lean `ward` has no HTTP or XML code: hand the command line to
+ * ward-net, found beside this binary or in LIBEXECDIR. */
+static int exec_net(char **argv)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 16);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			strcpy(slash + 1, "ward-net");
+			execv(self, argv);
+		}
+	}
+	execv(WARD_LIBEXECDIR "/ward-net", argv);
+	fprintf(stderr, "ward: cannot run ward-net (needed for serve, test and --remote): %s; install it beside "
+			"ward or in %s\n",
+		strerror(errno), WARD_LIBEXECDIR);
+	return WARD_EXIT_FAILED;
+}
+#define ward_serve_main(c, v) exec_net((v)-1)
+#define ward_test_main(c, v) exec_net((v)-1)
+#define ward_remote_run(u, t, q, r) (exit(exec_net(g_argv)), -1)
+#endif
+
 /* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
  * up (cgroup, uid slot), then ward dies of the same signal. */
 static volatile int g_stop_signal;
@@ -167,8 +195,12 @@ static int cmd_doctor(int argc, char **argv)
 	return d.system_ok ? 0 : 1;
 }
 
+
 int main(int argc, char **argv)
 {
+#ifdef WARD_LEAN
+	g_argv = argv;
+#endif
 	/* A closed reader must not kill ward with SIGPIPE mid-run. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
