@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -459,6 +460,30 @@ static bool alone_in(int dirfd)
 	return pid == getpid() && (*end == 0 || (end[0] == '\n' && end[1] == 0));
 }
 
+/* "No internal processes": move our process into dir/ward-supervisor, so
+ * that dir may enable controllers for its children.  0 or -errno. */
+static int move_to_leaf(int dirfd)
+{
+	if (mkdirat(dirfd, "ward-supervisor", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	int lfd = open_cgdir(dirfd, "ward-supervisor", O_PATH);
+	if (lfd < 0)
+		return lfd;
+	char pid[24];
+	snprintf(pid, sizeof pid, "%d", (int)getpid());
+	int r = write_at(lfd, "cgroup.procs", pid);
+	close(lfd);
+	return r;
+}
+
+/* Did systemd delegate this cgroup (Delegate=yes sets the xattr since
+ * v251)?  Root may write anywhere, so for root this is the only sign that
+ * a cgroup of its own is meant to be subdivided. */
+static bool systemd_delegated(const char *dir)
+{
+	return lgetxattr(dir, "trusted.delegate", NULL, 0) >= 0 || lgetxattr(dir, "user.delegate", NULL, 0) >= 0;
+}
+
 /* Root-cgroup layout: /sys/fs/cgroup/ward.  0 or -errno. */
 static int v2_use_top(const struct mnt *m, char *wherebuf, size_t len)
 {
@@ -467,12 +492,14 @@ static int v2_use_top(const struct mnt *m, char *wherebuf, size_t len)
 	int tfd = open_cgdir(AT_FDCWD, top, O_PATH);
 	if (tfd < 0)
 		return tfd;
-	v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
+	unsigned got = v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
+	/* The top of a cgroup namespace (a container) is no real root: it
+	 * cannot enable controllers while it holds processes.  When the only
+	 * one is us, step aside into a leaf. */
+	if (!(got & C_MEM) && alone_in(tfd) && move_to_leaf(tfd) == 0)
+		v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
 	close(tfd);
-	int r = make_ward_dir(top, wherebuf, len);
-	if (r < 0)
-		return r;
-	return 0;
+	return make_ward_dir(top, wherebuf, len);
 }
 
 static void probe_v2(const struct mnt *m)
@@ -486,12 +513,12 @@ static void probe_v2(const struct mnt *m)
 	const char *leaf = "/ward-supervisor";
 	size_t ol = strlen(own), ll = strlen(leaf);
 	int r;
-	if (ol >= ll && strcmp(own + ol - ll, leaf) == 0) {
+	if (ol > ll && strcmp(own + ol - ll, leaf) == 0) {
 		/* Another ward in this process tree already moved into the
 		 * leaf: its parent is the place. */
 		own[ol - ll] = 0;
-		cg_dir_of(m, own[0] ? own : "/", parent, sizeof parent);
-	} else if (strcmp(own, "/") == 0) {
+		cg_dir_of(m, own, parent, sizeof parent);
+	} else if (strcmp(own, "/") == 0 || strcmp(own, leaf) == 0) {
 		r = v2_use_top(m, parent, sizeof parent);
 		if (r < 0) {
 			why("cgroup v2: cannot create %s/ward: %s (run ward as root, or in a cgroup delegated to uid %u)",
@@ -504,25 +531,15 @@ static void probe_v2(const struct mnt *m)
 		bool delegated = ofd >= 0 && faccessat(ofd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
 				 faccessat(ofd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
 				 faccessat(ofd, ".", W_OK, AT_EACCESS) == 0;
+		if (delegated && geteuid() == 0)
+			delegated = systemd_delegated(owndir);
 		bool alone = ofd >= 0 && alone_in(ofd);
 		bool moved = false;
 		if (delegated && alone) {
-			/* "No internal processes": leave <own> to our children. */
-			if (mkdirat(ofd, leaf + 1, 0755) < 0 && errno != EEXIST) {
-				r = -errno;
-			} else {
-				int lfd = open_cgdir(ofd, leaf + 1, O_PATH);
-				r = lfd < 0 ? lfd : 0;
-				if (lfd >= 0) {
-					char pid[24];
-					snprintf(pid, sizeof pid, "%d", (int)getpid());
-					r = write_at(lfd, "cgroup.procs", pid);
-					close(lfd);
-				}
-			}
+			r = move_to_leaf(ofd);
 			if (r == 0) {
 				moved = true;
-				snprintf(parent, sizeof parent, "%s", owndir);
+				scopy(parent, sizeof parent, owndir);
 			} else {
 				why("cgroup v2: cannot move into %s%s: %s", owndir, leaf, strerror(-r));
 			}
@@ -886,8 +903,8 @@ int cg_kill(struct ward_cgroup *cg)
 {
 	if (!cg)
 		return -EINVAL;
-	if (cg->version == CG_V2 && P.cg_kill)
-		return write_at(cg->d[0].dir, "cgroup.kill", "1");
+	if (cg->version == CG_V2 && P.cg_kill && !cg->d[0].removed && write_at(cg->d[0].dir, "cgroup.kill", "1") == 0)
+		return 0;
 	int r = 0;
 	for (int i = 0; i < cg->n; i++) {
 		if (cg->d[i].removed)
