@@ -29,23 +29,35 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics lc rgb "#dddddd"
-set key top left
+set key top right
 set xtics rotate by -25 nomirror
 set yrange [0:*]
-set offsets 0, 0, graph 0.1, 0
+set offsets 0, 0, graph 0.15, 0
 # The first line of each data file names the columns.
 set key autotitle columnhead
 # A clustered histogram of N series with gap 1 puts series j of row r at
 # x = r + (j - (N-1)/2) / (N+1); the value labels sit on those bars.
 barx(r, j, n) = r + (j - (n - 1) / 2.0) / (n + 1.0)
 
-set title "Latency, spawn to reap (lower is better)"
+# Log scale: on a busy host p99 can be many times the median, and a linear
+# axis would flatten the medians that the comparison is about.
+set title "Latency, spawn to reap (lower is better; log scale)"
 set ylabel "ms"
+set logscale y
+# Bottom of the axis: the decade below the smallest median.
+stats lat using 2 nooutput
+set yrange [10**floor(log10(STATS_min)):*]
+set offsets 0, 0, 0, 0
+set mytics 10
 plot lat using 2:xtic(1) title "median" lc rgb "#4c72b0", \
      ''  using 3 title "p99" lc rgb "#dd8452", \
      ''  using (barx($0, 0, 2)):2:(sprintf("%.2f", $2)) with labels offset 0,0.7 font ",9" notitle, \
      ''  using (barx($0, 1, 2)):3:(sprintf("%.1f", $3)) with labels offset 0,0.7 font ",9" notitle
 
+unset logscale y
+set mytics default
+set yrange [0:*]
+set offsets 0, 0, graph 0.15, 0
 set title "Throughput, parallel callers (higher is better)"
 set ylabel "runs/s"
 plot for [i=2:ncallers+1] tput using i:xtic(1) title columnheader(i) \
