@@ -425,6 +425,25 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	return 0;
 }
 
+int ward_json_check_values(const char *body, size_t len, size_t max, char *err, size_t errlen)
+{
+	size_t count = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = body[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"')
+			in_str = true;
+		else if ((c == ',' || c == '[' || c == '{') && ++count > max)
+			return wire_bad(err, errlen, "the document has more than %zu JSON values: send fewer, larger ones", max);
+	}
+	return 0;
+}
+
 int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err, size_t errlen)
 {
 	memset(doc, 0, sizeof(*doc));
@@ -432,6 +451,8 @@ int ward_request_from_json(const char *body, size_t len, struct ward_request_doc
 	doc->req.capture = true;
 	doc->req.stdin_fd = -1;
 
+	if (ward_json_check_values(body, len, WARD_JSON_MAX_VALUES, err, errlen) < 0)
+		return -1;
 	json_error_t je;
 	/* Duplicate keys are refused: two "argv" members would leave which one
 	 * ran up to the parser.  Depth is bounded by jansson itself

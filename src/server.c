@@ -527,8 +527,13 @@ static bool dispatch(struct server *s, struct req *r)
 		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
 		return false;
 	}
+	char err[512];
+	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
+	if (ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
 	if (r->route == R_EXEC) {
-		char err[512];
 		if (ward_request_from_json(r->body ? r->body : "", r->len, &r->doc, err, sizeof(err)) < 0) {
 			set_error(r, 400, "%s", err);
 			return false;

@@ -229,8 +229,30 @@ static void test_result(void)
 	free(e);
 }
 
+static void test_value_count(void)
+{
+	char err[128];
+	const char *s = "[1,2,{\"a\":[3]}]"; /* [ , { [ , : 5 */
+	CHECK("wire: value count within the limit", ward_json_check_values(s, strlen(s), 5, err, sizeof(err)) == 0);
+	CHECK("wire: value count over the limit", ward_json_check_values(s, strlen(s), 4, err, sizeof(err)) < 0);
+	s = "{\"k\":\"a,b,[c{\\\",\\\\\"}"; /* {"k":"a,b,[c{\",\\"} : one '{' outside strings */
+	CHECK("wire: commas and brackets in strings (escaped quotes too) do not count",
+	      ward_json_check_values(s, strlen(s), 1, err, sizeof(err)) == 0);
+	size_t n = WARD_JSON_MAX_VALUES + 10;
+	char *big = malloc(2 * n + 64);
+	size_t k = (size_t)sprintf(big, "{\"command\":\"a\",\"x\":[");
+	for (size_t i = 0; i < n; i++) {
+		big[k++] = '0';
+		big[k++] = ',';
+	}
+	memcpy(big + k, "0]}", 4);
+	refuses("more than WARD_JSON_MAX_VALUES values", big, "the document has more than");
+	free(big);
+}
+
 void test_wire(void)
 {
+	test_value_count();
 	test_base64();
 	test_decode();
 	test_refusals();
