@@ -127,7 +127,6 @@ struct req {
 	char path[128];
 	char *body;
 	size_t len, cap;
-	bool too_big;
 	struct client *cl;          /* holds an active count while queued/running */
 	struct ward_request_doc doc;
 	bool have_doc;
@@ -523,10 +522,6 @@ static bool admit(struct server *s, struct req *r)
  * when r was queued (and its connection suspended). */
 static bool dispatch(struct server *s, struct req *r)
 {
-	if (r->too_big) {
-		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
-		return false;
-	}
 	char err[512];
 	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
 	if (ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
@@ -861,13 +856,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->state == S_BODY && *upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
-		if (r->too_big || r->len + n > s->o.max_body) {
-			/* a chunked body with no Content-Length: stop reading, answer 413 */
-			r->too_big = true;
+		if (r->len + n > s->o.max_body) {
+			/* a chunked body with no Content-Length grew too large: try a
+			 * 413 at once; libmicrohttpd 0.9.75 refuses an answer before
+			 * the body is complete and closes the connection instead, which
+			 * still stops the upload (the log keeps the reason) */
 			free(r->body);
 			r->body = NULL;
 			r->len = r->cap = 0;
-			return MHD_NO;
+			set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+			return send_answer(r);
 		}
 		if (r->len + n + 1 > r->cap) {
 			size_t cap = r->cap ? r->cap : 4096;
