@@ -5,6 +5,18 @@
 # (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+# Paths on the host that the sandbox's writes would reach if isolation
+# failed: unique names (X), checked and removed when the script ends.
+X=ward-probe-$$
+GUARD=()
+guard() { GUARD+=("$@"); }
+check_guard() {
+	local p
+	for p in "${GUARD[@]}"; do
+		if [ -e "$p" ] || [ -L "$p" ]; then fail "host untouched: $p" "written from the sandbox (removed)"; rm -rf -- "$p"; fi
+	done
+}
+trap 'check_guard; rm -rf "$T"' EXIT
 wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 # marker_pids M — host pids of processes running `sleep M`.
 marker_pids() {
@@ -106,14 +118,17 @@ for f in null zero full random urandom shm pts; do
 done
 wr --timeout 10 --shell 'head -c 4 /dev/zero | od -An -tx1 | tr -d " "; head -c 16 /dev/urandom | wc -c; echo x >/dev/null && echo nullok; echo x 2>/dev/null >/dev/full || echo fullerr'
 expect_eq "/dev nodes work" "00000000 16 nullok fullerr" "$(echo $OUT)"
-wr --timeout 10 --shell 'ls -A /dev/pts; echo hi >/dev/shm/x && cat /dev/shm/x; awk "\$5==\"/dev/shm\"{print \$9}" /proc/self/mountinfo'
+guard "/dev/shm/$X"
+wr --timeout 10 --env X=$X --shell 'ls -A /dev/pts; echo hi >/dev/shm/$X && cat /dev/shm/$X; awk "\$5==\"/dev/shm\"{print \$9}" /proc/self/mountinfo'
 expect_eq "/dev/pts is a private instance, /dev/shm a writable tmpfs" "ptmx hi tmpfs" "$(echo $OUT)"
 # mknod cannot make a device inside.
-wr --timeout 10 --shell 'mknod /tmp/sda b 8 0 2>/dev/null && echo made || echo refused'
+guard "/tmp/$X-sda"
+wr --timeout 10 --env X=$X --shell 'mknod /tmp/$X-sda b 8 0 2>/dev/null && echo made || echo refused'
 expect_eq "mknod refused" refused "$OUT"
 
 # /tmp: a tmpfs with the --tmp-size limit.
-wr --timeout 20 --tmp-size 8 --shell 'awk "\$5==\"/tmp\"{print \$9}" /proc/self/mountinfo; (head -c 16777216 /dev/zero >/tmp/big) 2>&1; echo rc=$?; stat -c %s /tmp/big'
+guard "/tmp/$X-big"
+wr --timeout 20 --tmp-size 8 --env X=$X --shell 'awk "\$5==\"/tmp\"{print \$9}" /proc/self/mountinfo; (head -c 16777216 /dev/zero >/tmp/$X-big) 2>&1; echo rc=$?; stat -c %s /tmp/$X-big'
 expect_contains "/tmp is tmpfs" "$OUT" tmpfs
 expect_contains "writing past --tmp-size fails" "$OUT" "No space left on device"
 sz=$(printf '%s\n' "$OUT" | tail -1)
@@ -123,13 +138,15 @@ wr --timeout 10 --tmp-size 8 --shell 'stat -f -c "%b %S" /tmp'
 kb=$(echo "$OUT" | awk '{print $1*$2/1024}')
 expect_eq "/tmp size is --tmp-size (KiB)" 8192 "$kb"
 # Ephemeral /work has the same size limit and is writable and the cwd.
-wr --timeout 20 --tmp-size 8 --shell 'pwd; awk "\$5==\"/work\"{print \$9}" /proc/self/mountinfo; head -c 16777216 /dev/zero >big 2>/dev/null; echo rc=$?; stat -c %s big'
+guard "$PWD/$X-big" "/work/$X-big"
+wr --timeout 20 --tmp-size 8 --env X=$X --shell 'pwd; awk "\$5==\"/work\"{print \$9}" /proc/self/mountinfo; head -c 16777216 /dev/zero >$X-big 2>/dev/null; echo rc=$?; stat -c %s $X-big'
 expect_eq "ephemeral /work: cwd, tmpfs, limited" "/work tmpfs rc=1" "$(printf '%s\n' "$OUT" | head -3 | tr '\n' ' ' | sed 's/ $//')"
 sz=$(printf '%s\n' "$OUT" | tail -1)
 if [ -n "$sz" ] && [ "$sz" -le $((8 << 20)) ] 2>/dev/null; then pass "ephemeral /work holds 8 MiB at most ($sz)"; else fail "ephemeral /work holds 8 MiB at most" "size=[$sz]"; fi
 
 # A file written in /tmp or the ephemeral /work never reaches the host.
-name=ward-leak-$$-$RANDOM
+name=$X-leak
+guard "/tmp/$name" "/work/$name" "/$name"
 wr --timeout 10 --shell "echo x >/tmp/$name && echo x >/work/$name && echo wrote"
 expect_eq "wrote in /tmp and /work" wrote "$OUT"
 if [ -e "/tmp/$name" ] || [ -e "/work/$name" ] || [ -e "/$name" ]; then fail "sandbox /tmp is not the host's" "/tmp/$name on host"
@@ -139,10 +156,12 @@ expect_eq "/tmp is fresh for each run" gone "$OUT"
 
 # System dirs are read-only binds.
 for d in /usr /bin /lib /etc /; do
-	wr --timeout 10 --shell "touch $d/ward-probe-$$ 2>&1; echo rc=\$?"
+	guard "${d%/}/$X"
+	wr --timeout 10 --shell "touch ${d%/}/$X 2>&1; echo rc=\$?"
 	expect_contains "$d is not writable" "$OUT" "rc=1"
 done
-wr --timeout 10 --shell '(touch /usr/x) 2>&1; awk "\$5==\"/usr\"{print \$6}" /proc/self/mountinfo'
+guard "/usr/$X-x"
+wr --timeout 10 --env X=$X --shell '(touch /usr/$X-x) 2>&1; awk "\$5==\"/usr\"{print \$6}" /proc/self/mountinfo'
 expect_contains "/usr: EROFS" "$OUT" "Read-only file system"
 case "$(printf '%s\n' "$OUT" | tail -1)" in ro,*|ro|*,ro|*,ro,*) pass "/usr mounted ro" ;; *) fail "/usr mounted ro" "mount opts: $(printf '%s\n' "$OUT" | tail -1)" ;; esac
 wr --timeout 10 --shell 'awk "\$5==\"/\"{print \$9}" /proc/self/mountinfo | tail -1'

@@ -6,6 +6,18 @@
 # (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+# Paths on the host that the sandbox's writes would reach if isolation
+# failed: unique names (X), checked and removed when the script ends.
+X=ward-probe-$$
+GUARD=()
+guard() { GUARD+=("$@"); }
+check_guard() {
+	local p
+	for p in "${GUARD[@]}"; do
+		if [ -e "$p" ] || [ -L "$p" ]; then fail "host untouched: $p" "written from the sandbox (removed)"; rm -rf -- "$p"; fi
+	done
+}
+trap 'check_guard; rm -rf "$T"' EXIT
 # jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
 # limit), and a one-line note comes back when the output is not JSON.
 jg() {
@@ -44,7 +56,8 @@ if [ -n "$k" ] && [ "$k" -lt 64 ]; then pass "default pids: fork loop stopped at
 else fail "default pids: fork loop stopped below 64" "out=[$OUT]"; fi
 # The limit is whole-tree, not per uid-less process: two shells splitting the
 # work still share it.
-wr --timeout 20 --pids 20 "${P[@]}" --shell '/probe/probe_forks 15 2 >/tmp/a & /probe/probe_forks 15 2 >/tmp/b & wait; cat /tmp/a /tmp/b'
+guard "/tmp/$X-a" "/tmp/$X-b"
+wr --timeout 20 --pids 20 "${P[@]}" --env X=$X --shell '/probe/probe_forks 15 2 >/tmp/$X-a & /probe/probe_forks 15 2 >/tmp/$X-b & wait; cat /tmp/$X-a /tmp/$X-b'
 tot=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p' | awk '{s+=$1} END{print s+0}')
 if [ "$tot" -lt 20 ] && [ "$tot" -ge 8 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
 
@@ -90,20 +103,21 @@ wr --timeout 5 --cpu 1 --shell 'sleep 1.5; echo slept'
 expect_eq "--cpu 1: sleeping 1.5 s is fine" "0 slept" "$RC $OUT"
 
 # ---- --fsize: a 4 MiB write with --fsize 1 fails.
-wr --timeout 20 --fsize 1 --shell '(head -c 4194304 /dev/zero >/tmp/f) 2>/dev/null; echo rc=$?; stat -c %s /tmp/f'
+guard "/tmp/$X-f"
+wr --timeout 20 --fsize 1 --env X=$X --shell '(head -c 4194304 /dev/zero >/tmp/$X-f) 2>/dev/null; echo rc=$?; stat -c %s /tmp/$X-f'
 rc=$(printf '%s\n' "$OUT" | sed -n 's/^rc=//p'); sz=$(printf '%s\n' "$OUT" | tail -1)
 if [ -n "$rc" ] && [ "$rc" != 0 ]; then pass "--fsize 1: 4 MiB write fails (rc=$rc)"; else fail "--fsize 1: 4 MiB write fails" "out=[$OUT]"; fi
 if [ -n "$sz" ] && [ "$sz" -le 1048576 ] 2>/dev/null; then pass "--fsize 1: file stays <= 1 MiB ($sz)"; else fail "--fsize 1: file stays <= 1 MiB" "size=[$sz]"; fi
-wr --timeout 20 --fsize 1 -- /usr/bin/python3 -c 'import signal,errno
+wr --timeout 20 --fsize 1 --env X=$X -- /usr/bin/python3 -c 'import signal,errno,os
 signal.signal(signal.SIGXFSZ,signal.SIG_IGN)
-f=open("/tmp/f","wb")
+f=open("/tmp/%s-f" % os.environ["X"],"wb")
 try:
     for i in range(64): f.write(b"x"*65536); f.flush()
     print("wrote")
 except OSError as e: print(errno.errorcode[e.errno])'
 expect_eq "--fsize 1: EFBIG when SIGXFSZ is ignored" EFBIG "$OUT"
 # Default 64 MiB: a 2 MiB file is fine.
-wr --timeout 20 --shell 'head -c 2097152 /dev/zero >/tmp/f && stat -c %s /tmp/f'
+wr --timeout 20 --env X=$X --shell 'head -c 2097152 /dev/zero >/tmp/$X-f && stat -c %s /tmp/$X-f'
 expect_eq "default fsize: 2 MiB file fine" 2097152 "$OUT"
 
 # ---- core dumps off.

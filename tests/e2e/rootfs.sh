@@ -6,6 +6,18 @@
 # (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+# Paths on the host that the sandbox's writes would reach if isolation
+# failed: unique names (X), checked and removed when the script ends.
+X=ward-probe-$$
+GUARD=()
+guard() { GUARD+=("$@"); }
+check_guard() {
+	local p
+	for p in "${GUARD[@]}"; do
+		if [ -e "$p" ] || [ -L "$p" ]; then fail "host untouched: $p" "written from the sandbox (removed)"; rm -rf -- "$p"; fi
+	done
+}
+trap 'check_guard; rm -rf "$T"' EXIT
 wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 BB=/bin/busybox
 if ! file -L "$BB" 2>/dev/null | grep -q 'statically linked' && ! ldd "$BB" 2>&1 | grep -q 'not a dynamic'; then
@@ -14,6 +26,7 @@ fi
 R=$T/root; mkdir -p "$R/bin"; cp "$BB" "$R/bin/busybox"
 for a in sh echo cat ls id touch stat mkdir sleep head wc tr grep awk hostname env true; do ln -s busybox "$R/bin/$a"; done
 echo rootfs-marker >"$R/marker"
+echo rootfs-marker >"$R/$X-marker"
 chmod -R go+rX "$R"
 
 wr --timeout 10 --rootfs "$R" -- /bin/sh -c 'echo hi; cat /marker; ls /bin | wc -l'
@@ -22,11 +35,13 @@ expect_eq "rootfs: output" "hi rootfs-marker $(ls "$R/bin" | wc -l)" "$(echo $OU
 [ "$RC" = 0 ] || echo "# stderr: $ERR"
 wr --timeout 10 --rootfs "$R" --shell 'test -e /usr/bin/python3 && echo host || echo own; test -e /lib/x86_64-linux-gnu/libc.so.6 && echo hostlib || echo nolib'
 expect_eq "rootfs: the host's system dirs are not there" "own nolib" "$(echo $OUT)"
-wr --timeout 10 --rootfs "$R" --shell '(touch /newfile) 2>/dev/null; (echo x >/marker) 2>/dev/null; echo end'
-check "rootfs: read-only (no new file on the host tree)" test ! -e "$R/newfile"
-expect_eq "rootfs: read-only (marker unchanged)" rootfs-marker "$(cat "$R/marker")"
+guard "/$X-new" "/$X-marker"
+wr --timeout 10 --rootfs "$R" --env X=$X --shell '(touch /$X-new) 2>/dev/null; (echo x >/$X-marker) 2>/dev/null; echo end'
+check "rootfs: read-only (no new file on the host tree)" test ! -e "$R/$X-new"
+expect_eq "rootfs: read-only (marker unchanged)" rootfs-marker "$(cat "$R/$X-marker")"
 # The sandbox is still a sandbox: /tmp, /work, /proc, /dev, no caps.
-wr --timeout 10 --rootfs "$R" --shell 'echo t >/tmp/t && cat /tmp/t; pwd; echo w >w && cat w; id -u; ls /dev | wc -l; grep CapEff /proc/self/status'
+guard "/tmp/$X-t" "$PWD/$X-w" "/work/$X-w"
+wr --timeout 10 --rootfs "$R" --env X=$X --shell 'echo t >/tmp/$X-t && cat /tmp/$X-t; pwd; echo w >$X-w && cat $X-w; id -u; ls /dev | wc -l; grep CapEff /proc/self/status'
 expect_eq "rootfs: /tmp, /work, /proc, /dev, uid, caps" "t /work w" "$(printf '%s\n' "$OUT" | head -3 | tr '\n' ' ' | sed 's/ $//')"
 u=$(printf '%s\n' "$OUT" | sed -n 4p)
 if [ -n "$u" ] && [ "$u" != 0 ]; then pass "rootfs: non-root uid ($u)"; else fail "rootfs: non-root uid" "uid=[$u] out=[$OUT] err=$ERR"; fi
