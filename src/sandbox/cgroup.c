@@ -416,8 +416,8 @@ static void probe_v1(const struct mnt v1[3])
 }
 
 /* Enable the controllers of `want` that dir offers its children.  Returns
- * the bits enabled afterwards. */
-static unsigned v2_enable(int dirfd, unsigned want)
+ * the bits enabled afterwards; *offered (may be NULL) gets those dir has. */
+static unsigned v2_enable(int dirfd, unsigned want, unsigned *offered)
 {
 	static const char *const names[3] = {"memory", "pids", "cpu"};
 	static const unsigned bits[3] = {C_MEM, C_PIDS, C_CPU};
@@ -444,6 +444,8 @@ static unsigned v2_enable(int dirfd, unsigned want)
 			on_i = true;
 		if (on_i)
 			got |= bits[i];
+		if (avail_i && offered)
+			*offered |= bits[i];
 	}
 	return got;
 }
@@ -492,12 +494,16 @@ static int v2_use_top(const struct mnt *m, char *wherebuf, size_t len)
 	int tfd = open_cgdir(AT_FDCWD, top, O_PATH);
 	if (tfd < 0)
 		return tfd;
-	unsigned got = v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
 	/* The top of a cgroup namespace (a container) is no real root: it
-	 * cannot enable controllers while it holds processes.  When the only
-	 * one is us, step aside into a leaf. */
-	if (!(got & C_MEM) && alone_in(tfd) && move_to_leaf(tfd) == 0)
-		v2_enable(tfd, C_MEM | C_PIDS | C_CPU);
+	 * cannot enable memory while it holds processes.  When the only one
+	 * is us, step aside into a leaf first.  Memory alone, and first: the
+	 * threaded controllers (pids, cpu) would be accepted and make the top
+	 * a "thread root", whose children can then take no process at all. */
+	unsigned offered = 0;
+	unsigned got = v2_enable(tfd, C_MEM, &offered);
+	if ((offered & C_MEM) && !(got & C_MEM) && alone_in(tfd))
+		move_to_leaf(tfd);
+	v2_enable(tfd, C_MEM | C_PIDS | C_CPU, NULL);
 	close(tfd);
 	return make_ward_dir(top, wherebuf, len);
 }
@@ -571,7 +577,7 @@ static void probe_v2(const struct mnt *m)
 		why("cgroup v2: cannot open %s: %s", parent, strerror(-pfd));
 		return;
 	}
-	unsigned got = v2_enable(pfd, C_MEM | C_PIDS | C_CPU);
+	unsigned got = v2_enable(pfd, C_MEM | C_PIDS | C_CPU, NULL);
 	/* Every cgroup has cpu.stat usage_usec, with or without the cpu
 	 * controller: accounting needs no controller. */
 	got |= C_CPU;
