@@ -163,6 +163,7 @@ struct server {
 	struct req *qhead, *qtail;
 	unsigned queued, running, answering; /* answering: admitted, answer not yet sent */
 	bool stopping, draining;
+	volatile int cancel; /* set when the drain times out: ward_run kills its sandbox */
 	pthread_t *workers;
 	unsigned nworkers;
 	struct client *clients[CLIENT_BUCKETS];
@@ -398,22 +399,42 @@ static int check_allowed(struct server *s, const char *path, const char *field, 
 }
 
 /* ward_request_validate() speaks in ward run's option names; say the
- * field of the body instead, so that the 400 names what to fix. */
+ * field of the body instead, so that the 400 names what to fix.  keep: the
+ * message goes on whole after the field (it does not start with an
+ * option's name). */
 static void option_to_field(const char *msg, char *out, size_t n)
 {
-	static const char *const map[][2] = {
-		{"--timeout", "limits.timeout_s"},   {"--cpu", "limits.cpu_seconds"},
-		{"--memory", "limits.memory_mb"},    {"--pids", "limits.pids"},
-		{"--output-limit", "limits.max_output_chars"}, {"--fsize", "limits.fsize_mb"},
-		{"--tmp-size", "limits.tmp_size_mb"}, {"--nofile", "limits.nofile"},
-		{"--workdir", "workdir"},             {"--rootfs", "rootfs"},
-		{"bind source", "mounts[].host_path"}, {"sandbox path", "mounts[].sandbox_path"},
-		{"environment", "env"},               {"file ", "files[]: file "},
+	static const struct {
+		const char *prefix, *field;
+		bool keep;
+	} map[] = {
+		{"--timeout", "limits.timeout_s", false},
+		{"--cpu", "limits.cpu_seconds", false},
+		{"--memory", "limits.memory_mb", false},
+		{"--pids", "limits.pids", false},
+		{"--output-limit", "limits.max_output_chars", false},
+		{"--fsize", "limits.fsize_mb", false},
+		{"--tmp-size", "limits.tmp_size_mb", false},
+		{"--nofile", "limits.nofile", false},
+		{"--workdir", "workdir", false},
+		{"--rootfs", "rootfs", false},
+		{"bind source", "mounts[].host_path", false},
+		{"sandbox path", "mounts[].sandbox_path", true},
+		{"too many mounts", "mounts", true},
+		{"environment", "env", true},
+		{"file", "files", true},
+		{"too many files", "files", true},
+		{"stdin", "stdin", true},
+		{"the program name", "argv[0]", true},
+		{"no command", "command", true},
+		{"unknown isolation", "isolation", true},
+		{"unknown network", "network", true},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		size_t k = strlen(map[i][0]);
-		if (strncmp(msg, map[i][0], k) == 0) {
-			snprintf(out, n, "%s:%s%s", map[i][1], msg[k] == ' ' ? "" : " ", msg + k);
+		size_t k = strlen(map[i].prefix);
+		if (strncmp(msg, map[i].prefix, k) == 0) {
+			const char *rest = map[i].keep ? msg : msg + k + (msg[k] == ' ');
+			snprintf(out, n, "%s: %s", map[i].field, rest);
 			return;
 		}
 	}
@@ -523,6 +544,17 @@ static bool admit(struct server *s, struct req *r)
 static bool dispatch(struct server *s, struct req *r)
 {
 	char err[512];
+	/* unhealthy first: a load balancer should move on, whatever the body */
+	pthread_mutex_lock(&s->lock);
+	bool healthy = s->healthy;
+	if (!healthy) {
+		s->m.rejected_unhealthy++;
+		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;
+		set_error(r, 503, "no healthy backend: %s", s->health_reason);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!healthy)
+		return false;
 	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
 	if (ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
@@ -551,7 +583,17 @@ static bool dispatch(struct server *s, struct req *r)
 			set_error(r, 400, "%s", err);
 			return false;
 		}
-		char verr[512];
+		/* the operator's opt-in, as ward_run() checks it: refused here
+		 * as a 400 before a slot is taken */
+		const char *allow = getenv("WARD_ALLOW_APPLICATION");
+		if (q->isolation == WARD_ISO_APPLICATION && (!allow || strcmp(allow, "1") != 0)) {
+			set_error(r, 400, "isolation: 'application' is not allowed on this runner (its operator has "
+					  "not set WARD_ALLOW_APPLICATION=1); use \"system\"");
+			return false;
+		}
+		/* a drain that runs out of time cancels the runs still going */
+		q->cancel = &s->cancel;
+		char verr[400]; /* room for the field name in err */
 		if (ward_request_validate(q, verr, sizeof(verr)) < 0) {
 			option_to_field(verr, err, sizeof(err));
 			set_error(r, 400, "%s", err);
@@ -1508,6 +1550,14 @@ int ward_serve_main(int argc, char **argv)
 		close(lfd);
 	s->listen_fd = -1;
 	bool drained = drain(s, now_mono() + s->o.drain_timeout);
+	if (!drained) {
+		/* out of time: cancel what still runs (each sandbox is killed and
+		 * cleaned up, its client gets a "cancelled" error) and give the
+		 * answers a moment to go out */
+		s->cancel = 1;
+		log_event(s, "cancelling", "drain timed out: cancelling the runs still going");
+		drained = drain(s, now_mono() + 5);
+	}
 	if (!drained) {
 		/* runs are still going: leave without stopping MHD (it cannot stop
 		 * with suspended connections); exiting ends every sandbox, whose

@@ -75,6 +75,9 @@ r=$(post_exec '{"command":"true","files":[{"path":"x","content":"!!","encoding":
 expect_contains "400 bad base64" "$(code_of "$r") $(body_of "$r")" '400 {"error":"files[0].content'
 r=$(post_exec '{"command":"true","argv":["echo","a\u0000b"]}' "${AUTH[@]}")
 expect_contains "400 NUL in an argument" "$(code_of "$r") $(body_of "$r")" '400 {"error":"argv[1]'
+many=$(python3 -c 'import json; print(json.dumps({"command":"true","files":[{"path":"f%d" % i} for i in range(1001)]}))')
+r=$(post_exec "$many" "${AUTH[@]}")
+expect_contains "400 more than 1000 files" "$(code_of "$r") $(body_of "$r")" '400 {"error":"files'
 r=$(post_exec '{"command":"echo one","command":"echo two"}' "${AUTH[@]}")
 expect_eq "400 duplicate keys" 400 "$(code_of "$r")"
 r=$(post_exec '{"command":"echo ok","some_future_field":{"x":[1,2]},"stdin":null}' "${AUTH[@]}")

@@ -28,7 +28,7 @@ check "the log says draining and stopped" grep -q '"event":"stopped","message":"
 # a bounded drain: a run longer than --drain-timeout does not hold the exit
 start_server bounded --drain-timeout 1 || exit 0
 marker="sleep 30.$$"
-curl -s --max-time 40 -o /dev/null --data-binary "{\"command\":\"$marker\"}" "$URL/exec" &
+curl -s --max-time 40 -o "$SERVE_TMP/cancelled" --data-binary "{\"command\":\"$marker\"}" "$URL/exec" &
 cpid=$!
 sleep 0.7
 t0=$(date +%s.%N)
@@ -41,6 +41,8 @@ check "bounded drain exits in time (< 4 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exi
 sleep 0.5
 check "the abandoned sandbox died with the server" test -z "$(ps -eo args= | grep -F "$marker" | grep -v grep)"
 wait "$cpid" 2>/dev/null
+expect_contains "the cut-off run's client got an answer saying so" "$(cat "$SERVE_TMP/cancelled")" '"error":"cancelled'
+check "the cut-off run was cancelled and cleaned up, then a clean stop" grep -q '"event":"stopped","message":"drained"' "$SRV_LOG"
 
 # SIGHUP reopens --log (logrotate moves the file first)
 start_server hup || exit 0
