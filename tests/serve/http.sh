@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.bash"
 
 echo "tok-good" >"$SERVE_TMP/tokens"
-start_server main --token-file "$SERVE_TMP/tokens" --max-body 65536 --max-concurrent 2 || exit 0
+WARD_ALLOW_APPLICATION= start_server main --token-file "$SERVE_TMP/tokens" --max-body 65536 --max-concurrent 2 || exit 0
 AUTH=(-H 'Authorization: Bearer tok-good')
 
 r=$(http GET /health)
@@ -82,6 +82,8 @@ r=$(post_exec '{"command":"echo one","command":"echo two"}' "${AUTH[@]}")
 expect_eq "400 duplicate keys" 400 "$(code_of "$r")"
 r=$(post_exec '{"command":"echo ok","some_future_field":{"x":[1,2]},"stdin":null}' "${AUTH[@]}")
 expect_eq "unknown fields ignored, null is absent" "200 ok" "$(code_of "$r") $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+r=$(post_exec '{"command":"true","isolation":"application"}' "${AUTH[@]}")
+expect_contains "400 application isolation without the operator's opt-in" "$(code_of "$r") $(body_of "$r")" '400 {"error":"isolation'
 r=$(post_exec '{"command":"x","workdir":"/tmp"}' "${AUTH[@]}")
 expect_contains "400 workdir without --allow-root" "$(code_of "$r") $(body_of "$r")" '400 {"error":"workdir'
 
@@ -133,4 +135,13 @@ expect_eq "503 health when the backend cannot run" 503 "$(code_of "$r")"
 expect_contains "503 health says why" "$(body_of "$r")" '"error"'
 r=$(post_exec '{"command":"true"}')
 expect_eq "503 exec when the backend cannot run" 503 "$(code_of "$r")"
+stop_server "$SRV_PID"
+
+# with the operator's opt-in, a request may ask for the application level
+WARD_ALLOW_APPLICATION=1 start_server app || exit 0
+r=$(post_exec '{"command":"echo app","isolation":"application"}')
+expect_eq "application level when the operator allows it" "200 application app" \
+	"$(code_of "$r") $(jget "$(body_of "$r")" 'd["isolation"]') $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+r=$(post_exec '{"command":"echo sys"}')
+expect_eq "the default stays system" "system" "$(jget "$(body_of "$r")" 'd["isolation"]')"
 stop_server "$SRV_PID"
