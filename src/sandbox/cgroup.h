@@ -41,7 +41,12 @@ struct cg_stats {
 
 struct ward_cgroup;
 
-/* Probe once per process (cheap to call again: the answer is cached). */
+/* Probe once per process (cheap to call again: the answer is cached).
+ * The first call also prepares the parent: it makes <ctrl>/ward (v1) or
+ * /sys/fs/cgroup/ward (v2) and enables controllers there, or, in a
+ * delegated v2 cgroup, moves this process into <own>/ward-supervisor; and
+ * it removes empty run cgroups left by wards that died (SIGKILL) over 30 s
+ * ago. */
 const struct cg_probe *cg_probe(void);
 
 /* Create a fresh, uniquely named cgroup with these limits.  Returns NULL and
