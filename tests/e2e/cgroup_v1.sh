@@ -19,6 +19,10 @@ for h in cgtool probe_forks probe_mem probe_spin; do
 	[ -x "$HELPERS/$h" ] || { fail "cgroup-v1: helper $h built" "run make helpers"; exit 0; }
 done
 
+if [ "$(id -u)" != 0 ]; then
+	pass "cgroup-v1: skipped, cgroup v1 needs root"
+	exit 0
+fi
 PROBE=$("$CG" probe 2>&1)
 if ! printf '%s\n' "$PROBE" | grep -qx 'version=1'; then
 	pass "cgroup-v1: skipped, this host is not cgroup v1 ($(printf '%s' "$PROBE" | head -1))"
@@ -90,7 +94,8 @@ if [ -n "$k" ] && [ "$k" -lt 20 ]; then pass "cgroup-v1: cgtool pids.max 20 stop
 else fail "cgroup-v1: cgtool pids.max 20 stops forks" "out=[$OUT] err=[$ERR]"; fi
 ct run -c 1 -t 10 -- "$HELPERS/probe_spin" 10
 ms=$(printf '%s\n' "$OUT" | sed -n 's/.* wall_ms=\([0-9]*\).*/\1/p')
-if [ "$RC" = 124 ] && [ -n "$ms" ] && [ "$ms" -lt 3000 ]; then pass "cgroup-v1: cgtool CPU limit 1s kills the burner (${ms} ms)"
+# (Generous bounds: on a loaded machine 1 s of CPU takes longer than 1 s.)
+if [ "$RC" = 124 ] && [ -n "$ms" ] && [ "$ms" -lt 6000 ]; then pass "cgroup-v1: cgtool CPU limit 1s kills the burner (${ms} ms)"
 else fail "cgroup-v1: cgtool CPU limit 1s kills the burner" "rc=$RC out=[$OUT]"; fi
 expect_contains "cgroup-v1: cgtool CPU accounted (user time)" "$OUT" "killed=cpu"
 
@@ -165,7 +170,7 @@ else
 	wr --json --cpu 1 --timeout 10 "${H[@]}" -- /h/probe_spin 10
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	expect_eq "cgroup-v1: ward --cpu 1 burner exits 124" 124 "$RC"
-	if [ "$ms" -lt 4000 ]; then pass "cgroup-v1: ward --cpu 1 kills the burner after ~1 s (${ms} ms)"
+	if [ "$ms" -lt 6000 ]; then pass "cgroup-v1: ward --cpu 1 kills the burner after ~1 s (${ms} ms)"
 	else fail "cgroup-v1: ward --cpu 1 kills the burner after ~1 s" "${ms} ms"; fi
 	expect_eq "cgroup-v1: ward enforced.cpu" cgroup-v1 "$(jg "$OUT" 'd["enforced"]["cpu"]')"
 
