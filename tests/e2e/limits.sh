@@ -78,7 +78,7 @@ expect_eq "--memory 128: 48 MiB fits" "0 allocated=48" "$RC $OUT"
 wr --timeout 30 --json --memory 64 "${P[@]}" --shell '/probe/probe_mem 40 4 & /probe/probe_mem 40 4 & wait'
 n=$(jg "$OUT" 'd["stdout"].count("allocated=")')
 if [ "$n" -lt 2 ] 2>/dev/null; then pass "--memory is whole-tree ($n of 2 finished)"
-else fail "--memory is whole-tree" "both 40 MiB children lived: n=[$n]"; fi
+else fail "--memory is whole-tree" "both 40 MiB children lived: n=[$n] $(jg "$OUT" '"enforced.memory=%s oom_killed=%s wall_ms=%s max_rss_kb=%s" % (d["enforced"]["memory"], d["oom_killed"], d["usage"]["wall_ms"], d["usage"]["max_rss_kb"])')"; fi
 
 # ---- --cpu: a busy loop (at most 10 s of wall time) is stopped after ~1 s of CPU.
 t0=$(date +%s%N)
@@ -119,6 +119,18 @@ expect_eq "--fsize 1: EFBIG when SIGXFSZ is ignored" EFBIG "$OUT"
 # Default 64 MiB: a 2 MiB file is fine.
 wr --timeout 20 --env X=$X --shell 'head -c 2097152 /dev/zero >/tmp/$X-f && stat -c %s /tmp/$X-f'
 expect_eq "default fsize: 2 MiB file fine" 2097152 "$OUT"
+
+# ---- the defaults of SPEC §2: --memory 512, --fsize 64, --tmp-size 64.
+wr --timeout 30 --json "${P[@]}" -- /probe/probe_mem 1024
+expect_eq "default memory 512: a 1 GiB bomb is OOM-killed" "137 memory" "$RC $(jg "$OUT" 'd["status"]')"
+wr --timeout 30 "${P[@]}" -- /probe/probe_mem 400
+expect_eq "default memory 512: 400 MiB fits" "0 allocated=400" "$RC $OUT"
+guard "/tmp/$X-big"
+wr --timeout 30 --tmp-size 100 --env X=$X --shell '(head -c 73400320 /dev/zero >/tmp/$X-big) 2>/dev/null; stat -c %s /tmp/$X-big'
+expect_eq "default fsize 64: a 70 MiB file stops at 64 MiB" 67108864 "$OUT"
+wr --timeout 30 --fsize 100 --env X=$X --shell '(head -c 73400320 /dev/zero >/tmp/$X-big) 2>&1; stat -c %s /tmp/$X-big; stat -f -c "%b %S" /tmp'
+expect_contains "default tmp-size 64: ENOSPC past 64 MiB" "$OUT" "No space left on device"
+expect_eq "default tmp-size 64: /tmp is 64 MiB" 65536 "$(printf '%s\n' "$OUT" | tail -1 | awk '{print $1*$2/1024}')"
 
 # ---- core dumps off.
 wr --timeout 10 --shell 'ulimit -c; awk "/core file/{print \$5, \$6}" /proc/self/limits'
