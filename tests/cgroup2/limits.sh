@@ -77,6 +77,11 @@ ct run -- /bin/sh -c "sleep 77$tag & sleep 77$tag & sleep 77$tag & exit 0"
 expect_eq "cgroup2: cgtool run with daemons returns the command's status" 0 "$RC"
 sleep 0.3
 expect_eq "cgroup2: cg_destroy killed the daemons" 0 "$(ps -eo args | grep -c "^sleep 77$tag\$")"
+# The same without cgroup.kill (kernels before 5.14): the pidfd kill loop.
+OUT=$(CGTOOL_NO_CGKILL=1 timeout -k 2 60 "$CG" run -- /bin/sh -c "sleep 76$tag & sleep 76$tag & sleep 76$tag & exit 0" 2>&1); RC=$?
+expect_eq "cgroup2: without cgroup.kill: run returns the command's status" 0 "$RC"
+sleep 0.3
+expect_eq "cgroup2: without cgroup.kill: the kill loop killed the daemons" 0 "$(ps -eo args | grep -c "^sleep 76$tag\$")"
 
 # Threads and cost.
 WT=120 ct threads 4 10

@@ -12,6 +12,7 @@
  *                                     microseconds per step
  *   cgtool threads T N                T threads x N create/attach/destroy
  *   cgtool list                       run cgroups (ward-*) present now
+ * CGTOOL_NO_CGKILL=1 in the environment: ignore cgroup.kill (as before 5.14).
  */
 #include "../../src/sandbox/cgroup.c"
 
@@ -264,6 +265,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		usage();
+	/* CGTOOL_NO_CGKILL=1: act as on a kernel before 5.14 (no cgroup.kill),
+	 * so that the kill loop is tested on v2 too. */
+	cg_probe();
+	if (getenv("CGTOOL_NO_CGKILL"))
+		P.cg_kill = false;
 	const char *c = argv[1];
 	if (strcmp(c, "probe") == 0)
 		return cmd_probe();
