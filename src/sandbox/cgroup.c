@@ -375,9 +375,8 @@ static void probe_v1(const struct mnt v1[3])
 		/* The top of the mount, not our own cgroup: on v1 there is no
 		 * rule against it, and a cgroup of a login session or a
 		 * per-command cgroup may vanish under us. */
-		struct mnt top = v1[i];
 		char base[PATH_MAX];
-		cg_dir_of(&top, "/", base, sizeof base);
+		cg_dir_of(&v1[i], "/", base, sizeof base);
 		int r = make_ward_dir(base, P.h[P.nh].path, sizeof P.h[P.nh].path);
 		if (r < 0) {
 			why("cgroup v1: cannot create %s/ward: %s (run ward as root, or create it and chown it to uid %u)",
