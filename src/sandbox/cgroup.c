@@ -602,12 +602,11 @@ static void probe_v2(const struct mnt *m)
 	P.pub.cpu = true;
 }
 
-/* What a first run cgroup has: learned from the parent's own files is not
- * enough (the root cgroup lacks most), so look at a child's. */
+/* Which optional files run cgroups will have, read off the parent (a
+ * non-root cgroup has the same ones): cgroup.kill appeared in 5.14,
+ * memory.swap.max needs swap accounting. */
 static void probe_v2_files(void)
 {
-	/* cgroup.kill appeared in 5.14, memory.swap.max needs swap accounting;
-	 * both show in the parent as well unless it is the root. */
 	int pfd = open_cgdir(AT_FDCWD, P.h[0].path, O_PATH);
 	if (pfd < 0)
 		return;
