@@ -377,8 +377,13 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	if (!json_is_object(root))
 		return wire_bad(err, errlen, "the body must be a JSON object");
 
-	if ((v = member(root, "argv"))) {
-		if (decode_argv(doc, v, err, errlen) < 0)
+	/* DeepTutor's client sends "argv": [] next to "command" when it has no
+	 * argv (its own runner reads an empty list as absent): so do we */
+	json_t *a = member(root, "argv");
+	if (json_is_array(a) && json_array_size(a) == 0 && member(root, "command"))
+		a = NULL;
+	if (a) {
+		if (decode_argv(doc, a, err, errlen) < 0)
 			return -1;
 	} else if ((v = member(root, "command"))) {
 		if (wire_cstr(v, "command", &req->shell, err, errlen) < 0)

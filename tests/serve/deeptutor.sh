@@ -33,6 +33,10 @@ expect_eq "timed_out" false "$(jget "$b" 'd["timed_out"]')"
 expect_eq "error empty for the child's failure" "" "$(jget "$b" 'd["error"]')"
 expect_eq "isolation reported" system "$(jget "$b" 'd["isolation"]')"
 
+r=$(post_exec '{"command":"echo from-command","argv":[]}')
+expect_eq "argv [] next to command: the command runs (DeepTutor sends both)" 'from-command' "$(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+r=$(post_exec '{"command":"echo '"'"'$HOME;id'"'"'","argv":["echo","$HOME;id"]}')
+expect_eq "DeepTutor's command+argv pair runs argv" '$HOME;id' "$(jget "$(body_of "$r")" 'd["stdout"].rstrip("\n")')"
 r=$(post_exec '{"argv":["echo","$HOME;id"]}')
 expect_eq "argv runs without a shell" '$HOME;id' "$(jget "$(body_of "$r")" 'd["stdout"].rstrip("\n")')"
 r=$(post_exec '{"argv":["sh","-c","echo $0 $1","a b","c;d"]}')
