@@ -404,17 +404,18 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		goto out;
 	}
 
-	/* The pipes belong to the sandbox's uid, so that the command may reopen
-	 * them (/dev/stdout, /proc/self/fd/N) like any program's. */
-	if (geteuid() == 0) {
-		int ends[] = {out_p[1], err_p[1], in_p[0], rep_p[1]};
-		for (size_t i = 0; i < 4; i++)
-			if (ends[i] >= 0 && fchown(ends[i], id.host_uid, id.host_gid) < 0) {
-				snprintf(res->error, sizeof(res->error), "cannot hand the pipes to the sandbox: %s",
-					 strerror(errno));
-				goto out;
-			}
-	}
+	/* The command must be able to reopen its pipes (/dev/stdout,
+	 * /proc/self/fd/N) like any program, but as root ward created them
+	 * owned by a uid the sandbox does not map.  Anonymous pipes are
+	 * reachable only through /proc/PID/fd, which needs ptrace access to a
+	 * holder, so opening their mode up exposes them to nobody else. */
+	int ends[] = {out_p[1], err_p[1], in_p[0], rep_p[1]};
+	for (size_t i = 0; i < 4; i++)
+		if (ends[i] >= 0 && fchmod(ends[i], 0666) < 0) {
+			snprintf(res->error, sizeof(res->error), "cannot hand the pipes to the sandbox: %s",
+				 strerror(errno));
+			goto out;
+		}
 
 	struct child_ctx c = {
 		.req = req,
