@@ -145,3 +145,18 @@ expect_eq "application level when the operator allows it" "200 application app" 
 r=$(post_exec '{"command":"echo sys"}')
 expect_eq "the default stays system" "system" "$(jget "$(body_of "$r")" 'd["isolation"]')"
 stop_server "$SRV_PID"
+
+# ward serve's own refusals: exit 125 with a message, nothing listening
+for args in "--bogus" "--listen nope" "--max-concurrent 0" "--queue -1" "--token-file /nonexistent/t" "--allow-root /nonexistent/r" "--isolation off" "extra"; do
+	out=$(timeout 10 "$WARD" serve $args 2>&1); rc=$?
+	expect_eq "ward serve $args exits 125" 125 "$rc"
+	expect_contains "ward serve $args says why" "$out" "ward serve:"
+done
+start_server taken || exit 0
+out=$(timeout 10 "$WARD" serve --listen "127.0.0.1:$PORT" 2>&1); rc=$?
+expect_eq "an address in use exits 125" 125 "$rc"
+expect_contains "an address in use says so" "$out" "in use"
+stop_server "$SRV_PID"
+: >"$SERVE_TMP/empty"
+out=$(timeout 10 "$WARD" serve --token-file "$SERVE_TMP/empty" 2>&1); rc=$?
+expect_eq "an empty token file exits 125" "125" "$rc"
