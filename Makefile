@@ -83,6 +83,7 @@ $(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
 # Small static helper programs the tests run inside the sandbox (attacks,
 # probes).  Static so that they run under any --rootfs.
 HELPER_BINS := $(HELPERS:tests/helpers/%.c=$(B)/helpers/%)
+$(B)/helpers/cgtool: src/sandbox/cgroup.c src/sandbox/cgroup.h  # cgtool includes cgroup.c
 helpers: $(HELPER_BINS)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)

@@ -207,8 +207,8 @@ int supervise_run(struct supervise *s)
 			killed = true;
 		}
 		if (!killed && cpu_watch && now >= next_cpu_check) {
-			struct cg_stats st;
-			if (cg_stats(s->cg, &st) == 0 && st.cpu_usage_us >= (uint64_t)(s->cpu_s * 1e6)) {
+			uint64_t used;
+			if (cg_cpu_usage(s->cg, &used) == 0 && used >= (uint64_t)(s->cpu_s * 1e6)) {
 				s->cpu_exceeded = true;
 				s->kill_tree(s->kill_arg);
 				killed = true;
