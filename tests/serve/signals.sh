@@ -22,7 +22,7 @@ done
 wait "$SRV_PID"; rc=$?
 t1=$(date +%s.%N)
 expect_eq "drained server exits 0" 0 "$rc"
-check "drain took as long as the runs, not more (< 6 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 6)}'
+check "drain took as long as the runs, not the drain timeout (< 15 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 15)}'
 check "the log says draining and stopped" grep -q '"event":"stopped","message":"drained"' "$SRV_LOG"
 
 # a bounded drain: a run longer than --drain-timeout does not hold the exit
@@ -37,7 +37,7 @@ for _ in $(seq 100); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$SRV_PID"; rc=$?
 t1=$(date +%s.%N)
 expect_eq "bounded drain exits 0" 0 "$rc"
-check "bounded drain exits in time (< 4 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 4)}'
+check "bounded drain exits in time (< 10 s, the run wanted 30)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 10)}'
 sleep 0.5
 check "the abandoned sandbox died with the server" test -z "$(ps -eo args= | grep -F "$marker" | grep -v grep)"
 wait "$cpid" 2>/dev/null

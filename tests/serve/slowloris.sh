@@ -56,7 +56,7 @@ while time.monotonic() - start < 9:
     time.sleep(0.5)
 
 ok("/health answers while 50 connections stall", codes == {"200"}, repr(codes))
-ok("/health answers fast while stalled (< 1 s)", worst < 1.0, "worst %.2fs" % worst)
+ok("/health answers fast while stalled (< 2.5 s; blocked would be 10 s)", worst < 2.5, "worst %.2fs" % worst)
 ok("/exec runs while 50 connections stall", exec_ok)
 ok("every stalled connection was cut", len(closed_at) == 50, "%d of 50 cut" % len(closed_at))
 ok("stalled connections were cut by their deadlines (< 8 s)", closed_at and max(closed_at.values()) < 8,
