@@ -7,6 +7,7 @@
 # runs in a child namespace as uid 1000, so it cannot create another one.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
 chmod 0755 "$T"
 if ! unshare -U -r true 2>/dev/null || ! unshare --help 2>&1 | grep -q -- --map-user; then exit 0; fi
 W=$T/w; mkdir "$W"; chmod 1777 "$W"

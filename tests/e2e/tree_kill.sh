@@ -7,6 +7,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
 chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
 # jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
 # limit), and a one-line note comes back when the output is not JSON.

@@ -7,6 +7,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 [ "$(id -u)" = 0 ] && command -v runuser >/dev/null || exit 0
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
 chmod 0755 "$T"
 jg() {
 	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
