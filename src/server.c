@@ -566,6 +566,11 @@ static bool dispatch(struct server *s, struct req *r)
 			return false;
 		}
 		r->have_doc = true;
+		/* the decoded request owns copies of everything: drop the raw body
+		 * now rather than hold both while the request waits in the queue */
+		free(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
 		struct ward_request *q = &r->doc.req;
 		if (!r->doc.isolation_set)
 			q->isolation = s->o.isolation;
