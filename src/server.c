@@ -73,6 +73,7 @@ struct serve_opts {
 	const char *roots[MAX_ROOTS];
 	size_t nroots;
 	size_t max_body;
+	size_t max_body_total;
 	const char *log_path;
 	enum ward_isolation isolation;
 	unsigned client_concurrency; /* 0 = unlimited */
@@ -177,6 +178,8 @@ struct server {
 
 	pthread_mutex_t log_lock;
 	int log_fd;
+
+	size_t body_bytes; /* all request bodies held now (atomic); see --max-body-total */
 };
 
 static int sigpipe_fds[2] = {-1, -1};
@@ -305,6 +308,29 @@ static void set_error(struct req *r, unsigned code, const char *fmt, ...)
 	vsnprintf(r->message, sizeof(r->message), fmt, ap);
 	va_end(ap);
 	set_answer(r, code, ward_error_to_json(r->message), "application/json");
+}
+
+/* Request bodies are held from the first byte to decoding (or, for /test,
+ * to the end of the run): their sum is capped, so that many connections
+ * each sending a large body slowly cannot hold the server's memory. */
+static bool body_reserve(struct server *s, size_t more)
+{
+	size_t cur = __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED);
+	do {
+		if (cur + more > s->o.max_body_total)
+			return false;
+	} while (!__atomic_compare_exchange_n(&s->body_bytes, &cur, cur + more, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+static void body_release(struct server *s, struct req *r)
+{
+	if (r->cap)
+		__atomic_sub_fetch(&s->body_bytes, r->cap, __ATOMIC_RELAXED);
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
 }
 
 static void conn_set_deadline(struct server *s, struct MHD_Connection *c, double deadline)
@@ -568,9 +594,7 @@ static bool dispatch(struct server *s, struct req *r)
 		r->have_doc = true;
 		/* the decoded request owns copies of everything: drop the raw body
 		 * now rather than hold both while the request waits in the queue */
-		free(r->body);
-		r->body = NULL;
-		r->len = r->cap = 0;
+		body_release(s, r);
 		struct ward_request *q = &r->doc.req;
 		if (!r->doc.isolation_set)
 			q->isolation = s->o.isolation;
@@ -690,9 +714,7 @@ static void *worker_main(void *arg)
 			run_exec(r);
 		else
 			run_test(r);
-		free(r->body); /* not needed any more: release it before the answer is sent */
-		r->body = NULL;
-		r->len = r->cap = 0;
+		body_release(s, r); /* not needed any more: release it before the answer is sent */
 
 		pthread_mutex_lock(&s->lock);
 		s->running--;
@@ -807,6 +829,9 @@ static void answer_metrics(struct server *s, struct req *r)
 	for (int c = 100; c < 600; c++)
 		if (m.http[c])
 			bprintf(&b, "ward_http_requests_total{code=\"%d\"} %llu\n", c, (unsigned long long)m.http[c]);
+	bprintf(&b, "# HELP ward_body_bytes Request bodies held now (--max-body-total caps it).\n"
+		    "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
+		__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
 	bprintf(&b, "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
 		    "ward_max_concurrent %u\n"
 		    "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"
@@ -890,8 +915,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			answer_metrics(s, r);
 		else {
 			const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl && strtoull(cl, NULL, 10) > s->o.max_body) {
+			unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+			if (want > s->o.max_body) {
 				set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+			} else if (want + __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED) > s->o.max_body_total) {
+				r->retry_after = 1;
+				set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+						  "retry later", s->o.max_body_total);
 			} else {
 				r->state = S_BODY;
 				return MHD_YES; /* read the body */
@@ -908,9 +938,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			 * 413 at once; libmicrohttpd 0.9.75 refuses an answer before
 			 * the body is complete and closes the connection instead, which
 			 * still stops the upload (the log keeps the reason) */
-			free(r->body);
-			r->body = NULL;
-			r->len = r->cap = 0;
+			body_release(s, r);
 			set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
 			return send_answer(r);
 		}
@@ -920,9 +948,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				cap *= 2;
 			if (cap > s->o.max_body + 1)
 				cap = s->o.max_body + 1;
+			if (!body_reserve(s, cap - r->cap)) {
+				body_release(s, r);
+				r->retry_after = 1;
+				set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+						  "retry later", s->o.max_body_total);
+				return send_answer(r); /* as above: MHD 0.9.75 closes instead */
+			}
 			char *p = realloc(r->body, cap);
-			if (!p)
+			if (!p) {
+				__atomic_sub_fetch(&s->body_bytes, cap - r->cap, __ATOMIC_RELAXED);
 				return MHD_NO;
+			}
 			r->body = p;
 			r->cap = cap;
 		}
@@ -934,8 +971,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->state == S_BODY) {
 		if (dispatch(s, r))
 			return MHD_YES;
-		free(r->body);
-		r->body = NULL;
+		body_release(s, r);
 		if (r->have_doc) {
 			ward_request_doc_free(&r->doc);
 			r->have_doc = false;
@@ -984,7 +1020,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	pthread_mutex_unlock(&s->lock);
 	/* the next request on a kept-alive connection gets its own header time */
 	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
-	free(r->body);
+	body_release(s, r);
 	free(r->resp);
 	if (r->have_doc)
 		ward_request_doc_free(&r->doc);
@@ -1092,6 +1128,7 @@ static void usage(FILE *f)
 		"  --queue N                 requests waiting for a slot before 429 (default 64)\n"
 		"  --allow-root DIR          workdir, mounts and rootfs must lie under DIR (repeatable)\n"
 		"  --max-body BYTES          largest request body (default 8388608)\n"
+		"  --max-body-total BYTES    request bodies held at once, all connections (default 268435456)\n"
 		"  --isolation LEVEL         default isolation of requests: system|application\n"
 		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
 		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
@@ -1132,7 +1169,7 @@ static int parse_secs(const char *opt, const char *v, double *out)
 static int parse_opts(struct serve_opts *o, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_MAXC, O_QUEUE, O_ROOT, O_BODY, O_ISO, O_CCONC, O_CRATE, O_MAXCONN,
-	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_HELP };
+	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_HELP };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"token-file", required_argument, NULL, O_TOKEN},
@@ -1140,6 +1177,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"queue", required_argument, NULL, O_QUEUE},
 		{"allow-root", required_argument, NULL, O_ROOT},
 		{"max-body", required_argument, NULL, O_BODY},
+		{"max-body-total", required_argument, NULL, O_BODYTOTAL},
 		{"isolation", required_argument, NULL, O_ISO},
 		{"client-concurrency", required_argument, NULL, O_CCONC},
 		{"client-rate", required_argument, NULL, O_CRATE},
@@ -1156,6 +1194,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->max_concurrent = ncpu > 0 ? (unsigned)ncpu : 1;
 	o->queue = 64;
 	o->max_body = 8u << 20;
+	o->max_body_total = 256u << 20;
 	o->isolation = WARD_ISO_SYSTEM;
 	o->max_connections = 256;
 	o->header_timeout = 10;
@@ -1200,6 +1239,11 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 				return -1;
 			o->max_body = (size_t)n;
 			break;
+		case O_BODYTOTAL:
+			if (parse_uint("--max-body-total", optarg, 1ull << 40, &n) < 0)
+				return -1;
+			o->max_body_total = (size_t)n;
+			break;
 		case O_ISO:
 			if (ward_isolation_parse(optarg, &o->isolation) < 0) {
 				fprintf(stderr, "ward serve: --isolation '%s': use system or application\n", optarg);
@@ -1241,6 +1285,11 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 				argv[optind - 1]);
 			return -1;
 		}
+	}
+	if (o->max_body_total < o->max_body) {
+		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
+			o->max_body);
+		return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ward serve: unexpected argument '%s' (see ward serve --help)\n", argv[optind]);

@@ -88,3 +88,36 @@ PY
 check "server alive" kill -0 "$SRV_PID"
 stop_server "$SRV_PID"; rc=$?
 expect_eq "clean exit" 0 "$rc"
+
+# many slow uploads of large bodies cannot hold the server's memory:
+# --max-body-total caps all bodies held at once
+start_server bodies --max-body 1048576 --max-body-total 3145728 --request-timeout 3 --header-timeout 2 || exit 0
+python3 - "$PORT" "$URL" <<'PY'
+import socket, subprocess, sys, time
+port, url = int(sys.argv[1]), sys.argv[2]
+def ok(name, cond, why=""):
+    print(("PASS: " if cond else "FAIL: ") + name + ("" if cond else ": " + why), flush=True)
+def curl(*args):
+    p = subprocess.run(["curl", "-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", *args],
+                       capture_output=True, text=True)
+    return p.stdout
+socks = []
+for i in range(3):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"POST /exec HTTP/1.1\r\nHost: x\r\nContent-Length: 1048000\r\n\r\n" + b"[" * 1000 + b" " * 900000)
+    socks.append(s)
+time.sleep(0.5)
+m = subprocess.run(["curl", "-s", "--max-time", "5", url + "/metrics"], capture_output=True, text=True).stdout
+held = [l for l in m.splitlines() if l.startswith("ward_body_bytes ")]
+ok("metrics show the bodies held", held and int(held[0].split()[1]) >= 3 * 900000, repr(held))
+ok("a new body beyond --max-body-total gets 503", curl("--data-binary", '{"command":"true"}', url + "/exec") == "503")
+ok("/health still answers", curl(url + "/health") == "200")
+time.sleep(4.5)   # the stalled uploads pass their deadline and are cut
+ok("runs again once the slow uploads are cut", curl("--data-binary", '{"command":"true"}', url + "/exec") == "200")
+m = subprocess.run(["curl", "-s", "--max-time", "5", url + "/metrics"], capture_output=True, text=True).stdout
+ok("no body held afterwards", "ward_body_bytes 0\n" in m, [l for l in m.splitlines() if "body_bytes " in l])
+for s in socks:
+    s.close()
+PY
+stop_server "$SRV_PID"; rc=$?
+expect_eq "clean exit after the body cap test" 0 "$rc"
