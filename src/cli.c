@@ -80,6 +80,23 @@ static char *read_token(const char *file, char *err, size_t errlen)
 	return strdup(buf);
 }
 
+/* Host paths on the command line may be relative to the caller's cwd:
+ * make them absolute (the library takes only absolute ones).  The string
+ * is kept in *keep for the run's lifetime.  0, or -1 with err set. */
+static int absolutize(const char **path, char **keep, const char *what, char *err, size_t errlen)
+{
+	if (!*path || (*path)[0] == '/')
+		return 0;
+	char *abs = realpath(*path, NULL);
+	if (!abs) {
+		snprintf(err, errlen, "%s '%s': %s; create it or fix the path", what, *path, strerror(errno));
+		return -1;
+	}
+	*keep = abs;
+	*path = abs;
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct cli_run c;
@@ -96,6 +113,21 @@ static int cmd_run(int argc, char **argv)
 	int rc = WARD_EXIT_FAILED;
 	int stdin_fd = -1;
 	char *token = NULL;
+	char *abs_keep[CLI_MAX_LIST + 2] = {0};
+	if (absolutize(&c.req.workdir, &abs_keep[0], "--workdir", err, sizeof(err)) < 0 ||
+	    absolutize(&c.req.rootfs, &abs_keep[1], "--rootfs", err, sizeof(err)) < 0) {
+		fprintf(stderr, "ward: %s\n", err);
+		goto out;
+	}
+	for (size_t i = 0; i < c.req.nmounts; i++) {
+		bool same = c.mounts[i].sandbox_path == c.mounts[i].host_path; /* --bind DIR */
+		if (absolutize(&c.mounts[i].host_path, &abs_keep[2 + i], "bind source", err, sizeof(err)) < 0) {
+			fprintf(stderr, "ward: %s\n", err);
+			goto out;
+		}
+		if (same)
+			c.mounts[i].sandbox_path = c.mounts[i].host_path;
+	}
 	if (c.print_plan) {
 		struct plan p;
 		if (plan_build(&p, &c.req, geteuid(), err, sizeof(err)) < 0) {
@@ -162,6 +194,8 @@ static int cmd_run(int argc, char **argv)
 		rc = 128 + sig;
 	}
 out:
+	for (size_t i = 0; i < CLI_MAX_LIST + 2; i++)
+		free(abs_keep[i]);
 	if (stdin_fd >= 0)
 		close(stdin_fd);
 	free(token);
