@@ -52,6 +52,17 @@ $(B)/gen/harness_py.h: src/harness/ward_harness.py
 $(B)/src/testjob.o $(BA)/src/testjob.o: $(B)/gen/harness_py.h
 $(B)/src/testjob.o $(BA)/src/testjob.o: ALL_CFLAGS += -I$(B)/gen
 
+# The seccomp programs, compiled once at build time (tools/seccomp_gen.c).
+$(B)/gen/seccomp-runtime.o: src/sandbox/seccomp.c src/sandbox/seccomp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -UWARD_SECCOMP_BPF_H -c $< -o $@
+$(B)/gen/seccomp_gen: tools/seccomp_gen.c $(B)/gen/seccomp-runtime.o
+	$(CC) $(ALL_CFLAGS) -UWARD_SECCOMP_BPF_H $(ALL_LDFLAGS) -o $@ $^ -lseccomp
+$(B)/gen/seccomp_bpf.h: $(B)/gen/seccomp_gen
+	$< >$@.tmp && mv $@.tmp $@
+$(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: $(B)/gen/seccomp_bpf.h
+$(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: ALL_CFLAGS += -I$(B)/gen -DWARD_SECCOMP_BPF_H='"seccomp_bpf.h"'
+
 $(B)/libward.a: $(LIB_OBJ)
 	ar rcs $@ $^
 

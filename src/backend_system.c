@@ -305,6 +305,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		       double start)
 {
 	pthread_once(&g_once, prepare_once);
+	trace_phase("prepare", start);
 	int ret = -1;
 	struct ward_identity id = {.lock_fd = -1, .slot = -1};
 	struct plan plan = {0};

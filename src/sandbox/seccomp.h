@@ -17,8 +17,12 @@ struct ward_seccomp {
 	struct sock_fprog notify_prog; /* same rules, fatal ones go to a listener */
 };
 
-/* Compile the filter (both variants).  0, or -1 with a message in err. */
+/* The filter (both variants): the programs compiled at build time when the
+ * build made them, else ward_seccomp_compile().  0, or -1 with err set. */
 int ward_seccomp_prepare(struct ward_seccomp *f, char *err, size_t errlen);
+
+/* Compile the table with libseccomp now.  0, or -1 with err set. */
+int ward_seccomp_compile(struct ward_seccomp *f, char *err, size_t errlen);
 
 /* Load it into the calling process (needs no_new_privs set).  Only
  * syscalls: async-signal-safe.  0 or -errno. */

@@ -285,3 +285,27 @@ void test_json(void)
 	json_decref(o);
 	free(js);
 }
+
+#include "sandbox/seccomp.h"
+
+/* The programs embedded at build time are what libseccomp compiles now. */
+void test_seccomp_embedded(void)
+{
+	struct ward_seccomp a, b;
+	char err[256];
+	int ra = ward_seccomp_prepare(&a, err, sizeof(err));
+	int rb = ward_seccomp_compile(&b, err, sizeof(err));
+	CHECK("seccomp: prepare and compile both succeed", ra == 0 && rb == 0);
+	if (ra == 0 && rb == 0) {
+		CHECK("seccomp: embedded kill program equals a fresh compile",
+		      a.prog.len == b.prog.len && !memcmp(a.prog.filter, b.prog.filter, a.prog.len * sizeof(*a.prog.filter)));
+		CHECK("seccomp: embedded notify program equals a fresh compile",
+		      a.notify_prog.len == b.notify_prog.len &&
+			      !memcmp(a.notify_prog.filter, b.notify_prog.filter,
+				      a.notify_prog.len * sizeof(*a.notify_prog.filter)));
+	}
+	if (ra == 0)
+		ward_seccomp_free(&a);
+	if (rb == 0)
+		ward_seccomp_free(&b);
+}
