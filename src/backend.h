@@ -27,6 +27,10 @@ struct backend_outcome {
 char **env_build(const struct ward_request *req, const char *const *extra);
 void env_free(char **env);
 
+/* The command's argv: req->argv, or /bin/sh -c SHELL.  A malloc'd array of
+ * borrowed strings (free only the array), NULL on allocation failure. */
+char **argv_build(const struct ward_request *req);
+
 /* execve argv[0] searching PATH from envp (never ward's own environment).
  * Returns only on failure, with errno set.  Only syscalls. */
 void exec_search(char *const argv[], char *const envp[]);

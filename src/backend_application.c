@@ -119,17 +119,11 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	snprintf(tmpbuf, sizeof(tmpbuf), "TMPDIR=%s", home);
 	const char *extra[] = {homebuf, tmpbuf, NULL};
 	envp = env_build(req, extra);
-	const char *sh_argv[] = {"/bin/sh", "-c", req->shell, NULL};
-	char *const *src_argv = req->argv && req->argv[0] ? req->argv : (char *const *)sh_argv;
-	size_t argc = 0;
-	while (src_argv[argc])
-		argc++;
-	argv = calloc(argc + 1, sizeof(char *));
+	argv = argv_build(req);
 	if (!envp || !argv) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
 		goto out;
 	}
-	memcpy(argv, src_argv, argc * sizeof(char *));
 	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
 	    (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
 		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));

@@ -384,18 +384,12 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	res->enforced.landlock = landlock_name(g_landlock_abi);
 	snprintf(res->enforced.user, sizeof(res->enforced.user), "userns-uid-%u", (unsigned)id.host_uid);
 
-	const char *sh_argv[] = {"/bin/sh", "-c", req->shell, NULL};
-	char *const *src_argv = req->argv && req->argv[0] ? req->argv : (char *const *)sh_argv;
-	size_t argc = 0;
-	while (src_argv[argc])
-		argc++;
-	argv = calloc(argc + 1, sizeof(char *));
+	argv = argv_build(req);
 	envp = env_build(req, NULL);
 	if (!argv || !envp) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
 		goto out;
 	}
-	memcpy(argv, src_argv, argc * sizeof(char *));
 
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
 	    pipe2(err_p, O_CLOEXEC) < 0 || (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) ||

@@ -67,6 +67,19 @@ void env_free(char **env)
 	free(env);
 }
 
+char **argv_build(const struct ward_request *req)
+{
+	const char *sh_argv[] = {"/bin/sh", "-c", req->shell, NULL};
+	char *const *src = req->argv && req->argv[0] ? req->argv : (char *const *)sh_argv;
+	size_t argc = 0;
+	while (src[argc])
+		argc++;
+	char **argv = calloc(argc + 1, sizeof(char *));
+	if (argv)
+		memcpy(argv, src, argc * sizeof(char *));
+	return argv;
+}
+
 void exec_search(char *const argv[], char *const envp[])
 {
 	const char *prog = argv[0];
