@@ -77,7 +77,11 @@ static char *read_token(const char *file, char *err, size_t errlen)
 	fclose(f);
 	buf[n] = 0;
 	buf[strcspn(buf, "\r\n")] = 0;
-	return strdup(buf);
+	/* the server's format is "TOKEN" or "NAME TOKEN": the token is the
+	 * last field */
+	char *tok = strrchr(buf, ' ');
+	tok = tok ? tok + 1 : buf;
+	return strdup(tok);
 }
 
 /* Host paths on the command line may be relative to the caller's cwd:
