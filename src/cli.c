@@ -72,16 +72,25 @@ static char *read_token(const char *file, char *err, size_t errlen)
 		snprintf(err, errlen, "--token-file '%s': %s", file, strerror(errno));
 		return NULL;
 	}
+	/* The server's format: one "TOKEN" or "NAME TOKEN" a line, # comments;
+	 * the client sends the first token, the last field of its line. */
 	char buf[4096];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	char *tok = NULL;
+	while (!tok && fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\r\n")] = 0;
+		char *p = buf + strspn(buf, " \t");
+		if (!*p || *p == '#')
+			continue;
+		char *end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = 0;
+		char *last = strrchr(p, ' ');
+		tok = strdup(last ? last + 1 : p);
+	}
 	fclose(f);
-	buf[n] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	/* the server's format is "TOKEN" or "NAME TOKEN": the token is the
-	 * last field */
-	char *tok = strrchr(buf, ' ');
-	tok = tok ? tok + 1 : buf;
-	return strdup(tok);
+	if (!tok)
+		snprintf(err, errlen, "--token-file '%s' holds no token", file);
+	return tok;
 }
 
 /* Host paths on the command line may be relative to the caller's cwd:
