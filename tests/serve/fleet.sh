@@ -43,6 +43,59 @@ free_port() {
 TOKEN=fleet-token-$RANDOM$RANDOM
 echo "app $TOKEN" >"$SERVE_TMP/tokens"
 
+# ---- deploy/kubernetes/ward.yaml: consistent, and its args start a runner ----
+# (no cluster here: this checks the manifest against itself and against
+# this ward; docs/deploy.md says what is untested)
+K8S=$(/usr/bin/python3 - "$ROOT/deploy/kubernetes/ward.yaml" <<'PY' 2>&1
+import sys, yaml
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+bad = []
+dep, svc = docs["Deployment"], docs["Service"]
+pod = dep["spec"]["template"]
+c = pod["spec"]["containers"][0]
+args = c["args"]
+ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+opt = lambda name, dflt=None: args[args.index(name) + 1] if name in args else dflt
+listen_port = int(opt("--listen", "127.0.0.1:8900").rsplit(":", 1)[1])
+port_of = lambda p: ports.get(p, p)
+rp, lp = c.get("readinessProbe", {}), c.get("livenessProbe", {})
+if args[0] != "serve": bad.append("args do not start with serve")
+if rp.get("httpGet", {}).get("path") != "/health": bad.append("readinessProbe is not GET /health")
+if port_of(rp.get("httpGet", {}).get("port")) != listen_port: bad.append("readinessProbe port is not --listen's")
+if port_of(lp.get("httpGet", {}).get("port")) != listen_port: bad.append("livenessProbe port is not --listen's")
+lim = c.get("resources", {}).get("limits", {})
+if "cpu" not in lim or "memory" not in lim: bad.append("no cpu/memory limits")
+drain = int(opt("--drain-timeout", "60"))
+pre = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+if pod["spec"].get("terminationGracePeriodSeconds", 30) <= drain + pre:
+    bad.append("terminationGracePeriodSeconds <= preStop + --drain-timeout")
+sel = svc["spec"]["selector"]
+if any(pod["metadata"]["labels"].get(k) != v for k, v in sel.items()): bad.append("Service selector misses the pods")
+if dep["spec"]["selector"]["matchLabels"] != sel: bad.append("Deployment and Service selectors differ")
+tp = svc["spec"]["ports"][0]["targetPort"]
+if port_of(tp) != listen_port: bad.append("Service targetPort is not --listen's")
+if bad: print("BAD " + "; ".join(bad)); sys.exit(0)
+# the args, one a line, for a runner here: own address, own token file
+for i, a in enumerate(args[1:], 1):
+    prev = args[i - 1]
+    print("127.0.0.1:0" if prev == "--listen" else "TOKENFILE" if prev == "--token-file" else a)
+PY
+)
+case "$K8S" in
+BAD*|*Error*|*Traceback*) fail "fleet/k8s: the manifest is consistent" "$K8S" ;;
+*)
+	pass "fleet/k8s: the manifest is consistent (probes, ports, selectors, limits, grace period)"
+	echo "k8s k8s-token" >"$SERVE_TMP/k8s-tokens"
+	mapfile -t KARGS < <(printf '%s\n' "$K8S" | sed "s#^TOKENFILE\$#$SERVE_TMP/k8s-tokens#")
+	if start_server k8s "${KARGS[@]}"; then
+		r=$(http GET /health)
+		expect_eq "fleet/k8s: ward serve starts with the manifest's args, /health 200" 200 "$(code_of "$r")"
+		r=$(post_exec '{"argv":["echo","k8s"]}' -H 'Authorization: Bearer k8s-token')
+		expect_eq "fleet/k8s: and runs a request" "200 k8s" "$(code_of "$r") $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+		stop_server "$SRV_PID"
+	fi ;;
+esac
+
 # ---- three runners, the same token file (a client holds one token) ----
 declare -a RPID RPORT RLOG
 for i in 1 2 3; do
