@@ -180,6 +180,7 @@ for u in "$NGX_URL" "$HAP_URL"; do
 	fi
 done
 
+head -c $((9 << 20)) /dev/zero >"$LB/big"
 for lbn in nginx haproxy; do
 	[ $lbn = nginx ] && u=$NGX_URL || u=$HAP_URL
 	r=$(lb GET "$u" /health)
@@ -204,6 +205,9 @@ for lbn in nginx haproxy; do
 	set -- $before; b1=$1 b2=$2 b3=$3; set -- $after
 	expect_eq "fleet/$lbn: each of the 3 requests reached one runner once (no retry)" 3 \
 		$(($1 + $2 + $3 - b1 - b2 - b3))
+	r=$(lb POST "$u" /exec -H "Authorization: Bearer $TOKEN" --data-binary "@$LB/big")
+	expect_eq "fleet/$lbn: a body over 8 MiB: 413 from the balancer, no runner sees it" "413 $after" \
+		"$(code_of "$r") $(counts)"
 
 	# spread: sequential requests, least connections with round-robin ties
 	before=$(counts); bad=0
