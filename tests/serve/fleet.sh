@@ -230,10 +230,15 @@ done
 # Three slow runs at once through nginx: least_conn gives each runner one.
 before=$(counts)
 for i in 1 2 3; do
-	lb_exec "$NGX_URL" '{"command":"sleep 1.5; echo drained"}' >"$LB/slow$i" &
+	lb_exec "$NGX_URL" '{"command":"sleep 2; echo drained"}' >"$LB/slow$i" &
 	eval "SLOW$i=\$!"
 done
-sleep 0.6
+# SIGTERM once runner 1 is running its slow run (its /metrics says so)
+for _ in $(seq 100); do
+	curl -s --max-time 5 -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:${RPORT[1]}/metrics" |
+		grep -q '^ward_in_flight 1$' && break
+	sleep 0.05
+done
 kill -TERM "${RPID[1]}"
 bad=""
 for i in $(seq 10); do
