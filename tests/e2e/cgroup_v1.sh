@@ -131,12 +131,14 @@ expect_eq "cgroup-v1: none of the fork loop survives" 0 "$(ps -eo args | grep -c
 WT=120 ct threads 8 25
 expect_contains "cgroup-v1: 200 cycles from 8 threads, no failure" "$OUT" "failed=0"
 
-# ---- cost per run (create + attach + destroy; fork/wait excluded)
+# ---- 300 create/attach/destroy cycles in a row all work (the cost per run
+# is printed for the record; performance figures live in bench/, never in a
+# timed assertion)
 WT=120 ct bench 300
 us=$(printf '%s\n' "$OUT" | sed -n 's/.* total_us=\([0-9.]*\).*/\1/p')
-if [ -n "$us" ] && awk -v u="$us" 'BEGIN{exit !(u < 5000)}'; then
-	pass "cgroup-v1: create+attach+destroy ${us} us per run ($(printf '%s' "$OUT" | sed 's/^cgtool: bench //'))"
-else fail "cgroup-v1: create+attach+destroy under 5 ms per run" "out=[$OUT] err=[$ERR]"; fi
+if [ -n "$us" ]; then
+	pass "cgroup-v1: 300 create+attach+destroy cycles (${us} us per run)"
+else fail "cgroup-v1: 300 create+attach+destroy cycles" "out=[$OUT] err=[$ERR]"; fi
 
 # ---- orphans of a dead ward are swept at the next probe (old and empty
 # only); a young one, and one of a live process, stay.
