@@ -4,22 +4,8 @@
 # runs with a scrubbed environment, rlimits, its own session, and its
 # timeout kills the process group.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
-# limit), and a one-line note comes back when the output is not JSON.
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 unset WARD_ALLOW_APPLICATION
-wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 marker_pids() {
 	local p a
 	for p in /proc/[0-9]*; do

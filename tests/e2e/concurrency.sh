@@ -3,10 +3,7 @@
 # each gets its own host uid from the range, none is root; nothing is left
 # behind afterwards (cgroups, processes).
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 N=8
 S=$T/shared; mkdir -p "$S"; chmod 1777 "$S"
 

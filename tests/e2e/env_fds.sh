@@ -2,21 +2,7 @@
 # tests/e2e/env_fds.sh — nothing of the host's environment or file
 # descriptors reaches the child (SPEC §2 --env, §3).
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
-# limit), and a one-line note comes back when the output is not JSON.
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
-wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 
 # ---- environment
 export SECRET_TOKEN=s3cr3t-$$-token WARD_LEAK_PROBE=leak-$$ AWS_SECRET_ACCESS_KEY=aws-$$

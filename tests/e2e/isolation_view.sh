@@ -2,23 +2,7 @@
 # tests/e2e/isolation_view.sh — what the system sandbox looks like from
 # inside (SPEC §3): user, capabilities, namespaces, the filesystem.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-# Paths on the host that the sandbox's writes would reach if isolation
-# failed: unique names (X), checked and removed when the script ends.
-X=ward-probe-$$
-GUARD=()
-guard() { GUARD+=("$@"); }
-check_guard() {
-	local p
-	for p in "${GUARD[@]}"; do
-		if [ -e "$p" ] || [ -L "$p" ]; then fail "host untouched: $p" "written from the sandbox (removed)"; rm -rf -- "$p"; fi
-	done
-}
-trap 'check_guard; rm -rf "$T"' EXIT
-wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 # marker_pids M — host pids of processes running `sleep M`.
 marker_pids() {
 	local p a

@@ -3,32 +3,7 @@
 # (SPEC §2, §3).  Every attack is a capped probe (tests/helpers/probe_*.c):
 # bounded even when ward enforces nothing.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-# Paths on the host that the sandbox's writes would reach if isolation
-# failed: unique names (X), checked and removed when the script ends.
-X=ward-probe-$$
-GUARD=()
-guard() { GUARD+=("$@"); }
-check_guard() {
-	local p
-	for p in "${GUARD[@]}"; do
-		if [ -e "$p" ] || [ -L "$p" ]; then fail "host untouched: $p" "written from the sandbox (removed)"; rm -rf -- "$p"; fi
-	done
-}
-trap 'check_guard; rm -rf "$T"' EXIT
-# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
-# limit), and a one-line note comes back when the output is not JSON.
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 wr() { OUT=$(timeout -k 2 "${WT:-60}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 P=(--ro-bind "$HELPERS:/probe")
 for h in probe_forks probe_mem probe_spin; do

@@ -2,11 +2,7 @@
 # tests/e2e/network.sh — --net none|loopback (SPEC §2, §3): own network
 # namespace, lo down or up, never a route to the host.  Only 127.0.0.1.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-wr() { OUT=$(timeout -k 2 "${WT:-30}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 PY=/usr/bin/python3
 
 # A TCP listener on the host's 127.0.0.1, killed by pid when the script ends.

@@ -3,20 +3,7 @@
 # tail kept, the middle dropped, byte counts exact, the child never blocked
 # or killed for output, ward's own memory small; live streaming without --json.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# (Not T=$(mktmp): its EXIT trap fires as the $(...) subshell exits.)
-T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
-chmod 0755 "$T"  # binds below it must be reachable by the sandbox uid
-# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
-# limit), and a one-line note comes back when the output is not JSON.
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 wr() { OUT=$(timeout -k 2 "${WT:-60}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 RSS_MAX_KB=65536
 [ "${WARD_ASAN:-0}" = 1 ] && RSS_MAX_KB=262144  # ASan's shadow and quarantine
