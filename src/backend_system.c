@@ -58,6 +58,50 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static bool g_no_seccomp, g_no_landlock;
 
+/* Where this process's command line lives (/proc/self/stat arg_start and
+ * arg_end): PID 1, a copy of ward, overwrites it, so that the sandbox's
+ * /proc/1/cmdline says "ward-init" instead of how ward was started (a
+ * server's options, paths on the host). */
+static unsigned long g_arg_start, g_arg_end;
+
+static void find_cmdline(void)
+{
+	char buf[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the comm field may hold spaces */
+	if (!p)
+		return;
+	/* after ')' come fields 3.. ; arg_start and arg_end are 48 and 49 */
+	int field = 2;
+	for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+		field++;
+		if (field == 48)
+			g_arg_start = strtoul(tok, NULL, 10);
+		else if (field == 49) {
+			g_arg_end = strtoul(tok, NULL, 10);
+			break;
+		}
+	}
+	if (g_arg_end <= g_arg_start + 10)
+		g_arg_start = g_arg_end = 0;
+}
+
+static void hide_cmdline(void)
+{
+	if (!g_arg_start)
+		return;
+	char *a = (char *)g_arg_start;
+	memset(a, 0, g_arg_end - g_arg_start);
+	memcpy(a, "ward-init", 10);
+}
+
 static bool env_on(const char *name)
 {
 	const char *v = getenv(name);
@@ -74,6 +118,7 @@ static void prepare_once(void)
 	g_no_landlock = env_on("WARD_BENCH_NO_LANDLOCK");
 	if (g_no_landlock)
 		g_landlock_abi = 0;
+	find_cmdline();
 }
 
 static const char *landlock_name(int abi)
@@ -263,6 +308,9 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
 		_exit(1);
 	}
+	/* The command has exec'd (vfork semantics) and no longer reads the
+	 * argv strings that may live in ward's command line. */
+	hide_cmdline();
 	/* PID 1 keeps only the control pipe. */
 	close(c->notify_w);
 	close(c->out_w);

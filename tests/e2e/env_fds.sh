@@ -52,3 +52,10 @@ exec 7<&- 9>&- 5>&-
 # The terminal/stdin of ward is not passed either (stdin is /dev/null).
 wr --timeout 10 --shell 'readlink /proc/self/fd/0'
 expect_eq "fds: stdin is /dev/null" /dev/null "$OUT"
+
+# ---- ward's own command line (a server's options, host paths) does not show
+# through PID 1's /proc/1/cmdline
+wr --timeout 10 --env CMDLINE_PROBE=p-$$ --shell 'tr "\0" " " </proc/1/cmdline'
+expect_eq "cmdline: PID 1 runs" 0 "$RC"
+expect_not_contains "cmdline: /proc/1/cmdline hides ward's options" "$OUT" "CMDLINE_PROBE"
+expect_contains "cmdline: /proc/1/cmdline says ward-init" "$OUT" "ward-init"
