@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -109,6 +110,13 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 
 	if (r->isolation != WARD_ISO_SYSTEM && r->isolation != WARD_ISO_APPLICATION)
 		return bad(err, errlen, "unknown isolation level: use system or application");
+	if (r->isolation == WARD_ISO_APPLICATION) {
+		/* the operator's opt-in, never the request's */
+		const char *allow = getenv("WARD_ALLOW_APPLICATION");
+		if (!allow || strcmp(allow, "1") != 0)
+			return bad(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
+						"set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
+	}
 	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK)
 		return bad(err, errlen, "unknown network mode: use none or loopback");
 

@@ -187,14 +187,6 @@ int ward_run(const struct ward_request *req, struct ward_result *res)
 		set_error(res, err);
 		return -1;
 	}
-	if (req->isolation == WARD_ISO_APPLICATION) {
-		const char *allow = getenv("WARD_ALLOW_APPLICATION");
-		if (!allow || strcmp(allow, "1") != 0) {
-			set_error(res, "isolation 'application' gives no kernel isolation and is off by default: "
-				       "set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
-			return -1;
-		}
-	}
 
 	struct backend_outcome o = {0};
 	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(req, res, &o, start)

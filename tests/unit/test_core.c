@@ -118,6 +118,13 @@ void test_request(void)
 	r.argv = argv;
 	r.isolation = (enum ward_isolation)7;
 	CHECK("request: unknown isolation refused", ward_request_validate(&r, err, sizeof(err)) < 0);
+	r.isolation = WARD_ISO_APPLICATION;
+	unsetenv("WARD_ALLOW_APPLICATION");
+	CHECK("request: application refused without the operator's opt-in",
+	      ward_request_validate(&r, err, sizeof(err)) < 0 && strstr(err, "WARD_ALLOW_APPLICATION=1"));
+	setenv("WARD_ALLOW_APPLICATION", "1", 1);
+	CHECK("request: application allowed with WARD_ALLOW_APPLICATION=1", ward_request_validate(&r, err, sizeof(err)) == 0);
+	unsetenv("WARD_ALLOW_APPLICATION");
 }
 
 static const struct mount_op *find(const struct plan *p, const char *dst)
