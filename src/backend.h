@@ -38,6 +38,11 @@ void exec_search(char *const argv[], char *const envp[]);
 /* Write "ward: cannot run 'PROG': REASON" to fd 2 and _exit(127/126). */
 void exec_fail_exit(const char *prog, int err);
 
+/* Give the command the signal state of a fresh process: every disposition
+ * default (ward ignores SIGPIPE, and ignored signals survive execve) and
+ * nothing blocked (a server's threads block signals).  Only syscalls. */
+void reset_signals(void);
+
 /* Apply the rlimits of a request in the calling process.  with_as: also
  * RLIMIT_AS from the memory limit (when no cgroup limits memory).
  * 0 or -errno.  Only syscalls. */

@@ -152,6 +152,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		syscall(SYS_close_range, first, ~0u, 0);
 		for (int fd = 0; fd < first; fd++)
 			fcntl(fd, F_SETFD, 0);
+		reset_signals();
 		if (chdir(cwd) < 0 || apply_rlimits(&req->limits, true) < 0)
 			_exit(WARD_EXIT_FAILED);
 		exec_search(argv, envp);

@@ -207,6 +207,7 @@ static void command_main(struct child_ctx *c)
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
+	reset_signals();
 	trace_phase("cmd:fds", c->start);
 	int r = apply_rlimits(&req->limits, c->use_as);
 	if (r == 0)

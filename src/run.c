@@ -128,6 +128,18 @@ void exec_fail_exit(const char *prog, int err)
 	_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : 126);
 }
 
+void reset_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < _NSIG; sig++)
+		sigaction(sig, &sa, NULL); /* EINVAL for SIGKILL, SIGSTOP and glibc's own: fine */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static int set_rlimit(int res, rlim_t soft, rlim_t hard)
 {
 	struct rlimit r = {soft, hard};

@@ -43,17 +43,19 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd)
 	c->live_fd = live_fd;
 }
 
-static void write_all(int fd, const char *p, size_t n)
+/* false when the reader has gone (EPIPE and the like). */
+static bool write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return; /* a closed reader loses output; the child never blocks */
+			return false;
 		p += w;
 		n -= (size_t)w;
 	}
+	return true;
 }
 
 void capbuf_feed(struct capbuf *c, const char *data, size_t n)
@@ -64,7 +66,8 @@ void capbuf_feed(struct capbuf *c, const char *data, size_t n)
 		if (k > n)
 			k = n;
 		if (c->live_fd >= 0) {
-			write_all(c->live_fd, data, k);
+			if (!c->live_broken && !write_all(c->live_fd, data, k))
+				c->live_broken = true;
 		} else {
 			if (!c->head) {
 				c->head = malloc(c->head_cap);
@@ -122,8 +125,8 @@ int capbuf_finish(struct capbuf *c, struct ward_stream *out)
 	for (size_t i = 0; i < c->tail_len; i++)
 		buf[hl + mlen + i] = c->tail[(start + i) % c->tail_cap];
 	buf[n] = 0;
-	if (c->live_fd >= 0)
-		write_all(c->live_fd, buf, n);
+	if (c->live_fd >= 0 && !c->live_broken)
+		(void)write_all(c->live_fd, buf, n);
 	out->data = buf;
 	out->len = n;
 	out->truncated = dropped != 0;
@@ -237,9 +240,13 @@ int supervise_run(struct supervise *s)
 				continue;
 			break;
 		}
-		if (pfd[P_OUT].revents && !drain(fds[P_OUT], &s->out, buf, 65536))
+		/* A stream whose live reader went away is closed on our side
+		 * too, so that the child gets SIGPIPE as it would in a shell
+		 * pipeline (`ward run -- yes | head` ends) instead of running on
+		 * to its timeout. */
+		if (pfd[P_OUT].revents && (!drain(fds[P_OUT], &s->out, buf, 65536) || s->out.live_broken))
 			close_fd(&fds[P_OUT]);
-		if (pfd[P_ERR].revents && !drain(fds[P_ERR], &s->err, buf, 65536))
+		if (pfd[P_ERR].revents && (!drain(fds[P_ERR], &s->err, buf, 65536) || s->err.live_broken))
 			close_fd(&fds[P_ERR]);
 		if (pfd[P_REP].revents) {
 			ssize_t r = read(fds[P_REP], buf, 65536);

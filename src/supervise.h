@@ -28,6 +28,7 @@ struct capbuf {
 	size_t tail_len;
 	uint64_t total;
 	int live_fd;       /* -1 = capture only */
+	bool live_broken;  /* writing to live_fd failed (its reader went away) */
 };
 
 void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);

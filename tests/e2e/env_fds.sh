@@ -59,3 +59,9 @@ wr --timeout 10 --env CMDLINE_PROBE=p-$$ --shell 'tr "\0" " " </proc/1/cmdline'
 expect_eq "cmdline: PID 1 runs" 0 "$RC"
 expect_not_contains "cmdline: /proc/1/cmdline hides ward's options" "$OUT" "CMDLINE_PROBE"
 expect_contains "cmdline: /proc/1/cmdline says ward-init" "$OUT" "ward-init"
+
+# ---- the command starts with a fresh signal state: nothing ignored (ward
+# itself ignores SIGPIPE) and nothing blocked
+wr --timeout 10 --shell 'grep -E "^Sig(Ign|Blk)" /proc/self/status | tr -s "\t" " "'
+expect_contains "signals: nothing ignored" "$OUT" "SigIgn: 0000000000000000"
+expect_contains "signals: nothing blocked" "$OUT" "SigBlk: 0000000000000000"

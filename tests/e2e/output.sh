@@ -83,3 +83,10 @@ timeout -k 2 30 "$WARD" run --timeout 20 --shell 'yes | head -c 50000000; exit 0
 rc=${PIPESTATUS[0]}; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 if [ "$rc" -ne 124 ] && [ "$ms" -lt 15000 ]; then pass "live: closed reader does not hang ward (rc=$rc, $ms ms)"
 else fail "live: closed reader does not hang ward" "rc=$rc after $ms ms"; fi
+
+# A live reader that goes away ends an endless writer as a shell pipeline
+# would (SIGPIPE), instead of leaving it running to its timeout.
+t0=$(date +%s%N)
+timeout -k 2 30 "$WARD" run --timeout 20 -- yes </dev/null 2>/dev/null | head -c 10 >/dev/null
+rc=${PIPESTATUS[0]}; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_eq "live: \`ward run -- yes | head\` ends with the child's SIGPIPE (141)" 141 "$rc"
