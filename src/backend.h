@@ -40,7 +40,8 @@ void exec_fail_exit(const char *prog, int err);
 
 /* Give the command the signal state of a fresh process: every disposition
  * default (ward ignores SIGPIPE, and ignored signals survive execve) and
- * nothing blocked (a server's threads block signals).  Only syscalls. */
+ * nothing blocked (a server's threads block signals); umask 022 whatever
+ * the caller's.  Only syscalls. */
 void reset_signals(void);
 
 /* Apply the rlimits of a request in the calling process.  with_as: also

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +139,8 @@ void reset_signals(void)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* and the same file mode mask wherever ward was started from */
+	umask(022);
 }
 
 static int set_rlimit(int res, rlim_t soft, rlim_t hard)

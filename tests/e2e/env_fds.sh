@@ -65,3 +65,7 @@ expect_contains "cmdline: /proc/1/cmdline says ward-init" "$OUT" "ward-init"
 wr --timeout 10 --shell 'grep -E "^Sig(Ign|Blk)" /proc/self/status | tr -s "\t" " "'
 expect_contains "signals: nothing ignored" "$OUT" "SigIgn: 0000000000000000"
 expect_contains "signals: nothing blocked" "$OUT" "SigBlk: 0000000000000000"
+
+# ---- the same umask (022) whatever the caller's
+OUT=$(umask 077; timeout 20 "$WARD" run --timeout 10 --shell 'umask' </dev/null 2>&1)
+expect_eq "umask: 0022 inside though the caller's is 077" "0022" "$OUT"
