@@ -145,7 +145,6 @@ struct child_ctx {
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
 	int notify_w;          /* the command sends its seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
-	int close_me[8];       /* the supervisor's ends, closed in the child */
 	double start;          /* for WARD_TRACE */
 };
 
@@ -256,14 +255,50 @@ static int command_entry(void *arg)
 }
 
 /* PID 1.  Never returns. */
+/* Close every fd but those in keep[0..n) (n small; keep is sorted here). */
+static void close_all_but(int *keep, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	unsigned lo = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0u, 0);
+}
+
 static int init_main(struct child_ctx *c)
 {
 	/* If the supervisor's thread dies, so do we (and with us, the whole
 	 * PID namespace). */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (size_t i = 0; i < sizeof(c->close_me) / sizeof(c->close_me[0]); i++)
-		if (c->close_me[i] >= 0)
-			close(c->close_me[i]);
+	/* PID 1 is a copy of ward: of a server, with its listening socket,
+	 * its clients' connections and its log.  Keep only what the run
+	 * needs, so that no host fd lives inside and no connection of the
+	 * server's is held open by a sandbox. */
+	int keep[160];
+	size_t nkeep = 0;
+	int mine[] = {0, 1, 2, c->sync_r, c->ctl_w, c->notify_w, c->out_w, c->err_w, c->in_r, c->rep_w,
+		      c->req->stdin_fd};
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (mine[i] >= 0)
+			keep[nkeep++] = mine[i];
+	for (size_t i = 0; i < c->plan->nops && nkeep < sizeof(keep) / sizeof(keep[0]); i++)
+		if (c->trees[i] >= 0)
+			keep[nkeep++] = c->trees[i];
+	close_all_but(keep, nkeep);
+	/* Handlers ward installed (a server's SIGTERM, the CLI's SIGINT) would
+	 * let processes inside signal their init; with every disposition
+	 * default, the kernel drops such signals. */
+	reset_signals();
 	char go;
 	if (read(c->sync_r, &go, 1) != 1)
 		_exit(1); /* the supervisor is gone, or said no */
@@ -312,7 +347,17 @@ static int init_main(struct child_ctx *c)
 	/* The command has exec'd (vfork semantics) and no longer reads the
 	 * argv strings that may live in ward's command line. */
 	hide_cmdline();
-	/* PID 1 keeps only the control pipe. */
+	/* PID 1 keeps only the control pipe: not even ward's own stdio (the
+	 * caller's terminal, a server's log), unless it traces. */
+	if (!getenv("WARD_TRACE")) {
+		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (dn >= 0) {
+			dup2(dn, 0);
+			dup2(dn, 1);
+			dup2(dn, 2);
+			close(dn);
+		}
+	}
 	close(c->notify_w);
 	close(c->out_w);
 	close(c->err_w);
@@ -478,7 +523,6 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.in_r = in_p[0],
 		.rep_w = rep_p[1],
 		.notify_w = nsock[1],
-		.close_me = {sync_p[1], ctl_p[0], out_p[0], err_p[0], in_p[1], rep_p[0], id.lock_fd, nsock[0]},
 		.start = start,
 	};
 

@@ -69,3 +69,27 @@ expect_contains "signals: nothing blocked" "$OUT" "SigBlk: 0000000000000000"
 # ---- the same umask (022) whatever the caller's
 OUT=$(umask 077; timeout 20 "$WARD" run --timeout 10 --shell 'umask' </dev/null 2>&1)
 expect_eq "umask: 0022 inside though the caller's is 077" "0022" "$OUT"
+
+# ---- PID 1 (a copy of ward) keeps none of ward's fds: not an inherited
+# file, not ward's stdio; only its pipes (and /dev/null) — seen from the host
+exec 7</etc/hostname
+"$WARD" run --timeout 10 -- sleep 3.17 </dev/null >/dev/null 2>&1 &
+wpid=$!
+exec 7<&-
+pid1=""
+for _ in $(seq 1 50); do  # ward's child is the sandbox's PID 1
+	pid1=$(cat /proc/$wpid/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | head -1)
+	[ -n "$pid1" ] && break
+	sleep 0.05
+done
+sleep 0.5  # past its setup, into its wait for the command
+fds=$(ls -l /proc/$pid1/fd 2>/dev/null | awk 'NR>1 {print $NF}' | sort -u | tr '\n' ' ')
+kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+expect_not_contains "pid1 fds: no inherited host file ($fds)" "$fds" "/etc/hostname"
+case "$fds" in
+*/dev/pts*|*/dev/tty*) fail "pid1 fds: no terminal of ward's" "$fds" ;;
+*) pass "pid1 fds: no terminal of ward's" ;;
+esac
+if [ -n "$fds" ] && ! printf '%s\n' $fds | grep -qv -e '^pipe:' -e '^/dev/null$' -e '^socket:'; then
+	pass "pid1 fds: only pipes, its control socket and /dev/null ($fds)"
+else fail "pid1 fds: only pipes, its control socket and /dev/null" "[$fds]"; fi
