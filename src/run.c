@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,11 +133,16 @@ void exec_fail_exit(const char *prog, int err)
 
 void reset_signals(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < _NSIG; sig++)
-		sigaction(sig, &sa, NULL); /* EINVAL for SIGKILL, SIGSTOP and glibc's own: fine */
+	/* The raw syscall: glibc's sigaction() refuses its own internal
+	 * signals (32, 33), which a parent may have left ignored. */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ksa = {SIG_DFL, 0, NULL, 0};
+	for (int sig = 1; sig <= 64; sig++)
+		syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask)); /* EINVAL for KILL, STOP */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
