@@ -13,7 +13,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS
 	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
-LIBS    := -lseccomp -ljansson -lmicrohttpd -lcurl -lxml2 -lpthread -lm
+LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -lpthread -lm  # libcurl: dlopen (src/remote.c)
 # `ward` itself is lean and static: `ward run` and `ward doctor` need only
 # libc, libseccomp and jansson (the dynamic loader's work for libcurl,
 # gnutls, libxml2 and ICU was a few milliseconds of every run).  `ward serve`,

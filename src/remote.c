@@ -5,7 +5,13 @@
  * result is ward's own failure (status error, exit 125): the run never
  * falls back to running locally, which would silently drop the isolation
  * the caller asked the runner for. */
+/* libcurl is loaded (dlopen) the first time --remote is used, not linked:
+ * it drags in OpenSSL, Kerberos, LDAP and more, a few MB of every `ward
+ * serve`'s memory and of every ward-net start, for a path the server never
+ * takes. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -120,12 +126,55 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	const char *(*easy_strerror)(CURLcode);
+	void (*easy_cleanup)(CURL *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} lc;
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 static void init_curl(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+	struct {
+		void **slot;
+		const char *name;
+	} syms[] = {
+		{(void **)&lc.global_init, "curl_global_init"},
+		{(void **)&lc.easy_init, "curl_easy_init"},
+		{(void **)&lc.easy_setopt, "curl_easy_setopt"},
+		{(void **)&lc.easy_perform, "curl_easy_perform"},
+		{(void **)&lc.easy_getinfo, "curl_easy_getinfo"},
+		{(void **)&lc.easy_strerror, "curl_easy_strerror"},
+		{(void **)&lc.easy_cleanup, "curl_easy_cleanup"},
+		{(void **)&lc.slist_append, "curl_slist_append"},
+		{(void **)&lc.slist_free_all, "curl_slist_free_all"},
+	};
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!(*syms[i].slot = dlsym(h, syms[i].name)))
+			return; /* the handle stays: nothing is unloaded in a process */
+	curl_init_rc = lc.global_init(CURL_GLOBAL_DEFAULT);
 }
+
+#undef curl_easy_setopt /* curl.h's pass-through macros */
+#undef curl_easy_getinfo
+#define curl_easy_init lc.easy_init
+#define curl_easy_setopt lc.easy_setopt
+#define curl_easy_perform lc.easy_perform
+#define curl_easy_getinfo lc.easy_getinfo
+#define curl_easy_strerror lc.easy_strerror
+#define curl_easy_cleanup lc.easy_cleanup
+#define curl_slist_append lc.slist_append
+#define curl_slist_free_all lc.slist_free_all
 
 char *remote_exec_url(const char *url)
 {
@@ -182,7 +231,7 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 		goto oom;
 	pthread_once(&curl_once, init_curl);
 	if (curl_init_rc != CURLE_OK || !(c = curl_easy_init())) {
-		fail(res, "--remote: cannot initialise libcurl");
+		fail(res, "--remote: cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
 		goto out;
 	}
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
