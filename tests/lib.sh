@@ -42,3 +42,14 @@ d=json.loads(sys.argv[1])
 v=eval(sys.argv[2])
 print(v if isinstance(v,str) else json.dumps(v))' "$1" "$2"
 }
+
+# jg JSON EXPR — like jget, but the JSON goes through stdin (no argv size
+# limit), and a one-line note comes back when the output is not JSON.
+jg() {
+	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
+try: d=json.load(sys.stdin)
+except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
+try: v=eval(sys.argv[1])
+except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
+print(v if isinstance(v,str) else json.dumps(v))' "$2"
+}

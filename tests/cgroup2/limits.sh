@@ -16,14 +16,6 @@ if ! printf '%s\n' "$PROBE" | grep -qx 'version=2'; then
 	pass "cgroup2: skipped, this host is not cgroup v2 (run it with tests/run-vm cgroup2)"
 	exit 0
 fi
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
 wr() { OUT=$(timeout -k 2 "${WT:-60}" "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 ct() { OUT=$(timeout -k 2 "${WT:-60}" "$CG" "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
 runs() { ls -d /sys/fs/cgroup/ward/ward-[0-9]* 2>/dev/null | wc -l; }

@@ -30,15 +30,6 @@ if ! printf '%s\n' "$PROBE" | grep -qx 'version=1'; then
 fi
 read -r -a PARENTS <<<"$(printf '%s\n' "$PROBE" | sed -n 's/^where=//p')"
 
-# jg JSON EXPR — a field of a JSON document on stdin-safe terms.
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
 
 # left PID... — how many run cgroups of these ward/cgtool processes exist.
 left() {

@@ -9,14 +9,6 @@
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 trap 'exit 143' TERM INT  # so that the EXIT trap cleans up on a timeout too
 chmod 0755 "$T"
-jg() {
-	printf '%s' "$1" | /usr/bin/python3 -c 'import json,sys
-try: d=json.load(sys.stdin)
-except Exception as e: print("<not JSON: %s>" % str(e)[:80]); sys.exit()
-try: v=eval(sys.argv[1])
-except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
-print(v if isinstance(v,str) else json.dumps(v))' "$2"
-}
 NOBODY=$(id -u nobody)
 # wu ARG... — `ward run ARG...` as nobody, bounded; sets OUT, ERR, RC.
 wu() { OUT=$(cd "$T" && timeout -k 2 "${WT:-30}" runuser -u nobody -- "$WARD" run "$@" 2>"$T/.err" </dev/null); RC=$?; ERR=$(cat "$T/.err"); }
