@@ -54,6 +54,10 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 			    double start);
 
+/* CPU and peak RSS of a reaped process tree. */
+struct rusage;
+void usage_from_rusage(const struct rusage *ru, struct ward_usage *u);
+
 /* Fill res->out/err/report from a finished supervise. */
 int outcome_collect(struct supervise *s, struct ward_result *res);
 

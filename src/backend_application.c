@@ -199,9 +199,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	kill(-pid, SIGKILL);
 	pid = -1;
 	outcome_collect(&s, res);
-	res->usage.cpu_user_ms = (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000;
-	res->usage.cpu_sys_ms = (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
-	res->usage.max_rss_kb = (uint64_t)ru.ru_maxrss;
+	usage_from_rusage(&ru, &res->usage);
 	o->ran = true;
 	o->wait_status = st;
 	o->timed_out = s.timed_out;

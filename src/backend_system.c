@@ -382,8 +382,8 @@ static int init_main(struct child_ctx *c)
 
 static void kill_tree(void *arg)
 {
-	int *fds = arg; /* [0] pidfd, [1] unused */
-	syscall(SYS_pidfd_send_signal, fds[0], SIGKILL, NULL, 0);
+	/* PID 1's death takes the whole PID namespace with it */
+	syscall(SYS_pidfd_send_signal, *(int *)arg, SIGKILL, NULL, 0);
 }
 
 static void close_pair(int p[2])
@@ -612,7 +612,6 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	/* sync_p[1] stays open until the end: PID 1 checks it to know that we
 	 * are alive (see init_main). */
 
-	int killfds[2] = {pidfd, -1};
 	struct supervise s = {
 		.pidfd = pidfd,
 		.out_fd = out_p[0],
@@ -626,7 +625,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		.cpu_s = req->limits.cpu_s > 0 ? req->limits.cpu_s : req->limits.timeout_s,
 		.cg = cg,
 		.kill_tree = kill_tree,
-		.kill_arg = killfds,
+		.kill_arg = &pidfd,
 		.output_limit = req->limits.output_limit,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = req->report_limit,
@@ -648,9 +647,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	trace_phase("reaped", start);
 	outcome_collect(&s, res);
 
-	res->usage.cpu_user_ms = (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000;
-	res->usage.cpu_sys_ms = (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
-	res->usage.max_rss_kb = (uint64_t)ru.ru_maxrss;
+	usage_from_rusage(&ru, &res->usage);
 	if (cg) {
 		struct cg_stats cs;
 		if (cg_stats(cg, &cs) == 0) {

@@ -177,6 +177,13 @@ int apply_rlimits(const struct ward_limits *l, bool with_as)
 	return 0;
 }
 
+void usage_from_rusage(const struct rusage *ru, struct ward_usage *u)
+{
+	u->cpu_user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
+	u->cpu_sys_ms = (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+	u->max_rss_kb = (uint64_t)ru->ru_maxrss;
+}
+
 int outcome_collect(struct supervise *s, struct ward_result *res)
 {
 	int r = capbuf_finish(&s->out, &res->out);
