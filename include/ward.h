@@ -190,6 +190,32 @@ int ward_run(const struct ward_request *req, struct ward_result *result);
 
 void ward_result_free(struct ward_result *result);
 
+/* A pool of system-level sandboxes built ahead of demand (`ward serve
+ * --pool N`): each has its namespaces, root, cgroup and host uid ready and
+ * waits for a command.  A request of the pool's shape (no workdir, mounts
+ * or rootfs; network and /tmp size as the pool's; stdin from data or
+ * nothing) takes one, hands it the command, its limits and files, and the
+ * sandbox is destroyed after the run: never reused.  Any other request, or
+ * one that finds the pool empty, builds its sandbox as ward_run does.
+ *
+ * A thread of the pool's own keeps `size` sandboxes ready; their PID 1s die
+ * with it (ward_pool_free, or the process's death).  ward_pool_new returns
+ * once they are built, or NULL with err set when none could be. */
+struct ward_pool;
+struct ward_pool_stats {
+	unsigned size, ready;
+	uint64_t hits;        /* requests that took a sandbox from the pool */
+	uint64_t misses;      /* requests of the pool's shape that found it empty */
+	uint64_t failures;    /* sandboxes that could not be built or had died */
+};
+struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, size_t errlen);
+void ward_pool_free(struct ward_pool *pool);
+void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
+
+/* ward_run, taking a sandbox from pool when the request fits (pool may be
+ * NULL). */
+int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *result);
+
 /* The exit status a CLI reports for a result (SPEC §2). */
 int ward_result_exit_status(const struct ward_result *result);
 

@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "handover.h"
+#include "pathguard.h"
 #include "plan.h"
 #include "request.h"
 #include "sandbox/caps.h"
@@ -131,21 +133,22 @@ static const char *landlock_name(int abi)
 	return abi < 10 ? names[abi] : "landlock";
 }
 
-/* Everything PID 1 and the command need, made before the clone. */
+/* Everything PID 1 and the command need.  The shape (plan, fds, Landlock
+ * paths) is fixed before the clone; the command itself (argv, environment,
+ * rlimits, files) arrives later, over the sync pipe (handover.h). */
 struct child_ctx {
-	const struct ward_request *req;
 	const struct plan *plan;
 	int *trees;
-	char **argv;
-	char **envp;
+	enum ward_net net;
+	int stdin_fd;          /* the caller's own stdin (ward run), or -1 */
 	const char *const *write_paths;
 	size_t nwrite;
 	int landlock_abi;
-	bool use_as;           /* no memory cgroup: RLIMIT_AS stands in */
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
 	int notify_w;          /* the command sends its seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
 	double start;          /* for WARD_TRACE */
+	struct handover ho;    /* filled by PID 1 from the sync pipe */
 };
 
 static void ctl_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -180,19 +183,21 @@ static int loopback_up(void)
 /* The command, in PID 1's child.  Never returns. */
 static void command_main(struct child_ctx *c)
 {
-	const struct ward_request *req = c->req;
+	const struct handover *ho = &c->ho;
 	if (setsid() < 0)
-		exec_fail_exit(c->argv[0], errno);
+		exec_fail_exit(ho->argv[0], errno);
 	/* fds: 0 stdin, 1 stdout, 2 stderr, 3 report channel; nothing else. */
-	int in = c->in_r;
-	if (in < 0 && req->stdin_fd >= 0 && !req->stdin_set)
-		in = req->stdin_fd;
+	int in = -1;
+	if (ho->flags & HO_STDIN_PIPE)
+		in = c->in_r;
+	else if (ho->flags & HO_STDIN_FD)
+		in = c->stdin_fd;
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(c->out_w, 1) < 0 || dup2(c->err_w, 2) < 0)
 		_exit(WARD_EXIT_FAILED);
 	int first_closed = 3;
-	if (c->rep_w >= 0) {
+	if ((ho->flags & HO_REPORT) && c->rep_w >= 0) {
 		if (dup2(c->rep_w, 3) < 0)
 			_exit(WARD_EXIT_FAILED);
 		first_closed = 4;
@@ -208,7 +213,7 @@ static void command_main(struct child_ctx *c)
 
 	reset_signals();
 	trace_phase("cmd:fds", c->start);
-	int r = apply_rlimits(&req->limits, c->use_as);
+	int r = apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS);
 	if (r == 0)
 		r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
 	trace_phase("cmd:caps", c->start);
@@ -238,8 +243,8 @@ static void command_main(struct child_ctx *c)
 	}
 	close(notify);
 	trace_phase("cmd:seccomp", c->start);
-	exec_search(c->argv, c->envp);
-	exec_fail_exit(c->argv[0], errno);
+	exec_search(ho->argv, ho->envp);
+	exec_fail_exit(ho->argv[0], errno);
 }
 
 /* The command's stack while it shares PID 1's memory (PID 1 has its own
@@ -254,7 +259,6 @@ static int command_entry(void *arg)
 	return 127;
 }
 
-/* PID 1.  Never returns. */
 /* Close every fd but those in keep[0..n) (n small; keep is sorted here). */
 static void close_all_but(int *keep, size_t n)
 {
@@ -275,6 +279,31 @@ static void close_all_but(int *keep, size_t n)
 	syscall(SYS_close_range, lo, ~0u, 0);
 }
 
+/* The caller's files, into /work (PID 1's cwd), as the sandbox user (the
+ * fsuid mounts_build left).  0, or -1 with the message sent. */
+static int write_files(struct child_ctx *c)
+{
+	if (!c->ho.nfiles)
+		return 0;
+	int wfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (wfd < 0) {
+		ctl_say(c->ctl_w, "E cannot open /work to write files: %s\n", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < c->ho.nfiles; i++) {
+		const struct ward_file *f = &c->ho.files[i];
+		int r = pathguard_write(wfd, f->path, f->data, f->len, f->mode ? f->mode : 0644);
+		if (r < 0) {
+			ctl_say(c->ctl_w, "E cannot write file '%s' into /work: %s\n", f->path, strerror(-r));
+			close(wfd);
+			return -1;
+		}
+	}
+	close(wfd);
+	return 0;
+}
+
+/* PID 1.  Never returns. */
 static int init_main(struct child_ctx *c)
 {
 	/* If the supervisor's thread dies, so do we (and with us, the whole
@@ -286,8 +315,7 @@ static int init_main(struct child_ctx *c)
 	 * server's is held open by a sandbox. */
 	int keep[160];
 	size_t nkeep = 0;
-	int mine[] = {0, 1, 2, c->sync_r, c->ctl_w, c->notify_w, c->out_w, c->err_w, c->in_r, c->rep_w,
-		      c->req->stdin_fd};
+	int mine[] = {0, 1, 2, c->sync_r, c->ctl_w, c->notify_w, c->out_w, c->err_w, c->in_r, c->rep_w, c->stdin_fd};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (mine[i] >= 0)
 			keep[nkeep++] = mine[i];
@@ -299,6 +327,7 @@ static int init_main(struct child_ctx *c)
 	 * let processes inside signal their init; with every disposition
 	 * default, the kernel drops such signals. */
 	reset_signals();
+	/* 'g': go; 'p': go, and say "R" when ready (a sandbox built ahead). */
 	char go;
 	if (read(c->sync_r, &go, 1) != 1)
 		_exit(1); /* the supervisor is gone, or said no */
@@ -312,22 +341,35 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot set the hostname: %s\n", strerror(errno));
 		_exit(1);
 	}
-	if (c->req->net == WARD_NET_LOOPBACK && loopback_up() < 0) {
+	if (c->net == WARD_NET_LOOPBACK && loopback_up() < 0) {
 		ctl_say(c->ctl_w, "E cannot bring up the loopback interface: %s\n", strerror(errno));
 		_exit(1);
 	}
 	trace_phase("init:ns", c->start);
-	struct mounts_input mi = {
-		.plan = c->plan, .trees = c->trees, .files = c->req->files, .nfiles = c->req->nfiles};
+	struct mounts_input mi = {.plan = c->plan, .trees = c->trees};
 	if (mounts_build(&mi, err, sizeof(err)) < 0) {
 		ctl_say(c->ctl_w, "E %s\n", err);
 		_exit(1);
 	}
 	trace_phase("init:mounts", c->start);
+	if (go == 'p')
+		ctl_say(c->ctl_w, "R\n");
+	/* Wait for the command.  End-of-file: the sandbox was discarded. */
+	int r = handover_read(c->sync_r, &c->ho);
+	if (r == 1)
+		_exit(0);
+	if (r < 0) {
+		ctl_say(c->ctl_w, "E cannot receive the command: %s\n", strerror(-r));
+		_exit(1);
+	}
+	trace_phase("init:handover", c->start);
+	if (write_files(c) < 0)
+		_exit(1);
 	/* setfsuid() in the mount setup cleared the parent-death signal (any
 	 * change of credentials does): set it again, then make sure the
 	 * supervisor did not die in between — it holds the sync pipe's write
-	 * end until the run is over, so a hang-up means it is gone. */
+	 * end until the run is over and sends nothing more, so anything
+	 * readable there (a hang-up) means it is gone. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	struct pollfd alive = {.fd = c->sync_r, .events = POLLIN};
 	if (poll(&alive, 1, 0) != 0)
@@ -344,8 +386,8 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
 		_exit(1);
 	}
-	/* The command has exec'd (vfork semantics) and no longer reads the
-	 * argv strings that may live in ward's command line. */
+	/* The command has exec'd (vfork semantics): ward's command line
+	 * (which a server's options fill) can go. */
 	hide_cmdline();
 	/* PID 1 keeps only the control pipe: not even ward's own stdio (the
 	 * caller's terminal, a server's log), unless it traces. */
@@ -365,8 +407,8 @@ static int init_main(struct child_ctx *c)
 		close(c->in_r);
 	if (c->rep_w >= 0)
 		close(c->rep_w);
-	if (c->req->stdin_fd > 2)
-		close(c->req->stdin_fd);
+	if (c->stdin_fd > 2)
+		close(c->stdin_fd);
 	for (;;) {
 		int st;
 		pid_t p = waitpid(-1, &st, 0);
@@ -386,47 +428,145 @@ static void kill_tree(void *arg)
 	syscall(SYS_pidfd_send_signal, *(int *)arg, SIGKILL, NULL, 0);
 }
 
-static void close_pair(int p[2])
+static void close_fd(int *fd)
 {
-	for (int i = 0; i < 2; i++)
-		if (p[i] >= 0) {
-			close(p[i]);
-			p[i] = -1;
-		}
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
 }
 
-int backend_system_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		       double start)
+/* One sandbox, supervisor side. */
+struct sandbox {
+	struct ward_identity id;
+	struct plan plan;
+	struct ward_cgroup *cg;
+	pid_t pid;
+	int pidfd;
+	bool ahead;            /* built before its request (a pool's) */
+	bool stdin_fd;         /* shaped to take the caller's stdin_fd */
+	int sync_w;            /* "g"/"p", then the handover; held open until the end */
+	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
+	char error[512];       /* why the build failed */
+};
+
+bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
+{
+	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && !a->workdir && !b->workdir &&
+	       !a->rootfs && !b->rootfs && a->nmounts == 0 && b->nmounts == 0 && a->net == b->net &&
+	       a->limits.tmp_size_mb == b->limits.tmp_size_mb && (a->stdin_fd < 0 || a->stdin_set) &&
+	       (b->stdin_fd < 0 || b->stdin_set);
+}
+
+void sandbox_destroy(struct sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->pid > 0) {
+		if (sb->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fd(&sb->pidfd);
+	int *fds[] = {&sb->sync_w, &sb->ctl_r, &sb->out_r, &sb->err_r, &sb->in_w, &sb->rep_r, &sb->nsock};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close_fd(fds[i]);
+	cg_destroy(sb->cg);
+	userns_release(&sb->id);
+	plan_free(&sb->plan);
+	free(sb);
+}
+
+/* The pipes of a build, both ends, until the supervisor's ends move into
+ * the sandbox. */
+struct build_fds {
+	int sync[2], ctl[2], out[2], err[2], in[2], rep[2], nsock[2];
+};
+
+static void build_fds_close(struct build_fds *f, int *trees, size_t ntrees)
+{
+	int *all = &f->sync[0];
+	for (size_t i = 0; i < sizeof(*f) / sizeof(int); i++)
+		close_fd(&all[i]);
+	if (trees)
+		for (size_t i = 0; i < ntrees; i++)
+			close_fd(&trees[i]);
+	free(trees);
+}
+
+static struct sandbox *build_failed(struct sandbox *sb, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s", sb->error);
+	sandbox_destroy(sb);
+	return NULL;
+}
+
+/* Wait (bounded) for a sandbox built ahead to say "R"; 0 or -1 (error set). */
+static int wait_ready(struct sandbox *sb)
+{
+	char buf[600];
+	size_t got = 0;
+	while (got < sizeof(buf) - 1) {
+		struct pollfd p = {.fd = sb->ctl_r, .events = POLLIN};
+		int n = poll(&p, 1, 30000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ssize_t k = read(sb->ctl_r, buf + got, sizeof(buf) - 1 - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		buf[got] = 0;
+		if (strchr(buf, '\n'))
+			break;
+	}
+	buf[got] = 0;
+	if (strcmp(buf, "R\n") == 0)
+		return 0;
+	if (buf[0] == 'E') {
+		size_t n = strcspn(buf + 2, "\n");
+		snprintf(sb->error, sizeof(sb->error), "sandbox setup failed: %.*s", (int)n, buf + 2);
+	} else
+		snprintf(sb->error, sizeof(sb->error), "the sandbox's init did not get ready");
+	return -1;
+}
+
+struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen)
 {
 	pthread_once(&g_once, prepare_once);
 	trace_phase("prepare", start);
-	int ret = -1;
-	struct ward_identity id = {.lock_fd = -1, .slot = -1};
-	struct plan plan = {0};
-	struct ward_cgroup *cg = NULL;
-	char **envp = NULL, **argv = NULL;
+	if (!g_filter_ok) {
+		snprintf(err, errlen, "seccomp is not available: %s", g_filter_err);
+		return NULL;
+	}
+	struct sandbox *sb = calloc(1, sizeof(*sb));
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	sb->id = (struct ward_identity){.lock_fd = -1, .slot = -1};
+	sb->pid = -1;
+	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
+	sb->ahead = ahead;
+	sb->stdin_fd = !shape->stdin_set && shape->stdin_fd >= 0;
+
 	int *trees = NULL;
-	int sync_p[2] = {-1, -1}, ctl_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-	int in_p[2] = {-1, -1}, rep_p[2] = {-1, -1}, nsock[2] = {-1, -1};
-	int pidfd = -1;
-	pid_t pid = -1;
-	char err[512];
+	struct build_fds f;
+	memset(&f, -1, sizeof(f));
+	int *sync_p = f.sync, *ctl_p = f.ctl, *out_p = f.out, *err_p = f.err, *in_p = f.in, *rep_p = f.rep,
+	    *nsock = f.nsock;
 	const char *write_paths[80];
 	size_t nwrite = 0;
 
-	if (!g_filter_ok) {
-		snprintf(res->error, sizeof(res->error), "seccomp is not available: %s", g_filter_err);
-		return -1;
-	}
-	if (userns_acquire(&id, err, sizeof(err)) < 0) {
-		snprintf(res->error, sizeof(res->error), "%s", err);
-		return -1;
-	}
+	if (userns_acquire(&sb->id, sb->error, sizeof(sb->error)) < 0)
+		return build_failed(sb, err, errlen);
 	trace_phase("identity", start);
-	if (plan_build(&plan, req, geteuid(), err, sizeof(err)) < 0) {
-		snprintf(res->error, sizeof(res->error), "%s", err);
-		goto out;
-	}
+	if (plan_build(&sb->plan, shape, geteuid(), sb->error, sizeof(sb->error)) < 0)
+		return build_failed(sb, err, errlen);
 	trace_phase("plan", start);
 
 	/* Landlock: writes stay allowed only where the sandbox has writable
@@ -434,19 +574,20 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	write_paths[nwrite++] = "/tmp";
 	write_paths[nwrite++] = "/work";
 	write_paths[nwrite++] = "/dev/shm";
-	for (size_t i = 0; i < req->nmounts && nwrite < 80; i++)
-		if (!req->mounts[i].read_only)
-			write_paths[nwrite++] =
-				req->mounts[i].sandbox_path ? req->mounts[i].sandbox_path : req->mounts[i].host_path;
+	for (size_t i = 0; i < shape->nmounts && nwrite < 80; i++)
+		if (!shape->mounts[i].read_only)
+			write_paths[nwrite++] = shape->mounts[i].sandbox_path ? shape->mounts[i].sandbox_path
+									       : shape->mounts[i].host_path;
 
-	trees = malloc(sizeof(int) * (plan.nops ? plan.nops : 1));
+	const struct plan *plan = &sb->plan;
+	trees = malloc(sizeof(int) * (plan->nops ? plan->nops : 1));
 	if (!trees) {
-		snprintf(res->error, sizeof(res->error), "out of memory");
-		goto out;
+		snprintf(sb->error, sizeof(sb->error), "out of memory");
+		goto fail;
 	}
-	for (size_t i = 0; i < plan.nops; i++) {
+	for (size_t i = 0; i < plan->nops; i++) {
 		trees[i] = -1;
-		const struct mount_op *op = &plan.ops[i];
+		const struct mount_op *op = &plan->ops[i];
 		if (op->kind != OP_BIND || !(op->flags & OPF_IDMAP))
 			continue;
 		/* Running as root, the sandbox's host uid owns nothing: map the
@@ -456,7 +597,7 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 		struct stat st;
 		if (stat(op->src, &st) < 0)
 			continue;
-		int ns = userns_idmap_fd(&id, st.st_uid, st.st_gid);
+		int ns = userns_idmap_fd(&sb->id, st.st_uid, st.st_gid);
 		if (ns >= 0) {
 			int t = mounts_idmapped_tree(op->src, ns);
 			close(ns);
@@ -466,31 +607,21 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	}
 	trace_phase("idmap", start);
 
-	struct cg_limits lim = {.memory_bytes = req->limits.memory_mb << 20, .pids = req->limits.pids};
+	/* Built ahead, the cgroup gets its limits when the request comes. */
+	struct cg_limits lim = {0};
+	if (!ahead)
+		lim = (struct cg_limits){.memory_bytes = shape->limits.memory_mb << 20, .pids = shape->limits.pids};
 	char cgerr[256] = "";
-	cg = cg_create(&lim, cgerr, sizeof(cgerr));
+	sb->cg = cg_create(&lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
-	res->enforced.memory = cg && cg_limits_memory(cg) ? cg_mechanism(cg) : "rlimit";
-	res->enforced.pids = cg && cg_limits_pids(cg) ? cg_mechanism(cg) : "rlimit";
-	res->enforced.cpu = cg && cg_accounts_cpu(cg) ? cg_mechanism(cg) : "rlimit";
-	res->enforced.fsize = "rlimit";
-	res->enforced.seccomp = g_no_seccomp ? "none" : "seccomp";
-	res->enforced.landlock = landlock_name(g_landlock_abi);
-	snprintf(res->enforced.user, sizeof(res->enforced.user), "userns-uid-%u", (unsigned)id.host_uid);
 
-	argv = argv_build(req);
-	envp = env_build(req, NULL);
-	if (!argv || !envp) {
-		snprintf(res->error, sizeof(res->error), "out of memory");
-		goto out;
-	}
-
+	bool want_in = ahead || shape->stdin_set, want_rep = ahead || shape->report_channel;
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
-	    pipe2(err_p, O_CLOEXEC) < 0 || (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) ||
-	    (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0) ||
+	    pipe2(err_p, O_CLOEXEC) < 0 || (want_in && pipe2(in_p, O_CLOEXEC) < 0) ||
+	    (want_rep && pipe2(rep_p, O_CLOEXEC) < 0) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0) {
-		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));
-		goto out;
+		snprintf(sb->error, sizeof(sb->error), "cannot create pipes: %s", strerror(errno));
+		goto fail;
 	}
 
 	/* The command must be able to reopen its pipes (/dev/stdout,
@@ -501,21 +632,19 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	int ends[] = {out_p[1], err_p[1], in_p[0], rep_p[1]};
 	for (size_t i = 0; i < 4; i++)
 		if (ends[i] >= 0 && fchmod(ends[i], 0666) < 0) {
-			snprintf(res->error, sizeof(res->error), "cannot hand the pipes to the sandbox: %s",
+			snprintf(sb->error, sizeof(sb->error), "cannot hand the pipes to the sandbox: %s",
 				 strerror(errno));
-			goto out;
+			goto fail;
 		}
 
 	struct child_ctx c = {
-		.req = req,
-		.plan = &plan,
+		.plan = plan,
 		.trees = trees,
-		.argv = argv,
-		.envp = envp,
+		.net = shape->net,
+		.stdin_fd = sb->stdin_fd ? shape->stdin_fd : -1,
 		.write_paths = write_paths,
 		.nwrite = nwrite,
 		.landlock_abi = g_landlock_abi,
-		.use_as = !(cg && cg_limits_memory(cg)),
 		.sync_r = sync_p[0],
 		.ctl_w = ctl_p[1],
 		.out_w = out_p[1],
@@ -536,104 +665,184 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	 * write.  Elsewhere, or on a kernel without it, a plain clone and an
 	 * attach. */
 	bool born_in_cg = false;
-	pid = -1;
-	if (cg_dirfd(cg) >= 0) {
+	pid_t pid = -1;
+	if (cg_dirfd(sb->cg) >= 0) {
 		struct clone_args ca = {
 			.flags = flags | CLONE_INTO_CGROUP,
-			.pidfd = (uint64_t)(uintptr_t)&pidfd,
+			.pidfd = (uint64_t)(uintptr_t)&sb->pidfd,
 			.exit_signal = SIGCHLD,
-			.cgroup = (uint64_t)cg_dirfd(cg),
+			.cgroup = (uint64_t)cg_dirfd(sb->cg),
 		};
 		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
 		born_in_cg = pid >= 0;
-		if (pid < 0 && errno != ENOSYS && errno != E2BIG && errno != EINVAL)
-			born_in_cg = false; /* fall through to the plain clone, which reports */
 	}
 	if (pid < 0)
-		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, &pidfd, 0, 0);
+		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, &sb->pidfd, 0, 0);
 	if (pid < 0) {
 		int e = errno;
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
-			snprintf(res->error, sizeof(res->error),
+			snprintf(sb->error, sizeof(sb->error),
 				 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
 				 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
 				 "run as root (see `ward doctor`)",
 				 strerror(e));
 		else
-			snprintf(res->error, sizeof(res->error), "cannot create the sandbox: clone: %s", strerror(e));
-		goto out;
+			snprintf(sb->error, sizeof(sb->error), "cannot create the sandbox: clone: %s", strerror(e));
+		goto fail;
 	}
 	if (pid == 0)
 		_exit(init_main(&c));
+	sb->pid = pid;
 	trace_phase("clone", start);
 
-	close(sync_p[0]);
-	sync_p[0] = -1;
-	close(ctl_p[1]);
-	ctl_p[1] = -1;
-	close(out_p[1]);
-	out_p[1] = -1;
-	close(err_p[1]);
-	err_p[1] = -1;
-	if (in_p[0] >= 0) {
-		close(in_p[0]);
-		in_p[0] = -1;
-	}
-	if (rep_p[1] >= 0) {
-		close(rep_p[1]);
-		rep_p[1] = -1;
-	}
-	close(nsock[1]);
-	nsock[1] = -1;
-	for (size_t i = 0; i < plan.nops; i++)
-		if (trees[i] >= 0) {
-			close(trees[i]);
-			trees[i] = -1;
-		}
+	sb->sync_w = sync_p[1];
+	sb->ctl_r = ctl_p[0];
+	sb->out_r = out_p[0];
+	sb->err_r = err_p[0];
+	sb->in_w = in_p[1];
+	sb->rep_r = rep_p[0];
+	sb->nsock = nsock[0];
+	sync_p[1] = ctl_p[0] = out_p[0] = err_p[0] = in_p[1] = rep_p[0] = nsock[0] = -1;
+	build_fds_close(&f, trees, plan->nops);
+	trees = NULL;
 
-	if (userns_write_maps(pid, &id, err, sizeof(err)) < 0) {
-		snprintf(res->error, sizeof(res->error), "%s", err);
-		goto kill;
-	}
+	if (userns_write_maps(pid, &sb->id, sb->error, sizeof(sb->error)) < 0)
+		goto fail;
 	trace_phase("uidmap", start);
-	if (cg && !born_in_cg) {
-		int r = cg_attach(cg, pid);
+	if (sb->cg && !born_in_cg) {
+		int r = cg_attach(sb->cg, pid);
 		if (r < 0) {
-			snprintf(res->error, sizeof(res->error), "cannot move the sandbox into its cgroup: %s",
+			snprintf(sb->error, sizeof(sb->error), "cannot move the sandbox into its cgroup: %s",
 				 strerror(-r));
-			goto kill;
+			goto fail;
 		}
 	}
 	trace_phase("attach", start);
-	if (write(sync_p[1], "g", 1) != 1) {
-		snprintf(res->error, sizeof(res->error), "cannot start the sandbox: %s", strerror(errno));
-		goto kill;
+	if (write(sb->sync_w, ahead ? "p" : "g", 1) != 1) {
+		snprintf(sb->error, sizeof(sb->error), "cannot start the sandbox: %s", strerror(errno));
+		goto fail;
 	}
-	/* sync_p[1] stays open until the end: PID 1 checks it to know that we
+	if (ahead && wait_ready(sb) < 0)
+		goto fail;
+	return sb;
+
+fail:
+	build_fds_close(&f, trees, plan->nops);
+	return build_failed(sb, err, errlen);
+}
+
+/* Encode req's command and write it to PID 1.  0, or -errno (-EPIPE: PID 1
+ * is gone). */
+static int send_handover(struct sandbox *sb, const struct ward_request *req, bool with_as)
+{
+	char **argv = argv_build(req);
+	char **envp = env_build(req, NULL);
+	int r = -ENOMEM;
+	if (argv && envp) {
+		struct handover ho = {
+			.flags = (req->stdin_set ? HO_STDIN_PIPE : sb->stdin_fd ? HO_STDIN_FD : 0) |
+				 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
+			.limits = req->limits,
+			.argv = argv,
+			.envp = envp,
+			.files = (struct ward_file *)req->files,
+			.nfiles = req->nfiles,
+		};
+		size_t len = 0;
+		char *buf = handover_encode(&ho, &len);
+		if (!buf)
+			r = -E2BIG;
+		else {
+			/* PID 1 reads as we write: a large body (files) does not
+			 * need to fit in the pipe. */
+			/* A library must not die of SIGPIPE when PID 1 is gone:
+			 * block it for this thread and take back the one the
+			 * write raised. */
+			sigset_t pipe_set, old;
+			sigemptyset(&pipe_set);
+			sigaddset(&pipe_set, SIGPIPE);
+			pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+			r = 0;
+			for (size_t off = 0; off < len;) {
+				ssize_t n = write(sb->sync_w, buf + off, len - off);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0) {
+					r = -errno;
+					break;
+				}
+				off += (size_t)n;
+			}
+			if (r == -EPIPE && !sigismember(&old, SIGPIPE)) {
+				struct timespec zero = {0, 0};
+				sigtimedwait(&pipe_set, NULL, &zero);
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			free(buf);
+		}
+	}
+	env_free(envp);
+	free(argv);
+	return r;
+}
+
+int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
+		double start)
+{
+	struct ward_cgroup *cg = sb->cg;
+	if (sb->ahead && cg) {
+		struct cg_limits lim = {.memory_bytes = req->limits.memory_mb << 20, .pids = req->limits.pids};
+		char cgerr[256];
+		if (cg_set_limits(cg, &lim, cgerr, sizeof(cgerr)) < 0)
+			return SANDBOX_STALE; /* a fresh sandbox reports what happens */
+	}
+	res->enforced.memory = cg && cg_limits_memory(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.pids = cg && cg_limits_pids(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.cpu = cg && cg_accounts_cpu(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.fsize = "rlimit";
+	res->enforced.seccomp = g_no_seccomp ? "none" : "seccomp";
+	res->enforced.landlock = landlock_name(g_landlock_abi);
+	snprintf(res->enforced.user, sizeof(res->enforced.user), "userns-uid-%u", (unsigned)sb->id.host_uid);
+
+	int r = send_handover(sb, req, !(cg && cg_limits_memory(cg)));
+	trace_phase("handover", start);
+	if (r == -EPIPE && sb->ahead)
+		return SANDBOX_STALE; /* died while it waited: the caller builds another */
+	if (r < 0 && r != -EPIPE) {
+		/* -EPIPE on a fresh sandbox: PID 1 failed its setup and said
+		 * why on the control pipe, which supervise reads. */
+		snprintf(res->error, sizeof(res->error), "cannot hand the command to the sandbox: %s", strerror(-r));
+		return -1;
+	}
+	/* sync_w stays open until the end: PID 1 checks it to know that we
 	 * are alive (see init_main). */
+	if (!req->stdin_set)
+		close_fd(&sb->in_w);
+	if (!req->report_channel)
+		close_fd(&sb->rep_r);
 
 	struct supervise s = {
-		.pidfd = pidfd,
-		.out_fd = out_p[0],
-		.err_fd = err_p[0],
-		.report_fd = rep_p[0],
-		.ctl_fd = ctl_p[0],
-		.stdin_fd = in_p[1],
+		.pidfd = sb->pidfd,
+		.out_fd = sb->out_r,
+		.err_fd = sb->err_r,
+		.report_fd = sb->rep_r,
+		.ctl_fd = sb->ctl_r,
+		.stdin_fd = sb->in_w,
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,
 		.timeout_s = req->limits.timeout_s,
 		.cpu_s = req->limits.cpu_s > 0 ? req->limits.cpu_s : req->limits.timeout_s,
 		.cg = cg,
 		.kill_tree = kill_tree,
-		.kill_arg = &pidfd,
+		.kill_arg = &sb->pidfd,
 		.output_limit = req->limits.output_limit,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
-		.notify_sock = nsock[0],
+		.notify_sock = sb->nsock,
 	};
-	out_p[0] = err_p[0] = rep_p[0] = ctl_p[0] = in_p[1] = nsock[0] = -1; /* supervise owns them now */
+	sb->out_r = sb->err_r = sb->rep_r = sb->ctl_r = sb->in_w = sb->nsock = -1; /* supervise owns them now */
 	supervise_run(&s);
 	trace_phase("supervised", start);
 
@@ -641,9 +850,9 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	int st = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+	while (wait4(sb->pid, &st, 0, &ru) < 0 && errno == EINTR)
 		;
-	pid = -1;
+	sb->pid = -1;
 	trace_phase("reaped", start);
 	outcome_collect(&s, res);
 
@@ -669,53 +878,41 @@ int backend_system_run(const struct ward_request *req, struct ward_result *res, 
 	if (sscanf(s.ctl, "X %d", &wst) == 1) {
 		o->ran = true;
 		o->wait_status = wst;
-		ret = 0;
-	} else if (s.timed_out || s.cpu_exceeded || s.seccomp_killed) {
-		/* killed before PID 1 could report: still a timeout */
+		return 0;
+	}
+	if (s.timed_out || s.cpu_exceeded || s.seccomp_killed || (WIFSIGNALED(st) && o->oom_killed)) {
+		/* killed before PID 1 could report: still a timeout (or PID 1
+		 * itself was OOM-killed with the command) */
 		o->ran = true;
 		o->wait_status = SIGKILL;
-		ret = 0;
-	} else if (s.ctl[0] == 'E') {
+		return 0;
+	}
+	if (s.ctl[0] == 'E') {
 		size_t n = strcspn(s.ctl + 2, "\n");
 		snprintf(res->error, sizeof(res->error), "sandbox setup failed: %.*s", (int)n, s.ctl + 2);
-	} else if (WIFSIGNALED(st) && o->oom_killed) {
-		/* PID 1 itself was OOM-killed with the command */
-		o->ran = true;
-		o->wait_status = SIGKILL;
-		ret = 0;
-	} else {
+	} else
 		snprintf(res->error, sizeof(res->error), "the sandbox's init ended without a report (wait status %d)",
 			 st);
-	}
-	goto out;
+	return -1;
+}
 
-kill:
-	if (pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	pid = -1;
-out:
-	if (pidfd >= 0)
-		close(pidfd);
-	close_pair(sync_p);
-	close_pair(ctl_p);
-	close_pair(out_p);
-	close_pair(err_p);
-	close_pair(in_p);
-	close_pair(rep_p);
-	close_pair(nsock);
-	if (trees) {
-		for (size_t i = 0; i < plan.nops; i++)
-			if (trees[i] >= 0)
-				close(trees[i]);
-		free(trees);
+int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
+		       struct backend_outcome *o, double start)
+{
+	struct sandbox *sb = pool ? pool_take(pool, req) : NULL;
+	if (sb) {
+		int r = sandbox_run(sb, req, res, o, start);
+		sandbox_destroy(sb);
+		if (r != SANDBOX_STALE) {
+			trace_phase("teardown", start);
+			return r;
+		}
 	}
-	cg_destroy(cg);
+	sb = sandbox_build(req, false, start, res->error, sizeof(res->error));
+	if (!sb)
+		return -1;
+	int r = sandbox_run(sb, req, res, o, start);
+	sandbox_destroy(sb);
 	trace_phase("teardown", start);
-	userns_release(&id);
-	plan_free(&plan);
-	env_free(envp);
-	free(argv);
-	return ret;
+	return r == SANDBOX_STALE ? -1 : r;
 }

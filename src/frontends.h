@@ -35,6 +35,7 @@ int ward_test_main(int argc, char **argv);
  * the report; returns the HTTP status: 200 when the job ran (failing tests
  * included), 400 when the job was refused (the report's "error" says why),
  * 503 when ward could not run it. */
-int ward_testjob_http(const char *body, size_t len, char **report_json);
+struct ward_pool;
+int ward_testjob_http(struct ward_pool *pool, const char *body, size_t len, char **report_json);
 
 #endif

@@ -206,6 +206,11 @@ static void set_error(struct ward_result *res, const char *msg)
 
 int ward_run(const struct ward_request *req, struct ward_result *res)
 {
+	return ward_run_pooled(NULL, req, res);
+}
+
+int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res)
+{
 	double start = monotonic_now();
 	memset(res, 0, sizeof(*res));
 	res->isolation = req->isolation;
@@ -218,7 +223,7 @@ int ward_run(const struct ward_request *req, struct ward_result *res)
 	}
 
 	struct backend_outcome o = {0};
-	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(req, res, &o, start)
+	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(pool, req, res, &o, start)
 						  : backend_application_run(req, res, &o, start);
 	res->usage.wall_ms = (uint64_t)((monotonic_now() - start) * 1000);
 	if (!res->out.data) {

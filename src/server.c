@@ -79,6 +79,7 @@ struct serve_opts {
 	unsigned client_concurrency; /* 0 = unlimited */
 	unsigned client_rate;        /* runs per minute, 0 = unlimited */
 	unsigned max_connections;
+	unsigned pool;               /* sandboxes built ahead, 0 = none */
 	double header_timeout, request_timeout, drain_timeout;
 };
 
@@ -171,6 +172,7 @@ struct server {
 	unsigned nclients;
 	struct metrics m;
 	bool healthy;
+	struct ward_pool *pool;     /* --pool, or NULL */
 	char health_reason[600];
 
 	pthread_mutex_t conn_lock;
@@ -657,7 +659,7 @@ static void run_exec(struct req *r)
 {
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
-	ward_run(&r->doc.req, &res);
+	ward_run_pooled(r->srv->pool, &r->doc.req, &res);
 	/* 200 also when the sandbox failed: the result says so in "error" */
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");
 	r->sandbox_status = ward_status_name(res.status);
@@ -684,7 +686,7 @@ static void run_exec(struct req *r)
 static void run_test(struct req *r)
 {
 	char *out = NULL;
-	int code = ward_testjob_http(r->body ? r->body : "", r->len, &out);
+	int code = ward_testjob_http(r->srv->pool, r->body ? r->body : "", r->len, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;
@@ -838,6 +840,22 @@ static void answer_metrics(struct server *s, struct req *r)
 		    "# HELP ward_healthy 1 when the last backend probe succeeded.\n# TYPE ward_healthy gauge\n"
 		    "ward_healthy{isolation=\"%s\"} %d\n",
 		s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), healthy ? 1 : 0);
+	if (s->pool) {
+		struct ward_pool_stats ps;
+		ward_pool_stats(s->pool, &ps);
+		bprintf(&b,
+			"# HELP ward_pool_ready Sandboxes built ahead and waiting (--pool).\n# TYPE ward_pool_ready gauge\n"
+			"ward_pool_ready %u\n"
+			"# HELP ward_pool_size Sandboxes the pool keeps ready.\n# TYPE ward_pool_size gauge\n"
+			"ward_pool_size %u\n"
+			"# HELP ward_pool_takes_total Requests of the pool's shape, by whether a sandbox was ready.\n"
+			"# TYPE ward_pool_takes_total counter\n"
+			"ward_pool_takes_total{result=\"hit\"} %llu\nward_pool_takes_total{result=\"miss\"} %llu\n"
+			"# HELP ward_pool_build_failures_total Sandboxes the pool could not build.\n"
+			"# TYPE ward_pool_build_failures_total counter\nward_pool_build_failures_total %llu\n",
+			ps.ready, ps.size, (unsigned long long)ps.hits, (unsigned long long)ps.misses,
+			(unsigned long long)ps.failures);
+	}
 	if (b.oom) {
 		free(b.p);
 		b.p = NULL;
@@ -1133,6 +1151,9 @@ static void usage(FILE *f)
 		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
 		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
 		"  --max-connections N       open connections at once (default 256)\n"
+		"  --pool N                  keep N sandboxes built ahead of requests (default 0): a request\n"
+		"                            without workdir, mounts or rootfs takes one, and it is destroyed\n"
+		"                            after that run, never reused\n"
 		"  --header-timeout S        time to send the request headers (default 10)\n"
 		"  --request-timeout S       time to send the body, and to take the answer (default 60)\n"
 		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
@@ -1169,7 +1190,7 @@ static int parse_secs(const char *opt, const char *v, double *out)
 static int parse_opts(struct serve_opts *o, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_MAXC, O_QUEUE, O_ROOT, O_BODY, O_ISO, O_CCONC, O_CRATE, O_MAXCONN,
-	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_HELP };
+	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_HELP };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"token-file", required_argument, NULL, O_TOKEN},
@@ -1182,6 +1203,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"client-concurrency", required_argument, NULL, O_CCONC},
 		{"client-rate", required_argument, NULL, O_CRATE},
 		{"max-connections", required_argument, NULL, O_MAXCONN},
+		{"pool", required_argument, NULL, O_POOL},
 		{"header-timeout", required_argument, NULL, O_HDR},
 		{"request-timeout", required_argument, NULL, O_REQ},
 		{"drain-timeout", required_argument, NULL, O_DRAIN},
@@ -1265,6 +1287,11 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 				return -1;
 			o->max_connections = (unsigned)n;
 			break;
+		case O_POOL:
+			if (parse_uint("--pool", optarg, 4096, &n) < 0)
+				return -1;
+			o->pool = (unsigned)n;
+			break;
 		case O_HDR:
 			if (parse_secs("--header-timeout", optarg, &o->header_timeout) < 0)
 				return -1;
@@ -1289,6 +1316,10 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 	if (o->max_body_total < o->max_body) {
 		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
 			o->max_body);
+		return -1;
+	}
+	if (o->pool && o->isolation != WARD_ISO_SYSTEM) {
+		fprintf(stderr, "ward serve: --pool builds system-level sandboxes; it needs --isolation system\n");
 		return -1;
 	}
 	if (optind < argc) {
@@ -1450,6 +1481,7 @@ static void server_free(struct server *s)
 			free(c);
 		}
 	free(s->workers);
+	ward_pool_free(s->pool);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
 	pthread_mutex_destroy(&s->lock);
@@ -1541,6 +1573,15 @@ int ward_serve_main(int argc, char **argv)
 	probe(s);
 	double next_probe = now_mono() + (s->healthy ? PROBE_OK_INTERVAL : PROBE_BAD_INTERVAL);
 
+	/* Sandboxes built ahead: without them (the host cannot make them now)
+	 * each request builds its own and reports why when that fails. */
+	if (s->o.pool) {
+		char perr[512];
+		s->pool = ward_pool_new(s->o.pool, WARD_NET_NONE, perr, sizeof(perr));
+		if (!s->pool)
+			log_event(s, "pool-unavailable", "%s", perr);
+	}
+
 	s->workers = calloc(s->o.max_concurrent, sizeof(pthread_t));
 	if (!s->workers)
 		goto out;
@@ -1563,8 +1604,9 @@ int ward_serve_main(int argc, char **argv)
 		fprintf(stderr, "ward serve: cannot start the HTTP server on %s\n", bound);
 		goto stop_workers;
 	}
-	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s healthy=%s", bound, s->o.max_concurrent,
-		  s->o.queue, ward_isolation_name(s->o.isolation), s->healthy ? "yes" : "no");
+	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
+		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
+		  s->healthy ? "yes" : "no");
 
 	for (;;) {
 		struct pollfd pfd = {.fd = sigpipe_fds[0], .events = POLLIN};

@@ -417,7 +417,7 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep)
 		rc = TJ_REFUSED_RC;
 		goto out;
 	}
-	int run = ward_run(&req, &res);
+	int run = ward_run_pooled(job->pool, &req, &res);
 	rep->timed_out = res.timed_out;
 	rep->exit_code = res.exit_code;
 	steal_stream(&rep->out, &res.out);
@@ -591,7 +591,7 @@ int ward_test_main(int argc, char **argv)
 	return code;
 }
 
-int ward_testjob_http(const char *body, size_t len, char **report_json)
+int ward_testjob_http(struct ward_pool *pool, const char *body, size_t len, char **report_json)
 {
 	struct testjob job;
 	char err[512];
@@ -600,6 +600,7 @@ int ward_testjob_http(const char *body, size_t len, char **report_json)
 		*report_json = refusal_json(err);
 		return 400;
 	}
+	job.pool = pool;
 	struct testjob_report rep;
 	int rc = testjob_run(&job, &rep);
 	*report_json = testjob_report_to_json(&rep);

@@ -47,6 +47,7 @@ struct testjob {
 	enum testjob_runner runner;
 	enum testjob_framework framework;
 	char **command;            /* junit: the command (NULL-terminated; = doc.argv) */
+	struct ward_pool *pool;    /* sandboxes built ahead (ward serve --pool), or NULL */
 };
 
 enum testjob_outcome {

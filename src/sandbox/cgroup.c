@@ -801,6 +801,19 @@ fail:
 	return NULL;
 }
 
+int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err, size_t errlen)
+{
+	for (int i = 0; i < cg->n; i++) {
+		const char *what = "";
+		int r = set_limits(cg, i, lim, &what);
+		if (r < 0) {
+			set_err(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cg_attach(struct ward_cgroup *cg, pid_t pid)
 {
 	if (!cg)

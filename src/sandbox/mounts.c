@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pathguard.h"
 #include "request.h"
 
 /* Where the new root is assembled before pivot_root. */
@@ -348,28 +347,7 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		}
 	}
 
-	/* 4. The caller's files, into /work, as the sandbox user. */
-	if (in->nfiles) {
-		int wfd = openat2_beneath(rootfd, "work", O_PATH | O_DIRECTORY, 0);
-		if (wfd < 0) {
-			close(rootfd);
-			return fail(err, errlen, "cannot open /work to write files");
-		}
-		for (size_t i = 0; i < in->nfiles; i++) {
-			const struct ward_file *f = &in->files[i];
-			int r = pathguard_write(wfd, f->path, f->data, f->len, f->mode ? f->mode : 0644);
-			if (r < 0) {
-				errno = -r;
-				fail(err, errlen, "cannot write file '%s' into /work", f->path);
-				close(wfd);
-				close(rootfd);
-				return -1;
-			}
-		}
-		close(wfd);
-	}
-
-	/* 5. Into the new root; the old one is detached and gone. */
+	/* 4. Into the new root; the old one is detached and gone. */
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
 		return fail(err, errlen, "cannot enter the sandbox root");

@@ -21,11 +21,10 @@
 struct mounts_input {
 	const struct plan *plan;
 	int *trees;          /* in/out: fds are consumed (closed) */
-	const struct ward_file *files; /* written into /work after mounting */
-	size_t nfiles;
 };
 
-/* Build the root and pivot into it; the cwd is /work afterwards.
+/* Build the root and pivot into it; the cwd is /work afterwards, and
+ * files are created as the sandbox user (fsuid) from then on.
  * 0, or -1 with a message in err. */
 int mounts_build(struct mounts_input *in, char *err, size_t errlen);
 
