@@ -66,19 +66,27 @@ int backend_system_run(struct ward_pool *pool, const struct ward_request *req, s
  * PID 1 is ready.  NULL with err set on failure.
  * sandbox_run: 0 when the command ran, -1 with res->error set, or
  * SANDBOX_STALE when a sandbox built ahead had died before the request
- * (nothing ran: the caller builds another).
+ * (nothing ran: the caller builds another).  defer: return as soon as
+ * PID 1 has reported the command's status (usage from the cgroup), leaving
+ * PID 1's exit and reaping to sandbox_destroy.
  * sandbox_destroy: kill whatever is left, reap, remove the cgroup. */
 struct sandbox;
 #define SANDBOX_STALE (-2)
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen);
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		double start);
+		bool defer, double start);
 void sandbox_destroy(struct sandbox *sb);
 /* Can a sandbox built for a serve one for b? */
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b);
 
 /* A sandbox from the pool for req, or NULL (src/pool.c). */
 struct sandbox *pool_take(struct ward_pool *pool, const struct ward_request *req);
+/* Hand a used sandbox to the pool's thread to destroy; false when too many
+ * wait already (the caller destroys it). */
+bool pool_retire(struct ward_pool *pool, struct sandbox *sb);
+/* A run begins (+1) or ends (-1): the pool's thread works while none does,
+ * or when the pool runs dry. */
+void pool_busy(struct ward_pool *pool, int delta);
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 			    double start);
 

@@ -313,16 +313,36 @@ static int init_main(struct child_ctx *c)
 	 * its clients' connections and its log.  Keep only what the run
 	 * needs, so that no host fd lives inside and no connection of the
 	 * server's is held open by a sandbox. */
+	/* Not even ward's own stdio (the caller's terminal, a server's log,
+	 * which a sandbox built ahead would hold for as long as it waits):
+	 * 0-2 become /dev/null, unless WARD_TRACE wants stderr.  The run's
+	 * own fds move above 2 first (a caller started with 0-2 closed gets
+	 * pipes there). */
+	int *mine[] = {&c->sync_r, &c->ctl_w, &c->notify_w, &c->out_w, &c->err_w, &c->in_r, &c->rep_w, &c->stdin_fd};
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (*mine[i] >= 0 && *mine[i] <= 2)
+			*mine[i] = fcntl(*mine[i], F_DUPFD_CLOEXEC, 3);
+	for (size_t i = 0; i < c->plan->nops; i++)
+		if (c->trees[i] >= 0 && c->trees[i] <= 2)
+			c->trees[i] = fcntl(c->trees[i], F_DUPFD_CLOEXEC, 3);
 	int keep[160];
 	size_t nkeep = 0;
-	int mine[] = {0, 1, 2, c->sync_r, c->ctl_w, c->notify_w, c->out_w, c->err_w, c->in_r, c->rep_w, c->stdin_fd};
+	bool trace = getenv("WARD_TRACE") != NULL;
+	if (trace)
+		keep[nkeep++] = 2;
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (mine[i] >= 0)
-			keep[nkeep++] = mine[i];
+		if (*mine[i] >= 0)
+			keep[nkeep++] = *mine[i];
 	for (size_t i = 0; i < c->plan->nops && nkeep < sizeof(keep) / sizeof(keep[0]); i++)
 		if (c->trees[i] >= 0)
 			keep[nkeep++] = c->trees[i];
 	close_all_but(keep, nkeep);
+	int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; dn >= 0 && fd <= 2; fd++)
+		if (fd != 2 || !trace)
+			dup2(dn, fd);
+	if (dn > 2)
+		close(dn);
 	/* Handlers ward installed (a server's SIGTERM, the CLI's SIGINT) would
 	 * let processes inside signal their init; with every disposition
 	 * default, the kernel drops such signals. */
@@ -389,17 +409,7 @@ static int init_main(struct child_ctx *c)
 	/* The command has exec'd (vfork semantics): ward's command line
 	 * (which a server's options fill) can go. */
 	hide_cmdline();
-	/* PID 1 keeps only the control pipe: not even ward's own stdio (the
-	 * caller's terminal, a server's log), unless it traces. */
-	if (!getenv("WARD_TRACE")) {
-		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (dn >= 0) {
-			dup2(dn, 0);
-			dup2(dn, 1);
-			dup2(dn, 2);
-			close(dn);
-		}
-	}
+	/* PID 1 keeps only the control pipe. */
 	close(c->notify_w);
 	close(c->out_w);
 	close(c->err_w);
@@ -407,7 +417,7 @@ static int init_main(struct child_ctx *c)
 		close(c->in_r);
 	if (c->rep_w >= 0)
 		close(c->rep_w);
-	if (c->stdin_fd > 2)
+	if (c->stdin_fd >= 0)
 		close(c->stdin_fd);
 	for (;;) {
 		int st;
@@ -787,7 +797,7 @@ static int send_handover(struct sandbox *sb, const struct ward_request *req, boo
 }
 
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		double start)
+		bool defer, double start)
 {
 	struct ward_cgroup *cg = sb->cg;
 	if (sb->ahead && cg) {
@@ -842,6 +852,11 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.cancel = req->cancel,
 		.notify_sock = sb->nsock,
 	};
+	/* Deferred: once PID 1 reports the command's status, the result is
+	 * complete (usage comes from the cgroup); PID 1's exit, the
+	 * namespaces' teardown and the reaping happen after the caller has
+	 * its answer (sandbox_destroy, from the pool's thread). */
+	s.end_at_report = defer && cg && cg_accounts_cpu(cg);
 	sb->out_r = sb->err_r = sb->rep_r = sb->ctl_r = sb->in_w = sb->nsock = -1; /* supervise owns them now */
 	supervise_run(&s);
 	trace_phase("supervised", start);
@@ -850,10 +865,12 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	int st = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
-	while (wait4(sb->pid, &st, 0, &ru) < 0 && errno == EINTR)
-		;
-	sb->pid = -1;
-	trace_phase("reaped", start);
+	if (!(s.end_at_report && s.ctl[0] == 'X')) {
+		while (wait4(sb->pid, &st, 0, &ru) < 0 && errno == EINTR)
+			;
+		sb->pid = -1;
+		trace_phase("reaped", start);
+	}
 	outcome_collect(&s, res);
 
 	usage_from_rusage(&ru, &res->usage);
@@ -899,20 +916,28 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
 		       struct backend_outcome *o, double start)
 {
+	if (pool)
+		pool_busy(pool, +1);
+	/* With a pool, its thread tears sandboxes down after the answer. */
+	bool defer = pool != NULL;
+	int r = SANDBOX_STALE;
 	struct sandbox *sb = pool ? pool_take(pool, req) : NULL;
 	if (sb) {
-		int r = sandbox_run(sb, req, res, o, start);
-		sandbox_destroy(sb);
-		if (r != SANDBOX_STALE) {
-			trace_phase("teardown", start);
-			return r;
+		r = sandbox_run(sb, req, res, o, defer, start);
+		if (!pool_retire(pool, sb))
+			sandbox_destroy(sb);
+	}
+	if (r == SANDBOX_STALE) {
+		sb = sandbox_build(req, false, start, res->error, sizeof(res->error));
+		r = -1;
+		if (sb) {
+			r = sandbox_run(sb, req, res, o, defer, start);
+			if (!defer || !pool_retire(pool, sb))
+				sandbox_destroy(sb);
 		}
 	}
-	sb = sandbox_build(req, false, start, res->error, sizeof(res->error));
-	if (!sb)
-		return -1;
-	int r = sandbox_run(sb, req, res, o, start);
-	sandbox_destroy(sb);
 	trace_phase("teardown", start);
+	if (pool)
+		pool_busy(pool, -1);
 	return r == SANDBOX_STALE ? -1 : r;
 }

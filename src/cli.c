@@ -250,6 +250,12 @@ int main(int argc, char **argv)
 #endif
 	/* A closed reader must not kill ward with SIGPIPE mid-run. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Started with 0, 1 or 2 closed, ward's own pipes and sockets would
+	 * land there and be taken for the caller's stdio (`--stdin -`, a
+	 * server's log): /dev/null stands in. */
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd)
+			return WARD_EXIT_FAILED;
 	if (argc < 2) {
 		usage(stderr);
 		return WARD_EXIT_FAILED;

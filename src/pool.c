@@ -29,6 +29,9 @@ struct ward_pool {
 	struct ward_request shape;
 	struct sandbox **ready;
 	unsigned size, nready;
+	struct sandbox **retired; /* used, to destroy */
+	unsigned nretired, max_retired;
+	unsigned running;         /* runs in progress (pool_busy) */
 	bool stop, started;
 	uint64_t hits, misses, failures;
 	unsigned failures_in_row;
@@ -54,6 +57,22 @@ static void *filler_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
+		/* Background work waits while runs are in progress: on a small
+		 * machine, building and tearing down next to a run slows that
+		 * run down (namespace and cgroup setup contend in the kernel).
+		 * Unless the pool is empty, or used sandboxes pile up. */
+		bool urgent = p->nready == 0 || p->nretired >= p->max_retired / 2;
+		if (p->running && !urgent) {
+			pthread_cond_wait(&p->changed, &p->lock);
+			continue;
+		}
+		if (p->nretired) {
+			struct sandbox *old = p->retired[--p->nretired];
+			pthread_mutex_unlock(&p->lock);
+			sandbox_destroy(old);
+			pthread_mutex_lock(&p->lock);
+			continue;
+		}
 		if (p->nready >= p->size) {
 			pthread_cond_wait(&p->changed, &p->lock);
 			continue;
@@ -94,9 +113,18 @@ struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, siz
 		return NULL;
 	}
 	struct ward_pool *p = calloc(1, sizeof(*p));
-	if (p)
+	if (p) {
 		p->ready = calloc(size, sizeof(*p->ready));
-	if (!p || !p->ready) {
+		/* used sandboxes waiting for teardown: beyond this many, the
+		 * requests' threads tear down their own (backpressure) */
+		p->max_retired = size + 16;
+		p->retired = calloc(p->max_retired, sizeof(*p->retired));
+	}
+	if (!p || !p->ready || !p->retired) {
+		if (p) {
+			free(p->ready);
+			free(p->retired);
+		}
 		free(p);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -147,6 +175,28 @@ struct sandbox *pool_take(struct ward_pool *p, const struct ward_request *req)
 	return sb;
 }
 
+void pool_busy(struct ward_pool *p, int delta)
+{
+	pthread_mutex_lock(&p->lock);
+	p->running += (unsigned)delta;
+	if (p->running == 0)
+		pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+}
+
+bool pool_retire(struct ward_pool *p, struct sandbox *sb)
+{
+	bool ok = false;
+	pthread_mutex_lock(&p->lock);
+	if (!p->stop && p->nretired < p->max_retired) {
+		p->retired[p->nretired++] = sb;
+		pthread_cond_broadcast(&p->changed);
+		ok = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
 void ward_pool_stats(struct ward_pool *p, struct ward_pool_stats *st)
 {
 	pthread_mutex_lock(&p->lock);
@@ -167,6 +217,9 @@ void ward_pool_free(struct ward_pool *p)
 		pthread_join(p->filler, NULL);
 	for (unsigned i = 0; i < p->nready; i++)
 		sandbox_destroy(p->ready[i]);
+	for (unsigned i = 0; i < p->nretired; i++)
+		sandbox_destroy(p->retired[i]);
+	free(p->retired);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);
 	free(p->ready);

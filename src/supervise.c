@@ -279,6 +279,11 @@ int supervise_run(struct supervise *s)
 			if (r > 0) {
 				s->ctl_len += (size_t)r;
 				s->ctl[s->ctl_len] = 0;
+				if (s->end_at_report && s->ctl[0] == 'X' && strchr(s->ctl, '\n')) {
+					/* the command has ended and PID 1 is on its way out */
+					close_fd(&fds[P_CTL]);
+					fds[P_PID] = -1;
+				}
 			} else if (r == 0 || (errno != EINTR && errno != EAGAIN))
 				close_fd(&fds[P_CTL]);
 		}

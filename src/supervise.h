@@ -57,6 +57,9 @@ struct supervise {
 	size_t report_limit;
 	double start;              /* monotonic seconds, when the run began */
 	const volatile int *cancel; /* see ward_request.cancel */
+	bool end_at_report;        /* a line "X STATUS" on the control pipe counts as the
+				    * top process's exit: stop there, without waiting for
+				    * it to be gone (its teardown happens off the reply path) */
 
 	/* out */
 	struct capbuf out, err;
