@@ -6,8 +6,8 @@
  * for a fixed time, and a per-request latency (send to last byte of the
  * answer) from which p50/p90/p99 are taken.
  *
- *   httpload [-c CONNS] [-d SECS] [-w SECS] [-t SECS] [-b BODY] [-H 'K: V']...
- *            [-e STRING] URL
+ *   httpload [-c CONNS] [-d SECS] [-w SECS] [-t SECS] [-i MS] [-n N] [-b BODY]
+ *            [-H 'K: V']... [-e STRING] URL
  *
  * URL is http://HOST:PORT/PATH.  With -b the request is a POST of BODY
  * (Content-Type: application/json), else a GET.  -w runs that long first
@@ -15,6 +15,13 @@
  * a request that takes longer is an error and its connection is dropped.
  * -e STRING: an answer whose body lacks STRING is counted "bad" (POST /exec
  * answers 200 also when the command failed; '"status":"ok"' tells them apart).
+ * -i MS: each connection pauses MS milliseconds after each answer (or error)
+ * before it sends the next request: a client with occasional requests rather
+ * than one sending back to back.  The pause is in no latency sample (a
+ * request's clock starts when it is sent), and no pause runs past the end.
+ * -n N: each connection stops after N counted requests (answers of any status
+ * and errors, started after the warm-up), so that a paced run has a known
+ * length; -d still bounds it.
  *
  * Prints one line on stdout:
  *   HTTPLOAD conns=C secs=S requests=N rps=R p50_ms=.. p90_ms=.. p99_ms=..
@@ -48,6 +55,7 @@
 #define MAX_CONNS 256
 #define MAX_HEADERS 16
 #define MAX_ANSWER (16 << 20) /* bytes of one answer before it is an error */
+#define MAX_GAP_MS 60000      /* -i */
 
 struct target {
 	struct addrinfo *ai;
@@ -56,6 +64,8 @@ struct target {
 	const char *expect;
 	double warm_end, end; /* ms, CLOCK_MONOTONIC */
 	int timeout_ms;
+	double gap_ms; /* -i: pause after each answer */
+	long max_counted; /* -n: counted requests per connection, 0 = no limit */
 };
 
 struct conn_stats {
@@ -99,6 +109,22 @@ static int wait_fd(int fd, short ev, double deadline)
 		if (p.revents & (POLLERR | POLLNVAL))
 			return -1;
 		return 1;
+	}
+}
+
+/* Sleep ms milliseconds, but not past the absolute time until (ms). */
+static void pause_until(double ms, double until)
+{
+	double stop = now_ms() + ms;
+	if (stop > until)
+		stop = until;
+	for (;;) {
+		double left = stop - now_ms();
+		if (left <= 0)
+			return;
+		struct timespec ts = {.tv_sec = (time_t)(left / 1e3),
+				      .tv_nsec = (long)(fmod(left, 1e3) * 1e6)};
+		nanosleep(&ts, NULL); /* EINTR: the loop re-checks */
 	}
 }
 
@@ -330,7 +356,17 @@ static void *conn_main(void *arg)
 	struct rbuf rb = {0};
 	struct body bd = {0};
 	int fd = -1;
+	long counted_n = 0; /* counted requests, answered or not (-n) */
+	bool paced = false; /* pause before this request (-i) */
 	while (now_ms() < t->end) {
+		if (t->max_counted && counted_n >= t->max_counted)
+			break;
+		if (paced) {
+			pause_until(t->gap_ms, t->end);
+			paced = false;
+			if (now_ms() >= t->end)
+				break;
+		}
 		double t0 = now_ms();
 		double deadline = t0 + t->timeout_ms;
 		bool counted = t0 >= t->warm_end;
@@ -338,9 +374,12 @@ static void *conn_main(void *arg)
 			rb.len = rb.off = 0;
 			fd = connect_to(t, deadline);
 			if (fd < 0) {
-				if (counted)
+				if (counted) {
 					s->errors++;
+					counted_n++;
+				}
 				usleep(10000); /* refused: do not spin */
+				paced = t->gap_ms > 0;
 				continue;
 			}
 		}
@@ -349,6 +388,9 @@ static void *conn_main(void *arg)
 		if (send_all(fd, t->req, t->req_len, deadline) == 0)
 			status = read_answer(fd, &rb, &bd, deadline, &close_after);
 		double t1 = now_ms();
+		paced = t->gap_ms > 0;
+		if (counted)
+			counted_n++;
 		if (status < 0) {
 			if (counted)
 				s->errors++;
@@ -397,30 +439,35 @@ static double pct(const double *v, size_t n, double p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: httpload [-c CONNS] [-d SECS] [-w SECS] [-t SECS] [-b BODY] [-H 'K: V']...\n"
-		   "                [-e STRING] http://HOST:PORT/PATH\n"
+	fprintf(f, "usage: httpload [-c CONNS] [-d SECS] [-w SECS] [-t SECS] [-i MS] [-n N] [-b BODY]\n"
+		   "                [-H 'K: V']... [-e STRING] http://HOST:PORT/PATH\n"
 		   "  -c CONNS   keep-alive connections, one thread each (1..%d, default 1)\n"
 		   "  -d SECS    measured time (default 5)    -w SECS  warm-up, not counted (0)\n"
 		   "  -t SECS    bound on each request, connect included (default 10)\n"
+		   "  -i MS      pause after each answer, per connection, not timed (0..%d, default 0)\n"
+		   "  -n N       stop each connection after N counted requests (default: -d only)\n"
 		   "  -b BODY    POST this body (application/json); without it, GET\n"
 		   "  -H HEADER  extra request header (repeatable)\n"
 		   "  -e STRING  count a 200 answer whose body lacks STRING as bad\n",
-		MAX_CONNS);
+		MAX_CONNS, MAX_GAP_MS);
 }
 
 int main(int argc, char **argv)
 {
 	int conns = 1;
-	double secs = 5, warm = 0, tmo = 10;
+	double secs = 5, warm = 0, tmo = 10, gap = 0;
+	long maxn = 0;
 	const char *body = NULL, *expect = NULL;
 	const char *hdr[MAX_HEADERS];
 	int nhdr = 0, opt;
-	while ((opt = getopt(argc, argv, "c:d:w:t:b:H:e:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:d:w:t:i:n:b:H:e:h")) != -1) {
 		switch (opt) {
 		case 'c': conns = atoi(optarg); break;
 		case 'd': secs = atof(optarg); break;
 		case 'w': warm = atof(optarg); break;
 		case 't': tmo = atof(optarg); break;
+		case 'i': gap = atof(optarg); break;
+		case 'n': maxn = atol(optarg); break;
 		case 'b': body = optarg; break;
 		case 'e': expect = optarg; break;
 		case 'H':
@@ -435,7 +482,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || conns < 1 || conns > MAX_CONNS || !(secs > 0) || warm < 0 ||
-	    !(tmo > 0) || secs > 3600 || warm > 3600 || tmo > 3600) {
+	    !(tmo > 0) || secs > 3600 || warm > 3600 || tmo > 3600 || !(gap >= 0) ||
+	    gap > MAX_GAP_MS || maxn < 0) {
 		usage(stderr);
 		return 2;
 	}
@@ -462,7 +510,8 @@ int main(int argc, char **argv)
 		port = colon + 1;
 	}
 
-	struct target t = {.expect = expect, .timeout_ms = (int)(tmo * 1000)};
+	struct target t = {.expect = expect, .timeout_ms = (int)(tmo * 1000), .gap_ms = gap,
+			   .max_counted = maxn};
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
 	int gr = getaddrinfo(host, port, &hints, &t.ai);
 	if (gr != 0) {

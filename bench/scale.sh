@@ -2,7 +2,9 @@
 # bench/scale.sh — how start-up throughput scales with parallel callers, in one
 # run on one machine: bare fork+exec, `unshare`, bwrap and `ward run -- /bin/true`
 # at 1, 2, 4, 8 and 16 callers; then, when `ward serve` has --pool, POST /exec
-# at as many keep-alive clients, with and without the pool.
+# at as many keep-alive clients, with and without the pool, and for each server
+# the latency of one client with occasional requests (the "sparse" run), with
+# the per-sandbox memory of the full, idle pool.
 #
 #   bench/scale.sh [OUTDIR]    results into OUTDIR, else $OUT, else bench/out/scale
 #
@@ -19,13 +21,22 @@
 # fit), TRACE_RUNS (20), SERVE (auto: the serve part runs when `ward serve --help`
 # mentions --pool; 1: run it also without --pool, the no-pool server only; 0:
 # never), SERVE_SECS (SECS), CLIENTS (CALLERS), POOL (32), SERVE_MAXC (16),
-# SCALE_LIMIT (280 s for the whole run: every step is under a timeout, and one
-# that does not fit in what is left is skipped), WARD and BWRAP (the binaries).
+# SPARSE_N (150 requests in the sparse run; 0: no sparse run), SPARSE_MS (20 ms
+# pause after each answer there), SPARSE_SECS (9: its upper bound), SCALE_LIMIT
+# (280 s for the whole run: every step is under a timeout, and one that does
+# not fit in what is left is skipped), WARD and BWRAP (the binaries).
 #
 # Latency: the median at 1 caller comes from wbench's latency phase (interleaved,
 # spawn to reap); under load the driver counts runs, not samples, so the table
 # gives the mean latency there, callers ÷ runs/s (Little's law).  For POST /exec
 # httpload times every request, so p50/p99 are measured at every client count.
+# The sparse run (1 client, SPARSE_MS between an answer and the next request,
+# SPARSE_N requests after 0.5 s of warm-up) is the latency a POST /exec client
+# with occasional requests sees — with --pool, the pool refills between them;
+# its p50 is set against bare fork+exec's median from the latency phase.
+# Pool memory: once the --pool server has POOL sandboxes ready and is idle, the
+# mean Pss and Private_Dirty (smaps_rollup) of its children, the pooled PID 1s,
+# and the server's own RSS.
 #
 # Writes 6 files into OUTDIR: scale.md (the tables, also printed at the end),
 # scale.log (everything printed), host.txt (kernel, cores, cgroups, ward doctor),
@@ -56,6 +67,9 @@ CLIENTS=${CLIENTS:-$CALLERS}
 POOL=${POOL:-32}
 SERVE_MAXC=${SERVE_MAXC:-16}
 SCALE_LIMIT=${SCALE_LIMIT:-280}
+SPARSE_N=${SPARSE_N:-150}
+SPARSE_MS=${SPARSE_MS:-20}
+SPARSE_SECS=${SPARSE_SECS:-9}
 SERVE_WARM=0.5 # s of each serve cell not counted
 
 say() { printf '%s\n' "$*"; }
@@ -76,7 +90,8 @@ main() {
 	trap 'exit 130' INT TERM HUP
 	say "bench/scale.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), results in $OUTDIR"
 	say "SECS=$SECS CALLERS='$CALLERS' RUNS=$RUNS PASSES=$PASSES BUDGET=$BUDGET SERVE=$SERVE" \
-		"SERVE_SECS=$SERVE_SECS CLIENTS='$CLIENTS' POOL=$POOL SCALE_LIMIT=$SCALE_LIMIT"
+		"SERVE_SECS=$SERVE_SECS CLIENTS='$CLIENTS' POOL=$POOL SPARSE_N=$SPARSE_N SPARSE_MS=$SPARSE_MS" \
+		"SCALE_LIMIT=$SCALE_LIMIT"
 	binaries || return 2
 	host_info 2>&1 | tee "$OUTDIR/host.txt"
 	: >"$OUTDIR/scale.md"
@@ -423,7 +438,8 @@ serve() {
 		[ "$mode" = pool ] && extra=(--pool "$POOL")
 		local want
 		want=$(awk -v n="$(echo $CLIENTS | wc -w)" -v s="$SERVE_SECS" -v w="$SERVE_WARM" \
-			'BEGIN{printf "%d", 20 + n * (s + w + 2)}')
+			-v sp="$SPARSE_N" -v p="$([ "$mode" = pool ] && echo 1 || echo 0)" \
+			'BEGIN{printf "%d", 20 + n * (s + w + 2) + (sp > 0 ? 8 : 0) + p * 4}')
 		if ! t=$(fit "$want"); then
 			say "$mode: skipped, no time left"
 			echo "$mode meta skipped=no_time_left" >>"$res"
@@ -463,6 +479,8 @@ serve() {
 			continue
 		fi
 		echo "$mode meta idle_$(server_facts | sed 's/ / idle_/g')" >>"$res"
+		[ "$mode" = pool ] && pool_memory "$url" "$res"
+		sparse "$mode" "$url" "$res"
 		for c in $CLIENTS; do
 			local line
 			line=$(timeout -k 2 "$(awk -v s="$SERVE_SECS" -v w="$SERVE_WARM" 'BEGIN{printf "%d", s + w + 25}')" \
@@ -484,11 +502,109 @@ serve() {
 		printf '## ward serve\n\n(no summary: see scale.log)\n\n' >>"$OUTDIR/scale.md"
 }
 
+# Per-sandbox memory of the full, idle pool: waits (up to 20 s) until /metrics
+# says ward_pool_ready >= POOL and the server has POOL children (the pooled PID
+# 1s), lets it settle for 1 s, then appends to $2 "pool mem" with the mean Pss,
+# Private_Dirty and Rss (kB, smaps_rollup) of those children and the server's
+# own VmRSS and Pss.
+pool_memory() {
+	local line
+	line=$(timeout -k 2 30 python3 - "$1" "$SRV" "$POOL" <<'PY'
+import os, sys, time, urllib.request
+url, srv, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def children():
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if st.rsplit(")", 1)[-1].split()[1:2] == [srv]:
+            out.append(d)
+    return out
+
+def ready():
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode("utf-8", "replace")
+    except Exception:
+        return -1
+    for ln in text.splitlines():
+        if ln.startswith("ward_pool_ready "):
+            return int(float(ln.split()[1]))
+    return -1
+
+def kb(path, keys):
+    got = {}
+    try:
+        with open(path) as f:
+            for ln in f:
+                k, _, v = ln.partition(":")
+                if k in keys:
+                    got[k] = int(v.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return got
+
+t0 = time.monotonic()
+while True:
+    r, kids = ready(), children()
+    full = r >= size and len(kids) == size
+    if full or time.monotonic() - t0 > 20:
+        break
+    time.sleep(0.2)
+waited = time.monotonic() - t0
+time.sleep(1.0)  # idle: nothing in flight, nothing being torn down
+kids = children()
+keys = ("Rss", "Pss", "Private_Dirty")
+rows = [x for x in (kb("/proc/%s/smaps_rollup" % p, keys) for p in kids) if len(x) == len(keys)]
+mean = lambda k: "%.0f" % (sum(x[k] for x in rows) / len(rows)) if rows else "nan"
+srv_st, srv_sm = kb("/proc/%s/status" % srv, ("VmRSS",)), kb("/proc/%s/smaps_rollup" % srv, ("Pss",))
+print("full=%s waited_s=%.1f ready=%d pooled=%d read=%d pss_kb_avg=%s private_dirty_kb_avg=%s rss_kb_avg=%s "
+      "pss_kb_sum=%s server_rss_kb=%s server_pss_kb=%s" % (
+          "yes" if full else "no", waited, ready(), len(kids), len(rows), mean("Pss"), mean("Private_Dirty"),
+          mean("Rss"), sum(x["Pss"] for x in rows) if rows else "nan",
+          srv_st.get("VmRSS", "nan"), srv_sm.get("Pss", "nan")))
+PY
+)
+	say "  pool memory: ${line:-no result (exit $?)}"
+	[ -n "$line" ] && echo "pool mem $line" >>"$2"
+}
+
+# The sparse run: 1 client, SPARSE_MS between an answer and the next request,
+# SPARSE_N requests after 0.5 s of warm-up, at most SPARSE_SECS; appends
+# "MODE sparse HTTPLOAD ..." to $3.
+sparse() {
+	[ "$SPARSE_N" -gt 0 ] 2>/dev/null || return 0
+	local t line
+	t=$(awk -v s="$SPARSE_SECS" 'BEGIN{printf "%d", 0.5 + s + 5 + 3}')
+	if ! t=$(fit "$t"); then
+		say "  sparse: skipped, no time left"
+		return 0
+	fi
+	line=$(timeout -k 2 "$t" "$HTTPLOAD" -c 1 -i "$SPARSE_MS" -n "$SPARSE_N" -w 0.5 -d "$SPARSE_SECS" -t 5 \
+		-b '{"argv":["true"]}' -e '"status":"ok"' "$2/exec")
+	say "  sparse (1 client, ${SPARSE_MS} ms pause, $SPARSE_N requests): ${line:-no result (exit $?)}"
+	[ -n "$line" ] && echo "$1 sparse $line" >>"$3"
+}
+
 serve_table() {
-	timeout 30 python3 - "$1" "$2" "$SERVE_SECS" "$SERVE_MAXC" "$POOL" <<'PY'
-import json, sys
-res, out, secs, maxc, pool = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+	timeout 30 python3 - "$1" "$2" "$SERVE_SECS" "$SERVE_MAXC" "$POOL" "$OUTDIR/wbench.json" \
+		"$SPARSE_N" "$SPARSE_MS" <<'PY'
+import json, math, sys
+res, out, secs, maxc, pool, wjson = sys.argv[1:7]
+sparse_n, sparse_ms = sys.argv[7], sys.argv[8]
 data = {}
+def num(kv):
+    for k, v in kv.items():
+        try:
+            kv[k] = float(v)
+        except ValueError:
+            pass
+    return kv
 for line in open(res):
     w = line.split()
     if len(w) < 2:
@@ -497,25 +613,71 @@ for line in open(res):
     kv = dict(x.split("=", 1) for x in w[2:] if "=" in x)
     if w[1] == "meta":
         mode["meta"].update(kv)
+    elif w[1] in ("sparse", "mem"):
+        mode[w[1]] = num(kv)
     else:
-        for k, v in kv.items():
-            try:
-                kv[k] = float(v)
-            except ValueError:
-                pass
-        mode["cells"][int(w[1])] = kv
+        mode["cells"][int(w[1])] = num(kv)
+bare = None  # bare fork+exec median, ms, from this run's latency phase
+try:
+    for c in json.load(open(wjson)).get("commands", []):
+        if c.get("name") == "bare" and c.get("ok") and c.get("latency", {}).get("median_ms"):
+            bare = float(c["latency"]["median_ms"])
+except (OSError, ValueError):
+    pass
+def mode_json(d):
+    j = {"meta": d["meta"], "cells": [dict(clients=c, **d["cells"][c]) for c in sorted(d["cells"])]}
+    if "sparse" in d:
+        j["sparse"] = d["sparse"]
+    if "mem" in d:
+        j["pool_memory"] = d["mem"]
+    return j
 json.dump({"secs_per_cell": float(secs), "max_concurrent": int(maxc), "pool": int(pool),
-           "modes": {m: {"meta": d["meta"], "cells": [dict(clients=c, **d["cells"][c]) for c in sorted(d["cells"])]}
-                     for m, d in data.items()}}, open(out, "w"), indent=1)
+           "sparse_requests": int(sparse_n), "sparse_pause_ms": float(sparse_ms), "bare_median_ms": bare,
+           "modes": {m: mode_json(d) for m, d in data.items()}}, open(out, "w"), indent=1)
 modes = [m for m in ("nopool", "pool") if m in data]
 label = {"nopool": "no pool", "pool": "--pool %s" % pool}
+def fmt(v):
+    return "%.0f" % v if isinstance(v, float) else str(v)
+def sparse_part():
+    rows = [m for m in modes if "sparse" in data[m]]
+    if rows:
+        print("\n### Sparse: one client with occasional requests\n")
+        print("1 keep-alive client, a %s ms pause after each answer (not timed; with --pool the pool "
+              "refills meanwhile), %s requests after 0.5 s of warm-up: the latency a POST /exec client "
+              "with occasional requests sees. Against bare fork+exec's median from this run's latency "
+              "phase (%s).\n" % (sparse_ms, sparse_n, "%.3f ms" % bare if bare else "not measured"))
+        print("| server | requests | p50 ms | p90 ms | p99 ms | max ms | p50 ÷ bare median | not ok |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for m in rows:
+            x = data[m]["sparse"]
+            ok = x.get("requests", 0) > 0 and not math.isnan(x.get("p50_ms", float("nan")))
+            ratio = "%.2f" % (x["p50_ms"] / bare) if ok and bare else "–"
+            print("| %s | %d | %.2f | %.2f | %.2f | %.2f | %s | %d |" % (
+                label[m], x.get("requests", 0), x.get("p50_ms", float("nan")), x.get("p90_ms", float("nan")),
+                x.get("p99_ms", float("nan")), x.get("max_ms", float("nan")), ratio,
+                int(x.get("non200", 0) + x.get("bad", 0) + x.get("errors", 0))))
+        x = data.get("pool", {}).get("sparse")
+        if x and bare and x.get("requests", 0) > 0:
+            print("\nPooled sparse p50 ÷ bare fork+exec median: %.3f ms ÷ %.3f ms = **%.2f**." % (
+                x["p50_ms"], bare, x["p50_ms"] / bare))
+    mem = data.get("pool", {}).get("mem")
+    if mem:
+        print("\nPool memory (--pool %s, %s): %s pooled PID 1s (%s read), each on average "
+              "Pss %s kB, Private_Dirty %s kB (Rss %s kB); Pss of all %s kB; the server's own RSS %s kB "
+              "(Pss %s kB)." % (
+                  pool, "full and idle" if mem.get("full") == "yes" else
+                  "idle but NOT full after 20 s: %s ready" % fmt(mem.get("ready")),
+                  fmt(mem.get("pooled")), fmt(mem.get("read")), fmt(mem.get("pss_kb_avg")),
+                  fmt(mem.get("private_dirty_kb_avg")), fmt(mem.get("rss_kb_avg")), fmt(mem.get("pss_kb_sum")),
+                  fmt(mem.get("server_rss_kb")), fmt(mem.get("server_pss_kb"))))
 print("## ward serve: POST /exec {\"argv\":[\"true\"]}\n")
 print("Keep-alive clients sending back to back (bench/httpload.c), %s s per cell after 0.5 s of "
       "warm-up, `--max-concurrent %s --queue 1024`; latency is send to last byte.\n" % (secs, maxc))
 clients = sorted({c for m in modes for c in data[m]["cells"]})
 if not clients:
     print("no measurements:", "; ".join("%s %s" % (m, " ".join("%s=%s" % kv for kv in data[m]["meta"].items()))
-                                      for m in data) or "nothing ran")
+                                      for m in modes) or "nothing ran")
+    sparse_part()
     print()
     sys.exit(0)
 hdr = "| clients |"
@@ -540,7 +702,8 @@ for c in clients:
         a, b = data["pool"]["cells"].get(c), data["nopool"]["cells"].get(c)
         row += " %.2f |" % (a["rps"] / b["rps"]) if a and b and b["rps"] else " – |"
     print(row + " %s |" % ("; ".join(notes) or "0"))
-for m in data:
+sparse_part()
+for m in modes:
     meta = data[m]["meta"]
     if meta:
         print("\n%s server: %s" % (label.get(m, m), ", ".join("%s %s" % kv for kv in meta.items())))
