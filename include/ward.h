@@ -64,6 +64,11 @@ struct ward_limits {
 	uint32_t nofile;        /* open files per process */
 };
 
+/* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
+ * directory the caller holds open (O_PATH is enough): run as root, ward
+ * then binds exactly that directory (cloned from the descriptor, a final
+ * symlink below it refused), so a path checked by the caller cannot be
+ * swapped before the mount.  ward serve does this for --allow-root. */
 struct ward_mount {
 	const char *host_path;    /* host path (absolute) */
 	const char *sandbox_path; /* absolute path inside; NULL = same as host_path */

@@ -454,6 +454,7 @@ struct sandbox {
 	pid_t pid;
 	int pidfd;
 	bool ahead;            /* built before its request (a pool's) */
+	struct cg_limits lim;  /* the cgroup's limits now */
 	bool stdin_fd;         /* shaped to take the caller's stdin_fd */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
@@ -595,10 +596,25 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 		snprintf(sb->error, sizeof(sb->error), "out of memory");
 		goto fail;
 	}
-	for (size_t i = 0; i < plan->nops; i++) {
+	for (size_t i = 0; i < plan->nops; i++)
 		trees[i] = -1;
+	for (size_t i = 0; i < plan->nops; i++) {
 		const struct mount_op *op = &plan->ops[i];
-		if (op->kind != OP_BIND || !(op->flags & OPF_IDMAP))
+		if (op->kind != OP_BIND)
+			continue;
+		/* A source the caller holds open (ward serve's --allow-root
+		 * checks) is cloned here, where that fd lives: PID 1 keeps none
+		 * of the caller's fds. */
+		bool held = strncmp(op->src, WARD_HELD_PATH, strlen(WARD_HELD_PATH)) == 0;
+		if (held && !(op->flags & OPF_IDMAP)) {
+			trees[i] = mounts_held_tree(op);
+			if (trees[i] < 0) {
+				snprintf(sb->error, sizeof(sb->error), "cannot bind '%s': %s", op->src, strerror(-trees[i]));
+				goto fail;
+			}
+			continue;
+		}
+		if (!(op->flags & OPF_IDMAP))
 			continue;
 		/* Running as root, the sandbox's host uid owns nothing: map the
 		 * directory's owner to it, so that writes come back owned by
@@ -614,15 +630,18 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 			if (t >= 0)
 				trees[i] = t;
 		}
+		if (held && trees[i] < 0 && (trees[i] = mounts_held_tree(op)) < 0) {
+			snprintf(sb->error, sizeof(sb->error), "cannot bind '%s': %s", op->src, strerror(-trees[i]));
+			goto fail;
+		}
 	}
 	trace_phase("idmap", start);
 
-	/* Built ahead, the cgroup gets its limits when the request comes. */
-	struct cg_limits lim = {0};
-	if (!ahead)
-		lim = (struct cg_limits){.memory_bytes = shape->limits.memory_mb << 20, .pids = shape->limits.pids};
+	/* Built ahead, the cgroup has the shape's (default) limits; a request
+	 * that asks for others gets them when it takes the sandbox. */
+	sb->lim = (struct cg_limits){.memory_bytes = shape->limits.memory_mb << 20, .pids = shape->limits.pids};
 	char cgerr[256] = "";
-	sb->cg = cg_create(&lim, cgerr, sizeof(cgerr));
+	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
 
 	bool want_in = ahead || shape->stdin_set, want_rep = ahead || shape->report_channel;
@@ -800,11 +819,12 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		bool defer, double start)
 {
 	struct ward_cgroup *cg = sb->cg;
-	if (sb->ahead && cg) {
-		struct cg_limits lim = {.memory_bytes = req->limits.memory_mb << 20, .pids = req->limits.pids};
+	struct cg_limits lim = {.memory_bytes = req->limits.memory_mb << 20, .pids = req->limits.pids};
+	if (cg && (lim.memory_bytes != sb->lim.memory_bytes || lim.pids != sb->lim.pids)) {
 		char cgerr[256];
 		if (cg_set_limits(cg, &lim, cgerr, sizeof(cgerr)) < 0)
 			return SANDBOX_STALE; /* a fresh sandbox reports what happens */
+		sb->lim = lim;
 	}
 	res->enforced.memory = cg && cg_limits_memory(cg) ? cg_mechanism(cg) : "rlimit";
 	res->enforced.pids = cg && cg_limits_pids(cg) ? cg_mechanism(cg) : "rlimit";

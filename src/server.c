@@ -95,6 +95,14 @@ struct root {
 	int fd;     /* O_PATH, the anchor of RESOLVE_BENEATH */
 };
 
+/* A host path of a request, opened when it was checked against the
+ * --allow-root: the run binds exactly that directory, whatever is renamed
+ * or swapped for a symlink in between (see ward.h, "/proc/self/fd/N"). */
+struct held {
+	int fd;
+	char path[40];
+};
+
 /* One client's quota state. */
 struct client {
 	char key[160];
@@ -132,6 +140,8 @@ struct req {
 	struct client *cl;          /* holds an active count while queued/running */
 	struct ward_request_doc doc;
 	bool have_doc;
+	struct held *held;       /* host paths checked against --allow-root, held open */
+	size_t nheld;
 	/* the answer, filled by the handler or a worker */
 	unsigned code;
 	char *resp;
@@ -384,7 +394,7 @@ static enum MHD_Result send_answer(struct req *r)
  * --allow-root, reached from the root's fd without following any symlink
  * and without leaving it (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so
  * neither "..", nor a symlink planted inside the root, leads outside. */
-static int check_allowed(struct server *s, const char *path, const char *field, char *err, size_t errlen)
+static int check_allowed(struct server *s, const char *path, const char *field, int *held, char *err, size_t errlen)
 {
 	if (s->nroots == 0) {
 		snprintf(err, errlen, "%s: this runner allows no host paths (start it with --allow-root DIR)", field);
@@ -411,7 +421,7 @@ static int check_allowed(struct server *s, const char *path, const char *field, 
 		};
 		int fd = (int)syscall(SYS_openat2, rt->fd, *rel ? rel : ".", &how, sizeof(how));
 		if (fd >= 0) {
-			close(fd);
+			*held = fd;
 			return 0;
 		}
 		const char *why = errno == ENOENT    ? "does not exist"
@@ -424,6 +434,38 @@ static int check_allowed(struct server *s, const char *path, const char *field, 
 	}
 	snprintf(err, errlen, "%s: '%s' is not under any --allow-root of this runner", field, path);
 	return -1;
+}
+
+/* Check *path against the --allow-roots and keep the directory it names
+ * open; as root, the run then binds that descriptor ("/proc/self/fd/N",
+ * cloned by the supervisor, which holds it): a rename or a symlink swapped
+ * in after the check changes nothing.  (Without root the supervisor cannot
+ * clone mounts itself; the sandbox's PID 1 opens the path again.) */
+static int hold_path(struct server *s, struct req *r, const char **path, const char *field, char *err, size_t errlen)
+{
+	int fd = -1;
+	if (check_allowed(s, *path, field, &fd, err, errlen) < 0)
+		return -1;
+	struct held *h = &r->held[r->nheld++];
+	h->fd = fd;
+	if (geteuid() == 0) {
+		snprintf(h->path, sizeof(h->path), "/proc/self/fd/%d", fd);
+		*path = h->path;
+	}
+	return 0;
+}
+
+/* The decoded request and the paths it holds. */
+static void doc_release(struct req *r)
+{
+	if (r->have_doc)
+		ward_request_doc_free(&r->doc);
+	r->have_doc = false;
+	for (size_t i = 0; i < r->nheld; i++)
+		close(r->held[i].fd);
+	free(r->held);
+	r->held = NULL;
+	r->nheld = 0;
 }
 
 /* ward_request_validate() speaks in ward run's option names; say the
@@ -601,14 +643,24 @@ static bool dispatch(struct server *s, struct req *r)
 		if (!r->doc.isolation_set)
 			q->isolation = s->o.isolation;
 		int bad = 0;
+		if (q->workdir || q->rootfs || q->nmounts) {
+			r->held = calloc(2 + q->nmounts, sizeof(*r->held));
+			if (!r->held) {
+				set_error(r, 503, "out of memory");
+				return false;
+			}
+		}
 		if (q->workdir)
-			bad = check_allowed(s, q->workdir, "workdir", err, sizeof(err));
+			bad = hold_path(s, r, &q->workdir, "workdir", err, sizeof(err));
 		if (!bad && q->rootfs)
-			bad = check_allowed(s, q->rootfs, "rootfs", err, sizeof(err));
+			bad = hold_path(s, r, &q->rootfs, "rootfs", err, sizeof(err));
 		for (size_t i = 0; !bad && i < q->nmounts; i++) {
 			char field[48];
 			snprintf(field, sizeof(field), "mounts[%zu].host_path", i);
-			bad = check_allowed(s, q->mounts[i].host_path, field, err, sizeof(err));
+			struct ward_mount *m = &r->doc.mounts[i];
+			if (!m->sandbox_path)
+				m->sandbox_path = m->host_path; /* before host_path becomes a descriptor's */
+			bad = hold_path(s, r, &m->host_path, field, err, sizeof(err));
 		}
 		if (bad) {
 			set_error(r, 400, "%s", err);
@@ -679,8 +731,7 @@ static void run_exec(struct req *r)
 	s->m.count++;
 	pthread_mutex_unlock(&s->lock);
 	ward_result_free(&res);
-	ward_request_doc_free(&r->doc);
-	r->have_doc = false;
+	doc_release(r);
 }
 
 static void run_test(struct req *r)
@@ -990,10 +1041,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (dispatch(s, r))
 			return MHD_YES;
 		body_release(s, r);
-		if (r->have_doc) {
-			ward_request_doc_free(&r->doc);
-			r->have_doc = false;
-		}
+		doc_release(r);
 		return send_answer(r);
 	}
 	if (r->state == S_READY)
@@ -1040,8 +1088,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
 	body_release(s, r);
 	free(r->resp);
-	if (r->have_doc)
-		ward_request_doc_free(&r->doc);
+	doc_release(r);
 	free(r);
 }
 

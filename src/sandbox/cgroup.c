@@ -715,7 +715,8 @@ static void close_all(struct ward_cgroup *cg)
 }
 
 /* Set this run's limits in directory i.  0 or -errno, with what failed. */
-static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim, const char **what)
+/* update: the cgroup has limits already (see the v1 memsw ordering below). */
+static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim, const char **what, bool update)
 {
 	int fd = cg->d[i].dir, r = 0;
 	unsigned m = cg->d[i].mask;
@@ -731,10 +732,23 @@ static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim
 	}
 	if ((m & C_MEM) && lim->memory_bytes) {
 		/* memsw (RAM + swap) may never be below the RAM limit: set
-		 * RAM first, then memsw to the same value, i.e. no swap. */
-		r = write_u64_at(fd, *what = "memory.limit_in_bytes", lim->memory_bytes);
-		if (r == 0 && P.memsw)
+		 * RAM first, then memsw to the same value, i.e. no swap.  When
+		 * raising a limit, memsw must go first (the kernel refuses a
+		 * RAM limit above memsw): try that order, and on EINVAL (it
+		 * was a lowering) the other. */
+		bool memsw_first = update && P.memsw;
+		if (memsw_first) {
 			r = write_u64_at(fd, *what = "memory.memsw.limit_in_bytes", lim->memory_bytes);
+			if (r == -EINVAL)
+				memsw_first = false;
+			else if (r == 0)
+				r = write_u64_at(fd, *what = "memory.limit_in_bytes", lim->memory_bytes);
+		}
+		if (!memsw_first) {
+			r = write_u64_at(fd, *what = "memory.limit_in_bytes", lim->memory_bytes);
+			if (r == 0 && P.memsw)
+				r = write_u64_at(fd, *what = "memory.memsw.limit_in_bytes", lim->memory_bytes);
+		}
 	}
 	if (r == 0 && (m & C_PIDS) && lim->pids)
 		r = write_u64_at(fd, *what = "pids.max", lim->pids);
@@ -787,7 +801,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 			goto fail;
 		}
 		cg->d[cg->n - 1].dir = r;
-		r = set_limits(cg, cg->n - 1, lim, &what);
+		r = set_limits(cg, cg->n - 1, lim, &what, false);
 		if (r < 0) {
 			set_err(err, errlen, "cgroup: cannot write %s/%s/%s: %s", P.h[i].path, cg->name, what, strerror(-r));
 			goto fail;
@@ -805,7 +819,7 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 {
 	for (int i = 0; i < cg->n; i++) {
 		const char *what = "";
-		int r = set_limits(cg, i, lim, &what);
+		int r = set_limits(cg, i, lim, &what, true);
 		if (r < 0) {
 			set_err(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
 			return -1;

@@ -54,8 +54,8 @@ const struct cg_probe *cg_probe(void);
  * falls back to rlimits and says so). */
 struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t errlen);
 
-/* Set the limits of a cgroup created without any (a sandbox built ahead of
- * its request).  0, or -1 with err set. */
+/* Change the limits of a cgroup (a sandbox built ahead of its request
+ * gets those of the request), up or down.  0, or -1 with err set. */
 int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err, size_t errlen);
 
 /* Move pid into the cgroup. 0 or -errno. */

@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
@@ -185,6 +187,55 @@ static int write_file_at(int rootfd, const char *dst, const char *data, size_t l
 	return close(fd);
 }
 
+/* A detached clone of dirfd/path with the op's attributes: nosuid,
+ * read-only unless RW, nodev unless it lands under /dev.  fd or -errno. */
+static int clone_source(const struct mount_op *op, int dirfd, const char *path, unsigned extra)
+{
+	int tree = open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | extra);
+	if (tree < 0)
+		return -errno;
+
+	unsigned long long a = MOUNT_ATTR_NOSUID;
+	if (!(op->flags & OPF_RW))
+		a |= MOUNT_ATTR_RDONLY;
+	if (strncmp(op->dst, "/dev/", 5) != 0)
+		a |= MOUNT_ATTR_NODEV;
+	if (set_attrs(tree, a) < 0) {
+		int e = errno;
+		close(tree);
+		return -e;
+	}
+	return tree;
+}
+
+int mounts_held_tree(const struct mount_op *op)
+{
+	/* "/proc/self/fd/N" or "/proc/self/fd/N/NAME": straight from the
+	 * descriptor, not through /proc's magic link; a NAME that is a
+	 * symlink (swapped in after the caller checked) is refused */
+	const char *p = op->src + strlen(WARD_HELD_PATH);
+	char *end;
+	errno = 0;
+	long fd = strtol(p, &end, 10);
+	if (errno || end == p || fd < 0 || fd > INT_MAX || (*end && *end != '/'))
+		return -EINVAL;
+	while (*end == '/')
+		end++;
+	int tree;
+	if (!*end)
+		tree = clone_source(op, (int)fd, "", AT_EMPTY_PATH);
+	else if (strchr(end, '/') || !strcmp(end, "..") || !strcmp(end, "."))
+		return -EINVAL; /* one name below the descriptor, no more */
+	else
+		tree = clone_source(op, (int)fd, end, AT_SYMLINK_NOFOLLOW);
+	struct stat st;
+	if (tree >= 0 && (fstat(tree, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))) {
+		close(tree);
+		return -ELOOP; /* a symlink, not followed, or a device */
+	}
+	return tree;
+}
+
 int mounts_idmapped_tree(const char *src, int userns_fd)
 {
 	int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
@@ -221,20 +272,12 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		const struct mount_op *op = &p->ops[i];
 		if (op->kind != OP_BIND || in->trees[i] >= 0)
 			continue;
-		int tree = open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		int tree = clone_source(op, AT_FDCWD, op->src, 0);
 		if (tree < 0) {
 			if (op->flags & OPF_OPTIONAL)
 				continue;
+			errno = -tree;
 			return fail(err, errlen, "cannot bind '%s'", op->src);
-		}
-		unsigned long long a = MOUNT_ATTR_NOSUID;
-		if (!(op->flags & OPF_RW))
-			a |= MOUNT_ATTR_RDONLY;
-		if (strncmp(op->dst, "/dev/", 5) != 0)
-			a |= MOUNT_ATTR_NODEV;
-		if (set_attrs(tree, a) < 0) {
-			close(tree);
-			return fail(err, errlen, "cannot restrict the bind of '%s'", op->src);
 		}
 		in->trees[i] = tree;
 	}

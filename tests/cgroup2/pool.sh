@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/cgroup2/pool.sh — sandboxes built ahead (ward serve --pool) on cgroup
-# v2: a pooled sandbox's PID 1 is born in a cgroup without limits (clone3
-# CLONE_INTO_CGROUP), and the request's limits are written when it is taken.
+# v2: a pooled sandbox's PID 1 is born in a cgroup with the default limits
+# (clone3 CLONE_INTO_CGROUP), and a request that asks for others gets them
+# when it takes the sandbox.
 # Run in the pure-v2 guest (tests/run-vm cgroup2); few requests, since every
 # exec there costs ~50 ms.  The memory attack is capped at 256 MB.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -35,7 +36,7 @@ URL=http://$URL
 metric() { curl -s --max-time 30 "$URL/metrics" | awk -v m="$1" '$1==m{print $2}'; }
 expect_eq "cgroup2 pool: two sandboxes ready" 2 "$(metric ward_pool_ready)"
 pooled=$(ls -d /sys/fs/cgroup/ward/ward-"$SRV"-* 2>/dev/null | head -1)
-expect_eq "cgroup2 pool: a pooled sandbox's cgroup has no memory limit yet" "max" "$(cat "$pooled/memory.max" 2>/dev/null)"
+expect_eq "cgroup2 pool: a pooled sandbox's cgroup has the default memory limit (512 MiB)" "$((512 << 20))" "$(cat "$pooled/memory.max" 2>/dev/null)"
 
 MEM='b=[]
 for i in range(32): b.append(bytearray(8 << 20))

@@ -82,6 +82,26 @@ print(n)'
 r=$(post_exec "$(python3 -c 'import json,sys; print(json.dumps({"argv":["python3","-c",sys.argv[1]],"limits":{"pids":8,"timeout_s":20}}))' "$FORKS")")
 started=$(jg "$(body_of "$r")" 'd["stdout"].strip()')
 if [ -n "$started" ] && [ "$started" -lt 8 ] 2>/dev/null; then pass "pool: the request's pids limit holds ($started of 40 started)"; else fail "pool: the request's pids limit holds" "started=$started $(body_of "$r" | head -c 300)"; fi
+# raising: a pooled cgroup (built with the default 512 MiB) gets 1 GiB, RAM
+# and RAM+swap alike (cgroup v1 takes them in that order only when raising)
+wait_for pool_full 2
+post_exec '{"argv":["sleep","2"],"limits":{"memory_mb":1024,"timeout_s":20}}' >"$SERVE_TMP/raise" &
+rpid=$!
+raised() {
+	local d
+	for d in /sys/fs/cgroup/memory/ward/ward-"$SRV_PID"-* /sys/fs/cgroup/ward/ward-"$SRV_PID"-*; do
+		[ -d "$d" ] || continue
+		if [ -f "$d/memory.max" ]; then
+			[ "$(cat "$d/memory.max")" = $((1024 << 20)) ] && return 0
+		elif [ "$(cat "$d/memory.limit_in_bytes" 2>/dev/null)" = $((1024 << 20)) ]; then
+			[ ! -f "$d/memory.memsw.limit_in_bytes" ] || [ "$(cat "$d/memory.memsw.limit_in_bytes")" = $((1024 << 20)) ] && return 0
+		fi
+	done
+	return 1
+}
+check "pool: a request's higher memory limit reaches the pooled cgroup" wait_for raised
+wait "$rpid"
+expect_eq "pool: ... and that run is ok" "ok" "$(jg "$(body_of "$(cat "$SERVE_TMP/raise")")" 'd["status"]')"
 r=$(post_exec '{"argv":["sleep","30"],"limits":{"timeout_s":1}}')
 expect_eq "pool: the request's timeout holds" "timeout 124" "$(jg "$(body_of "$r")" 'd["status"] + " " + str(d["exit_code"])')"
 r=$(post_exec '{"command":"head -c 100000 /dev/zero | tr \"\\\\0\" x","limits":{"max_output_chars":1000}}')
