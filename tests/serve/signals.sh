@@ -25,6 +25,44 @@ expect_eq "drained server exits 0" 0 "$rc"
 check "drain took as long as the runs, not the drain timeout (< 15 s)" awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b-a < 15)}'
 check "the log says draining and stopped" grep -q '"event":"stopped","message":"drained"' "$SRV_LOG"
 
+# a kept-alive connection's next request during the drain is answered 503
+# (a balancer retries it elsewhere), never dropped or reset mid-request;
+# and runs already going still answer
+start_server keepalive --max-concurrent 2 || exit 0
+out=$(python3 - "$PORT" "$SRV_PID" <<'PY'
+import http.client, json, os, signal, sys, threading, time
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+c.request("POST", "/exec", body='{"argv":["true"]}')
+r = c.getresponse(); r.read()
+first = r.status
+slow = {}
+def run_slow():
+    s = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    s.request("POST", "/exec", body='{"command":"sleep 1.5; echo drained"}')
+    a = s.getresponse(); slow["r"] = "%d %s" % (a.status, json.loads(a.read())["stdout"].strip())
+t = threading.Thread(target=run_slow); t.start()
+time.sleep(0.5)
+os.kill(pid, signal.SIGTERM)
+time.sleep(0.3)
+try:
+    c.request("POST", "/exec", body='{"argv":["true"]}')
+    a = c.getresponse()
+    during = "%d %s" % (a.status, json.loads(a.read()).get("error", ""))
+except Exception as e:
+    during = "exception " + type(e).__name__
+t.join()
+print(first)
+print(during)
+print(slow.get("r"))
+PY
+)
+expect_eq "drain: a kept-alive connection worked before SIGTERM" 200 "$(sed -n 1p <<<"$out")"
+expect_eq "drain: its next request is answered 503, saying why" "503 the runner is shutting down: retry on another runner" "$(sed -n 2p <<<"$out")"
+expect_eq "drain: the run going at SIGTERM answers" "200 drained" "$(sed -n 3p <<<"$out")"
+wait "$SRV_PID"
+expect_eq "drain: then exits 0" 0 $?
+
 # a bounded drain: a run longer than --drain-timeout does not hold the exit
 start_server bounded --drain-timeout 1 || exit 0
 marker="sleep 30.$$"
