@@ -62,6 +62,18 @@ expect_eq "pool: memory, pids and cpu enforced as in a fresh run" \
 	"$(jg "$(body_of "$r2")" 'd["enforced"]["memory"]')" "$(jg "$b" 'd["enforced"]["memory"]')"
 expect_contains "pool: enforced by a cgroup" "$(jg "$b" 'd["enforced"]["memory"] + d["enforced"]["pids"] + d["enforced"]["cpu"]')" "cgroup-v"
 
+# a test job (files, the hidden report channel on fd 3) in a pooled sandbox
+h0=$(hits)
+TJ='import unittest
+class T(unittest.TestCase):
+    def test_a(self): pass
+    def test_b(self): pass
+    def test_c(self): self.fail()'
+r=$(http POST /test --data-binary "$(python3 -c 'import json,sys; print(json.dumps({"test_files":[{"path":"test_p.py","content":sys.argv[1]}],"framework":"unittest","limits":{"timeout_s":30}}))' "$TJ")")
+expect_eq "pool: POST /test in a pooled sandbox reports 3 tests, 2 passed, 1 failed" "200 3 2 1" \
+	"$(code_of "$r") $(jg "$(body_of "$r")" '"%s %s %s" % (d["total"], d["passed"], d["failed"])')"
+expect_eq "pool: ... and took a pooled sandbox" "$((h0 + 1))" "$(hits)"
+
 # --- the request's limits reach the pooled sandbox ---------------------------
 # memory: 24 MB allowed, the program asks for at most 256 MB in 8 MB steps
 r=$(post_exec "$(json '{"argv": ["python3", "-c", "b=[]\nfor i in range(32): b.append(bytearray(8<<20))\nprint(\"survived\")"], "limits": {"memory_mb": 24, "timeout_s": 20}}')")
