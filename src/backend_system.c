@@ -351,6 +351,12 @@ static int init_main(struct child_ctx *c)
 	char go;
 	if (read(c->sync_r, &go, 1) != 1)
 		_exit(1); /* the supervisor is gone, or said no */
+	/* Nobody may ptrace or read PID 1's memory (runc CVE-2019-5736:
+	 * overwriting the runtime through /proc/1/exe), nor the copy of the
+	 * server it is (tokens, other requests' bodies) while it waits in a
+	 * pool.  Only now: an unprivileged supervisor writes the uid map
+	 * through /proc/PID, which a non-dumpable process would deny it. */
+	prctl(PR_SET_DUMPABLE, 0);
 
 	char err[512] = "";
 	if (unshare(CLONE_NEWCGROUP) < 0) {
@@ -395,8 +401,8 @@ static int init_main(struct child_ctx *c)
 	if (poll(&alive, 1, 0) != 0)
 		_exit(1);
 	close(c->sync_r);
-	/* Nobody inside may ptrace or read PID 1's memory (runc
-	 * CVE-2019-5736: overwriting the runtime through /proc/1/exe). */
+	/* A credential change (setfsuid in the mounts) sets dumpability to
+	 * fs.suid_dumpable, which a host may have raised: clear it again. */
 	prctl(PR_SET_DUMPABLE, 0);
 
 	/* The command shares PID 1's memory until it execs (vfork
