@@ -4,8 +4,11 @@
  * Process model (as isolate's keeper/proxy/inside):
  *   supervisor  (ward, on the host): makes the plan, the cgroup, the pipes;
  *               clones PID 1, writes its uid/gid maps, attaches its cgroup,
- *               then supervises (output, timeout, CPU) and reaps it.
- *   PID 1       (ward's init, inside): builds the root (mounts.c), forks the
+ *               hands over the command (handover.c) — at once, or when a
+ *               request comes for a sandbox built ahead (pool.c) — then
+ *               supervises (output, timeout, CPU) and reaps it.
+ *   PID 1       (ward's init, inside): builds the root (mounts.c), reads the
+ *               command, writes the caller's files into /work, forks the
  *               command, reaps every orphan, and when the command ends
  *               reports its status and exits — the kernel then kills every
  *               process left in the PID namespace.  Non-dumpable, holds no
@@ -13,9 +16,10 @@
  *   command     (inside): setsid, fds 0-2 (and 3 = report channel), rlimits,
  *               drops to uid 1000 with no capabilities, no_new_privs,
  *               Landlock, seccomp last, execve.
- * After the clone nothing allocates: the server calls this from many
- * threads, and a fork of a multi-threaded process may find malloc's locks
- * held by a thread that does not exist in the child.
+ * After the clone nothing allocates (the handover is read into an mmap): the
+ * server calls this from many threads, and a fork of a multi-threaded
+ * process may find malloc's locks held by a thread that does not exist in
+ * the child.
  */
 #define _GNU_SOURCE
 #include <errno.h>
