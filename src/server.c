@@ -52,6 +52,7 @@
 
 #include "frontends.h"
 #include "request.h"
+#include "supervise.h"
 #include "ward.h"
 #include "wire.h"
 
@@ -691,6 +692,7 @@ static bool dispatch(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, 0);
 		r->state = S_WAIT;
 		r->t_admit = now_mono();
+		trace_phase("http:admitted", r->t_start);
 		r->qnext = NULL;
 		if (s->qtail)
 			s->qtail->qnext = r;
@@ -763,10 +765,12 @@ static void *worker_main(void *arg)
 		s->running++;
 		pthread_mutex_unlock(&s->lock);
 
+		trace_phase("http:picked", r->t_start);
 		if (r->route == R_EXEC)
 			run_exec(r);
 		else
 			run_test(r);
+		trace_phase("http:ran", r->t_start);
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
 
 		pthread_mutex_lock(&s->lock);
@@ -1044,8 +1048,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		doc_release(r);
 		return send_answer(r);
 	}
-	if (r->state == S_READY)
+	if (r->state == S_READY) {
+		trace_phase("http:answering", r->t_start);
 		return send_answer(r);
+	}
 	return MHD_YES;
 }
 
@@ -1077,6 +1083,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 		.message = r->message[0] ? r->message : NULL,
 	};
 	log_write(s, &e);
+	if (r->t_admit > 0)
+		trace_phase("http:completed", r->t_start);
 	pthread_mutex_lock(&s->lock);
 	if (code > 0 && code < 600)
 		s->m.http[code]++;
