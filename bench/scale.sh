@@ -97,6 +97,7 @@ main() {
 	: >"$OUTDIR/scale.md"
 	startup
 	serve
+	pooltrace
 	section "summary (also in scale.md)"
 	cat "$OUTDIR/scale.md"
 	say "bench/scale.sh: done in ${SECONDS}s; files: $(cd "$OUTDIR" && ls | tr '\n' ' ')"
@@ -106,6 +107,27 @@ main() {
 cleanup() {
 	stop_server
 	rm -rf "$TMP"
+}
+
+# --- where one pooled request's time goes (bench/pooltrace.py) ---------------------
+pooltrace() {
+	section "pooltrace: one pooled POST /exec, step by step"
+	if ! "$WARD" serve --help 2>/dev/null | grep -q -- --pool; then
+		say "pooltrace: skipped (this ward serve has no --pool)"
+		return
+	fi
+	local t
+	t=$(fit 60) || { say "pooltrace: skipped, no time left"; return; }
+	if WARD=$WARD WARD_LD_LIBRARY_PATH=$LIBS timeout -k 5 "$t" python3 "$ROOT/bench/pooltrace.py" 200 20 \
+		>"$TMP/pooltrace.md" 2>&1; then
+		cat "$TMP/pooltrace.md"
+		{
+			printf '\n## Where one pooled POST /exec spends its time\n\n'
+			cat "$TMP/pooltrace.md"
+		} >>"$OUTDIR/scale.md"
+	else
+		say "pooltrace: failed: $(tail -3 "$TMP/pooltrace.md")"
+	fi
 }
 
 # --- the binaries -----------------------------------------------------------------
