@@ -69,6 +69,7 @@ struct ward_limits {
  * then binds exactly that directory (cloned from the descriptor, a final
  * symlink below it refused), so a path checked by the caller cannot be
  * swapped before the mount.  ward serve does this for --allow-root. */
+#define WARD_HELD_PATH "/proc/self/fd/"
 struct ward_mount {
 	const char *host_path;    /* host path (absolute) */
 	const char *sandbox_path; /* absolute path inside; NULL = same as host_path */

@@ -468,7 +468,6 @@ struct sandbox {
 	bool stdin_fd;         /* shaped to take the caller's stdin_fd */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
-	char error[512];       /* why the build failed */
 };
 
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
@@ -485,7 +484,7 @@ void sandbox_destroy(struct sandbox *sb)
 		return;
 	if (sb->pid > 0) {
 		if (sb->pidfd >= 0)
-			syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+			kill_tree(&sb->pidfd);
 		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
@@ -516,15 +515,19 @@ static void build_fds_close(struct build_fds *f, int *trees, size_t ntrees)
 	free(trees);
 }
 
-static struct sandbox *build_failed(struct sandbox *sb, char *err, size_t errlen)
+/* What PID 1 said on the control pipe when its setup failed ("E why"),
+ * as an error message; false when it said something else. */
+static bool setup_error(const char *ctl, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "%s", sb->error);
-	sandbox_destroy(sb);
-	return NULL;
+	if (ctl[0] != 'E')
+		return false;
+	size_t n = strcspn(ctl + 2, "\n");
+	snprintf(err, errlen, "sandbox setup failed: %.*s", (int)n, ctl + 2);
+	return true;
 }
 
-/* Wait (bounded) for a sandbox built ahead to say "R"; 0 or -1 (error set). */
-static int wait_ready(struct sandbox *sb)
+/* Wait (bounded) for a sandbox built ahead to say "R"; 0 or -1 (err set). */
+static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
 {
 	char buf[600];
 	size_t got = 0;
@@ -548,11 +551,8 @@ static int wait_ready(struct sandbox *sb)
 	buf[got] = 0;
 	if (strcmp(buf, "R\n") == 0)
 		return 0;
-	if (buf[0] == 'E') {
-		size_t n = strcspn(buf + 2, "\n");
-		snprintf(sb->error, sizeof(sb->error), "sandbox setup failed: %.*s", (int)n, buf + 2);
-	} else
-		snprintf(sb->error, sizeof(sb->error), "the sandbox's init did not get ready");
+	if (!setup_error(buf, err, errlen))
+		snprintf(err, errlen, "the sandbox's init did not get ready");
 	return -1;
 }
 
@@ -583,11 +583,11 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	const char *write_paths[80];
 	size_t nwrite = 0;
 
-	if (userns_acquire(&sb->id, sb->error, sizeof(sb->error)) < 0)
-		return build_failed(sb, err, errlen);
+	if (userns_acquire(&sb->id, err, errlen) < 0)
+		goto fail;
 	trace_phase("identity", start);
-	if (plan_build(&sb->plan, shape, geteuid(), sb->error, sizeof(sb->error)) < 0)
-		return build_failed(sb, err, errlen);
+	if (plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
+		goto fail;
 	trace_phase("plan", start);
 
 	/* Landlock: writes stay allowed only where the sandbox has writable
@@ -603,7 +603,7 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	const struct plan *plan = &sb->plan;
 	trees = malloc(sizeof(int) * (plan->nops ? plan->nops : 1));
 	if (!trees) {
-		snprintf(sb->error, sizeof(sb->error), "out of memory");
+		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < plan->nops; i++)
@@ -612,36 +612,26 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 		const struct mount_op *op = &plan->ops[i];
 		if (op->kind != OP_BIND)
 			continue;
-		/* A source the caller holds open (ward serve's --allow-root
-		 * checks) is cloned here, where that fd lives: PID 1 keeps none
-		 * of the caller's fds. */
-		bool held = strncmp(op->src, WARD_HELD_PATH, strlen(WARD_HELD_PATH)) == 0;
-		if (held && !(op->flags & OPF_IDMAP)) {
-			trees[i] = mounts_held_tree(op);
-			if (trees[i] < 0) {
-				snprintf(sb->error, sizeof(sb->error), "cannot bind '%s': %s", op->src, strerror(-trees[i]));
-				goto fail;
-			}
-			continue;
-		}
-		if (!(op->flags & OPF_IDMAP))
-			continue;
 		/* Running as root, the sandbox's host uid owns nothing: map the
 		 * directory's owner to it, so that writes come back owned by
 		 * that owner.  Filesystems without idmapped mounts get a plain
 		 * bind (the sandbox then writes only where its uid may). */
 		struct stat st;
-		if (stat(op->src, &st) < 0)
-			continue;
-		int ns = userns_idmap_fd(&sb->id, st.st_uid, st.st_gid);
-		if (ns >= 0) {
-			int t = mounts_idmapped_tree(op->src, ns);
-			close(ns);
-			if (t >= 0)
-				trees[i] = t;
+		if ((op->flags & OPF_IDMAP) && stat(op->src, &st) == 0) {
+			int ns = userns_idmap_fd(&sb->id, st.st_uid, st.st_gid);
+			if (ns >= 0) {
+				int t = mounts_idmapped_tree(op->src, ns);
+				close(ns);
+				if (t >= 0)
+					trees[i] = t;
+			}
 		}
-		if (held && trees[i] < 0 && (trees[i] = mounts_held_tree(op)) < 0) {
-			snprintf(sb->error, sizeof(sb->error), "cannot bind '%s': %s", op->src, strerror(-trees[i]));
+		/* A source the caller holds open (ward serve's --allow-root
+		 * checks) is cloned here, where that fd lives: PID 1 keeps none
+		 * of the caller's fds. */
+		if (trees[i] < 0 && strncmp(op->src, WARD_HELD_PATH, strlen(WARD_HELD_PATH)) == 0 &&
+		    (trees[i] = mounts_held_tree(op)) < 0) {
+			snprintf(err, errlen, "cannot bind '%s': %s", op->src, strerror(-trees[i]));
 			goto fail;
 		}
 	}
@@ -659,7 +649,7 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	    pipe2(err_p, O_CLOEXEC) < 0 || (want_in && pipe2(in_p, O_CLOEXEC) < 0) ||
 	    (want_rep && pipe2(rep_p, O_CLOEXEC) < 0) ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0) {
-		snprintf(sb->error, sizeof(sb->error), "cannot create pipes: %s", strerror(errno));
+		snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
 		goto fail;
 	}
 
@@ -671,7 +661,7 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	int ends[] = {out_p[1], err_p[1], in_p[0], rep_p[1]};
 	for (size_t i = 0; i < 4; i++)
 		if (ends[i] >= 0 && fchmod(ends[i], 0666) < 0) {
-			snprintf(sb->error, sizeof(sb->error), "cannot hand the pipes to the sandbox: %s",
+			snprintf(err, errlen, "cannot hand the pipes to the sandbox: %s",
 				 strerror(errno));
 			goto fail;
 		}
@@ -720,13 +710,13 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	if (pid < 0) {
 		int e = errno;
 		if (e == EPERM || e == ENOSPC || e == EINVAL)
-			snprintf(sb->error, sizeof(sb->error),
+			snprintf(err, errlen,
 				 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
 				 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
 				 "run as root (see `ward doctor`)",
 				 strerror(e));
 		else
-			snprintf(sb->error, sizeof(sb->error), "cannot create the sandbox: clone: %s", strerror(e));
+			snprintf(err, errlen, "cannot create the sandbox: clone: %s", strerror(e));
 		goto fail;
 	}
 	if (pid == 0)
@@ -745,29 +735,30 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	build_fds_close(&f, trees, plan->nops);
 	trees = NULL;
 
-	if (userns_write_maps(pid, &sb->id, sb->error, sizeof(sb->error)) < 0)
+	if (userns_write_maps(pid, &sb->id, err, errlen) < 0)
 		goto fail;
 	trace_phase("uidmap", start);
 	if (sb->cg && !born_in_cg) {
 		int r = cg_attach(sb->cg, pid);
 		if (r < 0) {
-			snprintf(sb->error, sizeof(sb->error), "cannot move the sandbox into its cgroup: %s",
+			snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s",
 				 strerror(-r));
 			goto fail;
 		}
 	}
 	trace_phase("attach", start);
 	if (write(sb->sync_w, ahead ? "p" : "g", 1) != 1) {
-		snprintf(sb->error, sizeof(sb->error), "cannot start the sandbox: %s", strerror(errno));
+		snprintf(err, errlen, "cannot start the sandbox: %s", strerror(errno));
 		goto fail;
 	}
-	if (ahead && wait_ready(sb) < 0)
+	if (ahead && wait_ready(sb, err, errlen) < 0)
 		goto fail;
 	return sb;
 
 fail:
-	build_fds_close(&f, trees, plan->nops);
-	return build_failed(sb, err, errlen);
+	build_fds_close(&f, trees, sb->plan.nops);
+	sandbox_destroy(sb);
+	return NULL;
 }
 
 /* Encode req's command and write it to PID 1.  0, or -errno (-EPIPE: PID 1
@@ -934,10 +925,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		o->wait_status = SIGKILL;
 		return 0;
 	}
-	if (s.ctl[0] == 'E') {
-		size_t n = strcspn(s.ctl + 2, "\n");
-		snprintf(res->error, sizeof(res->error), "sandbox setup failed: %.*s", (int)n, s.ctl + 2);
-	} else
+	if (!setup_error(s.ctl, res->error, sizeof(res->error)))
 		snprintf(res->error, sizeof(res->error), "the sandbox's init ended without a report (wait status %d)",
 			 st);
 	return -1;

@@ -3,9 +3,9 @@
  * A thread of the pool's own keeps `size` system-level sandboxes ready: each
  * one's PID 1 has its namespaces, root, cgroup and host uid, and waits on
  * its sync pipe for a command (backend_system.c, handover.c).  A request of
- * the pool's shape takes one; the sandbox runs that one command and is
- * destroyed by the request's thread; the filler builds a replacement.  A
- * sandbox is never given a second command.
+ * the pool's shape takes one; the sandbox runs that one command, and once
+ * its answer is out the same thread tears it down (pool_retire) and builds
+ * a replacement.  A sandbox is never given a second command.
  *
  * PID 1 dies with the thread that cloned it (PR_SET_PDEATHSIG): the filler
  * lives until ward_pool_free, which kills what is left.

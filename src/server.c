@@ -450,7 +450,7 @@ static int hold_path(struct server *s, struct req *r, const char **path, const c
 	struct held *h = &r->held[r->nheld++];
 	h->fd = fd;
 	if (geteuid() == 0) {
-		snprintf(h->path, sizeof(h->path), "/proc/self/fd/%d", fd);
+		snprintf(h->path, sizeof(h->path), WARD_HELD_PATH "%d", fd);
 		*path = h->path;
 	}
 	return 0;

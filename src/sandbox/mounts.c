@@ -194,7 +194,6 @@ static int clone_source(const struct mount_op *op, int dirfd, const char *path, 
 	int tree = open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | extra);
 	if (tree < 0)
 		return -errno;
-
 	unsigned long long a = MOUNT_ATTR_NOSUID;
 	if (!(op->flags & OPF_RW))
 		a |= MOUNT_ATTR_RDONLY;

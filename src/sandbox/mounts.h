@@ -30,11 +30,11 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen);
 
 /* Supervisor side (host mount namespace, as root): clone src as a detached
  * tree idmapped through userns_fd, nosuid+nodev.  fd, or -errno. */
-/* Supervisor side, as root: clone a bind op's source whose path is a
- * descriptor the caller holds (/proc/self/fd/N, see ward.h), with the op's
- * attributes; a final symlink is not followed.  fd, or -errno. */
-int mounts_held_tree(const struct mount_op *op);
-#define WARD_HELD_PATH "/proc/self/fd/"
 int mounts_idmapped_tree(const char *src, int userns_fd);
+
+/* Supervisor side, as root: clone a bind op's source whose path is a
+ * descriptor the caller holds (WARD_HELD_PATH "N", see ward.h), with the
+ * op's attributes; a final symlink is not followed.  fd, or -errno. */
+int mounts_held_tree(const struct mount_op *op);
 
 #endif
