@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define MAX_CONNS 256
 #define MAX_HEADERS 16
 #define MAX_ANSWER (16 << 20) /* bytes of one answer before it is an error */
@@ -418,25 +420,6 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static double pct(const double *v, size_t n, double p)
-{
-	if (!n)
-		return NAN;
-	size_t r = (size_t)ceil(p / 100.0 * (double)n);
-	if (r < 1)
-		r = 1;
-	if (r > n)
-		r = n;
-	return v[r - 1];
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: httpload [-c CONNS] [-d SECS] [-w SECS] [-t SECS] [-i MS] [-n N] [-b BODY]\n"
@@ -582,7 +565,7 @@ int main(int argc, char **argv)
 	printf("HTTPLOAD conns=%d secs=%.3f requests=%zu rps=%.1f p50_ms=%.3f p90_ms=%.3f "
 	       "p99_ms=%.3f max_ms=%.3f non200=%ld bad=%ld errors=%ld\n",
 	       started, window, total, window > 0 ? (double)total / window : 0.0,
-	       pct(all, total, 50), pct(all, total, 90), pct(all, total, 99),
+	       pct_sorted(all, total, 50), pct_sorted(all, total, 90), pct_sorted(all, total, 99),
 	       total ? all[total - 1] : NAN, non200, bad, errors);
 	free(all);
 	free(s);

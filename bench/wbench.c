@@ -45,6 +45,8 @@
 #include <unistd.h>
 #include <wordexp.h>
 
+#include "stats.h"
+
 extern char **environ;
 
 #define MAX_CALLERS 8       /* distinct caller counts in -j */
@@ -400,30 +402,11 @@ static void add_sample(struct cmd *c, double ms)
 	c->samples[c->n++] = ms;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median_sorted(const double *s, size_t n)
 {
 	if (!n)
 		return NAN;
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static double pct_sorted(const double *s, size_t n, double p)
-{
-	if (!n)
-		return NAN;
-	size_t r = (size_t)ceil(p / 100.0 * (double)n);
-	if (r < 1)
-		r = 1;
-	if (r > n)
-		r = n;
-	return s[r - 1];
 }
 
 static double median_of(const double *v, size_t n)

@@ -34,6 +34,16 @@ expect_not_contains() {
 	case "$2" in *"$3"*) fail "$1" "[$3] found in [$(printf %s "$2" | head -c 400)]" ;; *) pass "$1" ;; esac
 }
 
+# marker_pids M — host pids of processes running `sleep M` (a marker that
+# a test's sandbox starts, to find out whether it outlived the run).
+marker_pids() {
+	local p a
+	for p in /proc/[0-9]*; do
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		[ "${a[0]:-}" ] && [ "${a[0]##*/}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
+	done
+}
+
 # jget JSON EXPR — a field of a JSON document, printed by python3 (json.dumps
 # for non-strings).  EXPR is python applied to `d`, e.g. 'd["status"]'.
 jget() {

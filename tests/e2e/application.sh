@@ -6,13 +6,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 unset WARD_ALLOW_APPLICATION
-marker_pids() {
-	local p a
-	for p in /proc/[0-9]*; do
-		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
-		[ "${a[0]:-}" ] && [ "${a[0]##*/}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
-	done
-}
 mk() { echo "$((RANDOM % 500 + 100)).$$$RANDOM"; }
 W=$T/w; mkdir -p "$W"; chmod 0777 "$W"
 

@@ -18,5 +18,5 @@ peak2=$(jget "$out" 'd["usage"]["max_rss_kb"]')
 if [ "${peak2:-0}" -lt 60000 ]; then pass "fresh: run N+1's memory peak is its own"; else fail "fresh: run N+1's memory peak is its own" "max_rss_kb=$peak2"; fi
 
 # And nothing of either is left on the host.
-left=$(for c in /proc/[0-9]*/cmdline; do [ "$( { tr '\0' ' ' <"$c"; } 2>/dev/null)" = "sleep 97.31 " ] && echo "$c"; done)
+left=$(marker_pids 97.31)
 expect_eq "fresh: no background process left on the host" "" "$left"

@@ -3,14 +3,6 @@
 # inside (SPEC §3): user, capabilities, namespaces, the filesystem.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
-# marker_pids M — host pids of processes running `sleep M`.
-marker_pids() {
-	local p a
-	for p in /proc/[0-9]*; do
-		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
-		[ "${a[0]:-}" ] && [ "${a[0]##*/}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
-	done
-}
 mk() { echo "$((RANDOM % 900 + 100)).$$$RANDOM"; }
 
 # ---- user and privileges

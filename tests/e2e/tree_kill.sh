@@ -7,13 +7,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 SLOW=1; [ "${WARD_ASAN:-0}" = 1 ] && SLOW=2
-marker_pids() {
-	local p a
-	for p in /proc/[0-9]*; do
-		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
-		[ "${a[0]:-}" ] && [ "${a[0]##*/}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
-	done
-}
 # A marker: a sleep length no other process uses; a leaked one ends by itself.
 mk() { echo "$((RANDOM % 500 + 100)).$$$RANDOM"; }
 now() { date +%s%N; }

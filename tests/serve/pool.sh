@@ -132,8 +132,7 @@ expect_eq "pool fresh: run N+1 sees nothing of run N" "seen:" "$(jg "$(body_of "
 peak=$(jg "$(body_of "$r")" 'd["usage"]["max_rss_kb"]')
 if [ "${peak:-0}" -lt 60000 ] 2>/dev/null; then pass "pool fresh: run N+1's memory peak is its own"; else fail "pool fresh: run N+1's memory peak is its own" "max_rss_kb=$peak"; fi
 expect_eq "pool fresh: both runs took pooled sandboxes" "$((h0 + 2))" "$(hits)"
-left() { for c in /proc/[0-9]*/cmdline; do [ "$( { tr '\0' ' ' <"$c"; } 2>/dev/null)" = "sleep 97.31 " ] && echo "$c"; done; }
-no_left() { [ -z "$(left)" ]; }
+no_left() { [ -z "$(marker_pids 97.31)" ]; }
 check "pool fresh: no background process of run N left on the host" wait_for no_left
 
 # --- other shapes build their own --------------------------------------------
