@@ -196,6 +196,19 @@ int ward_run(const struct ward_request *req, struct ward_result *result);
 
 void ward_result_free(struct ward_result *result);
 
+/* Sandboxes cloned by helper processes, for a caller with many threads
+ * (`ward serve` starts them).  Cloning a sandbox from a large,
+ * multi-threaded process copies its address space, and every page its
+ * threads write afterwards costs a copy and a TLB shoot-down on every CPU
+ * they run on.  Started before any other thread exists (from the main
+ * thread, which must outlive the runs: their PID 1s die with it), small
+ * single-threaded helpers clone instead, for runs with no workdir, mounts,
+ * rootfs or stdin fd; the sandbox is the same and still the caller's child.
+ * helpers = 0: one per CPU, at most 4.  0, or -1 with err set (runs then
+ * clone for themselves).  ward_spawner_stop ends them. */
+int ward_spawner_start(unsigned helpers, char *err, size_t errlen);
+void ward_spawner_stop(void);
+
 /* A pool of system-level sandboxes built ahead of demand (`ward serve
  * --pool N`): each has its namespaces, root, cgroup and host uid ready and
  * waits for a command.  A request of the pool's shape (no workdir, mounts
@@ -204,8 +217,8 @@ void ward_result_free(struct ward_result *result);
  * sandbox is destroyed after the run: never reused.  Any other request, or
  * one that finds the pool empty, builds its sandbox as ward_run does.
  *
- * A thread of the pool's own keeps `size` sandboxes ready; their PID 1s die
- * with it (ward_pool_free, or the process's death).  ward_pool_new returns
+ * A thread of the pool's own keeps `size` sandboxes ready; ward_pool_free
+ * (or the process's death) kills them.  ward_pool_new returns
  * once they are built, or NULL with err set when none could be. */
 struct ward_pool;
 struct ward_pool_stats {

@@ -54,6 +54,7 @@
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/userns.h"
+#include "spawner.h"
 
 /* The seccomp filter and Landlock ABI are the same for every run: made once. */
 static struct ward_seccomp g_filter;
@@ -313,6 +314,9 @@ static int init_main(struct child_ctx *c)
 	/* If the supervisor's thread dies, so do we (and with us, the whole
 	 * PID namespace). */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Its name in ps, on the host and inside, as its command line (see
+	 * hide_cmdline). */
+	prctl(PR_SET_NAME, "ward-init");
 	/* PID 1 is a copy of ward: of a server, with its listening socket,
 	 * its clients' connections and its log.  Keep only what the run
 	 * needs, so that no host fd lives inside and no connection of the
@@ -556,7 +560,158 @@ static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
 	return -1;
 }
 
+/* Clone PID 1 for c: a raw clone (no separate stack: the child runs on a
+ * copy of ours, like fork) into every namespace but the cgroup one, which
+ * PID 1 enters after the supervisor has moved it into its cgroup.  On
+ * cgroup v2 (cgfd >= 0), PID 1 is born in its cgroup (clone3
+ * CLONE_INTO_CGROUP, Linux 5.7): no attach afterwards, which is the
+ * costliest cgroup write.  Elsewhere, or on a kernel without it, a plain
+ * clone and an attach.  The pid, or -errno. */
+static pid_t clone_pid1(struct child_ctx *c, int cgfd, unsigned long extra, int *pidfd, bool *born_in_cg)
+{
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			      CLONE_NEWNET | CLONE_PIDFD | extra;
+	*born_in_cg = false;
+	pid_t pid = -1;
+	if (cgfd >= 0) {
+		struct clone_args ca = {
+			.flags = flags | CLONE_INTO_CGROUP,
+			.pidfd = (uint64_t)(uintptr_t)pidfd,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgfd,
+		};
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+		*born_in_cg = pid >= 0;
+	}
+	if (pid < 0)
+		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, pidfd, 0, 0);
+	if (pid == 0)
+		_exit(init_main(c));
+	return pid < 0 ? -errno : pid;
+}
+
+static void clone_error(int e, char *err, size_t errlen)
+{
+	if (e == EPERM || e == ENOSPC || e == EINVAL)
+		snprintf(err, errlen,
+			 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
+			 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
+			 "run as root (see `ward doctor`)",
+			 strerror(e));
+	else
+		snprintf(err, errlen, "cannot create the sandbox: clone: %s", strerror(e));
+}
+
+/* The Landlock write paths of a sandbox: its writable mounts.  Returns how
+ * many (at most max). */
+static size_t landlock_write_paths(const struct ward_request *shape, const char **out, size_t max)
+{
+	size_t n = 0;
+	out[n++] = "/tmp";
+	out[n++] = "/work";
+	out[n++] = "/dev/shm";
+	for (size_t i = 0; i < shape->nmounts && n < max; i++)
+		if (!shape->mounts[i].read_only)
+			out[n++] = shape->mounts[i].sandbox_path ? shape->mounts[i].sandbox_path
+								 : shape->mounts[i].host_path;
+	return n;
+}
+
+/* In a spawner helper, the plain shape's plan for the last /tmp size asked,
+ * kept: a helper writes as little memory as it can between clones, since
+ * each page it writes after one is first copied (copy-on-write).  Made
+ * again after a second, so that the host's directories are looked at about
+ * as often as they matter. */
+#define SPAWN_PLAN_TTL 1.0
+static struct {
+	bool ok;
+	uint64_t tmp_size_mb;
+	double made;
+	struct plan plan;
+	int *trees;        /* all -1: the plain shape binds nothing held */
+} g_spawn_plan;
+
+static const struct plan *spawn_plan(uint64_t tmp_size_mb)
+{
+	double now = monotonic_now();
+	if (g_spawn_plan.ok && g_spawn_plan.tmp_size_mb == tmp_size_mb && now - g_spawn_plan.made < SPAWN_PLAN_TTL)
+		return &g_spawn_plan.plan;
+	if (g_spawn_plan.ok) {
+		plan_free(&g_spawn_plan.plan);
+		free(g_spawn_plan.trees);
+		g_spawn_plan.ok = false;
+	}
+	struct ward_request shape;
+	memset(&shape, 0, sizeof(shape));
+	shape.limits.tmp_size_mb = tmp_size_mb;
+	shape.stdin_fd = -1;
+	char err[256];
+	if (plan_build(&g_spawn_plan.plan, &shape, geteuid(), err, sizeof(err)) < 0)
+		return NULL;
+	size_t n = g_spawn_plan.plan.nops;
+	g_spawn_plan.trees = malloc(sizeof(int) * (n ? n : 1));
+	if (!g_spawn_plan.trees) {
+		plan_free(&g_spawn_plan.plan);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		g_spawn_plan.trees[i] = -1;
+	g_spawn_plan.tmp_size_mb = tmp_size_mb;
+	g_spawn_plan.made = now;
+	g_spawn_plan.ok = true;
+	return &g_spawn_plan.plan;
+}
+
+/* In a spawner helper (spawner.h): PID 1 of the plain shape, as the
+ * caller's child. */
+pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
+{
+	pthread_once(&g_once, prepare_once);
+	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK)
+		return -EINVAL;
+	if (fds[SP_SYNC] < 0 || fds[SP_CTL] < 0 || fds[SP_OUT] < 0 || fds[SP_ERR] < 0 || fds[SP_NOTIFY] < 0)
+		return -EINVAL;
+	const struct plan *plan = spawn_plan(r->tmp_size_mb);
+	if (!plan)
+		return -ENOMEM;
+	const struct ward_request plain = {.stdin_fd = -1};
+	const char *write_paths[3];
+	size_t nwrite = landlock_write_paths(&plain, write_paths, 3);
+	struct child_ctx c = {
+		.plan = plan,
+		.trees = g_spawn_plan.trees,
+		.net = (enum ward_net)r->net,
+		.stdin_fd = -1,
+		.write_paths = write_paths,
+		.nwrite = nwrite,
+		.landlock_abi = g_landlock_abi,
+		.sync_r = fds[SP_SYNC],
+		.ctl_w = fds[SP_CTL],
+		.out_w = fds[SP_OUT],
+		.err_w = fds[SP_ERR],
+		.in_r = fds[SP_IN],
+		.rep_w = fds[SP_REP],
+		.notify_w = fds[SP_NOTIFY],
+		.start = r->start,
+	};
+	/* CLONE_PARENT: PID 1 is the caller's child, not ours. */
+	return clone_pid1(&c, fds[SP_CGROUP], CLONE_PARENT, pidfd, born_in_cg);
+}
+
+static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, bool via_spawner,
+			     bool *helper_died, char *err, size_t errlen);
+
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen)
+{
+	bool helper_died = false;
+	struct sandbox *sb = build(shape, ahead, start, true, &helper_died, err, errlen);
+	if (!sb && helper_died)
+		sb = build(shape, ahead, start, false, &helper_died, err, errlen);
+	return sb;
+}
+
+static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, bool via_spawner,
+			     bool *helper_died, char *err, size_t errlen)
 {
 	pthread_once(&g_once, prepare_once);
 	trace_phase("prepare", start);
@@ -592,13 +747,7 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 
 	/* Landlock: writes stay allowed only where the sandbox has writable
 	 * mounts. */
-	write_paths[nwrite++] = "/tmp";
-	write_paths[nwrite++] = "/work";
-	write_paths[nwrite++] = "/dev/shm";
-	for (size_t i = 0; i < shape->nmounts && nwrite < 80; i++)
-		if (!shape->mounts[i].read_only)
-			write_paths[nwrite++] = shape->mounts[i].sandbox_path ? shape->mounts[i].sandbox_path
-									       : shape->mounts[i].host_path;
+	nwrite = landlock_write_paths(shape, write_paths, 80);
 
 	const struct plan *plan = &sb->plan;
 	trees = malloc(sizeof(int) * (plan->nops ? plan->nops : 1));
@@ -684,45 +833,30 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 		.start = start,
 	};
 
-	/* A raw clone (no separate stack: the child runs on a copy of ours,
-	 * like fork) into every namespace but the cgroup one, which PID 1
-	 * enters after the supervisor has moved it into its cgroup. */
-	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			      CLONE_NEWNET | CLONE_PIDFD;
-	/* On cgroup v2, PID 1 is born in its cgroup (clone3 CLONE_INTO_CGROUP,
-	 * Linux 5.7): no attach afterwards, which is the costliest cgroup
-	 * write.  Elsewhere, or on a kernel without it, a plain clone and an
-	 * attach. */
-	bool born_in_cg = false;
-	pid_t pid = -1;
-	if (cg_dirfd(sb->cg) >= 0) {
-		struct clone_args ca = {
-			.flags = flags | CLONE_INTO_CGROUP,
-			.pidfd = (uint64_t)(uintptr_t)&sb->pidfd,
-			.exit_signal = SIGCHLD,
-			.cgroup = (uint64_t)cg_dirfd(sb->cg),
-		};
-		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-		born_in_cg = pid >= 0;
+	/* Through a helper (spawner.h) when the caller started them and the
+	 * shape is plain; else, or when a helper died on the way (the build
+	 * starts over: sandbox_build), a clone of our own. */
+	bool born_in_cg = false, spawned = false;
+	pid_t pid = -ENOSYS;
+	if (via_spawner && !shape->workdir && !shape->rootfs && shape->nmounts == 0 && !sb->stdin_fd) {
+		struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb, .start = start};
+		int sfds[SP_NFDS] = {sync_p[0], ctl_p[1], out_p[1], err_p[1], in_p[0], rep_p[1], nsock[1], cg_dirfd(sb->cg)};
+		pid = spawner_clone(&sr, sfds, &sb->pidfd, &born_in_cg);
+		if (pid == -EPIPE) {
+			*helper_died = true;
+			snprintf(err, errlen, "the sandbox spawner died");
+			goto fail;
+		}
+		spawned = pid > 0;
 	}
-	if (pid < 0)
-		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, &sb->pidfd, 0, 0);
+	if (pid == -ENOSYS)
+		pid = clone_pid1(&c, cg_dirfd(sb->cg), 0, &sb->pidfd, &born_in_cg);
 	if (pid < 0) {
-		int e = errno;
-		if (e == EPERM || e == ENOSPC || e == EINVAL)
-			snprintf(err, errlen,
-				 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
-				 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
-				 "run as root (see `ward doctor`)",
-				 strerror(e));
-		else
-			snprintf(err, errlen, "cannot create the sandbox: clone: %s", strerror(e));
+		clone_error(-pid, err, errlen);
 		goto fail;
 	}
-	if (pid == 0)
-		_exit(init_main(&c));
 	sb->pid = pid;
-	trace_phase("clone", start);
+	trace_phase(spawned ? "spawn" : "clone", start);
 
 	sb->sync_w = sync_p[1];
 	sb->ctl_r = ctl_p[0];

@@ -7,8 +7,9 @@
  * its answer is out the same thread tears it down (pool_retire) and builds
  * a replacement.  A sandbox is never given a second command.
  *
- * PID 1 dies with the thread that cloned it (PR_SET_PDEATHSIG): the filler
- * lives until ward_pool_free, which kills what is left.
+ * ward_pool_free kills what is left; PID 1s also die with the thread that
+ * cloned them (PR_SET_PDEATHSIG): the filler, or the main thread, where a
+ * spawner helper (spawner.h) cloned them.
  */
 #define _GNU_SOURCE
 #include <errno.h>

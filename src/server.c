@@ -81,6 +81,7 @@ struct serve_opts {
 	unsigned client_rate;        /* runs per minute, 0 = unlimited */
 	unsigned max_connections;
 	unsigned pool;               /* sandboxes built ahead, 0 = none */
+	int spawners;                /* helper processes that clone sandboxes; -1 = auto, 0 = none */
 	double header_timeout, request_timeout, drain_timeout;
 };
 
@@ -1209,6 +1210,9 @@ static void usage(FILE *f)
 		"  --pool N                  keep N sandboxes built ahead of requests (default 0): a request\n"
 		"                            without workdir, mounts or rootfs takes one, and it is destroyed\n"
 		"                            after that run, never reused\n"
+		"  --spawners N              helper processes that clone sandboxes, 0 to 4 (default: one per\n"
+		"                            core, at most 4); 0: the server clones them itself, which costs\n"
+		"                            a copy of its memory and TLB shoot-downs on every run\n"
 		"  --header-timeout S        time to send the request headers (default 10)\n"
 		"  --request-timeout S       time to send the body, and to take the answer (default 60)\n"
 		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
@@ -1245,7 +1249,7 @@ static int parse_secs(const char *opt, const char *v, double *out)
 static int parse_opts(struct serve_opts *o, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_MAXC, O_QUEUE, O_ROOT, O_BODY, O_ISO, O_CCONC, O_CRATE, O_MAXCONN,
-	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_HELP };
+	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_SPAWNERS, O_HELP };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"token-file", required_argument, NULL, O_TOKEN},
@@ -1259,6 +1263,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"client-rate", required_argument, NULL, O_CRATE},
 		{"max-connections", required_argument, NULL, O_MAXCONN},
 		{"pool", required_argument, NULL, O_POOL},
+		{"spawners", required_argument, NULL, O_SPAWNERS},
 		{"header-timeout", required_argument, NULL, O_HDR},
 		{"request-timeout", required_argument, NULL, O_REQ},
 		{"drain-timeout", required_argument, NULL, O_DRAIN},
@@ -1277,6 +1282,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->header_timeout = 10;
 	o->request_timeout = 60;
 	o->drain_timeout = 60;
+	o->spawners = -1;
 	optind = 1;
 	opterr = 0;
 	int ch;
@@ -1346,6 +1352,11 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 			if (parse_uint("--pool", optarg, 4096, &n) < 0)
 				return -1;
 			o->pool = (unsigned)n;
+			break;
+		case O_SPAWNERS:
+			if (parse_uint("--spawners", optarg, 4, &n) < 0)
+				return -1;
+			o->spawners = (int)n;
 			break;
 		case O_HDR:
 			if (parse_secs("--header-timeout", optarg, &o->header_timeout) < 0)
@@ -1598,6 +1609,13 @@ int ward_serve_main(int argc, char **argv)
 		rc = p > 0 ? 0 : WARD_EXIT_FAILED;
 		goto out;
 	}
+	/* The helpers that clone sandboxes are forked now, while the server is
+	 * one thread and small, and before it holds its tokens. */
+	if (s->o.spawners != 0) {
+		char serr[256];
+		if (ward_spawner_start(s->o.spawners < 0 ? 0 : (unsigned)s->o.spawners, serr, sizeof(serr)) < 0)
+			fprintf(stderr, "ward serve: %s; the server clones sandboxes itself\n", serr);
+	}
 	if (s->o.token_file && load_tokens(s, s->o.token_file) < 0)
 		goto out;
 	if (open_roots(s) < 0)
@@ -1746,5 +1764,6 @@ out:
 			sigpipe_fds[i] = -1;
 		}
 	server_free(s);
+	ward_spawner_stop();
 	return rc;
 }

@@ -43,6 +43,23 @@ start_server() {
 	PORT=${addr##*:}
 }
 
+# server_fds_held PID... — each fd of these processes that is one of the
+# server's sockets (listener, connections) or a file of the test's (log,
+# stdio), as "PID:TARGET"; empty when none.  (Pipes and socketpairs made
+# for a sandbox are new objects.)
+server_fds_held() {
+	local srv_socks k f t leak=""
+	srv_socks=" $(for f in /proc/"$SRV_PID"/fd/*; do readlink "$f"; done 2>/dev/null | grep '^socket:' | tr '\n' ' ')"
+	for k in "$@"; do
+		for f in /proc/"$k"/fd/*; do
+			t=$(readlink "$f" 2>/dev/null)
+			case "$t" in *"$SERVE_TMP"*) leak="$leak $k:$t" ;; esac
+			case "$srv_socks" in *" $t "*) leak="$leak $k:$t" ;; esac
+		done
+	done
+	printf '%s' "$leak"
+}
+
 # stop_server PID — SIGTERM, wait up to 30 s; prints nothing, returns the exit status.
 stop_server() {
 	local p=$1 rc

@@ -7,7 +7,8 @@
 . "$(dirname "$0")/lib.bash"
 
 metric() { curl -s --max-time 10 "$URL/metrics" | awk -v m="$1" '$1==m{print $2}'; }
-children() { ps -o pid= --ppid "$1" | tr -d ' ' | sort -n | tr '\n' ' '; }
+# (the server's spawner helpers are children too, but no sandbox)
+children() { ps -o pid=,comm= --ppid "$1" | awk '$2 != "ward-spawner" {print $1}' | sort -n | tr '\n' ' '; }
 # wait_for NAME CMD... — up to 10 s for CMD to succeed
 wait_for() {
 	local _
@@ -32,17 +33,9 @@ kids=$(children "$SRV_PID")
 expect_eq "pool: the server has two children (the pooled PID 1s)" 2 "$(wc -w <<<"$kids")"
 
 # A pooled PID 1 holds no fd of the server: none of its sockets (the
-# listener, connections), not its log or stdio.  (Its own pipes and the
-# socketpair it shares with the server for seccomp are new objects.)
-srv_socks=" $(for f in /proc/"$SRV_PID"/fd/*; do readlink "$f"; done 2>/dev/null | grep '^socket:' | tr '\n' ' ')"
-leak=""
-for k in $kids; do
-	for f in /proc/"$k"/fd/*; do
-		t=$(readlink "$f" 2>/dev/null)
-		case "$t" in *"$SERVE_TMP"*) leak="$leak $k:$t" ;; esac
-		case "$srv_socks" in *" $t "*) leak="$leak $k:$t" ;; esac
-	done
-done
+# listener, connections), not its log or stdio.
+# shellcheck disable=SC2086
+leak=$(server_fds_held $kids)
 expect_eq "pool: a pooled PID 1 holds no socket or file of the server" "" "$leak"
 
 # --- a pooled run is a complete run ----------------------------------------

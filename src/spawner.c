@@ -1,0 +1,333 @@
+/* spawner.c — the helper processes that clone sandboxes for a
+ * multi-threaded caller (spawner.h says why).  This file is the helpers'
+ * lifetime and the socket between them and the caller; what a clone is
+ * lives in backend_system.c (spawn_pid1).
+ *
+ * Each helper has one SOCK_SEQPACKET socket to the caller, used by one
+ * caller thread at a time (a mutex per helper): a request is one message
+ * (struct wire_req, the fds as SCM_RIGHTS), the answer one message (struct
+ * wire_rep, the pidfd as SCM_RIGHTS).  A helper exits when its socket
+ * closes or its parent dies; it ignores the signals a terminal or a service
+ * manager sends to a whole group, so that a server draining after SIGTERM
+ * still has it.  A helper that died is noticed on its socket, reaped, and
+ * not used again: its callers clone for themselves.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawner.h"
+#include "ward.h"
+
+#define MAX_HELPERS 4
+#define WIRE_MAGIC 0x77617264u /* "ward" */
+
+struct wire_req {
+	uint32_t magic;
+	uint32_t present;       /* bit i: fds[i] travels (in SP_ order) */
+	struct spawn_req r;
+};
+
+struct wire_rep {
+	int32_t pid;            /* > 0, or -errno */
+	uint32_t born_in_cg;
+};
+
+struct helper {
+	pthread_mutex_t lock;
+	int fd;                 /* -1: none, or dead */
+	pid_t pid;
+};
+
+static struct helper g_helpers[MAX_HELPERS] = {
+	[0 ... MAX_HELPERS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .pid = 0},
+};
+static unsigned g_nhelpers;
+static atomic_uint g_next;
+
+/* sendmsg of one buffer and up to SP_NFDS fds, retried on EINTR. */
+static ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * SP_NFDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	ssize_t n;
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
+/* recvmsg of one message into buf, its fds into fds (at most max; *nfds
+ * says how many came).  The message's length, 0 at end of file, or -1.  A
+ * message whose fds did not all fit is an error, its fds closed. */
+static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * SP_NFDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	*nfds = 0;
+	if (n < 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *in = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < k; i++) {
+			if (*nfds < max)
+				fds[(*nfds)++] = in[i];
+			else
+				close(in[i]);
+		}
+	}
+	if (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) {
+		for (size_t i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return n;
+}
+
+static __attribute__((noreturn)) void helper_main(int sock)
+{
+	for (;;) {
+		struct wire_req q;
+		int got[SP_NFDS];
+		size_t ngot = 0;
+		ssize_t n = recv_fds(sock, &q, sizeof(q), got, SP_NFDS, &ngot);
+		if (n == 0)
+			_exit(0); /* the caller closed: it is stopping */
+		struct wire_rep a = {.pid = -EINVAL};
+		int fds[SP_NFDS], pidfd = -1;
+		size_t k = 0;
+		for (int i = 0; i < SP_NFDS; i++)
+			fds[i] = (n > 0 && (q.present & (1u << i)) && k < ngot) ? got[k++] : -1;
+		if (n < 0)
+			a.pid = -errno;
+		else if ((size_t)n == sizeof(q) && q.magic == WIRE_MAGIC && k == ngot &&
+			 __builtin_popcount(q.present) == (int)ngot) {
+			bool born = false;
+			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
+			a.born_in_cg = born;
+		}
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
+		ssize_t s = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
+		if (pidfd >= 0)
+			close(pidfd);
+		if (s < 0)
+			_exit(0);
+	}
+}
+
+/* In the new helper: nothing of the caller's but the socket, moved to fd
+ * 3. */
+static void helper_setup(int sock, pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "ward-spawner");
+	if (sock != 3) {
+		if (dup3(sock, 3, O_CLOEXEC) < 0)
+			_exit(1);
+	}
+	close_range(4, ~0U, 0);
+	/* Not the server's stdio or log either (2 stays for WARD_TRACE). */
+	int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; dn >= 0 && fd <= 2; fd++)
+		if (fd != 2 || !getenv("WARD_TRACE"))
+			dup2(dn, fd);
+	if (dn > 3)
+		close(dn);
+	int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+int spawner_start(unsigned n, char *err, size_t errlen)
+{
+	if (g_nhelpers)
+		return 0;
+	if (n == 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cpus > 0 ? (unsigned)cpus : 1;
+	}
+	if (n > MAX_HELPERS)
+		n = MAX_HELPERS;
+	pid_t self = getpid();
+	for (unsigned i = 0; i < n; i++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			snprintf(err, errlen, "cannot start the spawner: socketpair: %s", strerror(errno));
+			spawner_stop();
+			return -1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			snprintf(err, errlen, "cannot start the spawner: fork: %s", strerror(errno));
+			close(sv[0]);
+			close(sv[1]);
+			spawner_stop();
+			return -1;
+		}
+		if (pid == 0) {
+			close(sv[0]);
+			helper_setup(sv[1], self);
+			helper_main(3);
+		}
+		close(sv[1]);
+		g_helpers[i].fd = sv[0];
+		g_helpers[i].pid = pid;
+		g_nhelpers = i + 1;
+	}
+	return 0;
+}
+
+/* With h locked: it is gone (or broken); reap it, never use it again. */
+static void helper_lost(struct helper *h)
+{
+	close(h->fd);
+	h->fd = -1;
+	if (h->pid > 0) {
+		kill(h->pid, SIGKILL);
+		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		h->pid = 0;
+	}
+}
+
+void spawner_stop(void)
+{
+	for (unsigned i = 0; i < g_nhelpers; i++) {
+		struct helper *h = &g_helpers[i];
+		pthread_mutex_lock(&h->lock);
+		if (h->fd >= 0) {
+			close(h->fd);
+			h->fd = -1;
+			while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			h->pid = 0;
+		}
+		pthread_mutex_unlock(&h->lock);
+	}
+	g_nhelpers = 0;
+}
+
+/* A live helper, locked: a free one if any, else wait for one.  NULL when
+ * none is alive. */
+static struct helper *helper_take(void)
+{
+	unsigned n = g_nhelpers;
+	if (!n)
+		return NULL;
+	unsigned first = atomic_fetch_add(&g_next, 1) % n;
+	for (unsigned k = 0; k < n; k++) {
+		struct helper *h = &g_helpers[(first + k) % n];
+		if (pthread_mutex_trylock(&h->lock) == 0) {
+			if (h->fd >= 0)
+				return h;
+			pthread_mutex_unlock(&h->lock);
+		}
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct helper *h = &g_helpers[(first + k) % n];
+		pthread_mutex_lock(&h->lock);
+		if (h->fd >= 0)
+			return h;
+		pthread_mutex_unlock(&h->lock);
+	}
+	return NULL;
+}
+
+pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
+{
+	struct helper *h = helper_take();
+	if (!h)
+		return -ENOSYS;
+	struct wire_req q = {.magic = WIRE_MAGIC, .r = *r};
+	int send[SP_NFDS];
+	size_t nsend = 0;
+	for (int i = 0; i < SP_NFDS; i++)
+		if (fds[i] >= 0) {
+			q.present |= 1u << i;
+			send[nsend++] = fds[i];
+		}
+	struct wire_rep a;
+	int got[1];
+	size_t ngot = 0;
+	pid_t ret;
+	if (send_fds(h->fd, &q, sizeof(q), send, nsend) != (ssize_t)sizeof(q) ||
+	    recv_fds(h->fd, &a, sizeof(a), got, 1, &ngot) != (ssize_t)sizeof(a)) {
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
+		helper_lost(h);
+		ret = -EPIPE;
+	} else if (a.pid > 0 && ngot == 1) {
+		*pidfd = got[0];
+		*born_in_cg = a.born_in_cg != 0;
+		ret = a.pid;
+	} else {
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
+		ret = a.pid < 0 ? a.pid : -EPROTO;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+unsigned spawner_pids(pid_t *out, unsigned max)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < g_nhelpers && k < max; i++) {
+		pthread_mutex_lock(&g_helpers[i].lock);
+		if (g_helpers[i].fd >= 0)
+			out[k++] = g_helpers[i].pid;
+		pthread_mutex_unlock(&g_helpers[i].lock);
+	}
+	return k;
+}
+
+int ward_spawner_start(unsigned helpers, char *err, size_t errlen)
+{
+	return spawner_start(helpers, err, errlen);
+}
+
+void ward_spawner_stop(void)
+{
+	spawner_stop();
+}

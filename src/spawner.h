@@ -1,0 +1,56 @@
+/* spawner.h — sandboxes cloned by small helper processes, for a caller with
+ * many threads (ward serve; ward.h: ward_spawner_start).
+ *
+ * Cloning a sandbox's PID 1 straight from a server copies the server's
+ * address space, and afterwards every page the server's threads write is
+ * first copied back (copy-on-write), each copy a TLB shoot-down across the
+ * CPUs those threads run on.  Measured on 2 cores under load, that was a
+ * quarter of all the CPU time a request cost.  A helper forked before the
+ * server has threads is one small single-threaded process: it clones PID 1
+ * with CLONE_PARENT, so PID 1 is still the caller's child (waitpid, rusage,
+ * PDEATHSIG work as before) but a copy of the helper's memory, not the
+ * server's.
+ *
+ * The helper only clones.  The caller makes the pipes, the cgroup and the
+ * uid map; the helper receives the child's ends of the pipes (SCM_RIGHTS)
+ * and the shape, builds the plan (plan.c) and clones; it sends back the pid
+ * and a pidfd.  Only the plain shape goes this way (no workdir, mounts or
+ * rootfs, no stdin fd of the caller's): its plan needs nothing from the
+ * caller but the network mode and the /tmp size.
+ */
+#ifndef WARD_SPAWNER_H
+#define WARD_SPAWNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The fds a clone takes, in this order; -1 where there is none. */
+enum { SP_SYNC, SP_CTL, SP_OUT, SP_ERR, SP_IN, SP_REP, SP_NOTIFY, SP_CGROUP, SP_NFDS };
+
+struct spawn_req {
+	int32_t net;            /* enum ward_net */
+	uint32_t pad;
+	uint64_t tmp_size_mb;
+	double start;           /* for WARD_TRACE */
+};
+
+/* Start `n` helpers (n = 0: one per CPU, at most 4).  Call from the main
+ * thread before any other thread exists.  0, or -1 with err set. */
+int spawner_start(unsigned n, char *err, size_t errlen);
+void spawner_stop(void);
+
+/* Clone PID 1 through a helper.  The pid (with *pidfd and *born_in_cg
+ * set), or -errno: -ENOSYS when no helper runs (the caller clones itself),
+ * -EPIPE when the helper died on the way (the caller starts over), else the
+ * clone's own error. */
+pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
+
+/* In the helper: clone PID 1 for r (backend_system.c).  Same return as
+ * spawner_clone. */
+pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
+
+/* The helpers' pids, for tests and `ward serve`'s log (0 where none). */
+unsigned spawner_pids(pid_t *out, unsigned max);
+
+#endif

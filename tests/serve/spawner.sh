@@ -1,0 +1,124 @@
+#!/bin/bash
+# ward serve's spawner helpers (src/spawner.c): small processes, forked
+# before the server has threads or tokens, that clone the sandboxes of
+# plain requests.  They hold nothing of the server's, a PID 1 they clone is
+# still the server's child and holds no copy of its tokens, a helper that
+# dies is replaced by the server cloning for itself, and they go with the
+# server.
+. "$(dirname "$0")/lib.bash"
+
+spawners() { ps -o pid=,comm= --ppid "$1" | awk '$2 == "ward-spawner" {print $1}' | sort -n | tr '\n' ' '; }
+inits() { ps -o pid=,comm= --ppid "$1" | awk '$2 == "ward-init" {print $1}' | sort -n | tr '\n' ' '; }
+zombies() { ps -o stat= --ppid "$1" | grep -c '^Z'; }
+# wait_for CMD... — up to 10 s for CMD to succeed
+wait_for() {
+	local _
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+ok_run() { # ok_run LABEL JSON — the run answers 200 with status ok
+	local r
+	r=$(post_exec "$2")
+	expect_eq "$1" "200 ok" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
+}
+# count_in_memory PID STRING — how many times STRING is in PID's memory
+count_in_memory() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+pid, needle = sys.argv[1], sys.argv[2].encode()
+n = 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        addr, perms = line.split()[:2]
+        if not perms.startswith("r") or line.rstrip().endswith("[vvar]"):
+            continue
+        lo, hi = (int(x, 16) for x in addr.split("-"))
+        if hi - lo > 256 << 20:   # a sanitizer's shadow: no heap or stack
+            continue
+        try:
+            mem.seek(lo)
+            n += mem.read(hi - lo).count(needle)
+        except OSError:
+            pass
+print(n)
+PY
+}
+
+"$WARD" serve --spawners 5 --listen 127.0.0.1:0 >/dev/null 2>"$SERVE_TMP/bad.err" </dev/null
+expect_eq "spawner: --spawners 5 is refused (125)" 125 $?
+expect_contains "spawner: ... naming the range" "$(cat "$SERVE_TMP/bad.err")" "from 0 to 4"
+
+SECRET=ward-spawner-test-$RANDOM$RANDOM$RANDOM
+printf 'client-a %s\n' "$SECRET" >"$SERVE_TMP/tokens"
+chmod 600 "$SERVE_TMP/tokens"
+WARD_TRACE=1 start_server sp --spawners 2 --token-file "$SERVE_TMP/tokens" || exit 0
+AUTH=(-H "Authorization: Bearer $SECRET")
+sp=$(spawners "$SRV_PID")
+expect_eq "spawner: --spawners 2 starts two helpers" 2 "$(wc -w <<<"$sp")"
+
+# --- a plain run goes through a helper -----------------------------------------
+r=$(post_exec '{"argv": ["sh", "-c", "cat /proc/1/comm; id -u"]}' "${AUTH[@]}")
+expect_eq "spawner: a plain run answers 200 ok" "200 ok" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
+expect_eq "spawner: ... with ward-init as PID 1, as uid 1000" "ward-init
+1000" "$(jg "$(body_of "$r")" 'd["stdout"]' | sed '/^$/d')"
+check "spawner: ... cloned by a helper (trace phase 'spawn')" grep -q 'ward-trace: spawn ' "$SERVE_TMP/sp.out"
+
+# PID 1 is the server's child (CLONE_PARENT), and a copy of the helper: the
+# server's tokens are in the server's memory, not in PID 1's.
+post_exec '{"argv": ["sleep", "5"]}' "${AUTH[@]}" >/dev/null &
+bg=$!
+has_init() { [ -n "$(inits "$SRV_PID")" ]; }
+wait_for has_init
+init=$(inits "$SRV_PID")
+expect_eq "spawner: a running sandbox's PID 1 is the server's child" 1 "$(wc -w <<<"$init")"
+in_init=$(count_in_memory "${init%% *}" "$SECRET")
+in_srv=$(count_in_memory "$SRV_PID" "$SECRET")
+check "spawner: the scan finds the token in the server's memory ($in_srv)" test "${in_srv:-0}" -gt 0
+expect_eq "spawner: PID 1's memory holds no copy of the token" 0 "$in_init"
+wait "$bg"
+
+# --- a helper that dies --------------------------------------------------------
+victim=${sp%% *}
+kill -KILL "$victim"
+bad=0
+for i in $(seq 6); do
+	r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}")
+	[ "$(code_of "$r")" = 200 ] && [ "$(jg "$(body_of "$r")" 'd["status"]')" = ok ] || bad=$((bad + 1))
+done
+expect_eq "spawner: with a helper killed, every run still answers 200 ok" 0 "$bad"
+expect_eq "spawner: ... the dead helper is reaped (no zombie)" 0 "$(zombies "$SRV_PID")"
+expect_eq "spawner: ... one helper left" 1 "$(wc -w <<<"$(spawners "$SRV_PID")")"
+for k in $(spawners "$SRV_PID"); do kill -KILL "$k"; done
+n0=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp.out")
+r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}")
+expect_eq "spawner: with every helper dead, a run still answers 200 ok" "200 ok" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
+n1=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp.out")
+check "spawner: ... trace phase 'clone' ($n0 -> $n1)" test "$n1" -gt "$n0"
+expect_eq "spawner: ... and no zombie" 0 "$(zombies "$SRV_PID")"
+stop_server "$SRV_PID"
+expect_eq "spawner: SIGTERM still exits 0" 0 $?
+
+# --- what the helpers hold; signals sent to the whole group; the server's death --
+start_server sp2 --spawners 2 || exit 0
+sp=$(spawners "$SRV_PID")
+# (no WARD_TRACE here: with it, a helper keeps the server's stderr for its traces)
+# shellcheck disable=SC2086
+leak=$(server_fds_held $sp)
+nfds=""
+for k in $sp; do nfds="$nfds $(ls /proc/"$k"/fd | wc -l)"; done
+expect_eq "spawner: a helper holds no socket or file of the server" "" "$leak"
+expect_eq "spawner: a helper holds four fds (0-2 on /dev/null, its socket)" " 4 4" "$nfds"
+for k in $sp; do kill -TERM "$k"; kill -INT "$k"; kill -HUP "$k"; done
+sleep 0.3
+expect_eq "spawner: helpers ignore SIGTERM, SIGINT and SIGHUP (a drain keeps them)" "$sp" "$(spawners "$SRV_PID")"
+ok_run "spawner: ... and still work" '{"argv": ["true"]}'
+{ kill -KILL "$SRV_PID"; wait "$SRV_PID"; } 2>/dev/null
+gone() { for k in $sp; do kill -0 "$k" 2>/dev/null && return 1; done; return 0; }
+check "spawner: SIGKILL of the server takes the helpers with it" wait_for gone
+
+# --- --spawners 0 ---------------------------------------------------------------
+WARD_TRACE=1 start_server sp0 --spawners 0 || exit 0
+expect_eq "spawner: --spawners 0 starts none" "" "$(spawners "$SRV_PID")"
+ok_run "spawner: ... and runs work" '{"argv": ["true"]}'
+check "spawner: ... the server clones (trace phase 'clone')" grep -q 'ward-trace: clone ' "$SERVE_TMP/sp0.out"
+stop_server "$SRV_PID"
