@@ -204,9 +204,12 @@ void ward_result_free(struct ward_result *result);
  * thread, which must outlive the runs: their PID 1s die with it), small
  * single-threaded helpers clone instead, for runs with no workdir, mounts,
  * rootfs or stdin fd; the sandbox is the same and still the caller's child.
- * helpers = 0: one per CPU, at most 4.  0, or -1 with err set (runs then
- * clone for themselves).  ward_spawner_stop ends them. */
-int ward_spawner_start(unsigned helpers, char *err, size_t errlen);
+ * helpers = 0: one per CPU, at most 4.  exe_fd: -1, or an fd (O_PATH will
+ * do) of the lean, static `ward` binary: the helpers exec it, and a static
+ * process's few mappings make each clone and each PID 1's exit cheaper.
+ * 0, or -1 with err set (runs then clone for themselves).
+ * ward_spawner_stop ends them. */
+int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen);
 void ward_spawner_stop(void);
 
 /* A pool of system-level sandboxes built ahead of demand (`ward serve

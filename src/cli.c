@@ -14,15 +14,23 @@
 #include "doctor.h"
 #include "frontends.h"
 #include "plan.h"
+#include "spawner.h"
 #include "ward.h"
 
 #ifdef WARD_LEAN
 static char **g_argv;
 
 /* The lean `ward` has no HTTP or XML code: hand the command line to
- * ward-net, found beside this binary or in LIBEXECDIR. */
-static int exec_net(char **argv)
+ * ward-net, found beside this binary or in LIBEXECDIR.  A server also gets
+ * this binary, for its spawner helpers to exec. */
+static int exec_net(char **argv, bool serve)
 {
+	int self_fd = serve ? open("/proc/self/exe", O_PATH) : -1;
+	if (self_fd >= 0) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", self_fd);
+		setenv(WARD_SPAWNER_EXE_ENV, v, 1);
+	}
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 16);
 	if (n > 0) {
@@ -39,9 +47,9 @@ static int exec_net(char **argv)
 		strerror(errno), WARD_LIBEXECDIR);
 	return WARD_EXIT_FAILED;
 }
-#define ward_serve_main(c, v) exec_net((v)-1)
-#define ward_test_main(c, v) exec_net((v)-1)
-#define ward_remote_run(u, t, q, r) (exit(exec_net(g_argv)), -1)
+#define ward_serve_main(c, v) exec_net((v)-1, true)
+#define ward_test_main(c, v) exec_net((v)-1, false)
+#define ward_remote_run(u, t, q, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
 /* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
@@ -248,6 +256,8 @@ int main(int argc, char **argv)
 #ifdef WARD_LEAN
 	g_argv = argv;
 #endif
+	if (argc == 2 && !strcmp(argv[1], WARD_SPAWNER_ARG))
+		return spawner_helper_main();
 	/* A closed reader must not kill ward with SIGPIPE mid-run. */
 	signal(SIGPIPE, SIG_IGN);
 	/* Started with 0, 1 or 2 closed, ward's own pipes and sockets would

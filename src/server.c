@@ -1611,11 +1611,23 @@ int ward_serve_main(int argc, char **argv)
 	}
 	/* The helpers that clone sandboxes are forked now, while the server is
 	 * one thread and small, and before it holds its tokens. */
+	/* `ward` passes its own (lean, static) binary for them to exec. */
+	int exe_fd = -1;
+	const char *exe = getenv(WARD_SPAWNER_EXE_ENV);
+	if (exe) {
+		char *end;
+		long fd = strtol(exe, &end, 10);
+		if (!*end && end != exe && fd > 2 && fd < 65536 && fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
+			exe_fd = (int)fd;
+		unsetenv(WARD_SPAWNER_EXE_ENV);
+	}
 	if (s->o.spawners != 0) {
 		char serr[256];
-		if (ward_spawner_start(s->o.spawners < 0 ? 0 : (unsigned)s->o.spawners, serr, sizeof(serr)) < 0)
+		if (ward_spawner_start(s->o.spawners < 0 ? 0 : (unsigned)s->o.spawners, exe_fd, serr, sizeof(serr)) < 0)
 			fprintf(stderr, "ward serve: %s; the server clones sandboxes itself\n", serr);
 	}
+	if (exe_fd >= 0)
+		close(exe_fd);
 	if (s->o.token_file && load_tokens(s, s->o.token_file) < 0)
 		goto out;
 	if (open_roots(s) < 0)

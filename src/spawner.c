@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,8 @@
 
 #define MAX_HELPERS 4
 #define WIRE_MAGIC 0x77617264u /* "ward" */
+
+extern char **environ;
 
 struct wire_req {
 	uint32_t magic;
@@ -151,35 +154,58 @@ static __attribute__((noreturn)) void helper_main(int sock)
 	}
 }
 
-/* In the new helper: nothing of the caller's but the socket, moved to fd
- * 3. */
-static void helper_setup(int sock, pid_t parent)
+/* The new helper: nothing of the caller's but the socket, on fd 3.  With
+ * exe_fd, it becomes that binary (the lean, static `ward`, --spawner-helper):
+ * a process with a dozen mappings instead of a hundred libraries' is cheaper
+ * to clone, and each PID 1 it clones is cheaper to fault in and to tear
+ * down.  Should that exec fail, it goes on as the copy it is. */
+static __attribute__((noreturn)) void helper_start(int sock, pid_t parent, int exe_fd)
 {
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* kept across the exec */
 	if (getppid() != parent)
 		_exit(0);
-	prctl(PR_SET_NAME, "ward-spawner");
-	if (sock != 3) {
-		if (dup3(sock, 3, O_CLOEXEC) < 0)
-			_exit(1);
-	}
-	close_range(4, ~0U, 0);
+	if (exe_fd >= 0 && exe_fd <= 3)
+		exe_fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 4);
+	if (sock != 3 && dup2(sock, 3) < 0)
+		_exit(1);
+	fcntl(3, F_SETFD, 0);
+	close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
 	/* Not the server's stdio or log either (2 stays for WARD_TRACE). */
 	int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; dn >= 0 && fd <= 2; fd++)
 		if (fd != 2 || !getenv("WARD_TRACE"))
 			dup2(dn, fd);
-	if (dn > 3)
-		close(dn);
 	int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2};
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (exe_fd >= 0) {
+		/* (a long enough argv: PID 1 overwrites it with "ward-init") */
+		char *const argv[] = {"ward-spawner", WARD_SPAWNER_ARG, NULL};
+		syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
+	}
+	close_range(4, ~0U, 0);
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	prctl(PR_SET_NAME, "ward-spawner");
+	helper_main(3);
 }
 
-int spawner_start(unsigned n, char *err, size_t errlen)
+int spawner_helper_main(void)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+	if (getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET) {
+		fprintf(stderr, "ward: %s is internal to ward serve\n", WARD_SPAWNER_ARG);
+		return 125;
+	}
+	prctl(PR_SET_NAME, "ward-spawner");
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	helper_main(3);
+}
+
+int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 {
 	if (g_nhelpers)
 		return 0;
@@ -207,8 +233,7 @@ int spawner_start(unsigned n, char *err, size_t errlen)
 		}
 		if (pid == 0) {
 			close(sv[0]);
-			helper_setup(sv[1], self);
-			helper_main(3);
+			helper_start(sv[1], self, exe_fd);
 		}
 		close(sv[1]);
 		g_helpers[i].fd = sv[0];
@@ -310,21 +335,9 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 	return ret;
 }
 
-unsigned spawner_pids(pid_t *out, unsigned max)
+int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen)
 {
-	unsigned k = 0;
-	for (unsigned i = 0; i < g_nhelpers && k < max; i++) {
-		pthread_mutex_lock(&g_helpers[i].lock);
-		if (g_helpers[i].fd >= 0)
-			out[k++] = g_helpers[i].pid;
-		pthread_mutex_unlock(&g_helpers[i].lock);
-	}
-	return k;
-}
-
-int ward_spawner_start(unsigned helpers, char *err, size_t errlen)
-{
-	return spawner_start(helpers, err, errlen);
+	return spawner_start(helpers, exe_fd, err, errlen);
 }
 
 void ward_spawner_stop(void)

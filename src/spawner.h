@@ -6,7 +6,8 @@
  * first copied back (copy-on-write), each copy a TLB shoot-down across the
  * CPUs those threads run on.  Measured on 2 cores under load, that was a
  * quarter of all the CPU time a request cost.  A helper forked before the
- * server has threads is one small single-threaded process: it clones PID 1
+ * server has threads, and exec'd into the lean static `ward` where it can
+ * be, is one small single-threaded process: it clones PID 1
  * with CLONE_PARENT, so PID 1 is still the caller's child (waitpid, rusage,
  * PDEATHSIG work as before) but a copy of the helper's memory, not the
  * server's.
@@ -36,8 +37,10 @@ struct spawn_req {
 };
 
 /* Start `n` helpers (n = 0: one per CPU, at most 4).  Call from the main
- * thread before any other thread exists.  0, or -1 with err set. */
-int spawner_start(unsigned n, char *err, size_t errlen);
+ * thread before any other thread exists.  exe_fd: -1, or an fd of the lean
+ * `ward` binary, which the helpers exec with WARD_SPAWNER_ARG (and the
+ * socket on fd 3).  0, or -1 with err set. */
+int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen);
 void spawner_stop(void);
 
 /* Clone PID 1 through a helper.  The pid (with *pidfd and *born_in_cg
@@ -50,7 +53,9 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
  * spawner_clone. */
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
-/* The helpers' pids, for tests and `ward serve`'s log (0 where none). */
-unsigned spawner_pids(pid_t *out, unsigned max);
+/* `ward --spawner-helper` (the lean binary, exec'd by a helper): serve
+ * the socket on fd 3.  Returns only when fd 3 is no such socket. */
+#define WARD_SPAWNER_ARG "--spawner-helper"
+int spawner_helper_main(void);
 
 #endif

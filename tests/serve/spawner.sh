@@ -44,6 +44,10 @@ print(n)
 PY
 }
 
+"$WARD" --spawner-helper 3</dev/null >/dev/null 2>"$SERVE_TMP/helper.err"
+expect_eq "spawner: ward --spawner-helper without ward serve's socket exits 125" 125 $?
+expect_contains "spawner: ... saying it is internal" "$(cat "$SERVE_TMP/helper.err")" "internal to ward serve"
+
 "$WARD" serve --spawners 5 --listen 127.0.0.1:0 >/dev/null 2>"$SERVE_TMP/bad.err" </dev/null
 expect_eq "spawner: --spawners 5 is refused (125)" 125 $?
 expect_contains "spawner: ... naming the range" "$(cat "$SERVE_TMP/bad.err")" "from 0 to 4"
@@ -108,6 +112,10 @@ nfds=""
 for k in $sp; do nfds="$nfds $(ls /proc/"$k"/fd | wc -l)"; done
 expect_eq "spawner: a helper holds no socket or file of the server" "" "$leak"
 expect_eq "spawner: a helper holds four fds (0-2 on /dev/null, its socket)" " 4 4" "$nfds"
+exes=""
+for k in $sp; do exes="$exes $(readlink /proc/"$k"/exe)"; done
+want=$(readlink -f "$WARD")
+expect_eq "spawner: a helper runs the lean ward binary (few mappings to copy)" " $want $want" "$exes"
 for k in $sp; do kill -TERM "$k"; kill -INT "$k"; kill -HUP "$k"; done
 sleep 0.3
 expect_eq "spawner: helpers ignore SIGTERM, SIGINT and SIGHUP (a drain keeps them)" "$sp" "$(spawners "$SRV_PID")"
