@@ -3,8 +3,9 @@
 #
 # Requests per second and p50/p99 latency of POST /exec running `true`, at 1,
 # 2 and 8 concurrent clients (wrk with bench/serve_exec.lua, keep-alive
-# connections), by a server without and one with sandboxes built ahead
-# (--pool), next to the same number of `ward run -- true` processes started
+# connections), by a server as it starts by default, one that clones its
+# sandboxes itself (--spawners 0, no helpers) and one with sandboxes built
+# ahead (--pool), next to the same number of `ward run -- true` processes started
 # directly (python's subprocess adds well under a millisecond per run); and
 # the latency one client with occasional requests sees, with and without the
 # pool, against bare fork+exec from bench/run's results in the same run.
@@ -106,9 +107,14 @@ POOL=${BENCH_SERVE_POOL:-8}
 echo "ward serve benchmark: POST /exec of \`true\` vs \`ward run -- true\`, ${SECS}s per cell," \
 	"--max-concurrent $MAXC, --pool $POOL, $(nproc) cores, $(uname -r)" >&2
 declare -A cell
-for mode in plain pool; do
-	if [ "$mode" = pool ]; then start_server --pool "$POOL"; else start_server; fi
+for mode in plain nospawn pool; do
+	case $mode in
+	pool) start_server --pool "$POOL" ;;
+	nospawn) start_server --spawners 0 ;;
+	*) start_server ;;
+	esac
 	for c in $CLIENTS; do cell[$mode,$c]=$(wrk_cell "$c"); done
+	[ "$mode" = nospawn ] && { stop_server; continue; }
 	cell[$mode,spaced]=$(spaced)
 	if [ "$mode" = plain ]; then
 		h=$(wrk -t "$(nproc)" -c 8 -d "${SECS}s" --latency "$URL/health" 2>&1)
@@ -119,19 +125,21 @@ for mode in plain pool; do
 	stop_server
 done
 
-printf '| clients | POST /exec req/s | p50 ms | p99 ms | with --pool %s: req/s | p50 ms | p99 ms | ward run runs/s | p50 ms | p99 ms |\n' "$POOL"
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| clients | POST /exec req/s | p50 ms | p99 ms | with --spawners 0: req/s | with --pool %s: req/s | p50 ms | p99 ms | ward run runs/s | p50 ms | p99 ms |\n' "$POOL"
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for c in $CLIENTS; do
 	read -r reqs sp50 sp99 sbad serr <<<"${cell[plain,$c]}"
+	read -r nreqs _ _ nbad nerr <<<"${cell[nospawn,$c]}"
 	read -r preqs pp50 pp99 pbad perr <<<"${cell[pool,$c]}"
 	read -r runs dp50 dp99 dbad <<<"$(direct "$c")"
 	rate() { awk -v n="${1:-0}" -v s="$SECS" 'BEGIN{printf "%.0f", n/s}'; }
 	note=""
 	[ "${sbad:-0}" != 0 ] || [ "${serr:-0}" != 0 ] && note=" (${sbad:-?} not ok, ${serr:-?} socket errors)"
 	[ "${pbad:-0}" != 0 ] || [ "${perr:-0}" != 0 ] && note="$note (pool: ${pbad:-?} not ok, ${perr:-?} socket errors)"
+	[ "${nbad:-0}" != 0 ] || [ "${nerr:-0}" != 0 ] && note="$note (--spawners 0: ${nbad:-?} not ok, ${nerr:-?} socket errors)"
 	[ "${dbad:-0}" != 0 ] && note="$note (ward run: $dbad failed)"
-	printf '| %s | %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %.1f | %.1f |%s\n' "$c" "$(rate "$reqs")" "${sp50:-0}" "${sp99:-0}" \
-		"$(rate "$preqs")" "${pp50:-0}" "${pp99:-0}" "$(rate "$runs")" "${dp50:-0}" "${dp99:-0}" "$note"
+	printf '| %s | %s | %.1f | %.1f | %s | %s | %.1f | %.1f | %s | %.1f | %.1f |%s\n' "$c" "$(rate "$reqs")" "${sp50:-0}" "${sp99:-0}" \
+		"$(rate "$nreqs")" "$(rate "$preqs")" "${pp50:-0}" "${pp99:-0}" "$(rate "$runs")" "${dp50:-0}" "${dp99:-0}" "$note"
 done
 read -r s_med s_p99 <<<"${cell[plain,spaced]}"
 read -r p_med p_p99 <<<"${cell[pool,spaced]}"
