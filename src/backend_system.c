@@ -216,7 +216,8 @@ static void command_main(struct child_ctx *c)
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
-	reset_signals();
+	/* Signals: PID 1 gave each its default disposition, unblocked them and
+	 * set umask 022 (reset_signals), and the command is its clone. */
 	trace_phase("cmd:fds", c->start);
 	int r = apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS);
 	if (r == 0)
@@ -386,6 +387,11 @@ static int init_main(struct child_ctx *c)
 		_exit(1);
 	}
 	trace_phase("init:mounts", c->start);
+	int br = caps_drop_bounding();
+	if (br < 0) {
+		ctl_say(c->ctl_w, "E cannot empty the capability bounding set: %s\n", strerror(-br));
+		_exit(1);
+	}
 	if (go == 'p')
 		ctl_say(c->ctl_w, "R\n");
 	/* Wait for the command.  End-of-file: the sandbox was discarded. */

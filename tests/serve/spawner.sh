@@ -66,6 +66,12 @@ expect_eq "spawner: a plain run answers 200 ok" "200 ok" "$(code_of "$r") $(jg "
 expect_eq "spawner: ... with ward-init as PID 1, as uid 1000" "ward-init
 1000" "$(jg "$(body_of "$r")" 'd["stdout"]' | sed '/^$/d')"
 check "spawner: ... cloned by a helper (trace phase 'spawn')" grep -q 'ward-trace: spawn ' "$SERVE_TMP/sp.out"
+# The helper ignores SIGTERM and friends, the server's threads block
+# signals: the command starts like a fresh process all the same.
+SIGS='{"argv": ["sh", "-c", "grep -E \"^(SigBlk|SigIgn|CapBnd)\" /proc/$$/status | tr -d \"\\t\" | tr \"\\n\" \" \""]}'
+SIGS_WANT="SigBlk:0000000000000000 SigIgn:0000000000000000 CapBnd:0000000000000000 "
+r=$(post_exec "$SIGS" "${AUTH[@]}")
+expect_eq "spawner: the command has no signal blocked or ignored (what survives execve), no bounding set" "$SIGS_WANT" "$(jg "$(body_of "$r")" 'd["stdout"]')"
 
 # PID 1 is the server's child (CLONE_PARENT), and a copy of the helper: the
 # server's tokens are in the server's memory, not in PID 1's.
@@ -128,5 +134,7 @@ check "spawner: SIGKILL of the server takes the helpers with it" wait_for gone
 WARD_TRACE=1 start_server sp0 --spawners 0 || exit 0
 expect_eq "spawner: --spawners 0 starts none" "" "$(spawners "$SRV_PID")"
 ok_run "spawner: ... and runs work" '{"argv": ["true"]}'
+r=$(post_exec "$SIGS")
+expect_eq "spawner: ... the command still starts with signals and bounding set clean" "$SIGS_WANT" "$(jg "$(body_of "$r")" 'd["stdout"]')"
 check "spawner: ... the server clones (trace phase 'clone')" grep -q 'ward-trace: clone ' "$SERVE_TMP/sp0.out"
 stop_server "$SRV_PID"
