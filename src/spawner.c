@@ -84,8 +84,10 @@ static ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, s
 }
 
 /* recvmsg of one message into buf, its fds into fds (at most max; *nfds
- * says how many came).  The message's length, 0 at end of file, or -1.  A
- * message whose fds did not all fit is an error, its fds closed. */
+ * says how many came).  The message's length, 0 at end of file, or -1 (a
+ * message longer than len is an error).  When not all the fds could be
+ * received (more than max, or the receiver at its fd limit), none is:
+ * *nfds is 0 and the message is still returned. */
 static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
 {
 	union {
@@ -112,10 +114,12 @@ static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, s
 				close(in[i]);
 		}
 	}
-	if (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) {
+	if (mh.msg_flags & MSG_CTRUNC) {
 		for (size_t i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
+	}
+	if (mh.msg_flags & MSG_TRUNC) {
 		errno = EMSGSIZE;
 		return -1;
 	}
@@ -326,6 +330,13 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 		*pidfd = got[0];
 		*born_in_cg = a.born_in_cg != 0;
 		ret = a.pid;
+	} else if (a.pid > 0) {
+		/* PID 1 exists (our child, waiting for "go") but its pidfd did
+		 * not come through: we are at our fd limit.  Undo it. */
+		kill(a.pid, SIGKILL);
+		while (waitpid(a.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		ret = -EMFILE;
 	} else {
 		for (size_t i = 0; i < ngot; i++)
 			close(got[i]);

@@ -130,6 +130,33 @@ ok_run "spawner: ... and still work" '{"argv": ["true"]}'
 gone() { for k in $sp; do kill -0 "$k" 2>/dev/null && return 1; done; return 0; }
 check "spawner: SIGKILL of the server takes the helpers with it" wait_for gone
 
+# --- the server at its fd limit ---------------------------------------------------
+# Each soft limit from just above the fds it holds: a build runs out of fds
+# at every step in turn (uid lock, pipes, the pidfd coming back from the
+# helper).  Each run answers an error; nothing crashes, leaks or is left a
+# zombie, and the helpers stay.
+if command -v prlimit >/dev/null; then
+	start_server sp-fds --spawners 2 --max-concurrent 1 || exit 0
+	ok_run "spawner: (fd limit) a run first" '{"argv": ["true"]}'
+	sp=$(spawners "$SRV_PID")
+	n=$(ls /proc/"$SRV_PID"/fd | wc -l)
+	hard=$(prlimit --pid "$SRV_PID" --nofile -o HARD --noheadings | tr -d ' ')
+	odd=""
+	for k in $(seq 1 24); do
+		prlimit --pid "$SRV_PID" --nofile=$((n + k)):"$hard" || break
+		r=$(post_exec '{"argv": ["true"]}')
+		st=$(jg "$(body_of "$r")" 'd["status"]')
+		case "$(code_of "$r") $st" in "200 ok" | "200 error") ;; *) odd="$odd $k:$(code_of "$r"):$st" ;; esac
+	done
+	prlimit --pid "$SRV_PID" --nofile=1024:"$hard"
+	expect_eq "spawner: at each fd limit the server answers (ok or an error), never fails" "" "$odd"
+	expect_eq "spawner: ... its helpers survive" "$sp" "$(spawners "$SRV_PID")"
+	expect_eq "spawner: ... no zombie" 0 "$(zombies "$SRV_PID")"
+	expect_eq "spawner: ... no fd leaked" "$n" "$(ls /proc/"$SRV_PID"/fd | wc -l)"
+	ok_run "spawner: ... and under the limit again, runs work" '{"argv": ["true"]}'
+	stop_server "$SRV_PID"
+fi
+
 # --- --spawners 0 ---------------------------------------------------------------
 WARD_TRACE=1 start_server sp0 --spawners 0 || exit 0
 expect_eq "spawner: --spawners 0 starts none" "" "$(spawners "$SRV_PID")"
