@@ -115,7 +115,7 @@ for i in range(N):
     add("2 http: queued until a worker picks it", p - a if p is not None and a is not None else None)
     add("3 ward_run: validate, take a pooled sandbox, hand the command over", h)
     if ih is not None and "cmd:fds" in cm:
-        add("4 PID 1: read the handover, start the command; its fds and signals", cm["cmd:fds"] - ih)
+        add("4 PID 1: read the handover, start the command; its fds", cm["cmd:fds"] - ih)
     if "cmd:caps" in cm and "cmd:fds" in cm:
         add("5 command: rlimits, uid 1000, no capabilities", cm["cmd:caps"] - cm["cmd:fds"])
     if "cmd:landlock" in cm and "cmd:caps" in cm:
