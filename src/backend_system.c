@@ -149,6 +149,7 @@ struct child_ctx {
 	const char *const *write_paths;
 	size_t nwrite;
 	int landlock_abi;
+	int landlock_fd;       /* the ruleset PID 1 built for the command, or -1 */
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
 	int notify_w;          /* the command sends its seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
@@ -212,7 +213,14 @@ static void command_main(struct child_ctx *c)
 	int notify = first_closed;
 	if (dup2(c->notify_w, notify) < 0 || fcntl(notify, F_SETFD, FD_CLOEXEC) < 0)
 		_exit(WARD_EXIT_FAILED);
-	syscall(SYS_close_range, notify + 1, ~0u, 0);
+	/* and PID 1's Landlock ruleset, the one after it */
+	int ruleset = -1;
+	if (c->landlock_fd >= 0) {
+		ruleset = notify + 1;
+		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
+			_exit(WARD_EXIT_FAILED);
+	}
+	syscall(SYS_close_range, (ruleset >= 0 ? ruleset : notify) + 1, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
@@ -223,8 +231,8 @@ static void command_main(struct child_ctx *c)
 	if (r == 0)
 		r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
 	trace_phase("cmd:caps", c->start);
-	if (r == 0 && c->landlock_abi > 0)
-		r = ward_landlock_apply(c->landlock_abi, c->write_paths, c->nwrite);
+	if (r == 0 && ruleset >= 0)
+		r = ward_landlock_restrict(ruleset);
 	trace_phase("cmd:landlock", c->start);
 	if (r < 0) {
 		char msg[256];
@@ -392,6 +400,25 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot empty the capability bounding set: %s\n", strerror(-br));
 		_exit(1);
 	}
+	/* The command's Landlock ruleset, ready before it is asked for: the
+	 * command only restricts itself with it.  Kept above the fds the
+	 * command arranges (0-5). */
+	c->landlock_fd = -1;
+	if (c->landlock_abi > 0) {
+		int rs = ward_landlock_ruleset(c->landlock_abi, c->write_paths, c->nwrite);
+		int e = rs < 0 ? -rs : 0;
+		if (rs >= 0) {
+			c->landlock_fd = fcntl(rs, F_DUPFD_CLOEXEC, 16);
+			if (c->landlock_fd < 0)
+				e = errno;
+			close(rs);
+		}
+		if (c->landlock_fd < 0) {
+			ctl_say(c->ctl_w, "E cannot build the Landlock ruleset: %s\n", strerror(e));
+			_exit(1);
+		}
+	}
+	trace_phase("init:landlock", c->start);
 	if (go == 'p')
 		ctl_say(c->ctl_w, "R\n");
 	/* Wait for the command.  End-of-file: the sandbox was discarded. */
@@ -437,6 +464,8 @@ static int init_main(struct child_ctx *c)
 		close(c->in_r);
 	if (c->rep_w >= 0)
 		close(c->rep_w);
+	if (c->landlock_fd >= 0)
+		close(c->landlock_fd);
 	if (c->stdin_fd >= 0)
 		close(c->stdin_fd);
 	for (;;) {

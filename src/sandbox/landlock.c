@@ -111,7 +111,7 @@ static int allow_path(int ruleset, const char *path, uint64_t rights)
 	return e;
 }
 
-int ward_landlock_apply(int abi, const char *const *write_paths, size_t n)
+int ward_landlock_ruleset(int abi, const char *const *write_paths, size_t n)
 {
 	if (abi < 1)
 		return -EOPNOTSUPP;
@@ -140,8 +140,16 @@ int ward_landlock_apply(int abi, const char *const *write_paths, size_t n)
 		if (rc == -ENOENT || rc == -EACCES)
 			rc = 0; /* not in this sandbox's /dev */
 	}
-	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
-		rc = -errno;
+	if (rc < 0) {
+		close(ruleset);
+		return rc;
+	}
+	return ruleset;
+}
+
+int ward_landlock_restrict(int ruleset)
+{
+	int rc = syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? -errno : 0;
 	close(ruleset);
 	return rc;
 }

@@ -11,12 +11,17 @@
 /* The kernel's Landlock ABI version, 0 when it has none (or it is off). */
 int ward_landlock_abi(void);
 
-/* Restrict the calling process (needs no_new_privs set; called in the
- * sandbox after pivot_root, before execve).  write_paths are paths inside
+/* The sandbox's ruleset, built in the sandbox after pivot_root (PID 1 does
+ * it before its sandbox waits for a command): write_paths are paths inside
  * the sandbox where writing stays allowed; files like /dev/null that must
  * stay writable are handled inside.  Only syscalls: async-signal-safe.
- * 0, or -errno (the caller fails the run: a layer that was to be applied
- * and cannot be is an error, never skipped silently). */
-int ward_landlock_apply(int abi, const char *const *write_paths, size_t n);
+ * The ruleset's fd (close-on-exec), or -errno (the caller fails the run: a
+ * layer that was to be applied and cannot be is an error, never skipped
+ * silently). */
+int ward_landlock_ruleset(int abi, const char *const *write_paths, size_t n);
+
+/* Restrict the calling process with that ruleset and close it (needs
+ * no_new_privs; the command does it before execve).  0, or -errno. */
+int ward_landlock_restrict(int ruleset);
 
 #endif

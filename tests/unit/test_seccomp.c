@@ -369,9 +369,13 @@ static int ll_child(int abi, const char *okdir, const char *nodir, int ready_fd)
 	const char *paths[] = {okdir};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return 90;
-	int rc = ward_landlock_apply(abi, paths, 1);
-	if (rc < 0)
-		return 91;
+	int rs = ward_landlock_ruleset(abi, paths, 1);
+	if (rs < 0 || !(fcntl(rs, F_GETFD) & FD_CLOEXEC))
+		return 91; /* no ruleset, or one that would leak into the command */
+	if (ward_landlock_restrict(rs) < 0)
+		return 92;
+	if (fcntl(rs, F_GETFD) >= 0)
+		return 93; /* restrict closes it */
 	char p[512];
 	snprintf(p, sizeof(p), "%s/inside", okdir);
 	int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -518,11 +522,11 @@ void test_landlock(void)
 	if (pid == 0) {
 		const char *bad[] = {"/nonexistent-ward-path"};
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		_exit(ward_landlock_apply(abi, bad, 1) == -ENOENT ? 0 : 1);
+		_exit(ward_landlock_ruleset(abi, bad, 1) == -ENOENT ? 0 : 1);
 	}
 	waitpid(pid, &st, 0);
 	CHECK("landlock: missing write path is -ENOENT", exited(st, 0));
-	CHECK("landlock: abi 0 refused", ward_landlock_apply(0, NULL, 0) == -EOPNOTSUPP);
+	CHECK("landlock: abi 0 refused", ward_landlock_ruleset(0, NULL, 0) == -EOPNOTSUPP);
 }
 
 static void timing(void)
@@ -554,8 +558,11 @@ static void timing(void)
 		const char *paths[] = {"/tmp"};
 		int abi = ward_landlock_abi();
 		double c = now_us();
-		if (abi > 0)
-			ward_landlock_apply(abi, paths, 1);
+		if (abi > 0) {
+			int rs = ward_landlock_ruleset(abi, paths, 1);
+			if (rs >= 0)
+				ward_landlock_restrict(rs);
+		}
 		double d = now_us();
 		/* getpid cost under the filter vs. before is measured by the
 		 * parent; here: a loop of getppid under the filter. */
