@@ -120,20 +120,19 @@ for i in range(N):
         add("5 command: rlimits, uid 1000, no capabilities", cm["cmd:caps"] - cm["cmd:fds"])
     if "cmd:landlock" in cm and "cmd:caps" in cm:
         add("6 command: Landlock", cm["cmd:landlock"] - cm["cmd:caps"])
-    if "cmd:seccomp" in cm and "cmd:landlock" in cm:
-        add("7 command: seccomp and its listener", cm["cmd:seccomp"] - cm["cmd:landlock"])
-    if ix is not None and "cmd:seccomp" in cm:
-        add("8 command: execve, run and exit of true", ix - cm["cmd:seccomp"])
+    # (the seccomp filter is PID 1's, loaded before the sandbox waited)
+    if ix is not None and "cmd:landlock" in cm:
+        add("7 command: execve, run and exit of true", ix - cm["cmd:landlock"])
     if sup is not None and h is not None and ix is not None and ih is not None:
-        add("9 supervisor: from the handover until the status is in (steps 4-8 and the report)", sup - h)
+        add("8 supervisor: from the handover until the status is in (steps 4-7 and the report)", sup - h)
     if td is not None and sup is not None:
-        add("10 ward_run: result, cgroup usage, retire the sandbox", td - sup)
+        add("9 ward_run: result, cgroup usage, retire the sandbox", td - sup)
     if r is not None and p is not None and td is not None:
-        add("11 http: result to JSON, after ward_run", (r - p) - td)
+        add("10 http: result to JSON, after ward_run", (r - p) - td)
     if ans is not None and r is not None:
-        add("12 http: resumed, answer handler", ans - r)
+        add("11 http: resumed, answer handler", ans - r)
     if done is not None and ans is not None:
-        add("13 http: answer sent (completed)", done - ans)
+        add("12 http: answer sent (completed)", done - ans)
     add("server: request began to completed", done)
 
 print("pooltrace: %d requests of `true`, %.0f ms apart, --pool 4; %d took a pooled sandbox; %d cores, %s"

@@ -7,7 +7,9 @@
  *               hands over the command (handover.c) — at once, or when a
  *               request comes for a sandbox built ahead (pool.c) — then
  *               supervises (output, timeout, CPU) and reaps it.
- *   PID 1       (ward's init, inside): builds the root (mounts.c), reads the
+ *   PID 1       (ward's init, inside): builds the root (mounts.c), empties
+ *               the bounding set, builds the command's Landlock ruleset and
+ *               loads its seccomp filter (handing the listener out), reads the
  *               command, writes the caller's files into /work, forks the
  *               command, reaps every orphan, and when the command ends
  *               reports its status and exits — the kernel then kills every
@@ -15,7 +17,7 @@
  *               host fd, dies with the supervisor's thread (PDEATHSIG).
  *   command     (inside): setsid, fds 0-2 (and 3 = report channel), rlimits,
  *               drops to uid 1000 with no capabilities, no_new_privs,
- *               Landlock, seccomp last, execve.
+ *               Landlock (PID 1's ruleset), execve — under PID 1's filter.
  * After the clone nothing allocates (the handover is read into an mmap): the
  * server calls this from many threads, and a fork of a multi-threaded
  * process may find malloc's locks held by a thread that does not exist in
@@ -151,7 +153,7 @@ struct child_ctx {
 	int landlock_abi;
 	int landlock_fd;       /* the ruleset PID 1 built for the command, or -1 */
 	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
-	int notify_w;          /* the command sends its seccomp listener here */
+	int notify_w;          /* PID 1 sends the seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
 	double start;          /* for WARD_TRACE */
 	struct handover ho;    /* filled by PID 1 from the sync pipe */
@@ -208,19 +210,15 @@ static void command_main(struct child_ctx *c)
 			_exit(WARD_EXIT_FAILED);
 		first_closed = 4;
 	}
-	/* The seccomp hand-over socket survives until just before execve, as
-	 * the next fd, close-on-exec. */
-	int notify = first_closed;
-	if (dup2(c->notify_w, notify) < 0 || fcntl(notify, F_SETFD, FD_CLOEXEC) < 0)
-		_exit(WARD_EXIT_FAILED);
-	/* and PID 1's Landlock ruleset, the one after it */
+	/* PID 1's Landlock ruleset survives until execve, as the next fd,
+	 * close-on-exec. */
 	int ruleset = -1;
 	if (c->landlock_fd >= 0) {
-		ruleset = notify + 1;
+		ruleset = first_closed;
 		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
 			_exit(WARD_EXIT_FAILED);
 	}
-	syscall(SYS_close_range, (ruleset >= 0 ? ruleset : notify) + 1, ~0u, 0);
+	syscall(SYS_close_range, ruleset >= 0 ? ruleset + 1 : first_closed, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
@@ -240,23 +238,7 @@ static void command_main(struct child_ctx *c)
 		(void)!write(2, msg, (size_t)n);
 		_exit(WARD_EXIT_FAILED);
 	}
-	/* seccomp last: after it, only what the program itself does.  The
-	 * fatal rules go to a listener that the supervisor holds, so that it
-	 * can name the call before it kills the sandbox. */
-	if (!g_no_seccomp) {
-		int lis = ward_seccomp_apply_listener(&g_filter);
-		r = lis < 0 ? lis : ward_seccomp_send_listener(notify, lis);
-		if (lis >= 0)
-			close(lis);
-		if (r < 0) {
-			char msg[256];
-			int n = snprintf(msg, sizeof(msg), "ward: cannot load the seccomp filter: %s\n", strerror(-r));
-			(void)!write(2, msg, (size_t)n);
-			_exit(WARD_EXIT_FAILED);
-		}
-	}
-	close(notify);
-	trace_phase("cmd:seccomp", c->start);
+	/* The seccomp filter is PID 1's, inherited (init_main). */
 	exec_search(ho->argv, ho->envp);
 	exec_fail_exit(ho->argv[0], errno);
 }
@@ -419,6 +401,26 @@ static int init_main(struct child_ctx *c)
 		}
 	}
 	trace_phase("init:landlock", c->start);
+	/* The command's seccomp filter, on PID 1 itself, so that the command
+	 * inherits it instead of loading it on a request's path.  From here
+	 * PID 1 makes only calls the filter allows (the files for /work go
+	 * through pathguard's openat fallback, openat2 being ENOSYS), and its
+	 * fatal rules notify a listener that goes to the supervisor now; the
+	 * supervisor takes it from the socket when it supervises the run, and
+	 * names a blocked call before it kills the sandbox. */
+	if (!g_no_seccomp) {
+		int lis = ward_seccomp_apply_listener(&g_filter);
+		int sr = lis < 0 ? lis : ward_seccomp_send_listener(c->notify_w, lis);
+		if (lis >= 0)
+			close(lis);
+		if (sr < 0) {
+			ctl_say(c->ctl_w, "E cannot load the seccomp filter: %s\n", strerror(-sr));
+			_exit(1);
+		}
+	}
+	close(c->notify_w);
+	c->notify_w = -1;
+	trace_phase("init:seccomp", c->start);
 	if (go == 'p')
 		ctl_say(c->ctl_w, "R\n");
 	/* Wait for the command.  End-of-file: the sandbox was discarded. */
@@ -457,7 +459,6 @@ static int init_main(struct child_ctx *c)
 	 * (which a server's options fill) can go. */
 	hide_cmdline();
 	/* PID 1 keeps only the control pipe. */
-	close(c->notify_w);
 	close(c->out_w);
 	close(c->err_w);
 	if (c->in_r >= 0)
