@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/cgroup.h"
 #include "spawner.h"
 #include "ward.h"
 
@@ -219,6 +220,12 @@ int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 	}
 	if (n > MAX_HELPERS)
 		n = MAX_HELPERS;
+	/* The cgroup layout first: in a delegated cgroup, or at the top of a
+	 * container's, ward moves itself into a leaf (ward-supervisor) so that
+	 * its cgroup may enable controllers, and it may only while it is alone
+	 * there.  Helpers forked first would be "internal processes", and runs
+	 * would fall back to rlimits.  Forked after, they live in the leaf. */
+	(void)cg_probe();
 	pid_t self = getpid();
 	for (unsigned i = 0; i < n; i++) {
 		int sv[2];

@@ -63,3 +63,17 @@ try: v=eval(sys.argv[1])
 except Exception as e: print("<%s: %s>" % (type(e).__name__, str(e)[:80])); sys.exit()
 print(v if isinstance(v,str) else json.dumps(v))' "$2"
 }
+
+# listening_addr LOG PID [TRIES] — the address a `ward serve` started with
+# --log LOG says it listens on, once it has (TRIES checks 0.1 s apart,
+# default 600); empty when PID died first or it never did.
+listening_addr() {
+	local log=$1 pid=$2 n=${3:-600} addr="" _
+	for _ in $(seq "$n"); do
+		addr=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$log" 2>/dev/null | head -1)
+		[ -n "$addr" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	printf '%s' "$addr"
+}

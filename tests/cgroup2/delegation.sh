@@ -14,16 +14,17 @@ if ! "$CG" probe 2>/dev/null | grep -qx 'version=2' || [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 chmod 0777 "$T"
-D=/sys/fs/cgroup/deleg-$$ N=/sys/fs/cgroup/notmine-$$ B=/sys/fs/cgroup/busy-$$
-BG=
+D=/sys/fs/cgroup/deleg-$$ N=/sys/fs/cgroup/notmine-$$ B=/sys/fs/cgroup/busy-$$ S=/sys/fs/cgroup/deleg-serve-$$
+BG= SRV=
 cleanup() {
 	[ -n "$BG" ] && kill "$BG" 2>/dev/null
-	for d in "$D"/ward-* "$D" "$N" "$B"/ward-supervisor "$B"; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+	[ -n "$SRV" ] && kill -KILL "$SRV" 2>/dev/null && sleep 0.5
+	for d in "$D"/ward-* "$D" "$N" "$B"/ward-supervisor "$B" "$S"/ward-* "$S"; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
-mkdir "$D" "$N" "$B"
-for d in "$D" "$B"; do chown 65534:65534 "$d" "$d"/cgroup.procs "$d"/cgroup.subtree_control "$d"/cgroup.threads; done
+mkdir "$D" "$N" "$B" "$S"
+for d in "$D" "$B" "$S"; do chown 65534:65534 "$d" "$d"/cgroup.procs "$d"/cgroup.subtree_control "$d"/cgroup.threads; done
 
 # as_nobody CG ARGS... — run ARGS as uid 65534, alone in cgroup CG ("" =
 # stay where we are); stdout in OUT, stderr in ERR, status in RC.
@@ -56,6 +57,33 @@ expect_eq "cgroup2-deleg: ward run as uid 65534: memory bomb exits 137" 137 "$RC
 expect_contains "cgroup2-deleg: ward run as uid 65534: enforced by cgroup v2" "$OUT" '"memory":"cgroup-v2"'
 expect_contains "cgroup2-deleg: ward run as uid 65534: oom_killed" "$OUT" '"oom_killed":true'
 expect_eq "cgroup2-deleg: no run cgroup left in the delegated subtree" "" "$(ls -d "$D"/ward-[0-9]* 2>/dev/null)"
+
+# ward serve alone in a delegated cgroup (systemd's Delegate=yes with
+# User=): it moves into the leaf before it forks its spawner helpers, so
+# they are no "internal processes" and its runs get cgroup limits.
+/bin/sh -c 'echo $$ >"$0/cgroup.procs" || exit 99
+exec setpriv --reuid=65534 --regid=65534 --clear-groups "$1" serve --listen 127.0.0.1:0 --log "$2"' \
+	"$S" "$WARD" "$T/serve.log" </dev/null >"$T/serve.out" 2>&1 &
+SRV=$!
+URL=$(listening_addr "$T/serve.log" "$SRV")
+if [ -z "$URL" ]; then
+	fail "cgroup2-deleg: ward serve starts as uid 65534 in a delegated cgroup" "$(head -c 600 "$T/serve.out" "$T/serve.log")"
+else
+	R=$(curl -s --max-time 60 --data-binary '{"argv": ["true"], "limits": {"memory_mb": 64}}' "http://$URL/exec")
+	expect_contains "cgroup2-deleg: ward serve as uid 65534: its run is limited by cgroup v2" "$R" '"memory":"cgroup-v2"'
+	expect_eq "cgroup2-deleg: ward serve moved into the leaf" "${S#/sys/fs/cgroup}/ward-supervisor" \
+		"$(sed -n 's/^0:://p' /proc/"$SRV"/cgroup)"
+	helpers=$(ps -o pid=,comm= --ppid "$SRV" | awk '$2 == "ward-spawner" {print $1}')
+	where=""
+	for h in $helpers; do where="$where $(sed -n 's/^0:://p' /proc/"$h"/cgroup)"; done
+	check "cgroup2-deleg: ward serve has spawner helpers" test -n "$helpers"
+	expect_eq "cgroup2-deleg: ... and they live in the leaf too" "" \
+		"$(tr ' ' '\n' <<<"$where" | grep -v '^$' | grep -vx "${S#/sys/fs/cgroup}/ward-supervisor")"
+	kill -TERM "$SRV"
+	for _ in $(seq 100); do kill -0 "$SRV" 2>/dev/null || break; sleep 0.1; done
+	SRV=
+	rmdir "$S"/ward-supervisor "$S" 2>/dev/null
+fi
 
 # Not delegated: a root-owned cgroup.
 as_nobody "$N" "$CG" probe

@@ -21,13 +21,7 @@ trap cleanup EXIT
 
 "$WARD" serve --listen 127.0.0.1:0 --pool 2 --max-concurrent 2 --log "$T/log" </dev/null >"$T/out" 2>&1 &
 SRV=$!
-URL=""
-for _ in $(seq 600); do
-	URL=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
-	[ -n "$URL" ] && break
-	kill -0 "$SRV" 2>/dev/null || break
-	sleep 0.1
-done
+URL=$(listening_addr "$T/log" "$SRV")
 if [ -z "$URL" ]; then
 	fail "cgroup2 pool: ward serve --pool 2 starts" "$(head -c 600 "$T/out" "$T/log")"
 	exit 0

@@ -28,13 +28,8 @@ start_server() {
 	"$WARD" serve --listen 127.0.0.1:0 --log "$SRV_LOG" "$@" </dev/null >"$SERVE_TMP/$name.out" 2>&1 &
 	SRV_PID=$!
 	_SERVE_PIDS="$_SERVE_PIDS $SRV_PID"
-	local addr=""
-	for _ in $(seq 200); do
-		addr=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$SRV_LOG" | head -1)
-		[ -n "$addr" ] && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	local addr
+	addr=$(listening_addr "$SRV_LOG" "$SRV_PID" 200)
 	if [ -z "$addr" ]; then
 		fail "start server $name" "ward serve did not start: $(head -c 600 "$SERVE_TMP/$name.out" "$SRV_LOG")"
 		return 1
