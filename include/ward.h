@@ -211,6 +211,9 @@ void ward_result_free(struct ward_result *result);
  * ward_spawner_stop ends them. */
 int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen);
 void ward_spawner_stop(void);
+/* Helpers alive now (one found dead is not replaced: its callers clone for
+ * themselves). */
+unsigned ward_spawner_helpers(void);
 
 /* A pool of system-level sandboxes built ahead of demand (`ward serve
  * --pool N`): each has its namespaces, root, cgroup and host uid ready and

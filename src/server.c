@@ -896,6 +896,10 @@ static void answer_metrics(struct server *s, struct req *r)
 		    "# HELP ward_healthy 1 when the last backend probe succeeded.\n# TYPE ward_healthy gauge\n"
 		    "ward_healthy{isolation=\"%s\"} %d\n",
 		s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), healthy ? 1 : 0);
+	bprintf(&b,
+		"# HELP ward_spawner_helpers Spawner helpers alive (--spawners); when one dies the server clones "
+		"sandboxes itself, which costs more CPU.\n# TYPE ward_spawner_helpers gauge\nward_spawner_helpers %u\n",
+		ward_spawner_helpers());
 	if (s->pool) {
 		struct ward_pool_stats ps;
 		ward_pool_stats(s->pool, &ps);

@@ -362,3 +362,14 @@ void ward_spawner_stop(void)
 {
 	spawner_stop();
 }
+
+unsigned ward_spawner_helpers(void)
+{
+	unsigned alive = 0;
+	for (unsigned i = 0; i < g_nhelpers; i++) {
+		pthread_mutex_lock(&g_helpers[i].lock);
+		alive += g_helpers[i].fd >= 0;
+		pthread_mutex_unlock(&g_helpers[i].lock);
+	}
+	return alive;
+}

@@ -59,6 +59,7 @@ WARD_TRACE=1 start_server sp --spawners 2 --token-file "$SERVE_TMP/tokens" || ex
 AUTH=(-H "Authorization: Bearer $SECRET")
 sp=$(spawners "$SRV_PID")
 expect_eq "spawner: --spawners 2 starts two helpers" 2 "$(wc -w <<<"$sp")"
+expect_eq "spawner: /metrics: ward_spawner_helpers 2" 2 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
 
 # --- a plain run goes through a helper -----------------------------------------
 r=$(post_exec '{"argv": ["sh", "-c", "cat /proc/1/comm; id -u"]}' "${AUTH[@]}")
@@ -98,6 +99,7 @@ done
 expect_eq "spawner: with a helper killed, every run still answers 200 ok" 0 "$bad"
 expect_eq "spawner: ... the dead helper is reaped (no zombie)" 0 "$(zombies "$SRV_PID")"
 expect_eq "spawner: ... one helper left" 1 "$(wc -w <<<"$(spawners "$SRV_PID")")"
+expect_eq "spawner: ... and /metrics says so (ward_spawner_helpers)" 1 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
 for k in $(spawners "$SRV_PID"); do kill -KILL "$k"; done
 n0=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp.out")
 r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}")
