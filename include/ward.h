@@ -211,9 +211,13 @@ void ward_result_free(struct ward_result *result);
  * ward_spawner_stop ends them. */
 int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen);
 void ward_spawner_stop(void);
-/* Helpers alive now (one found dead is not replaced: its callers clone for
- * themselves). */
+/* Helpers alive now.  Runs that find one dead clone for themselves until
+ * ward_spawner_heal (called from the thread that started them, which
+ * PID 1s die with) replaces it; it can only when exe_fd was given, since a
+ * fork of a threaded process may do nothing but exec.  It returns how many
+ * it started. */
 unsigned ward_spawner_helpers(void);
+unsigned ward_spawner_heal(void);
 
 /* A pool of system-level sandboxes built ahead of demand (`ward serve
  * --pool N`): each has its namespaces, root, cgroup and host uid ready and

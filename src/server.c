@@ -1717,6 +1717,9 @@ int ward_serve_main(int argc, char **argv)
 		} else if (sig == SIGTERM || sig == SIGINT)
 			break;
 		sweep(s);
+		unsigned healed = ward_spawner_heal();
+		if (healed)
+			log_event(s, "spawner-restarted", "%u helper%s found dead, replaced", healed, healed > 1 ? "s" : "");
 		if (now_mono() >= next_probe) {
 			probe(s);
 			next_probe = now_mono() + (s->healthy ? PROBE_OK_INTERVAL : PROBE_BAD_INTERVAL);

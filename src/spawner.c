@@ -57,6 +57,7 @@ static struct helper g_helpers[MAX_HELPERS] = {
 	[0 ... MAX_HELPERS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .pid = 0},
 };
 static unsigned g_nhelpers;
+static int g_exe_fd = -1;   /* the lean ward, for respawns; -1: none */
 static atomic_uint g_next;
 
 /* sendmsg of one buffer and up to SP_NFDS fds, retried on EINTR. */
@@ -164,7 +165,7 @@ static __attribute__((noreturn)) void helper_main(int sock)
  * a process with a dozen mappings instead of a hundred libraries' is cheaper
  * to clone, and each PID 1 it clones is cheaper to fault in and to tear
  * down.  Should that exec fail, it goes on as the copy it is. */
-static __attribute__((noreturn)) void helper_start(int sock, pid_t parent, int exe_fd)
+static __attribute__((noreturn)) void helper_start(int sock, pid_t parent, int exe_fd, bool may_stay)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* kept across the exec */
 	if (getppid() != parent)
@@ -191,6 +192,8 @@ static __attribute__((noreturn)) void helper_start(int sock, pid_t parent, int e
 		char *const argv[] = {"ward-spawner", WARD_SPAWNER_ARG, NULL};
 		syscall(SYS_execveat, exe_fd, "", argv, environ, AT_EMPTY_PATH);
 	}
+	if (!may_stay)
+		_exit(127);
 	close_range(4, ~0U, 0);
 	fcntl(3, F_SETFD, FD_CLOEXEC);
 	prctl(PR_SET_NAME, "ward-spawner");
@@ -210,6 +213,33 @@ int spawner_helper_main(void)
 	helper_main(3);
 }
 
+/* Fork helper h (its fd and pid set on success).  0 or -errno.  From a
+ * process with threads (a respawn), only a helper that execs may be made:
+ * the fork's copy of a threaded process must not go on running ward's
+ * code. */
+static int helper_fork(struct helper *h, int exe_fd, bool may_stay)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid_t self = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		helper_start(sv[1], self, exe_fd, may_stay);
+	}
+	close(sv[1]);
+	h->fd = sv[0];
+	h->pid = pid;
+	return 0;
+}
+
 int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 {
 	if (g_nhelpers)
@@ -226,32 +256,38 @@ int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 	 * there.  Helpers forked first would be "internal processes", and runs
 	 * would fall back to rlimits.  Forked after, they live in the leaf. */
 	(void)cg_probe();
-	pid_t self = getpid();
+	/* Kept to replace a helper that dies (spawner_heal). */
+	g_exe_fd = exe_fd >= 0 ? fcntl(exe_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	for (unsigned i = 0; i < n; i++) {
-		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-			snprintf(err, errlen, "cannot start the spawner: socketpair: %s", strerror(errno));
+		int r = helper_fork(&g_helpers[i], exe_fd, true);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot start the spawner: %s", strerror(-r));
 			spawner_stop();
 			return -1;
 		}
-		pid_t pid = fork();
-		if (pid < 0) {
-			snprintf(err, errlen, "cannot start the spawner: fork: %s", strerror(errno));
-			close(sv[0]);
-			close(sv[1]);
-			spawner_stop();
-			return -1;
-		}
-		if (pid == 0) {
-			close(sv[0]);
-			helper_start(sv[1], self, exe_fd);
-		}
-		close(sv[1]);
-		g_helpers[i].fd = sv[0];
-		g_helpers[i].pid = pid;
 		g_nhelpers = i + 1;
 	}
 	return 0;
+}
+
+unsigned spawner_heal(void)
+{
+	unsigned made = 0;
+	for (unsigned i = 0; i < g_nhelpers; i++) {
+		struct helper *h = &g_helpers[i];
+		if (pthread_mutex_trylock(&h->lock) != 0)
+			continue; /* in use: alive */
+		/* dead before any run noticed it? */
+		if (h->fd >= 0 && h->pid > 0 && waitpid(h->pid, NULL, WNOHANG) == h->pid) {
+			close(h->fd);
+			h->fd = -1;
+			h->pid = 0;
+		}
+		if (h->fd < 0 && g_exe_fd >= 0 && helper_fork(h, g_exe_fd, false) == 0)
+			made++;
+		pthread_mutex_unlock(&h->lock);
+	}
+	return made;
 }
 
 /* With h locked: it is gone (or broken); reap it, never use it again. */
@@ -282,6 +318,10 @@ void spawner_stop(void)
 		pthread_mutex_unlock(&h->lock);
 	}
 	g_nhelpers = 0;
+	if (g_exe_fd >= 0) {
+		close(g_exe_fd);
+		g_exe_fd = -1;
+	}
 }
 
 /* A live helper, locked: a free one if any, else wait for one.  NULL when
@@ -361,6 +401,11 @@ int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen)
 void ward_spawner_stop(void)
 {
 	spawner_stop();
+}
+
+unsigned ward_spawner_heal(void)
+{
+	return spawner_heal();
 }
 
 unsigned ward_spawner_helpers(void)

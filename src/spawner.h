@@ -42,6 +42,10 @@ struct spawn_req {
  * socket on fd 3).  0, or -1 with err set. */
 int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen);
 void spawner_stop(void);
+/* Replace the helpers found dead, when they exec the lean ward (a fork of
+ * a threaded caller may do nothing else).  Call from the thread that
+ * started them.  How many were started. */
+unsigned spawner_heal(void);
 
 /* Clone PID 1 through a helper.  The pid (with *pidfd and *born_in_cg
  * set), or -errno: -ENOSYS when no helper runs (the caller clones itself),

@@ -89,6 +89,8 @@ expect_eq "spawner: PID 1's memory holds no copy of the token" 0 "$in_init"
 wait "$bg"
 
 # --- a helper that dies --------------------------------------------------------
+# Runs never notice (a run that meets it starts over with the server's own
+# clone), and within about a second the server replaces it.
 victim=${sp%% *}
 kill -KILL "$victim"
 bad=0
@@ -97,16 +99,19 @@ for i in $(seq 6); do
 	[ "$(code_of "$r")" = 200 ] && [ "$(jg "$(body_of "$r")" 'd["status"]')" = ok ] || bad=$((bad + 1))
 done
 expect_eq "spawner: with a helper killed, every run still answers 200 ok" 0 "$bad"
-expect_eq "spawner: ... the dead helper is reaped (no zombie)" 0 "$(zombies "$SRV_PID")"
-expect_eq "spawner: ... one helper left" 1 "$(wc -w <<<"$(spawners "$SRV_PID")")"
-expect_eq "spawner: ... and /metrics says so (ward_spawner_helpers)" 1 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
-for k in $(spawners "$SRV_PID"); do kill -KILL "$k"; done
-n0=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp.out")
-r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}")
-expect_eq "spawner: with every helper dead, a run still answers 200 ok" "200 ok" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
-n1=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp.out")
-check "spawner: ... trace phase 'clone' ($n0 -> $n1)" test "$n1" -gt "$n0"
-expect_eq "spawner: ... and no zombie" 0 "$(zombies "$SRV_PID")"
+healed() {
+	local now
+	now=$(spawners "$SRV_PID")
+	[ "$(wc -w <<<"$now")" = 2 ] && ! grep -qw "$victim" <<<"$now" && [ "$(zombies "$SRV_PID")" = 0 ]
+}
+check "spawner: ... the server replaces it, and reaps it (no zombie)" wait_for healed
+check "spawner: ... and logs that" grep -q '"event":"spawner-restarted"' "$SRV_LOG"
+expect_eq "spawner: ... /metrics: ward_spawner_helpers 2 again" 2 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
+n0=$(grep -c 'ward-trace: spawn ' "$SERVE_TMP/sp.out")
+ok_auth() { r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}"); [ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')" = "200 ok" ]; }
+ok_auth && ok_auth
+n1=$(grep -c 'ward-trace: spawn ' "$SERVE_TMP/sp.out")
+expect_eq "spawner: ... and runs go through the helpers again" 2 "$((n1 - n0))"
 stop_server "$SRV_PID"
 expect_eq "spawner: SIGTERM still exits 0" 0 $?
 
@@ -156,6 +161,27 @@ if command -v prlimit >/dev/null; then
 	expect_eq "spawner: ... no zombie" 0 "$(zombies "$SRV_PID")"
 	expect_eq "spawner: ... no fd leaked" "$n" "$(ls /proc/"$SRV_PID"/fd | wc -l)"
 	ok_run "spawner: ... and under the limit again, runs work" '{"argv": ["true"]}'
+	stop_server "$SRV_PID"
+fi
+
+# --- every helper dead, and no way to replace them -----------------------------
+# ward-net started directly has no lean ward to exec: its helpers are plain
+# forks, which a threaded server must not make again.  Runs then clone in
+# the server itself.
+WARD_NET=$(dirname "$WARD")/ward-net
+if [ -x "$WARD_NET" ]; then
+	WARD=$WARD_NET WARD_TRACE=1 start_server sp-net --spawners 1 || exit 0
+	sp=$(spawners "$SRV_PID")
+	expect_eq "spawner: ward-net started directly forks one helper (--spawners 1)" 1 "$(wc -w <<<"$sp")"
+	kill -KILL "$sp"
+	n0=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp-net.out")
+	ok_run "spawner: with every helper dead, a run still answers 200 ok" '{"argv": ["true"]}'
+	ok_run "spawner: ... and the next" '{"argv": ["true"]}'
+	n1=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp-net.out")
+	expect_eq "spawner: ... the server clones them itself (trace phase 'clone')" 2 "$((n1 - n0))"
+	sleep 1.5
+	expect_eq "spawner: ... is not replaced, and reaped (no zombie)" "0 0" "$(wc -w <<<"$(spawners "$SRV_PID")") $(zombies "$SRV_PID")"
+	expect_eq "spawner: ... /metrics: ward_spawner_helpers 0" 0 "$(curl -s --max-time 10 "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
 	stop_server "$SRV_PID"
 fi
 
