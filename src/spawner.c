@@ -9,8 +9,10 @@
  * wire_rep, the pidfd as SCM_RIGHTS).  A helper exits when its socket
  * closes or its parent dies; it ignores the signals a terminal or a service
  * manager sends to a whole group, so that a server draining after SIGTERM
- * still has it.  A helper that died is noticed on its socket, reaped, and
- * not used again: its callers clone for themselves.
+ * still has it.  A helper that died is noticed on its socket (or by
+ * spawner_heal, which the caller's main thread runs about once a second),
+ * reaped and, where the lean ward can be exec'd, replaced; meanwhile its
+ * callers clone for themselves.
  */
 #define _GNU_SOURCE
 #include <errno.h>
