@@ -296,6 +296,7 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		return fail(err, errlen, "cannot open the sandbox root");
 
 	/* 3. The plan, in order. */
+	int mask_dir = -1; /* the first masked directory's empty tmpfs */
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct mount_op *op = &p->ops[i];
 		int r = 0;
@@ -356,10 +357,20 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 			r = fstat(t, &st);
 			char tp[64];
 			fdpath(tp, sizeof(tp), t);
-			if (r == 0 && S_ISDIR(st.st_mode))
+			if (r == 0 && S_ISDIR(st.st_mode) && mask_dir >= 0) {
+				/* Every masked directory shows the same empty,
+				 * read-only tmpfs: a bind of the first (its flags
+				 * and read-only superblock come with it), one
+				 * superblock to make and tear down, not one each. */
+				char sp[64];
+				fdpath(sp, sizeof(sp), mask_dir);
+				r = mount(sp, tp, NULL, MS_BIND, NULL);
+			} else if (r == 0 && S_ISDIR(st.st_mode)) {
 				r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 					  "size=4k,nr_inodes=1,mode=0555");
-			else if (r == 0)
+				if (r == 0) /* its root now (else the next mask makes its own) */
+					mask_dir = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+			} else if (r == 0)
 				r = mount("/dev/null", tp, NULL, MS_BIND, NULL);
 			close(t);
 			break;
@@ -384,10 +395,14 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		}
 		if (r < 0) {
 			fail(err, errlen, "cannot set up %s %s", plan_op_name(op->kind), op->dst);
+			if (mask_dir >= 0)
+				close(mask_dir);
 			close(rootfd);
 			return -1;
 		}
 	}
+	if (mask_dir >= 0)
+		close(mask_dir);
 
 	/* 4. Into the new root; the old one is detached and gone. */
 	if (fchdir(rootfd) < 0) {
