@@ -510,10 +510,18 @@ struct sandbox {
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 };
 
+/* Binds nothing of the host's but the system directories every sandbox
+ * has (no workdir, mounts or rootfs): the shape a pool or a spawner helper
+ * builds without the caller's paths. */
+static bool binds_nothing(const struct ward_request *r)
+{
+	return !r->workdir && !r->rootfs && r->nmounts == 0;
+}
+
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
 {
-	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && !a->workdir && !b->workdir &&
-	       !a->rootfs && !b->rootfs && a->nmounts == 0 && b->nmounts == 0 && a->net == b->net &&
+	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && binds_nothing(a) &&
+	       binds_nothing(b) && a->net == b->net &&
 	       a->limits.tmp_size_mb == b->limits.tmp_size_mb && (a->stdin_fd < 0 || a->stdin_set) &&
 	       (b->stdin_fd < 0 || b->stdin_set);
 }
@@ -735,19 +743,19 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 }
 
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, bool via_spawner,
-			     bool *helper_died, char *err, size_t errlen);
+			     bool *no_helper, char *err, size_t errlen);
 
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen)
 {
-	bool helper_died = false;
-	struct sandbox *sb = build(shape, ahead, start, true, &helper_died, err, errlen);
-	if (!sb && helper_died)
-		sb = build(shape, ahead, start, false, &helper_died, err, errlen);
+	bool no_helper = false;
+	struct sandbox *sb = build(shape, ahead, start, true, &no_helper, err, errlen);
+	if (!sb && no_helper)
+		sb = build(shape, ahead, start, false, &no_helper, err, errlen);
 	return sb;
 }
 
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, bool via_spawner,
-			     bool *helper_died, char *err, size_t errlen)
+			     bool *no_helper, char *err, size_t errlen)
 {
 	pthread_once(&g_once, prepare_once);
 	trace_phase("prepare", start);
@@ -765,6 +773,11 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
 	sb->ahead = ahead;
 	sb->stdin_fd = !shape->stdin_set && shape->stdin_fd >= 0;
+	/* Through a helper (spawner.h) when the caller started them and the
+	 * shape is plain: the helper makes the plan itself (and binds nothing
+	 * held), so none is made here.  Else, or when no helper takes it (the
+	 * build starts over: sandbox_build), a clone of our own. */
+	bool spawn = via_spawner && binds_nothing(shape) && !sb->stdin_fd && spawner_alive();
 
 	int *trees = NULL;
 	struct build_fds f;
@@ -777,7 +790,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	if (userns_acquire(&sb->id, err, errlen) < 0)
 		goto fail;
 	trace_phase("identity", start);
-	if (plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
+	if (!spawn && plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
 		goto fail;
 	trace_phase("plan", start);
 
@@ -869,30 +882,26 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		.start = start,
 	};
 
-	/* Through a helper (spawner.h) when the caller started them and the
-	 * shape is plain; else, or when a helper died on the way (the build
-	 * starts over: sandbox_build), a clone of our own. */
-	bool born_in_cg = false, spawned = false;
-	pid_t pid = -ENOSYS;
-	if (via_spawner && !shape->workdir && !shape->rootfs && shape->nmounts == 0 && !sb->stdin_fd) {
+	bool born_in_cg = false;
+	pid_t pid;
+	if (spawn) {
 		struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb, .start = start};
 		int sfds[SP_NFDS] = {sync_p[0], ctl_p[1], out_p[1], err_p[1], in_p[0], rep_p[1], nsock[1], cg_dirfd(sb->cg)};
 		pid = spawner_clone(&sr, sfds, &sb->pidfd, &born_in_cg);
-		if (pid == -EPIPE) {
-			*helper_died = true;
-			snprintf(err, errlen, "the sandbox spawner died");
+		if (pid == -EPIPE || pid == -ENOSYS) {
+			*no_helper = true;
+			snprintf(err, errlen, "no sandbox spawner helper is alive");
 			goto fail;
 		}
-		spawned = pid > 0;
-	}
-	if (pid == -ENOSYS)
+	} else {
 		pid = clone_pid1(&c, cg_dirfd(sb->cg), 0, &sb->pidfd, &born_in_cg);
+	}
 	if (pid < 0) {
 		clone_error(-pid, err, errlen);
 		goto fail;
 	}
 	sb->pid = pid;
-	trace_phase(spawned ? "spawn" : "clone", start);
+	trace_phase(spawn ? "spawn" : "clone", start);
 
 	sb->sync_w = sync_p[1];
 	sb->ctl_r = ctl_p[0];

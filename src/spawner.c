@@ -59,6 +59,7 @@ static struct helper g_helpers[MAX_HELPERS] = {
 	[0 ... MAX_HELPERS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .pid = 0},
 };
 static unsigned g_nhelpers;
+static atomic_uint g_alive; /* helpers with fd >= 0, read without their locks */
 static int g_exe_fd = -1;   /* the lean ward, for respawns; -1: none */
 static atomic_uint g_next;
 
@@ -239,6 +240,7 @@ static int helper_fork(struct helper *h, int exe_fd, bool may_stay)
 	close(sv[1]);
 	h->fd = sv[0];
 	h->pid = pid;
+	atomic_fetch_add(&g_alive, 1);
 	return 0;
 }
 
@@ -272,6 +274,26 @@ int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 	return 0;
 }
 
+/* With h locked: it is gone (or broken); never use it again.  Unless
+ * already reaped, it is killed (it may only be broken) and reaped. */
+static void helper_lost(struct helper *h, bool reaped)
+{
+	close(h->fd);
+	h->fd = -1;
+	atomic_fetch_sub(&g_alive, 1);
+	if (h->pid > 0 && !reaped) {
+		kill(h->pid, SIGKILL);
+		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	h->pid = 0;
+}
+
+bool spawner_alive(void)
+{
+	return atomic_load(&g_alive) > 0;
+}
+
 unsigned spawner_heal(void)
 {
 	unsigned made = 0;
@@ -280,29 +302,13 @@ unsigned spawner_heal(void)
 		if (pthread_mutex_trylock(&h->lock) != 0)
 			continue; /* in use: alive */
 		/* dead before any run noticed it? */
-		if (h->fd >= 0 && h->pid > 0 && waitpid(h->pid, NULL, WNOHANG) == h->pid) {
-			close(h->fd);
-			h->fd = -1;
-			h->pid = 0;
-		}
+		if (h->fd >= 0 && h->pid > 0 && waitpid(h->pid, NULL, WNOHANG) == h->pid)
+			helper_lost(h, true);
 		if (h->fd < 0 && g_exe_fd >= 0 && helper_fork(h, g_exe_fd, false) == 0)
 			made++;
 		pthread_mutex_unlock(&h->lock);
 	}
 	return made;
-}
-
-/* With h locked: it is gone (or broken); reap it, never use it again. */
-static void helper_lost(struct helper *h)
-{
-	close(h->fd);
-	h->fd = -1;
-	if (h->pid > 0) {
-		kill(h->pid, SIGKILL);
-		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		h->pid = 0;
-	}
 }
 
 void spawner_stop(void)
@@ -320,6 +326,7 @@ void spawner_stop(void)
 		pthread_mutex_unlock(&h->lock);
 	}
 	g_nhelpers = 0;
+	atomic_store(&g_alive, 0);
 	if (g_exe_fd >= 0) {
 		close(g_exe_fd);
 		g_exe_fd = -1;
@@ -373,7 +380,7 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 	    recv_fds(h->fd, &a, sizeof(a), got, 1, &ngot) != (ssize_t)sizeof(a)) {
 		for (size_t i = 0; i < ngot; i++)
 			close(got[i]);
-		helper_lost(h);
+		helper_lost(h, false);
 		ret = -EPIPE;
 	} else if (a.pid > 0 && ngot == 1) {
 		*pidfd = got[0];
@@ -412,11 +419,5 @@ unsigned ward_spawner_heal(void)
 
 unsigned ward_spawner_helpers(void)
 {
-	unsigned alive = 0;
-	for (unsigned i = 0; i < g_nhelpers; i++) {
-		pthread_mutex_lock(&g_helpers[i].lock);
-		alive += g_helpers[i].fd >= 0;
-		pthread_mutex_unlock(&g_helpers[i].lock);
-	}
-	return alive;
+	return atomic_load(&g_alive);
 }

@@ -42,6 +42,9 @@ struct spawn_req {
  * socket on fd 3).  0, or -1 with err set. */
 int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen);
 void spawner_stop(void);
+/* Is any helper alive (as far as anyone has noticed)?  Lock-free, for a
+ * caller to decide before it prepares a clone of its own. */
+bool spawner_alive(void);
 /* Replace the helpers found dead, when they exec the lean ward (a fork of
  * a threaded caller may do nothing else).  Call from the thread that
  * started them.  How many were started. */
