@@ -38,6 +38,20 @@ start_server() {
 	PORT=${addr##*:}
 }
 
+# wait_for CMD... — up to 10 s for CMD to succeed
+wait_for() {
+	local _
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# metric NAME [CURL ARGS...] — the value of one line of GET /metrics
+metric() {
+	local m=$1
+	shift
+	curl -s --max-time 10 "$@" "$URL/metrics" | awk -v m="$m" '$1==m{print $2}'
+}
+
 # server_fds_held PID... — each fd of these processes that is one of the
 # server's sockets (listener, connections) or a file of the test's (log,
 # stdio), as "PID:TARGET"; empty when none.  (Pipes and socketpairs made

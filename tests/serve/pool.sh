@@ -6,15 +6,8 @@
 # leaves no process behind.
 . "$(dirname "$0")/lib.bash"
 
-metric() { curl -s --max-time 10 "$URL/metrics" | awk -v m="$1" '$1==m{print $2}'; }
 # (the server's spawner helpers are children too, but no sandbox)
 children() { ps -o pid=,comm= --ppid "$1" | awk '$2 != "ward-spawner" {print $1}' | sort -n | tr '\n' ' '; }
-# wait_for NAME CMD... — up to 10 s for CMD to succeed
-wait_for() {
-	local _
-	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 pool_full() { [ "$(metric ward_pool_ready)" = "$1" ]; }
 hits() { metric 'ward_pool_takes_total{result="hit"}'; }
 json() { python3 -c 'import json,sys; print(json.dumps(eval(sys.argv[1])))' "$1"; }

@@ -10,12 +10,6 @@
 spawners() { ps -o pid=,comm= --ppid "$1" | awk '$2 == "ward-spawner" {print $1}' | sort -n | tr '\n' ' '; }
 inits() { ps -o pid=,comm= --ppid "$1" | awk '$2 == "ward-init" {print $1}' | sort -n | tr '\n' ' '; }
 zombies() { ps -o stat= --ppid "$1" | grep -c '^Z'; }
-# wait_for CMD... — up to 10 s for CMD to succeed
-wait_for() {
-	local _
-	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 ok_run() { # ok_run LABEL JSON — the run answers 200 with status ok
 	local r
 	r=$(post_exec "$2")
@@ -59,7 +53,7 @@ WARD_TRACE=1 start_server sp --spawners 2 --token-file "$SERVE_TMP/tokens" || ex
 AUTH=(-H "Authorization: Bearer $SECRET")
 sp=$(spawners "$SRV_PID")
 expect_eq "spawner: --spawners 2 starts two helpers" 2 "$(wc -w <<<"$sp")"
-expect_eq "spawner: /metrics: ward_spawner_helpers 2" 2 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
+expect_eq "spawner: /metrics: ward_spawner_helpers 2" 2 "$(metric ward_spawner_helpers "${AUTH[@]}")"
 
 # --- a plain run goes through a helper -----------------------------------------
 r=$(post_exec '{"argv": ["sh", "-c", "cat /proc/1/comm; id -u"]}' "${AUTH[@]}")
@@ -106,7 +100,7 @@ healed() {
 }
 check "spawner: ... the server replaces it, and reaps it (no zombie)" wait_for healed
 check "spawner: ... and logs that" grep -q '"event":"spawner-restarted"' "$SRV_LOG"
-expect_eq "spawner: ... /metrics: ward_spawner_helpers 2 again" 2 "$(curl -s --max-time 10 "${AUTH[@]}" "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
+expect_eq "spawner: ... /metrics: ward_spawner_helpers 2 again" 2 "$(metric ward_spawner_helpers "${AUTH[@]}")"
 n0=$(grep -c 'ward-trace: spawn ' "$SERVE_TMP/sp.out")
 ok_auth() { r=$(post_exec '{"argv": ["true"]}' "${AUTH[@]}"); [ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')" = "200 ok" ]; }
 ok_auth && ok_auth
@@ -181,7 +175,7 @@ if [ -x "$WARD_NET" ]; then
 	expect_eq "spawner: ... the server clones them itself (trace phase 'clone')" 2 "$((n1 - n0))"
 	sleep 1.5
 	expect_eq "spawner: ... is not replaced, and reaped (no zombie)" "0 0" "$(wc -w <<<"$(spawners "$SRV_PID")") $(zombies "$SRV_PID")"
-	expect_eq "spawner: ... /metrics: ward_spawner_helpers 0" 0 "$(curl -s --max-time 10 "$URL/metrics" | awk '$1=="ward_spawner_helpers"{print $2}')"
+	expect_eq "spawner: ... /metrics: ward_spawner_helpers 0" 0 "$(metric ward_spawner_helpers)"
 	stop_server "$SRV_PID"
 fi
 
