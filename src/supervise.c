@@ -168,6 +168,16 @@ static bool drain(int fd, struct capbuf *c, char *buf, size_t bufsz)
 	}
 }
 
+/* A fatal call whose caller a signal took out of it before we could read
+ * which call it was. */
+static void seccomp_withdrawn(struct ward_seccomp_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->nr = -1;
+	snprintf(ev->text, sizeof(ev->text),
+		 "ward: seccomp: blocked a system call (interrupted before ward read which); sandbox killed (SIGSYS)");
+}
+
 int supervise_run(struct supervise *s)
 {
 	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N };
@@ -311,8 +321,15 @@ int supervise_run(struct supervise *s)
 		if (pfd[P_LIS].revents & POLLIN) {
 			struct ward_seccomp_event ev;
 			/* Read without answering: the caller stays blocked in the
-			 * call, which never runs, until the kill lands. */
-			if (ward_seccomp_notify_read(fds[P_LIS], &ev) == 0 && !s->seccomp_killed) {
+			 * call, which never runs, until the kill lands.  ENOENT: a
+			 * call was made and withdrawn before we read it (a signal
+			 * interrupted the caller): fatal all the same. */
+			int nr = ward_seccomp_notify_read(fds[P_LIS], &ev);
+			if (nr == -ENOENT && !killed) {
+				seccomp_withdrawn(&ev);
+				nr = 0;
+			}
+			if (nr == 0 && !s->seccomp_killed) {
 				s->seccomp_killed = true;
 				s->seccomp_nr = ev.nr;
 				capbuf_feed(&s->err, ev.text, strlen(ev.text));

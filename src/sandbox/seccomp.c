@@ -50,6 +50,12 @@
 #ifndef AF_ALG
 #define AF_ALG 38
 #endif
+#ifndef AF_NETLINK
+#define AF_NETLINK 16
+#endif
+#ifndef NETLINK_ROUTE
+#define NETLINK_ROUTE 0
+#endif
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
@@ -59,6 +65,9 @@
 #ifndef SECCOMP_RET_USER_NOTIF
 #define SECCOMP_RET_USER_NOTIF 0x7fc00000U
 #endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
 
 /* What a rule does. */
 enum act {
@@ -66,6 +75,7 @@ enum act {
 	EPERM_, /* fails with EPERM, as it would for an unprivileged process */
 	ENOSYS_, /* fails with ENOSYS: callers fall back as on an older kernel */
 	EAFNO,  /* socket(): EAFNOSUPPORT, as for a family the kernel lacks */
+	EPROTONO, /* socket(): EPROTONOSUPPORT, as for a protocol the kernel lacks */
 };
 
 /* Which argument, if any, a rule looks at. */
@@ -77,6 +87,7 @@ enum cond {
 	SETID1,   /* the mode in arg1 has S_ISUID or S_ISGID */
 	SETID2,   /* ... in arg2 */
 	SETID3,   /* ... in arg3 */
+	NETLINK_NOT_ROUTE, /* socket(AF_NETLINK, *, protocol other than NETLINK_ROUTE) */
 };
 
 struct rule {
@@ -151,6 +162,12 @@ static const struct rule rules[] = {
 	{"io_uring_enter", -1, ENOSYS_, ANY, 0, NULL},
 	{"io_uring_register", -1, ENOSYS_, ANY, 0, NULL},
 	{"name_to_handle_at", -1, EPERM_, ANY, 0, NULL},
+	/* 16-bit segments (Wine, DOSEMU): espfix and LDT bugs (CVE-2014-8133,
+	 * CVE-2015-5157, CVE-2017-17053); EPERM, as Docker's default. */
+	{"modify_ldt", -1, EPERM_, ANY, 0, NULL},
+	/* Unprivileged fanotify (Linux 5.13): filesystem-wide event queues;
+	 * EPERM, what an unprivileged caller got before 5.13. */
+	{"fanotify_init", -1, EPERM_, ANY, 0, NULL},
 	/* Host-wide state an unprivileged process cannot change anyway: EPERM
 	 * here too, so that no kernel code beyond the filter runs. */
 	{"settimeofday", -1, EPERM_, ANY, 0, NULL},
@@ -191,6 +208,11 @@ static const struct rule rules[] = {
 	 * to the hypervisor; AF_ALG is a long line of kernel CVEs. */
 	{"socket", -1, EAFNO, ARG0_LO, AF_VSOCK, "AF_VSOCK"},
 	{"socket", -1, EAFNO, ARG0_LO, AF_ALG, "AF_ALG"},
+	/* Netlink: only NETLINK_ROUTE, which getifaddrs, getaddrinfo's
+	 * AI_ADDRCONFIG and ip(8) use.  The rest (generic netlink's families,
+	 * sock_diag, uevents, audit, crypto, xfrm, netfilter...) is kernel
+	 * surface no sandboxed program needs; ss(8) falls back to /proc. */
+	{"socket", -1, EPROTONO, NETLINK_NOT_ROUTE, AF_NETLINK, "AF_NETLINK"},
 };
 
 /* personality(2): only PER_LINUX (0) and the query 0xffffffff are allowed;
@@ -232,6 +254,8 @@ static uint32_t scmp_action(enum act a, bool notify)
 		return SCMP_ACT_ERRNO(ENOSYS);
 	case EAFNO:
 		return SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	case EPROTONO:
+		return SCMP_ACT_ERRNO(EPROTONOSUPPORT);
 	}
 	return SCMP_ACT_KILL_PROCESS;
 }
@@ -268,6 +292,12 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 		break;
 	case ARG1_LO:
 		rc = seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val));
+		break;
+	case NETLINK_NOT_ROUTE:
+		/* The protocol is compared on all 64 bits: garbage in the high
+		 * half (which the kernel drops) is refused too, never let by. */
+		rc = seccomp_rule_add(ctx, action, nr, 2, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val),
+				      SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
 		break;
 	case SETID1:
 	case SETID2:
@@ -428,7 +458,15 @@ int ward_seccomp_apply_listener(const struct ward_seccomp *f)
 {
 	if (!f->notify_prog.filter)
 		return -EINVAL;
-	return do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER, &f->notify_prog);
+	/* Once the supervisor has read a notification, only SIGKILL may end
+	 * the caller's wait (Linux 5.19): a signal handler cannot turn the
+	 * fatal call into EINTR and run on until the kill lands.  An older
+	 * kernel refuses the flag (EINVAL): load the filter without it. */
+	int rc = do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			    &f->notify_prog);
+	if (rc == -EINVAL)
+		rc = do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER, &f->notify_prog);
+	return rc;
 }
 
 int ward_seccomp_send_listener(int sock, int listener)

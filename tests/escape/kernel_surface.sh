@@ -42,11 +42,26 @@ expect_blocked "kernel surface: quotactl EPERM" quotactl EPERM
 expect_blocked "kernel surface: vhangup EPERM" vhangup EPERM
 expect_blocked "kernel surface: socket(AF_VSOCK) EAFNOSUPPORT" "socket(AF_VSOCK)" EAFNOSUPPORT
 expect_blocked "kernel surface: socket(AF_ALG) EAFNOSUPPORT" "socket(AF_ALG)" EAFNOSUPPORT
+expect_blocked "kernel surface: modify_ldt EPERM" "modify_ldt(read)" EPERM
+expect_blocked "kernel surface: fanotify_init EPERM" "fanotify_init(FAN_REPORT_FID)" EPERM
+for p in GENERIC SOCK_DIAG KOBJECT_UEVENT AUDIT NETFILTER XFRM CRYPTO hi\|GENERIC; do
+	expect_blocked "kernel surface: socket(AF_NETLINK, $p) EPROTONOSUPPORT" "socket(AF_NETLINK,$p)" EPROTONOSUPPORT
+done
+expect_blocked "kernel surface: socket(AF_NETLINK with high bits, GENERIC) EPROTONOSUPPORT" \
+	"socket(hi|AF_NETLINK,GENERIC)" EPROTONOSUPPORT
+expect_contains "kernel surface: socket(AF_NETLINK, ROUTE) still allowed" "$OUT" "INFO netlink-route ok"
 
 for m in kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct iopl ioperm; do
 	wrun -- /helpers/esc_syscall "$m"
 	expect_killed "kernel surface: $m killed by seccomp"
 done
+
+# What NETLINK_ROUTE carries still works: ip(8), getifaddrs (if_nameindex)
+# and getaddrinfo with AI_ADDRCONFIG.
+wrun --net loopback --shell 'ip -o link show lo | grep -c "lo:"; /usr/bin/python3 -c "import socket
+print([n for _, n in socket.if_nameindex()])
+print(socket.getaddrinfo(\"127.0.0.1\", 80, flags=socket.AI_ADDRCONFIG)[0][4])"'
+expect_eq "kernel surface: ip link, if_nameindex, AI_ADDRCONFIG work" $'1\n[\'lo\']\n(\'127.0.0.1\', 80)' "${OUT%$'\n'}"
 
 # personality's query and PER_LINUX stay allowed (uname, setarch -q ...).
 wrun --shell 'setarch --list >/dev/null && setarch x86_64 true && echo per-ok'

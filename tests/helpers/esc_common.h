@@ -45,6 +45,8 @@ __attribute__((unused)) static const char *esc_errname(int e)
 	case ELOOP: return "ELOOP";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+	case ENOSPC: return "ENOSPC";
 	case ECONNREFUSED: return "ECONNREFUSED";
 	case ENETUNREACH: return "ENETUNREACH";
 	case EHOSTUNREACH: return "EHOSTUNREACH";

@@ -219,6 +219,36 @@ static void eperm_all(void)
 	CALL("vhangup", syscall(SYS_vhangup));
 	CALL("socket(AF_VSOCK)", socket(40, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	CALL("socket(AF_ALG)", socket(38, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+	{
+		char ldt[16];
+		CALL("modify_ldt(read)", syscall(SYS_modify_ldt, 0, ldt, sizeof(ldt)));
+	}
+	/* FAN_REPORT_FID: what an unprivileged caller may ask for (5.13+). */
+	CALL("fanotify_init(FAN_REPORT_FID)", syscall(SYS_fanotify_init, 0x00000200, O_RDONLY));
+	/* Every netlink protocol but NETLINK_ROUTE: generic (16), sock_diag
+	 * (4), uevents (15), audit (9), netfilter (12), xfrm (6), crypto (21),
+	 * and generic with high bits in the protocol or the family (the kernel
+	 * drops them). */
+	static const struct {
+		int proto;
+		const char *what;
+	} nl[] = {{16, "socket(AF_NETLINK,GENERIC)"}, {4, "socket(AF_NETLINK,SOCK_DIAG)"},
+		  {15, "socket(AF_NETLINK,KOBJECT_UEVENT)"}, {9, "socket(AF_NETLINK,AUDIT)"},
+		  {12, "socket(AF_NETLINK,NETFILTER)"}, {6, "socket(AF_NETLINK,XFRM)"},
+		  {21, "socket(AF_NETLINK,CRYPTO)"}};
+	for (size_t i = 0; i < sizeof(nl) / sizeof(nl[0]); i++)
+		CALL(nl[i].what, socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, nl[i].proto));
+	CALL("socket(AF_NETLINK,hi|GENERIC)",
+	     syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, (1UL << 32) | 16));
+	CALL("socket(hi|AF_NETLINK,GENERIC)",
+	     syscall(SYS_socket, (1UL << 32) | AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 16));
+	{
+		/* NETLINK_ROUTE stays: getifaddrs, AI_ADDRCONFIG and ip(8) need it. */
+		int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+		printf("INFO netlink-route %s\n", fd >= 0 ? "ok" : esc_errname(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 int main(int argc, char **argv)

@@ -105,6 +105,15 @@ static uint32_t eval(const struct sock_fprog *p, uint32_t arch, int nr, uint64_t
 	return bpf_run(p, &d);
 }
 
+static uint32_t eval3(const struct sock_fprog *p, int nr, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+	d.args[0] = a0;
+	d.args[1] = a1;
+	d.args[2] = a2;
+	return bpf_run(p, &d);
+}
+
 static void test_bpf(const struct ward_seccomp *f)
 {
 	const struct sock_fprog *p = &f->prog;
@@ -152,6 +161,18 @@ static void test_bpf(const struct ward_seccomp *f)
 	  eval(p, X64, __NR_personality, (1ULL << 40) | READ_IMPLIES_EXEC, 0) == RET_ERRNO(EPERM));
 	T("bpf: socket AF_VSOCK eafnosupport", eval(p, X64, __NR_socket, 40, 0) == RET_ERRNO(EAFNOSUPPORT));
 	T("bpf: socket AF_INET allowed", eval(p, X64, __NR_socket, AF_INET, 0) == RET_ALLOW);
+	T("bpf: modify_ldt eperm", eval(p, X64, __NR_modify_ldt, 0, 0) == RET_ERRNO(EPERM));
+	T("bpf: fanotify_init eperm", eval(p, X64, __NR_fanotify_init, 0x200, 0) == RET_ERRNO(EPERM));
+	T("bpf: socket AF_NETLINK ROUTE allowed", eval3(p, __NR_socket, AF_NETLINK, SOCK_RAW, 0) == RET_ALLOW);
+	T("bpf: socket AF_NETLINK GENERIC eprotonosupport",
+	  eval3(p, __NR_socket, AF_NETLINK, SOCK_RAW, 16) == RET_ERRNO(EPROTONOSUPPORT));
+	T("bpf: socket AF_NETLINK SOCK_DIAG eprotonosupport",
+	  eval3(p, __NR_socket, AF_NETLINK, SOCK_DGRAM, 4) == RET_ERRNO(EPROTONOSUPPORT));
+	T("bpf: socket AF_NETLINK protocol with high bits eprotonosupport",
+	  eval3(p, __NR_socket, AF_NETLINK, SOCK_RAW, (1ULL << 32) | 16) == RET_ERRNO(EPROTONOSUPPORT));
+	T("bpf: socket AF_NETLINK family with high bits eprotonosupport",
+	  eval3(p, __NR_socket, (1ULL << 32) | AF_NETLINK, SOCK_RAW, 16) == RET_ERRNO(EPROTONOSUPPORT));
+	T("bpf: socket AF_INET protocol 16 allowed", eval3(p, __NR_socket, AF_INET, SOCK_RAW, 16) == RET_ALLOW);
 	T("bpf: socket AF_UNIX allowed", eval(p, X64, __NR_socket, AF_UNIX, 0) == RET_ALLOW);
 	T("bpf: ptrace allowed", eval(p, X64, __NR_ptrace, 0, 0) == RET_ALLOW);
 	T("bpf: chmod 0755 allowed", eval(p, X64, __NR_chmod, 0, 0755) == RET_ALLOW);
@@ -331,6 +352,100 @@ static int notify_case(const struct ward_seccomp *f, int what, struct ward_secco
 	return st;
 }
 
+static void on_usr1(int sig) { (void)sig; }
+
+/* The state letter of /proc/PID/stat ('S' asleep, 'D' in a killable wait). */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* A fatal call whose caller catches SIGUSR1 (no SA_RESTART) and gets it
+ * while the call waits for the supervisor.  read_first: the notification was
+ * read before the signal, and the caller must stay in the call until it is
+ * killed (WAIT_KILLABLE_RECV), not come back with EINTR and run on.  Else
+ * the signal comes first: the call is withdrawn (it returns EINTR, having
+ * never run) and the supervisor's read says -ENOENT, which ward counts as a
+ * fatal call.  1 when so, 0 when not, -1 when the setup failed. */
+static int signal_case(const struct ward_seccomp *f, bool read_first)
+{
+	int sv[2], done[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		close(sv[0]);
+		close(done[0]);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		int lfd = -1;
+		if (sigaction(SIGUSR1, &sa, NULL) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    (lfd = ward_seccomp_apply_listener(f)) < 0 || ward_seccomp_send_listener(sv[1], lfd) < 0)
+			_exit(99);
+		close(lfd);
+		close(sv[1]);
+		long r = mount("none", "/tmp", "tmpfs", 0, NULL);
+		char c = r < 0 && errno == EINTR ? 'I' : 'R';
+		(void)!write(done[1], &c, 1);
+		pause();
+		_exit(0);
+	}
+	close(sv[1]);
+	close(done[1]);
+	int result = -1;
+	int lfd = pid > 0 ? ward_seccomp_recv_listener(sv[0]) : -1;
+	struct pollfd pl = {.fd = lfd, .events = POLLIN};
+	struct ward_seccomp_event ev;
+	if (lfd >= 0 && poll(&pl, 1, 5000) == 1 && (!read_first || ward_seccomp_notify_read(lfd, &ev) == 0)) {
+		kill(pid, SIGUSR1);
+		struct pollfd pd = {.fd = done[0], .events = POLLIN};
+		if (read_first) {
+			/* Back from the call (wrong), or in a killable wait. */
+			result = 0;
+			for (int i = 0; i < 5000; i++) {
+				if (poll(&pd, 1, 1) != 0)
+					break;
+				if (proc_state(pid) == 'D' && poll(&pd, 1, 0) == 0) {
+					result = 1;
+					break;
+				}
+			}
+		} else {
+			char c = 0;
+			result = poll(&pd, 1, 5000) == 1 && read(done[0], &c, 1) == 1 && c == 'I' &&
+				 ward_seccomp_notify_read(lfd, &ev) == -ENOENT;
+		}
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	close(sv[0]);
+	close(done[0]);
+	return result;
+}
+
 static void test_notify(const struct ward_seccomp *f)
 {
 	struct ward_seccomp_event ev = {0};
@@ -347,6 +462,9 @@ static void test_notify(const struct ward_seccomp *f)
 	T("notify: TIOCSTI failed with EPERM", exited(st, 42));
 	st = notify_case(f, 2, &ev, &rc, &pid);
 	T("notify: no listener left: the call fails with ENOSYS, never runs", exited(st, 42));
+	T("notify: once read, a signal does not bring the caller back from the call (WAIT_KILLABLE_RECV)",
+	  signal_case(f, true) == 1);
+	T("notify: a call withdrawn by a signal before the read reads as ENOENT", signal_case(f, false) == 1);
 	T("notify: syscall_name(mount)", ward_seccomp_syscall_name(__NR_mount) &&
 						 strcmp(ward_seccomp_syscall_name(__NR_mount), "mount") == 0);
 	T("notify: syscall_name(getpid) is NULL", ward_seccomp_syscall_name(__NR_getpid) == NULL);
