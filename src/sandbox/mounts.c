@@ -326,8 +326,8 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 			r = mount_fs_at(rootfd, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 			break;
 		case OP_DEVPTS:
-			r = mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC,
-					"newinstance,ptmxmode=0666,mode=0620");
+			snprintf(opts, sizeof(opts), "newinstance,ptmxmode=0666,mode=0620,max=%d", WARD_PTY_MAX);
+			r = mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
 			break;
 		case OP_DIR: {
 			int t = open_target(rootfd, op->dst, false);

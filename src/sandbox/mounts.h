@@ -16,6 +16,12 @@
 
 #include "plan.h"
 
+/* The most pseudo-terminals one sandbox may hold at once (its devpts
+ * instance's max=): the host's pool (kernel.pty.max, less pty.reserve) is
+ * shared by every devpts instance, so without a cap one sandbox could take
+ * them all.  One more open of /dev/ptmx fails with ENOSPC. */
+#define WARD_PTY_MAX 16
+
 /* Per op: a detached mount tree prepared by the supervisor (idmapped binds),
  * or -1.  The array has plan->nops entries, or is NULL. */
 struct mounts_input {

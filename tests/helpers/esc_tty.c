@@ -3,6 +3,9 @@
  *   esc_tty sti-fd0 | sti-fd0-high | linux-fd0      on the inherited stdin
  *   esc_tty sti-own | sti-own-high | linux-own | setd-own   on a pty of its own
  *   esc_tty pty-works                               a pty must keep working
+ *   esc_tty pty-flood N                             open /dev/ptmx up to N times
+ *                                                   (the last must fail), then
+ *                                                   close one and open again
  * TIOCSTI pushes bytes into a terminal's input queue, to be read — and run —
  * by the shell that owns it once the sandbox is gone.  See esc_common.h. */
 #include "esc_common.h"
@@ -56,15 +59,47 @@ static int own_pty(int *m, int *s)
 	return 0;
 }
 
+/* Hold up to n ptys (n small: they come from a pool the host shares); the
+ * n-th open must fail.  Then one freed must be usable again. */
+static int pty_flood(int n)
+{
+	int fds[64], got = 0, err = 0;
+	if (n < 1 || n > 64)
+		return 2;
+	try("ptmx flood");
+	while (got < n) {
+		int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		fds[got++] = fd;
+	}
+	printf("INFO ptys held %d\n", got);
+	esc_result("ptmx flood", got < n, err);
+	if (got > 0) {
+		close(fds[--got]);
+		int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		printf("INFO reopen after close %s\n", fd >= 0 ? "ok" : esc_errname(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	while (got > 0)
+		close(fds[--got]);
+	return esc_done();
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: esc_tty MODE\n");
+	if (argc != 2 && !(argc == 3 && !strcmp(argv[1], "pty-flood"))) {
+		fprintf(stderr, "usage: esc_tty MODE | esc_tty pty-flood N\n");
 		return 2;
 	}
 	const char *m = argv[1];
 	esc_guard();
 	int pm = -1, ps = -1;
+	if (!strcmp(m, "pty-flood"))
+		return pty_flood(atoi(argv[2]));
 	if (!strcmp(m, "sti-fd0"))
 		sti(0, "TIOCSTI(stdin)", 0);
 	else if (!strcmp(m, "sti-fd0-high"))
