@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,7 +18,11 @@
 
 #include "request.h"
 
-#define LOCK_DIR "/run/ward/uids"
+/* One file, one byte per slot: the byte is locked (an OFD lock) while its
+ * slot's uid is in use.  Older wards kept a file per slot in /run/ward/uids;
+ * that directory is no longer used. */
+#define LOCK_DIR "/run/ward"
+#define LOCK_FILE "uid-slots"
 
 static unsigned long env_ulong(const char *name, unsigned long dflt)
 {
@@ -32,31 +35,49 @@ static unsigned long env_ulong(const char *name, unsigned long dflt)
 	return (errno || *end) ? dflt : v;
 }
 
-/* mkdir -p of LOCK_DIR, root-owned, never through a symlink. */
-static int open_lock_dir(void)
+/* LOCK_DIR/LOCK_FILE, opened for this identity alone (an OFD lock belongs
+ * to its open file description: two opens conflict even in one process).
+ * Directory and file root-owned and closed to others (a reader could take
+ * read locks that block ours), never through a symlink.  fd or -1 (errno). */
+static int open_slot_file(void)
 {
-	int fd = open("/run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open("/run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (mkdirat(dfd, "ward", 0700) < 0 && errno != EEXIST) {
+		close(dfd);
+		return -1;
+	}
+	int wfd = openat(dfd, "ward", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (wfd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(wfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		close(wfd);
+		errno = EPERM;
+		return -1;
+	}
+	int fd = openat(wfd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(wfd);
 	if (fd < 0)
 		return -1;
-	const char *parts[] = {"ward", "uids"};
-	for (size_t i = 0; i < 2; i++) {
-		if (mkdirat(fd, parts[i], 0700) < 0 && errno != EEXIST) {
-			close(fd);
-			return -1;
-		}
-		int nfd = openat(fd, parts[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
 		close(fd);
-		if (nfd < 0)
-			return -1;
-		struct stat st;
-		if (fstat(nfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
-			close(nfd);
-			errno = EPERM;
-			return -1;
-		}
-		fd = nfd;
+		errno = EPERM;
+		return -1;
 	}
 	return fd;
+}
+
+/* Lock byte `slot` of fd; true when it was free. */
+static bool lock_slot(int fd, unsigned long slot, int *err)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)slot, .l_len = 1};
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return true;
+	*err = errno == EAGAIN || errno == EACCES ? 0 : errno;
+	return false;
 }
 
 int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
@@ -75,10 +96,11 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 				      "and a range below 4294967294");
 		return -1;
 	}
-	int dfd = open_lock_dir();
-	if (dfd < 0) {
-		snprintf(err, errlen, "cannot use %s for sandbox uid locks: %s; make it a root-owned directory",
-			 LOCK_DIR, strerror(errno));
+	int fd = open_slot_file();
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot use %s/%s for sandbox uid locks: %s; make %s a root-owned directory "
+				      "and the file root's, mode 0600",
+			 LOCK_DIR, LOCK_FILE, strerror(errno), LOCK_DIR);
 		return -1;
 	}
 	/* Start at a spread-out slot so concurrent callers rarely collide. */
@@ -87,22 +109,23 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 	unsigned long start = ((unsigned long)getpid() * 2654435761u + (unsigned long)ts.tv_nsec) % count;
 	for (unsigned long i = 0; i < count; i++) {
 		unsigned long slot = (start + i) % count;
-		char name[32];
-		snprintf(name, sizeof(name), "%lu", slot);
-		int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		int e = 0;
+		if (lock_slot(fd, slot, &e)) {
 			id->lock_fd = fd;
 			id->slot = (int)slot;
 			id->host_uid = (uid_t)(base + slot);
 			id->host_gid = (gid_t)(base + slot);
-			close(dfd);
 			return 0;
 		}
-		close(fd);
+		if (e) {
+			close(fd);
+			snprintf(err, errlen, "cannot lock a sandbox uid slot in %s/%s: %s (ward needs OFD locks, "
+					      "Linux 3.15, on a local filesystem)",
+				 LOCK_DIR, LOCK_FILE, strerror(e));
+			return -1;
+		}
 	}
-	close(dfd);
+	close(fd);
 	snprintf(err, errlen, "all %lu sandbox uids are in use: raise WARD_UID_COUNT or run fewer at once", count);
 	return -1;
 }
@@ -110,7 +133,7 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 void userns_release(struct ward_identity *id)
 {
 	if (id->lock_fd >= 0)
-		close(id->lock_fd); /* the flock goes with it; the file stays for the next run */
+		close(id->lock_fd); /* the slot's lock goes with its open file description */
 	id->lock_fd = -1;
 }
 

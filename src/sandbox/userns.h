@@ -3,9 +3,10 @@
  * Inside, the command always runs as uid/gid 1000 ("sandbox").  On the host
  * that is: when ward runs as root, a uid of its own from the configured range
  * (WARD_UID_BASE, default 3000000, WARD_UID_COUNT slots, default 65536),
- * held by an flock on /run/ward/uids/<slot> for the run so that two
- * sandboxes running at once never share a host uid; a lock whose holder
- * died is free again by construction.  Run by an ordinary user, it is that
+ * held for the run by an OFD lock on byte <slot> of /run/ward/uid-slots (one
+ * file, however many slots are used), so that two sandboxes running at once
+ * never share a host uid; a lock whose holder died is free again by
+ * construction.  Run by an ordinary user, it is that
  * user's own uid.  The host uid is never 0.
  */
 #ifndef WARD_USERNS_H
