@@ -144,6 +144,7 @@ struct ward_enforced {
 	const char *fsize;
 	const char *seccomp;  /* "seccomp" or "none" */
 	const char *landlock; /* "landlock-abi-N" or "none" */
+	const char *tcp_memory; /* socket buffers: "cgroup-v2", "cgroup-v1-kmem" or "none" */
 	char user[40];        /* "userns-uid-N" (the sandbox's host uid) or "none" */
 };
 

@@ -86,6 +86,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	res->enforced.fsize = "rlimit";
 	res->enforced.seccomp = "none";
 	res->enforced.landlock = "none";
+	res->enforced.tcp_memory = "none";
 	snprintf(res->enforced.user, sizeof(res->enforced.user), "none");
 
 	if (req->workdir) {

@@ -634,6 +634,23 @@ static pid_t clone_pid1(struct child_ctx *c, int cgfd, unsigned long extra, int 
 	return pid < 0 ? -errno : pid;
 }
 
+/* A loopback's TCP buffers are kernel memory that only a memory cgroup
+ * charges (no rlimit bounds them): without one, a sandbox could fill the
+ * host's TCP memory (and push every socket on it into memory pressure). */
+static void loopback_refused(const struct ward_cgroup *cg, const char *cgerr, char *err, size_t errlen)
+{
+	if (!cg)
+		snprintf(err, errlen,
+			 "--net loopback needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
+			 "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
+			 cgerr[0] ? cgerr : "no usable cgroups");
+	else
+		snprintf(err, errlen,
+			 "--net loopback needs the sandbox's socket buffers charged to its memory cgroup, which this "
+			 "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
+			 "cgroup.memory=nosocket; see `ward doctor`); use --net none");
+}
+
 static void clone_error(int e, char *err, size_t errlen)
 {
 	if (e == EPERM || e == ENOSPC || e == EINVAL)
@@ -841,6 +858,10 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	char cgerr[256] = "";
 	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
+	if (shape->net == WARD_NET_LOOPBACK && !cg_charges_sockets(sb->cg)) {
+		loopback_refused(sb->cg, cgerr, err, errlen);
+		goto fail;
+	}
 
 	bool want_in = ahead || shape->stdin_set, want_rep = ahead || shape->report_channel;
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
@@ -1012,6 +1033,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	res->enforced.fsize = "rlimit";
 	res->enforced.seccomp = g_no_seccomp ? "none" : "seccomp";
 	res->enforced.landlock = landlock_name(g_landlock_abi);
+	res->enforced.tcp_memory = cg_sockets_mechanism(cg);
 	snprintf(res->enforced.user, sizeof(res->enforced.user), "userns-uid-%u", (unsigned)sb->id.host_uid);
 
 	int r = send_handover(sb, req, !(cg && cg_limits_memory(cg)));

@@ -124,8 +124,11 @@ void doctor_run(struct doctor_report *r)
 	int rc = ward_run(&req, &res);
 	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
 	if (r->system_ok)
-		item(r, "system", true, "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s)",
-		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock);
+		item(r, "system", true,
+		     "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s, tcp memory: %s%s)",
+		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock,
+		     res.enforced.tcp_memory,
+		     strcmp(res.enforced.tcp_memory, "none") == 0 ? ", so --net loopback is refused" : "");
 	else
 		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
 	ward_result_free(&res);

@@ -59,6 +59,7 @@ char *ward_result_to_json(const struct ward_result *r)
 	json_object_set_new(en, "fsize", json_str_or(e->fsize, "none"));
 	json_object_set_new(en, "seccomp", json_str_or(e->seccomp, "none"));
 	json_object_set_new(en, "landlock", json_str_or(e->landlock, "none"));
+	json_object_set_new(en, "tcp_memory", json_str_or(e->tcp_memory, "none"));
 	json_object_set_new(en, "user", json_string(e->user[0] ? e->user : "none"));
 	json_object_set_new(o, "enforced", en);
 
@@ -628,7 +629,7 @@ out:
  * bounded table (the set of names is small), never freed. */
 static const char *intern_name(const char *s)
 {
-	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "rlimit", "ward", "landlock", "seccomp", "none"};
+	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit", "ward", "landlock", "seccomp", "none"};
 	static char *pool[64];
 	static size_t npool;
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -726,6 +727,7 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	EN(fsize);
 	EN(seccomp);
 	EN(landlock);
+	EN(tcp_memory);
 #undef EN
 	v = json_object_get(en, "user");
 	snprintf(e->user, sizeof(e->user), "%s", json_is_string(v) ? json_string_value(v) : "none");

@@ -73,6 +73,8 @@ static struct {
 	bool swap_max;     /* v2: memory.swap.max exists in run cgroups */
 	bool swap_is_zero; /* v2: the parent already has memory.swap.max 0 */
 	bool cg_kill;      /* v2: cgroup.kill exists (5.14+) */
+	bool kmem_tcp;     /* v1: memory.kmem.tcp.limit_in_bytes exists */
+	bool nosocket;     /* v2: booted with cgroup.memory=nosocket */
 } P;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static atomic_uint name_counter;
@@ -87,6 +89,7 @@ struct ward_cgroup {
 		unsigned mask;
 		bool removed;
 	} d[NHIER];
+	bool tcp;      /* socket buffers are charged to a limit (see cg_charges_sockets) */
 	char name[64];
 };
 
@@ -397,6 +400,11 @@ static void probe_v1(const struct mnt v1[3])
 		if (fd < 0)
 			continue;
 		P.memsw = faccessat(fd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0;
+		/* v1 charges socket buffers only to a cgroup given a TCP
+		 * limit (a counter of their own), and only sockets made after. */
+		P.kmem_tcp = faccessat(fd, "memory.kmem.tcp.limit_in_bytes", F_OK, 0) == 0;
+		if (!P.kmem_tcp)
+			why("cgroup v1: no memory.kmem.tcp.limit_in_bytes: socket buffers cannot be charged, so --net loopback is refused");
 		/* Without swap accounting, at least make reclaim never swap:
 		 * children copy swappiness from this parent when created. */
 		if (!P.memsw) {
@@ -602,6 +610,27 @@ static void probe_v2(const struct mnt *m)
 	P.pub.cpu = true;
 }
 
+/* Does the kernel command line have cgroup.memory=...nosocket...? */
+static bool booted_nosocket(void)
+{
+	char buf[4096];
+	if (read_at(AT_FDCWD, "/proc/cmdline", buf, sizeof buf) <= 0)
+		return false;
+	for (char *p = buf; (p = strstr(p, "cgroup.memory=")); p++) {
+		if (p != buf && p[-1] != ' ')
+			continue;
+		char *v = p + strlen("cgroup.memory=");
+		size_t n = strcspn(v, " \n");
+		char save = v[n];
+		v[n] = 0;
+		bool hit = has_word(v, "nosocket");
+		v[n] = save;
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
 /* Which optional files run cgroups will have, read off the parent (a
  * non-root cgroup has the same ones): cgroup.kill appeared in 5.14,
  * memory.swap.max needs swap accounting. */
@@ -615,6 +644,11 @@ static void probe_v2_files(void)
 	close(pfd);
 	if (P.pub.memory && !P.swap_max)
 		why("cgroup v2: no memory.swap.max (kernel without swap accounting): swap is not limited");
+	/* v2 charges socket buffers to memory.max, unless the kernel was
+	 * booted with cgroup.memory=nosocket. */
+	P.nosocket = booted_nosocket();
+	if (P.pub.memory && P.nosocket)
+		why("cgroup v2: the kernel was booted with cgroup.memory=nosocket: socket buffers are not charged, so --net loopback is refused");
 }
 
 /* Remove the empty run cgroups of ward processes that are gone (a ward
@@ -714,6 +748,21 @@ static void close_all(struct ward_cgroup *cg)
 	free(cg);
 }
 
+/* v1: socket buffers have a counter of their own, charged only once a
+ * limit is set — before the sandbox makes its first socket.  The same figure
+ * as the memory limit.  Not fatal: without it, --net loopback is refused
+ * (cg_charges_sockets). */
+static void set_tcp_limit(struct ward_cgroup *cg, int fd, uint64_t bytes)
+{
+	if (!P.kmem_tcp)
+		return;
+	int r = write_u64_at(fd, "memory.kmem.tcp.limit_in_bytes", bytes);
+	if (r < 0)
+		fprintf(stderr, "ward: cgroup %s: cannot write memory.kmem.tcp.limit_in_bytes: %s\n", cg->name,
+			strerror(-r));
+	cg->tcp = r == 0;
+}
+
 /* Set this run's limits in directory i.  0 or -errno, with what failed. */
 /* update: the cgroup has limits already (see the v1 memsw ordering below). */
 static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim, const char **what, bool update)
@@ -752,6 +801,8 @@ static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim
 	}
 	if (r == 0 && (m & C_PIDS) && lim->pids)
 		r = write_u64_at(fd, *what = "pids.max", lim->pids);
+	if (r == 0 && (m & C_MEM) && lim->memory_bytes)
+		set_tcp_limit(cg, fd, lim->memory_bytes);
 	return r;
 }
 
@@ -862,6 +913,20 @@ const char *cg_name(const struct ward_cgroup *cg)
 bool cg_limits_memory(const struct ward_cgroup *cg) { return cg && (cg->mask & C_MEM); }
 bool cg_limits_pids(const struct ward_cgroup *cg) { return cg && (cg->mask & C_PIDS); }
 bool cg_accounts_cpu(const struct ward_cgroup *cg) { return cg && (cg->mask & C_CPU); }
+
+bool cg_charges_sockets(const struct ward_cgroup *cg)
+{
+	if (!cg || !(cg->mask & C_MEM))
+		return false;
+	return cg->version == CG_V2 ? !P.nosocket : cg->tcp;
+}
+
+const char *cg_sockets_mechanism(const struct ward_cgroup *cg)
+{
+	if (!cg_charges_sockets(cg))
+		return "none";
+	return cg->version == CG_V2 ? "cgroup-v2" : "cgroup-v1-kmem";
+}
 
 /* Is pid (still) a member of this run's cgroup?  Reads /proc/PID/cgroup,
  * which names it relative to our own cgroup namespace. */

@@ -70,6 +70,14 @@ bool cg_limits_memory(const struct ward_cgroup *cg);
 bool cg_limits_pids(const struct ward_cgroup *cg);
 bool cg_accounts_cpu(const struct ward_cgroup *cg);
 
+/* Are the sandbox's socket buffers (TCP on its loopback) charged to a
+ * limit?  v2: to memory.max, with the rest of its memory (unless booted
+ * with cgroup.memory=nosocket).  v1: to memory.kmem.tcp, a counter of its
+ * own, limited to the memory limit's figure.  The mechanism's name for the
+ * result's enforced.tcp_memory: "cgroup-v2", "cgroup-v1-kmem" or "none". */
+bool cg_charges_sockets(const struct ward_cgroup *cg);
+const char *cg_sockets_mechanism(const struct ward_cgroup *cg);
+
 /* SIGKILL every process in the cgroup (cgroup.kill where the kernel has
  * it); 0 or -errno. */
 int cg_kill(struct ward_cgroup *cg);

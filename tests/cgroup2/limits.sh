@@ -8,7 +8,7 @@
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
 CG=$HELPERS/cgtool
-for h in cgtool probe_forks probe_mem probe_spin; do
+for h in cgtool probe_forks probe_mem probe_spin probe_tcpmem; do
 	[ -x "$HELPERS/$h" ] || { fail "cgroup2: helper $h built" "run make helpers"; exit 0; }
 done
 PROBE=$("$CG" probe 2>&1)
@@ -61,6 +61,19 @@ expect_eq "cgroup2: ward --cpu 1 burner exits 124" 124 "$RC"
 if [ "$ms" -lt 6000 ]; then pass "cgroup2: ward --cpu 1 stops the burner after ~1 s (${ms} ms)"
 else fail "cgroup2: ward --cpu 1 stops the burner after ~1 s" "${ms} ms"; fi
 expect_eq "cgroup2: ward enforced.cpu" cgroup-v2 "$(jg "$OUT" 'd["enforced"]["cpu"]')"
+
+# Socket buffers (TCP on the sandbox's loopback) count against memory.max
+# on v2 by default (tests/e2e/tcp_memory.sh has the v1 side): 8 connections
+# whose receivers never read, at most 48 MiB queued, under --memory 16.
+# Either the sends stop near 16 MiB, or the charge makes the cgroup OOM —
+# bounded both ways; never all 48 MiB.
+wr --json --timeout 60 --net loopback --memory 16 --ro-bind "$HELPERS:/h" -- /h/probe_tcpmem 8 48 4096
+expect_eq "cgroup2: ward enforced.tcp_memory" cgroup-v2 "$(jg "$OUT" 'd["enforced"]["tcp_memory"]')"
+res=$(jg "$OUT" 'd["stdout"]')
+q=$(printf '%s' "$res" | sed -n 's/^queued=\([0-9]*\) .*/\1/p')
+if { [ -n "$q" ] && [ "$q" -lt 24 ]; } || [ "$(jg "$OUT" 'd["status"]')" = memory ]; then
+	pass "cgroup2: loopback TCP buffers bounded by --memory 16 (status $(jg "$OUT" 'd["status"]'), $res)"
+else fail "cgroup2: loopback TCP buffers bounded by --memory 16" "rc=$RC out=[$(printf %s "$OUT" | head -c 300)] err=[$ERR]"; fi
 
 # cg_destroy kills what outlives the command (cgroup.kill; no PID
 # namespace under cgtool).

@@ -28,6 +28,12 @@ expect_eq "nobody: user is the caller's uid" "userns-uid-$NOBODY" "$(jg "$OUT" '
 # Without cgroup delegation the limits fall back to rlimits, and say so.
 expect_eq "nobody: memory falls back to rlimit" rlimit "$(jg "$OUT" 'd["enforced"]["memory"]')"
 expect_eq "nobody: pids falls back to rlimit" rlimit "$(jg "$OUT" 'd["enforced"]["pids"]')"
+expect_eq "nobody: socket buffers charged nowhere, and it says so" none "$(jg "$OUT" 'd["enforced"]["tcp_memory"]')"
+# A loopback's TCP buffers are bounded by no rlimit: without a memory cgroup
+# to charge them to, --net loopback is refused (tests/e2e/tcp_memory.sh).
+wu --timeout 10 --net loopback -- /bin/true
+expect_eq "nobody: --net loopback refused without a memory cgroup (exit 125)" 125 "$RC"
+expect_contains "nobody: the refusal names the fix" "$ERR" "--net loopback needs a memory cgroup"
 
 # On the host the sandbox is nobody.
 M=4.$$$RANDOM
