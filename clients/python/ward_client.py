@@ -116,6 +116,7 @@ class Enforced:
     fsize: str = "none"
     seccomp: str = "none"
     landlock: str = "none"
+    tcp_memory: str = "none"
     user: str = "none"
 
 
