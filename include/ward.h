@@ -256,9 +256,14 @@ int ward_net_parse(const char *s, enum ward_net *out);
 
 /* ---- JSON (src/json.c is the only file that knows the wire format) ---- */
 
-/* The result object of SPEC §4 as a NUL-terminated JSON string (malloc'd);
- * invalid UTF-8 in the streams becomes U+FFFD. NULL on allocation failure. */
+/* The result object of SPEC §4 as a NUL-terminated JSON string (malloc'd,
+ * exactly its length: nothing but the text is allocated, whatever the
+ * streams hold); invalid UTF-8 in the streams becomes U+FFFD. NULL on
+ * allocation failure. */
 char *ward_result_to_json(const struct ward_result *result);
+/* The same object and a newline written to fd through a small buffer, with
+ * no copy of the streams.  0, or -1 with errno set. */
+int ward_result_to_json_fd(const struct ward_result *result, int fd);
 
 #ifdef __cplusplus
 }

@@ -195,11 +195,9 @@ static int cmd_run(int argc, char **argv)
 		r = ward_run(&c.req, &res);
 	}
 	if (c.json) {
-		char *js = ward_result_to_json(&res);
-		if (js) {
-			puts(js);
-			free(js);
-		}
+		/* streamed: no copy of the output, however much it is */
+		fflush(stdout);
+		(void)ward_result_to_json_fd(&res, 1);
 	}
 	if (r < 0 || res.status == WARD_ST_ERROR)
 		fprintf(stderr, "ward: %s\n", res.error);

@@ -36,9 +36,11 @@ int ward_test_main(int argc, char **argv);
 
 /* POST /test: *report_json (malloc'd, always set unless out of memory) is
  * the report; returns the HTTP status: 200 when the job ran (failing tests
- * included), 400 when the job was refused (the report's "error" says why),
- * 503 when ward could not run it. */
+ * included), 400 when the job was refused (the report's "error" says why:
+ * also a limit above the runner's maxima, when maxima is not NULL), 503
+ * when ward could not run it. */
 struct ward_pool;
-int ward_testjob_http(struct ward_pool *pool, const char *body, size_t len, char **report_json);
+int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
+		      char **report_json);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "utf8.h"
 #include "ward.h"
 
@@ -26,53 +27,79 @@ static json_t *json_bytes(const char *data, size_t len)
 	return s;
 }
 
-static json_t *json_str_or(const char *s, const char *dflt)
+/* The result object, written by jsonw (its streams are the program's
+ * output: see jsonw.h for why not jansson). */
+static void emit_result(struct jw *w, const void *arg)
 {
-	return json_string(s ? s : dflt);
+	const struct ward_result *r = arg;
+	jw_object_begin(w);
+	jw_key(w, "status");
+	jw_cstring(w, ward_status_name(r->status));
+	jw_key(w, "exit_code");
+	jw_int(w, r->exit_code);
+	jw_key(w, "signal");
+	if (r->signal)
+		jw_int(w, r->signal);
+	else
+		jw_null(w);
+	jw_key(w, "timed_out");
+	jw_bool(w, r->timed_out);
+	jw_key(w, "oom_killed");
+	jw_bool(w, r->oom_killed);
+	jw_key(w, "stdout");
+	jw_string(w, r->out.data ? r->out.data : "", r->out.data ? r->out.len : 0);
+	jw_key(w, "stderr");
+	jw_string(w, r->err.data ? r->err.data : "", r->err.data ? r->err.len : 0);
+	jw_key(w, "stdout_truncated");
+	jw_bool(w, r->out.truncated);
+	jw_key(w, "stderr_truncated");
+	jw_bool(w, r->err.truncated);
+	jw_key(w, "stdout_bytes");
+	jw_int(w, (int64_t)r->out.bytes);
+	jw_key(w, "stderr_bytes");
+	jw_int(w, (int64_t)r->err.bytes);
+	jw_key(w, "error");
+	jw_string(w, r->error, strnlen(r->error, sizeof(r->error)));
+	jw_key(w, "isolation");
+	jw_cstring(w, ward_isolation_name(r->isolation));
+
+	const struct ward_enforced *e = &r->enforced;
+	const struct {
+		const char *key, *v;
+	} en[] = {{"memory", e->memory},   {"pids", e->pids},       {"cpu", e->cpu},
+		  {"time", e->time},       {"fsize", e->fsize},     {"seccomp", e->seccomp},
+		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory},
+		  {"user", e->user[0] ? e->user : NULL}};
+	jw_key(w, "enforced");
+	jw_object_begin(w);
+	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
+		jw_key(w, en[i].key);
+		jw_cstring(w, en[i].v ? en[i].v : "none");
+	}
+	jw_object_end(w);
+
+	jw_key(w, "usage");
+	jw_object_begin(w);
+	jw_key(w, "wall_ms");
+	jw_int(w, (int64_t)r->usage.wall_ms);
+	jw_key(w, "cpu_user_ms");
+	jw_int(w, (int64_t)r->usage.cpu_user_ms);
+	jw_key(w, "cpu_sys_ms");
+	jw_int(w, (int64_t)r->usage.cpu_sys_ms);
+	jw_key(w, "max_rss_kb");
+	jw_int(w, (int64_t)r->usage.max_rss_kb);
+	jw_object_end(w);
+	jw_object_end(w);
 }
 
 char *ward_result_to_json(const struct ward_result *r)
 {
-	json_t *o = json_object();
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "status", json_string(ward_status_name(r->status)));
-	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
-	json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
-	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
-	json_object_set_new(o, "oom_killed", json_boolean(r->oom_killed));
-	json_object_set_new(o, "stdout", json_bytes(r->out.data, r->out.len));
-	json_object_set_new(o, "stderr", json_bytes(r->err.data, r->err.len));
-	json_object_set_new(o, "stdout_truncated", json_boolean(r->out.truncated));
-	json_object_set_new(o, "stderr_truncated", json_boolean(r->err.truncated));
-	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->out.bytes));
-	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->err.bytes));
-	json_object_set_new(o, "error", json_bytes(r->error, strlen(r->error)));
-	json_object_set_new(o, "isolation", json_string(ward_isolation_name(r->isolation)));
+	return jw_build(emit_result, r, NULL);
+}
 
-	const struct ward_enforced *e = &r->enforced;
-	json_t *en = json_object();
-	json_object_set_new(en, "memory", json_str_or(e->memory, "none"));
-	json_object_set_new(en, "pids", json_str_or(e->pids, "none"));
-	json_object_set_new(en, "cpu", json_str_or(e->cpu, "none"));
-	json_object_set_new(en, "time", json_str_or(e->time, "none"));
-	json_object_set_new(en, "fsize", json_str_or(e->fsize, "none"));
-	json_object_set_new(en, "seccomp", json_str_or(e->seccomp, "none"));
-	json_object_set_new(en, "landlock", json_str_or(e->landlock, "none"));
-	json_object_set_new(en, "tcp_memory", json_str_or(e->tcp_memory, "none"));
-	json_object_set_new(en, "user", json_string(e->user[0] ? e->user : "none"));
-	json_object_set_new(o, "enforced", en);
-
-	json_t *u = json_object();
-	json_object_set_new(u, "wall_ms", json_integer((json_int_t)r->usage.wall_ms));
-	json_object_set_new(u, "cpu_user_ms", json_integer((json_int_t)r->usage.cpu_user_ms));
-	json_object_set_new(u, "cpu_sys_ms", json_integer((json_int_t)r->usage.cpu_sys_ms));
-	json_object_set_new(u, "max_rss_kb", json_integer((json_int_t)r->usage.max_rss_kb));
-	json_object_set_new(o, "usage", u);
-
-	char *s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	return s;
+int ward_result_to_json_fd(const struct ward_result *r, int fd)
+{
+	return jw_write_fd(emit_result, r, fd);
 }
 
 /* ---------------------------------------------------------------- doctor */
@@ -113,6 +140,7 @@ char *doctor_to_json(const struct doctor_report *r)
 #include <stdio.h>
 
 #include "base64.h"
+#include "request.h"
 #include "wire.h"
 
 static int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -492,6 +520,58 @@ void ward_request_doc_free(struct ward_request_doc *doc)
 	memset(doc, 0, sizeof(*doc));
 }
 
+/* What jansson holds for a value, malloc's own overhead included: measured
+ * on jansson 2.14 (an empty object ~220 bytes, an empty array ~140, a
+ * member ~100 beyond its key and value, a string ~80 beyond its text, a
+ * number ~45), rounded up; tests/unit checks that these bound what jansson
+ * really allocates. */
+#define DOC_OBJECT_COST 256
+#define DOC_MEMBER_COST 128
+#define DOC_ARRAY_COST 160
+#define DOC_ELEMENT_COST 16
+#define DOC_SCALAR_COST 96
+
+static size_t json_value_bytes(const json_t *v)
+{
+	size_t n = 0;
+	const char *k;
+	json_t *m;
+	size_t i;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = DOC_OBJECT_COST;
+		json_object_foreach((json_t *)v, k, m)
+			n += DOC_MEMBER_COST + strlen(k) + json_value_bytes(m);
+		return n;
+	case JSON_ARRAY:
+		n = DOC_ARRAY_COST;
+		json_array_foreach(v, i, m)
+			n += DOC_ELEMENT_COST + json_value_bytes(m);
+		return n;
+	case JSON_STRING: return DOC_SCALAR_COST + json_string_length(v);
+	case JSON_INTEGER:
+	case JSON_REAL: return DOC_SCALAR_COST;
+	default: return 0; /* true, false, null: jansson's singletons */
+	}
+}
+
+size_t ward_request_doc_bytes(const struct ward_request_doc *doc)
+{
+	const struct ward_request *q = &doc->req;
+	size_t n = sizeof(*doc) + (doc->json ? json_value_bytes(doc->json) : 0);
+	for (char **a = doc->argv; a && *a; a++)
+		n += sizeof(char *);
+	for (char **e = doc->env; e && *e; e++)
+		n += sizeof(char *) + strlen(*e) + 1 + 16;
+	n += q->nmounts * sizeof(struct ward_mount) + q->nfiles * (sizeof(struct ward_file) + sizeof(char *));
+	for (size_t i = 0; doc->file_data && i < q->nfiles; i++)
+		if (doc->file_data[i])
+			n += q->files[i].len + 16;
+	if (doc->stdin_data)
+		n += q->stdin_len + 16;
+	return n;
+}
+
 /* Bytes as a string member, or as base64 with enc_key set to "base64" when
  * they are not valid UTF-8 (or hold a NUL, which we keep exact). */
 static int put_content(json_t *o, const char *key, const char *enc_key, const unsigned char *data, size_t len)
@@ -761,8 +841,24 @@ void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen
 	json_decref(o);
 }
 
+/* {"timeout_s": 30.0, "cpu_seconds": ..., "memory_mb": 512, ...}: the
+ * seconds as reals, the rest as integers, named as in a request. */
+static json_t *limits_json(const struct ward_limits *l)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < LIM__COUNT; i++) {
+		const struct limit_desc *d = &ward_limit_table[i];
+		/* a request's CPU limit is its timeout unless it names one */
+		double v = ward_limit_get(l, i == LIM_CPU && l->cpu_s == 0 ? LIM_TIMEOUT : i);
+		bool secs = i == LIM_TIMEOUT || i == LIM_CPU;
+		json_object_set_new(o, d->field, secs ? json_real(v) : json_integer((json_int_t)v));
+	}
+	return o;
+}
+
 /* GET /health's answer. */
-char *ward_health_to_json(bool ok, const char *isolation, const char *reason)
+char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+			  const struct ward_limits *maxima)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -772,6 +868,10 @@ char *ward_health_to_json(bool ok, const char *isolation, const char *reason)
 	json_object_set_new(o, "version", json_string(WARD_VERSION));
 	if (!ok)
 		json_object_set_new(o, "error", json_bytes(reason, strlen(reason)));
+	json_t *lim = json_object();
+	json_object_set_new(lim, "defaults", limits_json(defaults));
+	json_object_set_new(lim, "maxima", limits_json(maxima));
+	json_object_set_new(o, "limits", lim);
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
@@ -1004,43 +1104,62 @@ void testjob_free(struct testjob *job)
 	memset(job, 0, sizeof(*job));
 }
 
+/* Written by jsonw, as results are: stdout, stderr and the tests' names
+ * and messages are the program's. */
+static void emit_report(struct jw *w, const void *arg)
+{
+	const struct testjob_report *r = arg;
+	jw_object_begin(w);
+	const struct {
+		const char *key;
+		unsigned v;
+	} counts[] = {{"total", r->total}, {"passed", r->passed}, {"failed", r->failed},
+		      {"errored", r->errored}, {"skipped", r->skipped}};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		jw_key(w, counts[i].key);
+		jw_int(w, counts[i].v);
+	}
+	/* Percent with one decimal; null when nothing ran, so that "no tests"
+	 * can never be read as 0 % or 100 %.  %.4g is enough for 0.0-100.0
+	 * with one decimal and prints 66.7, not 66.700000000000003. */
+	jw_key(w, "pass_rate");
+	if (r->total)
+		jw_real(w, round(r->passed * 1000.0 / r->total) / 10.0, 4);
+	else
+		jw_null(w);
+	jw_key(w, "timed_out");
+	jw_bool(w, r->timed_out);
+	jw_key(w, "exit_code");
+	jw_int(w, r->exit_code);
+	jw_key(w, "stdout");
+	jw_string(w, r->out.data ? r->out.data : "", r->out.data ? r->out.len : 0);
+	jw_key(w, "stderr");
+	jw_string(w, r->err.data ? r->err.data : "", r->err.data ? r->err.len : 0);
+	jw_key(w, "error");
+	jw_string(w, r->error, strnlen(r->error, sizeof(r->error)));
+	jw_key(w, "details");
+	jw_array_begin(w);
+	for (size_t i = 0; i < r->ndetails; i++) {
+		const struct testjob_detail *t = &r->details[i];
+		jw_element(w);
+		jw_object_begin(w);
+		jw_key(w, "name");
+		jw_cstring(w, t->name);
+		jw_key(w, "outcome");
+		jw_cstring(w, testjob_outcome_name(t->outcome));
+		jw_key(w, "message");
+		jw_cstring(w, t->message);
+		jw_key(w, "duration_ms");
+		jw_int(w, (int64_t)t->duration_ms);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
 char *testjob_report_to_json(const struct testjob_report *r)
 {
-	json_t *o = json_object();
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "total", json_integer(r->total));
-	json_object_set_new(o, "passed", json_integer(r->passed));
-	json_object_set_new(o, "failed", json_integer(r->failed));
-	json_object_set_new(o, "errored", json_integer(r->errored));
-	json_object_set_new(o, "skipped", json_integer(r->skipped));
-	/* Percent with one decimal; null when nothing ran, so that "no tests"
-	 * can never be read as 0 % or 100 %. */
-	json_object_set_new(o, "pass_rate",
-			    r->total ? json_real(round(r->passed * 1000.0 / r->total) / 10.0) : json_null());
-	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
-	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
-	json_object_set_new(o, "stdout", json_bytes(r->out.data, r->out.len));
-	json_object_set_new(o, "stderr", json_bytes(r->err.data, r->err.len));
-	json_object_set_new(o, "error", json_bytes(r->error, strlen(r->error)));
-	json_t *d = json_array();
-	for (size_t i = 0; d && i < r->ndetails; i++) {
-		const struct testjob_detail *t = &r->details[i];
-		json_t *e = json_object();
-		if (!e)
-			break;
-		json_object_set_new(e, "name", json_bytes(t->name, strlen(t->name)));
-		json_object_set_new(e, "outcome", json_string(testjob_outcome_name(t->outcome)));
-		json_object_set_new(e, "message", json_bytes(t->message, strlen(t->message)));
-		json_object_set_new(e, "duration_ms", json_integer((json_int_t)t->duration_ms));
-		json_array_append_new(d, e);
-	}
-	json_object_set_new(o, "details", d);
-	/* %.4g is enough for 0.0-100.0 with one decimal and prints 66.7, not
-	 * 66.700000000000003. */
-	char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4));
-	json_decref(o);
-	return s;
+	return jw_build(emit_report, r, NULL);
 }
 
 static int tj_outcome_parse(const char *s, enum testjob_outcome *o)

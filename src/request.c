@@ -13,16 +13,55 @@
 #include "request.h"
 #include "ward.h"
 
+/* The last two columns are ward serve's maxima (SPEC §10): what a client of
+ * a shared runner may ask for at most, unless its operator says otherwise. */
 const struct limit_desc ward_limit_table[LIM__COUNT] = {
-	[LIM_TIMEOUT] = {"--timeout", "s", 30, 0.001, 86400, "wall-clock limit; the whole process tree is killed at it"},
-	[LIM_CPU] = {"--cpu", "s", 0, 0.001, 86400, "CPU-time limit of the whole tree (default: = timeout)"},
-	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)"},
-	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree"},
-	[LIM_OUTPUT] = {"--output-limit", "bytes", 1048576, 0, 1ull << 32, "bytes kept per stream; head and tail kept"},
-	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write"},
-	[LIM_TMP] = {"--tmp-size", "MB", 64, 1, 1 << 20, "size of the tmpfs at /tmp (and of an ephemeral /work)"},
-	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process"},
+	[LIM_TIMEOUT] = {"--timeout", "s", 30, 0.001, 86400, "wall-clock limit; the whole process tree is killed at it",
+			 "timeout_s", "--max-timeout", 300},
+	[LIM_CPU] = {"--cpu", "s", 0, 0.001, 86400, "CPU-time limit of the whole tree (default: = timeout)",
+		     "cpu_seconds", "--max-cpu", 0},
+	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)",
+			"memory_mb", "--max-memory", 4096},
+	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree",
+		      "pids", "--max-pids", 1024},
+	[LIM_OUTPUT] = {"--output-limit", "bytes", 1048576, 0, 1ull << 32, "bytes kept per stream; head and tail kept",
+			"max_output_chars", "--max-output", 16 << 20},
+	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write",
+		       "fsize_mb", "--max-fsize", 1024},
+	[LIM_TMP] = {"--tmp-size", "MB", 64, 1, 1 << 20, "size of the tmpfs at /tmp (and of an ephemeral /work)",
+		     "tmp_size_mb", "--max-tmp-size", 1024},
+	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process",
+			"nofile", "--max-nofile", 4096},
 };
+
+double ward_limit_get(const struct ward_limits *l, int which)
+{
+	switch (which) {
+	case LIM_TIMEOUT: return l->timeout_s;
+	case LIM_CPU: return l->cpu_s;
+	case LIM_MEMORY: return (double)l->memory_mb;
+	case LIM_PIDS: return l->pids;
+	case LIM_OUTPUT: return (double)l->output_limit;
+	case LIM_FSIZE: return (double)l->fsize_mb;
+	case LIM_TMP: return (double)l->tmp_size_mb;
+	case LIM_NOFILE: return l->nofile;
+	}
+	return 0;
+}
+
+void ward_limit_set(struct ward_limits *l, int which, double v)
+{
+	switch (which) {
+	case LIM_TIMEOUT: l->timeout_s = v; break;
+	case LIM_CPU: l->cpu_s = v; break;
+	case LIM_MEMORY: l->memory_mb = (uint64_t)v; break;
+	case LIM_PIDS: l->pids = (uint32_t)v; break;
+	case LIM_OUTPUT: l->output_limit = (uint64_t)v; break;
+	case LIM_FSIZE: l->fsize_mb = (uint64_t)v; break;
+	case LIM_TMP: l->tmp_size_mb = (uint64_t)v; break;
+	case LIM_NOFILE: l->nofile = (uint32_t)v; break;
+	}
+}
 
 void ward_request_init(struct ward_request *req)
 {
@@ -59,6 +98,63 @@ static int check_limit(int which, double v, char *err, size_t errlen)
 	if (!(v >= d->min && v <= d->max)) /* also catches NaN */
 		return bad(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
 			   d->min, d->max, d->unit[0] ? " " : "", d->unit);
+	return 0;
+}
+
+void ward_maxima_init(struct ward_limits *max)
+{
+	for (int i = 0; i < LIM__COUNT; i++)
+		ward_limit_set(max, i, ward_limit_table[i].max_dflt);
+	max->cpu_s = max->timeout_s;
+}
+
+/* A limit as its unit writes it: "300 s", "4096 MB", "1024". */
+static void limit_str(char *buf, size_t n, int which, double v)
+{
+	const char *unit = ward_limit_table[which].unit;
+	snprintf(buf, n, "%.15g%s%s", v, unit[0] ? " " : "", unit);
+}
+
+int ward_maxima_check(const struct ward_limits *max, char *err, size_t errlen)
+{
+	struct ward_request dflt;
+	ward_request_init(&dflt);
+	for (int i = 0; i < LIM__COUNT; i++) {
+		const struct limit_desc *d = &ward_limit_table[i];
+		/* a request's CPU limit defaults to its timeout */
+		double v = ward_limit_get(&dflt.limits, i == LIM_CPU ? LIM_TIMEOUT : i);
+		double m = ward_limit_get(max, i);
+		char vs[48], ms[48];
+		limit_str(vs, sizeof(vs), i, v);
+		limit_str(ms, sizeof(ms), i, m);
+		if (m < v)
+			return bad(err, errlen, "%s %s is below what a request that names no limits gets (%s, the default "
+						"of %s): give %s at least %.15g",
+				   d->max_option, ms, vs, i == LIM_CPU ? "--timeout" : d->option, d->max_option, v);
+	}
+	return 0;
+}
+
+int ward_limits_within(const struct ward_limits *l, const struct ward_limits *max, char *err, size_t errlen)
+{
+	for (int i = 0; i < LIM__COUNT; i++) {
+		const struct limit_desc *d = &ward_limit_table[i];
+		double v = ward_limit_get(l, i), m = ward_limit_get(max, i);
+		bool as_timeout = i == LIM_CPU && v == 0;
+		if (as_timeout)
+			v = l->timeout_s;
+		if (!(v > m))
+			continue;
+		char vs[48], ms[48];
+		limit_str(vs, sizeof(vs), i, v);
+		limit_str(ms, sizeof(ms), i, m);
+		if (as_timeout)
+			return bad(err, errlen, "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
+						"this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
+				   d->field, vs, ms, d->max_option, m);
+		return bad(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
+			   d->max_option);
+	}
 	return 0;
 }
 

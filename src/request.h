@@ -1,9 +1,12 @@
-/* request.h — the table of defaults and limits' bounds (one place for each
- * fact: --help, the docs and validation all read it). */
+/* request.h — the table of defaults, limits' bounds and a runner's maxima
+ * (one place for each fact: --help, /health, the docs and validation all
+ * read it). */
 #ifndef WARD_REQUEST_H
 #define WARD_REQUEST_H
 
 #include <stddef.h>
+
+#include "ward.h"
 
 struct limit_desc {
 	const char *option;  /* CLI option, e.g. "--timeout" */
@@ -11,6 +14,11 @@ struct limit_desc {
 	double dflt;
 	double min, max;     /* inclusive bounds */
 	const char *help;
+	const char *field;   /* its member of a request's "limits" (SPEC §5) */
+	/* ward serve's maximum for it (SPEC §10): the option and its default
+	 * (0 for --max-cpu: the maximum timeout) */
+	const char *max_option;
+	double max_dflt;
 };
 
 enum {
@@ -19,6 +27,25 @@ enum {
 };
 
 extern const struct limit_desc ward_limit_table[LIM__COUNT];
+
+/* One limit of l by its LIM_ index, as a double (exact for every value
+ * the table allows), and back. */
+double ward_limit_get(const struct ward_limits *l, int which);
+void ward_limit_set(struct ward_limits *l, int which, double v);
+
+/* A runner's maxima are a struct ward_limits too.  ward_maxima_init fills
+ * the table's max_dflt (cpu_s = timeout_s: call it again after changing
+ * timeout_s, or set cpu_s yourself). */
+void ward_maxima_init(struct ward_limits *max);
+/* The maxima an operator chose must leave room for the defaults a request
+ * gets when it names no limit: 0, or -1 with a message naming the option
+ * to raise. */
+int ward_maxima_check(const struct ward_limits *max, char *err, size_t errlen);
+/* A request's limits against a runner's maxima: 0, or -1 with a message
+ * that names the field and the maximum, e.g. "limits.memory_mb: 1048576
+ * is above this runner's maximum 4096 MB (--max-memory)".  A cpu_s of 0
+ * is the timeout, and is checked as that.  Nothing is clamped. */
+int ward_limits_within(const struct ward_limits *l, const struct ward_limits *max, char *err, size_t errlen);
 
 /* Limits on caller-supplied files (server requests, test jobs). */
 #define WARD_MAX_FILES 1000

@@ -53,6 +53,7 @@
 #include "frontends.h"
 #include "request.h"
 #include "supervise.h"
+#include "testjob.h"
 #include "ward.h"
 #include "wire.h"
 
@@ -75,6 +76,8 @@ struct serve_opts {
 	size_t nroots;
 	size_t max_body;
 	size_t max_body_total;
+	size_t max_answer_total;
+	struct ward_limits max;      /* the most a request may ask for (SPEC §10) */
 	const char *log_path;
 	enum ward_isolation isolation;
 	unsigned client_concurrency; /* 0 = unlimited */
@@ -142,6 +145,8 @@ struct req {
 	struct client *cl;          /* holds an active count while queued/running */
 	struct ward_request_doc doc;
 	bool have_doc;
+	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
+	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
 	struct held *held;       /* host paths checked against --allow-root, held open */
 	size_t nheld;
 	/* the answer, filled by the handler or a worker */
@@ -193,7 +198,8 @@ struct server {
 	pthread_mutex_t log_lock;
 	int log_fd;
 
-	size_t body_bytes; /* all request bodies held now (atomic); see --max-body-total */
+	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
+	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
 };
 
 static int sigpipe_fds[2] = {-1, -1};
@@ -324,18 +330,26 @@ static void set_error(struct req *r, unsigned code, const char *fmt, ...)
 	set_answer(r, code, ward_error_to_json(r->message), "application/json");
 }
 
+/* Take more bytes of a budget (*held of at most max), atomically; false
+ * when they do not fit. */
+static bool budget_take(size_t *held, size_t max, size_t more)
+{
+	size_t cur = __atomic_load_n(held, __ATOMIC_RELAXED);
+	do {
+		if (more > max || cur > max - more)
+			return false;
+	} while (!__atomic_compare_exchange_n(held, &cur, cur + more, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
 /* Request bodies are held from the first byte to decoding (or, for /test,
- * to the end of the run): their sum is capped, so that many connections
- * each sending a large body slowly cannot hold the server's memory. */
+ * to the end of the run), and an /exec request's decoded form from then
+ * to the end of its run: their sum is capped, so that neither many
+ * connections each sending a large body slowly nor a queue full of large
+ * requests can hold the server's memory. */
 static bool body_reserve(struct server *s, size_t more)
 {
-	size_t cur = __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED);
-	do {
-		if (cur + more > s->o.max_body_total)
-			return false;
-	} while (!__atomic_compare_exchange_n(&s->body_bytes, &cur, cur + more, false, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return true;
+	return budget_take(&s->body_bytes, s->o.max_body_total, more);
 }
 
 static void body_release(struct server *s, struct req *r)
@@ -463,6 +477,9 @@ static void doc_release(struct req *r)
 	if (r->have_doc)
 		ward_request_doc_free(&r->doc);
 	r->have_doc = false;
+	if (r->doc_bytes)
+		__atomic_sub_fetch(&r->srv->body_bytes, r->doc_bytes, __ATOMIC_RELAXED);
+	r->doc_bytes = 0;
 	for (size_t i = 0; i < r->nheld; i++)
 		close(r->held[i].fd);
 	free(r->held);
@@ -639,8 +656,17 @@ static bool dispatch(struct server *s, struct req *r)
 		}
 		r->have_doc = true;
 		/* the decoded request owns copies of everything: drop the raw body
-		 * now rather than hold both while the request waits in the queue */
+		 * now rather than hold both while the request waits in the queue,
+		 * and count the decoded request in its place */
 		body_release(s, r);
+		size_t held = ward_request_doc_bytes(&r->doc);
+		if (!body_reserve(s, held)) {
+			r->retry_after = 1;
+			set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of requests already; retry later",
+				  s->o.max_body_total);
+			return false;
+		}
+		r->doc_bytes = held;
 		struct ward_request *q = &r->doc.req;
 		if (!r->doc.isolation_set)
 			q->isolation = s->o.isolation;
@@ -678,6 +704,10 @@ static bool dispatch(struct server *s, struct req *r)
 		}
 		/* a drain that runs out of time cancels the runs still going */
 		q->cancel = &s->cancel;
+		if (ward_limits_within(&q->limits, &s->o.max, err, sizeof(err)) < 0) {
+			set_error(r, 400, "%s", err);
+			return false;
+		}
 		char verr[400]; /* room for the field name in err */
 		if (ward_request_validate(q, verr, sizeof(verr)) < 0) {
 			option_to_field(verr, err, sizeof(err));
@@ -740,13 +770,34 @@ static void run_exec(struct req *r)
 static void run_test(struct req *r)
 {
 	char *out = NULL;
-	int code = ward_testjob_http(r->srv->pool, r->body ? r->body : "", r->len, &out);
+	int code = ward_testjob_http(r->srv->pool, &r->srv->o.max, r->body ? r->body : "", r->len, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;
 	}
 	set_answer(r, code >= 200 && code < 600 ? (unsigned)code : 500, out, "application/json");
 	r->sandbox_status = code == 200 ? "ok" : "error";
+}
+
+/* An answer is held from its encoding until its client has taken it or
+ * the connection ends, and a client that does not read keeps it that long:
+ * so answers have a budget of their own.  One that does not fit now is
+ * dropped for a 503 (the run has happened; the server's memory stays
+ * bounded). */
+static void hold_answer(struct server *s, struct req *r)
+{
+	if (!r->resp)
+		return;
+	size_t n = strlen(r->resp) + 1;
+	if (budget_take(&s->answer_bytes, s->o.max_answer_total, n)) {
+		r->answer_bytes = n;
+		return;
+	}
+	r->retry_after = 1;
+	set_error(r, 503,
+		  "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet taken "
+		  "by their clients hold it; retry later",
+		  n, s->o.max_answer_total);
 }
 
 static void *worker_main(void *arg)
@@ -773,6 +824,7 @@ static void *worker_main(void *arg)
 			run_test(r);
 		trace_phase("http:ran", r->t_start);
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
+		hold_answer(s, r);
 
 		pthread_mutex_lock(&s->lock);
 		s->running--;
@@ -800,7 +852,10 @@ static void answer_health(struct server *s, struct req *r)
 	char reason[600];
 	snprintf(reason, sizeof(reason), "%s", s->draining ? "shutting down" : s->health_reason);
 	pthread_mutex_unlock(&s->lock);
-	set_answer(r, ok ? 200 : 503, ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason),
+	struct ward_request dflt;
+	ward_request_init(&dflt);
+	set_answer(r, ok ? 200 : 503,
+		   ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &dflt.limits, &s->o.max),
 		   "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;
@@ -887,9 +942,12 @@ static void answer_metrics(struct server *s, struct req *r)
 	for (int c = 100; c < 600; c++)
 		if (m.http[c])
 			bprintf(&b, "ward_http_requests_total{code=\"%d\"} %llu\n", c, (unsigned long long)m.http[c]);
-	bprintf(&b, "# HELP ward_body_bytes Request bodies held now (--max-body-total caps it).\n"
+	bprintf(&b, "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
 		    "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
 		__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
+	bprintf(&b, "# HELP ward_answer_bytes Encoded answers held until their clients take them "
+		    "(--max-answer-total caps it).\n# TYPE ward_answer_bytes gauge\nward_answer_bytes %zu\n",
+		__atomic_load_n(&s->answer_bytes, __ATOMIC_RELAXED));
 	bprintf(&b, "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
 		    "ward_max_concurrent %u\n"
 		    "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"
@@ -1101,6 +1159,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
 	body_release(s, r);
 	free(r->resp);
+	if (r->answer_bytes) /* MHD frees the answer it sent now */
+		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
 	doc_release(r);
 	free(r);
 }
@@ -1206,7 +1266,10 @@ static void usage(FILE *f)
 		"  --queue N                 requests waiting for a slot before 429 (default 64)\n"
 		"  --allow-root DIR          workdir, mounts and rootfs must lie under DIR (repeatable)\n"
 		"  --max-body BYTES          largest request body (default 8388608)\n"
-		"  --max-body-total BYTES    request bodies held at once, all connections (default 268435456)\n"
+		"  --max-body-total BYTES    request bodies and decoded requests held at once, all connections\n"
+		"                            (default 268435456)\n"
+		"  --max-answer-total BYTES  encoded answers held at once until their clients take them\n"
+		"                            (default 1073741824)\n"
 		"  --isolation LEVEL         default isolation of requests: system|application\n"
 		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
 		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
@@ -1221,8 +1284,23 @@ static void usage(FILE *f)
 		"  --request-timeout S       time to send the body, and to take the answer (default 60)\n"
 		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
-		"A client is its token's name (plus /X-Ward-Client when sent), else X-Ward-Client, else its\n"
-		"address; quotas count per client.\n");
+		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
+	for (int i = 0; i < LIM__COUNT; i++) {
+		const struct limit_desc *d = &ward_limit_table[i];
+		char opt[40], dflt[40];
+		const char *metavar = i == LIM_TIMEOUT || i == LIM_CPU ? "S"
+				      : strcmp(d->unit, "bytes") == 0 ? "BYTES"
+				      : d->unit[0]			? d->unit
+									: "N";
+		snprintf(opt, sizeof(opt), "%s %s", d->max_option, metavar);
+		if (i == LIM_CPU)
+			snprintf(dflt, sizeof(dflt), "= --max-timeout");
+		else
+			snprintf(dflt, sizeof(dflt), "%.15g", d->max_dflt);
+		fprintf(f, "  %-25s limits.%s (default %s)\n", opt, d->field, dflt);
+	}
+	fprintf(f, "A client is its token's name (plus /X-Ward-Client when sent), else X-Ward-Client, else its\n"
+		   "address; quotas count per client.\n");
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned long long max, unsigned long long *out)
@@ -1250,11 +1328,64 @@ static int parse_secs(const char *opt, const char *v, double *out)
 	return 0;
 }
 
+/* --max-timeout and the like: within the table's bounds, whole numbers
+ * but for seconds. */
+static int parse_max(int which, const char *v, struct ward_limits *max)
+{
+	const struct limit_desc *d = &ward_limit_table[which];
+	bool secs = which == LIM_TIMEOUT || which == LIM_CPU;
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= d->min && x <= d->max) || (!secs && x != floor(x))) {
+		fprintf(stderr, "ward serve: %s '%s': give %s from %.15g to %.15g%s%s\n", d->max_option, v,
+			secs ? "seconds" : "a whole number", d->min, d->max, d->unit[0] ? " " : "", d->unit);
+		return -1;
+	}
+	ward_limit_set(max, which, x);
+	return 0;
+}
+
+/* The largest answer a request within the maxima can have: each kept byte
+ * of both streams may take six on the wire (\u0001), the drop marker
+ * included; a test report's details take a few times its report's bytes. */
+static uint64_t answer_bound(const struct ward_limits *max)
+{
+	return 12 * (max->output_limit + 64) + 8ull * TJ_REPORT_LIMIT + (64u << 10);
+}
+
+/* The maxima leave room for a request that names no limits, and the
+ * answer budget for the largest answer. */
+static int check_budgets(const struct serve_opts *o)
+{
+	char err[400];
+	if (ward_maxima_check(&o->max, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ward serve: %s\n", err);
+		return -1;
+	}
+	uint64_t need = answer_bound(&o->max);
+	if (o->max_answer_total < need) {
+		fprintf(stderr, "ward serve: --max-answer-total %zu cannot hold the largest answer a request may have "
+				"with --max-output %llu (%llu bytes: each kept byte of both streams may take six on "
+				"the wire); give at least %llu, or a smaller --max-output\n",
+			o->max_answer_total, (unsigned long long)o->max.output_limit, (unsigned long long)need,
+			(unsigned long long)need);
+		return -1;
+	}
+	if (o->max_body_total < o->max_body) {
+		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
+			o->max_body);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_opts(struct serve_opts *o, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_MAXC, O_QUEUE, O_ROOT, O_BODY, O_ISO, O_CCONC, O_CRATE, O_MAXCONN,
-	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_SPAWNERS, O_HELP };
-	static const struct option longopts[] = {
+	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_SPAWNERS, O_HELP, O_ANSWERTOTAL,
+	       O_MAX0 /* O_MAX0 + LIM_x: the maximum of limit x; last */ };
+	static const struct option fixed[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"token-file", required_argument, NULL, O_TOKEN},
 		{"max-concurrent", required_argument, NULL, O_MAXC},
@@ -1262,6 +1393,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"allow-root", required_argument, NULL, O_ROOT},
 		{"max-body", required_argument, NULL, O_BODY},
 		{"max-body-total", required_argument, NULL, O_BODYTOTAL},
+		{"max-answer-total", required_argument, NULL, O_ANSWERTOTAL},
 		{"isolation", required_argument, NULL, O_ISO},
 		{"client-concurrency", required_argument, NULL, O_CCONC},
 		{"client-rate", required_argument, NULL, O_CRATE},
@@ -1273,8 +1405,18 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"drain-timeout", required_argument, NULL, O_DRAIN},
 		{"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, O_HELP},
-		{NULL, 0, NULL, 0},
 	};
+	/* the maxima's options come from the table of limits */
+	struct option longopts[sizeof(fixed) / sizeof(fixed[0]) + LIM__COUNT + 1];
+	size_t nopt = 0;
+	for (; nopt < sizeof(fixed) / sizeof(fixed[0]); nopt++)
+		longopts[nopt] = fixed[nopt];
+	for (int i = 0; i < LIM__COUNT; i++)
+		longopts[nopt++] = (struct option){ward_limit_table[i].max_option + 2, required_argument, NULL, O_MAX0 + i};
+	longopts[nopt] = (struct option){NULL, 0, NULL, 0};
+	bool max_cpu_given = false;
+	ward_maxima_init(&o->max);
+	o->max_answer_total = 1ull << 30;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	snprintf(o->listen, sizeof(o->listen), "127.0.0.1:8900");
 	o->max_concurrent = ncpu > 0 ? (unsigned)ncpu : 1;
@@ -1331,6 +1473,11 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 				return -1;
 			o->max_body_total = (size_t)n;
 			break;
+		case O_ANSWERTOTAL:
+			if (parse_uint("--max-answer-total", optarg, 1ull << 40, &n) < 0)
+				return -1;
+			o->max_answer_total = (size_t)n;
+			break;
 		case O_ISO:
 			if (ward_isolation_parse(optarg, &o->isolation) < 0) {
 				fprintf(stderr, "ward serve: --isolation '%s': use system or application\n", optarg);
@@ -1378,16 +1525,21 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		case O_HELP:
 		case 'h': usage(stdout); return 1;
 		default:
+			if (ch >= O_MAX0 && ch < O_MAX0 + LIM__COUNT) {
+				if (parse_max(ch - O_MAX0, optarg, &o->max) < 0)
+					return -1;
+				max_cpu_given |= ch - O_MAX0 == LIM_CPU;
+				break;
+			}
 			fprintf(stderr, "ward serve: unknown or incomplete option '%s' (see ward serve --help)\n",
 				argv[optind - 1]);
 			return -1;
 		}
 	}
-	if (o->max_body_total < o->max_body) {
-		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
-			o->max_body);
+	if (!max_cpu_given)
+		o->max.cpu_s = o->max.timeout_s;
+	if (check_budgets(o) < 0)
 		return -1;
-	}
 	if (o->pool && o->isolation != WARD_ISO_SYSTEM) {
 		fprintf(stderr, "ward serve: --pool builds system-level sandboxes; it needs --isolation system\n");
 		return -1;

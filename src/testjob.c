@@ -32,6 +32,7 @@
 
 #include "frontends.h"
 #include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
+#include "request.h"
 
 const char *testjob_harness_source(void)
 {
@@ -591,12 +592,19 @@ int ward_test_main(int argc, char **argv)
 	return code;
 }
 
-int ward_testjob_http(struct ward_pool *pool, const char *body, size_t len, char **report_json)
+int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
+		      char **report_json)
 {
 	struct testjob job;
 	char err[512];
 	*report_json = NULL;
 	if (testjob_from_json(body, len, &job, err, sizeof(err)) < 0) {
+		*report_json = refusal_json(err);
+		return 400;
+	}
+	/* the runner's maxima, as for /exec (SPEC §10) */
+	if (maxima && ward_limits_within(&job.doc.req.limits, maxima, err, sizeof(err)) < 0) {
+		testjob_free(&job);
 		*report_json = refusal_json(err);
 		return 400;
 	}

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the well-formed sequence at s (1..4), or 0 when ill-formed. */
-static size_t seq_len(const unsigned char *s, size_t n)
+size_t utf8_seq_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	if (c < 0x80)
@@ -51,7 +50,7 @@ char *utf8_sanitize(const char *buf, size_t len, size_t *outlen)
 	const unsigned char *s = (const unsigned char *)buf;
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t k = seq_len(s + i, len - i);
+		size_t k = utf8_seq_len(s + i, len - i);
 		if (k) {
 			memcpy(out + o, s + i, k);
 			o += k;

@@ -9,4 +9,8 @@
  * kept.  *outlen gets the length.  NULL on allocation failure. */
 char *utf8_sanitize(const char *buf, size_t len, size_t *outlen);
 
+/* Length of the well-formed sequence at s[0..n) (1 to 4), or 0 when it is
+ * ill-formed (n >= 1). */
+size_t utf8_seq_len(const unsigned char *s, size_t n);
+
 #endif

@@ -41,6 +41,10 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err,
 			   size_t errlen);
 void ward_request_doc_free(struct ward_request_doc *doc);
+/* About what a decoded request holds in memory (its parsed document, the
+ * copies and decoded contents), never less: ward serve counts it against
+ * --max-body-total while the request waits and runs. */
+size_t ward_request_doc_bytes(const struct ward_request_doc *doc);
 
 /* The request as a POST /exec body (for `ward run --remote`): a malloc'd
  * string, or NULL with a message in err.  Contents that are not UTF-8 go
@@ -60,8 +64,11 @@ char *ward_error_to_json(const char *msg);
 void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen);
 
 /* GET /health's answer: {"status": "ok"|"unavailable", "isolation",
- * "version"[, "error": reason]}.  malloc'd, or NULL. */
-char *ward_health_to_json(bool ok, const char *isolation, const char *reason);
+ * "version"[, "error": reason], "limits": {"defaults": {...}, "maxima":
+ * {...}}} with the limits named as in a request's "limits" (SPEC §10).
+ * malloc'd, or NULL. */
+char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+			  const struct ward_limits *maxima);
 
 /* One line of ward serve's log.  With event set it is a server event
  * (listening, draining, ...) and only time, event and message are used. */

@@ -8,18 +8,17 @@ wr() { OUT=$(timeout -k 2 "${WT:-60}" "$WARD" run "$@" 2>"$T/.err" </dev/null); 
 RSS_MAX_KB=65536
 [ "${WARD_ASAN:-0}" = 1 ] && RSS_MAX_KB=262144  # ASan's shadow and quarantine
 
-# peak_rss_kb CMD... — runs CMD (stdout to $T/out) and prints its peak RSS
-# (VmHWM of the ward process, polled) in KiB; CMD's exit status in $T/rc.
+# peak_rss_kb CMD... — runs CMD (stdout to $T/out) and prints the peak RSS
+# of the largest process of its tree (ward: the sandbox's are small) in KiB,
+# from the kernel's accounting (getrusage of the waited children: polling
+# VmHWM of the first pid would see `timeout`, not ward); CMD's exit status
+# in $T/rc.
 peak_rss_kb() {
-	"$@" >"$T/out" 2>"$T/err" </dev/null &
-	local pid=$! peak=0 v
-	while kill -0 "$pid" 2>/dev/null; do
-		v=$(awk '/^VmHWM:/{print $2}' "/proc/$pid/status" 2>/dev/null)
-		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
-		sleep 0.05
-	done
-	wait "$pid"; echo $? >"$T/rc"
-	echo "$peak"
+	/usr/bin/python3 -c 'import resource,subprocess,sys
+with open(sys.argv[1],"wb") as out, open(sys.argv[2],"wb") as err:
+    rc=subprocess.call(sys.argv[4:], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+open(sys.argv[3],"w").write("%d\n" % rc)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$T/out" "$T/err" "$T/rc" "$@"
 }
 
 # 200 MB with --output-limit 1000: head and tail kept, middle dropped.
@@ -39,7 +38,7 @@ else fail "200 MB: kept about 1000 bytes" "len=[$len]"; fi
 expect_eq "200 MB: a marker shows where the middle went" true "$(jg "$OUT" 'len(d["stdout"].replace("x","").replace("HEAD-MARK","").replace("TAIL-MARK",""))>0')"
 expect_eq "200 MB: stderr untouched" "E false 1" "$(jg "$OUT" 'd["stderr"]' 2>&1) $(jg "$OUT" 'd["stderr_truncated"]' 2>&1) $(jg "$OUT" 'd["stderr_bytes"]')"
 if [ "$peak" -gt 0 ] && [ "$peak" -lt "$RSS_MAX_KB" ]; then pass "200 MB: ward's peak RSS stays small (${peak} KiB)"
-else fail "200 MB: ward's peak RSS stays small" "VmHWM ${peak} KiB (limit $RSS_MAX_KB)"; fi
+else fail "200 MB: ward's peak RSS stays small" "max RSS ${peak} KiB (limit $RSS_MAX_KB)"; fi
 
 # Exactly at the limit: not truncated; one byte over: truncated.
 wr --timeout 10 --json --output-limit 1000 --shell 'head -c 1000 /dev/zero | tr "\0" y'
@@ -56,6 +55,23 @@ if [ "$len" -ge 1000000 ] 2>/dev/null && [ "$len" -le 1100000 ]; then pass "defa
 # Truncation never splits a UTF-8 character into invalid JSON.
 wr --timeout 20 --json --output-limit 1001 --shell 'i=0; while [ $i -lt 2000 ]; do printf "é"; i=$((i+1)); done'
 expect_eq "truncated UTF-8 still parses" true "$(jg "$OUT" 'd["stdout_truncated"] and d["stdout"].startswith("éé") and d["stdout"].endswith("éé")')"
+
+# Output that JSON amplifies: each \x01 is six bytes on the wire (\u0001).
+# 16 MiB of it with a 16 MiB limit is a 96 MiB answer; ward streams it to
+# stdout, so its peak is the kept output (head, tail, one copy), not the
+# answer (jansson's tree and doubling buffer took ~230 MB for this).
+N=$((16 << 20)); AMP_MAX_KB=$((64 << 10))
+[ "${WARD_ASAN:-0}" = 1 ] && AMP_MAX_KB=$((160 << 10))
+peak=$(peak_rss_kb timeout -k 2 120 "$WARD" run --timeout 60 --json --output-limit $N \
+	--shell "head -c $N /dev/zero | tr '\\0' '\\1'")
+expect_eq "16 MiB of 0x01: exit 0" 0 "$(cat "$T/rc")"
+expect_eq "16 MiB of 0x01: the answer is valid JSON of the whole output, each byte as \\u0001" \
+	"ok $N $N False True $N True" \
+	"$(/usr/bin/python3 -c 'import json,sys
+raw=open(sys.argv[1],"rb").read(); d=json.loads(raw); s=d["stdout"]
+print(d["status"], d["stdout_bytes"], len(s), d["stdout_truncated"], s==chr(1)*len(s), raw.count(b"\\u0001"), len(raw) > 6 * len(s))' "$T/out" 2>&1)"
+if [ "$peak" -gt 0 ] && [ "$peak" -lt "$AMP_MAX_KB" ]; then pass "16 MiB of 0x01: ward's peak RSS stays below 64 MiB, under the 96 MiB answer (${peak} KiB)"
+else fail "16 MiB of 0x01: ward's peak RSS stays below 64 MiB" "max RSS ${peak} KiB (limit $AMP_MAX_KB)"; fi
 
 # Without --json: output streams live, the child is not blocked or killed.
 t0=$(date +%s%N)
