@@ -124,7 +124,6 @@ struct client {
 	struct client *next;   /* the hash chain, or the parent's subs list */
 	struct client *subs;   /* its sub-clients (at most MAX_SUBCLIENTS) */
 	unsigned nsubs;
-	struct client *parent; /* for a sub-client, its client */
 };
 
 /* A peer address (IPv4, or an IPv6 /64) that holds pending connections. */
@@ -748,15 +747,16 @@ static void subs_evict(struct server *s, struct client *c, double t)
 	}
 }
 
-/* Drop every idle record: called when the table is full. */
-static void clients_evict(struct server *s)
+/* Drop every idle record but keep (whose sub-client is being made): called
+ * when the table is full. */
+static void clients_evict(struct server *s, const struct client *keep)
 {
 	double t = now_mono();
 	for (unsigned i = 0; i < CLIENT_BUCKETS; i++)
 		for (struct client **pp = &s->clients[i]; *pp;) {
 			struct client *c = *pp;
 			subs_evict(s, c, t);
-			if (client_idle(c, s->o.client_rate, t)) {
+			if (c != keep && client_idle(c, s->o.client_rate, t)) {
 				*pp = c->next;
 				free(c);
 				s->nclients--;
@@ -765,10 +765,10 @@ static void clients_evict(struct server *s)
 		}
 }
 
-static struct client *client_new(struct server *s, const char *key, unsigned rate)
+static struct client *client_new(struct server *s, const char *key, unsigned rate, const struct client *keep)
 {
 	if (s->nclients >= MAX_CLIENTS)
-		clients_evict(s);
+		clients_evict(s, keep);
 	if (s->nclients >= MAX_CLIENTS)
 		return NULL;
 	struct client *c = calloc(1, sizeof(*c));
@@ -790,7 +790,7 @@ static struct client *client_get(struct server *s, const char *key)
 	for (struct client *c = *b; c; c = c->next)
 		if (strcmp(c->key, key) == 0)
 			return c;
-	struct client *c = client_new(s, key, s->o.client_rate);
+	struct client *c = client_new(s, key, s->o.client_rate, NULL);
 	if (c) {
 		c->next = *b;
 		*b = c;
@@ -809,9 +809,8 @@ static struct client *sub_get(struct server *s, struct client *c, const char *na
 		subs_evict(s, c, now_mono());
 	if (c->nsubs >= MAX_SUBCLIENTS)
 		return NULL;
-	struct client *u = client_new(s, name, s->o.subclient_rate);
+	struct client *u = client_new(s, name, s->o.subclient_rate, c);
 	if (u) {
-		u->parent = c;
 		u->next = c->subs;
 		c->subs = u;
 		c->nsubs++;
