@@ -52,6 +52,21 @@ expect_eq "the first anonymous run finished" 200 "$(cat "$SERVE_TMP/first")"
 check "the log names address/header" grep -q '"client":"127.0.0.1/one"' "$SRV_LOG"
 stop_server "$SRV_PID"
 
+# an IPv6 client is its /64 (one host can hold many addresses of it)
+if ! ip -6 addr show lo 2>/dev/null | grep -q '::1/128'; then
+	pass "IPv6 /64: skipped (no IPv6 loopback here)"
+else
+	SRV_LOG6=$SERVE_TMP/v6.log
+	"$WARD" serve --listen '[::1]:0' --log "$SRV_LOG6" --client-concurrency 1 </dev/null >"$SERVE_TMP/v6.out" 2>&1 &
+	V6_PID=$!
+	_SERVE_PIDS="$_SERVE_PIDS $V6_PID"
+	addr6=$(listening_addr "$SRV_LOG6" "$V6_PID" 200)
+	code=$(curl -s -g --max-time 30 -o /dev/null -w '%{http_code}' -H 'X-Ward-Client: six' --data-binary '{"command":"true"}' "http://$addr6/exec")
+	expect_eq "an IPv6 client runs" 200 "$code"
+	check "an IPv6 client is counted as its /64" grep -q '"client":"::/64/six"' "$SRV_LOG6"
+	stop_server "$V6_PID"
+fi
+
 # --subclient-concurrency splits a client's quota
 start_server sub --token-file "$SERVE_TMP/tokens" --max-concurrent 4 --client-concurrency 2 \
 	--subclient-concurrency 1 || exit 0
