@@ -18,6 +18,10 @@
  * few seconds forever, so every connection also has an absolute deadline
  * (headers, body, sending the answer) that the main thread enforces once a
  * second by shutting the socket down; MHD then closes it normally.
+ * Connections that have not proven themselves yet (conn_trust) are
+ * "pending": at most --max-conns-per-addr per address, and when there are
+ * more, or the server is full, the oldest pending ones are cut, so that one
+ * address never holds every connection.
  *
  * The main thread parses options, starts everything, then waits for
  * signals (through a self-pipe, so no signal is blocked and nothing odd is
@@ -61,6 +65,9 @@
 #define MAX_TOKENS 256
 #define MAX_CLIENTS 4096 /* client records kept for quotas; idle ones are evicted */
 #define CLIENT_BUCKETS 256
+#define MAX_SUBCLIENTS 64 /* X-Ward-Client names kept per client for --subclient-* */
+#define PEER_BUCKETS 1024
+#define CONN_GRACE 1.0 /* seconds a connection has to send its request before it may be cut for room */
 #define PROBE_OK_INTERVAL 30.0
 #define PROBE_BAD_INTERVAL 5.0
 
@@ -82,7 +89,9 @@ struct serve_opts {
 	enum ward_isolation isolation;
 	unsigned client_concurrency; /* 0 = unlimited */
 	unsigned client_rate;        /* runs per minute, 0 = unlimited */
+	unsigned subclient_concurrency, subclient_rate; /* the same per X-Ward-Client name within a client */
 	unsigned max_connections;
+	unsigned max_conns_per_addr; /* pending connections per address, 0 = unlimited */
 	unsigned pool;               /* sandboxes built ahead, 0 = none */
 	int spawners;                /* helper processes that clone sandboxes; -1 = auto, 0 = none */
 	double header_timeout, request_timeout, drain_timeout;
@@ -108,23 +117,43 @@ struct held {
 	char path[40];
 };
 
-/* One client's quota state. */
+/* One client's quota state: a client (a token's name, or an address), or
+ * a sub-client (an X-Ward-Client name within one, in its subs list). */
 struct client {
 	char key[160];
 	unsigned active;   /* queued + running */
-	double tokens;     /* token bucket for --client-rate */
+	double tokens;     /* token bucket for --client-rate (--subclient-rate) */
 	double last;       /* when tokens was last refilled */
-	struct client *next;
+	struct client *next;   /* the hash chain, or the parent's subs list */
+	struct client *subs;   /* its sub-clients (at most MAX_SUBCLIENTS) */
+	unsigned nsubs;
 };
 
-/* One TCP connection, for the deadline sweep. */
+/* A peer address (IPv4, or an IPv6 /64) that holds pending connections. */
+struct peer {
+	char addr[INET6_ADDRSTRLEN + 4];
+	unsigned pending;
+	struct conn_rec *oldest, *newest;
+	struct peer *next;
+};
+
+/* One TCP connection, for the deadline sweep and the per-address limit.
+ * Pending: it has not proven itself (see conn_trust), so it counts against
+ * its address and may be cut for room; pr is then its address's record. */
 struct conn_rec {
 	int fd;
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
 	double deadline; /* 0: none (a run is in progress) */
 	bool shut;
-	struct conn_rec *prev, *next;
+	bool trusted;
+	const char *cut;   /* why the server cut it, for the log */
+	char addr[INET6_ADDRSTRLEN + 4];
+	double since;      /* pending since: accepted, or its last request ended */
+	struct peer *pr;   /* while pending */
+	struct conn_rec *prev, *next;   /* all connections */
+	struct conn_rec *aprev, *anext; /* pending ones of its address, oldest first */
+	struct conn_rec *gprev, *gnext; /* all pending ones, oldest first */
 };
 
 enum route { R_NONE, R_HEALTH, R_EXEC, R_TEST, R_METRICS };
@@ -137,12 +166,14 @@ struct req {
 	enum route route;
 	enum rstate state;
 	double t_start, t_admit;
-	char client[160];
+	char client[176];           /* who, or who/sub: the log's name */
+	char who[96];               /* the quota's client: token name or address */
+	char sub[72];               /* X-Ward-Client, sanitized, or "" */
 	char method[16];
 	char path[128];
 	char *body;
 	size_t len, cap;
-	struct client *cl;          /* holds an active count while queued/running */
+	struct client *cl, *subcl;  /* hold an active count while queued/running */
 	struct ward_request_doc doc;
 	bool have_doc;
 	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
@@ -192,8 +223,12 @@ struct server {
 	struct ward_pool *pool;     /* --pool, or NULL */
 	char health_reason[600];
 
-	pthread_mutex_t conn_lock;
+	pthread_mutex_t conn_lock; /* the connection records, peers and their counts */
 	struct conn_rec *conns;
+	struct conn_rec *pend_oldest, *pend_newest;
+	struct peer *peers[PEER_BUCKETS];
+	unsigned nlive, npending;        /* connections not cut; pending ones among them */
+	uint64_t cut_addr, cut_full;     /* pending connections cut for room */
 
 	pthread_mutex_t log_lock;
 	int log_fd;
@@ -308,6 +343,182 @@ static void sanitize(char *dst, size_t n, const char *src)
 		dst[k++] = (ch > 32 && ch < 127 && ch != '"' && ch != '\\') ? (char)ch : '_';
 	}
 	dst[k] = 0;
+}
+
+/* ------------------------------------------------------------ connections */
+
+/* The address a peer is counted under: the IPv4 address (also when mapped
+ * into IPv6), or the /64 of an IPv6 address, which one host or site can
+ * fill with addresses of its own. */
+static void addr_key(const struct sockaddr *sa, char *buf, size_t n)
+{
+	snprintf(buf, n, "?");
+	if (sa && sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)n);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			inet_ntop(AF_INET, &a->s6_addr[12], buf, (socklen_t)n);
+			return;
+		}
+		struct in6_addr net = {0};
+		memcpy(net.s6_addr, a->s6_addr, 8);
+		char t[INET6_ADDRSTRLEN];
+		if (inet_ntop(AF_INET6, &net, t, sizeof(t)))
+			snprintf(buf, n, "%s/64", t);
+	}
+}
+
+static struct peer **peer_slot(struct server *s, const char *addr)
+{
+	unsigned h = 5381;
+	for (const char *p = addr; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	struct peer **pp = &s->peers[h % PEER_BUCKETS];
+	while (*pp && strcmp((*pp)->addr, addr) != 0)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* cr joins the pending connections, as the newest of its address and of
+ * all.  Without memory for its address's record it stays uncounted.
+ * Called with conn_lock held, as are the functions below. */
+static void pending_link(struct server *s, struct conn_rec *cr, double t)
+{
+	struct peer **pp = peer_slot(s, cr->addr);
+	if (!*pp) {
+		*pp = calloc(1, sizeof(**pp));
+		if (!*pp)
+			return;
+		snprintf((*pp)->addr, sizeof((*pp)->addr), "%s", cr->addr);
+	}
+	struct peer *p = *pp;
+	cr->pr = p;
+	cr->since = t;
+	cr->anext = NULL;
+	cr->aprev = p->newest;
+	if (p->newest)
+		p->newest->anext = cr;
+	else
+		p->oldest = cr;
+	p->newest = cr;
+	p->pending++;
+	cr->gnext = NULL;
+	cr->gprev = s->pend_newest;
+	if (s->pend_newest)
+		s->pend_newest->gnext = cr;
+	else
+		s->pend_oldest = cr;
+	s->pend_newest = cr;
+	s->npending++;
+}
+
+static void pending_unlink(struct server *s, struct conn_rec *cr)
+{
+	struct peer *p = cr->pr;
+	if (!p)
+		return;
+	if (cr->aprev)
+		cr->aprev->anext = cr->anext;
+	else
+		p->oldest = cr->anext;
+	if (cr->anext)
+		cr->anext->aprev = cr->aprev;
+	else
+		p->newest = cr->aprev;
+	if (cr->gprev)
+		cr->gprev->gnext = cr->gnext;
+	else
+		s->pend_oldest = cr->gnext;
+	if (cr->gnext)
+		cr->gnext->gprev = cr->gprev;
+	else
+		s->pend_newest = cr->gprev;
+	s->npending--;
+	cr->pr = NULL;
+	if (--p->pending == 0) {
+		struct peer **pp = peer_slot(s, p->addr);
+		*pp = p->next;
+		free(p);
+	}
+}
+
+/* Shut cr's socket down (MHD then closes it normally).  The peer address
+ * is compared first, so that a descriptor number already reused by a new
+ * connection is left alone. */
+static void conn_cut(struct server *s, struct conn_rec *cr, const char *why)
+{
+	if (cr->shut)
+		return;
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	if (cr->fd >= 0 && getpeername(cr->fd, (struct sockaddr *)&peer, &len) == 0 && len == cr->peerlen &&
+	    memcmp(&peer, &cr->peer, len) == 0)
+		shutdown(cr->fd, SHUT_RDWR);
+	cr->shut = true;
+	cr->cut = why;
+	s->nlive--;
+	pending_unlink(s, cr);
+}
+
+/* Make room, oldest pending connection first, among those that have had
+ * CONN_GRACE to send a request (a burst of quick clients is not cut while
+ * the I/O threads catch up); a trusted connection is never cut for room.
+ * First while p's address holds more than --max-conns-per-addr pending
+ * connections (p stays: it keeps at least one)... */
+static void peer_make_room(struct server *s, struct peer *p, double t)
+{
+	unsigned cap = s->o.max_conns_per_addr;
+	while (p && cap && p->pending > cap && t - p->oldest->since >= CONN_GRACE) {
+		s->cut_addr++;
+		conn_cut(s, p->oldest, "its address held more than --max-conns-per-addr pending connections");
+	}
+}
+
+/* ...then while the server holds --max-connections, so that the next
+ * connection, from anyone, finds a place. */
+static void server_make_room(struct server *s, double t)
+{
+	while (s->nlive >= s->o.max_connections && s->pend_oldest && t - s->pend_oldest->since >= CONN_GRACE) {
+		s->cut_full++;
+		conn_cut(s, s->pend_oldest, "the server held --max-connections");
+	}
+}
+
+static struct conn_rec *conn_rec_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* c's request has proven it: it carries a valid token (c is trusted for
+ * the rest of its life), or, without --token-file, it was admitted (until
+ * it is over).  A trusted connection does not count against its address. */
+static void conn_trust(struct server *s, struct MHD_Connection *c)
+{
+	struct conn_rec *cr = conn_rec_of(c);
+	if (!cr)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	cr->trusted = true;
+	pending_unlink(s, cr);
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* c's request is over: it waits for the next one, pending (again) unless
+ * a token made it trusted, and as the newest of its address. */
+static void conn_idle(struct server *s, struct MHD_Connection *c)
+{
+	struct conn_rec *cr = conn_rec_of(c);
+	if (!cr)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	if (!cr->shut && !(cr->trusted && s->ntokens)) {
+		pending_unlink(s, cr);
+		cr->trusted = false;
+		pending_link(s, cr, now_mono());
+	}
+	pthread_mutex_unlock(&s->conn_lock);
 }
 
 /* ------------------------------------------------------------ answers */
@@ -532,6 +743,61 @@ static void option_to_field(const char *msg, char *out, size_t n)
 
 /* ------------------------------------------------------------ admission */
 
+/* A record with no run and a full bucket holds nothing worth keeping. */
+static bool client_idle(const struct client *c, unsigned rate, double t)
+{
+	return c->active == 0 && c->nsubs == 0 && (!rate || c->tokens + (t - c->last) * rate / 60.0 >= rate);
+}
+
+/* Drop c's idle sub-clients. */
+static void subs_evict(struct server *s, struct client *c, double t)
+{
+	for (struct client **pp = &c->subs; *pp;) {
+		struct client *u = *pp;
+		if (client_idle(u, s->o.subclient_rate, t)) {
+			*pp = u->next;
+			free(u);
+			c->nsubs--;
+			s->nclients--;
+		} else
+			pp = &u->next;
+	}
+}
+
+/* Drop every idle record but keep (whose sub-client is being made): called
+ * when the table is full. */
+static void clients_evict(struct server *s, const struct client *keep)
+{
+	double t = now_mono();
+	for (unsigned i = 0; i < CLIENT_BUCKETS; i++)
+		for (struct client **pp = &s->clients[i]; *pp;) {
+			struct client *c = *pp;
+			subs_evict(s, c, t);
+			if (c != keep && client_idle(c, s->o.client_rate, t)) {
+				*pp = c->next;
+				free(c);
+				s->nclients--;
+			} else
+				pp = &c->next;
+		}
+}
+
+static struct client *client_new(struct server *s, const char *key, unsigned rate, const struct client *keep)
+{
+	if (s->nclients >= MAX_CLIENTS)
+		clients_evict(s, keep);
+	if (s->nclients >= MAX_CLIENTS)
+		return NULL;
+	struct client *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->tokens = rate;
+	c->last = now_mono();
+	s->nclients++;
+	return c;
+}
+
 static struct client *client_get(struct server *s, const char *key)
 {
 	unsigned h = 5381;
@@ -541,35 +807,100 @@ static struct client *client_get(struct server *s, const char *key)
 	for (struct client *c = *b; c; c = c->next)
 		if (strcmp(c->key, key) == 0)
 			return c;
-	if (s->nclients >= MAX_CLIENTS) {
-		/* evict every idle client whose bucket is full again: it has no
-		 * state worth keeping */
-		double t = now_mono();
-		for (unsigned i = 0; i < CLIENT_BUCKETS; i++)
-			for (struct client **pp = &s->clients[i]; *pp;) {
-				struct client *c = *pp;
-				bool full = !s->o.client_rate ||
-					    c->tokens + (t - c->last) * s->o.client_rate / 60.0 >= s->o.client_rate;
-				if (c->active == 0 && full) {
-					*pp = c->next;
-					free(c);
-					s->nclients--;
-				} else
-					pp = &c->next;
-			}
-		if (s->nclients >= MAX_CLIENTS)
-			return NULL;
+	struct client *c = client_new(s, key, s->o.client_rate, NULL);
+	if (c) {
+		c->next = *b;
+		*b = c;
 	}
-	struct client *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	snprintf(c->key, sizeof(c->key), "%s", key);
-	c->tokens = s->o.client_rate;
-	c->last = now_mono();
-	c->next = *b;
-	*b = c;
-	s->nclients++;
 	return c;
+}
+
+/* The sub-client NAME of c; a client keeps at most MAX_SUBCLIENTS, so
+ * that many distinct X-Ward-Client values cannot fill the table. */
+static struct client *sub_get(struct server *s, struct client *c, const char *name)
+{
+	for (struct client *u = c->subs; u; u = u->next)
+		if (strcmp(u->key, name) == 0)
+			return u;
+	if (c->nsubs >= MAX_SUBCLIENTS)
+		subs_evict(s, c, now_mono());
+	if (c->nsubs >= MAX_SUBCLIENTS)
+		return NULL;
+	struct client *u = client_new(s, name, s->o.subclient_rate, c);
+	if (u) {
+		u->next = c->subs;
+		c->subs = u;
+		c->nsubs++;
+	}
+	return u;
+}
+
+/* Whether c (named name) may start one more run under its limits; sets
+ * the 429 when not.  Refills c's bucket, takes nothing. */
+static bool quota_allows(struct server *s, struct req *r, struct client *c, const char *name, unsigned conc,
+			 unsigned rate)
+{
+	if (conc && c->active >= conc) {
+		s->m.rejected_client_conc++;
+		r->retry_after = 1;
+		set_error(r, 429, "client '%s' already has %u runs in progress (limit %u); retry later", name, c->active,
+			  conc);
+		return false;
+	}
+	if (rate) {
+		double t = now_mono(), per_s = rate / 60.0;
+		c->tokens = fmin(rate, c->tokens + (t - c->last) * per_s);
+		c->last = t;
+		if (c->tokens < 1) {
+			s->m.rejected_client_rate++;
+			r->retry_after = (unsigned)ceil((1 - c->tokens) / per_s);
+			set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", name, rate,
+				  r->retry_after);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The client's quota (its token's name, or its address), then, when the
+ * request names one and --subclient-* are set, its sub-client's: the
+ * header can split a client's quota, never add to it.  On success both
+ * hold the run (r->cl, r->subcl). */
+static bool admit_quotas(struct server *s, struct req *r)
+{
+	struct client *c = client_get(s, r->who);
+	if (!c) {
+		s->m.rejected_busy++;
+		r->retry_after = 1;
+		set_error(r, 429, "too many distinct clients at once; retry later");
+		return false;
+	}
+	if (!quota_allows(s, r, c, r->who, s->o.client_concurrency, s->o.client_rate))
+		return false;
+	struct client *u = NULL;
+	if (r->sub[0] && (s->o.subclient_concurrency || s->o.subclient_rate)) {
+		u = sub_get(s, c, r->sub);
+		if (!u) {
+			s->m.rejected_busy++;
+			r->retry_after = 1;
+			set_error(r, 429, "client '%s' has %d X-Ward-Client names with runs or rate state already; retry later",
+				  r->who, MAX_SUBCLIENTS);
+			return false;
+		}
+		if (!quota_allows(s, r, u, r->client, s->o.subclient_concurrency, s->o.subclient_rate))
+			return false;
+	}
+	if (s->o.client_rate)
+		c->tokens -= 1;
+	c->active++;
+	r->cl = c;
+	if (u) {
+		if (s->o.subclient_rate)
+			u->tokens -= 1;
+		u->active++;
+		r->subcl = u;
+	}
+	return true;
 }
 
 /* Take a place for r (queue + slot, then the client's quota), or set a 429
@@ -594,37 +925,8 @@ static bool admit(struct server *s, struct req *r)
 			  s->running, s->queued, s->o.max_concurrent, s->o.queue);
 		return false;
 	}
-	if (s->o.client_concurrency || s->o.client_rate) {
-		struct client *c = client_get(s, r->client);
-		if (!c) {
-			s->m.rejected_busy++;
-			r->retry_after = 1;
-			set_error(r, 429, "too many distinct clients at once; retry later");
-			return false;
-		}
-		if (s->o.client_concurrency && c->active >= s->o.client_concurrency) {
-			s->m.rejected_client_conc++;
-			r->retry_after = 1;
-			set_error(r, 429, "client '%s' already has %u runs in progress (limit %u); retry later", r->client,
-				  c->active, s->o.client_concurrency);
-			return false;
-		}
-		if (s->o.client_rate) {
-			double t = now_mono(), rate = s->o.client_rate / 60.0;
-			c->tokens = fmin(s->o.client_rate, c->tokens + (t - c->last) * rate);
-			c->last = t;
-			if (c->tokens < 1) {
-				s->m.rejected_client_rate++;
-				r->retry_after = (unsigned)ceil((1 - c->tokens) / rate);
-				set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", r->client,
-					  s->o.client_rate, r->retry_after);
-				return false;
-			}
-			c->tokens -= 1;
-		}
-		c->active++;
-		r->cl = c;
-	}
+	if (s->o.client_concurrency || s->o.client_rate || s->o.subclient_concurrency || s->o.subclient_rate)
+		return admit_quotas(s, r);
 	return true;
 }
 
@@ -721,6 +1023,8 @@ static bool dispatch(struct server *s, struct req *r)
 		/* suspend before a worker can resume: the order MHD needs */
 		MHD_suspend_connection(r->conn);
 		conn_set_deadline(s, r->conn, 0);
+		if (!s->ntokens)
+			conn_trust(s, r->conn); /* until the request is over: see conn_idle */
 		r->state = S_WAIT;
 		r->t_admit = now_mono();
 		trace_phase("http:admitted", r->t_start);
@@ -832,6 +1136,10 @@ static void *worker_main(void *arg)
 			r->cl->active--;
 			r->cl = NULL;
 		}
+		if (r->subcl) {
+			r->subcl->active--;
+			r->subcl = NULL;
+		}
 		r->state = S_READY;
 		pthread_cond_broadcast(&s->idle);
 		pthread_mutex_unlock(&s->lock);
@@ -942,7 +1250,20 @@ static void answer_metrics(struct server *s, struct req *r)
 	for (int c = 100; c < 600; c++)
 		if (m.http[c])
 			bprintf(&b, "ward_http_requests_total{code=\"%d\"} %llu\n", c, (unsigned long long)m.http[c]);
-	bprintf(&b, "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
+	pthread_mutex_lock(&s->conn_lock);
+	unsigned live = s->nlive, pending = s->npending;
+	uint64_t cut_addr = s->cut_addr, cut_full = s->cut_full;
+	pthread_mutex_unlock(&s->conn_lock);
+	bprintf(&b, "# HELP ward_connections Open connections: pending (no request with a valid token yet; without "
+		    "--token-file, no run admitted now) and trusted.\n# TYPE ward_connections gauge\n"
+		    "ward_connections{state=\"pending\"} %u\nward_connections{state=\"trusted\"} %u\n",
+		pending, live - pending);
+	bprintf(&b, "# HELP ward_connections_cut_total Pending connections cut to make room: their address held more "
+		    "than --max-conns-per-addr, or the server --max-connections.\n"
+		    "# TYPE ward_connections_cut_total counter\n"
+		    "ward_connections_cut_total{reason=\"address\"} %llu\nward_connections_cut_total{reason=\"full\"} %llu\n",
+		(unsigned long long)cut_addr, (unsigned long long)cut_full);
+		bprintf(&b, "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
 		    "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
 		__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
 	bprintf(&b, "# HELP ward_answer_bytes Encoded answers held until their clients take them "
@@ -1015,26 +1336,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->route = route_of(url);
 		conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
 
-		/* who is asking: the token's name, refined by X-Ward-Client (the
-		 * application holding the token names its own users), else the
-		 * header or the peer address */
+		/* who is asking: the token's name, else the peer's address; the
+		 * quotas count there.  X-Ward-Client (the application holding the
+		 * token names its own users) only names a sub-client within it. */
 		const struct token *tok = s->ntokens ? authorize(s, c) : NULL;
-		char hdr[80] = "";
-		sanitize(hdr, sizeof(hdr), MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ward-Client"));
-		if (tok)
-			snprintf(r->client, sizeof(r->client), "%s%s%s", tok->name, hdr[0] ? "/" : "", hdr);
-		else if (hdr[0])
-			snprintf(r->client, sizeof(r->client), "%s", hdr);
-		else {
+		if (tok) {
+			snprintf(r->who, sizeof(r->who), "%s", tok->name);
+			conn_trust(s, c);
+		} else {
 			const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-			char host[64] = "?";
-			if (ci && ci->client_addr)
-				getnameinfo(ci->client_addr,
-					    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-										    : sizeof(struct sockaddr_in),
-					    host, sizeof(host), NULL, 0, NI_NUMERICHOST);
-			snprintf(r->client, sizeof(r->client), "%s", host);
+			addr_key(ci ? ci->client_addr : NULL, r->who, sizeof(r->who));
 		}
+		sanitize(r->sub, sizeof(r->sub), MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ward-Client"));
+		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 
 		bool is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 		bool is_post = strcmp(method, "POST") == 0;
@@ -1129,12 +1443,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	char t[40];
 	rfc3339(t, sizeof(t));
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)r->code : 0;
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->message[0])
-		snprintf(r->message, sizeof(r->message), "connection ended before the answer was sent (%s)",
-			 toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
-			 : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
-			 : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
-								       : "aborted");
+	struct conn_rec *cr = conn_rec_of(c);
+	pthread_mutex_lock(&s->conn_lock);
+	const char *cut = cr ? cr->cut : NULL;
+	pthread_mutex_unlock(&s->conn_lock);
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->message[0]) {
+		const char *why = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
+				  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
+				  : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
+										: "aborted";
+		snprintf(r->message, sizeof(r->message), "connection ended before the answer was sent (%s%s)",
+			 cut ? "cut by the server: " : "", cut ? cut : why);
+	}
 	struct ward_log_entry e = {
 		.time = t,
 		.client = r->client,
@@ -1157,6 +1477,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	pthread_mutex_unlock(&s->lock);
 	/* the next request on a kept-alive connection gets its own header time */
 	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
+	conn_idle(s, c);
 	body_release(s, r);
 	free(r->resp);
 	if (r->answer_bytes) /* MHD frees the answer it sent now */
@@ -1177,12 +1498,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 		cr->peerlen = sizeof(cr->peer);
 		if (cr->fd < 0 || getpeername(cr->fd, (struct sockaddr *)&cr->peer, &cr->peerlen) < 0)
 			cr->peerlen = 0;
-		cr->deadline = now_mono() + s->o.header_timeout;
+		addr_key(cr->peerlen ? (struct sockaddr *)&cr->peer : NULL, cr->addr, sizeof(cr->addr));
+		double t = now_mono();
+		cr->deadline = t + s->o.header_timeout;
 		pthread_mutex_lock(&s->conn_lock);
 		cr->next = s->conns;
 		if (s->conns)
 			s->conns->prev = cr;
 		s->conns = cr;
+		s->nlive++;
+		pending_link(s, cr, t);
+		peer_make_room(s, cr->pr, t);
+		server_make_room(s, t);
 		pthread_mutex_unlock(&s->conn_lock);
 		*socket_ctx = cr;
 	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -1196,6 +1523,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 			s->conns = cr->next;
 		if (cr->next)
 			cr->next->prev = cr->prev;
+		if (!cr->shut)
+			s->nlive--;
+		pending_unlink(s, cr);
 		pthread_mutex_unlock(&s->conn_lock);
 		free(cr);
 		*socket_ctx = NULL;
@@ -1203,8 +1533,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 }
 
 /* Shut down connections past their deadline (slowloris, trickled bodies,
- * clients that never read).  The peer address is compared first, so that
- * a descriptor number already reused by a new connection is left alone. */
+ * clients that never read), then make room where the connections of an
+ * address, or all, have grown past their limits while their newest had
+ * their grace. */
 static void sweep(struct server *s)
 {
 	double t = now_mono();
@@ -1212,14 +1543,31 @@ static void sweep(struct server *s)
 	for (struct conn_rec *cr = s->conns; cr; cr = cr->next) {
 		if (cr->shut || cr->deadline == 0 || t < cr->deadline || cr->fd < 0)
 			continue;
-		struct sockaddr_storage peer;
-		socklen_t len = sizeof(peer);
-		if (getpeername(cr->fd, (struct sockaddr *)&peer, &len) == 0 && len == cr->peerlen &&
-		    memcmp(&peer, &cr->peer, len) == 0)
-			shutdown(cr->fd, SHUT_RDWR);
-		cr->shut = true;
+		conn_cut(s, cr, "past its deadline");
 	}
+	for (unsigned i = 0; i < PEER_BUCKETS; i++)
+		for (struct peer *p = s->peers[i]; p; p = p->next)
+			peer_make_room(s, p, t);
+	server_make_room(s, t);
 	pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* How many pending connections were cut for room since the last call: a
+ * flood makes one line a second, not one a connection. */
+static void log_cuts(struct server *s, uint64_t logged[2])
+{
+	pthread_mutex_lock(&s->conn_lock);
+	uint64_t a = s->cut_addr, f = s->cut_full;
+	pthread_mutex_unlock(&s->conn_lock);
+	if (a == logged[0] && f == logged[1])
+		return;
+	log_event(s, "connections-cut",
+		  "%llu pending connections cut for room from addresses over --max-conns-per-addr %u, %llu because the "
+		  "server held --max-connections %u",
+		  (unsigned long long)(a - logged[0]), s->o.max_conns_per_addr, (unsigned long long)(f - logged[1]),
+		  s->o.max_connections);
+	logged[0] = a;
+	logged[1] = f;
 }
 
 /* ------------------------------------------------------------ health probe */
@@ -1273,7 +1621,16 @@ static void usage(FILE *f)
 		"  --isolation LEVEL         default isolation of requests: system|application\n"
 		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
 		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
+		"  --subclient-concurrency N runs in progress per X-Ward-Client name within its client\n"
+		"                            (0 = only the client's limit, default)\n"
+		"  --subclient-rate N        runs per minute per X-Ward-Client name within its client (0 =\n"
+		"                            only the client's limit, default)\n"
 		"  --max-connections N       open connections at once (default 256)\n"
+		"  --max-conns-per-addr N    pending connections per address (an IPv6 /64), default 32, 0 =\n"
+		"                            no limit; beyond, its oldest are cut. A connection is pending\n"
+		"                            until its request carries a valid token (without --token-file:\n"
+		"                            while it has no run admitted); a full server cuts the oldest\n"
+		"                            pending connection of any address to take a new one\n"
 		"  --pool N                  keep N sandboxes built ahead of requests (default 0): a request\n"
 		"                            without workdir, mounts or rootfs takes one, and it is destroyed\n"
 		"                            after that run, never reused\n"
@@ -1299,8 +1656,9 @@ static void usage(FILE *f)
 			snprintf(dflt, sizeof(dflt), "%.15g", d->max_dflt);
 		fprintf(f, "  %-25s limits.%s (default %s)\n", opt, d->field, dflt);
 	}
-	fprintf(f, "A client is its token's name (plus /X-Ward-Client when sent), else X-Ward-Client, else its\n"
-		   "address; quotas count per client.\n");
+	fprintf(f, "A client is its token's name, else its address (an IPv6 /64); quotas count per client.\n"
+		   "X-Ward-Client names a sub-client within it (logged as CLIENT/NAME), which --subclient-*\n"
+		   "limit further: the header splits a client's quota, never adds to it.\n");
 }
 
 static int parse_uint(const char *opt, const char *v, unsigned long long max, unsigned long long *out)
@@ -1383,8 +1741,8 @@ static int check_budgets(const struct serve_opts *o)
 static int parse_opts(struct serve_opts *o, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_MAXC, O_QUEUE, O_ROOT, O_BODY, O_ISO, O_CCONC, O_CRATE, O_MAXCONN,
-	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_SPAWNERS, O_HELP, O_ANSWERTOTAL,
-	       O_MAX0 /* O_MAX0 + LIM_x: the maximum of limit x; last */ };
+	       O_HDR, O_REQ, O_DRAIN, O_LOG, O_BODYTOTAL, O_POOL, O_SPAWNERS, O_SCONC, O_SRATE, O_PERADDR, O_HELP,
+	       O_ANSWERTOTAL, O_MAX0 /* O_MAX0 + LIM_x: the maximum of limit x; last */ };
 	static const struct option fixed[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
 		{"token-file", required_argument, NULL, O_TOKEN},
@@ -1397,7 +1755,10 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 		{"isolation", required_argument, NULL, O_ISO},
 		{"client-concurrency", required_argument, NULL, O_CCONC},
 		{"client-rate", required_argument, NULL, O_CRATE},
+		{"subclient-concurrency", required_argument, NULL, O_SCONC},
+		{"subclient-rate", required_argument, NULL, O_SRATE},
 		{"max-connections", required_argument, NULL, O_MAXCONN},
+		{"max-conns-per-addr", required_argument, NULL, O_PERADDR},
 		{"pool", required_argument, NULL, O_POOL},
 		{"spawners", required_argument, NULL, O_SPAWNERS},
 		{"header-timeout", required_argument, NULL, O_HDR},
@@ -1425,6 +1786,7 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->max_body_total = 256u << 20;
 	o->isolation = WARD_ISO_SYSTEM;
 	o->max_connections = 256;
+	o->max_conns_per_addr = 32;
 	o->header_timeout = 10;
 	o->request_timeout = 60;
 	o->drain_timeout = 60;
@@ -1494,10 +1856,25 @@ static int parse_opts(struct serve_opts *o, int argc, char **argv)
 				return -1;
 			o->client_rate = (unsigned)n;
 			break;
+		case O_SCONC:
+			if (parse_uint("--subclient-concurrency", optarg, 1u << 20, &n) < 0)
+				return -1;
+			o->subclient_concurrency = (unsigned)n;
+			break;
+		case O_SRATE:
+			if (parse_uint("--subclient-rate", optarg, 1u << 24, &n) < 0)
+				return -1;
+			o->subclient_rate = (unsigned)n;
+			break;
 		case O_MAXCONN:
 			if (parse_uint("--max-connections", optarg, 65536, &n) < 0 || n == 0)
 				return -1;
 			o->max_connections = (unsigned)n;
+			break;
+		case O_PERADDR:
+			if (parse_uint("--max-conns-per-addr", optarg, 65536, &n) < 0)
+				return -1;
+			o->max_conns_per_addr = (unsigned)n;
 			break;
 		case O_POOL:
 			if (parse_uint("--pool", optarg, 4096, &n) < 0)
@@ -1578,6 +1955,12 @@ static int load_tokens(struct server *s, const char *path)
 		if (nf == 3 || s->ntokens == MAX_TOKENS) {
 			fprintf(stderr, "ward serve: --token-file %s: each line is TOKEN or NAME TOKEN, at most %d lines\n",
 				path, MAX_TOKENS);
+			rc = -1;
+			break;
+		}
+		if (nf == 2 && strlen(fields[0]) > 64) {
+			fprintf(stderr, "ward serve: --token-file %s: the name '%.20s...' is longer than 64 characters; "
+					"shorten it (quotas and the log go by it)\n", path, fields[0]);
 			rc = -1;
 			break;
 		}
@@ -1700,7 +2083,18 @@ static void server_free(struct server *s)
 		while (s->clients[i]) {
 			struct client *c = s->clients[i];
 			s->clients[i] = c->next;
+			while (c->subs) {
+				struct client *u = c->subs;
+				c->subs = u->next;
+				free(u);
+			}
 			free(c);
+		}
+	for (unsigned i = 0; i < PEER_BUCKETS; i++)
+		while (s->peers[i]) { /* only if MHD never stopped: it closes every connection */
+			struct peer *p = s->peers[i];
+			s->peers[i] = p->next;
+			free(p);
 		}
 	free(s->workers);
 	ward_pool_free(s->pool);
@@ -1849,6 +2243,7 @@ int ward_serve_main(int argc, char **argv)
 		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
 		  s->healthy ? "yes" : "no");
 
+	uint64_t cuts_logged[2] = {0, 0};
 	for (;;) {
 		struct pollfd pfd = {.fd = sigpipe_fds[0], .events = POLLIN};
 		poll(&pfd, 1, 1000);
@@ -1869,6 +2264,7 @@ int ward_serve_main(int argc, char **argv)
 		} else if (sig == SIGTERM || sig == SIGINT)
 			break;
 		sweep(s);
+		log_cuts(s, cuts_logged);
 		unsigned healed = ward_spawner_heal();
 		if (healed)
 			log_event(s, "spawner-restarted", "%u helper%s found dead, replaced", healed, healed > 1 ? "s" : "");

@@ -210,7 +210,8 @@ class Runner:
     """A ``ward serve`` runner at ``url`` (e.g. ``http://127.0.0.1:8900``).
 
     ``token``: sent as ``Authorization: Bearer``.  ``client``: sent as
-    ``X-Ward-Client``, the name per-client quotas count under.
+    ``X-Ward-Client``, a sub-client within the token's (or address's)
+    quota: it can split that quota (``--subclient-*``), never add to it.
     ``timeout``: seconds to wait for an answer beyond the run's own
     ``timeout_s`` (the runner may queue the request first)."""
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ward serve: overload answers 429 with Retry-After and never crashes;
 # per-client quotas (concurrency, runs per minute) keyed by token or by
-# X-Ward-Client.
+# address (X-Ward-Client never adds to them: tests/serve/quota_identity.sh).
 . "$(dirname "$0")/lib.bash"
 
 # burst CLIENT_HEADER N CMD — N concurrent POST /exec; prints the codes, sorted
@@ -35,24 +35,24 @@ expect_eq "runs again after the wave" "200 back" "$(code_of "$r") $(jget "$(body
 check "server alive" kill -0 "$SRV_PID"
 stop_server "$SRV_PID"
 
-# per-client concurrency, keyed by X-Ward-Client (no tokens)
+# per-client concurrency, keyed by the address (no tokens)
 start_server conc --max-concurrent 4 --queue 8 --client-concurrency 1 || exit 0
 pids=""
 for i in 1 2; do
 	curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: same" --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/c.$i" &
 	pids="$pids $!"
 done
-curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: other" --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/other" &
+curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' --interface 127.0.0.2 --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/other" &
 pids="$pids $!"
 wait $pids # (never a bare wait: the server is a child of this shell too)
 expect_eq "client concurrency 1: second run of the same client gets 429" "200 429" "$(sort "$SERVE_TMP"/c.* | tr '\n' ' ' | sed 's/ $//')"
-expect_eq "another client is not affected" 200 "$(cat "$SERVE_TMP/other")"
+expect_eq "another client (address 127.0.0.2) is not affected" 200 "$(cat "$SERVE_TMP/other")"
 rm -f "$SERVE_TMP"/c.*
 r=$(http GET /metrics)
 expect_contains "metrics count client_concurrency" "$(body_of "$r")" 'ward_rejected_total{reason="client_concurrency"} 1'
 stop_server "$SRV_PID"
 
-# per-client rate, keyed by token (X-Ward-Client refines it)
+# per-client rate, keyed by token
 printf 'alice tokA\nbob tokB\n' >"$SERVE_TMP/tokens"
 start_server rate --client-rate 3 --token-file "$SERVE_TMP/tokens" || exit 0
 codes=""
@@ -65,6 +65,6 @@ check "rate 429 says when to retry" grep -qiE '^Retry-After: ([1-9]|[1-2][0-9])'
 code=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer tokB' --data-binary '{"command":"true"}' "$URL/exec")
 expect_eq "bob (another token) still runs" 200 "$code"
 code=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer tokA' -H 'X-Ward-Client: alice-user-2' --data-binary '{"command":"true"}' "$URL/exec")
-expect_eq "alice's own user (X-Ward-Client) has its own quota" 200 "$code"
+expect_eq "alice's own user (X-Ward-Client) does not add to alice's quota" 429 "$code"
 check "the log names the client" grep -q '"client":"alice"' "$SRV_LOG"
 stop_server "$SRV_PID"
