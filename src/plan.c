@@ -351,7 +351,7 @@ int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen)
 	snprintf(link, sizeof(link), WARD_HELD_PATH "%d", fd);
 	struct stat st;
 	ssize_t n = fstat(fd, &st) < 0 ? -1 : readlink(link, path, sizeof(path) - 1);
-	if (n <= 0 || path[0] != '/') {
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/') {
 		snprintf(err, errlen, "cannot bind '%s': %s", op->src,
 			 n < 0 ? strerror(errno) : "its descriptor has no path in this mount namespace");
 		return -1;
