@@ -65,10 +65,13 @@ struct ward_limits {
 };
 
 /* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
- * directory the caller holds open (O_PATH is enough): run as root, ward
- * then binds exactly that directory (cloned from the descriptor, a final
- * symlink below it refused), so a path checked by the caller cannot be
- * swapped before the mount.  ward serve does this for --allow-root. */
+ * directory the caller holds open (O_PATH is enough; "/proc/self/fd/N/SUB"
+ * for a path beneath it, found without following a symlink): ward then
+ * binds exactly that directory — run as root, cloned from the descriptor;
+ * else the sandbox binds the descriptor's path only while it is still that
+ * inode, which the caller must hold open until the run ends — so a path
+ * checked by the caller cannot be swapped before the mount.  ward serve
+ * does this for --allow-root. */
 #define WARD_HELD_PATH "/proc/self/fd/"
 struct ward_mount {
 	const char *host_path;    /* host path (absolute) */

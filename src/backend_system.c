@@ -762,6 +762,28 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, bool via_spawner,
 			     bool *no_helper, char *err, size_t errlen);
 
+/* Running as root, the sandbox's host uid owns nothing: a writable bind
+ * maps the directory's owner to it, so that writes come back owned by that
+ * owner.  The tree, or -1: a filesystem without idmapped mounts gets a
+ * plain bind (the sandbox then writes only where its uid may). */
+static int idmapped_tree(const struct ward_identity *id, const struct mount_op *op)
+{
+	int src = plan_held_fd(op->src, NULL) != -1 ? plan_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
+	if (src < 0)
+		return -1;
+	int t = -1;
+	struct stat st;
+	if (fstat(src, &st) == 0) {
+		int ns = userns_idmap_fd(id, st.st_uid, st.st_gid);
+		if (ns >= 0) {
+			t = mounts_idmapped_tree(src, ns);
+			close(ns);
+		}
+	}
+	close(src);
+	return t < 0 ? -1 : t;
+}
+
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen)
 {
 	bool no_helper = false;
@@ -824,30 +846,29 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	for (size_t i = 0; i < plan->nops; i++)
 		trees[i] = -1;
 	for (size_t i = 0; i < plan->nops; i++) {
-		const struct mount_op *op = &plan->ops[i];
+		struct mount_op *op = &sb->plan.ops[i];
 		if (op->kind != OP_BIND)
 			continue;
-		/* Running as root, the sandbox's host uid owns nothing: map the
-		 * directory's owner to it, so that writes come back owned by
-		 * that owner.  Filesystems without idmapped mounts get a plain
-		 * bind (the sandbox then writes only where its uid may). */
-		struct stat st;
-		if ((op->flags & OPF_IDMAP) && stat(op->src, &st) == 0) {
-			int ns = userns_idmap_fd(&sb->id, st.st_uid, st.st_gid);
-			if (ns >= 0) {
-				int t = mounts_idmapped_tree(op->src, ns);
-				close(ns);
-				if (t >= 0)
-					trees[i] = t;
-			}
-		}
+		if (op->flags & OPF_IDMAP)
+			trees[i] = idmapped_tree(&sb->id, op);
 		/* A source the caller holds open (ward serve's --allow-root
 		 * checks) is cloned here, where that fd lives: PID 1 keeps none
-		 * of the caller's fds. */
-		if (trees[i] < 0 && strncmp(op->src, WARD_HELD_PATH, strlen(WARD_HELD_PATH)) == 0 &&
-		    (trees[i] = mounts_held_tree(op)) < 0) {
-			snprintf(err, errlen, "cannot bind '%s': %s", op->src, strerror(-trees[i]));
-			goto fail;
+		 * of the caller's fds, and lives in a mount namespace where
+		 * they cannot be cloned.  Without the right to clone mounts
+		 * here (not root), PID 1 binds its path instead, pinned to the
+		 * descriptor's inode: never a symlink swapped in. */
+		if (trees[i] < 0 && plan_held_fd(op->src, NULL) != -1) {
+			trees[i] = geteuid() == 0 ? mounts_held_tree(op) : -EPERM;
+			if (trees[i] == -EPERM) {
+				trees[i] = -1;
+				if (plan_pin_held(&sb->plan, op, err, errlen) < 0)
+					goto fail;
+			} else if (trees[i] < 0) {
+				snprintf(err, errlen, "cannot bind '%s': %s", op->src,
+					 trees[i] == -ELOOP ? "a symlink lies on the way inside it, which is refused"
+							    : strerror(-trees[i]));
+				goto fail;
+			}
 		}
 	}
 	trace_phase("idmap", start);

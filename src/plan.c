@@ -1,16 +1,21 @@
 /* plan.c — request -> plan (the ordered mount operations that build the
  * sandbox's root).  Looks at the host (which system directories exist and
  * which are symlinks on a merged-/usr system) but changes nothing. */
+#define _GNU_SOURCE /* O_PATH */
 #include "plan.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pathguard.h"
 #include "request.h"
 
 static const char *keep(struct plan *p, char *s)
@@ -64,23 +69,121 @@ static struct mount_op *add(struct plan *p, enum op_kind k, const char *src, con
 	return op;
 }
 
+int plan_held_fd(const char *src, const char **rest)
+{
+	size_t k = strlen(WARD_HELD_PATH);
+	if (strncmp(src, WARD_HELD_PATH, k) != 0)
+		return -1;
+	const char *p = src + k, *end = p;
+	long fd = 0;
+	while (*end >= '0' && *end <= '9' && fd <= INT_MAX)
+		fd = fd * 10 + (*end++ - '0');
+	if (end == p || fd > INT_MAX || (*end && *end != '/'))
+		return -EINVAL;
+	if (rest)
+		*rest = end;
+	return (int)fd;
+}
+
+/* src[0..n) as a string, on the caller's stack.  0 or -ENAMETOOLONG. */
+static int prefix(char *buf, size_t size, const char *src, size_t n)
+{
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, src, n);
+	buf[n] = 0;
+	return 0;
+}
+
+/* The anchor of a pinned op: its path, opened without following a symlink
+ * (a final one included), and only if it is the pinned inode. */
+static int open_pinned(const char *path, const struct mount_op *op)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != op->pin_dev || (uint64_t)st.st_ino != op->pin_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int plan_open_source(const struct mount_op *op)
+{
+	const char *rest = NULL;
+	int dir = plan_held_fd(op->src, &rest);
+	if (dir == -EINVAL)
+		return -EINVAL;
+	if (dir >= 0) {
+		dir = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+		if (dir < 0)
+			return -errno;
+	} else if (op->below || (op->flags & OPF_PINNED)) {
+		char anchor[PATH_MAX];
+		size_t n = op->below ? op->below : strlen(op->src);
+		int r = prefix(anchor, sizeof(anchor), op->src, n);
+		if (r < 0)
+			return r;
+		rest = op->src + n;
+		if (op->flags & OPF_PINNED)
+			dir = open_pinned(anchor, op);
+		else if ((dir = open(anchor, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			dir = -errno;
+		if (dir < 0)
+			return dir;
+	} else {
+		return -EINVAL;
+	}
+	while (*rest == '/')
+		rest++;
+	if (!*rest)
+		return dir;
+	int fd = pathguard_open_below(dir, rest);
+	close(dir);
+	return fd;
+}
+
 /* A host path as the sandbox should see it: a directory becomes a read-only
  * bind, a symlink (merged /usr: /bin -> usr/bin) the same symlink, a file a
- * read-only bind; absent paths are skipped. */
-static void mirror(struct plan *p, const char *host, const char *dst, unsigned flags)
+ * read-only bind; absent paths are skipped.  With below > 0, host[0..below)
+ * is a rootfs and the rest is looked at beneath it, never through a symlink
+ * (one on the way counts as absent: it is the rootfs's, not the host's). */
+static void mirror(struct plan *p, const char *host, size_t below, const char *dst, unsigned flags)
 {
 	struct stat st;
-	if (lstat(host, &st) < 0)
-		return;
+	char buf[PATH_MAX];
+	ssize_t n = 0;
+	if (below) {
+		const struct mount_op probe = {.kind = OP_BIND, .src = host, .below = below};
+		int fd = plan_open_source(&probe);
+		if (fd < 0)
+			return;
+		if (fstat(fd, &st) < 0)
+			st.st_mode = 0;
+		if (S_ISLNK(st.st_mode))
+			n = readlinkat(fd, "", buf, sizeof(buf) - 1);
+		close(fd);
+	} else {
+		if (lstat(host, &st) < 0)
+			return;
+		if (S_ISLNK(st.st_mode))
+			n = readlink(host, buf, sizeof(buf) - 1);
+	}
 	if (S_ISLNK(st.st_mode)) {
-		char buf[PATH_MAX];
-		ssize_t n = readlink(host, buf, sizeof(buf) - 1);
 		if (n <= 0)
 			return;
 		buf[n] = 0;
 		add(p, OP_SYMLINK, keep(p, strdup(buf)), dst);
 	} else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-		add(p, OP_BIND, host, dst)->flags = flags;
+		struct mount_op *op = add(p, OP_BIND, host, dst);
+		op->flags = flags;
+		op->below = below;
 	}
 }
 
@@ -101,7 +204,7 @@ static int mirror_rootfs(struct plan *p, const char *rootfs)
 		if (skip)
 			continue;
 		const char *dst = fmt(p, "/", e->d_name);
-		mirror(p, fmt(p, rootfs, dst), dst, 0);
+		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, 0);
 	}
 	closedir(d);
 	return 0;
@@ -159,7 +262,7 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	static const char *const sysdirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
 	if (!req->rootfs) {
 		for (size_t i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++)
-			mirror(p, sysdirs[i], sysdirs[i], 0);
+			mirror(p, sysdirs[i], 0, sysdirs[i], 0);
 	} else {
 		if (mirror_rootfs(p, req->rootfs) < 0) {
 			snprintf(err, errlen, "--rootfs '%s' cannot be listed: %s", req->rootfs, strerror(errno));
@@ -178,12 +281,13 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
 	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
 					  "networks: files\nprotocols: files\nservices: files\n");
-	/* ld.so reads only its cache (ld.so.conf is ldconfig's). */
+	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
+	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
 	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
 						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
 						    "/etc/services"};
 	for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
-		mirror(p, fmt(p, base, etc_from_host[i]), etc_from_host[i], 0);
+		mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);
 
 	/* A fresh /proc with the host-leaking parts masked. */
 	add(p, OP_PROC, NULL, "/proc");
@@ -232,6 +336,37 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		plan_free(p);
 		return -1;
 	}
+	return 0;
+}
+
+int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen)
+{
+	const char *rest;
+	int fd = plan_held_fd(op->src, &rest);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot bind '%s': not a held descriptor's path", op->src);
+		return -1;
+	}
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), WARD_HELD_PATH "%d", fd);
+	struct stat st;
+	ssize_t n = fstat(fd, &st) < 0 ? -1 : readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/') {
+		snprintf(err, errlen, "cannot bind '%s': %s", op->src,
+			 n < 0 ? strerror(errno) : "its descriptor has no path in this mount namespace");
+		return -1;
+	}
+	path[n] = 0;
+	const char *src = fmt(p, path, rest);
+	if (p->oom) {
+		snprintf(err, errlen, "out of memory while building the sandbox plan");
+		return -1;
+	}
+	op->src = src;
+	op->below = (size_t)n;
+	op->pin_dev = (uint64_t)st.st_dev;
+	op->pin_ino = (uint64_t)st.st_ino;
+	op->flags |= OPF_PINNED;
 	return 0;
 }
 

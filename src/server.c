@@ -664,10 +664,13 @@ static int check_allowed(struct server *s, const char *path, const char *field, 
 }
 
 /* Check *path against the --allow-roots and keep the directory it names
- * open; as root, the run then binds that descriptor ("/proc/self/fd/N",
- * cloned by the supervisor, which holds it): a rename or a symlink swapped
- * in after the check changes nothing.  (Without root the supervisor cannot
- * clone mounts itself; the sandbox's PID 1 opens the path again.) */
+ * open; the run then binds that descriptor ("/proc/self/fd/N"): as root the
+ * supervisor clones it, else the sandbox's PID 1 binds its path only while
+ * it is still that inode (plan_pin_held), and what a rootfs holds is found
+ * beneath it without a symlink.  A rename or a symlink swapped in after the
+ * check changes nothing.  (The application level, which binds nothing and
+ * gives no isolation, keeps the path: its command could read anything the
+ * service can anyway.) */
 static int hold_path(struct server *s, struct req *r, const char **path, const char *field, char *err, size_t errlen)
 {
 	int fd = -1;
@@ -675,7 +678,7 @@ static int hold_path(struct server *s, struct req *r, const char **path, const c
 		return -1;
 	struct held *h = &r->held[r->nheld++];
 	h->fd = fd;
-	if (geteuid() == 0) {
+	if (geteuid() == 0 || r->doc.req.isolation == WARD_ISO_SYSTEM) {
 		snprintf(h->path, sizeof(h->path), WARD_HELD_PATH "%d", fd);
 		*path = h->path;
 	}

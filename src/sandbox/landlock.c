@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,11 +88,30 @@ int ward_landlock_abi(void)
 	return v < 0 ? 0 : (int)v;
 }
 
-/* Allow rights (narrowed to what the file type takes) beneath path.
- * 0, -ENOENT when path does not exist, or -errno. */
-static int allow_path(int ruleset, const char *path, uint64_t rights)
+/* path as an O_PATH fd; with exact, never through a symlink (openat2
+ * RESOLVE_NO_SYMLINKS; plain open() on a kernel without openat2). */
+static int open_rule_path(const char *path, bool exact)
 {
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (exact) {
+		struct open_how how = {
+			.flags = O_PATH | O_CLOEXEC, /* a final symlink: ELOOP */
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd;
+	}
+	return open(path, O_PATH | O_CLOEXEC);
+}
+
+/* Allow rights (narrowed to what the file type takes) beneath path; with
+ * exact, path must not pass through a symlink (a write path is a mount
+ * point ward made without one: a symlink there now was swapped in, by a
+ * sandbox sharing the directory, and could point at "/").  0, -ENOENT when
+ * path does not exist, or -errno (-ELOOP: a symlink). */
+static int allow_path(int ruleset, const char *path, uint64_t rights, bool exact)
+{
+	int fd = open_rule_path(path, exact);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -130,13 +151,13 @@ int ward_landlock_ruleset(int abi, const char *const *write_paths, size_t n)
 
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = allow_path(ruleset, write_paths[i], handled);
+		rc = allow_path(ruleset, write_paths[i], handled, true);
 	/* A terminal must be writable and take ioctls (tcsetattr, TIOCGWINSZ);
 	 * the null-type devices just writable.  TRUNCATE too: shells open
 	 * "> /dev/null" with O_TRUNC. */
 	uint64_t dev = handled & FILE_RIGHTS;
 	for (size_t i = 0; i < sizeof(dev_paths) / sizeof(dev_paths[0]) && rc == 0; i++) {
-		rc = allow_path(ruleset, dev_paths[i], dev);
+		rc = allow_path(ruleset, dev_paths[i], dev, false); /* /dev/ptmx is a symlink */
 		if (rc == -ENOENT || rc == -EACCES)
 			rc = 0; /* not in this sandbox's /dev */
 	}

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pathguard.h"
 #include "request.h"
 
 /* Where the new root is assembled before pivot_root. */
@@ -187,8 +188,10 @@ static int write_file_at(int rootfd, const char *dst, const char *data, size_t l
 	return close(fd);
 }
 
-/* A detached clone of dirfd/path with the op's attributes: nosuid,
- * read-only unless RW, nodev unless it lands under /dev.  fd or -errno. */
+/* A detached clone of dirfd/path with the op's attributes, on the whole
+ * tree (AT_RECURSIVE: a mount below the source, such as a tmpfs mounted
+ * inside a workdir, gets them too): nosuid, read-only unless RW, nodev
+ * unless it lands under /dev.  fd or -errno. */
 static int clone_source(const struct mount_op *op, int dirfd, const char *path, unsigned extra)
 {
 	int tree = open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | extra);
@@ -207,37 +210,41 @@ static int clone_source(const struct mount_op *op, int dirfd, const char *path, 
 	return tree;
 }
 
-int mounts_held_tree(const struct mount_op *op)
+/* A bind source must be a directory or a regular file: not a symlink (one
+ * swapped in after the plan looked is not followed), nor a device.
+ * 0 or -errno. */
+static int source_type_ok(int fd)
 {
-	/* "/proc/self/fd/N" or "/proc/self/fd/N/NAME": straight from the
-	 * descriptor, not through /proc's magic link; a NAME that is a
-	 * symlink (swapped in after the caller checked) is refused */
-	const char *p = op->src + strlen(WARD_HELD_PATH);
-	char *end;
-	errno = 0;
-	long fd = strtol(p, &end, 10);
-	if (errno || end == p || fd < 0 || fd > INT_MAX || (*end && *end != '/'))
-		return -EINVAL;
-	while (*end == '/')
-		end++;
-	int tree;
-	if (!*end)
-		tree = clone_source(op, (int)fd, "", AT_EMPTY_PATH);
-	else if (strchr(end, '/') || !strcmp(end, "..") || !strcmp(end, "."))
-		return -EINVAL; /* one name below the descriptor, no more */
-	else
-		tree = clone_source(op, (int)fd, end, AT_SYMLINK_NOFOLLOW);
 	struct stat st;
-	if (tree >= 0 && (fstat(tree, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))) {
-		close(tree);
-		return -ELOOP; /* a symlink, not followed, or a device */
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? 0 : -ELOOP;
+}
+
+/* The clone of what a held, pinned or rootfs-relative op names, found by
+ * plan_open_source: never a path resolved again through a symlink. */
+static int clone_exact(const struct mount_op *op)
+{
+	int fd = plan_open_source(op);
+	if (fd < 0)
+		return fd;
+	int r = source_type_ok(fd);
+	int tree = r < 0 ? r : clone_source(op, fd, "", AT_EMPTY_PATH);
+	close(fd);
 	return tree;
 }
 
-int mounts_idmapped_tree(const char *src, int userns_fd)
+int mounts_held_tree(const struct mount_op *op)
 {
-	int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	return plan_held_fd(op->src, NULL) < 0 ? -EINVAL : clone_exact(op);
+}
+
+int mounts_idmapped_tree(int srcfd, int userns_fd)
+{
+	int r = source_type_ok(srcfd);
+	if (r < 0)
+		return r;
+	int tree = open_tree(srcfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (tree < 0)
 		return -errno;
 	struct mount_attr attr = {
@@ -245,13 +252,29 @@ int mounts_idmapped_tree(const char *src, int userns_fd)
 		.userns_fd = (unsigned long long)userns_fd,
 	};
 	/* The idmap applies to this mount only (not recursively): the kernel
-	 * refuses to idmap a tree with submounts of other filesystems. */
-	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+	 * refuses to idmap a tree with submounts of other filesystems.  Those
+	 * submounts (a tmpfs the host mounted inside a workdir) still get
+	 * nosuid and nodev, in a second, recursive call; if it fails, so does
+	 * the idmapped bind (the caller falls back to a plain one, which sets
+	 * them recursively or fails). */
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0 ||
+	    set_attrs(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0) {
 		int e = errno;
 		close(tree);
 		return -e;
 	}
 	return tree;
+}
+
+/* Why a bind source could not be cloned, for PID 1's message. */
+static const char *clone_problem(int e)
+{
+	switch (e) {
+	case ESTALE: return "it is no longer what was checked (renamed or replaced since): try again";
+	case ELOOP: return "a symlink lies on the way inside it, which is refused";
+	case EXDEV: return "it leads outside its root";
+	default: return strerror(e);
+	}
 }
 
 int mounts_build(struct mounts_input *in, char *err, size_t errlen)
@@ -271,12 +294,17 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		const struct mount_op *op = &p->ops[i];
 		if (op->kind != OP_BIND || in->trees[i] >= 0)
 			continue;
-		int tree = clone_source(op, AT_FDCWD, op->src, 0);
+		/* A held path is the supervisor's descriptor, not ours: it must
+		 * have come cloned or pinned (plan_pin_held). */
+		int held = plan_held_fd(op->src, NULL);
+		int tree = held != -1                                 ? -EBADF
+			   : op->below || (op->flags & OPF_PINNED) ? clone_exact(op)
+								   : clone_source(op, AT_FDCWD, op->src, 0);
 		if (tree < 0) {
 			if (op->flags & OPF_OPTIONAL)
 				continue;
-			errno = -tree;
-			return fail(err, errlen, "cannot bind '%s'", op->src);
+			snprintf(err, errlen, "cannot bind '%s': %s", op->src, clone_problem(-tree));
+			return -1;
 		}
 		in->trees[i] = tree;
 	}

@@ -43,3 +43,16 @@ expect_not_contains "rootfs: no host /etc/shadow (absent)" "$OUT" shadow
 # A rootfs that is not a directory, or relative, is refused with 125.
 wr --timeout 10 --rootfs "$R/marker" -- /bin/true
 expect_eq "rootfs that is a file: 125" 125 "$RC"
+# What ward takes from the rootfs's etc (etc/ssl, etc/localtime) is the
+# rootfs's own, found beneath it; an etc that is a symlink (here to a
+# directory outside) is not followed: none of it shows.
+mkdir -p "$R/etc/ssl/certs"; echo rootfs-cert >"$R/etc/ssl/certs/ca.pem"
+ln -s /usr/share/zoneinfo/Etc/UTC "$R/etc/localtime"
+chmod -R go+rX "$R"
+wr --timeout 10 --rootfs "$R" --shell 'cat /etc/ssl/certs/ca.pem; readlink /etc/localtime'
+expect_eq "rootfs: its etc/ssl and etc/localtime" "0 rootfs-cert /usr/share/zoneinfo/Etc/UTC" "$RC $(echo $OUT)"
+E=$T/evil; mkdir -p "$E" "$T/outside/ssl"; cp -a "$R/bin" "$E/"; echo OUTSIDE >"$T/outside/ssl/marker"
+ln -s "$T/outside" "$E/etc"
+chmod -R go+rX "$E" "$T/outside"
+wr --timeout 10 --rootfs "$E" --shell 'cat /etc/ssl/marker 2>/dev/null; echo end'
+expect_eq "rootfs: an etc that is a symlink outside is not followed" "0 end" "$RC $(echo $OUT)"

@@ -20,12 +20,19 @@ _serve_cleanup() {
 trap _serve_cleanup EXIT
 
 # start_server NAME [ARGS...] — starts ward serve; sets SRV_PID, URL, PORT,
-# SRV_LOG.  Returns 1 (and prints a FAIL) when it does not come up.
+# SRV_LOG.  Returns 1 (and prints a FAIL) when it does not come up.  With
+# SERVE_AS=UID set, ward serve runs as that uid (and gid), with no groups:
+# a service account's server.
 start_server() {
 	local name=$1; shift
 	SRV_LOG=$SERVE_TMP/$name.log
 	: >"$SRV_LOG"
-	"$WARD" serve --listen 127.0.0.1:0 --log "$SRV_LOG" "$@" </dev/null >"$SERVE_TMP/$name.out" 2>&1 &
+	local as=()
+	if [ -n "${SERVE_AS:-}" ]; then
+		as=(setpriv --reuid "$SERVE_AS" --regid "$SERVE_AS" --clear-groups)
+		chown "$SERVE_AS" "$SRV_LOG"
+	fi
+	"${as[@]}" "$WARD" serve --listen 127.0.0.1:0 --log "$SRV_LOG" "$@" </dev/null >"$SERVE_TMP/$name.out" 2>&1 &
 	SRV_PID=$!
 	_SERVE_PIDS="$_SERVE_PIDS $SRV_PID"
 	local addr
