@@ -161,6 +161,16 @@ static json_t *member(const json_t *o, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
+/* A string member that is absent, null or "" counts as not given: existing
+ * clients send "" for "not set" (DeepTutor's "workdir": "").  Only for
+ * members where the empty string cannot mean anything else (SPEC §5:
+ * workdir and command). */
+static json_t *member_nonempty(const json_t *o, const char *key)
+{
+	json_t *v = member(o, key);
+	return json_is_string(v) && json_string_length(v) == 0 ? NULL : v;
+}
+
 /* A C string from a JSON string: refused when it holds a NUL (we parse with
  * JSON_ALLOW_NUL so that file contents may, but a path or an argument with
  * a NUL would be cut short silently). */
@@ -265,6 +275,8 @@ static int decode_env(struct ward_request_doc *doc, const json_t *o, char *err, 
 	json_object_foreach((json_t *)o, k, v)
 	{
 		char field[80];
+		if (json_is_null(v)) /* a variable that is null is not set */
+			continue;
 		snprintf(field, sizeof(field), "env.%.60s", k);
 		const char *s;
 		if (wire_cstr(v, field, &s, err, errlen) < 0)
@@ -407,21 +419,27 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 		return wire_bad(err, errlen, "the body must be a JSON object");
 
 	/* DeepTutor's client sends "argv": [] next to "command" when it has no
-	 * argv (its own runner reads an empty list as absent): so do we */
-	json_t *a = member(root, "argv");
-	if (json_is_array(a) && json_array_size(a) == 0 && member(root, "command"))
+	 * argv, and "command": "" means no command (SPEC §5): both absent */
+	json_t *a = member(root, "argv"), *cmd = member_nonempty(root, "command");
+	if (json_is_array(a) && json_array_size(a) == 0) {
+		if (!cmd)
+			return wire_bad(err, errlen, "argv: is empty and there is no command: send the program and its "
+						     "arguments in argv, or a shell string in command");
 		a = NULL;
+	}
 	if (a) {
 		if (decode_argv(doc, a, err, errlen) < 0)
 			return -1;
-	} else if ((v = member(root, "command"))) {
-		if (wire_cstr(v, "command", &req->shell, err, errlen) < 0)
+	} else if (cmd) {
+		if (wire_cstr(cmd, "command", &req->shell, err, errlen) < 0)
 			return -1;
 	} else
-		return wire_bad(err, errlen, "command: one of \"command\" (a shell string) and \"argv\" is required");
+		return wire_bad(err, errlen, "command: one of \"command\" (a non-empty shell string) and \"argv\" "
+					     "is required");
 	/* argv is authoritative: a "command" next to it is not even checked */
 
-	if ((v = member(root, "workdir")) && wire_cstr(v, "workdir", &req->workdir, err, errlen) < 0)
+	/* "workdir": "" is DeepTutor's "none": an ephemeral /work */
+	if ((v = member_nonempty(root, "workdir")) && wire_cstr(v, "workdir", &req->workdir, err, errlen) < 0)
 		return -1;
 	if ((v = member(root, "rootfs")) && wire_cstr(v, "rootfs", &req->rootfs, err, errlen) < 0)
 		return -1;
@@ -616,6 +634,11 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 			}
 			json_array_append_new(a, s);
 		}
+	} else if (req->shell && !req->shell[0]) {
+		/* "command": "" reads as no command (SPEC §5): send what runs here */
+		json_t *a = json_pack("[sss]", "/bin/sh", "-c", "");
+		if (!a || json_object_set_new(o, "argv", a) < 0)
+			goto oom;
 	} else if (req->shell) {
 		if (put_str(o, "command", req->shell) < 0) {
 			wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
@@ -1013,7 +1036,9 @@ static int tj_decode_job(struct testjob *job, const json_t *root, char *err, siz
 			return wire_bad(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
 	}
 
-	v = member(root, "command");
+	v = member_nonempty(root, "command");
+	if (json_is_array(v) && json_array_size(v) == 0)
+		v = NULL; /* [] and "" are a client's "no command", as in /exec */
 	if (job->runner == TJ_RUNNER_JUNIT) {
 		if (!v || !json_is_array(v) || json_array_size(v) == 0)
 			return wire_bad(err, errlen, "command: the junit runner needs a command, a non-empty array of "

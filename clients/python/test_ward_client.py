@@ -98,6 +98,18 @@ class RunnerTests(unittest.TestCase):
         self.assertEqual(res.stdout, "$HOME;id\n")
         self.assertTrue(res.ok)
 
+    def test_empty_fields_count_as_absent(self):
+        # what other runner clients send for "not set" (DeepTutor's defaults)
+        res = self.r.exec("echo hi", argv=[], workdir="", mounts=[], env={})
+        self.assertEqual((res.status, res.stdout, res.error), ("ok", "hi\n", ""))
+        res = self.r.exec("", argv=["echo", "from argv"])
+        self.assertEqual(res.stdout, "from argv\n")
+
+    def test_nothing_to_run(self):
+        for kw in ({"command": ""}, {"argv": []}, {"command": "", "argv": []}):
+            with self.assertRaises(ValueError, msg=kw):
+                self.r.exec(**kw)
+
     def test_files_stdin_env(self):
         res = self.r.exec("cat a.txt; cat bin.dat | od -An -tx1; cat; echo $FOO",
                           files=[File("a.txt", "hello\n"), {"path": "bin.dat", "content": b"\x00\xff"}],

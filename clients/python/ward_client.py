@@ -264,9 +264,11 @@ class Runner:
              stdin: Union[str, bytes, None] = None, network: Optional[str] = None,
              isolation: Optional[str] = None) -> ExecResult:
         """Run one command (``command``: a shell string; ``argv``: a list,
-        run without a shell) in a fresh sandbox on the runner."""
-        if command is None and argv is None:
-            raise ValueError("give command (a shell string) or argv (a list)")
+        run without a shell) in a fresh sandbox on the runner.  An empty
+        ``command``, ``argv`` or ``workdir`` counts as not given, as the
+        runner reads them (SPEC §5)."""
+        if not command and not argv:
+            raise ValueError("give command (a non-empty shell string) or argv (a non-empty list)")
         body: Dict[str, Any] = {
             "command": command,
             "argv": list(argv) if argv is not None else None,

@@ -72,17 +72,19 @@ expect_eq "umask: 0022 inside though the caller's is 077" "0022" "$OUT"
 
 # ---- PID 1 (a copy of ward) keeps none of ward's fds: not an inherited
 # file, not ward's stdio; only its pipes (and /dev/null) — seen from the host
+M=3.$$$RANDOM
 exec 7</etc/hostname
-"$WARD" run --timeout 10 -- sleep 3.17 </dev/null >/dev/null 2>&1 &
+"$WARD" run --timeout 20 -- sleep "$M" </dev/null >/dev/null 2>&1 &
 wpid=$!
 exec 7<&-
 pid1=""
-for _ in $(seq 1 50); do  # ward's child is the sandbox's PID 1
+# ward's child is the sandbox's PID 1; once the command runs, PID 1 is past
+# its setup and in its wait for the command (up to 10 s for both)
+for _ in $(seq 1 200); do
 	pid1=$(cat /proc/$wpid/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | head -1)
-	[ -n "$pid1" ] && break
+	[ -n "$pid1" ] && [ -n "$(marker_pids "$M")" ] && break
 	sleep 0.05
 done
-sleep 0.5  # past its setup, into its wait for the command
 fds=$(ls -l /proc/$pid1/fd 2>/dev/null | awk 'NR>1 {print $NF}' | sort -u | tr '\n' ' ')
 kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
 expect_not_contains "pid1 fds: no inherited host file ($fds)" "$fds" "/etc/hostname"

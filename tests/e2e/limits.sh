@@ -16,26 +16,27 @@ k=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p')
 if [ -n "$k" ] && [ "$k" -lt 16 ]; then pass "--pids 16: fork loop stopped at $k"
 else fail "--pids 16: fork loop stopped below 16" "out=[$OUT] err=$ERR"; fi
 expect_contains "--pids 16: fork fails with EAGAIN" "$OUT" "errno=EAGAIN"
-# Threads count too.
-wr --timeout 20 --pids 16 -- /usr/bin/python3 -c 'import threading,time
-n=0
+# Threads count too (each waits until all are started: none ends early).
+wr --timeout 20 --pids 16 -- /usr/bin/python3 -c 'import threading
+go=threading.Event(); n=0
 try:
     for i in range(100):
-        threading.Thread(target=time.sleep,args=(2,),daemon=True).start(); n+=1
+        threading.Thread(target=go.wait,args=(15,),daemon=True).start(); n+=1
 except RuntimeError: pass
-print(n)'
+print(n); go.set()'
 if [ -n "$OUT" ] && [ "$OUT" -lt 16 ] 2>/dev/null; then pass "--pids 16: threads capped ($OUT)"; else fail "--pids 16: threads capped" "threads=[$OUT] err=$(printf %s "$ERR" | tail -1)"; fi
 # The default (64) also caps the tree.
 wr --timeout 20 "${P[@]}" -- /probe/probe_forks 200
 k=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p')
 if [ -n "$k" ] && [ "$k" -lt 64 ]; then pass "default pids: fork loop stopped at $k"
 else fail "default pids: fork loop stopped below 64" "out=[$OUT]"; fi
-# The limit is whole-tree, not per uid-less process: two shells splitting the
-# work still share it.
-guard "/tmp/$X-a" "/tmp/$X-b"
-wr --timeout 20 --pids 20 "${P[@]}" --env X=$X --shell '/probe/probe_forks 15 2 >/tmp/$X-a & /probe/probe_forks 15 2 >/tmp/$X-b & wait; cat /tmp/$X-a /tmp/$X-b'
+# The limit is whole-tree, not per uid-less process: two forkers (separate
+# subtrees) splitting the work still share it.  probe_forks -n holds every
+# child until both forkers are done, so the two counts are of children alive
+# at once, whichever forker runs first.
+wr --timeout 20 --pids 20 "${P[@]}" -- /probe/probe_forks -n 2 15
 tot=$(printf '%s\n' "$OUT" | sed -n 's/^forks=\([0-9]*\).*/\1/p' | awk '{s+=$1} END{print s+0}')
-if [ "$tot" -lt 20 ] && [ "$tot" -ge 8 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
+if [ "$(grep -c '^forks=' <<<"$OUT")" = 2 ] && [ "$tot" -lt 20 ] && [ "$tot" -ge 8 ]; then pass "--pids 20: two fork loops share the limit ($tot)"; else fail "--pids 20: two fork loops share the limit" "total=$tot out=[$OUT]"; fi
 
 # ---- --memory: a memory bomb (at most 1 GiB touched) is OOM-killed.
 wr --timeout 30 --json --memory 64 "${P[@]}" -- /probe/probe_mem 1024
@@ -50,28 +51,38 @@ expect_eq "--memory 64 without --json: exit 137" 137 "$RC"
 # Under the limit it runs.
 wr --timeout 30 --memory 128 "${P[@]}" -- /probe/probe_mem 48
 expect_eq "--memory 128: 48 MiB fits" "0 allocated=48" "$RC $OUT"
-# Whole tree: two 40 MiB children held at once under --memory 64 cannot both live.
-wr --timeout 30 --json --memory 64 "${P[@]}" --shell '/probe/probe_mem 40 4 & /probe/probe_mem 40 4 & wait'
-n=$(jg "$OUT" 'd["stdout"].count("allocated=")')
-if [ "$n" -lt 2 ] 2>/dev/null; then pass "--memory is whole-tree ($n of 2 finished)"
-else fail "--memory is whole-tree" "both 40 MiB children lived: n=[$n] $(jg "$OUT" '"enforced.memory=%s oom_killed=%s wall_ms=%s max_rss_kb=%s" % (d["enforced"]["memory"], d["oom_killed"], d["usage"]["wall_ms"], d["usage"]["max_rss_kb"])')"; fi
+# Whole tree: two 40 MiB children cannot both hold their memory under
+# --memory 64.  probe_mem -n counts the children that still held it at one
+# moment after both had allocated or died, so which one the OOM killer takes
+# (perhaps one that had finished already) does not matter; under --memory
+# 128 both hold at once, which shows the count can see two.
+wr --timeout 45 --json --memory 64 "${P[@]}" -- /probe/probe_mem -n 2 40
+held=$(jg "$OUT" 'd["stdout"].strip()')
+case "$held" in
+"held_at_once=0 of 2" | "held_at_once=1 of 2") pass "--memory is whole-tree: two 40 MiB holders never alive at once ($held)" ;;
+*) fail "--memory is whole-tree: two 40 MiB holders never alive at once" "[$held] $(jg "$OUT" '"enforced.memory=%s oom_killed=%s wall_ms=%s max_rss_kb=%s" % (d["enforced"]["memory"], d["oom_killed"], d["usage"]["wall_ms"], d["usage"]["max_rss_kb"])')" ;;
+esac
+wr --timeout 45 --memory 128 "${P[@]}" -- /probe/probe_mem -n 2 40
+expect_eq "--memory 128: two 40 MiB holders fit at once (the count sees both)" "0 held_at_once=2 of 2" "$RC $OUT"
 
-# ---- --cpu: a busy loop (at most 10 s of wall time) is stopped after ~1 s of CPU.
+# ---- --cpu: a busy loop (at most 30 s of wall time) is stopped after ~1 s of CPU.
+# (The wall-clock bounds are generous: on a loaded machine 1 s of CPU takes
+# longer than 1 s; under 20 s, the 30 s --timeout did not stop it.)
 t0=$(date +%s%N)
-wr --timeout 10 --cpu 1 --json "${P[@]}" -- /probe/probe_spin 10
+WT=45 wr --timeout 30 --cpu 1 --json "${P[@]}" -- /probe/probe_spin 30
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq "--cpu 1: exit 124" 124 "$RC"
 expect_eq "--cpu 1: status timeout" timeout "$(jg "$OUT" 'd["status"]')"
 expect_eq "--cpu 1: timed_out" true "$(jg "$OUT" 'd["timed_out"]')"
-if [ "$ms" -lt 4000 ] && [ "$ms" -ge 800 ]; then pass "--cpu 1: stopped after ~1 s ($ms ms)"; else fail "--cpu 1: stopped after ~1 s" "took $ms ms"; fi
+if [ "$ms" -lt 20000 ] && [ "$ms" -ge 800 ]; then pass "--cpu 1: stopped by the CPU limit ($ms ms)"; else fail "--cpu 1: stopped by the CPU limit" "took $ms ms"; fi
 cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
 if [ "$cpu" -ge 700 ] 2>/dev/null && [ "$cpu" -le 3000 ]; then pass "--cpu 1: ~1 s of CPU used ($cpu ms)"; else fail "--cpu 1: ~1 s of CPU used" "cpu=[$cpu]"; fi
 # Tree-wide: two spinners share the budget (rlimit alone would allow 1 s each).
 t0=$(date +%s%N)
-wr --timeout 10 --cpu 1 --json "${P[@]}" --shell '/probe/probe_spin 10 & /probe/probe_spin 10 & /probe/probe_spin 10 & wait'
+WT=45 wr --timeout 30 --cpu 1 --json "${P[@]}" --shell '/probe/probe_spin 30 & /probe/probe_spin 30 & /probe/probe_spin 30 & wait'
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq "--cpu 1 tree-wide: exit 124" 124 "$RC"
-if [ "$ms" -lt 4000 ] && [ "$ms" -ge 400 ]; then pass "--cpu 1 tree-wide: stopped promptly ($ms ms)"; else fail "--cpu 1 tree-wide: stopped promptly" "took $ms ms"; fi
+if [ "$ms" -lt 20000 ] && [ "$ms" -ge 400 ]; then pass "--cpu 1 tree-wide: stopped by the CPU limit ($ms ms)"; else fail "--cpu 1 tree-wide: stopped by the CPU limit" "took $ms ms"; fi
 cpu=$(jg "$OUT" 'd["usage"]["cpu_user_ms"]+d["usage"]["cpu_sys_ms"]')
 if [ "$cpu" -le 2500 ] 2>/dev/null; then pass "--cpu 1 tree-wide: total CPU ~1 s ($cpu ms)"; else fail "--cpu 1 tree-wide: total CPU ~1 s" "cpu=[$cpu]"; fi
 # A sleeping command is not charged CPU: --cpu 1 with sleep 1.5 finishes.

@@ -85,10 +85,13 @@ try:
 except Exception: pass
 PY
 ab=$!
-sleep 0.3
-ctl=$($PY -c "import socket
+for _ in $(seq 100); do  # until it listens (up to 10 s)
+	ctl=$($PY -c "import socket
 s=socket.socket(socket.AF_UNIX,socket.SOCK_STREAM)
 s.connect('\0ward-test-abstract-${T##*.}'); print('connected')" 2>&1)
+	[ "$ctl" = connected ] && break
+	sleep 0.1
+done
 expect_eq "control: host abstract socket reachable from the host" connected "$ctl"
 wr --timeout 10 --net loopback -- $PY -c "import socket
 s=socket.socket(socket.AF_UNIX,socket.SOCK_STREAM)

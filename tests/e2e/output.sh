@@ -82,10 +82,11 @@ expect_contains "100 MB live: the child reached its end" "$(cat "$T/err")" end
 n=$(cat "$T/n")
 if [ "$n" -ge 1000000 ] 2>/dev/null && [ "$n" -le 100000000 ]; then pass "100 MB live: output delivered, at most the total ($n bytes)"
 else fail "100 MB live: output delivered" "bytes=[$n]"; fi
-# Live means before the child ends.
-timeout -k 2 20 "$WARD" run --timeout 10 --shell 'echo first; sleep 3; echo second' </dev/null >"$T/live" 2>&1 &
+# Live means before the child ends: the second line comes 3 s after the
+# first, which is awaited (up to 20 s: a loaded machine is slow to start).
+timeout -k 2 40 "$WARD" run --timeout 30 --shell 'echo first; sleep 3; echo second' </dev/null >"$T/live" 2>&1 &
 wpid=$!
-for _ in $(seq 25); do [ -s "$T/live" ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ -s "$T/live" ] && break; sleep 0.1; done
 expect_eq "live: first line arrives before the child ends" first "$(cat "$T/live")"
 wait "$wpid"
 expect_eq "live: the rest follows" "first second" "$(echo $(cat "$T/live"))"

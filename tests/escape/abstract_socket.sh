@@ -16,7 +16,7 @@ if ! host_listener abstract "$name" "$T/hits"; then
 fi
 # The listener is reachable from the host itself (the test can see a hit).
 /usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect("\0"+sys.argv[1])' "$name"
-for i in $(seq 20); do [ -s "$T/hits" ] && break; sleep 0.1; done
+for i in $(seq 100); do [ -s "$T/hits" ] && break; sleep 0.1; done  # (up to 10 s)
 expect_eq "abstract socket: reachable from the host (calibration)" 1 "$(wc -l <"$T/hits" 2>/dev/null)"
 for net in none loopback; do
 	wrun --net "$net" -- /helpers/esc_proc abstract "$name"

@@ -18,7 +18,7 @@ if [ -z "$started" ]; then
 	fail "tcp localhost: host listener" "did not start (last port $port)"; exit 0
 fi
 /usr/bin/python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2)' "$port"
-for i in $(seq 20); do [ -s "$T/hits" ] && break; sleep 0.1; done
+for i in $(seq 100); do [ -s "$T/hits" ] && break; sleep 0.1; done  # (up to 10 s)
 expect_eq "tcp localhost: reachable from the host (calibration)" 1 "$(wc -l <"$T/hits" 2>/dev/null)"
 for net in none loopback; do
 	wrun --net "$net" -- /helpers/esc_proc tcp "$port"

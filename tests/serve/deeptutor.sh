@@ -1,9 +1,14 @@
 #!/bin/bash
-# ward serve: DeepTutor's runner-sidecar wire format, unchanged — request
-# shape {command, argv, workdir, env, mounts, limits{...}} and the answer's
-# keys — plus argv without a shell, files, stdin, and --allow-root.
+# ward serve: DeepTutor's runner-sidecar wire format, unchanged.  First with
+# DeepTutor's own client (RunnerSidecarBackend, ../shared/thirdparty/deeptutor,
+# unmodified; through tests/serve/deeptutor_client.py) in every shape the app
+# sends — its defaults ("workdir": "", "argv": [], "mounts": []), of_argv,
+# its code-execution tool's workspace mount and run directory, a timeout, a
+# nonzero exit — then by hand: the same defaults, argv without a shell,
+# files, stdin, and --allow-root.
 . "$(dirname "$0")/lib.bash"
 
+DT=${WARD_DEEPTUTOR:-$ROOT/../shared/thirdparty/deeptutor}
 ROOTDIR=$SERVE_TMP/allowed
 chmod 0755 "$SERVE_TMP" # the sandbox binds mounts as its own (unprivileged) uid
 mkdir -p "$ROOTDIR/job/sub" "$ROOTDIR/data" "$SERVE_TMP/outside"
@@ -12,13 +17,108 @@ echo "dataset" >"$ROOTDIR/data/in.txt"
 ln -s "$SERVE_TMP/outside" "$ROOTDIR/escape"       # a symlink inside the root leading out
 ln -s "$ROOTDIR/data" "$ROOTDIR/innerlink"          # a symlink that stays inside: refused too
 chmod 0777 "$ROOTDIR/job" "$ROOTDIR/job/sub"
-start_server dt --allow-root "$ROOTDIR" --max-concurrent 2 || exit 0
+# --pool 1: a request with DeepTutor's defaults must take a pooled sandbox,
+# as one without those fields does (it binds nothing)
+start_server dt --allow-root "$ROOTDIR" --max-concurrent 2 --pool 1 || exit 0
+pool_full() { [ "$(metric ward_pool_ready)" = 1 ]; }
+hits() { metric 'ward_pool_takes_total{result="hit"}'; }
 
-# DeepTutor's RunnerSidecarBackend request, field for field
+# dt CASES — run CASES (JSON, see deeptutor_client.py) through the real client
+dt() { printf '%s' "$1" | timeout 120 /usr/bin/python3 "$ROOT/tests/serve/deeptutor_client.py" "$DT" "$URL"; }
+# r CASE EXPR — EXPR on the ExecResult of CASE (as `d`) in the last dt output
+r() { jg "$OUT" "(lambda d: $2)(d[\"$1\"][\"result\"])"; }
+
+deeptutor_client_tests() {
+	local ws=$ROOTDIR/ws run=$ROOTDIR/ws/run-1 h0 cases
+	OUT=$(dt '[{"name": "health", "health": true},
+		{"name": "defaults", "command": "echo hello; echo oops >&2; exit 3"}]')
+	expect_eq "deeptutor client: health() says reachable" '[true, "runner reachable"]' "$(jg "$OUT" 'd["health"]["result"]')"
+	# the client really sends its defaults: what follows is what it put on the wire
+	expect_eq "deeptutor client: its body carries workdir \"\", argv [], mounts [], env {}" \
+		'["", [], [], {}]' "$(jg "$OUT" '[d["defaults"]["sent"][k] for k in ("workdir", "argv", "mounts", "env")]')"
+	expect_eq "deeptutor client: ExecRequest(command) with its defaults runs (no error)" "" "$(r defaults 'd["error"]')"
+	expect_eq "deeptutor client: stdout, stderr, a nonzero exit_code, timed_out" \
+		'["hello\n", "oops\n", 3, false]' "$(r defaults '[d["stdout"], d["stderr"], d["exit_code"], d["timed_out"]]')"
+
+	# the defaults bind nothing: such a request takes a pooled sandbox
+	check "deeptutor client: the pool is full before the next request" wait_for pool_full
+	h0=$(hits)
+	OUT=$(dt '[{"name": "pooled", "command": "echo pooled"}]')
+	expect_eq "deeptutor client: a request with the defaults takes a pooled sandbox, as without them" \
+		"$((h0 + 1)) pooled" "$(hits) $(r pooled 'd["stdout"].strip()')"
+
+	# DeepTutor's code-execution tool: the program is written into a fresh run
+	# directory of the user's workspace, the workspace is mounted read-write at
+	# its own path, the run directory is the workdir; the files the program
+	# leaves there are the user's artifacts
+	mkdir -p "$run"
+	chmod 0777 "$ws" "$run"
+	echo "input data" >"$ws/in.txt"
+	cat >"$run/main.py" <<-EOF
+		import os
+		print(open("$ws/in.txt").read().strip())
+		open("result.txt", "w").write("42\\n")
+		open("$run/plot.txt", "w").write("by absolute path\\n")
+	EOF
+	cases=$(/usr/bin/python3 -c 'import json, sys
+ws, run = sys.argv[1], sys.argv[2]
+print(json.dumps([
+ {"name": "code", "command": "python3 main.py", "workdir": run,
+  "mounts": [{"host_path": ws, "sandbox_path": ws, "read_only": False}], "limits": {"timeout_s": 30}},
+ {"name": "argv", "argv": ["printf", "%s|", "$HOME;id", "a b", "*"]},
+ {"name": "argv-noshell", "argv": ["no-such-program-xyz"]},
+ {"name": "argv-exit", "argv": ["sh", "-c", "exit 7"]},
+ {"name": "env", "command": "echo \"$GREETING\"", "env": {"GREETING": "hi there"}},
+ {"name": "timeout", "command": "sleep 30", "limits": {"timeout_s": 1}},
+ {"name": "output", "command": "head -c 100000 /dev/zero | tr \"\\0\" a"},
+ {"name": "outside", "command": "true", "workdir": "/etc"},
+]))' "$ws" "$run")
+	OUT=$(dt "$cases")
+	expect_eq "deeptutor client: code tool: runs, reads the workspace at its own path" \
+		'["input data\n", 0, ""]' "$(r code '[d["stdout"], d["exit_code"], d["error"]]')"
+	expect_eq "deeptutor client: code tool: a file written in the workdir is on the host" "42" "$(cat "$run/result.txt" 2>&1)"
+	expect_eq "deeptutor client: code tool: a file written by its absolute path is on the host" \
+		"by absolute path" "$(cat "$run/plot.txt" 2>&1)"
+	expect_eq "deeptutor client: of_argv sends both command and argv" \
+		"[\"printf '%s|' '\$HOME;id' 'a b' '*'\", [\"printf\", \"%s|\", \"\$HOME;id\", \"a b\", \"*\"]]" \
+		"$(jg "$OUT" '[d["argv"]["sent"]["command"], d["argv"]["sent"]["argv"]]')"
+	expect_eq "deeptutor client: of_argv runs with its arguments intact" '$HOME;id|a b|*|' "$(r argv 'd["stdout"]')"
+	# a shell would say "sh: 1: no-such-program-xyz: not found": ward ran argv
+	expect_contains "deeptutor client: of_argv runs argv, not the shell string" \
+		"$(r argv-noshell 'd["stderr"]') $(r argv-noshell 'd["exit_code"]')" "ward: cannot run 'no-such-program-xyz'"
+	expect_eq "deeptutor client: of_argv's exit_code" 7 "$(r argv-exit 'd["exit_code"]')"
+	expect_eq "deeptutor client: env reaches the command" "hi there" "$(r env 'd["stdout"].strip()')"
+	expect_eq "deeptutor client: a timeout: timed_out, exit_code 124, no error" \
+		'[true, 124, ""]' "$(r timeout '[d["timed_out"], d["exit_code"], d["error"]]')"
+	expect_eq "deeptutor client: its default max_output_chars caps stdout (head and tail kept)" \
+		"true" "$(r output '0 < len(d["stdout"]) <= 10200 and d["stdout"].startswith("aaaa") and d["stdout"].endswith("aaaa")')"
+	# a refusal is an HTTP 400: the client says so in error, never as a run
+	expect_contains "deeptutor client: a workdir outside --allow-root comes back as error" \
+		"$(r outside 'd["error"]')" "runner unavailable: HTTPStatusError"
+}
+
+if [ ! -f "$DT/deeptutor/services/sandbox/backends.py" ]; then
+	# As tests/run-vm does for the VM script: in CI the client is always
+	# beside the clone, so missing there is a failure; elsewhere say so on
+	# stderr, and run the checks that need no client.
+	if [ -n "${CI:-}" ]; then
+		fail "deeptutor client" "DeepTutor's client not found (looked for $DT; set WARD_DEEPTUTOR)"
+	else
+		echo "tests/serve/deeptutor.sh: SKIPPED the checks through DeepTutor's own client: $DT not found" \
+			"(set WARD_DEEPTUTOR to its directory to run them)" >&2
+	fi
+elif ! /usr/bin/python3 -c 'import httpx' 2>/dev/null; then
+	fail "deeptutor client" "python3-httpx is missing (DeepTutor's client needs it): run scripts/install-deps"
+else
+	deeptutor_client_tests
+fi
+
+# --- by hand ---------------------------------------------------------------
+# RunnerSidecarBackend's body for ExecRequest(command=...), field for field
 req=$(python3 -c '
 import json,sys
 print(json.dumps({"command": "echo hello; echo oops >&2; exit 2",
-  "argv": None, "workdir": None, "env": {"GREETING": "hi"},
+  "argv": [], "workdir": "", "env": {"GREETING": "hi"},
   "mounts": [], "limits": {"timeout_s": 10, "memory_mb": 256, "cpu_seconds": 10, "max_output_chars": 10000}}))')
 r=$(post_exec "$req")
 b=$(body_of "$r")
@@ -33,6 +133,13 @@ expect_eq "timed_out" false "$(jget "$b" 'd["timed_out"]')"
 expect_eq "error empty for the child's failure" "" "$(jget "$b" 'd["error"]')"
 expect_eq "isolation reported" system "$(jget "$b" 'd["isolation"]')"
 
+r=$(post_exec '{"command":"echo nulls","argv":null,"workdir":null,"env":null,"mounts":null,"limits":null,"files":null,"stdin":null,"network":null}')
+expect_eq "every field null: runs as if absent" '200 nulls' "$(code_of "$r") $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+r=$(post_exec '{"argv":[],"workdir":"","mounts":[]}')
+expect_contains "argv [] and no command: 400 naming the problem" "$(code_of "$r") $(body_of "$r")" \
+	'400 {"error":"argv: is empty and there is no command'
+r=$(post_exec '{"command":"","argv":[],"workdir":""}')
+expect_contains "command \"\" and argv []: 400, nothing to run" "$(code_of "$r") $(body_of "$r")" '400 {"error":"argv: is empty'
 r=$(post_exec '{"command":"echo from-command","argv":[]}')
 expect_eq "argv [] next to command: the command runs (DeepTutor sends both)" 'from-command' "$(jget "$(body_of "$r")" 'd["stdout"].strip()')"
 r=$(post_exec '{"command":"echo '"'"'$HOME;id'"'"'","argv":["echo","$HOME;id"]}')

@@ -44,7 +44,10 @@ for i in range(1000):
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 print("PASS: 1000 requests answered" if bad == 0 else "FAIL: 1000 requests answered: %d odd statuses" % bad)
 PY
-sleep 3.5 # past the deadlines: the sweep and MHD close what the clients left
+# past the deadlines (2 s) the sweep and MHD close what the clients left:
+# wait for that (up to 10 s) rather than for a fixed time
+back() { [ "$(snap)" = "$before" ]; }
+wait_for back
 after=$(snap)
 read -r f0 t0 k0 <<<"$before"
 read -r f1 t1 k1 <<<"$after"

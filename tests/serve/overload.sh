@@ -17,8 +17,29 @@ burst() {
 	rm -f "$SERVE_TMP"/c.*
 }
 
-start_server busy --max-concurrent 1 --queue 1 || exit 0
-codes=$(burst "X-Ward-Client: a" 8 "sleep 1")
+# A run that waits for the test's go (a file in a bound directory, at most
+# 30 s): the runs admitted are still there when the last request arrives,
+# however slowly the requests are started.
+GATE=$SERVE_TMP/gate
+mkdir -p "$GATE"
+chmod 0755 "$SERVE_TMP" "$GATE"
+GATED='{"command":"k=0; while [ ! -e /gate/go ] && [ $k -lt 600 ]; do sleep 0.05; k=$((k+1)); done","mounts":[{"host_path":"'"$GATE"'","sandbox_path":"/gate"}]}'
+# answered N — N of the background requests have their code
+answered() { [ "$(cat "$SERVE_TMP"/c.* 2>/dev/null | grep -c .)" -ge "$1" ]; }
+
+start_server busy --max-concurrent 1 --queue 1 --allow-root "$GATE" || exit 0
+rm -f "$GATE/go"
+for i in $(seq 8); do
+	curl -s --max-time 60 -o /dev/null -D "$SERVE_TMP/h.$i" -w '%{http_code}\n' -H "X-Ward-Client: a" \
+		--data-binary "$GATED" "$URL/exec" >"$SERVE_TMP/c.$i" &
+	pids="${pids:-} $!"
+done
+# the two admitted (1 slot + 1 queued) wait at the gate: six answers are 429s
+check "overload: six answered while two wait" wait_for answered 6
+touch "$GATE/go"
+wait $pids
+codes=$(cat "$SERVE_TMP"/c.* | sort | tr '\n' ' ')
+rm -f "$SERVE_TMP"/c.*
 n200=$(grep -o 200 <<<"$codes" | wc -l)
 n429=$(grep -o 429 <<<"$codes" | wc -l)
 expect_eq "overload: 2 run (1 slot + 1 queued), 6 get 429" "2 6" "$n200 $n429"
@@ -36,14 +57,17 @@ check "server alive" kill -0 "$SRV_PID"
 stop_server "$SRV_PID"
 
 # per-client concurrency, keyed by the address (no tokens)
-start_server conc --max-concurrent 4 --queue 8 --client-concurrency 1 || exit 0
+start_server conc --max-concurrent 4 --queue 8 --client-concurrency 1 --allow-root "$GATE" || exit 0
+rm -f "$GATE/go"
 pids=""
 for i in 1 2; do
-	curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: same" --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/c.$i" &
+	curl -s --max-time 60 -o /dev/null -w '%{http_code}\n' -H "X-Ward-Client: same" --data-binary "$GATED" "$URL/exec" >"$SERVE_TMP/c.$i" &
 	pids="$pids $!"
 done
-curl -s --max-time 30 -o /dev/null -w '%{http_code}\n' --interface 127.0.0.2 --data-binary '{"command":"sleep 1"}' "$URL/exec" >"$SERVE_TMP/other" &
-pids="$pids $!"
+# the other client's run (another address) is admitted while the first one of this one waits
+curl -s --max-time 60 -o /dev/null -w '%{http_code}\n' --interface 127.0.0.2 --data-binary '{"command":"true"}' "$URL/exec" >"$SERVE_TMP/other"
+check "client concurrency: the second run of the same client is answered while the first waits" wait_for answered 1
+touch "$GATE/go"
 wait $pids # (never a bare wait: the server is a child of this shell too)
 expect_eq "client concurrency 1: second run of the same client gets 429" "200 429" "$(sort "$SERVE_TMP"/c.* | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "another client (address 127.0.0.2) is not affected" 200 "$(cat "$SERVE_TMP/other")"

@@ -155,7 +155,9 @@ check "pool: the pool refills" wait_for pool_full 2
 # --- no leak after many runs --------------------------------------------------
 snap() { echo "$(ls /proc/"$SRV_PID"/fd | wc -l) $(ls /proc/"$SRV_PID"/task | wc -l) $(children "$SRV_PID" | wc -w)"; }
 wait_for pool_full 2
-sleep 0.3
+# the refill's own threads and fds settle: take the snapshot once it is steady
+steady() { local a; a=$(snap); sleep 0.3; [ "$(snap)" = "$a" ]; }
+wait_for steady
 before=$(snap)
 python3 - "$PORT" <<'PY'
 import http.client, sys

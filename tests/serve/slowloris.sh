@@ -107,13 +107,19 @@ for i in range(3):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(b"POST /exec HTTP/1.1\r\nHost: x\r\nContent-Length: 1048000\r\n\r\n" + b"[" * 1000 + b" " * 900000)
     socks.append(s)
-time.sleep(0.5)
-m = subprocess.run(["curl", "-s", "--max-time", "5", url + "/metrics"], capture_output=True, text=True).stdout
-held = [l for l in m.splitlines() if l.startswith("ward_body_bytes ")]
-ok("metrics show the bodies held", held and int(held[0].split()[1]) >= 3 * 900000, repr(held))
+def body_bytes():
+    m = subprocess.run(["curl", "-s", "--max-time", "5", url + "/metrics"], capture_output=True, text=True).stdout
+    held = [l for l in m.splitlines() if l.startswith("ward_body_bytes ")]
+    return int(held[0].split()[1]) if held else -1
+t0 = time.monotonic()   # until the server has read them (at most 2 s: before their deadline)
+while body_bytes() < 3 * 900000 and time.monotonic() - t0 < 2:
+    time.sleep(0.05)
+ok("metrics show the bodies held", body_bytes() >= 3 * 900000, repr(body_bytes()))
 ok("a new body beyond --max-body-total gets 503", curl("--data-binary", '{"command":"true"}', url + "/exec") == "503")
 ok("/health still answers", curl(url + "/health") == "200")
-time.sleep(4.5)   # the stalled uploads pass their deadline and are cut
+t0 = time.monotonic()   # the stalled uploads pass their deadline (3 s) and are cut
+while body_bytes() != 0 and time.monotonic() - t0 < 15:
+    time.sleep(0.1)
 ok("runs again once the slow uploads are cut", curl("--data-binary", '{"command":"true"}', url + "/exec") == "200")
 m = subprocess.run(["curl", "-s", "--max-time", "5", url + "/metrics"], capture_output=True, text=True).stdout
 ok("no body held afterwards", "ward_body_bytes 0\n" in m, [l for l in m.splitlines() if "body_bytes " in l])

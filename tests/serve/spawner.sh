@@ -173,7 +173,9 @@ if [ -x "$WARD_NET" ]; then
 	ok_run "spawner: ... and the next" '{"argv": ["true"]}'
 	n1=$(grep -c 'ward-trace: clone ' "$SERVE_TMP/sp-net.out")
 	expect_eq "spawner: ... the server clones them itself (trace phase 'clone')" 2 "$((n1 - n0))"
-	sleep 1.5
+	# the main loop reaps it (once a second): wait for that, then look
+	reaped() { [ "$(zombies "$SRV_PID")" = 0 ]; }
+	wait_for reaped
 	expect_eq "spawner: ... is not replaced, and reaped (no zombie)" "0 0" "$(wc -w <<<"$(spawners "$SRV_PID")") $(zombies "$SRV_PID")"
 	expect_eq "spawner: ... /metrics: ward_spawner_helpers 0" 0 "$(metric ward_spawner_helpers)"
 	stop_server "$SRV_PID"
