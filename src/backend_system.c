@@ -98,7 +98,7 @@ static void find_cmdline(void)
 			break;
 		}
 	}
-	if (g_arg_end <= g_arg_start + 10)
+	if (g_arg_end <= g_arg_start)
 		g_arg_start = g_arg_end = 0;
 }
 
@@ -107,8 +107,14 @@ static void hide_cmdline(void)
 	if (!g_arg_start)
 		return;
 	char *a = (char *)g_arg_start;
-	memset(a, 0, g_arg_end - g_arg_start);
-	memcpy(a, "ward-init", 10);
+	size_t n = g_arg_end - g_arg_start;
+	memset(a, 0, n);
+	memcpy(a, "ward-init", n > 10 ? 9 : n - 1); /* NUL-terminated, in the area */
+	/* With a last byte that is not NUL the kernel reads the area only up
+	 * to its first NUL (as for setproctitle), so that the zeros after
+	 * "ward-init" do not tell how long ward's command line was. */
+	if (n > 10)
+		a[n - 1] = ' ';
 }
 
 static bool env_on(const char *name)
@@ -448,6 +454,10 @@ static int init_main(struct child_ctx *c)
 	 * fs.suid_dumpable, which a host may have raised: clear it again. */
 	prctl(PR_SET_DUMPABLE, 0);
 
+	/* ward's command line (which a server's options fill) goes before the
+	 * sandbox's first process exists: /proc/1/cmdline is world-readable.
+	 * Not earlier: the plan and the Landlock paths may point into it. */
+	hide_cmdline();
 	/* The command shares PID 1's memory until it execs (vfork
 	 * semantics): no page tables to copy, and PID 1 waits meanwhile. */
 	pid_t cmd = clone(command_entry, g_cmd_stack + sizeof(g_cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -455,9 +465,6 @@ static int init_main(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
 		_exit(1);
 	}
-	/* The command has exec'd (vfork semantics): ward's command line
-	 * (which a server's options fill) can go. */
-	hide_cmdline();
 	/* PID 1 keeps only the control pipe. */
 	close(c->out_w);
 	close(c->err_w);
