@@ -125,7 +125,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		goto out;
 	}
 	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
-	    (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
+	    ((req->stdin_set || req->stdin_fd >= 0) && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
 		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
@@ -137,9 +137,8 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	}
 	if (pid == 0) {
 		setsid();
+		/* stdin: a pipe the supervisor feeds, never the caller's fd */
 		int in = in_p[0];
-		if (in < 0 && req->stdin_fd >= 0 && !req->stdin_set)
-			in = req->stdin_fd;
 		if (in < 0)
 			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (in < 0 || dup2(in, 0) < 0 || dup2(out_p[1], 1) < 0 || dup2(err_p[1], 2) < 0)
@@ -176,6 +175,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		.ctl_fd = -1,
 		.notify_sock = -1,
 		.stdin_fd = in_p[1],
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,
 		.timeout_s = req->limits.timeout_s,

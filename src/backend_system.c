@@ -153,7 +153,6 @@ struct child_ctx {
 	const struct plan *plan;
 	int *trees;
 	enum ward_net net;
-	int stdin_fd;          /* the caller's own stdin (ward run), or -1 */
 	const char *const *write_paths;
 	size_t nwrite;
 	int landlock_abi;
@@ -204,8 +203,6 @@ static void command_main(struct child_ctx *c)
 	int in = -1;
 	if (ho->flags & HO_STDIN_PIPE)
 		in = c->in_r;
-	else if (ho->flags & HO_STDIN_FD)
-		in = c->stdin_fd;
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(c->out_w, 1) < 0 || dup2(c->err_w, 2) < 0)
@@ -323,7 +320,7 @@ static int init_main(struct child_ctx *c)
 	 * 0-2 become /dev/null, unless WARD_TRACE wants stderr.  The run's
 	 * own fds move above 2 first (a caller started with 0-2 closed gets
 	 * pipes there). */
-	int *mine[] = {&c->sync_r, &c->ctl_w, &c->notify_w, &c->out_w, &c->err_w, &c->in_r, &c->rep_w, &c->stdin_fd};
+	int *mine[] = {&c->sync_r, &c->ctl_w, &c->notify_w, &c->out_w, &c->err_w, &c->in_r, &c->rep_w};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (*mine[i] >= 0 && *mine[i] <= 2)
 			*mine[i] = fcntl(*mine[i], F_DUPFD_CLOEXEC, 3);
@@ -474,8 +471,6 @@ static int init_main(struct child_ctx *c)
 		close(c->rep_w);
 	if (c->landlock_fd >= 0)
 		close(c->landlock_fd);
-	if (c->stdin_fd >= 0)
-		close(c->stdin_fd);
 	for (;;) {
 		int st;
 		pid_t p = waitpid(-1, &st, 0);
@@ -512,7 +507,6 @@ struct sandbox {
 	int pidfd;
 	bool ahead;            /* built before its request (a pool's) */
 	struct cg_limits lim;  /* the cgroup's limits now */
-	bool stdin_fd;         /* shaped to take the caller's stdin_fd */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 };
@@ -529,8 +523,7 @@ bool sandbox_same_shape(const struct ward_request *a, const struct ward_request 
 {
 	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && binds_nothing(a) &&
 	       binds_nothing(b) && a->net == b->net &&
-	       a->limits.tmp_size_mb == b->limits.tmp_size_mb && (a->stdin_fd < 0 || a->stdin_set) &&
-	       (b->stdin_fd < 0 || b->stdin_set);
+	       a->limits.tmp_size_mb == b->limits.tmp_size_mb;
 }
 
 void sandbox_destroy(struct sandbox *sb)
@@ -725,14 +718,13 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 	const struct plan *plan = spawn_plan(r->tmp_size_mb);
 	if (!plan)
 		return -ENOMEM;
-	const struct ward_request plain = {.stdin_fd = -1};
+	const struct ward_request plain = {0};
 	const char *write_paths[3];
 	size_t nwrite = landlock_write_paths(&plain, write_paths, 3);
 	struct child_ctx c = {
 		.plan = plan,
 		.trees = g_spawn_plan.trees,
 		.net = (enum ward_net)r->net,
-		.stdin_fd = -1,
 		.write_paths = write_paths,
 		.nwrite = nwrite,
 		.landlock_abi = g_landlock_abi,
@@ -779,12 +771,11 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	sb->pid = -1;
 	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
 	sb->ahead = ahead;
-	sb->stdin_fd = !shape->stdin_set && shape->stdin_fd >= 0;
 	/* Through a helper (spawner.h) when the caller started them and the
 	 * shape is plain: the helper makes the plan itself (and binds nothing
 	 * held), so none is made here.  Else, or when no helper takes it (the
 	 * build starts over: sandbox_build), a clone of our own. */
-	bool spawn = via_spawner && binds_nothing(shape) && !sb->stdin_fd && spawner_alive();
+	bool spawn = via_spawner && binds_nothing(shape) && spawner_alive();
 
 	int *trees = NULL;
 	struct build_fds f;
@@ -849,7 +840,11 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
 
-	bool want_in = ahead || shape->stdin_set, want_rep = ahead || shape->report_channel;
+	/* stdin: a pipe that the supervisor feeds (the request's bytes, or
+	 * what it relays from the caller's fd), never the caller's fd itself
+	 * (a terminal inside could be reconfigured, or written past the
+	 * output caps). */
+	bool want_in = ahead || shape->stdin_set || shape->stdin_fd >= 0, want_rep = ahead || shape->report_channel;
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
 	    pipe2(err_p, O_CLOEXEC) < 0 || (want_in && pipe2(in_p, O_CLOEXEC) < 0) ||
 	    (want_rep && pipe2(rep_p, O_CLOEXEC) < 0) ||
@@ -875,7 +870,6 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		.plan = plan,
 		.trees = trees,
 		.net = shape->net,
-		.stdin_fd = sb->stdin_fd ? shape->stdin_fd : -1,
 		.write_paths = write_paths,
 		.nwrite = nwrite,
 		.landlock_abi = g_landlock_abi,
@@ -956,7 +950,7 @@ static int send_handover(struct sandbox *sb, const struct ward_request *req, boo
 	int r = -ENOMEM;
 	if (argv && envp) {
 		struct handover ho = {
-			.flags = (req->stdin_set ? HO_STDIN_PIPE : sb->stdin_fd ? HO_STDIN_FD : 0) |
+			.flags = (req->stdin_set || req->stdin_fd >= 0 ? HO_STDIN_PIPE : 0) |
 				 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
 			.limits = req->limits,
 			.argv = argv,
@@ -1033,7 +1027,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	}
 	/* sync_w stays open until the end: PID 1 checks it to know that we
 	 * are alive (see init_main). */
-	if (!req->stdin_set)
+	if (!req->stdin_set && req->stdin_fd < 0)
 		close_fd(&sb->in_w);
 	if (!req->report_channel)
 		close_fd(&sb->rep_r);
@@ -1045,6 +1039,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.report_fd = sb->rep_r,
 		.ctl_fd = sb->ctl_r,
 		.stdin_fd = sb->in_w,
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,
 		.timeout_s = req->limits.timeout_s,

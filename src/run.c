@@ -187,6 +187,14 @@ void usage_from_rusage(const struct rusage *ru, struct ward_usage *u)
 int outcome_collect(struct supervise *s, struct ward_result *res)
 {
 	int r = capbuf_finish(&s->out, &res->out);
+	if (s->out.live_dropped) {
+		/* where the reader of stderr (a terminal, say) may see it */
+		char note[160];
+		int n = snprintf(note, sizeof(note),
+				 "ward: %llu bytes of stdout dropped: the reader of ward's output did not keep up\n",
+				 (unsigned long long)s->out.live_dropped);
+		capbuf_feed(&s->err, note, (size_t)n);
+	}
 	if (r == 0)
 		r = capbuf_finish(&s->err, &res->err);
 	res->report = s->report;
