@@ -161,6 +161,8 @@ struct child_ctx {
 	int notify_w;          /* PID 1 sends the seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
 	double start;          /* for WARD_TRACE */
+	char setup_err[400];   /* the command's last steps failed, and why (it shares PID 1's
+				* memory until execve: PID 1 reads this when the clone returns) */
 	struct handover ho;    /* filled by PID 1 from the sync pipe */
 };
 
@@ -193,12 +195,26 @@ static int loopback_up(void)
 	return r;
 }
 
+/* The command could not be set up: say why to PID 1 (its memory is ours
+ * until execve), which reports it as ward's failure, not the program's. */
+static void command_fail(struct child_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void command_fail(struct child_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(c->setup_err, sizeof(c->setup_err), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		snprintf(c->setup_err, sizeof(c->setup_err), "the command's setup failed");
+	_exit(WARD_EXIT_FAILED);
+}
+
 /* The command, in PID 1's child.  Never returns. */
 static void command_main(struct child_ctx *c)
 {
 	const struct handover *ho = &c->ho;
 	if (setsid() < 0)
-		exec_fail_exit(ho->argv[0], errno);
+		command_fail(c, "cannot give the command its own session: %s", strerror(errno));
 	/* fds: 0 stdin, 1 stdout, 2 stderr, 3 report channel; nothing else. */
 	int in = -1;
 	if (ho->flags & HO_STDIN_PIPE)
@@ -206,11 +222,11 @@ static void command_main(struct child_ctx *c)
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(c->out_w, 1) < 0 || dup2(c->err_w, 2) < 0)
-		_exit(WARD_EXIT_FAILED);
+		command_fail(c, "cannot give the command its stdin, stdout and stderr: %s", strerror(errno));
 	int first_closed = 3;
 	if ((ho->flags & HO_REPORT) && c->rep_w >= 0) {
 		if (dup2(c->rep_w, 3) < 0)
-			_exit(WARD_EXIT_FAILED);
+			command_fail(c, "cannot give the command its report channel: %s", strerror(errno));
 		first_closed = 4;
 	}
 	/* PID 1's Landlock ruleset survives until execve, as the next fd,
@@ -219,7 +235,7 @@ static void command_main(struct child_ctx *c)
 	if (c->landlock_fd >= 0) {
 		ruleset = first_closed;
 		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
-			_exit(WARD_EXIT_FAILED);
+			command_fail(c, "cannot pass the Landlock ruleset to the command: %s", strerror(errno));
 	}
 	syscall(SYS_close_range, ruleset >= 0 ? ruleset + 1 : first_closed, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
@@ -228,20 +244,19 @@ static void command_main(struct child_ctx *c)
 	/* Signals: PID 1 gave each its default disposition, unblocked them and
 	 * set umask 022 (reset_signals), and the command is its clone. */
 	trace_phase("cmd:fds", c->start);
-	int r = apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS);
-	if (r == 0)
-		r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	char why[300];
+	if (apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS, why, sizeof(why)) < 0)
+		command_fail(c, "%s", why);
+	int r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	if (r < 0)
+		command_fail(c, "cannot drop to the sandbox user %d with no capabilities: %s; see `ward doctor`",
+			     WARD_SANDBOX_UID, strerror(-r));
 	trace_phase("cmd:caps", c->start);
-	if (r == 0 && ruleset >= 0)
-		r = ward_landlock_restrict(ruleset);
+	if (ruleset >= 0 && (r = ward_landlock_restrict(ruleset)) < 0)
+		command_fail(c, "cannot restrict the command with Landlock: %s; see `ward doctor`", strerror(-r));
 	trace_phase("cmd:landlock", c->start);
-	if (r < 0) {
-		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "ward: sandbox setup failed: %s\n", strerror(-r));
-		(void)!write(2, msg, (size_t)n);
-		_exit(WARD_EXIT_FAILED);
-	}
-	/* The seccomp filter is PID 1's, inherited (init_main). */
+	/* The seccomp filter is PID 1's, inherited (init_main).  An execve
+	 * that fails is the program's failure (127, 126), as in a shell. */
 	exec_search(ho->argv, ho->envp);
 	exec_fail_exit(ho->argv[0], errno);
 }
@@ -457,9 +472,15 @@ static int init_main(struct child_ctx *c)
 	hide_cmdline();
 	/* The command shares PID 1's memory until it execs (vfork
 	 * semantics): no page tables to copy, and PID 1 waits meanwhile. */
+	c->setup_err[0] = 0;
 	pid_t cmd = clone(command_entry, g_cmd_stack + sizeof(g_cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (cmd < 0) {
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
+		_exit(1);
+	}
+	/* It has exec'd, or it has exited saying why its setup failed. */
+	if (c->setup_err[0]) {
+		ctl_say(c->ctl_w, "E %s\n", c->setup_err);
 		_exit(1);
 	}
 	/* PID 1 keeps only the control pipe. */
