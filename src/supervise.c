@@ -225,7 +225,7 @@ static size_t live_deliver(struct capbuf *c, const char *p, size_t n)
 static void live_finish(struct capbuf *c, const char *out, size_t n)
 {
 	size_t head_rest = c->live_sent < c->head_len ? c->head_len - c->live_sent : 0;
-	size_t sent = live_deliver(c, c->head + c->live_sent, head_rest);
+	size_t sent = head_rest ? live_deliver(c, c->head + c->live_sent, head_rest) : 0;
 	if (sent == head_rest && !c->live_broken)
 		sent += live_deliver(c, out, n);
 	if (c->live_broken || sent == head_rest + n)
