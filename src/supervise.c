@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,7 +349,7 @@ static bool feed_write(struct feed *f, int fd, short revents)
 	return f->off < f->len || f->src.fd >= 0;
 }
 
-int supervise_run(struct supervise *s)
+static int supervise_loop(struct supervise *s)
 {
 	/* fds this loop owns, then the caller's, which it only borrows */
 	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
@@ -535,4 +536,20 @@ int supervise_run(struct supervise *s)
 	free(in.buf);
 	free(buf);
 	return 0;
+}
+
+int supervise_run(struct supervise *s)
+{
+	/* Job control must not stop the supervisor mid-run (the timeout would
+	 * wait for a `fg`): in the background of ward's terminal, reading it
+	 * gives end of input (EIO) and writing to it goes on, where SIGTTIN
+	 * or SIGTTOU would stop ward. */
+	sigset_t job, old;
+	sigemptyset(&job);
+	sigaddset(&job, SIGTTIN);
+	sigaddset(&job, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &job, &old);
+	int r = supervise_loop(s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

@@ -77,3 +77,39 @@ read -r rc ms <"$T/idle"
 expect_eq "an endless idle stdin: the timeout still lands (124)" 124 "$rc"
 if [ "$ms" -lt 5000 ]; then pass "an endless idle stdin: ward returns at its timeout ($ms ms)"
 else fail "an endless idle stdin: ward returns at its timeout" "$ms ms"; fi
+
+# In the background of its terminal (job control: another process group in
+# the foreground), reading the terminal (input typed for the foreground)
+# would stop ward with SIGTTIN, and a stopped ward enforces no timeout while
+# the sandbox runs on.  Instead the relay sees end of input: `cat` ends at
+# once, and the input is left to the foreground.
+bg_run() {
+	/usr/bin/python3 - "$WARD" <<'PY'
+import fcntl, os, pty, signal, subprocess, sys, termios, time
+ward = sys.argv[1]
+m, s = pty.openpty()
+os.write(m, b"typed-for-the-foreground\n")
+def ctty():
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+script = ('set -m; "$0" run --timeout 20 --stdin - -- sh -c "cat; echo cat-ended" & echo pid=$!; wait $!; echo rc=$?')
+t0 = time.time()
+p = subprocess.Popen(["bash", "-c", script, ward], stdin=s, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                     start_new_session=True, preexec_fn=ctty)
+try:
+    out, _ = p.communicate(timeout=15)
+except subprocess.TimeoutExpired:
+    out = b"timed out"
+    p.kill()
+took = time.time() - t0
+text = out.decode(errors="replace")
+for line in text.split():
+    if line.startswith("pid="):
+        try:
+            os.kill(int(line[4:]), signal.SIGKILL)  # ours, if still there
+        except (ProcessLookupError, ValueError):
+            pass
+print("ended=%s rc=%s fast=%s" % ("yes" if "cat-ended" in text else "no",
+      ([l[3:] for l in text.split() if l.startswith("rc=")] or ["none"])[0], "yes" if took < 10 else "no"))
+PY
+}
+expect_eq "in the background of its terminal: end of input, not a stopped ward" "ended=yes rc=0 fast=yes" "$(bg_run 2>&1)"
