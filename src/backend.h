@@ -46,8 +46,9 @@ void reset_signals(void);
 
 /* Apply the rlimits of a request in the calling process.  with_as: also
  * RLIMIT_AS from the memory limit (when no cgroup limits memory).
- * 0 or -errno.  Only syscalls. */
-int apply_rlimits(const struct ward_limits *l, bool with_as);
+ * 0, or -errno with err saying which limit and the fix (one above the hard
+ * limit ward inherited, say).  Only syscalls and snprintf. */
+int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen);
 
 /* The system level.  With a pool, a request of the pool's shape takes a
  * sandbox built ahead; any other request (or an empty pool) builds one. */

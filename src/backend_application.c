@@ -63,6 +63,17 @@ struct app_kill {
 	pid_t pgid;
 };
 
+/* In the child: its setup failed.  Say why on the control pipe (ctl, a
+ * close-on-exec fd, so an execve closes it unsaid), as ward's failure. */
+static void child_fail(int ctl, const char *what, const char *why)
+{
+	char msg[512];
+	int n = snprintf(msg, sizeof(msg), "E %s%s%s\n", what, why[0] ? ": " : "", why);
+	if (n > 0)
+		(void)!write(ctl, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(WARD_EXIT_FAILED);
+}
+
 static void kill_group(void *arg)
 {
 	struct app_kill *k = arg;
@@ -76,7 +87,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	char tmpl[] = "/tmp/ward-app.XXXXXX";
 	char *cwd = NULL;
 	char **envp = NULL, **argv = NULL;
-	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, in_p[2] = {-1, -1}, rep_p[2] = {-1, -1};
+	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, in_p[2] = {-1, -1}, rep_p[2] = {-1, -1}, ctl_p[2] = {-1, -1};
 	int pidfd = -1;
 	pid_t pid = -1;
 
@@ -125,8 +136,8 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		snprintf(res->error, sizeof(res->error), "out of memory");
 		goto out;
 	}
-	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
-	    (req->stdin_set && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
+	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 ||
+	    ((req->stdin_set || req->stdin_fd >= 0) && pipe2(in_p, O_CLOEXEC) < 0) || (req->report_channel && pipe2(rep_p, O_CLOEXEC) < 0)) {
 		snprintf(res->error, sizeof(res->error), "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
@@ -138,30 +149,40 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	}
 	if (pid == 0) {
 		setsid();
+		/* the control pipe, above the fds arranged here, until execve */
+		int ctl = fcntl(ctl_p[1], F_DUPFD_CLOEXEC, 16);
+		if (ctl < 0)
+			_exit(WARD_EXIT_FAILED);
+		/* stdin: a pipe the supervisor feeds, never the caller's fd */
 		int in = in_p[0];
-		if (in < 0 && req->stdin_fd >= 0 && !req->stdin_set)
-			in = req->stdin_fd;
 		if (in < 0)
 			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (in < 0 || dup2(in, 0) < 0 || dup2(out_p[1], 1) < 0 || dup2(err_p[1], 2) < 0)
-			_exit(WARD_EXIT_FAILED);
+			child_fail(ctl, "cannot give the command its stdin, stdout and stderr", strerror(errno));
 		int first = 3;
 		if (rep_p[1] >= 0) {
-			dup2(rep_p[1], 3);
+			if (dup2(rep_p[1], 3) < 0)
+				child_fail(ctl, "cannot give the command its report channel", strerror(errno));
 			first = 4;
 		}
-		syscall(SYS_close_range, first, ~0u, 0);
+		if (ctl > first)
+			syscall(SYS_close_range, first, ctl - 1, 0);
+		syscall(SYS_close_range, ctl + 1, ~0u, 0);
 		for (int fd = 0; fd < first; fd++)
 			fcntl(fd, F_SETFD, 0);
 		reset_signals();
-		if (chdir(cwd) < 0 || apply_rlimits(&req->limits, true) < 0)
-			_exit(WARD_EXIT_FAILED);
+		char why[300];
+		if (chdir(cwd) < 0)
+			child_fail(ctl, "cannot enter the working directory", strerror(errno));
+		if (apply_rlimits(&req->limits, true, why, sizeof(why)) < 0)
+			child_fail(ctl, why, "");
 		exec_search(argv, envp);
 		exec_fail_exit(argv[0], errno);
 	}
 	close(out_p[1]);
 	close(err_p[1]);
-	out_p[1] = err_p[1] = -1;
+	close(ctl_p[1]);
+	out_p[1] = err_p[1] = ctl_p[1] = -1;
 	if (in_p[0] >= 0)
 		close(in_p[0]);
 	if (rep_p[1] >= 0)
@@ -174,9 +195,10 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		.out_fd = out_p[0],
 		.err_fd = err_p[0],
 		.report_fd = rep_p[0],
-		.ctl_fd = -1,
+		.ctl_fd = ctl_p[0],
 		.notify_sock = -1,
 		.stdin_fd = in_p[1],
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,
 		.timeout_s = req->limits.timeout_s,
@@ -189,7 +211,7 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 		.start = start,
 		.cancel = req->cancel,
 	};
-	out_p[0] = err_p[0] = rep_p[0] = in_p[1] = -1;
+	out_p[0] = err_p[0] = rep_p[0] = in_p[1] = ctl_p[0] = -1;
 	supervise_run(&s);
 	int st = 0;
 	struct rusage ru;
@@ -201,6 +223,12 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 	pid = -1;
 	outcome_collect(&s, res);
 	usage_from_rusage(&ru, &res->usage);
+	if (s.ctl[0] == 'E' && !s.timed_out && !s.cancelled) {
+		/* its setup failed before execve: ward's failure, not the program's */
+		snprintf(res->error, sizeof(res->error), "sandbox setup failed: %.*s", (int)strcspn(s.ctl + 2, "\n"),
+			 s.ctl + 2);
+		goto out;
+	}
 	o->ran = true;
 	o->wait_status = st;
 	o->timed_out = s.timed_out;
@@ -209,8 +237,8 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 out:
 	if (pidfd >= 0)
 		close(pidfd);
-	int *fds[] = {out_p, err_p, in_p, rep_p};
-	for (size_t i = 0; i < 4; i++)
+	int *fds[] = {out_p, err_p, in_p, rep_p, ctl_p};
+	for (size_t i = 0; i < 5; i++)
 		for (int j = 0; j < 2; j++)
 			if (fds[i][j] >= 0)
 				close(fds[i][j]);

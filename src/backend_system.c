@@ -98,7 +98,7 @@ static void find_cmdline(void)
 			break;
 		}
 	}
-	if (g_arg_end <= g_arg_start + 10)
+	if (g_arg_end <= g_arg_start)
 		g_arg_start = g_arg_end = 0;
 }
 
@@ -107,8 +107,14 @@ static void hide_cmdline(void)
 	if (!g_arg_start)
 		return;
 	char *a = (char *)g_arg_start;
-	memset(a, 0, g_arg_end - g_arg_start);
-	memcpy(a, "ward-init", 10);
+	size_t n = g_arg_end - g_arg_start;
+	memset(a, 0, n);
+	memcpy(a, "ward-init", n > 10 ? 9 : n - 1); /* NUL-terminated, in the area */
+	/* With a last byte that is not NUL the kernel reads the area only up
+	 * to its first NUL (as for setproctitle), so that the zeros after
+	 * "ward-init" do not tell how long ward's command line was. */
+	if (n > 10)
+		a[n - 1] = ' ';
 }
 
 static bool env_on(const char *name)
@@ -147,7 +153,6 @@ struct child_ctx {
 	const struct plan *plan;
 	int *trees;
 	enum ward_net net;
-	int stdin_fd;          /* the caller's own stdin (ward run), or -1 */
 	const char *const *write_paths;
 	size_t nwrite;
 	int landlock_abi;
@@ -156,6 +161,8 @@ struct child_ctx {
 	int notify_w;          /* PID 1 sends the seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
 	double start;          /* for WARD_TRACE */
+	char setup_err[400];   /* the command's last steps failed, and why (it shares PID 1's
+				* memory until execve: PID 1 reads this when the clone returns) */
 	struct handover ho;    /* filled by PID 1 from the sync pipe */
 };
 
@@ -188,26 +195,38 @@ static int loopback_up(void)
 	return r;
 }
 
+/* The command could not be set up: say why to PID 1 (its memory is ours
+ * until execve), which reports it as ward's failure, not the program's. */
+static void command_fail(struct child_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void command_fail(struct child_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(c->setup_err, sizeof(c->setup_err), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		snprintf(c->setup_err, sizeof(c->setup_err), "the command's setup failed");
+	_exit(WARD_EXIT_FAILED);
+}
+
 /* The command, in PID 1's child.  Never returns. */
 static void command_main(struct child_ctx *c)
 {
 	const struct handover *ho = &c->ho;
 	if (setsid() < 0)
-		exec_fail_exit(ho->argv[0], errno);
+		command_fail(c, "cannot give the command its own session: %s", strerror(errno));
 	/* fds: 0 stdin, 1 stdout, 2 stderr, 3 report channel; nothing else. */
 	int in = -1;
 	if (ho->flags & HO_STDIN_PIPE)
 		in = c->in_r;
-	else if (ho->flags & HO_STDIN_FD)
-		in = c->stdin_fd;
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(c->out_w, 1) < 0 || dup2(c->err_w, 2) < 0)
-		_exit(WARD_EXIT_FAILED);
+		command_fail(c, "cannot give the command its stdin, stdout and stderr: %s", strerror(errno));
 	int first_closed = 3;
 	if ((ho->flags & HO_REPORT) && c->rep_w >= 0) {
 		if (dup2(c->rep_w, 3) < 0)
-			_exit(WARD_EXIT_FAILED);
+			command_fail(c, "cannot give the command its report channel: %s", strerror(errno));
 		first_closed = 4;
 	}
 	/* PID 1's Landlock ruleset survives until execve, as the next fd,
@@ -216,7 +235,7 @@ static void command_main(struct child_ctx *c)
 	if (c->landlock_fd >= 0) {
 		ruleset = first_closed;
 		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
-			_exit(WARD_EXIT_FAILED);
+			command_fail(c, "cannot pass the Landlock ruleset to the command: %s", strerror(errno));
 	}
 	syscall(SYS_close_range, ruleset >= 0 ? ruleset + 1 : first_closed, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
@@ -225,20 +244,19 @@ static void command_main(struct child_ctx *c)
 	/* Signals: PID 1 gave each its default disposition, unblocked them and
 	 * set umask 022 (reset_signals), and the command is its clone. */
 	trace_phase("cmd:fds", c->start);
-	int r = apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS);
-	if (r == 0)
-		r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	char why[300];
+	if (apply_rlimits(&ho->limits, ho->flags & HO_WITH_AS, why, sizeof(why)) < 0)
+		command_fail(c, "%s", why);
+	int r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	if (r < 0)
+		command_fail(c, "cannot drop to the sandbox user %d with no capabilities: %s; see `ward doctor`",
+			     WARD_SANDBOX_UID, strerror(-r));
 	trace_phase("cmd:caps", c->start);
-	if (r == 0 && ruleset >= 0)
-		r = ward_landlock_restrict(ruleset);
+	if (ruleset >= 0 && (r = ward_landlock_restrict(ruleset)) < 0)
+		command_fail(c, "cannot restrict the command with Landlock: %s; see `ward doctor`", strerror(-r));
 	trace_phase("cmd:landlock", c->start);
-	if (r < 0) {
-		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "ward: sandbox setup failed: %s\n", strerror(-r));
-		(void)!write(2, msg, (size_t)n);
-		_exit(WARD_EXIT_FAILED);
-	}
-	/* The seccomp filter is PID 1's, inherited (init_main). */
+	/* The seccomp filter is PID 1's, inherited (init_main).  An execve
+	 * that fails is the program's failure (127, 126), as in a shell. */
 	exec_search(ho->argv, ho->envp);
 	exec_fail_exit(ho->argv[0], errno);
 }
@@ -317,7 +335,7 @@ static int init_main(struct child_ctx *c)
 	 * 0-2 become /dev/null, unless WARD_TRACE wants stderr.  The run's
 	 * own fds move above 2 first (a caller started with 0-2 closed gets
 	 * pipes there). */
-	int *mine[] = {&c->sync_r, &c->ctl_w, &c->notify_w, &c->out_w, &c->err_w, &c->in_r, &c->rep_w, &c->stdin_fd};
+	int *mine[] = {&c->sync_r, &c->ctl_w, &c->notify_w, &c->out_w, &c->err_w, &c->in_r, &c->rep_w};
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (*mine[i] >= 0 && *mine[i] <= 2)
 			*mine[i] = fcntl(*mine[i], F_DUPFD_CLOEXEC, 3);
@@ -448,16 +466,23 @@ static int init_main(struct child_ctx *c)
 	 * fs.suid_dumpable, which a host may have raised: clear it again. */
 	prctl(PR_SET_DUMPABLE, 0);
 
+	/* ward's command line (which a server's options fill) goes before the
+	 * sandbox's first process exists: /proc/1/cmdline is world-readable.
+	 * Not earlier: the plan and the Landlock paths may point into it. */
+	hide_cmdline();
 	/* The command shares PID 1's memory until it execs (vfork
 	 * semantics): no page tables to copy, and PID 1 waits meanwhile. */
+	c->setup_err[0] = 0;
 	pid_t cmd = clone(command_entry, g_cmd_stack + sizeof(g_cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (cmd < 0) {
 		ctl_say(c->ctl_w, "E cannot start the command: %s\n", strerror(errno));
 		_exit(1);
 	}
-	/* The command has exec'd (vfork semantics): ward's command line
-	 * (which a server's options fill) can go. */
-	hide_cmdline();
+	/* It has exec'd, or it has exited saying why its setup failed. */
+	if (c->setup_err[0]) {
+		ctl_say(c->ctl_w, "E %s\n", c->setup_err);
+		_exit(1);
+	}
 	/* PID 1 keeps only the control pipe. */
 	close(c->out_w);
 	close(c->err_w);
@@ -467,8 +492,6 @@ static int init_main(struct child_ctx *c)
 		close(c->rep_w);
 	if (c->landlock_fd >= 0)
 		close(c->landlock_fd);
-	if (c->stdin_fd >= 0)
-		close(c->stdin_fd);
 	for (;;) {
 		int st;
 		pid_t p = waitpid(-1, &st, 0);
@@ -505,7 +528,6 @@ struct sandbox {
 	int pidfd;
 	bool ahead;            /* built before its request (a pool's) */
 	struct cg_limits lim;  /* the cgroup's limits now */
-	bool stdin_fd;         /* shaped to take the caller's stdin_fd */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 };
@@ -522,8 +544,7 @@ bool sandbox_same_shape(const struct ward_request *a, const struct ward_request 
 {
 	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && binds_nothing(a) &&
 	       binds_nothing(b) && a->net == b->net &&
-	       a->limits.tmp_size_mb == b->limits.tmp_size_mb && (a->stdin_fd < 0 || a->stdin_set) &&
-	       (b->stdin_fd < 0 || b->stdin_set);
+	       a->limits.tmp_size_mb == b->limits.tmp_size_mb;
 }
 
 void sandbox_destroy(struct sandbox *sb)
@@ -735,14 +756,13 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 	const struct plan *plan = spawn_plan(r->tmp_size_mb);
 	if (!plan)
 		return -ENOMEM;
-	const struct ward_request plain = {.stdin_fd = -1};
+	const struct ward_request plain = {0};
 	const char *write_paths[3];
 	size_t nwrite = landlock_write_paths(&plain, write_paths, 3);
 	struct child_ctx c = {
 		.plan = plan,
 		.trees = g_spawn_plan.trees,
 		.net = (enum ward_net)r->net,
-		.stdin_fd = -1,
 		.write_paths = write_paths,
 		.nwrite = nwrite,
 		.landlock_abi = g_landlock_abi,
@@ -811,12 +831,11 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	sb->pid = -1;
 	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
 	sb->ahead = ahead;
-	sb->stdin_fd = !shape->stdin_set && shape->stdin_fd >= 0;
 	/* Through a helper (spawner.h) when the caller started them and the
 	 * shape is plain: the helper makes the plan itself (and binds nothing
 	 * held), so none is made here.  Else, or when no helper takes it (the
 	 * build starts over: sandbox_build), a clone of our own. */
-	bool spawn = via_spawner && binds_nothing(shape) && !sb->stdin_fd && spawner_alive();
+	bool spawn = via_spawner && binds_nothing(shape) && spawner_alive();
 
 	int *trees = NULL;
 	struct build_fds f;
@@ -884,7 +903,11 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		goto fail;
 	}
 
-	bool want_in = ahead || shape->stdin_set, want_rep = ahead || shape->report_channel;
+	/* stdin: a pipe that the supervisor feeds (the request's bytes, or
+	 * what it relays from the caller's fd), never the caller's fd itself
+	 * (a terminal inside could be reconfigured, or written past the
+	 * output caps). */
+	bool want_in = ahead || shape->stdin_set || shape->stdin_fd >= 0, want_rep = ahead || shape->report_channel;
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(ctl_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
 	    pipe2(err_p, O_CLOEXEC) < 0 || (want_in && pipe2(in_p, O_CLOEXEC) < 0) ||
 	    (want_rep && pipe2(rep_p, O_CLOEXEC) < 0) ||
@@ -910,7 +933,6 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		.plan = plan,
 		.trees = trees,
 		.net = shape->net,
-		.stdin_fd = sb->stdin_fd ? shape->stdin_fd : -1,
 		.write_paths = write_paths,
 		.nwrite = nwrite,
 		.landlock_abi = g_landlock_abi,
@@ -991,7 +1013,7 @@ static int send_handover(struct sandbox *sb, const struct ward_request *req, boo
 	int r = -ENOMEM;
 	if (argv && envp) {
 		struct handover ho = {
-			.flags = (req->stdin_set ? HO_STDIN_PIPE : sb->stdin_fd ? HO_STDIN_FD : 0) |
+			.flags = (req->stdin_set || req->stdin_fd >= 0 ? HO_STDIN_PIPE : 0) |
 				 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
 			.limits = req->limits,
 			.argv = argv,
@@ -1069,7 +1091,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	}
 	/* sync_w stays open until the end: PID 1 checks it to know that we
 	 * are alive (see init_main). */
-	if (!req->stdin_set)
+	if (!req->stdin_set && req->stdin_fd < 0)
 		close_fd(&sb->in_w);
 	if (!req->report_channel)
 		close_fd(&sb->rep_r);
@@ -1081,6 +1103,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.report_fd = sb->rep_r,
 		.ctl_fd = sb->ctl_r,
 		.stdin_fd = sb->in_w,
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
 		.stdin_data = req->stdin_data,
 		.stdin_len = req->stdin_len,
 		.timeout_s = req->limits.timeout_s,

@@ -21,8 +21,7 @@
 #include "ward.h"
 
 enum {
-	HO_STDIN_PIPE = 1, /* fd 0 is the stdin pipe (else /dev/null or HO_STDIN_FD) */
-	HO_STDIN_FD = 2,   /* fd 0 is the caller's own stdin_fd */
+	HO_STDIN_PIPE = 1, /* fd 0 is the stdin pipe (else /dev/null) */
 	HO_REPORT = 4,     /* fd 3 is the report channel */
 	HO_WITH_AS = 8,    /* no memory cgroup: RLIMIT_AS stands in */
 };

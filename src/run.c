@@ -150,30 +150,62 @@ void reset_signals(void)
 	umask(022);
 }
 
-static int set_rlimit(int res, rlim_t soft, rlim_t hard)
+/* What each rlimit is asked for as, and how a shell shows its hard limit. */
+static const struct {
+	int res;
+	const char *what, *ulimit;
+	unsigned shift; /* the limit's unit: bytes >> shift */
+	const char *unit;
+} g_rlimit_names[] = {
+	{RLIMIT_CORE, "the core-file limit", "ulimit -Hc", 0, ""},
+	{RLIMIT_FSIZE, "the file-size limit (--fsize, limits.fsize_mb)", "ulimit -Hf", 20, " MB"},
+	{RLIMIT_NOFILE, "the open-files limit (--nofile, limits.nofile)", "ulimit -Hn", 0, ""},
+	{RLIMIT_CPU, "the CPU-time limit (--cpu, else --timeout)", "ulimit -Ht", 0, " s"},
+	{RLIMIT_NPROC, "the process limit (--pids, limits.pids)", "ulimit -Hu", 0, ""},
+	{RLIMIT_AS, "the address-space limit that stands in for --memory (no memory cgroup here)", "ulimit -Hv",
+	 20, " MB"},
+};
+
+/* Why setting limit i to *w failed, with the fix.  Only syscalls and
+ * snprintf: it runs in the command, which may share PID 1's memory. */
+static void rlimit_error(size_t i, const struct rlimit *w, int e, char *err, size_t errlen)
 {
-	struct rlimit r = {soft, hard};
-	return setrlimit(res, &r) < 0 ? -errno : 0;
+	struct rlimit have;
+	unsigned sh = g_rlimit_names[i].shift;
+	if (getrlimit(g_rlimit_names[i].res, &have) == 0 && have.rlim_max != RLIM_INFINITY && w->rlim_max > have.rlim_max)
+		snprintf(err, errlen,
+			 "%s of %llu%s is above the hard limit of %llu%s that ward was started with (%s): ask for "
+			 "less, or raise that hard limit",
+			 g_rlimit_names[i].what, (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit,
+			 (unsigned long long)(have.rlim_max >> sh), g_rlimit_names[i].unit, g_rlimit_names[i].ulimit);
+	else
+		snprintf(err, errlen, "cannot set %s to %llu%s: %s", g_rlimit_names[i].what,
+			 (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit, strerror(e));
 }
 
-int apply_rlimits(const struct ward_limits *l, bool with_as)
+int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen)
 {
 	double cpu = l->cpu_s > 0 ? l->cpu_s : l->timeout_s;
 	rlim_t cpu_soft = (rlim_t)ceil(cpu);
-	int r;
-	if ((r = set_rlimit(RLIMIT_CORE, 0, 0)) < 0 ||
-	    (r = set_rlimit(RLIMIT_FSIZE, (rlim_t)l->fsize_mb << 20, (rlim_t)l->fsize_mb << 20)) < 0 ||
-	    (r = set_rlimit(RLIMIT_NOFILE, l->nofile, l->nofile)) < 0 ||
-	    (r = set_rlimit(RLIMIT_CPU, cpu_soft, cpu_soft + 1)) < 0 ||
-	    (r = set_rlimit(RLIMIT_NPROC, l->pids, l->pids)) < 0)
-		return r;
-	if (with_as) {
-		/* Address space is a poor stand-in for RAM (runtimes reserve far
-		 * more than they touch): give generous room, say so in enforced. */
-		rlim_t as = ((rlim_t)l->memory_mb << 20) * 2 + (256u << 20);
-		if ((r = set_rlimit(RLIMIT_AS, as, as)) < 0)
-			return r;
-	}
+	/* Address space is a poor stand-in for RAM (runtimes reserve far
+	 * more than they touch): give generous room, say so in enforced. */
+	rlim_t as = ((rlim_t)l->memory_mb << 20) * 2 + (256u << 20);
+	/* in g_rlimit_names' order; RLIMIT_AS last */
+	const struct rlimit want[] = {
+		{0, 0},
+		{(rlim_t)l->fsize_mb << 20, (rlim_t)l->fsize_mb << 20},
+		{l->nofile, l->nofile},
+		{cpu_soft, cpu_soft + 1},
+		{l->pids, l->pids},
+		{as, as},
+	};
+	size_t n = sizeof(want) / sizeof(want[0]) - (with_as ? 0 : 1);
+	for (size_t i = 0; i < n; i++)
+		if (setrlimit(g_rlimit_names[i].res, &want[i]) < 0) {
+			int e = errno;
+			rlimit_error(i, &want[i], e, err, errlen);
+			return -e;
+		}
 	return 0;
 }
 
@@ -187,6 +219,14 @@ void usage_from_rusage(const struct rusage *ru, struct ward_usage *u)
 int outcome_collect(struct supervise *s, struct ward_result *res)
 {
 	int r = capbuf_finish(&s->out, &res->out);
+	if (s->out.live_dropped) {
+		/* where the reader of stderr (a terminal, say) may see it */
+		char note[160];
+		int n = snprintf(note, sizeof(note),
+				 "ward: %llu bytes of stdout dropped: the reader of ward's output did not keep up\n",
+				 (unsigned long long)s->out.live_dropped);
+		capbuf_feed(&s->err, note, (size_t)n);
+	}
 	if (r == 0)
 		r = capbuf_finish(&s->err, &res->err);
 	res->report = s->report;

@@ -4,11 +4,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +39,86 @@ void trace_phase(const char *phase, double start)
 		fprintf(stderr, "ward-trace: %s %.0f\n", phase, (monotonic_now() - start) * 1e6);
 }
 
+enum { NB_PLAIN, NB_OWN, NB_SOCK, NB_GUARDED };
+
+struct nbfd nbfd_open(int fd, bool for_write)
+{
+	struct nbfd nb = {.fd = fd, .own = -1, .kind = NB_PLAIN};
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return nb; /* a file never waits on a reader */
+	if (S_ISSOCK(st.st_mode)) {
+		nb.kind = NB_SOCK;
+		return nb;
+	}
+	nb.kind = NB_GUARDED;
+	/* A pty's master would reopen as a new pty (/dev/ptmx): not that. */
+	int ptn;
+	bool reopen = S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && isatty(fd) && ioctl(fd, TIOCGPTN, &ptn) < 0);
+	if (!reopen)
+		return nb;
+	char path[40];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int own = open(path, (for_write ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (own >= 0)
+		nb = (struct nbfd){.fd = own, .own = own, .kind = NB_OWN};
+	return nb;
+}
+
+void nbfd_close(struct nbfd *nb)
+{
+	if (nb->own >= 0)
+		close(nb->own);
+	nb->own = -1;
+	nb->fd = -1;
+}
+
+/* NB_GUARDED: is the fd ready for events now?  -1 when it has failed. */
+static int ready_now(int fd, short events)
+{
+	struct pollfd pf = {.fd = fd, .events = events};
+	if (poll(&pf, 1, 0) <= 0)
+		return 0;
+	if (pf.revents & events)
+		return 1;
+	return pf.revents & (POLLERR | POLLHUP | POLLNVAL) ? -1 : 0;
+}
+
+ssize_t nbfd_write(const struct nbfd *nb, const void *p, size_t n)
+{
+	ssize_t w;
+	if (nb->kind == NB_SOCK) {
+		w = send(nb->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else {
+		if (nb->kind == NB_GUARDED) {
+			int r = ready_now(nb->fd, POLLOUT);
+			if (r <= 0)
+				return r;
+			if (n > PIPE_BUF)
+				n = PIPE_BUF; /* what a pipe that polls writable takes at once */
+		}
+		w = write(nb->fd, p, n);
+	}
+	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	return w < 0 ? -1 : w;
+}
+
+ssize_t nbfd_read(const struct nbfd *nb, void *p, size_t n)
+{
+	ssize_t r;
+	if (nb->kind == NB_SOCK) {
+		r = recv(nb->fd, p, n, MSG_DONTWAIT);
+	} else {
+		if (nb->kind == NB_GUARDED && ready_now(nb->fd, POLLIN | POLLHUP) == 0)
+			return -EAGAIN;
+		r = read(nb->fd, p, n);
+	}
+	if (r < 0)
+		return errno == EINTR || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return r;
+}
+
 void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd)
 {
 	memset(c, 0, sizeof(*c));
@@ -41,21 +126,7 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd)
 	c->tail_cap = (size_t)(limit / 2);
 	c->head_cap = (size_t)(limit - c->tail_cap);
 	c->live_fd = live_fd;
-}
-
-/* false when the reader has gone (EPIPE and the like). */
-static bool write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
+	c->live = nbfd_open(live_fd, true);
 }
 
 void capbuf_feed(struct capbuf *c, const char *data, size_t n)
@@ -65,17 +136,12 @@ void capbuf_feed(struct capbuf *c, const char *data, size_t n)
 		size_t k = c->head_cap - c->head_len;
 		if (k > n)
 			k = n;
-		if (c->live_fd >= 0) {
-			if (!c->live_broken && !write_all(c->live_fd, data, k))
-				c->live_broken = true;
-		} else {
-			if (!c->head) {
-				c->head = malloc(c->head_cap);
-				if (!c->head)
-					return;
-			}
-			memcpy(c->head + c->head_len, data, k);
+		if (!c->head) {
+			c->head = malloc(c->head_cap);
+			if (!c->head)
+				return;
 		}
+		memcpy(c->head + c->head_len, data, k);
 		c->head_len += k;
 		data += k;
 		n -= k;
@@ -102,6 +168,77 @@ void capbuf_feed(struct capbuf *c, const char *data, size_t n)
 	c->tail_len = c->tail_len + n > c->tail_cap ? c->tail_cap : c->tail_len + n;
 }
 
+bool capbuf_pending(const struct capbuf *c)
+{
+	return c->live_fd >= 0 && !c->live_broken && c->live_sent < c->head_len;
+}
+
+/* Write what the reader takes now of [*off, n); false when it has gone. */
+static bool live_offer(struct capbuf *c, const char *p, size_t n, size_t *off)
+{
+	while (*off < n) {
+		ssize_t w = nbfd_write(&c->live, p + *off, n - *off);
+		if (w < 0) {
+			c->live_broken = true;
+			return false;
+		}
+		if (w == 0)
+			break;
+		*off += (size_t)w;
+	}
+	return true;
+}
+
+void capbuf_push(struct capbuf *c)
+{
+	if (capbuf_pending(c))
+		live_offer(c, c->head, c->head_len, &c->live_sent);
+}
+
+/* Write all of p as the reader takes it, waiting for it until live_until
+ * and then for as long as it keeps taking something every LIVE_STALL_S.
+ * How much went out. */
+static size_t live_deliver(struct capbuf *c, const char *p, size_t n)
+{
+	size_t off = 0;
+	double last = monotonic_now();
+	while (off < n) {
+		size_t before = off;
+		if (!live_offer(c, p, n, &off))
+			break;
+		double now = monotonic_now();
+		if (off > before)
+			last = now;
+		if (off == n || (c->cancel && *c->cancel))
+			break;
+		double until = last + LIVE_STALL_S > c->live_until ? last + LIVE_STALL_S : c->live_until;
+		if (now >= until)
+			break;
+		/* in short steps, so that a cancel is seen */
+		double wait = until - now < 0.05 ? until - now : 0.05;
+		struct pollfd pf = {.fd = c->live.fd, .events = POLLOUT};
+		poll(&pf, 1, (int)(wait * 1000) + 1);
+	}
+	return off;
+}
+
+/* Streaming: the rest of the head, then out (marker and tail). */
+static void live_finish(struct capbuf *c, const char *out, size_t n)
+{
+	size_t head_rest = c->live_sent < c->head_len ? c->head_len - c->live_sent : 0;
+	size_t sent = head_rest ? live_deliver(c, c->head + c->live_sent, head_rest) : 0;
+	if (sent == head_rest && !c->live_broken)
+		sent += live_deliver(c, out, n);
+	if (c->live_broken || sent == head_rest + n)
+		return;
+	c->live_dropped = head_rest + n - sent;
+	char marker[128];
+	int m = snprintf(marker, sizeof(marker), "\n[ward: %llu bytes dropped: the reader of ward's output did not keep up]\n",
+			 (unsigned long long)c->live_dropped);
+	size_t off = 0;
+	live_offer(c, marker, (size_t)m, &off); /* when it still fits */
+}
+
 int capbuf_finish(struct capbuf *c, struct ward_stream *out)
 {
 	uint64_t kept = (uint64_t)c->head_len + c->tail_len;
@@ -126,10 +263,10 @@ int capbuf_finish(struct capbuf *c, struct ward_stream *out)
 		buf[hl + mlen + i] = c->tail[(start + i) % c->tail_cap];
 	buf[n] = 0;
 	if (c->live_fd >= 0 && !c->live_broken)
-		(void)write_all(c->live_fd, buf, n);
+		live_finish(c, buf, n);
 	out->data = buf;
 	out->len = n;
-	out->truncated = dropped != 0;
+	out->truncated = dropped != 0 || c->live_dropped != 0;
 	out->bytes = c->total;
 	capbuf_free(c);
 	return 0;
@@ -140,6 +277,7 @@ void capbuf_free(struct capbuf *c)
 	free(c->head);
 	free(c->tail);
 	c->head = c->tail = NULL;
+	nbfd_close(&c->live);
 }
 
 static void close_fd(int *fd)
@@ -178,23 +316,76 @@ static void seccomp_withdrawn(struct ward_seccomp_event *ev)
 		 "ward: seccomp: blocked a system call (interrupted before ward read which); sandbox killed (SIGSYS)");
 }
 
-int supervise_run(struct supervise *s)
+/* The command's stdin: the request's bytes, or what is relayed from the
+ * caller's fd (src) through buf, one read at a time. */
+struct feed {
+	const unsigned char *data;
+	size_t len, off;
+	struct nbfd src;       /* fd -1: nothing (more) to relay */
+	unsigned char *buf;
+};
+
+/* Relay: read the next bytes from src; false at its end (or failure). */
+static bool feed_refill(struct feed *f)
 {
-	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N };
+	ssize_t r = nbfd_read(&f->src, f->buf, 65536);
+	if (r == -EAGAIN)
+		return true;
+	if (r <= 0) {
+		nbfd_close(&f->src);
+		return false;
+	}
+	f->data = f->buf;
+	f->len = (size_t)r;
+	f->off = 0;
+	return true;
+}
+
+/* Write what the pipe takes; false when the stdin pipe is done with (all
+ * written and nothing more to relay, or the command closed its end). */
+static bool feed_write(struct feed *f, int fd, short revents)
+{
+	if (revents & (POLLERR | POLLHUP)) {
+		nbfd_close(&f->src);
+		return false;
+	}
+	ssize_t w = write(fd, f->data + f->off, f->len - f->off);
+	if (w > 0)
+		f->off += (size_t)w;
+	if (w < 0 && errno != EAGAIN && errno != EINTR) {
+		nbfd_close(&f->src);
+		return false;
+	}
+	return f->off < f->len || f->src.fd >= 0;
+}
+
+static int supervise_loop(struct supervise *s)
+{
+	/* fds this loop owns, then the caller's, which it only borrows */
+	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
 	char *buf = malloc(65536);
-	if (!buf)
+	struct feed in = {.data = s->stdin_data, .len = s->stdin_len, .src = nbfd_open(-1, false)};
+	if (s->stdin_src >= 0 && s->stdin_fd >= 0) {
+		in.buf = malloc(65536);
+		in.src = nbfd_open(in.buf ? s->stdin_src : -1, false);
+	}
+	if (!buf || (s->stdin_src >= 0 && !in.buf)) {
+		free(buf);
+		free(in.buf);
 		return -ENOMEM;
+	}
 	capbuf_init(&s->out, s->output_limit, s->live_fd[0]);
 	capbuf_init(&s->err, s->output_limit, s->live_fd[1]);
 	int fds[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
 	for (int i = 0; i < P_N; i++)
 		if (fds[i] >= 0 && i != P_PID)
 			fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-	size_t in_off = 0;
-	if (fds[P_IN] >= 0 && s->stdin_len == 0)
+	if (fds[P_IN] >= 0 && in.len == 0 && in.src.fd < 0)
 		close_fd(&fds[P_IN]);
 	size_t rep_cap = 0;
 	double deadline = s->start + s->timeout_s;
+	s->out.live_until = s->err.live_until = deadline;
+	s->out.cancel = s->err.cancel = s->cancel;
 	double exited_at = 0, next_cpu_check = s->start + 0.05;
 	bool killed = false;
 	bool cpu_watch = s->cg && cg_accounts_cpu(s->cg) && s->cpu_s > 0;
@@ -238,13 +429,21 @@ int supervise_run(struct supervise *s)
 			wait = 0.05;
 		if (wait < 0)
 			wait = 0;
-		struct pollfd pfd[P_N];
+		struct pollfd pfd[P_ALL];
 		for (int i = 0; i < P_N; i++) {
 			pfd[i].fd = fds[i];
 			pfd[i].events = i == P_IN ? POLLOUT : POLLIN;
 			pfd[i].revents = 0;
 		}
-		int n = poll(pfd, P_N, (int)(wait * 1000) + 1);
+		/* stdin: write while there is something to write, else read more */
+		bool in_empty = in.off == in.len;
+		if (in_empty)
+			pfd[P_IN].fd = -1;
+		pfd[P_SRC] = (struct pollfd){.fd = in_empty && fds[P_IN] >= 0 ? in.src.fd : -1, .events = POLLIN};
+		/* the live streams, while the reader has something to take */
+		pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
+		pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
+		int n = poll(pfd, P_ALL, (int)(wait * 1000) + 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -254,9 +453,17 @@ int supervise_run(struct supervise *s)
 		 * too, so that the child gets SIGPIPE as it would in a shell
 		 * pipeline (`ward run -- yes | head` ends) instead of running on
 		 * to its timeout. */
-		if (pfd[P_OUT].revents && (!drain(fds[P_OUT], &s->out, buf, 65536) || s->out.live_broken))
+		if (pfd[P_OUT].revents && !drain(fds[P_OUT], &s->out, buf, 65536))
 			close_fd(&fds[P_OUT]);
-		if (pfd[P_ERR].revents && (!drain(fds[P_ERR], &s->err, buf, 65536) || s->err.live_broken))
+		if (pfd[P_ERR].revents && !drain(fds[P_ERR], &s->err, buf, 65536))
+			close_fd(&fds[P_ERR]);
+		/* Never waiting on the reader: what it does not take yet waits
+		 * in the head (bounded by the output limit). */
+		capbuf_push(&s->out);
+		capbuf_push(&s->err);
+		if (s->out.live_broken)
+			close_fd(&fds[P_OUT]);
+		if (s->err.live_broken)
 			close_fd(&fds[P_ERR]);
 		if (pfd[P_REP].revents) {
 			ssize_t r = read(fds[P_REP], buf, 65536);
@@ -297,17 +504,11 @@ int supervise_run(struct supervise *s)
 			} else if (r == 0 || (errno != EINTR && errno != EAGAIN))
 				close_fd(&fds[P_CTL]);
 		}
-		if (pfd[P_IN].revents) {
-			if (pfd[P_IN].revents & (POLLERR | POLLHUP)) {
-				close_fd(&fds[P_IN]);
-			} else {
-				ssize_t w = write(fds[P_IN], s->stdin_data + in_off, s->stdin_len - in_off);
-				if (w > 0)
-					in_off += (size_t)w;
-				if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == s->stdin_len)
-					close_fd(&fds[P_IN]);
-			}
-		}
+		/* End of the relayed input is end of the command's stdin. */
+		if (pfd[P_SRC].revents && !feed_refill(&in))
+			close_fd(&fds[P_IN]);
+		if (pfd[P_IN].revents && !feed_write(&in, fds[P_IN], pfd[P_IN].revents))
+			close_fd(&fds[P_IN]);
 		if (pfd[P_PID].revents)
 			fds[P_PID] = -1; /* the caller owns and reaps it */
 		if (pfd[P_NSOCK].revents) {
@@ -348,6 +549,24 @@ int supervise_run(struct supervise *s)
 		if (i != P_PID)
 			close_fd(&fds[i]);
 	s->out_fd = s->err_fd = s->report_fd = s->ctl_fd = s->stdin_fd = s->notify_sock = -1;
+	nbfd_close(&in.src);
+	free(in.buf);
 	free(buf);
 	return 0;
+}
+
+int supervise_run(struct supervise *s)
+{
+	/* Job control must not stop the supervisor mid-run (the timeout would
+	 * wait for a `fg`): in the background of ward's terminal, reading it
+	 * gives end of input (EIO) and writing to it goes on, where SIGTTIN
+	 * or SIGTTOU would stop ward. */
+	sigset_t job, old;
+	sigemptyset(&job);
+	sigaddset(&job, SIGTTIN);
+	sigaddset(&job, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &job, &old);
+	int r = supervise_loop(s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

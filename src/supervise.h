@@ -14,10 +14,31 @@
 
 struct ward_cgroup;
 
+/* One of the caller's fds (ward's stdout, stderr, stdin), used so that no
+ * read or write waits on whoever holds its other end, without setting
+ * O_NONBLOCK on the caller's file description (every process sharing the
+ * terminal or pipe would see it): a pipe or terminal gets a private
+ * O_NONBLOCK description of its own (reopened through /proc/self/fd), a
+ * socket MSG_DONTWAIT, a regular file plain calls; where reopening fails,
+ * each call is preceded by a poll and kept to PIPE_BUF bytes. */
+struct nbfd {
+	int fd;            /* what to poll and call: the private copy or the caller's fd */
+	int own;           /* the private description, or -1 */
+	unsigned char kind;
+};
+struct nbfd nbfd_open(int fd, bool for_write);
+void nbfd_close(struct nbfd *nb);
+/* Bytes written, 0 when the other end takes nothing now, -1 when it has gone. */
+ssize_t nbfd_write(const struct nbfd *nb, const void *p, size_t n);
+/* Bytes read, 0 at end of file, -EAGAIN when nothing is there yet, or -errno. */
+ssize_t nbfd_read(const struct nbfd *nb, void *p, size_t n);
+
 /* Head-and-tail capture of one stream.  Bytes up to the head's size are
- * kept (and written through to live_fd when streaming); after that a ring
- * keeps the last tail bytes; the middle is counted and dropped.  Memory is
- * bounded by the limit whatever the child writes. */
+ * kept; after that a ring keeps the last tail bytes; the middle is counted
+ * and dropped.  Memory is bounded by the limit whatever the child writes.
+ * Streaming (live_fd >= 0), the head goes out as the reader takes it,
+ * never waiting on the reader (capbuf_push); capbuf_finish offers the rest
+ * and drops what a stalled reader does not take. */
 struct capbuf {
 	uint64_t limit;
 	size_t head_cap, tail_cap;
@@ -28,13 +49,30 @@ struct capbuf {
 	size_t tail_len;
 	uint64_t total;
 	int live_fd;       /* -1 = capture only */
+	struct nbfd live;  /* how live_fd is written */
+	size_t live_sent;  /* bytes of the head written to live_fd */
 	bool live_broken;  /* writing to live_fd failed (its reader went away) */
+	uint64_t live_dropped;       /* bytes a stalled reader never took */
+	double live_until;           /* monotonic: capbuf_finish waits at least this long for
+				      * a stalled reader (the run's deadline) */
+	const volatile int *cancel;  /* stops that wait */
 };
+
+/* How long capbuf_finish waits for a reader that takes nothing, once the
+ * run's deadline has passed. */
+#define LIVE_STALL_S 1.0
 
 void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
 void capbuf_feed(struct capbuf *c, const char *data, size_t n);
-/* Assemble head, a marker line when bytes were dropped, and tail into out
- * (and write the rest through to live_fd when streaming).  Frees buffers. */
+/* Streaming: is part of the head still to be written? */
+bool capbuf_pending(const struct capbuf *c);
+/* Streaming: write what the reader takes now of the head, without waiting. */
+void capbuf_push(struct capbuf *c);
+/* Assemble head, a marker line when bytes were dropped, and tail into out.
+ * Streaming, write what is left (the head's rest, the marker, the tail)
+ * as the reader takes it; once the reader has taken nothing for
+ * LIVE_STALL_S past live_until, drop the rest (counted in live_dropped and
+ * out->truncated) behind a marker, when that still fits.  Frees buffers. */
 int capbuf_finish(struct capbuf *c, struct ward_stream *out);
 void capbuf_free(struct capbuf *c);
 
@@ -44,7 +82,10 @@ struct supervise {
 	int out_fd, err_fd;        /* read ends, -1 if none */
 	int report_fd;             /* read end, -1 if none */
 	int ctl_fd;                /* read end of the backend's control pipe, -1 if none */
-	int stdin_fd;              /* write end for stdin_data, -1 if none */
+	int stdin_fd;              /* write end for stdin_data or stdin_src, -1 if none */
+	int stdin_src;             /* the caller's fd whose bytes are relayed into stdin_fd
+				    * (ward run --stdin): the command never holds it.  -1 if
+				    * none; not closed */
 	int notify_sock;           /* where the command sends its seccomp listener, -1 if none */
 	const unsigned char *stdin_data;
 	size_t stdin_len;

@@ -8,8 +8,10 @@
 # way.  The filter compares the low 32 bits and kills; TIOCSETD (line
 # disciplines: module autoload, CVE-2017-2636) gets EPERM; a pty of the
 # sandbox's own keeps working.  For the host terminal, ward runs with a host
-# pty as its controlling terminal and stdin, and afterwards nothing may be
-# waiting in that terminal's input queue.
+# pty as its controlling terminal and stdin (`--stdin -` relays it through a
+# pipe, so the command's fd 0 is not the terminal: the filter must hold
+# anyway), and afterwards nothing may be waiting in that terminal's input
+# queue.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/escape.inc"
 esc_preflight

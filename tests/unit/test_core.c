@@ -1,9 +1,11 @@
 /* Unit tests: option parsing, validation, the mount plan, output capture,
  * UTF-8 repair and the result's JSON. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_args.h"
 #include "plan.h"
@@ -189,6 +191,45 @@ void test_plan(void)
 	plan_free(&p);
 }
 
+/* Streaming into a pipe nobody reads: nothing waits on the reader, what
+ * it does not take is dropped (and counted) soon after live_until, and the
+ * caller's description of the pipe stays blocking. */
+static void test_capbuf_live(void)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		CHECK("capbuf live: pipe", 0);
+		return;
+	}
+	static char chunk[65536];
+	memset(chunk, 'x', sizeof(chunk));
+	struct capbuf c;
+	struct ward_stream s;
+	capbuf_init(&c, 1 << 20, p[1]);
+	double t0 = monotonic_now();
+	for (int i = 0; i < 32; i++) {
+		capbuf_feed(&c, chunk, sizeof(chunk));
+		capbuf_push(&c);
+	}
+	CHECK("capbuf live: a full pipe does not block the feed", monotonic_now() - t0 < 2.0);
+	CHECK("capbuf live: the head not taken yet is pending", capbuf_pending(&c));
+	c.live_until = monotonic_now();
+	capbuf_finish(&c, &s);
+	double took = monotonic_now() - t0;
+	CHECK("capbuf live: finish gives up on a stalled reader after about LIVE_STALL_S",
+	      took >= LIVE_STALL_S * 0.9 && took < LIVE_STALL_S + 3.0);
+	CHECK("capbuf live: what the reader never took is counted and flagged",
+	      c.live_dropped >= (1u << 20) - 65536 && s.truncated && s.bytes == 32u * 65536);
+	CHECK("capbuf live: the caller's description stays blocking", !(fcntl(p[1], F_GETFL) & O_NONBLOCK));
+	free(s.data);
+	char *got = malloc(1 << 17);
+	ssize_t n = got ? read(p[0], got, 1 << 17) : -1;
+	CHECK("capbuf live: the reader gets the head's start", n > 0 && got[0] == 'x');
+	free(got);
+	close(p[0]);
+	close(p[1]);
+}
+
 void test_capbuf(void)
 {
 	struct capbuf c;
@@ -231,6 +272,7 @@ void test_capbuf(void)
 	capbuf_finish(&c, &s);
 	CHECK("capbuf: zero cap keeps nothing but counts", s.bytes == 3 && s.truncated);
 	free(s.data);
+	test_capbuf_live();
 }
 
 void test_utf8(void)
