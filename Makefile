@@ -13,17 +13,17 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS
 	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
-LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -lpthread -lm  # libcurl: dlopen (src/remote.c)
+LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -lpthread -lm  # libcurl: dlopen (src/front/remote.c)
 # `ward` itself is lean and static: `ward run` and `ward doctor` need only
 # libc, libseccomp and jansson (the dynamic loader's work for libcurl,
 # gnutls, libxml2 and ICU was a few milliseconds of every run).  `ward serve`,
 # `ward test` and `ward run --remote` exec ward-net beside it (or in
 # LIBEXECDIR), the same CLI linked with everything.
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
-NET_SRC  := src/server.c src/remote.c src/testjob.c
+NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c $(wildcard src/testjob/*.c)
 
-LIB_SRC  := $(sort $(filter-out src/cli.c,$(wildcard src/*.c src/sandbox/*.c)))
-CLI_SRC  := src/cli.c
+LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
+CLI_SRC  := src/front/cli.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 HELPERS  := $(sort $(wildcard tests/helpers/*.c))
 
@@ -45,12 +45,12 @@ $(BA)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
 
 # The python test harness, embedded in the binary as a NUL-terminated array
-# (src/testjob.c); xxd -i on stdin prints just the bytes.
-$(B)/gen/harness_py.h: src/harness/ward_harness.py
+# (src/testjob/testjob.c); xxd -i on stdin prints just the bytes.
+$(B)/gen/harness_py.h: src/testjob/ward_harness.py
 	@mkdir -p $(dir $@)
 	{ echo 'static const unsigned char ward_harness_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
-$(B)/src/testjob.o $(BA)/src/testjob.o: $(B)/gen/harness_py.h
-$(B)/src/testjob.o $(BA)/src/testjob.o: ALL_CFLAGS += -I$(B)/gen
+$(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: $(B)/gen/harness_py.h
+$(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: ALL_CFLAGS += -I$(B)/gen
 
 # The seccomp programs, compiled once at build time (tools/seccomp_gen.c).
 $(B)/gen/seccomp-runtime.o: src/sandbox/seccomp.c src/sandbox/seccomp.h
@@ -69,25 +69,25 @@ $(B)/libward.a: $(LIB_OBJ)
 $(BA)/libward.a: $(LIBA_OBJ)
 	ar rcs $@ $^
 
-$(B)/src/cli-lean.o: src/cli.c
+$(B)/src/front/cli-lean.o: src/front/cli.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DWARD_LEAN -c $< -o $@
-$(BA)/src/cli-lean.o: src/cli.c
+$(BA)/src/front/cli-lean.o: src/front/cli.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -DWARD_LEAN -c $< -o $@
 
 # Linked static-pie: with no dynamic loader work, `ward --version` starts in
 # 1.9 ms against 3.2 ms dynamic (and /bin/true's 2.2 ms) on this machine.
-$(B)/ward: $(B)/src/cli-lean.o $(filter-out $(NET_SRC:%.c=$(B)/%.o),$(LIB_OBJ))
+$(B)/ward: $(B)/src/front/cli-lean.o $(filter-out $(NET_SRC:%.c=$(B)/%.o),$(LIB_OBJ))
 	$(CC) $(ALL_LDFLAGS) -static-pie -o $@ $^ $(LEAN_LIBS)
 
-$(B)/ward-net: $(B)/src/cli.o $(B)/libward.a
+$(B)/ward-net: $(B)/src/front/cli.o $(B)/libward.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BA)/ward: $(BA)/src/cli-lean.o $(filter-out $(NET_SRC:%.c=$(BA)/%.o),$(LIBA_OBJ))
+$(BA)/ward: $(BA)/src/front/cli-lean.o $(filter-out $(NET_SRC:%.c=$(BA)/%.o),$(LIBA_OBJ))
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LEAN_LIBS)
 
-$(BA)/ward-net: $(BA)/src/cli.o $(BA)/libward.a
+$(BA)/ward-net: $(BA)/src/front/cli.o $(BA)/libward.a
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 $(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
@@ -100,7 +100,7 @@ $(B)/helpers/cgtool: src/sandbox/cgroup.c src/sandbox/cgroup.h  # cgtool include
 helpers: $(HELPER_BINS)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -static -o $@ $<
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -static -o $@ $<
 
 asan: $(BA)/ward $(BA)/ward-net
 
@@ -136,7 +136,7 @@ install: $(B)/ward $(B)/ward-net
 	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*.h src/sandbox/*.h
+	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h
 
 clean:
 	rm -rf $(B) $(BA)

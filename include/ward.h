@@ -51,7 +51,7 @@ enum ward_status {
 	WARD_ST_ERROR,      /* the sandbox itself failed; see result.error */
 };
 
-/* Limits.  The defaults live in one table (src/request.c) that --help and the
+/* Limits.  The defaults live in one table (src/core/request.c) that --help and the
  * docs use too. */
 struct ward_limits {
 	double timeout_s;       /* wall clock; > 0 */
@@ -257,7 +257,7 @@ const char *ward_isolation_name(enum ward_isolation iso);
 int ward_isolation_parse(const char *s, enum ward_isolation *out);
 int ward_net_parse(const char *s, enum ward_net *out);
 
-/* ---- JSON (src/json.c is the only file that knows the wire format) ---- */
+/* ---- JSON (src/wire/json.c is the only file that knows the wire format) ---- */
 
 /* The result object of SPEC §4 as a NUL-terminated JSON string (malloc'd,
  * exactly its length: nothing but the text is allocated, whatever the

@@ -2,7 +2,7 @@
  * bounding set empty, and no_new_privs: setuid binaries and file
  * capabilities grant nothing. */
 #define _GNU_SOURCE
-#include "caps.h"
+#include "sandbox/caps.h"
 
 #include <errno.h>
 #include <linux/capability.h>

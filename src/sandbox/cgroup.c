@@ -21,7 +21,7 @@
  * ward_cgroup belongs to one caller.
  */
 #define _GNU_SOURCE
-#include "cgroup.h"
+#include "sandbox/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
  * Reading and executing are left to the mount layout (not handled here).
  */
 #define _GNU_SOURCE
-#include "landlock.h"
+#include "sandbox/landlock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* mounts.c — the sandbox's filesystem, built from a plan.  See mounts.h. */
 #define _GNU_SOURCE
-#include "mounts.h"
+#include "sandbox/mounts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pathguard.h"
-#include "request.h"
+#include "core/pathguard.h"
+#include "core/request.h"
 
 /* Where the new root is assembled before pivot_root. */
 #define STAGE "/tmp"

@@ -1,4 +1,4 @@
-/* mounts.h — apply a plan (src/plan.h): build the sandbox's root in a fresh
+/* mounts.h — apply a plan (src/core/plan.h): build the sandbox's root in a fresh
  * tmpfs and pivot_root into it.  Runs inside the new user and mount
  * namespaces (the sandbox's PID 1), with nothing but syscalls.
  *
@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "plan.h"
+#include "core/plan.h"
 
 /* The most pseudo-terminals one sandbox may hold at once (its devpts
  * instance's max=): the host's pool (kernel.pty.max, less pty.reserve) is

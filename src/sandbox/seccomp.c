@@ -18,7 +18,7 @@
  * is gone, the kernel fails it with ENOSYS.
  */
 #define _GNU_SOURCE
-#include "seccomp.h"
+#include "sandbox/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* userns.c — host identities for sandboxes and their user namespace maps. */
 #define _GNU_SOURCE
-#include "userns.h"
+#include "sandbox/userns.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "request.h"
+#include "core/request.h"
 
 /* One file, one byte per slot: the byte is locked (an OFD lock) while its
  * slot's uid is in use.  Older wards kept a file per slot in /run/ward/uids;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# ward serve's spawner helpers (src/spawner.c): small processes, forked
+# ward serve's spawner helpers (src/system/spawner.c): small processes, forked
 # before the server has threads or tokens, that clone the sandboxes of
 # plain requests.  They hold nothing of the server's, a PID 1 they clone is
 # still the server's child and holds no copy of its tokens, a helper that

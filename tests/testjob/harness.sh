@@ -4,7 +4,7 @@
 # "auto" and the refusal of "pytest" when it is missing.  The report lines
 # go to a file on fd 3, as ward's pipe would take them.
 . "$(dirname "$0")/../lib.sh"
-H=$ROOT/src/harness/ward_harness.py
+H=$ROOT/src/testjob/ward_harness.py
 D=$(mktemp -d /tmp/ward-harness.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 cd "$D" || exit 1

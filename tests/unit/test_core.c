@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_args.h"
-#include "plan.h"
-#include "request.h"
-#include "supervise.h"
+#include "front/cli_args.h"
+#include "core/plan.h"
+#include "core/request.h"
+#include "core/supervise.h"
 #include "unit.h"
-#include "utf8.h"
+#include "wire/utf8.h"
 #include "ward.h"
 
 static int parse(struct cli_run *c, char *err, const char *const *args)

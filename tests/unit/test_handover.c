@@ -1,4 +1,4 @@
-/* test_handover.c — the command a sandbox's PID 1 receives (src/handover.c):
+/* test_handover.c — the command a sandbox's PID 1 receives (src/system/handover.c):
  * a round trip through a real pipe, and hostile or broken bytes that must
  * be refused (PID 1 trusts only what decodes within its bounds). */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "handover.h"
+#include "system/handover.h"
 #include "unit.h"
 
 void test_handover(void);

@@ -1,5 +1,5 @@
-/* test_maxima.c — a runner's maxima (SPEC §10: src/request.c), the bounded
- * JSON writer (src/jsonw.c) against jansson byte for byte, and what a
+/* test_maxima.c — a runner's maxima (SPEC §10: src/core/request.c), the bounded
+ * JSON writer (src/wire/jsonw.c) against jansson byte for byte, and what a
  * decoded request is counted as against what jansson really holds. */
 #include <jansson.h>
 #include <malloc.h>
@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jsonw.h"
-#include "request.h"
-#include "testjob.h"
+#include "wire/jsonw.h"
+#include "core/request.h"
+#include "testjob/testjob.h"
 #include "unit.h"
-#include "utf8.h"
+#include "wire/utf8.h"
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 void test_maxima(void);
 void test_jsonw(void);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pathguard.h"
+#include "core/pathguard.h"
 #include "unit.h"
 
 void test_pathguard(void);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends.h"
-#include "remote.h"
+#include "front/frontends.h"
+#include "front/remote.h"
 #include "unit.h"
 #include "ward.h"
 

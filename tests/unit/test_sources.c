@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pathguard.h"
-#include "plan.h"
-#include "request.h"
+#include "core/pathguard.h"
+#include "core/plan.h"
+#include "core/request.h"
 #include "sandbox/landlock.h"
 #include "unit.h"
 

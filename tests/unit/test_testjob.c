@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pathguard.h"
-#include "testjob.h"
+#include "core/pathguard.h"
+#include "testjob/testjob.h"
 #include "unit.h"
 
 void test_testjob(void);

@@ -1,13 +1,13 @@
-/* test_wire.c — the /exec wire format (src/json.c, server section) and
+/* test_wire.c — the /exec wire format (src/wire/json.c, server section) and
  * base64: shapes, field-naming errors, hostile documents, and the round
  * trip request -> JSON -> request that `ward run --remote` relies on. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
+#include "wire/base64.h"
 #include "unit.h"
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 void test_wire(void);
 

@@ -1,15 +1,15 @@
 /* test_wire_absent.c — SPEC §5: a member that is null, and a workdir or
  * command that is "", count as absent in /exec bodies and test jobs
- * (src/json.c).  Each body here is decoded next to the same body without
+ * (src/wire/json.c).  Each body here is decoded next to the same body without
  * the member, and the two requests must be the same; the shapes that leave
  * nothing to run are refused with a message that names the problem. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "testjob.h"
+#include "testjob/testjob.h"
 #include "unit.h"
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 void test_wire_absent(void);
 

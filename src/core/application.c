@@ -1,4 +1,4 @@
-/* backend_application.c — the `application` level, opt-in only
+/* core/application.c — the `application` level, opt-in only
  * (WARD_ALLOW_APPLICATION=1): no kernel isolation, only a scrubbed
  * environment, rlimits, its own session and process group, and a confined
  * cwd (an ephemeral directory, removed afterwards, unless --workdir).  The
@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "pathguard.h"
+#include "core/backend.h"
+#include "core/pathguard.h"
 
 /* Remove everything beneath dirfd, never following a symlink; directories
  * the code made non-writable are made writable first. */

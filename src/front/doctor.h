@@ -21,7 +21,7 @@ struct doctor_report {
 };
 
 void doctor_run(struct doctor_report *r);
-/* In src/json.c. */
+/* In src/wire/json.c. */
 char *doctor_to_json(const struct doctor_report *r);
 
 #endif

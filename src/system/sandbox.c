@@ -1,4 +1,4 @@
-/* backend_system.c — the `system` level: a run in its own user, mount, PID,
+/* system/sandbox.c — the `system` level: a run in its own user, mount, PID,
  * IPC, UTS, cgroup and network namespaces.
  *
  * Process model (as isolate's keeper/proxy/inside):
@@ -45,18 +45,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "handover.h"
-#include "pathguard.h"
-#include "plan.h"
-#include "request.h"
+#include "core/backend.h"
+#include "system/handover.h"
+#include "core/pathguard.h"
+#include "core/plan.h"
+#include "core/request.h"
 #include "sandbox/caps.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/userns.h"
-#include "spawner.h"
+#include "system/spawner.h"
 
 /* The seccomp filter and Landlock ABI are the same for every run: made once. */
 static struct ward_seccomp g_filter;

@@ -1,4 +1,4 @@
-/* frontends.h — the entry points src/cli.c dispatches to.  Each front end
+/* frontends.h — the entry points src/front/cli.c dispatches to.  Each front end
  * only translates its input into a struct ward_request and the result back
  * out (STYLE: library first, thin front ends). */
 #ifndef WARD_FRONTENDS_H
@@ -13,7 +13,7 @@
  * 125 when it could not start (bad option, address in use). */
 int ward_serve_main(int argc, char **argv);
 /* The lean `ward` hands ward-net, for serve, an O_PATH fd of itself in this
- * variable: the spawner helpers exec it (src/spawner.h). */
+ * variable: the spawner helpers exec it (src/system/spawner.h). */
 #define WARD_SPAWNER_EXE_ENV "WARD_SPAWNER_EXE_FD"
 
 /* `ward run --remote URL`: send req to a ward serve runner (POST URL/exec)
@@ -31,7 +31,7 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 /* `ward test JOB.json|-` (argv[0] = "test"): runs a test job (SPEC §6) and
  * prints its report.  Exit 0 when tests ran and none failed, errored or
  * timed out; 1 otherwise (also when no honest report came back); 125 when
- * the job was refused or ward failed.  (src/testjob.c) */
+ * the job was refused or ward failed.  (src/testjob/testjob.c) */
 int ward_test_main(int argc, char **argv);
 
 /* POST /test: *report_json (malloc'd, always set unless out of memory) is

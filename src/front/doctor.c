@@ -2,7 +2,7 @@
  * sandbox: a host can have every part and still refuse the whole (an LSM
  * that blocks user namespaces, a read-only /run). */
 #define _GNU_SOURCE
-#include "doctor.h"
+#include "front/doctor.h"
 
 #include <errno.h>
 #include <fcntl.h>

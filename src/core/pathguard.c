@@ -17,7 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* O_PATH */
 #endif
-#include "pathguard.h"
+#include "core/pathguard.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* spawner.c — the helper processes that clone sandboxes for a
  * multi-threaded caller (spawner.h says why).  This file is the helpers'
  * lifetime and the socket between them and the caller; what a clone is
- * lives in backend_system.c (spawn_pid1).
+ * lives in sandbox.c (spawn_pid1).
  *
  * Each helper has one SOCK_SEQPACKET socket to the caller, used by one
  * caller thread at a time (a mutex per helper): a request is one message
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
-#include "spawner.h"
+#include "system/spawner.h"
 #include "ward.h"
 
 #define MAX_HELPERS 4

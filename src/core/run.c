@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "request.h"
+#include "core/backend.h"
+#include "core/request.h"
 #include "ward.h"
 
 char **env_build(const struct ward_request *req, const char *const *extra)

@@ -1,6 +1,6 @@
 /* supervise.c — pipes, output caps, timeouts.  See supervise.h. */
 #define _GNU_SOURCE
-#include "supervise.h"
+#include "core/supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* jsonw.c — JSON text written straight from C values (see jsonw.h). */
-#include "jsonw.h"
+#include "wire/jsonw.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "utf8.h"
+#include "wire/utf8.h"
 
 #define JW_STAGE (64u << 10) /* the staging buffer of a document streamed to an fd */
 

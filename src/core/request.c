@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "pathguard.h"
-#include "request.h"
+#include "core/pathguard.h"
+#include "core/request.h"
 #include "ward.h"
 
 /* The last two columns are ward serve's maxima (SPEC §10): what a client of

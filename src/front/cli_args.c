@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_args.h"
-#include "request.h"
+#include "front/cli_args.h"
+#include "core/request.h"
 
 int parse_seconds(const char *s, double *out)
 {

@@ -20,11 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "frontends.h"
-#include "remote.h"
-#include "request.h"
+#include "front/frontends.h"
+#include "front/remote.h"
+#include "core/request.h"
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 /* The answer holds at most two capped streams, JSON-escaped (up to six
  * bytes a byte); anything larger is not a runner's answer. */

@@ -2,7 +2,7 @@
  * report comes back over the report channel and becomes the job's report.
  *
  * Runners:
- *  - python: the embedded harness (src/harness/ward_harness.py) is run as
+ *  - python: the embedded harness (src/testjob/ward_harness.py) is run as
  *    `python3 -s -B -c HARNESS FRAMEWORK TESTFILE...` and writes one JSON
  *    line per event to fd 3 (parsed in json.c, testjob_parse_harness).
  *  - junit: the job's command runs under a tiny /bin/sh wrapper with fd 3
@@ -14,7 +14,7 @@
  * The sandbox's /work is an ephemeral tmpfs, so there is no host workdir to
  * leave behind.
  */
-#include "testjob.h"
+#include "testjob/testjob.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +30,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "frontends.h"
+#include "front/frontends.h"
 #include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
-#include "request.h"
+#include "core/request.h"
 
 const char *testjob_harness_source(void)
 {

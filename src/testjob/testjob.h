@@ -5,8 +5,8 @@
  * Data flow: JSON job --testjob_from_json--> struct testjob
  *            --testjob_run--> ward_run() --> struct testjob_report
  *            --testjob_report_to_json--> the report JSON.
- * JSON lives in src/json.c (section "test jobs"), the running and the
- * report parsing (harness lines, JUnit XML) in src/testjob.c.
+ * JSON lives in src/wire/json.c (section "test jobs"), the running and the
+ * report parsing (harness lines, JUnit XML) in src/testjob/testjob.c.
  */
 #ifndef WARD_TESTJOB_H
 #define WARD_TESTJOB_H
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 enum testjob_runner {
 	TJ_RUNNER_PYTHON = 0, /* the embedded harness: pytest or unittest */
@@ -118,7 +118,7 @@ int testjob_parse_junit(const char *xml, size_t len, struct testjob_report *rep,
 enum { TJ_FAILED_RC = -1, TJ_REFUSED_RC = -2 };
 int testjob_run(const struct testjob *job, struct testjob_report *rep);
 
-/* The harness source (embedded at build time from src/harness/). */
+/* The harness source (embedded at build time from src/testjob/). */
 const char *testjob_harness_source(void);
 
 #endif

@@ -2,7 +2,7 @@
  * sandbox's root).  Looks at the host (which system directories exist and
  * which are symlinks on a merged-/usr system) but changes nothing. */
 #define _GNU_SOURCE /* O_PATH */
-#include "plan.h"
+#include "core/plan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pathguard.h"
-#include "request.h"
+#include "core/pathguard.h"
+#include "core/request.h"
 
 static const char *keep(struct plan *p, char *s)
 {

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_args.h"
-#include "doctor.h"
-#include "frontends.h"
-#include "plan.h"
-#include "spawner.h"
+#include "front/cli_args.h"
+#include "front/doctor.h"
+#include "front/frontends.h"
+#include "core/plan.h"
+#include "system/spawner.h"
 #include "ward.h"
 
 #ifdef WARD_LEAN

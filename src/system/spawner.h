@@ -56,7 +56,7 @@ unsigned spawner_heal(void);
  * clone's own error. */
 pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
-/* In the helper: clone PID 1 for r (backend_system.c).  Same return as
+/* In the helper: clone PID 1 for r (sandbox.c).  Same return as
  * spawner_clone. */
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 

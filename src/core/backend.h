@@ -1,4 +1,4 @@
-/* backend.h — the ways a request can be run.  ward_run() (src/run.c)
+/* backend.h — the ways a request can be run.  ward_run() (src/core/run.c)
  * validates, picks the backend by isolation level, and maps the outcome to
  * a result the same way for all of them. */
 #ifndef WARD_BACKEND_H
@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "supervise.h"
+#include "core/supervise.h"
 #include "ward.h"
 
 /* What a backend hands back to run.c. */
@@ -55,9 +55,9 @@ int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t e
 int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
 		       struct backend_outcome *o, double start);
 
-/* One system-level sandbox (src/backend_system.c): PID 1 has made the
+/* One system-level sandbox (src/system/sandbox.c): PID 1 has made the
  * namespaces, the root and the cgroup and waits for its command, which
- * sandbox_run hands over (src/handover.h).  Used for one request, then
+ * sandbox_run hands over (src/system/handover.h).  Used for one request, then
  * destroyed: never reused.
  *
  * sandbox_build: a sandbox shaped like `shape` (mounts, workdir, rootfs,
@@ -80,7 +80,7 @@ void sandbox_destroy(struct sandbox *sb);
 /* Can a sandbox built for a serve one for b? */
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b);
 
-/* A sandbox from the pool for req, or NULL (src/pool.c). */
+/* A sandbox from the pool for req, or NULL (src/system/pool.c). */
 struct sandbox *pool_take(struct ward_pool *pool, const struct ward_request *req);
 /* Hand a used sandbox to the pool's thread to destroy; false when too many
  * wait already (the caller destroys it). */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
-#include "utf8.h"
+#include "wire/jsonw.h"
+#include "wire/utf8.h"
 #include "ward.h"
 
 /* ---------------------------------------------------------------- result */
@@ -104,7 +104,7 @@ int ward_result_to_json_fd(const struct ward_result *r, int fd)
 
 /* ---------------------------------------------------------------- doctor */
 
-#include "doctor.h"
+#include "front/doctor.h"
 
 char *doctor_to_json(const struct doctor_report *r)
 {
@@ -139,9 +139,9 @@ char *doctor_to_json(const struct doctor_report *r)
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "base64.h"
-#include "request.h"
-#include "wire.h"
+#include "wire/base64.h"
+#include "core/request.h"
+#include "wire/wire.h"
 
 static int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int wire_bad(char *err, size_t errlen, const char *fmt, ...)
@@ -928,11 +928,11 @@ char *ward_log_to_json(const struct ward_log_entry *e)
 
 /* ------------------------------------------------------------ test jobs */
 /* SPEC §6: a test job in, its report out, and the python harness's report
- * lines (src/harness/ward_harness.py) in between.  Types in testjob.h. */
+ * lines (src/testjob/ward_harness.py) in between.  Types in testjob.h. */
 
-#include "pathguard.h"
-#include "request.h"
-#include "testjob.h"
+#include "core/pathguard.h"
+#include "core/request.h"
+#include "testjob/testjob.h"
 
 /* One list of files ("source_files" or "test_files") appended to
  * doc->files from index *at on. */

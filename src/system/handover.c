@@ -8,7 +8,7 @@
  * Integers are in the host's byte order: both ends are the same binary.
  */
 #define _GNU_SOURCE
-#include "handover.h"
+#include "system/handover.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "request.h"
+#include "core/request.h"
 
 #define HO_MAGIC 0x43505357u /* "WSPC" */
 

@@ -2,7 +2,7 @@
  *
  * A thread of the pool's own keeps `size` system-level sandboxes ready: each
  * one's PID 1 has its namespaces, root, cgroup and host uid, and waits on
- * its sync pipe for a command (backend_system.c, handover.c).  A request of
+ * its sync pipe for a command (sandbox.c, handover.c).  A request of
  * the pool's shape takes one; the sandbox runs that one command, and once
  * its answer is out the same thread tears it down (pool_retire) and builds
  * a replacement.  A sandbox is never given a second command.
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "supervise.h"
+#include "core/backend.h"
+#include "core/supervise.h"
 #include "ward.h"
 
 struct ward_pool {

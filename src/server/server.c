@@ -54,12 +54,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "frontends.h"
-#include "request.h"
-#include "supervise.h"
-#include "testjob.h"
+#include "front/frontends.h"
+#include "core/request.h"
+#include "core/supervise.h"
+#include "testjob/testjob.h"
 #include "ward.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define MAX_ROOTS 32
 #define MAX_TOKENS 256

@@ -1,4 +1,4 @@
-/* remote.h — the client side of ward serve (src/remote.c).  The entry
+/* remote.h — the client side of ward serve (src/front/remote.c).  The entry
  * point, ward_remote_run(), is declared in frontends.h with the other
  * front ends; this header holds what the tests reach beneath it. */
 #ifndef WARD_REMOTE_H
