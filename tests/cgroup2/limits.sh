@@ -55,10 +55,11 @@ expect_eq "cgroup2: ward enforced.pids" cgroup-v2 "$(jg "$OUT" 'd["enforced"]["p
 
 # CPU: cpu.stat usage_usec, polled.
 t0=$(date +%s%N)
-wr --json --cpu 1 --timeout 10 --ro-bind "$HELPERS:/h" -- /h/probe_spin 10
+wr --json --cpu 1 --timeout 30 --ro-bind "$HELPERS:/h" -- /h/probe_spin 30
 ms=$((($(date +%s%N) - t0) / 1000000))
 expect_eq "cgroup2: ward --cpu 1 burner exits 124" 124 "$RC"
-if [ "$ms" -lt 6000 ]; then pass "cgroup2: ward --cpu 1 stops the burner after ~1 s (${ms} ms)"
+# under 20 s, not the 30 s wall limit: a generous bound in an emulated guest
+if [ "$ms" -lt 20000 ]; then pass "cgroup2: ward --cpu 1 stops the burner after ~1 s (${ms} ms)"
 else fail "cgroup2: ward --cpu 1 stops the burner after ~1 s" "${ms} ms"; fi
 expect_eq "cgroup2: ward enforced.cpu" cgroup-v2 "$(jg "$OUT" 'd["enforced"]["cpu"]')"
 

@@ -32,7 +32,7 @@ swap_case() {
 	local who=$1
 	ROOTDIR=$SERVE_TMP/allowed-$who
 	OUTSIDE=$SERVE_TMP/outside-$who
-	mkdir -p "$ROOTDIR/data" "$ROOTDIR/wd" "$OUTSIDE"
+	mkdir -p "$ROOTDIR/data" "$ROOTDIR/wd" "$ROOTDIR/gate" "$OUTSIDE"
 	echo original >"$ROOTDIR/data/marker"
 	echo original-wd >"$ROOTDIR/wd/marker"
 	echo OUTSIDE >"$OUTSIDE/marker"
@@ -42,19 +42,21 @@ swap_case() {
 
 	start_server "swap-$who" --allow-root "$ROOTDIR" --max-concurrent 1 --queue 4 || exit 0
 
-	# occupy the only slot
-	post_exec '{"argv":["sleep","2"],"limits":{"timeout_s":20}}' >"$SERVE_TMP/slow" &
+	# occupy the only slot until the swap is done (a gate, not a sleep:
+	# the queued request must be checked before the swap and bound after)
+	post_exec "{\"argv\":[\"sh\",\"-c\",\"while [ ! -e /gate/go ]; do sleep 0.05; done\"],\"mounts\":[{\"host_path\":\"$ROOTDIR/gate\",\"sandbox_path\":\"/gate\",\"read_only\":true}],\"limits\":{\"timeout_s\":30}}" >"$SERVE_TMP/slow" &
 	slow=$!
-	wait_metric ward_in_flight 1
+	check "allow-root swap ($who): the gated run holds the only slot" wait_metric ward_in_flight 1
 	# queued behind it: a read-only mount and a workdir, both checked now
 	post_exec "{\"command\":\"cat /data/marker; cat marker; touch /work/new 2>&1\",\"mounts\":[{\"host_path\":\"$ROOTDIR/data\",\"sandbox_path\":\"/data\",\"read_only\":true}],\"workdir\":\"$ROOTDIR/wd\",\"limits\":{\"timeout_s\":20}}" >"$SERVE_TMP/queued" &
 	queued=$!
-	wait_metric ward_queued 1
+	check "allow-root swap ($who): the second request waits in the queue, checked" wait_metric ward_queued 1
 	# swap both paths for symlinks to a directory outside the allowed root
 	mv "$ROOTDIR/data" "$ROOTDIR/data.moved"
 	mv "$ROOTDIR/wd" "$ROOTDIR/wd.moved"
 	ln -s "$OUTSIDE" "$ROOTDIR/data"
 	ln -s "$OUTSIDE" "$ROOTDIR/wd"
+	touch "$ROOTDIR/gate/go"
 	wait "$slow" "$queued"
 	r=$(cat "$SERVE_TMP/queued")
 	expect_eq "allow-root swap ($who): the queued request ran" "200 ok" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
