@@ -1,0 +1,28 @@
+/* answer.c — a request's answer as its handler, the admission or a worker
+ * sets it: the status code, the body and its type, the error message that
+ * the log keeps.  http.c sends it.
+ *
+ * Owns r->code, r->resp, r->ctype and r->message.  Never sends anything,
+ * takes no lock: the request belongs to one thread at a time. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server/server.h"
+
+void set_answer(struct req *r, unsigned code, char *body, const char *ctype)
+{
+	free(r->resp);
+	r->code = code;
+	r->resp = body;
+	r->ctype = ctype;
+}
+
+void set_error(struct req *r, unsigned code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+	set_answer(r, code, ward_error_to_json(r->message), "application/json");
+}

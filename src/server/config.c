@@ -1,0 +1,343 @@
+/* config.c — ward serve's options: their table, defaults, parsing, the
+ * checks between them, and --help.
+ *
+ * Owns struct serve_opts until ward_serve_main starts the server; after
+ * that nothing writes it.  Never opens a file or a socket (serve.c and the
+ * parts do, with what it parsed); a bad option is a message naming the
+ * option and what to give, never a clamp. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/request.h"
+#include "server/server.h"
+#include "testjob/testjob.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ward serve [OPTIONS]\n"
+		"  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8900; port 0 picks one)\n"
+		"  --token-file FILE         require Authorization: Bearer on all but /health; one token a\n"
+		"                            line, \"TOKEN\" or \"NAME TOKEN\"; # starts a comment\n"
+		"  --max-concurrent N        sandboxes at once (default: number of cores)\n"
+		"  --queue N                 requests waiting for a slot before 429 (default 64)\n"
+		"  --allow-root DIR          workdir, mounts and rootfs must lie under DIR (repeatable)\n"
+		"  --max-body BYTES          largest request body (default 8388608)\n"
+		"  --max-body-total BYTES    request bodies and decoded requests held at once, all connections\n"
+		"                            (default 268435456)\n"
+		"  --max-answer-total BYTES  encoded answers held at once until their clients take them\n"
+		"                            (default 1073741824)\n"
+		"  --isolation LEVEL         default isolation of requests: system|application\n"
+		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
+		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
+		"  --subclient-concurrency N runs in progress per X-Ward-Client name within its client\n"
+		"                            (0 = only the client's limit, default)\n"
+		"  --subclient-rate N        runs per minute per X-Ward-Client name within its client (0 =\n"
+		"                            only the client's limit, default)\n"
+		"  --max-connections N       open connections at once (default 256)\n"
+		"  --max-conns-per-addr N    pending connections per address (an IPv6 /64), default 32, 0 =\n"
+		"                            no limit; beyond, its oldest are cut. A connection is pending\n"
+		"                            until its request carries a valid token (without --token-file:\n"
+		"                            while it has no run admitted); a full server cuts the oldest\n"
+		"                            pending connection of any address to take a new one\n"
+		"  --pool N                  keep N sandboxes built ahead of requests (default 0): a request\n"
+		"                            without workdir, mounts or rootfs takes one, and it is destroyed\n"
+		"                            after that run, never reused\n"
+		"  --spawners N              helper processes that clone sandboxes, 0 to 4 (default: one per\n"
+		"                            core, at most 4); 0: the server clones them itself, which costs\n"
+		"                            a copy of its memory and TLB shoot-downs on every run\n"
+		"  --header-timeout S        time to send the request headers (default 10)\n"
+		"  --request-timeout S       time to send the body, and to take the answer (default 60)\n"
+		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
+		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
+		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
+	for (int i = 0; i < LIM__COUNT; i++) {
+		const struct limit_desc *d = &ward_limit_table[i];
+		char opt[40], dflt[40];
+		const char *metavar = i == LIM_TIMEOUT || i == LIM_CPU ? "S"
+				      : strcmp(d->unit, "bytes") == 0 ? "BYTES"
+				      : d->unit[0]			? d->unit
+									: "N";
+		snprintf(opt, sizeof(opt), "%s %s", d->max_option, metavar);
+		if (i == LIM_CPU)
+			snprintf(dflt, sizeof(dflt), "= --max-timeout");
+		else
+			snprintf(dflt, sizeof(dflt), "%.15g", d->max_dflt);
+		fprintf(f, "  %-25s limits.%s (default %s)\n", opt, d->field, dflt);
+	}
+	fprintf(f, "A client is its token's name, else its address (an IPv6 /64); quotas count per client.\n"
+		   "X-Ward-Client names a sub-client within it (logged as CLIENT/NAME), which --subclient-*\n"
+		   "limit further: the header splits a client's quota, never adds to it.\n");
+}
+
+static int parse_uint(const char *opt, const char *v, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || n > max) {
+		fprintf(stderr, "ward serve: %s '%s': give a whole number from 0 to %llu\n", opt, v, max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+static int parse_secs(const char *opt, const char *v, double *out)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (end == v || *end || !(d > 0 && d <= 86400)) {
+		fprintf(stderr, "ward serve: %s '%s': give seconds, more than 0 and at most 86400\n", opt, v);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+/* --max-timeout and the like: within the table's bounds, whole numbers
+ * but for seconds. */
+static int parse_max(int which, const char *v, struct ward_limits *max)
+{
+	const struct limit_desc *d = &ward_limit_table[which];
+	bool secs = which == LIM_TIMEOUT || which == LIM_CPU;
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= d->min && x <= d->max) || (!secs && x != floor(x))) {
+		fprintf(stderr, "ward serve: %s '%s': give %s from %.15g to %.15g%s%s\n", d->max_option, v,
+			secs ? "seconds" : "a whole number", d->min, d->max, d->unit[0] ? " " : "", d->unit);
+		return -1;
+	}
+	ward_limit_set(max, which, x);
+	return 0;
+}
+
+/* The largest answer a request within the maxima can have: each kept byte
+ * of both streams may take six on the wire (\u0001), the drop marker
+ * included; a test report's details take a few times its report's bytes. */
+static uint64_t answer_bound(const struct ward_limits *max)
+{
+	return 12 * (max->output_limit + 64) + 8ull * TJ_REPORT_LIMIT + (64u << 10);
+}
+
+/* The maxima leave room for a request that names no limits, and the
+ * answer budget for the largest answer. */
+static int check_budgets(const struct serve_opts *o)
+{
+	char err[400];
+	if (ward_maxima_check(&o->max, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ward serve: %s\n", err);
+		return -1;
+	}
+	uint64_t need = answer_bound(&o->max);
+	if (o->max_answer_total < need) {
+		fprintf(stderr, "ward serve: --max-answer-total %zu cannot hold the largest answer a request may have "
+				"with --max-output %llu (%llu bytes: each kept byte of both streams may take six on "
+				"the wire); give at least %llu, or a smaller --max-output\n",
+			o->max_answer_total, (unsigned long long)o->max.output_limit, (unsigned long long)need,
+			(unsigned long long)need);
+		return -1;
+	}
+	if (o->max_body_total < o->max_body) {
+		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
+			o->max_body);
+		return -1;
+	}
+	return 0;
+}
+
+
+/* How an option's argument is read, and into what. */
+enum opt_kind {
+	K_LISTEN, /* ADDR:PORT into o->listen */
+	K_PATH,   /* a file, kept as given (const char *) */
+	K_ROOT,   /* --allow-root, repeatable */
+	K_ISO,    /* an isolation level */
+	K_UINT,   /* a whole number into an unsigned */
+	K_SIZE,   /* a whole number into a size_t */
+	K_INT,    /* a whole number into an int */
+	K_SECS,   /* seconds into a double */
+	K_HELP,
+};
+
+struct opt_desc {
+	const char *name;
+	enum opt_kind kind;
+	size_t off;             /* the field of struct serve_opts */
+	unsigned long long max; /* whole numbers: the largest allowed */
+	const char *if_zero;    /* set: 0 is refused, with this message ("": with none) */
+};
+
+#define OFF(field) offsetof(struct serve_opts, field)
+static const struct opt_desc opts[] = {
+	{"listen", K_LISTEN, OFF(listen), 0, NULL},
+	{"token-file", K_PATH, OFF(token_file), 0, NULL},
+	{"max-concurrent", K_UINT, OFF(max_concurrent), 4096, "--max-concurrent must be at least 1"},
+	{"queue", K_UINT, OFF(queue), 1u << 20, NULL},
+	{"allow-root", K_ROOT, OFF(roots), 0, NULL},
+	{"max-body", K_SIZE, OFF(max_body), 1ull << 30, NULL},
+	{"max-body-total", K_SIZE, OFF(max_body_total), 1ull << 40, NULL},
+	{"max-answer-total", K_SIZE, OFF(max_answer_total), 1ull << 40, NULL},
+	{"isolation", K_ISO, OFF(isolation), 0, NULL},
+	{"client-concurrency", K_UINT, OFF(client_concurrency), 1u << 20, NULL},
+	{"client-rate", K_UINT, OFF(client_rate), 1u << 24, NULL},
+	{"subclient-concurrency", K_UINT, OFF(subclient_concurrency), 1u << 20, NULL},
+	{"subclient-rate", K_UINT, OFF(subclient_rate), 1u << 24, NULL},
+	{"max-connections", K_UINT, OFF(max_connections), 65536, ""},
+	{"max-conns-per-addr", K_UINT, OFF(max_conns_per_addr), 65536, NULL},
+	{"pool", K_UINT, OFF(pool), 4096, NULL},
+	{"spawners", K_INT, OFF(spawners), 4, NULL},
+	{"header-timeout", K_SECS, OFF(header_timeout), 0, NULL},
+	{"request-timeout", K_SECS, OFF(request_timeout), 0, NULL},
+	{"drain-timeout", K_SECS, OFF(drain_timeout), 0, NULL},
+	{"log", K_PATH, OFF(log_path), 0, NULL},
+	{"help", K_HELP, 0, 0, NULL},
+};
+#define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
+#define O_FIRST 256 /* getopt_long's value of opts[i] is O_FIRST + i, then one a limit's maximum */
+
+static void opts_defaults(struct serve_opts *o)
+{
+	ward_maxima_init(&o->max);
+	o->max_answer_total = 1ull << 30;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(o->listen, sizeof(o->listen), "127.0.0.1:8900");
+	o->max_concurrent = ncpu > 0 ? (unsigned)ncpu : 1;
+	o->queue = 64;
+	o->max_body = 8u << 20;
+	o->max_body_total = 256u << 20;
+	o->isolation = WARD_ISO_SYSTEM;
+	o->max_connections = 256;
+	o->max_conns_per_addr = 32;
+	o->header_timeout = 10;
+	o->request_timeout = 60;
+	o->drain_timeout = 60;
+	o->spawners = -1;
+}
+
+/* getopt_long's table: opts, then --max-X for each limit (the table of
+ * limits names them). */
+static void long_options(struct option *lo)
+{
+	int k = 0;
+	for (int i = 0; i < NOPTS; i++)
+		lo[k++] = (struct option){opts[i].name, opts[i].kind == K_HELP ? no_argument : required_argument, NULL,
+					  O_FIRST + i};
+	for (int i = 0; i < LIM__COUNT; i++)
+		lo[k++] = (struct option){ward_limit_table[i].max_option + 2, required_argument, NULL, O_FIRST + NOPTS + i};
+	lo[k] = (struct option){NULL, 0, NULL, 0};
+}
+
+static int set_whole(struct serve_opts *o, const struct opt_desc *d, const char *flag, const char *v)
+{
+	unsigned long long n;
+	if (parse_uint(flag, v, d->max, &n) < 0)
+		return -1;
+	if (n == 0 && d->if_zero) {
+		if (d->if_zero[0])
+			fprintf(stderr, "ward serve: %s\n", d->if_zero);
+		return -1;
+	}
+	void *field = (char *)o + d->off;
+	if (d->kind == K_UINT)
+		*(unsigned *)field = (unsigned)n;
+	else if (d->kind == K_SIZE)
+		*(size_t *)field = (size_t)n;
+	else
+		*(int *)field = (int)n;
+	return 0;
+}
+
+/* One option of the table with its argument v. */
+static int set_option(struct serve_opts *o, const struct opt_desc *d, const char *v)
+{
+	char flag[40];
+	snprintf(flag, sizeof(flag), "--%s", d->name);
+	switch (d->kind) {
+	case K_LISTEN:
+		if (strlen(v) >= sizeof(o->listen)) {
+			fprintf(stderr, "ward serve: --listen '%s' is too long\n", v);
+			return -1;
+		}
+		snprintf(o->listen, sizeof(o->listen), "%s", v);
+		return 0;
+	case K_PATH: *(const char **)((char *)o + d->off) = v; return 0;
+	case K_ROOT:
+		if (o->nroots == MAX_ROOTS) {
+			fprintf(stderr, "ward serve: at most %d --allow-root\n", MAX_ROOTS);
+			return -1;
+		}
+		o->roots[o->nroots++] = v;
+		return 0;
+	case K_ISO:
+		if (ward_isolation_parse(v, &o->isolation) < 0) {
+			fprintf(stderr, "ward serve: --isolation '%s': use system or application\n", v);
+			return -1;
+		}
+		return 0;
+	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
+	case K_UINT:
+	case K_SIZE:
+	case K_INT: return set_whole(o, d, flag, v);
+	case K_HELP: break;
+	}
+	return -1;
+}
+
+/* What the options say together, once all are read. */
+static int check_opts(const struct serve_opts *o, int argc, char **argv)
+{
+	if (check_budgets(o) < 0)
+		return -1;
+	if (o->pool && o->isolation != WARD_ISO_SYSTEM) {
+		fprintf(stderr, "ward serve: --pool builds system-level sandboxes; it needs --isolation system\n");
+		return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ward serve: unexpected argument '%s' (see ward serve --help)\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* 0: o is ready; 1: --help was printed; -1: a message says what is wrong. */
+int parse_opts(struct serve_opts *o, int argc, char **argv)
+{
+	struct option longopts[NOPTS + LIM__COUNT + 1];
+	long_options(longopts);
+	opts_defaults(o);
+	bool max_cpu_given = false;
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		int i = ch - O_FIRST, lim = i - NOPTS;
+		if (ch == 'h' || (i >= 0 && i < NOPTS && opts[i].kind == K_HELP)) {
+			usage(stdout);
+			return 1;
+		}
+		if (i >= 0 && i < NOPTS) {
+			if (set_option(o, &opts[i], optarg) < 0)
+				return -1;
+		} else if (lim >= 0 && lim < LIM__COUNT) {
+			if (parse_max(lim, optarg, &o->max) < 0)
+				return -1;
+			max_cpu_given |= lim == LIM_CPU;
+		} else {
+			fprintf(stderr, "ward serve: unknown or incomplete option '%s' (see ward serve --help)\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (!max_cpu_given)
+		o->max.cpu_s = o->max.timeout_s;
+	return check_opts(o, argc, argv);
+}

@@ -1,0 +1,363 @@
+/* http.c — the HTTP glue on libmicrohttpd: the listening socket, the I/O
+ * threads' callbacks, and a request's life on them: identify its client,
+ * route it, read its whole body, hand it to admission, send its answer
+ * (when a worker is done with it), log it and free it.
+ *
+ * Owns s->d, s->listen_fd and each struct req from its first callback to
+ * on_completed (but from its admission until a worker is done with it).
+ * Never blocks an I/O thread: no sandbox runs here, a body is read as it
+ * comes, and a request that must wait waits in the queue, its connection
+ * suspended. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/supervise.h"
+#include "server/server.h"
+
+/* A client name from a header: printable, short, no quoting troubles. */
+static void sanitize(char *dst, size_t n, const char *src)
+{
+	size_t k = 0;
+	for (; src && *src && k + 1 < n && k < 64; src++) {
+		unsigned char ch = (unsigned char)*src;
+		dst[k++] = (ch > 32 && ch < 127 && ch != '"' && ch != '\\') ? (char)ch : '_';
+	}
+	dst[k] = 0;
+}
+
+/* Queue r's answer on its connection (from an I/O thread). */
+static enum MHD_Result send_answer(struct req *r)
+{
+	struct server *s = r->srv;
+	if (!r->resp) {
+		/* only allocation failures get here: close rather than lie */
+		r->code = 0;
+		return MHD_NO;
+	}
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r->resp), r->resp, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		return MHD_NO;
+	r->resp = NULL; /* the response owns it now */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "application/json");
+	if (r->code == 429 || r->code == 503) {
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%u", r->retry_after ? r->retry_after : 1);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	}
+	if (r->code == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ward\"");
+	if (r->code == 405)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->route ? r->route->allow : "POST");
+	enum MHD_Result rc = MHD_queue_response(r->conn, r->code, resp);
+	MHD_destroy_response(resp);
+	r->state = S_ANSWERED;
+	/* the whole answer must be taken within the request timeout */
+	conn_set_deadline(s, r->conn, now_mono() + s->o.request_timeout);
+	return rc;
+}
+
+/* The listening socket, made here (CLOEXEC, our choice of address family)
+ * and handed to MHD. */
+int make_listener(const char *spec, char *bound, size_t boundlen)
+{
+	char host[128];
+	const char *port;
+	if (spec[0] == '[') {
+		const char *close_br = strchr(spec, ']');
+		if (!close_br || close_br[1] != ':')
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(close_br - spec - 1), spec + 1);
+		port = close_br + 2;
+	} else {
+		const char *colon = strrchr(spec, ':');
+		if (!colon)
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+		port = colon + 1;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	int e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (e) {
+		fprintf(stderr, "ward serve: --listen %s: %s\n", spec, gai_strerror(e));
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0) {
+		fprintf(stderr, "ward serve: cannot listen on %s: %s\n", spec, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[64] = "?", p[16] = "?";
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p, sizeof(p), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(bound, boundlen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
+	return fd;
+bad:
+	fprintf(stderr, "ward serve: --listen '%s': give ADDR:PORT, e.g. 127.0.0.1:8900 or [::1]:8900\n", spec);
+	return -1;
+}
+
+/* A new request: its names for the log, its endpoint, and the request
+ * timeout as its connection's deadline. */
+static struct req *req_new(struct server *s, struct MHD_Connection *c, const char *url, const char *method)
+{
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->srv = s;
+	r->conn = c;
+	r->t_start = now_mono();
+	sanitize(r->method, sizeof(r->method), method);
+	sanitize(r->path, sizeof(r->path), url);
+	r->route = route_find(url);
+	conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
+	return r;
+}
+
+/* Who is asking: the token's name, else the peer's address; the quotas
+ * count there.  X-Ward-Client (the application holding the token names its
+ * own users) only names a sub-client within it.  The token, or NULL. */
+static const struct token *identify(struct server *s, struct req *r)
+{
+	struct MHD_Connection *c = r->conn;
+	const struct token *tok = s->ntokens ? authorize(s, c) : NULL;
+	if (tok) {
+		snprintf(r->who, sizeof(r->who), "%s", tok->name);
+		conn_trust(s, c);
+	} else {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		addr_key(ci ? ci->client_addr : NULL, r->who, sizeof(r->who));
+	}
+	sanitize(r->sub, sizeof(r->sub), MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ward-Client"));
+	snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
+	return tok;
+}
+
+/* A GET endpoint takes HEAD too. */
+static bool method_allowed(const struct route *rt, const char *method)
+{
+	if (strcmp(rt->method, "GET") == 0)
+		return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	return strcmp(method, rt->method) == 0;
+}
+
+/* Whether the body the headers announce may be read: within --max-body,
+ * and within what --max-body-total has left; else the 413 / 503. */
+static bool body_welcome(struct server *s, struct req *r)
+{
+	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+	if (want > s->o.max_body) {
+		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+		return false;
+	}
+	if (want + __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED) > s->o.max_body_total) {
+		r->retry_after = 1;
+		set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+				  "retry later", s->o.max_body_total);
+		return false;
+	}
+	return true;
+}
+
+/* The headers are in: answer at once (an error, or a GET endpoint), or go
+ * on to read the body. */
+static enum MHD_Result req_begin(struct server *s, struct req *r, const char *method, bool authorized)
+{
+	const struct route *rt = r->route;
+	if (!rt)
+		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /health or /metrics)", r->path);
+	else if (!method_allowed(rt, method))
+		set_error(r, 405, "%s %s is not allowed: use %s", r->method, r->path, rt->method);
+	else if (!rt->open && s->ntokens && !authorized)
+		set_error(r, 401, "missing or wrong token: send Authorization: Bearer <token>");
+	else if (rt->answer)
+		rt->answer(s, r);
+	else if (body_welcome(s, r)) {
+		r->state = S_BODY;
+		return MHD_YES; /* read the body */
+	}
+	return send_answer(r);
+}
+
+/* n more bytes of the body, within --max-body and --max-body-total. */
+static enum MHD_Result body_append(struct server *s, struct req *r, const char *upload, size_t n)
+{
+	if (r->len + n > s->o.max_body) {
+		/* a chunked body with no Content-Length grew too large: try a
+		 * 413 at once; libmicrohttpd 0.9.75 refuses an answer before
+		 * the body is complete and closes the connection instead, which
+		 * still stops the upload (the log keeps the reason) */
+		body_release(s, r);
+		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+		return send_answer(r);
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 4096;
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		if (cap > s->o.max_body + 1)
+			cap = s->o.max_body + 1;
+		if (!body_reserve(s, cap - r->cap)) {
+			body_release(s, r);
+			r->retry_after = 1;
+			set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+					  "retry later", s->o.max_body_total);
+			return send_answer(r); /* as above: MHD 0.9.75 closes instead */
+		}
+		char *p = realloc(r->body, cap);
+		if (!p) {
+			__atomic_sub_fetch(&s->body_bytes, cap - r->cap, __ATOMIC_RELAXED);
+			return MHD_NO;
+		}
+		r->body = p;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, upload, n);
+	r->len += n;
+	r->body[r->len] = 0;
+	return MHD_YES;
+}
+
+/* The whole body is in: check, decode and queue it; answers the errors
+ * itself.  Returns true when r was queued (and its connection suspended). */
+static bool dispatch(struct server *s, struct req *r)
+{
+	char err[512];
+	/* unhealthy first: a load balancer should move on, whatever the body */
+	if (!admit_healthy(s, r))
+		return false;
+	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
+	if (ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	if (r->route->prepare && !r->route->prepare(s, r))
+		return false;
+	return admit_and_queue(s, r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	struct server *s = cls;
+	struct req *r = *ctx;
+
+	if (!r) {
+		r = req_new(s, c, url, method);
+		if (!r)
+			return MHD_NO;
+		*ctx = r;
+		const struct token *tok = identify(s, r);
+		return req_begin(s, r, method, tok != NULL);
+	}
+	if (r->state == S_BODY && *upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		return body_append(s, r, upload, n);
+	}
+	if (r->state == S_BODY) {
+		if (dispatch(s, r))
+			return MHD_YES;
+		body_release(s, r);
+		doc_release(r);
+		return send_answer(r);
+	}
+	if (r->state == S_READY) {
+		trace_phase("http:answering", r->t_start);
+		return send_answer(r);
+	}
+	return MHD_YES;
+}
+
+/* The request's line in the log: code 0 when the connection ended before
+ * the answer was sent, and why. */
+static void log_request(struct server *s, struct req *r, struct MHD_Connection *c,
+			enum MHD_RequestTerminationCode toe, int code)
+{
+	char t[40];
+	rfc3339(t, sizeof(t));
+	const char *cut = conn_cut_reason(s, c);
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->message[0]) {
+		const char *why = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
+				  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
+				  : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
+										: "aborted";
+		snprintf(r->message, sizeof(r->message), "connection ended before the answer was sent (%s%s)",
+			 cut ? "cut by the server: " : "", cut ? cut : why);
+	}
+	struct ward_log_entry e = {
+		.time = t,
+		.client = r->client,
+		.method = r->method,
+		.path = r->path,
+		.http_status = code,
+		.wall_ms = (uint64_t)((now_mono() - r->t_start) * 1000),
+		.sandbox_status = r->sandbox_status,
+		.message = r->message[0] ? r->message : NULL,
+	};
+	log_write(s, &e);
+}
+
+/* The request is over (answered, or the connection died): log it and free. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct req *r = *ctx;
+	if (!r)
+		return;
+	*ctx = NULL;
+	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)r->code : 0;
+	log_request(s, r, c, toe, code);
+	if (r->t_admit > 0)
+		trace_phase("http:completed", r->t_start);
+	pthread_mutex_lock(&s->lock);
+	if (code > 0 && code < 600)
+		s->m.http[code]++;
+	if (r->t_admit > 0) /* admitted; the worker is done with it (MHD does not end suspended requests) */
+		s->answering--;
+	pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+	/* the next request on a kept-alive connection gets its own header time */
+	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
+	conn_idle(s, c);
+	body_release(s, r);
+	free(r->resp);
+	if (r->answer_bytes) /* MHD frees the answer it sent now */
+		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
+	doc_release(r);
+	free(r);
+}
+
+/* MHD on s->listen_fd: two I/O threads (epoll), the connection limit, and
+ * an idle timeout beyond the deadlines that conns.c enforces.  -1 with a
+ * message. */
+int http_start(struct server *s, const char *bound)
+{
+	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, s->o.request_timeout)) + 5;
+	s->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+				NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+				MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_END);
+	if (!s->d) {
+		fprintf(stderr, "ward serve: cannot start the HTTP server on %s\n", bound);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,197 @@
+/* metrics.c — GET /metrics (Prometheus text format): runs by status and
+ * isolation, the run duration histogram, what is running, queued and
+ * held, refusals, HTTP answers, connections, the pool and the spawners.
+ *
+ * Owns the run counters and the histogram (metrics_count_run); the other
+ * counters are kept where they happen, under s->lock or s->conn_lock, and
+ * only read here.  Never holds a lock while it formats: it copies first. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server/server.h"
+
+static const double latency_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+_Static_assert(sizeof(latency_buckets) / sizeof(latency_buckets[0]) == NBUCKETS, "NBUCKETS is the bucket count");
+
+/* One finished run: its status, its level, and the seconds from admission
+ * to its result. */
+void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs)
+{
+	pthread_mutex_lock(&s->lock);
+	int st = status <= WARD_ST_ERROR ? (int)status : WARD_ST_ERROR;
+	s->m.runs[st][iso == WARD_ISO_APPLICATION]++;
+	size_t b = 0;
+	while (b < NBUCKETS && secs > latency_buckets[b])
+		b++;
+	s->m.buckets[b]++;
+	s->m.sum += secs;
+	s->m.count++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = b->oom ? 0 : vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (b->oom || n < 0)
+			return;
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap + (size_t)n + 1) * 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+/* What s->lock guards, copied at one instant. */
+struct snapshot {
+	struct metrics m;
+	unsigned running, queued, answering;
+	bool healthy;
+};
+
+static void runs_section(struct buf *b, const struct metrics *m)
+{
+	bprintf(b, "# HELP ward_runs_total Sandbox runs finished, by result status and isolation level.\n"
+		   "# TYPE ward_runs_total counter\n");
+	for (int st = WARD_ST_OK; st <= WARD_ST_ERROR; st++)
+		for (int iso = 0; iso < 2; iso++)
+			bprintf(b, "ward_runs_total{status=\"%s\",isolation=\"%s\"} %llu\n",
+				ward_status_name((enum ward_status)st), ward_isolation_name((enum ward_isolation)iso),
+				(unsigned long long)m->runs[st][iso]);
+	bprintf(b, "# HELP ward_run_duration_seconds Time from admission to result (queue wait included).\n"
+		   "# TYPE ward_run_duration_seconds histogram\n");
+	uint64_t cum = 0;
+	for (size_t i = 0; i < NBUCKETS; i++) {
+		cum += m->buckets[i];
+		bprintf(b, "ward_run_duration_seconds_bucket{le=\"%g\"} %llu\n", latency_buckets[i], (unsigned long long)cum);
+	}
+	cum += m->buckets[NBUCKETS];
+	bprintf(b, "ward_run_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	bprintf(b, "ward_run_duration_seconds_sum %.6f\nward_run_duration_seconds_count %llu\n", m->sum,
+		(unsigned long long)m->count);
+}
+
+static void requests_section(struct buf *b, const struct snapshot *n)
+{
+	const struct metrics *m = &n->m;
+	bprintf(b, "# HELP ward_in_flight Sandboxes running now.\n# TYPE ward_in_flight gauge\nward_in_flight %u\n",
+		n->running);
+	bprintf(b, "# HELP ward_queued Requests waiting for a slot.\n# TYPE ward_queued gauge\nward_queued %u\n",
+		n->queued);
+	bprintf(b, "# HELP ward_answering Requests admitted whose answer is not yet sent.\n"
+		   "# TYPE ward_answering gauge\nward_answering %u\n",
+		n->answering);
+	bprintf(b, "# HELP ward_rejected_total Requests refused for capacity or quota.\n"
+		   "# TYPE ward_rejected_total counter\n"
+		   "ward_rejected_total{reason=\"busy\"} %llu\n"
+		   "ward_rejected_total{reason=\"client_concurrency\"} %llu\n"
+		   "ward_rejected_total{reason=\"client_rate\"} %llu\n"
+		   "ward_rejected_total{reason=\"unhealthy\"} %llu\n",
+		(unsigned long long)m->rejected_busy, (unsigned long long)m->rejected_client_conc,
+		(unsigned long long)m->rejected_client_rate, (unsigned long long)m->rejected_unhealthy);
+	bprintf(b, "# HELP ward_http_requests_total HTTP answers by status code.\n"
+		   "# TYPE ward_http_requests_total counter\n");
+	for (int c = 100; c < 600; c++)
+		if (m->http[c])
+			bprintf(b, "ward_http_requests_total{code=\"%d\"} %llu\n", c, (unsigned long long)m->http[c]);
+}
+
+static void connections_section(struct buf *b, struct server *s)
+{
+	pthread_mutex_lock(&s->conn_lock);
+	unsigned live = s->nlive, pending = s->npending;
+	uint64_t cut_addr = s->cut_addr, cut_full = s->cut_full;
+	pthread_mutex_unlock(&s->conn_lock);
+	bprintf(b, "# HELP ward_connections Open connections: pending (no request with a valid token yet; without "
+		   "--token-file, no run admitted now) and trusted.\n# TYPE ward_connections gauge\n"
+		   "ward_connections{state=\"pending\"} %u\nward_connections{state=\"trusted\"} %u\n",
+		pending, live - pending);
+	bprintf(b, "# HELP ward_connections_cut_total Pending connections cut to make room: their address held more "
+		   "than --max-conns-per-addr, or the server --max-connections.\n"
+		   "# TYPE ward_connections_cut_total counter\n"
+		   "ward_connections_cut_total{reason=\"address\"} %llu\nward_connections_cut_total{reason=\"full\"} %llu\n",
+		(unsigned long long)cut_addr, (unsigned long long)cut_full);
+}
+
+static void capacity_section(struct buf *b, struct server *s, bool healthy)
+{
+	bprintf(b, "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
+		   "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
+		__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
+	bprintf(b, "# HELP ward_answer_bytes Encoded answers held until their clients take them "
+		   "(--max-answer-total caps it).\n# TYPE ward_answer_bytes gauge\nward_answer_bytes %zu\n",
+		__atomic_load_n(&s->answer_bytes, __ATOMIC_RELAXED));
+	bprintf(b, "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
+		   "ward_max_concurrent %u\n"
+		   "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"
+		   "# HELP ward_healthy 1 when the last backend probe succeeded.\n# TYPE ward_healthy gauge\n"
+		   "ward_healthy{isolation=\"%s\"} %d\n",
+		s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), healthy ? 1 : 0);
+}
+
+static void sandboxes_section(struct buf *b, struct server *s)
+{
+	bprintf(b,
+		"# HELP ward_spawner_helpers Spawner helpers alive (--spawners); when one dies the server clones "
+		"sandboxes itself, which costs more CPU.\n# TYPE ward_spawner_helpers gauge\nward_spawner_helpers %u\n",
+		ward_spawner_helpers());
+	if (!s->pool)
+		return;
+	struct ward_pool_stats ps;
+	ward_pool_stats(s->pool, &ps);
+	bprintf(b,
+		"# HELP ward_pool_ready Sandboxes built ahead and waiting (--pool).\n# TYPE ward_pool_ready gauge\n"
+		"ward_pool_ready %u\n"
+		"# HELP ward_pool_size Sandboxes the pool keeps ready.\n# TYPE ward_pool_size gauge\n"
+		"ward_pool_size %u\n"
+		"# HELP ward_pool_takes_total Requests of the pool's shape, by whether a sandbox was ready.\n"
+		"# TYPE ward_pool_takes_total counter\n"
+		"ward_pool_takes_total{result=\"hit\"} %llu\nward_pool_takes_total{result=\"miss\"} %llu\n"
+		"# HELP ward_pool_build_failures_total Sandboxes the pool could not build.\n"
+		"# TYPE ward_pool_build_failures_total counter\nward_pool_build_failures_total %llu\n",
+		ps.ready, ps.size, (unsigned long long)ps.hits, (unsigned long long)ps.misses,
+		(unsigned long long)ps.failures);
+}
+
+void answer_metrics(struct server *s, struct req *r)
+{
+	struct snapshot n;
+	pthread_mutex_lock(&s->lock);
+	n.m = s->m;
+	n.running = s->running;
+	n.queued = s->queued;
+	n.answering = s->answering;
+	n.healthy = s->healthy;
+	pthread_mutex_unlock(&s->lock);
+
+	struct buf b = {0};
+	runs_section(&b, &n.m);
+	requests_section(&b, &n);
+	connections_section(&b, s);
+	capacity_section(&b, s, n.healthy);
+	sandboxes_section(&b, s);
+	if (b.oom) {
+		free(b.p);
+		b.p = NULL;
+	}
+	set_answer(r, 200, b.p, "text/plain; version=0.0.4");
+}

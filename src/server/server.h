@@ -1,0 +1,290 @@
+/* server.h — what the parts of `ward serve` share: the server's context
+ * (struct server), one HTTP request (struct req), an endpoint of the
+ * routing table (struct route), and each part's functions.  The one header
+ * of src/server/; nothing outside src/server/ includes it (the rest of ward
+ * sees ward_serve_main in front/frontends.h).
+ *
+ * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
+ * HTTP: read headers and the whole body, answer errors, and hand a complete,
+ * decoded and validated request to a queue.  A fixed pool of worker threads
+ * (--max-concurrent) takes requests from the queue and calls ward_run(); the
+ * connection is suspended meanwhile and resumed with the answer, which the
+ * I/O threads send.  So:
+ *   - a sandbox's PID 1 dies with the thread that created it
+ *     (PR_SET_PDEATHSIG): workers live as long as the server, never a
+ *     per-connection thread that a disconnect could end;
+ *   - a slow or stalled client never holds a worker or a slot: the body is
+ *     read completely before admission, and the answer is sent by the I/O
+ *     threads after the worker has moved on;
+ *   - admission is one decision under one lock: slots + queue, then the
+ *     client's quota; beyond that 429 with Retry-After.
+ * Deadlines: MHD's idle timeout alone lets a client trickle one byte every
+ * few seconds forever, so every connection also has an absolute deadline
+ * (headers, body, sending the answer) that the main thread enforces once a
+ * second by shutting the socket down; MHD then closes it normally.
+ * Connections that have not proven themselves yet (conn_trust) are
+ * "pending": at most --max-conns-per-addr per address, and when there are
+ * more, or the server is full, the oldest pending ones are cut, so that one
+ * address never holds every connection.
+ *
+ * The parts, each a file; each calls only those below it (the workers
+ * reach a route's run through the routing table):
+ *   serve.c      ward_serve_main: start-up, the main thread's loop, signals, drain
+ *   http.c       libmicrohttpd: the listening socket, a request's life, sending answers
+ *   routes.c     the routing table: path + method -> handler
+ *   exec.c       POST /exec and POST /test: decode and check, run on a worker
+ *   health.c     the backend probe and GET /health
+ *   metrics.c    GET /metrics and the counters it shows
+ *   workers.c    the worker threads that run admitted requests
+ *   admission.c  admission, the queue, client quotas, the memory budgets
+ *   conns.c      connection records: deadlines, per-address limits, cuts
+ *   auth.c       tokens: the token file and the Authorization header
+ *   paths.c      --allow-root and the host paths a request names
+ *   answer.c     a request's answer (code, body, error message)
+ *   config.c     options, defaults, --help
+ *   log.c        the log and the clock
+ *
+ * Locks: s->lock (queue, counts, clients, metrics, health), s->conn_lock
+ * (connection records), s->log_lock (the log's fd).  conn_lock may be
+ * taken inside lock (admission trusts a connection), never the other way. */
+#ifndef WARD_SERVER_H
+#define WARD_SERVER_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "wire/wire.h"
+#include "ward.h"
+
+#define MAX_ROOTS 32
+#define MAX_TOKENS 256
+#define CLIENT_BUCKETS 256
+#define PEER_BUCKETS 1024
+#define PROBE_OK_INTERVAL 30.0
+#define PROBE_BAD_INTERVAL 5.0
+#define NBUCKETS 14 /* the run duration histogram's buckets (metrics.c), +Inf apart */
+
+struct serve_opts {
+	char listen[128];
+	const char *token_file;
+	unsigned max_concurrent;
+	unsigned queue;
+	const char *roots[MAX_ROOTS];
+	size_t nroots;
+	size_t max_body;
+	size_t max_body_total;
+	size_t max_answer_total;
+	struct ward_limits max;      /* the most a request may ask for (SPEC §10) */
+	const char *log_path;
+	enum ward_isolation isolation;
+	unsigned client_concurrency; /* 0 = unlimited */
+	unsigned client_rate;        /* runs per minute, 0 = unlimited */
+	unsigned subclient_concurrency, subclient_rate; /* the same per X-Ward-Client name within a client */
+	unsigned max_connections;
+	unsigned max_conns_per_addr; /* pending connections per address, 0 = unlimited */
+	unsigned pool;               /* sandboxes built ahead, 0 = none */
+	int spawners;                /* helper processes that clone sandboxes; -1 = auto, 0 = none */
+	double header_timeout, request_timeout, drain_timeout;
+};
+
+struct token {
+	char *name;
+	char *secret;
+	size_t len;
+};
+
+struct root {
+	char *path; /* realpath of --allow-root */
+	size_t len;
+	int fd;     /* O_PATH, the anchor of RESOLVE_BENEATH */
+};
+
+/* A host path of a request, opened when it was checked against the
+ * --allow-root: the run binds exactly that directory, whatever is renamed
+ * or swapped for a symlink in between (see ward.h, "/proc/self/fd/N"). */
+struct held {
+	int fd;
+	char path[40];
+};
+
+struct client;   /* a client's quota state (admission.c) */
+struct conn_rec; /* one TCP connection (conns.c) */
+struct peer;     /* an address that holds pending connections (conns.c) */
+struct req;
+struct server;
+
+/* One endpoint.  A GET endpoint answers at once on the I/O thread; a POST
+ * endpoint has its whole body read, then prepare (when set) decodes and
+ * checks it, admission queues it, and run makes its answer on a worker. */
+struct route {
+	const char *path;   /* matched whole */
+	const char *method; /* "GET" (HEAD too) or "POST" */
+	const char *allow;  /* the Allow header of a 405 */
+	bool open;          /* answered without a token */
+	void (*answer)(struct server *s, struct req *r);  /* GET */
+	bool (*prepare)(struct server *s, struct req *r); /* POST: false when it set the answer (an error) */
+	void (*run)(struct req *r);                       /* POST, on a worker thread */
+};
+
+enum rstate { S_NEW, S_BODY, S_WAIT, S_READY, S_ANSWERED };
+
+/* One HTTP request. */
+struct req {
+	struct server *srv;
+	struct MHD_Connection *conn;
+	const struct route *route;  /* NULL: no such endpoint */
+	enum rstate state;
+	double t_start, t_admit;
+	char client[176];           /* who, or who/sub: the log's name */
+	char who[96];               /* the quota's client: token name or address */
+	char sub[72];               /* X-Ward-Client, sanitized, or "" */
+	char method[16];
+	char path[128];
+	char *body;
+	size_t len, cap;
+	struct client *cl, *subcl;  /* hold an active count while queued/running */
+	struct ward_request_doc doc;
+	bool have_doc;
+	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
+	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
+	struct held *held;       /* host paths checked against --allow-root, held open */
+	size_t nheld;
+	/* the answer, filled by the handler or a worker */
+	unsigned code;
+	char *resp;
+	const char *ctype;
+	unsigned retry_after;
+	const char *sandbox_status;
+	char message[600];          /* logged error detail */
+	struct req *qnext;
+};
+
+struct metrics {
+	uint64_t runs[WARD_ST_ERROR + 1][2]; /* [status][isolation] */
+	uint64_t buckets[NBUCKETS + 1];
+	double sum;
+	uint64_t count;
+	uint64_t rejected_busy, rejected_client_conc, rejected_client_rate, rejected_unhealthy;
+	uint64_t http[600];
+};
+
+/* The server's context: the only mutable state of `ward serve` (but the
+ * signal self-pipe, serve.c). */
+struct server {
+	struct serve_opts o;
+	struct token tokens[MAX_TOKENS];
+	size_t ntokens;
+	struct root roots[MAX_ROOTS];
+	size_t nroots;
+	struct MHD_Daemon *d;
+	int listen_fd;
+
+	pthread_mutex_t lock; /* queue, counts, clients, metrics, health */
+	pthread_cond_t work, idle;
+	struct req *qhead, *qtail;
+	unsigned queued, running, answering; /* answering: admitted, answer not yet sent */
+	bool stopping, draining;
+	volatile int cancel; /* set when the drain times out: ward_run kills its sandbox */
+	pthread_t *workers;
+	unsigned nworkers;
+	struct client *clients[CLIENT_BUCKETS];
+	unsigned nclients;
+	struct metrics m;
+	bool healthy;
+	struct ward_pool *pool;     /* --pool, or NULL */
+	char health_reason[600];
+
+	pthread_mutex_t conn_lock; /* the connection records, peers and their counts */
+	struct conn_rec *conns;
+	struct conn_rec *pend_oldest, *pend_newest;
+	struct peer *peers[PEER_BUCKETS];
+	unsigned nlive, npending;        /* connections not cut; pending ones among them */
+	uint64_t cut_addr, cut_full;     /* pending connections cut for room */
+
+	pthread_mutex_t log_lock;
+	int log_fd;
+
+	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
+	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
+};
+
+/* config.c */
+int parse_opts(struct serve_opts *o, int argc, char **argv);
+
+/* log.c */
+double now_mono(void);
+void rfc3339(char *buf, size_t n);
+int log_start(struct server *s);
+void log_reopen(struct server *s);
+void log_write(struct server *s, const struct ward_log_entry *e);
+void log_event(struct server *s, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void log_mhd(void *cls, const char *fmt, va_list ap);
+
+/* answer.c */
+void set_answer(struct req *r, unsigned code, char *body, const char *ctype);
+void set_error(struct req *r, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* auth.c */
+int load_tokens(struct server *s, const char *path);
+const struct token *authorize(struct server *s, struct MHD_Connection *c);
+void tokens_free(struct server *s);
+
+/* paths.c */
+int open_roots(struct server *s);
+bool hold_paths(struct server *s, struct req *r);
+void held_release(struct req *r);
+void roots_free(struct server *s);
+
+/* conns.c */
+void addr_key(const struct sockaddr *sa, char *buf, size_t n);
+void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx, enum MHD_ConnectionNotificationCode code);
+void conn_set_deadline(struct server *s, struct MHD_Connection *c, double deadline);
+void conn_trust(struct server *s, struct MHD_Connection *c);
+void conn_idle(struct server *s, struct MHD_Connection *c);
+const char *conn_cut_reason(struct server *s, struct MHD_Connection *c);
+void sweep(struct server *s);
+void log_cuts(struct server *s, uint64_t logged[2]);
+void conns_free(struct server *s);
+
+/* admission.c */
+bool body_reserve(struct server *s, size_t more);
+void body_release(struct server *s, struct req *r);
+void hold_answer(struct server *s, struct req *r);
+bool admit_healthy(struct server *s, struct req *r);
+bool admit_and_queue(struct server *s, struct req *r);
+struct req *queue_take(struct server *s);
+void queue_done(struct server *s, struct req *r);
+void clients_free(struct server *s);
+
+/* health.c */
+void probe(struct server *s);
+double probe_next(const struct server *s);
+void answer_health(struct server *s, struct req *r);
+
+/* metrics.c */
+void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs);
+void answer_metrics(struct server *s, struct req *r);
+
+/* exec.c */
+bool prepare_exec(struct server *s, struct req *r);
+void run_exec(struct req *r);
+void run_test(struct req *r);
+void doc_release(struct req *r);
+
+/* routes.c */
+const struct route *route_find(const char *path);
+
+/* workers.c */
+int workers_start(struct server *s);
+void workers_stop(struct server *s);
+
+/* http.c */
+int make_listener(const char *spec, char *bound, size_t boundlen);
+int http_start(struct server *s, const char *bound);
+
+#endif
