@@ -4,7 +4,7 @@
  * Runners:
  *  - python: the embedded harness (src/testjob/ward_harness.py) is run as
  *    `python3 -s -B -c HARNESS FRAMEWORK TESTFILE...` and writes one JSON
- *    line per event to fd 3 (parsed in json.c, testjob_parse_harness).
+ *    line per event to fd 3 (parsed in testjob_json.c, testjob_parse_harness).
  *  - junit: the job's command runs under a tiny /bin/sh wrapper with fd 3
  *    closed; when it has exited, the wrapper copies $WARD_REPORT to fd 3,
  *    and the XML is parsed here with libxml2.
@@ -30,7 +30,6 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "front/frontends.h"
 #include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
 #include "core/request.h"
 

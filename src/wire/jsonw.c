@@ -190,6 +190,24 @@ void jw_cstring(struct jw *w, const char *s)
 	jw_string(w, s ? s : "", s ? strlen(s) : 0);
 }
 
+void jw_member_string(struct jw *w, const char *key, const char *data, size_t len)
+{
+	jw_key(w, key);
+	jw_string(w, data ? data : "", data ? len : 0);
+}
+
+void jw_member_int(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_int(w, v);
+}
+
+void jw_member_bool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
+}
+
 void jw_int(struct jw *w, int64_t v)
 {
 	char b[24];
