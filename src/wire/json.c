@@ -650,74 +650,81 @@ static int put_str(json_t *o, const char *key, const char *s)
 	return v ? json_object_set_new(o, key, v) : -1;
 }
 
-char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
+/* Every failure to allocate while encoding a request says this. */
+#define ENCODE_OOM "out of memory encoding the request"
+
+/* "argv", or "command" for a shell string.  0, or -1 with err set. */
+static int put_command(json_t *o, const struct ward_request *req, char *err, size_t errlen)
 {
-	json_t *o = json_object();
-	char *out = NULL;
-	if (!o)
-		goto oom;
 	if (req->argv && req->argv[0]) {
 		json_t *a = json_array();
 		json_object_set_new(o, "argv", a);
 		for (char *const *p = req->argv; *p; p++) {
 			json_t *s = json_string(*p);
-			if (!s) {
-				wire_bad(err, errlen, "argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
-				goto out;
-			}
+			if (!s)
+				return wire_bad(err, errlen,
+						"argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
 			json_array_append_new(a, s);
 		}
 	} else if (req->shell && !req->shell[0]) {
 		/* "command": "" reads as no command (SPEC §5): send what runs here */
 		json_t *a = json_pack("[sss]", "/bin/sh", "-c", "");
 		if (!a || json_object_set_new(o, "argv", a) < 0)
-			goto oom;
+			return wire_bad(err, errlen, ENCODE_OOM);
 	} else if (req->shell) {
-		if (put_str(o, "command", req->shell) < 0) {
-			wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
-			goto out;
-		}
+		if (put_str(o, "command", req->shell) < 0)
+			return wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
 	}
-	if (req->env) {
-		json_t *e = json_object();
-		json_object_set_new(o, "env", e);
-		for (char *const *p = req->env; *p; p++) {
-			const char *eq = strchr(*p, '=');
-			if (!eq)
-				continue;
-			char *k = strndup(*p, (size_t)(eq - *p));
-			if (!k)
-				goto oom;
-			json_t *v = json_string(eq + 1);
-			int rc = v ? json_object_set_new(e, k, v) : -1;
-			free(k);
-			if (rc < 0) {
-				wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
-				goto out;
-			}
-		}
+	return 0;
+}
+
+/* "env": {NAME: value}.  0, or -1 with err set. */
+static int put_env(json_t *o, char *const *env, char *err, size_t errlen)
+{
+	json_t *e = json_object();
+	json_object_set_new(o, "env", e);
+	for (char *const *p = env; *p; p++) {
+		const char *eq = strchr(*p, '=');
+		if (!eq)
+			continue;
+		char *k = strndup(*p, (size_t)(eq - *p));
+		if (!k)
+			return wire_bad(err, errlen, ENCODE_OOM);
+		json_t *v = json_string(eq + 1);
+		int rc = v ? json_object_set_new(e, k, v) : -1;
+		free(k);
+		if (rc < 0)
+			return wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
 	}
-	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
-	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
-		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
-		goto out;
+	return 0;
+}
+
+/* A new object at the end of array a. */
+static json_t *append_object(json_t *a)
+{
+	json_t *e = json_object();
+	json_array_append_new(a, e);
+	return e;
+}
+
+static int put_mounts(json_t *o, const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *a = json_array();
+	json_object_set_new(o, "mounts", a);
+	for (size_t i = 0; i < req->nmounts; i++) {
+		const struct ward_mount *m = &req->mounts[i];
+		json_t *mo = append_object(a);
+		if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
+		    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0))
+			return wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
+		json_object_set_new(mo, "read_only", json_boolean(m->read_only));
 	}
-	if (req->nmounts) {
-		json_t *a = json_array();
-		json_object_set_new(o, "mounts", a);
-		for (size_t i = 0; i < req->nmounts; i++) {
-			const struct ward_mount *m = &req->mounts[i];
-			json_t *mo = json_object();
-			json_array_append_new(a, mo);
-			if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
-			    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0)) {
-				wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
-				goto out;
-			}
-			json_object_set_new(mo, "read_only", json_boolean(m->read_only));
-		}
-	}
-	const struct ward_limits *l = &req->limits;
+	return 0;
+}
+
+/* "limits", every one of them, named as in a request. */
+static void put_limits(json_t *o, const struct ward_limits *l)
+{
 	json_t *lo = json_object();
 	json_object_set_new(o, "limits", lo);
 	json_object_set_new(lo, "timeout_s", json_real(l->timeout_s));
@@ -728,34 +735,54 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 	json_object_set_new(lo, "fsize_mb", json_integer((json_int_t)l->fsize_mb));
 	json_object_set_new(lo, "tmp_size_mb", json_integer((json_int_t)l->tmp_size_mb));
 	json_object_set_new(lo, "nofile", json_integer(l->nofile));
-	if (req->nfiles) {
-		json_t *a = json_array();
-		json_object_set_new(o, "files", a);
-		for (size_t i = 0; i < req->nfiles; i++) {
-			const struct ward_file *f = &req->files[i];
-			json_t *fo = json_object();
-			json_array_append_new(a, fo);
-			if (put_str(fo, "path", f->path ? f->path : "") < 0) {
-				wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
-				goto out;
-			}
-			if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
-				goto oom;
-			if (f->mode)
-				json_object_set_new(fo, "mode", json_integer(f->mode));
-		}
+}
+
+static int put_files(json_t *o, const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *a = json_array();
+	json_object_set_new(o, "files", a);
+	for (const struct ward_file *f = req->files; f < req->files + req->nfiles; f++) {
+		json_t *fo = append_object(a);
+		if (put_str(fo, "path", f->path ? f->path : "") < 0)
+			return wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
+		if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
+			return wire_bad(err, errlen, ENCODE_OOM);
+		if (f->mode)
+			json_object_set_new(fo, "mode", json_integer(f->mode));
 	}
-	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0)
-		goto oom;
+	return 0;
+}
+
+char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *o = json_object();
+	char *out = NULL;
+	if (!o) {
+		wire_bad(err, errlen, ENCODE_OOM);
+		return NULL;
+	}
+	if (put_command(o, req, err, errlen) < 0 || (req->env && put_env(o, req->env, err, errlen) < 0))
+		goto done;
+	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
+	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
+		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
+		goto done;
+	}
+	if (req->nmounts && put_mounts(o, req, err, errlen) < 0)
+		goto done;
+	put_limits(o, &req->limits);
+	if (req->nfiles && put_files(o, req, err, errlen) < 0)
+		goto done;
+	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0) {
+		wire_bad(err, errlen, ENCODE_OOM);
+		goto done;
+	}
 	json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));
 	out = json_dumps(o, JSON_COMPACT);
 	if (!out)
-		goto oom;
-	goto out;
-oom:
-	wire_bad(err, errlen, "out of memory encoding the request");
-out:
+		wire_bad(err, errlen, ENCODE_OOM);
+done:
 	json_decref(o);
 	return out;
 }
