@@ -3,7 +3,9 @@
  * environment, rlimits, its own session and process group, and a confined
  * cwd (an ephemeral directory, removed afterwards, unless --workdir).  The
  * timeout kills the whole process group; a daemon that leaves the group
- * escapes, which is why this level is never chosen silently. */
+ * escapes, which is why this level is never chosen silently
+ * (ward_request_validate refuses it without WARD_ALLOW_APPLICATION=1).
+ * Owns this level's run from its cwd to its reap; supervise.c watches it. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <linux/sched.h>

@@ -1,6 +1,7 @@
 /* run.c — ward_run(): validate, dispatch to a backend, map the outcome to
  * the result of SPEC §4.  Also what both backends share: the child's
- * environment, PATH search, rlimits. */
+ * environment, PATH search, rlimits.  Never builds a sandbox itself (the
+ * levels do) and never formats a result for output (the front ends do). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>

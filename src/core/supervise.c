@@ -1,4 +1,9 @@
-/* supervise.c — pipes, output caps, timeouts.  See supervise.h. */
+/* supervise.c — the parent's loop (see supervise.h): stdin in, stdout,
+ * stderr and the report channel out with their caps, the wall-clock and
+ * tree-wide CPU limits, seccomp's fatal calls.  Owns every fd of a run
+ * while it runs.  Never blocks on a reader or a writer (every fd is
+ * non-blocking, a caller's is polled or reopened first: struct nbfd), and
+ * never forks, execs or reaps: the level that started the run does. */
 #define _GNU_SOURCE
 #include "core/supervise.h"
 
@@ -30,6 +35,8 @@ double monotonic_now(void)
 
 void trace_phase(const char *phase, double start)
 {
+	/* $WARD_TRACE, read once: the same for every thread and for the
+	 * sandbox's processes, which may share this memory (no lock there). */
 	static int on = -1;
 	if (on < 0) {
 		const char *v = getenv("WARD_TRACE");

@@ -1,6 +1,8 @@
 /* cli.c — the `ward` command: run, serve, test, doctor.  Only translates
  * arguments into a request and the result back out; everything else is in
- * libward. */
+ * libward.  Never reaches into a sandbox: it calls ward_run(), the front
+ * ends (server, test jobs, --remote) and, for ward serve's helpers,
+ * spawner_helper_main(). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,8 @@
 #include "ward.h"
 
 #ifdef WARD_LEAN
+/* main's argv, set once by main: the lean build's --remote hands the whole
+ * command line to ward-net from deep inside `ward run`. */
 static char **g_argv;
 
 /* The lean `ward` has no HTTP or XML code: hand the command line to
@@ -54,7 +58,8 @@ static int exec_net(char **argv, bool serve)
 #endif
 
 /* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
- * up (cgroup, uid slot), then ward dies of the same signal. */
+ * up (cgroup, uid slot), then ward dies of the same signal.  A global
+ * because a signal handler has no other way to speak. */
 static volatile int g_stop_signal;
 
 static void on_stop(int sig)

@@ -1,4 +1,6 @@
-/* cli_args.c — `ward run` argument parsing (SPEC §2). */
+/* cli_args.c — `ward run` argument parsing (SPEC §2) into a struct
+ * ward_request.  Pure: opens no file and runs nothing (see cli_args.h);
+ * what a value may be is request.c's table. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

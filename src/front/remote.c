@@ -4,7 +4,8 @@
  * A runner that is down, refuses, or answers something that is not a
  * result is ward's own failure (status error, exit 125): the run never
  * falls back to running locally, which would silently drop the isolation
- * the caller asked the runner for. */
+ * the caller asked the runner for.  The wire format is json.c's: this file
+ * only moves its bytes. */
 /* libcurl is loaded (dlopen) the first time --remote is used, not linked:
  * it drags in OpenSSL, Kerberos, LDAP and more, a few MB of every `ward
  * serve`'s memory and of every ward-net start, for a path the server never
@@ -126,6 +127,8 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* libcurl's entry points, process-wide because the library is: loaded
+ * once (dlopen, under curl_once) and read-only after. */
 static struct {
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);

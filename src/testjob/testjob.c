@@ -9,6 +9,9 @@
  *    closed; when it has exited, the wrapper copies $WARD_REPORT to fd 3,
  *    and the XML is parsed here with libxml2.
  *
+ * Also `ward test` and POST /test's handler (declared in testjob.h).  JSON
+ * is testjob_json.c's; this file never parses or writes it.
+ *
  * Counts never come from stdout, and a job that leaves no report, an empty
  * one or one that does not parse has `error` set and total 0: never a pass.
  * The sandbox's /work is an ephemeral tmpfs, so there is no host workdir to
@@ -115,6 +118,8 @@ static void report_error(struct testjob_report *rep, const char *fmt, ...)
 
 /* ----------------------------------------------------------------- junit */
 
+/* libxml2's global state is initialised once per process, whichever
+ * thread parses first. */
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void)
 {

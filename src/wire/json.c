@@ -793,6 +793,7 @@ done:
 static const char *intern_name(const char *s)
 {
 	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit", "ward", "landlock", "seccomp", "none"};
+	/* process-wide: an interned name must outlive every result */
 	static char *pool[64];
 	static size_t npool;
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -1,4 +1,8 @@
-/* jsonw.c — JSON text written straight from C values (see jsonw.h). */
+/* jsonw.c — JSON text written straight from C values (see jsonw.h).  Owns
+ * the escaping and the two passes (count, then write); never builds a tree
+ * and never holds more than the document (to an fd, a small staging
+ * buffer).  Knows no ward type: the documents are json.c's and
+ * testjob_json.c's. */
 #include "wire/jsonw.h"
 
 #include <errno.h>
