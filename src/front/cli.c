@@ -17,7 +17,6 @@
 #include "front/frontends.h"
 #include "core/plan.h"
 #include "system/spawner.h"
-#include "testjob/testjob.h"
 #include "ward.h"
 
 #ifdef WARD_LEAN

@@ -1,6 +1,6 @@
-/* frontends.h — the entry points src/front/cli.c dispatches to that are
- * not in a folder of their own: `ward serve` (src/server/) and `ward run
- * --remote` (src/front/remote.c); `ward test` is testjob/testjob.h's.  Each
+/* frontends.h — the entry points src/front/cli.c dispatches to: `ward
+ * serve` (src/server/), `ward run --remote` (src/front/remote.c), and,
+ * through testjob/testjob.h, `ward test` and POST /test's handler.  Each
  * front end only translates its input into a struct ward_request and the
  * result back out (STYLE: library first, thin front ends). */
 #ifndef WARD_FRONTENDS_H
@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "testjob/testjob.h"
 #include "ward.h"
 
 /* `ward serve ARGS...` (argv[0] = "serve"): the HTTP runner of SPEC §5.
