@@ -9,6 +9,9 @@
  * Ownership: every pointer in a request is borrowed; ward_run() copies
  * nothing it keeps.  Every pointer in a result is owned by the result and
  * released by ward_result_free().
+ *
+ * Only plain C types cross this line: no kernel mechanism's, no
+ * backend's and no JSON library's (those stay under src/).
  */
 #ifndef WARD_H
 #define WARD_H

@@ -13,6 +13,10 @@
  * directory fd we already hold.  The file itself is created with
  * O_CREAT | O_EXCL, which never follows a symlink and never truncates an
  * existing file.
+ *
+ * Owns the rules for a caller's relative path and the one way such a file
+ * is written; never decides which files a request may bring (request.c,
+ * testjob_json.c) and never reads a wire format.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* O_PATH */

@@ -1,6 +1,7 @@
 /* request.c — defaults and validation: the one place that decides what a
  * request may ask for.  Every front end fills a struct ward_request and
- * ward_run() checks it here before anything else happens. */
+ * ward_run() checks it here before anything else happens.  Sees only the
+ * C structs: never parses a wire format, never runs anything. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>

@@ -1,4 +1,9 @@
-/* supervise.c — pipes, output caps, timeouts.  See supervise.h. */
+/* supervise.c — the parent's loop (see supervise.h): stdin in, stdout,
+ * stderr and the report channel out with their caps, the wall-clock and
+ * tree-wide CPU limits, seccomp's fatal calls.  Owns every fd of a run
+ * while it runs.  Never blocks on a reader or a writer (every fd is
+ * non-blocking, a caller's is polled or reopened first: struct nbfd), and
+ * never forks, execs or reaps: the level that started the run does. */
 #define _GNU_SOURCE
 #include "core/supervise.h"
 
@@ -30,6 +35,8 @@ double monotonic_now(void)
 
 void trace_phase(const char *phase, double start)
 {
+	/* $WARD_TRACE, read once: the same for every thread and for the
+	 * sandbox's processes, which may share this memory (no lock there). */
 	static int on = -1;
 	if (on < 0) {
 		const char *v = getenv("WARD_TRACE");
@@ -359,199 +366,300 @@ static bool feed_write(struct feed *f, int fd, short revents)
 	return f->off < f->len || f->src.fd >= 0;
 }
 
-static int supervise_loop(struct supervise *s)
+/* The fds the loop polls: its own (it closes them all when it ends, but
+ * the pidfd), then the caller's, which it only borrows. */
+enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
+
+/* One run of the loop: what it polls and what it has seen so far. */
+struct loop {
+	int fds[P_N];          /* -1: closed, or not given */
+	struct pollfd pfd[P_ALL];
+	char *buf;             /* 64 KiB, for every read */
+	struct feed in;        /* the command's stdin */
+	size_t rep_cap;        /* what s->report has room for */
+	double deadline;       /* monotonic: the wall-clock limit */
+	double exited_at;      /* when the top process went; 0: not yet */
+	double next_cpu_check;
+	bool killed;           /* the tree has been killed (once is enough) */
+	bool cpu_watch;        /* the tree-wide CPU limit is read from the cgroup */
+};
+
+/* Take the run's fds (non-blocking from now on) and start the captures.
+ * 0, or -ENOMEM with nothing taken. */
+static int loop_begin(struct supervise *s, struct loop *l)
 {
-	/* fds this loop owns, then the caller's, which it only borrows */
-	enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
-	char *buf = malloc(65536);
-	struct feed in = {.data = s->stdin_data, .len = s->stdin_len, .src = nbfd_open(-1, false)};
+	l->buf = malloc(65536);
+	l->in = (struct feed){.data = s->stdin_data, .len = s->stdin_len, .src = nbfd_open(-1, false)};
 	if (s->stdin_src >= 0 && s->stdin_fd >= 0) {
-		in.buf = malloc(65536);
-		in.src = nbfd_open(in.buf ? s->stdin_src : -1, false);
+		l->in.buf = malloc(65536);
+		l->in.src = nbfd_open(l->in.buf ? s->stdin_src : -1, false);
 	}
-	if (!buf || (s->stdin_src >= 0 && !in.buf)) {
-		free(buf);
-		free(in.buf);
+	if (!l->buf || (s->stdin_src >= 0 && !l->in.buf)) {
+		free(l->buf);
+		free(l->in.buf);
 		return -ENOMEM;
 	}
 	capbuf_init(&s->out, s->output_limit, s->live_fd[0]);
 	capbuf_init(&s->err, s->output_limit, s->live_fd[1]);
-	int fds[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
+	const int given[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
+	memcpy(l->fds, given, sizeof(given));
 	for (int i = 0; i < P_N; i++)
-		if (fds[i] >= 0 && i != P_PID)
-			fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-	if (fds[P_IN] >= 0 && in.len == 0 && in.src.fd < 0)
-		close_fd(&fds[P_IN]);
-	size_t rep_cap = 0;
-	double deadline = s->start + s->timeout_s;
-	s->out.live_until = s->err.live_until = deadline;
+		if (l->fds[i] >= 0 && i != P_PID)
+			fcntl(l->fds[i], F_SETFL, fcntl(l->fds[i], F_GETFL) | O_NONBLOCK);
+	if (l->fds[P_IN] >= 0 && l->in.len == 0 && l->in.src.fd < 0)
+		close_fd(&l->fds[P_IN]);
+	l->deadline = s->start + s->timeout_s;
+	s->out.live_until = s->err.live_until = l->deadline;
 	s->out.cancel = s->err.cancel = s->cancel;
-	double exited_at = 0, next_cpu_check = s->start + 0.05;
-	bool killed = false;
-	bool cpu_watch = s->cg && cg_accounts_cpu(s->cg) && s->cpu_s > 0;
+	l->next_cpu_check = s->start + 0.05;
+	l->cpu_watch = s->cg && cg_accounts_cpu(s->cg) && s->cpu_s > 0;
+	return 0;
+}
 
+/* Done when the top process has gone and the streams are closed, or a
+ * grace period after it went (a daemon outside the sandbox's reach in
+ * application mode could hold them forever). */
+static bool loop_finished(struct loop *l, double now)
+{
+	if (l->fds[P_PID] < 0 && l->exited_at == 0)
+		l->exited_at = now;
+	bool streams_open = l->fds[P_OUT] >= 0 || l->fds[P_ERR] >= 0 || l->fds[P_REP] >= 0 || l->fds[P_CTL] >= 0;
+	return l->exited_at && (!streams_open || now - l->exited_at > 0.25);
+}
+
+static void loop_kill(struct supervise *s, struct loop *l)
+{
+	s->kill_tree(s->kill_arg);
+	l->killed = true;
+}
+
+/* A cancel, the wall-clock deadline, the tree's CPU time: the first that
+ * comes kills the tree. */
+static void loop_enforce_limits(struct supervise *s, struct loop *l, double now)
+{
+	if (!l->killed && s->cancel && *s->cancel) {
+		s->cancelled = true;
+		loop_kill(s, l);
+	}
+	if (!l->killed && now >= l->deadline) {
+		s->timed_out = true;
+		loop_kill(s, l);
+	}
+	if (!l->killed && l->cpu_watch && now >= l->next_cpu_check) {
+		uint64_t used;
+		if (cg_cpu_usage(s->cg, &used) == 0 && used >= (uint64_t)(s->cpu_s * 1e6)) {
+			s->cpu_exceeded = true;
+			loop_kill(s, l);
+		}
+		/* Check more often as the end of the budget approaches. */
+		l->next_cpu_check = now + 0.05;
+	}
+}
+
+/* How long poll may wait, in seconds: up to the deadline or the next CPU
+ * check, in short steps once killed, while a cancel may come, or after the
+ * top process went. */
+static double loop_wait(const struct supervise *s, const struct loop *l, double now)
+{
+	double wait = l->killed ? 0.05 : l->deadline - now;
+	if (s->cancel && wait > 0.05)
+		wait = 0.05;
+	if (l->cpu_watch && !l->killed && l->next_cpu_check - now < wait)
+		wait = l->next_cpu_check - now;
+	if (l->exited_at && wait > 0.05)
+		wait = 0.05;
+	if (wait < 0)
+		wait = 0;
+	return wait;
+}
+
+/* What to poll this time round. */
+static void loop_arm(struct supervise *s, struct loop *l)
+{
+	struct pollfd *pfd = l->pfd;
+	for (int i = 0; i < P_N; i++) {
+		pfd[i].fd = l->fds[i];
+		pfd[i].events = i == P_IN ? POLLOUT : POLLIN;
+		pfd[i].revents = 0;
+	}
+	/* stdin: write while there is something to write, else read more */
+	bool in_empty = l->in.off == l->in.len;
+	if (in_empty)
+		pfd[P_IN].fd = -1;
+	pfd[P_SRC] = (struct pollfd){.fd = in_empty && l->fds[P_IN] >= 0 ? l->in.src.fd : -1, .events = POLLIN};
+	/* the live streams, while the reader has something to take */
+	pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
+	pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
+}
+
+/* stdout and stderr: capture what is there, and offer the live reader
+ * what it takes. */
+static void loop_output(struct supervise *s, struct loop *l)
+{
+	/* A stream whose live reader went away is closed on our side too, so
+	 * that the child gets SIGPIPE as it would in a shell pipeline (`ward
+	 * run -- yes | head` ends) instead of running on to its timeout. */
+	if (l->pfd[P_OUT].revents && !drain(l->fds[P_OUT], &s->out, l->buf, 65536))
+		close_fd(&l->fds[P_OUT]);
+	if (l->pfd[P_ERR].revents && !drain(l->fds[P_ERR], &s->err, l->buf, 65536))
+		close_fd(&l->fds[P_ERR]);
+	/* Never waiting on the reader: what it does not take yet waits in the
+	 * head (bounded by the output limit). */
+	capbuf_push(&s->out);
+	capbuf_push(&s->err);
+	if (s->out.live_broken)
+		close_fd(&l->fds[P_OUT]);
+	if (s->err.live_broken)
+		close_fd(&l->fds[P_ERR]);
+}
+
+/* Keep n more bytes of the report channel (in l->buf), up to
+ * report_limit; what is beyond it marks the report truncated. */
+static void report_append(struct supervise *s, struct loop *l, size_t n)
+{
+	size_t room = s->report_limit - s->report_len;
+	size_t k = n < room ? n : room;
+	if (k && s->report_len + k + 1 > l->rep_cap) {
+		size_t nc = l->rep_cap ? l->rep_cap * 2 : 65536;
+		while (nc < s->report_len + k + 1)
+			nc *= 2;
+		char *nr = realloc(s->report, nc);
+		if (nr) {
+			s->report = nr;
+			l->rep_cap = nc;
+		} else
+			k = 0;
+	}
+	if (k) {
+		memcpy(s->report + s->report_len, l->buf, k);
+		s->report_len += k;
+		s->report[s->report_len] = 0;
+	}
+	if (k < n)
+		s->report_truncated = true;
+}
+
+static void loop_report(struct supervise *s, struct loop *l)
+{
+	if (!l->pfd[P_REP].revents)
+		return;
+	ssize_t r = read(l->fds[P_REP], l->buf, 65536);
+	if (r > 0)
+		report_append(s, l, (size_t)r);
+	else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+		close_fd(&l->fds[P_REP]);
+}
+
+/* The backend's control pipe: what it says is kept in s->ctl. */
+static void loop_control(struct supervise *s, struct loop *l)
+{
+	if (!l->pfd[P_CTL].revents)
+		return;
+	ssize_t r = read(l->fds[P_CTL], s->ctl + s->ctl_len, sizeof(s->ctl) - 1 - s->ctl_len);
+	if (r > 0) {
+		s->ctl_len += (size_t)r;
+		s->ctl[s->ctl_len] = 0;
+		if (s->end_at_report && s->ctl[0] == 'X' && strchr(s->ctl, '\n')) {
+			/* the command has ended and PID 1 is on its way out */
+			close_fd(&l->fds[P_CTL]);
+			l->fds[P_PID] = -1;
+		}
+	} else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+		close_fd(&l->fds[P_CTL]);
+}
+
+/* The command's stdin: relay more from the caller's fd, write what the
+ * pipe takes.  End of the relayed input is end of the command's stdin. */
+static void loop_stdin(struct loop *l)
+{
+	if (l->pfd[P_SRC].revents && !feed_refill(&l->in))
+		close_fd(&l->fds[P_IN]);
+	if (l->pfd[P_IN].revents && !feed_write(&l->in, l->fds[P_IN], l->pfd[P_IN].revents))
+		close_fd(&l->fds[P_IN]);
+}
+
+/* The seccomp listener: its arrival from the command, then a fatal call
+ * caught through it, which kills the tree. */
+static void loop_seccomp(struct supervise *s, struct loop *l)
+{
+	if (l->pfd[P_NSOCK].revents) {
+		/* The command hands over its seccomp listener just before execve
+		 * (or the socket closes if it never got there). */
+		int lis = ward_seccomp_recv_listener(l->fds[P_NSOCK]);
+		close_fd(&l->fds[P_NSOCK]);
+		if (lis >= 0)
+			l->fds[P_LIS] = lis;
+	}
+	if (l->pfd[P_LIS].revents & POLLIN) {
+		struct ward_seccomp_event ev;
+		/* Read without answering: the caller stays blocked in the call,
+		 * which never runs, until the kill lands.  ENOENT: a call was
+		 * made and withdrawn before we read it (a signal interrupted the
+		 * caller): fatal all the same. */
+		int nr = ward_seccomp_notify_read(l->fds[P_LIS], &ev);
+		if (nr == -ENOENT && !l->killed) {
+			seccomp_withdrawn(&ev);
+			nr = 0;
+		}
+		if (nr == 0 && !s->seccomp_killed) {
+			s->seccomp_killed = true;
+			s->seccomp_nr = ev.nr;
+			capbuf_feed(&s->err, ev.text, strlen(ev.text));
+			capbuf_feed(&s->err, "\n", 1);
+			if (!l->killed)
+				loop_kill(s, l);
+		}
+	} else if (l->pfd[P_LIS].revents & (POLLHUP | POLLERR)) {
+		close_fd(&l->fds[P_LIS]);
+	}
+}
+
+/* What poll found, in this order. */
+static void loop_events(struct supervise *s, struct loop *l)
+{
+	loop_output(s, l);
+	loop_report(s, l);
+	loop_control(s, l);
+	loop_stdin(l);
+	if (l->pfd[P_PID].revents)
+		l->fds[P_PID] = -1; /* the caller owns and reaps it */
+	loop_seccomp(s, l);
+}
+
+/* The loop owns every fd it was given but the pidfd. */
+static void loop_end(struct supervise *s, struct loop *l)
+{
+	for (int i = 0; i < P_N; i++)
+		if (i != P_PID)
+			close_fd(&l->fds[i]);
+	s->out_fd = s->err_fd = s->report_fd = s->ctl_fd = s->stdin_fd = s->notify_sock = -1;
+	nbfd_close(&l->in.src);
+	free(l->in.buf);
+	free(l->buf);
+}
+
+/* One poll a round, never blocking on anything else: every fd is
+ * non-blocking, and the live reader is written only what it takes. */
+static int supervise_loop(struct supervise *s)
+{
+	struct loop l = {0};
+	if (loop_begin(s, &l) < 0)
+		return -ENOMEM;
 	for (;;) {
 		double now = monotonic_now();
-		if (fds[P_PID] < 0 && exited_at == 0)
-			exited_at = now;
-		/* Done when the top process has gone and the streams are closed,
-		 * or a grace period after it went (a daemon outside the sandbox's
-		 * reach in application mode could hold them forever). */
-		bool streams_open = fds[P_OUT] >= 0 || fds[P_ERR] >= 0 || fds[P_REP] >= 0 || fds[P_CTL] >= 0;
-		if (exited_at && (!streams_open || now - exited_at > 0.25))
+		if (loop_finished(&l, now))
 			break;
-		if (!killed && s->cancel && *s->cancel) {
-			s->cancelled = true;
-			s->kill_tree(s->kill_arg);
-			killed = true;
-		}
-		if (!killed && now >= deadline) {
-			s->timed_out = true;
-			s->kill_tree(s->kill_arg);
-			killed = true;
-		}
-		if (!killed && cpu_watch && now >= next_cpu_check) {
-			uint64_t used;
-			if (cg_cpu_usage(s->cg, &used) == 0 && used >= (uint64_t)(s->cpu_s * 1e6)) {
-				s->cpu_exceeded = true;
-				s->kill_tree(s->kill_arg);
-				killed = true;
-			}
-			/* Check more often as the end of the budget approaches. */
-			next_cpu_check = now + 0.05;
-		}
-		double wait = killed ? 0.05 : deadline - now;
-		if (s->cancel && wait > 0.05)
-			wait = 0.05;
-		if (cpu_watch && !killed && next_cpu_check - now < wait)
-			wait = next_cpu_check - now;
-		if (exited_at && wait > 0.05)
-			wait = 0.05;
-		if (wait < 0)
-			wait = 0;
-		struct pollfd pfd[P_ALL];
-		for (int i = 0; i < P_N; i++) {
-			pfd[i].fd = fds[i];
-			pfd[i].events = i == P_IN ? POLLOUT : POLLIN;
-			pfd[i].revents = 0;
-		}
-		/* stdin: write while there is something to write, else read more */
-		bool in_empty = in.off == in.len;
-		if (in_empty)
-			pfd[P_IN].fd = -1;
-		pfd[P_SRC] = (struct pollfd){.fd = in_empty && fds[P_IN] >= 0 ? in.src.fd : -1, .events = POLLIN};
-		/* the live streams, while the reader has something to take */
-		pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
-		pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
-		int n = poll(pfd, P_ALL, (int)(wait * 1000) + 1);
-		if (n < 0) {
+		loop_enforce_limits(s, &l, now);
+		double wait = loop_wait(s, &l, now);
+		loop_arm(s, &l);
+		if (poll(l.pfd, P_ALL, (int)(wait * 1000) + 1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		/* A stream whose live reader went away is closed on our side
-		 * too, so that the child gets SIGPIPE as it would in a shell
-		 * pipeline (`ward run -- yes | head` ends) instead of running on
-		 * to its timeout. */
-		if (pfd[P_OUT].revents && !drain(fds[P_OUT], &s->out, buf, 65536))
-			close_fd(&fds[P_OUT]);
-		if (pfd[P_ERR].revents && !drain(fds[P_ERR], &s->err, buf, 65536))
-			close_fd(&fds[P_ERR]);
-		/* Never waiting on the reader: what it does not take yet waits
-		 * in the head (bounded by the output limit). */
-		capbuf_push(&s->out);
-		capbuf_push(&s->err);
-		if (s->out.live_broken)
-			close_fd(&fds[P_OUT]);
-		if (s->err.live_broken)
-			close_fd(&fds[P_ERR]);
-		if (pfd[P_REP].revents) {
-			ssize_t r = read(fds[P_REP], buf, 65536);
-			if (r > 0) {
-				size_t room = s->report_limit - s->report_len;
-				size_t k = (size_t)r < room ? (size_t)r : room;
-				if (k && s->report_len + k + 1 > rep_cap) {
-					size_t nc = rep_cap ? rep_cap * 2 : 65536;
-					while (nc < s->report_len + k + 1)
-						nc *= 2;
-					char *nr = realloc(s->report, nc);
-					if (nr) {
-						s->report = nr;
-						rep_cap = nc;
-					} else
-						k = 0;
-				}
-				if (k) {
-					memcpy(s->report + s->report_len, buf, k);
-					s->report_len += k;
-					s->report[s->report_len] = 0;
-				}
-				if (k < (size_t)r)
-					s->report_truncated = true;
-			} else if (r == 0 || (errno != EINTR && errno != EAGAIN))
-				close_fd(&fds[P_REP]);
-		}
-		if (pfd[P_CTL].revents) {
-			ssize_t r = read(fds[P_CTL], s->ctl + s->ctl_len, sizeof(s->ctl) - 1 - s->ctl_len);
-			if (r > 0) {
-				s->ctl_len += (size_t)r;
-				s->ctl[s->ctl_len] = 0;
-				if (s->end_at_report && s->ctl[0] == 'X' && strchr(s->ctl, '\n')) {
-					/* the command has ended and PID 1 is on its way out */
-					close_fd(&fds[P_CTL]);
-					fds[P_PID] = -1;
-				}
-			} else if (r == 0 || (errno != EINTR && errno != EAGAIN))
-				close_fd(&fds[P_CTL]);
-		}
-		/* End of the relayed input is end of the command's stdin. */
-		if (pfd[P_SRC].revents && !feed_refill(&in))
-			close_fd(&fds[P_IN]);
-		if (pfd[P_IN].revents && !feed_write(&in, fds[P_IN], pfd[P_IN].revents))
-			close_fd(&fds[P_IN]);
-		if (pfd[P_PID].revents)
-			fds[P_PID] = -1; /* the caller owns and reaps it */
-		if (pfd[P_NSOCK].revents) {
-			/* The command hands over its seccomp listener just before
-			 * execve (or the socket closes if it never got there). */
-			int lis = ward_seccomp_recv_listener(fds[P_NSOCK]);
-			close_fd(&fds[P_NSOCK]);
-			if (lis >= 0)
-				fds[P_LIS] = lis;
-		}
-		if (pfd[P_LIS].revents & POLLIN) {
-			struct ward_seccomp_event ev;
-			/* Read without answering: the caller stays blocked in the
-			 * call, which never runs, until the kill lands.  ENOENT: a
-			 * call was made and withdrawn before we read it (a signal
-			 * interrupted the caller): fatal all the same. */
-			int nr = ward_seccomp_notify_read(fds[P_LIS], &ev);
-			if (nr == -ENOENT && !killed) {
-				seccomp_withdrawn(&ev);
-				nr = 0;
-			}
-			if (nr == 0 && !s->seccomp_killed) {
-				s->seccomp_killed = true;
-				s->seccomp_nr = ev.nr;
-				capbuf_feed(&s->err, ev.text, strlen(ev.text));
-				capbuf_feed(&s->err, "\n", 1);
-				if (!killed) {
-					s->kill_tree(s->kill_arg);
-					killed = true;
-				}
-			}
-		} else if (pfd[P_LIS].revents & (POLLHUP | POLLERR)) {
-			close_fd(&fds[P_LIS]);
-		}
+		loop_events(s, &l);
 	}
-	/* The loop owns every fd it was given but the pidfd. */
-	for (int i = 0; i < P_N; i++)
-		if (i != P_PID)
-			close_fd(&fds[i]);
-	s->out_fd = s->err_fd = s->report_fd = s->ctl_fd = s->stdin_fd = s->notify_sock = -1;
-	nbfd_close(&in.src);
-	free(in.buf);
-	free(buf);
+	loop_end(s, &l);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* supervise.h — the parent's side of a run: feed stdin, drain stdout,
  * stderr and the report channel with their caps, enforce the wall-clock and
  * tree-wide CPU limits, and notice when the run's top process exits.
- * Shared by the system and application backends. */
+ * Shared by the system and application backends.  It never blocks on
+ * whoever reads ward's output or writes its input (struct nbfd), and never
+ * starts or reaps a process. */
 #ifndef WARD_SUPERVISE_H
 #define WARD_SUPERVISE_H
 

@@ -1,6 +1,8 @@
 /* cli.c — the `ward` command: run, serve, test, doctor.  Only translates
  * arguments into a request and the result back out; everything else is in
- * libward. */
+ * libward.  Never reaches into a sandbox: it calls ward_run(), the front
+ * ends (server, test jobs, --remote) and, for ward serve's helpers,
+ * spawner_helper_main(). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,8 @@
 #include "ward.h"
 
 #ifdef WARD_LEAN
+/* main's argv, set once by main: the lean build's --remote hands the whole
+ * command line to ward-net from deep inside `ward run`. */
 static char **g_argv;
 
 /* The lean `ward` has no HTTP or XML code: hand the command line to
@@ -53,7 +57,8 @@ static int exec_net(char **argv, bool serve)
 #endif
 
 /* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
- * up (cgroup, uid slot), then ward dies of the same signal. */
+ * up (cgroup, uid slot), then ward dies of the same signal.  A global
+ * because a signal handler has no other way to speak. */
 static volatile int g_stop_signal;
 
 static void on_stop(int sig)
@@ -118,6 +123,104 @@ static int absolutize(const char **path, char **keep, const char *what, char *er
 	return 0;
 }
 
+/* Host paths on the command line (--workdir, --rootfs, bind sources) made
+ * absolute; the strings are kept in keep[0..CLI_MAX_LIST+2).  0, or -1
+ * with err set. */
+static int absolutize_paths(struct cli_run *c, char **keep, char *err, size_t errlen)
+{
+	if (absolutize(&c->req.workdir, &keep[0], "--workdir", err, errlen) < 0 ||
+	    absolutize(&c->req.rootfs, &keep[1], "--rootfs", err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < c->req.nmounts; i++) {
+		bool same = c->mounts[i].sandbox_path == c->mounts[i].host_path; /* --bind DIR */
+		if (absolutize(&c->mounts[i].host_path, &keep[2 + i], "bind source", err, errlen) < 0)
+			return -1;
+		if (same)
+			c->mounts[i].sandbox_path = c->mounts[i].host_path;
+	}
+	return 0;
+}
+
+/* --print-plan: the exit status. */
+static int print_plan(const struct cli_run *c)
+{
+	char err[512];
+	struct plan p;
+	if (plan_build(&p, &c->req, geteuid(), err, sizeof(err)) < 0) {
+		fprintf(stderr, "ward: %s\n", err);
+		return WARD_EXIT_FAILED;
+	}
+	plan_print(&p, stdout);
+	plan_free(&p);
+	return 0;
+}
+
+/* --stdin FILE|-: ward's own stdin, or FILE opened into *fd.  0, or -1
+ * with the message printed. */
+static int open_stdin(struct cli_run *c, int *fd)
+{
+	if (!c->stdin_path)
+		return 0;
+	if (!strcmp(c->stdin_path, "-")) {
+		c->req.stdin_fd = 0;
+		return 0;
+	}
+	*fd = open(c->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0) {
+		fprintf(stderr, "ward: --stdin '%s': %s\n", c->stdin_path, strerror(errno));
+		return -1;
+	}
+	c->req.stdin_fd = *fd;
+	return 0;
+}
+
+/* SIGTERM, SIGINT and SIGHUP cancel the run (ward_request.cancel). */
+static void catch_stop_signals(struct ward_request *req)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	req->cancel = &g_stop_signal;
+}
+
+/* Run the request here, or on the --remote runner with the token of
+ * --token-file or $WARD_RUNNER_TOKEN (*token keeps it).  As ward_run():
+ * 0, or -1 with res->error set; -2 with nothing run when the token file
+ * could not be read (the message printed). */
+static int run_request(struct cli_run *c, char **token, struct ward_result *res)
+{
+	if (!c->remote)
+		return ward_run(&c->req, res);
+	char err[512];
+	if (c->token_file) {
+		*token = read_token(c->token_file, err, sizeof(err));
+		if (!*token) {
+			fprintf(stderr, "ward: %s\n", err);
+			return -2;
+		}
+	} else if (getenv("WARD_RUNNER_TOKEN"))
+		*token = strdup(getenv("WARD_RUNNER_TOKEN"));
+	return ward_remote_run(c->remote, *token, &c->req, res);
+}
+
+/* The result out (--json: one object on stdout), and the exit status. */
+static int report_result(const struct cli_run *c, int r, struct ward_result *res)
+{
+	if (c->json) {
+		/* streamed: no copy of the output, however much it is */
+		fflush(stdout);
+		(void)ward_result_to_json_fd(res, 1);
+	}
+	if (r < 0 || res->status == WARD_ST_ERROR)
+		fprintf(stderr, "ward: %s\n", res->error);
+	fflush(stdout);
+	int rc = ward_result_exit_status(res);
+	ward_result_free(res);
+	return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct cli_run c;
@@ -135,75 +238,22 @@ static int cmd_run(int argc, char **argv)
 	int stdin_fd = -1;
 	char *token = NULL;
 	char *abs_keep[CLI_MAX_LIST + 2] = {0};
-	if (absolutize(&c.req.workdir, &abs_keep[0], "--workdir", err, sizeof(err)) < 0 ||
-	    absolutize(&c.req.rootfs, &abs_keep[1], "--rootfs", err, sizeof(err)) < 0) {
+	if (absolutize_paths(&c, abs_keep, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ward: %s\n", err);
 		goto out;
 	}
-	for (size_t i = 0; i < c.req.nmounts; i++) {
-		bool same = c.mounts[i].sandbox_path == c.mounts[i].host_path; /* --bind DIR */
-		if (absolutize(&c.mounts[i].host_path, &abs_keep[2 + i], "bind source", err, sizeof(err)) < 0) {
-			fprintf(stderr, "ward: %s\n", err);
-			goto out;
-		}
-		if (same)
-			c.mounts[i].sandbox_path = c.mounts[i].host_path;
-	}
 	if (c.print_plan) {
-		struct plan p;
-		if (plan_build(&p, &c.req, geteuid(), err, sizeof(err)) < 0) {
-			fprintf(stderr, "ward: %s\n", err);
-		} else {
-			plan_print(&p, stdout);
-			plan_free(&p);
-			rc = 0;
-		}
+		rc = print_plan(&c);
 		goto out;
 	}
-	if (c.stdin_path) {
-		if (!strcmp(c.stdin_path, "-"))
-			c.req.stdin_fd = 0;
-		else {
-			stdin_fd = open(c.stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-			if (stdin_fd < 0) {
-				fprintf(stderr, "ward: --stdin '%s': %s\n", c.stdin_path, strerror(errno));
-				goto out;
-			}
-			c.req.stdin_fd = stdin_fd;
-		}
-	}
+	if (open_stdin(&c, &stdin_fd) < 0)
+		goto out;
+	catch_stop_signals(&c.req);
 	struct ward_result res;
-	int r;
-	struct sigaction sa = {.sa_handler = on_stop};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	c.req.cancel = &g_stop_signal;
-	if (c.remote) {
-		const char *tf = c.token_file;
-		if (tf) {
-			token = read_token(tf, err, sizeof(err));
-			if (!token) {
-				fprintf(stderr, "ward: %s\n", err);
-				goto out;
-			}
-		} else if (getenv("WARD_RUNNER_TOKEN"))
-			token = strdup(getenv("WARD_RUNNER_TOKEN"));
-		r = ward_remote_run(c.remote, token, &c.req, &res);
-	} else {
-		r = ward_run(&c.req, &res);
-	}
-	if (c.json) {
-		/* streamed: no copy of the output, however much it is */
-		fflush(stdout);
-		(void)ward_result_to_json_fd(&res, 1);
-	}
-	if (r < 0 || res.status == WARD_ST_ERROR)
-		fprintf(stderr, "ward: %s\n", res.error);
-	fflush(stdout);
-	rc = ward_result_exit_status(&res);
-	ward_result_free(&res);
+	int r = run_request(&c, &token, &res);
+	if (r == -2)
+		goto out;
+	rc = report_result(&c, r, &res);
 	if (g_stop_signal) {
 		/* die of the signal we were sent, as a shell expects */
 		int sig = g_stop_signal;

@@ -1,4 +1,6 @@
-/* cli_args.c — `ward run` argument parsing (SPEC §2). */
+/* cli_args.c — `ward run` argument parsing (SPEC §2) into a struct
+ * ward_request.  Pure: opens no file and runs nothing (see cli_args.h);
+ * what a value may be is request.c's table. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -104,6 +106,119 @@ static int add_mount(struct cli_run *c, size_t *n, const char *arg, bool ro, cha
 	return 0;
 }
 
+/* "--opt=value" or "--opt": the option's name into name (namelen bytes)
+ * and *val the value after '=', or NULL.  0, or -1 when the name cannot be
+ * an option's. */
+static int split_option(const char *a, char *name, size_t namelen, const char **val, char *err, size_t errlen)
+{
+	const char *eq = strchr(a, '=');
+	size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+	if (nl >= namelen)
+		return bad(err, errlen, "unknown option '%s' (see ward run --help)", a);
+	memcpy(name, a, nl);
+	name[nl] = 0;
+	*val = eq ? eq + 1 : NULL;
+	return 0;
+}
+
+/* --json, --print-plan, --help: 1 when name is one of them, 0 when it is
+ * not, -1 on error (err "help" for --help). */
+static int parse_flag(struct cli_run *c, const char *name, const char *val, char *err, size_t errlen)
+{
+	static const char *const flags[] = {"--json", "--print-plan", "--help"};
+	bool is_flag = false;
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+		is_flag |= strcmp(name, flags[k]) == 0;
+	if (!is_flag)
+		return 0;
+	if (val)
+		return bad(err, errlen, "option %s takes no value", name);
+	if (!strcmp(name, "--json"))
+		c->json = true;
+	else if (!strcmp(name, "--print-plan"))
+		c->print_plan = true;
+	else
+		return bad(err, errlen, "help");
+	return 1;
+}
+
+/* A limit's option (ward_limit_table: --timeout, --memory, ...): 1 when
+ * name is one and val is in its range, 0 when name is not one, -1 on
+ * error. */
+static int parse_limit(struct ward_request *r, const char *name, const char *val, char *err, size_t errlen)
+{
+	int lim = -1;
+	for (int k = 0; k < LIM__COUNT; k++)
+		if (!strcmp(name, ward_limit_table[k].option))
+			lim = k;
+	if (lim < 0)
+		return 0;
+	double d;
+	uint64_t u;
+	bool secs = lim == LIM_TIMEOUT || lim == LIM_CPU;
+	if (secs ? parse_seconds(val, &d) < 0 : parse_u64(val, &u) < 0)
+		return bad(err, errlen, "%s '%s' is not a %s", name, val, secs ? "number of seconds" : "whole number");
+	if (!secs)
+		d = (double)u;
+	const struct limit_desc *ld = &ward_limit_table[lim];
+	if (d < ld->min || d > ld->max)
+		return bad(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min, ld->max);
+	switch (lim) {
+	case LIM_TIMEOUT: r->limits.timeout_s = d; break;
+	case LIM_CPU: r->limits.cpu_s = d; break;
+	case LIM_MEMORY: r->limits.memory_mb = u; break;
+	case LIM_PIDS: r->limits.pids = (uint32_t)u; break;
+	case LIM_OUTPUT: r->limits.output_limit = u; break;
+	case LIM_FSIZE: r->limits.fsize_mb = u; break;
+	case LIM_TMP: r->limits.tmp_size_mb = u; break;
+	case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
+	}
+	return 1;
+}
+
+/* An option that takes a value, the value given.  0, or -1 on error. */
+static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, const char *val, char *err,
+			size_t errlen)
+{
+	struct ward_request *r = &c->req;
+	int lim = parse_limit(r, name, val, err, errlen);
+	if (lim != 0)
+		return lim < 0 ? -1 : 0;
+	if (!strcmp(name, "--workdir")) {
+		r->workdir = val;
+	} else if (!strcmp(name, "--rootfs")) {
+		r->rootfs = val;
+	} else if (!strcmp(name, "--bind") || !strcmp(name, "--ro-bind")) {
+		if (add_mount(c, nmounts, val, name[2] == 'r', err, errlen) < 0)
+			return -1;
+	} else if (!strcmp(name, "--env")) {
+		if (c->nenv >= CLI_MAX_LIST)
+			return bad(err, errlen, "too many --env options: at most %d", CLI_MAX_LIST);
+		if (!strchr(val, '=') || val[0] == '=')
+			return bad(err, errlen, "--env '%s' is not K=V", val);
+		c->env[c->nenv++] = (char *)val;
+	} else if (!strcmp(name, "--net")) {
+		if (ward_net_parse(val, &r->net) < 0)
+			return bad(err, errlen, "--net '%s' is not none or loopback", val);
+	} else if (!strcmp(name, "--isolation")) {
+		if (!strcmp(val, "off"))
+			return bad(err, errlen, "--isolation off never runs code: use system or application");
+		if (ward_isolation_parse(val, &r->isolation) < 0)
+			return bad(err, errlen, "--isolation '%s' is not system or application", val);
+	} else if (!strcmp(name, "--stdin")) {
+		c->stdin_path = val;
+	} else if (!strcmp(name, "--shell")) {
+		r->shell = val;
+	} else if (!strcmp(name, "--remote")) {
+		c->remote = val;
+	} else if (!strcmp(name, "--token-file")) {
+		c->token_file = val;
+	} else {
+		return bad(err, errlen, "unknown option '%s' (see ward run --help)", name);
+	}
+	return 0;
+}
+
 int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
@@ -125,95 +240,20 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 		/* --opt=value or --opt value */
 		char name[64];
 		const char *val = NULL;
-		const char *eq = strchr(a, '=');
-		size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-		if (nl >= sizeof(name))
-			return bad(err, errlen, "unknown option '%s' (see ward run --help)", a);
-		memcpy(name, a, nl);
-		name[nl] = 0;
-		if (eq)
-			val = eq + 1;
-
-		static const char *const flags[] = {"--json", "--print-plan", "--help"};
-		bool is_flag = false;
-		for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-			is_flag |= strcmp(name, flags[k]) == 0;
-		if (is_flag) {
-			if (val)
-				return bad(err, errlen, "option %s takes no value", name);
-			if (!strcmp(name, "--json"))
-				c->json = true;
-			else if (!strcmp(name, "--print-plan"))
-				c->print_plan = true;
-			else
-				return bad(err, errlen, "help");
+		if (split_option(a, name, sizeof(name), &val, err, errlen) < 0)
+			return -1;
+		int flag = parse_flag(c, name, val, err, errlen);
+		if (flag < 0)
+			return -1;
+		if (flag)
 			continue;
-		}
 		if (!val) {
 			if (i + 1 >= argc)
 				return bad(err, errlen, "option %s needs a value", name);
 			val = argv[++i];
 		}
-
-		int lim = -1;
-		for (int k = 0; k < LIM__COUNT; k++)
-			if (!strcmp(name, ward_limit_table[k].option))
-				lim = k;
-		if (lim >= 0) {
-			double d;
-			uint64_t u;
-			bool secs = lim == LIM_TIMEOUT || lim == LIM_CPU;
-			if (secs ? parse_seconds(val, &d) < 0 : parse_u64(val, &u) < 0)
-				return bad(err, errlen, "%s '%s' is not a %s", name, val,
-					   secs ? "number of seconds" : "whole number");
-			if (!secs)
-				d = (double)u;
-			const struct limit_desc *ld = &ward_limit_table[lim];
-			if (d < ld->min || d > ld->max)
-				return bad(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min,
-					   ld->max);
-			switch (lim) {
-			case LIM_TIMEOUT: r->limits.timeout_s = d; break;
-			case LIM_CPU: r->limits.cpu_s = d; break;
-			case LIM_MEMORY: r->limits.memory_mb = u; break;
-			case LIM_PIDS: r->limits.pids = (uint32_t)u; break;
-			case LIM_OUTPUT: r->limits.output_limit = u; break;
-			case LIM_FSIZE: r->limits.fsize_mb = u; break;
-			case LIM_TMP: r->limits.tmp_size_mb = u; break;
-			case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
-			}
-		} else if (!strcmp(name, "--workdir")) {
-			r->workdir = val;
-		} else if (!strcmp(name, "--rootfs")) {
-			r->rootfs = val;
-		} else if (!strcmp(name, "--bind") || !strcmp(name, "--ro-bind")) {
-			if (add_mount(c, &nmounts, val, name[2] == 'r', err, errlen) < 0)
-				return -1;
-		} else if (!strcmp(name, "--env")) {
-			if (c->nenv >= CLI_MAX_LIST)
-				return bad(err, errlen, "too many --env options: at most %d", CLI_MAX_LIST);
-			if (!strchr(val, '=') || val[0] == '=')
-				return bad(err, errlen, "--env '%s' is not K=V", val);
-			c->env[c->nenv++] = (char *)val;
-		} else if (!strcmp(name, "--net")) {
-			if (ward_net_parse(val, &r->net) < 0)
-				return bad(err, errlen, "--net '%s' is not none or loopback", val);
-		} else if (!strcmp(name, "--isolation")) {
-			if (!strcmp(val, "off"))
-				return bad(err, errlen, "--isolation off never runs code: use system or application");
-			if (ward_isolation_parse(val, &r->isolation) < 0)
-				return bad(err, errlen, "--isolation '%s' is not system or application", val);
-		} else if (!strcmp(name, "--stdin")) {
-			c->stdin_path = val;
-		} else if (!strcmp(name, "--shell")) {
-			r->shell = val;
-		} else if (!strcmp(name, "--remote")) {
-			c->remote = val;
-		} else if (!strcmp(name, "--token-file")) {
-			c->token_file = val;
-		} else {
-			return bad(err, errlen, "unknown option '%s' (see ward run --help)", name);
-		}
+		if (parse_option(c, &nmounts, name, val, err, errlen) < 0)
+			return -1;
 	}
 	if (i < argc) {
 		if (r->shell)

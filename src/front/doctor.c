@@ -1,6 +1,8 @@
 /* doctor.c — probe each mechanism, then prove the whole by running a real
  * sandbox: a host can have every part and still refuse the whole (an LSM
- * that blocks user namespaces, a read-only /run). */
+ * that blocks user namespaces, a read-only /run).  It only looks: it
+ * writes no sysctl and no setting, and its proof is one ordinary
+ * ward_run().  The report's type and JSON are the wire's (wire/wire.h). */
 #define _GNU_SOURCE
 #include "front/doctor.h"
 

@@ -1,11 +1,14 @@
-/* frontends.h — the entry points src/front/cli.c dispatches to.  Each front end
- * only translates its input into a struct ward_request and the result back
- * out (STYLE: library first, thin front ends). */
+/* frontends.h — the entry points src/front/cli.c dispatches to: `ward
+ * serve` (src/server/), `ward run --remote` (src/front/remote.c), and,
+ * through testjob/testjob.h, `ward test` and POST /test's handler.  Each
+ * front end only translates its input into a struct ward_request and the
+ * result back out (STYLE: library first, thin front ends). */
 #ifndef WARD_FRONTENDS_H
 #define WARD_FRONTENDS_H
 
 #include <stddef.h>
 
+#include "testjob/testjob.h"
 #include "ward.h"
 
 /* `ward serve ARGS...` (argv[0] = "serve"): the HTTP runner of SPEC §5.
@@ -27,20 +30,5 @@ int ward_serve_main(int argc, char **argv);
  * stdin_set is false) is read to its end and sent.  res must be freed with
  * ward_result_free() in both cases. */
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res);
-
-/* `ward test JOB.json|-` (argv[0] = "test"): runs a test job (SPEC §6) and
- * prints its report.  Exit 0 when tests ran and none failed, errored or
- * timed out; 1 otherwise (also when no honest report came back); 125 when
- * the job was refused or ward failed.  (src/testjob/testjob.c) */
-int ward_test_main(int argc, char **argv);
-
-/* POST /test: *report_json (malloc'd, always set unless out of memory) is
- * the report; returns the HTTP status: 200 when the job ran (failing tests
- * included), 400 when the job was refused (the report's "error" says why:
- * also a limit above the runner's maxima, when maxima is not NULL), 503
- * when ward could not run it. */
-struct ward_pool;
-int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
-		      char **report_json);
 
 #endif

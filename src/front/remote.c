@@ -4,7 +4,8 @@
  * A runner that is down, refuses, or answers something that is not a
  * result is ward's own failure (status error, exit 125): the run never
  * falls back to running locally, which would silently drop the isolation
- * the caller asked the runner for. */
+ * the caller asked the runner for.  The wire format is json.c's: this file
+ * only moves its bytes. */
 /* libcurl is loaded (dlopen) the first time --remote is used, not linked:
  * it drags in OpenSSL, Kerberos, LDAP and more, a few MB of every `ward
  * serve`'s memory and of every ward-net start, for a path the server never
@@ -126,6 +127,8 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* libcurl's entry points, process-wide because the library is: loaded
+ * once (dlopen, under curl_once) and read-only after. */
 static struct {
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);
@@ -192,11 +195,111 @@ char *remote_exec_url(const char *url)
 	return out;
 }
 
+/* The request as the body to POST: stdin read to its end first when it
+ * comes from an fd (*input keeps it).  malloc'd, or NULL with res failed. */
+static char *remote_body(const struct ward_request *req, unsigned char **input, struct ward_result *res)
+{
+	char err[512] = "";
+	struct ward_request copy = *req;
+	if (!copy.stdin_set && copy.stdin_fd >= 0) {
+		size_t len = 0;
+		int e = slurp(copy.stdin_fd, input, &len);
+		if (e < 0) {
+			fail(res, "--remote: reading stdin: %s",
+			     e == -EFBIG ? "more than the runner takes (16 MiB)" : strerror(-e));
+			return NULL;
+		}
+		copy.stdin_set = true;
+		copy.stdin_data = *input;
+		copy.stdin_len = len;
+	}
+	char *body = ward_request_to_json(&copy, err, sizeof(err));
+	if (!body)
+		fail(res, "--remote: %s", err);
+	return body;
+}
+
+/* The request's headers, the bearer token's among them (*auth, wiped and
+ * freed by the caller).  0, or -1 when out of memory. */
+static int remote_headers(const char *token, struct curl_slist **hdrs, char **auth)
+{
+	*hdrs = curl_slist_append(*hdrs, "Content-Type: application/json");
+	*hdrs = curl_slist_append(*hdrs, "Expect:"); /* no 100-continue round trip */
+	if (token && *token) {
+		size_t n = strlen(token) + 32;
+		if (!(*auth = malloc(n)))
+			return -1;
+		snprintf(*auth, n, "Authorization: Bearer %s", token);
+		struct curl_slist *h = curl_slist_append(*hdrs, *auth);
+		if (!h)
+			return -1;
+		*hdrs = h;
+	}
+	return 0;
+}
+
+/* POST body to endpoint; the answer into ans. */
+static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hdrs, const char *body, double timeout_s,
+			    struct answer *ans)
+{
+	/* the run's own time, plus room to wait in the runner's queue */
+	long timeout_ms = (long)((timeout_s + 120) * 1000);
+	curl_easy_setopt(c, CURLOPT_URL, endpoint);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "ward/" WARD_VERSION);
+	return curl_easy_perform(c);
+}
+
+/* The runner's answer: a result (HTTP 200) into res, or its refusal.  0,
+ * or -1 with res failed. */
+static int remote_answer(CURL *c, const char *endpoint, const struct answer *ans, struct ward_result *res)
+{
+	char err[512] = "";
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200) {
+		char msg[400] = "";
+		if (ans->p)
+			ward_error_from_json(ans->p, ans->len, msg, sizeof(msg));
+		fail(res, "--remote: the runner at %s refused the request (HTTP %ld)%s%s", endpoint, code,
+		     msg[0] ? ": " : "", msg);
+		return -1;
+	}
+	if (ward_result_from_json(ans->p ? ans->p : "", ans->len, res, err, sizeof(err)) < 0) {
+		ward_result_free(res);
+		memset(res, 0, sizeof(*res));
+		fail(res, "--remote: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A streaming run shows the output as it would have appeared; the result
+ * keeps only the counts. */
+static void remote_stream_out(const struct ward_request *req, struct ward_result *res)
+{
+	write_all(req->stream_fd[0], res->out.data, res->out.len);
+	write_all(req->stream_fd[1], res->err.data, res->err.len);
+	res->out.len = res->err.len = 0;
+	if (res->out.data)
+		res->out.data[0] = 0;
+	if (res->err.data)
+		res->err.data[0] = 0;
+}
+
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->isolation = req->isolation;
-	char err[512] = "";
 	char *body = NULL, *endpoint = NULL, *auth = NULL;
 	unsigned char *input = NULL;
 	struct curl_slist *hdrs = NULL;
@@ -208,24 +311,8 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 		fail(res, "--remote: no runner URL given");
 		return -1;
 	}
-	struct ward_request copy = *req;
-	if (!copy.stdin_set && copy.stdin_fd >= 0) {
-		size_t len = 0;
-		int e = slurp(copy.stdin_fd, &input, &len);
-		if (e < 0) {
-			fail(res, "--remote: reading stdin: %s",
-			     e == -EFBIG ? "more than the runner takes (16 MiB)" : strerror(-e));
-			goto out;
-		}
-		copy.stdin_set = true;
-		copy.stdin_data = input;
-		copy.stdin_len = len;
-	}
-	body = ward_request_to_json(&copy, err, sizeof(err));
-	if (!body) {
-		fail(res, "--remote: %s", err);
+	if (!(body = remote_body(req, &input, res)))
 		goto out;
-	}
 	endpoint = remote_exec_url(url);
 	if (!endpoint)
 		goto oom;
@@ -234,66 +321,19 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 		fail(res, "--remote: cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
 		goto out;
 	}
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:"); /* no 100-continue round trip */
-	if (token && *token) {
-		size_t n = strlen(token) + 32;
-		if (!(auth = malloc(n)))
-			goto oom;
-		snprintf(auth, n, "Authorization: Bearer %s", token);
-		struct curl_slist *h = curl_slist_append(hdrs, auth);
-		if (!h)
-			goto oom;
-		hdrs = h;
-	}
-	/* the run's own time, plus room to wait in the runner's queue */
-	long timeout_ms = (long)((req->limits.timeout_s + 120) * 1000);
-	curl_easy_setopt(c, CURLOPT_URL, endpoint);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "ward/" WARD_VERSION);
-	CURLcode cc = curl_easy_perform(c);
+	if (remote_headers(token, &hdrs, &auth) < 0)
+		goto oom;
+	CURLcode cc = remote_post(c, endpoint, hdrs, body, req->limits.timeout_s, &ans);
 	if (cc != CURLE_OK) {
 		fail(res, "--remote: the runner at %s is not reachable: %s%s", endpoint,
 		     ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
 		     cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
 		goto out;
 	}
-	long code = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200) {
-		char msg[400] = "";
-		if (ans.p)
-			ward_error_from_json(ans.p, ans.len, msg, sizeof(msg));
-		fail(res, "--remote: the runner at %s refused the request (HTTP %ld)%s%s", endpoint, code,
-		     msg[0] ? ": " : "", msg);
+	if (remote_answer(c, endpoint, &ans, res) < 0)
 		goto out;
-	}
-	if (ward_result_from_json(ans.p ? ans.p : "", ans.len, res, err, sizeof(err)) < 0) {
-		ward_result_free(res);
-		memset(res, 0, sizeof(*res));
-		fail(res, "--remote: %s", err);
-		goto out;
-	}
-	if (!req->capture) {
-		/* a streaming run shows the output as it would have appeared; the
-		 * result keeps only the counts */
-		write_all(req->stream_fd[0], res->out.data, res->out.len);
-		write_all(req->stream_fd[1], res->err.data, res->err.len);
-		res->out.len = res->err.len = 0;
-		if (res->out.data)
-			res->out.data[0] = 0;
-		if (res->err.data)
-			res->err.data[0] = 0;
-	}
+	if (!req->capture)
+		remote_stream_out(req, res);
 	rc = 0;
 	goto out;
 oom:

@@ -4,10 +4,13 @@
  * Runners:
  *  - python: the embedded harness (src/testjob/ward_harness.py) is run as
  *    `python3 -s -B -c HARNESS FRAMEWORK TESTFILE...` and writes one JSON
- *    line per event to fd 3 (parsed in json.c, testjob_parse_harness).
+ *    line per event to fd 3 (parsed in testjob_json.c, testjob_parse_harness).
  *  - junit: the job's command runs under a tiny /bin/sh wrapper with fd 3
  *    closed; when it has exited, the wrapper copies $WARD_REPORT to fd 3,
  *    and the XML is parsed here with libxml2.
+ *
+ * Also `ward test` and POST /test's handler (declared in testjob.h).  JSON
+ * is testjob_json.c's; this file never parses or writes it.
  *
  * Counts never come from stdout, and a job that leaves no report, an empty
  * one or one that does not parse has `error` set and total 0: never a pass.
@@ -30,7 +33,6 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "front/frontends.h"
 #include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
 #include "core/request.h"
 
@@ -116,6 +118,8 @@ static void report_error(struct testjob_report *rep, const char *fmt, ...)
 
 /* ----------------------------------------------------------------- junit */
 
+/* libxml2's global state is initialised once per process, whichever
+ * thread parses first. */
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void)
 {

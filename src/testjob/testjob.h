@@ -5,8 +5,11 @@
  * Data flow: JSON job --testjob_from_json--> struct testjob
  *            --testjob_run--> ward_run() --> struct testjob_report
  *            --testjob_report_to_json--> the report JSON.
- * JSON lives in src/wire/json.c (section "test jobs"), the running and the
- * report parsing (harness lines, JUnit XML) in src/testjob/testjob.c.
+ * The JSON (the job, the report, the harness's lines) lives in
+ * src/testjob/testjob_json.c, on the wire's shared checks; the running, the
+ * JUnit XML and the two front ends (`ward test`, POST /test) in
+ * src/testjob/testjob.c.  Depends on core (ward_run) and wire, never on a
+ * front end or the server: they call in.
  */
 #ifndef WARD_TESTJOB_H
 #define WARD_TESTJOB_H
@@ -74,7 +77,7 @@ struct testjob_report {
 	size_t ndetails, cap;
 };
 
-/* ---- json.c, section "test jobs" ---- */
+/* ---- testjob_json.c ---- */
 
 /* Decode a job.  0, or -1 with a message in err naming the field (job is
  * then freed).  Paths are checked here, before anything is written: the
@@ -120,5 +123,21 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep);
 
 /* The harness source (embedded at build time from src/testjob/). */
 const char *testjob_harness_source(void);
+
+/* ---- testjob.c: the front ends ---- */
+
+/* `ward test JOB.json|-` (argv[0] = "test"): runs a test job (SPEC §6) and
+ * prints its report.  Exit 0 when tests ran and none failed, errored or
+ * timed out; 1 otherwise (also when no honest report came back); 125 when
+ * the job was refused or ward failed. */
+int ward_test_main(int argc, char **argv);
+
+/* POST /test: *report_json (malloc'd, always set unless out of memory) is
+ * the report; returns the HTTP status: 200 when the job ran (failing tests
+ * included), 400 when the job was refused (the report's "error" says why:
+ * also a limit above the runner's maxima, when maxima is not NULL), 503
+ * when ward could not run it. */
+int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
+		      char **report_json);
 
 #endif

@@ -1,4 +1,5 @@
-/* base64.c — see base64.h. */
+/* base64.c — RFC 4648 base64 (see base64.h): bytes in, bytes out.  Knows
+ * no JSON and no ward type; never does I/O. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

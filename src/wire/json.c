@@ -1,17 +1,28 @@
-/* json.c — the one place that knows ward's wire format (SPEC §4-§6):
- * results, /exec requests and test jobs to and from JSON, with jansson.
+/* json.c — the one place that knows ward's wire format (SPEC §4, §5, §7):
+ * results, /exec requests, /health, the server's log lines and the doctor's
+ * report to and from JSON, with jansson; and the checks every decoder of
+ * ward's shares (wire/decode.h: members, typed values, contents, limits),
+ * which the test jobs' format (src/testjob/testjob_json.c) builds on.
  *
- * Sections: result encoding; (server) request decoding and result decoding;
- * (test jobs) job decoding and report encoding.  Each front end calls these
- * and never builds JSON by itself.
- */
+ * Never runs anything and never calls up into a front end, the server or
+ * the test jobs: it reads and writes the structs they hand it.  Which
+ * values are allowed is ward_request_validate()'s (src/core/request.c). */
+#include <errno.h>
 #include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/request.h"
+#include "ward.h"
+#include "wire/base64.h"
+#include "wire/decode.h"
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
-#include "ward.h"
+#include "wire/wire.h"
 
 /* ---------------------------------------------------------------- result */
 
@@ -46,10 +57,8 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_bool(w, r->timed_out);
 	jw_key(w, "oom_killed");
 	jw_bool(w, r->oom_killed);
-	jw_key(w, "stdout");
-	jw_string(w, r->out.data ? r->out.data : "", r->out.data ? r->out.len : 0);
-	jw_key(w, "stderr");
-	jw_string(w, r->err.data ? r->err.data : "", r->err.data ? r->err.len : 0);
+	jw_member_string(w, "stdout", r->out.data, r->out.len);
+	jw_member_string(w, "stderr", r->err.data, r->err.len);
 	jw_key(w, "stdout_truncated");
 	jw_bool(w, r->out.truncated);
 	jw_key(w, "stderr_truncated");
@@ -58,8 +67,7 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_int(w, (int64_t)r->out.bytes);
 	jw_key(w, "stderr_bytes");
 	jw_int(w, (int64_t)r->err.bytes);
-	jw_key(w, "error");
-	jw_string(w, r->error, strnlen(r->error, sizeof(r->error)));
+	jw_member_string(w, "error", r->error, strnlen(r->error, sizeof(r->error)));
 	jw_key(w, "isolation");
 	jw_cstring(w, ward_isolation_name(r->isolation));
 
@@ -104,8 +112,6 @@ int ward_result_to_json_fd(const struct ward_result *r, int fd)
 
 /* ---------------------------------------------------------------- doctor */
 
-#include "front/doctor.h"
-
 char *doctor_to_json(const struct doctor_report *r)
 {
 	json_t *o = json_object();
@@ -128,23 +134,9 @@ char *doctor_to_json(const struct doctor_report *r)
 	return s;
 }
 
-/* ------------------------------------------------ server: requests (SPEC §5)
- * Owned by the server front end: POST /exec bodies to struct ward_request
- * and back (for `ward run --remote`), result objects back to struct
- * ward_result, and the {"error": "..."} envelope. */
+/* ---------------------------------------------- decoding: what every format shares */
 
-#include <errno.h>
-#include <math.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-
-#include "wire/base64.h"
-#include "core/request.h"
-#include "wire/wire.h"
-
-static int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int wire_bad(char *err, size_t errlen, const char *fmt, ...)
+int wire_bad(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -153,9 +145,29 @@ static int wire_bad(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+void wire_request_doc_init(struct ward_request_doc *doc)
+{
+	memset(doc, 0, sizeof(*doc));
+	ward_request_init(&doc->req);
+	doc->req.capture = true;
+	doc->req.stdin_fd = -1;
+}
+
+json_t *wire_load(const char *body, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	/* Duplicate keys are refused: two "argv" members would leave which one
+	 * ran up to the parser.  Depth is bounded by jansson itself
+	 * (JSON_PARSER_MAX_DEPTH), so deep nesting is an error, not a crash. */
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	if (!root)
+		wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+	return root;
+}
+
 /* A member that is absent or null counts as not given: clients written in
  * Python send None for "use the default". */
-static json_t *member(const json_t *o, const char *key)
+json_t *wire_member(const json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 	return json_is_null(v) ? NULL : v;
@@ -165,16 +177,16 @@ static json_t *member(const json_t *o, const char *key)
  * clients send "" for "not set" (DeepTutor's "workdir": "").  Only for
  * members where the empty string cannot mean anything else (SPEC §5:
  * workdir and command). */
-static json_t *member_nonempty(const json_t *o, const char *key)
+json_t *wire_member_nonempty(const json_t *o, const char *key)
 {
-	json_t *v = member(o, key);
+	json_t *v = wire_member(o, key);
 	return json_is_string(v) && json_string_length(v) == 0 ? NULL : v;
 }
 
 /* A C string from a JSON string: refused when it holds a NUL (we parse with
  * JSON_ALLOW_NUL so that file contents may, but a path or an argument with
  * a NUL would be cut short silently). */
-static int wire_cstr(const json_t *v, const char *field, const char **out, char *err, size_t errlen)
+int wire_cstr(const json_t *v, const char *field, const char **out, char *err, size_t errlen)
 {
 	if (!json_is_string(v))
 		return wire_bad(err, errlen, "%s: must be a string", field);
@@ -187,7 +199,7 @@ static int wire_cstr(const json_t *v, const char *field, const char **out, char 
 
 /* A non-negative whole number no larger than max; a real such as 512.0 is
  * accepted when it is integral (json.dumps of a float). */
-static int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, char *err, size_t errlen)
+int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, char *err, size_t errlen)
 {
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
@@ -217,7 +229,7 @@ static int wire_number(const json_t *v, const char *field, double *out, char *er
 
 /* Content with an "encoding": utf-8 (the string's bytes) or base64.  *owned
  * gets the decoded buffer when one was made. */
-static int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
+int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
 			size_t *len, unsigned char **owned, char *err, size_t errlen)
 {
 	if (!json_is_string(v))
@@ -240,29 +252,24 @@ static int wire_content(const json_t *v, const char *encoding, const char *field
 	return 0;
 }
 
-static int decode_argv(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+int wire_string_array(const json_t *a, const char *name, char ***out, char *err, size_t errlen)
 {
-	if (!json_is_array(a))
-		return wire_bad(err, errlen, "argv: must be an array of strings");
 	size_t n = json_array_size(a);
-	if (n == 0)
-		return wire_bad(err, errlen, "argv: must not be empty");
-	doc->argv = calloc(n + 1, sizeof(char *));
-	if (!doc->argv)
+	*out = calloc(n + 1, sizeof(char *));
+	if (!*out)
 		return wire_bad(err, errlen, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		char field[32];
-		snprintf(field, sizeof(field), "argv[%zu]", i);
+		char field[48];
+		snprintf(field, sizeof(field), "%s[%zu]", name, i);
 		const char *s;
 		if (wire_cstr(json_array_get(a, i), field, &s, err, errlen) < 0)
 			return -1;
-		doc->argv[i] = (char *)s; /* borrowed from doc->json */
+		(*out)[i] = (char *)s; /* borrowed from the document */
 	}
-	doc->req.argv = doc->argv;
 	return 0;
 }
 
-static int decode_env(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen)
+int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen)
 {
 	if (!json_is_object(o))
 		return wire_bad(err, errlen, "env: must be an object of strings");
@@ -296,6 +303,105 @@ static int decode_env(struct ward_request_doc *doc, const json_t *o, char *err, 
 	return 0;
 }
 
+int wire_decode_file_body(const json_t *f, const char *at, uint64_t max_mode, struct ward_file *wf,
+			  unsigned char **owned, char *err, size_t errlen)
+{
+	json_t *v;
+	char field[80];
+	const char *enc = NULL;
+	snprintf(field, sizeof(field), "%s.encoding", at);
+	if ((v = wire_member(f, "encoding")) && wire_cstr(v, field, &enc, err, errlen) < 0)
+		return -1;
+	snprintf(field, sizeof(field), "%s.content", at);
+	if (!(v = wire_member(f, "content"))) {
+		wf->data = (const unsigned char *)"";
+		wf->len = 0;
+	} else if (wire_content(v, enc, field, &wf->data, &wf->len, owned, err, errlen) < 0)
+		return -1;
+	snprintf(field, sizeof(field), "%s.mode", at);
+	uint64_t mode = 0;
+	if ((v = wire_member(f, "mode")) && wire_uint(v, field, max_mode, &mode, err, errlen) < 0)
+		return -1;
+	wf->mode = (mode_t)mode;
+	return 0;
+}
+
+int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, size_t errlen)
+{
+	struct ward_limits *l = &req->limits;
+	json_t *v;
+	uint64_t u;
+	if (!json_is_object(o))
+		return wire_bad(err, errlen, "limits: must be an object");
+	if ((v = wire_member(o, "timeout_s")) && wire_number(v, "limits.timeout_s", &l->timeout_s, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "cpu_seconds")) && wire_number(v, "limits.cpu_seconds", &l->cpu_s, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "memory_mb")) && wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "pids"))) {
+		if (wire_uint(v, "limits.pids", UINT32_MAX, &u, err, errlen) < 0)
+			return -1;
+		l->pids = (uint32_t)u;
+	}
+	/* DeepTutor's name; ward counts bytes per stream */
+	if ((v = wire_member(o, "max_output_chars")) &&
+	    wire_uint(v, "limits.max_output_chars", UINT64_MAX, &l->output_limit, err, errlen) < 0)
+		return -1;
+	/* ward's own limits beyond DeepTutor's set, named as ward run's options */
+	if ((v = wire_member(o, "output_limit")) &&
+	    wire_uint(v, "limits.output_limit", UINT64_MAX, &l->output_limit, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "fsize_mb")) && wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "tmp_size_mb")) &&
+	    wire_uint(v, "limits.tmp_size_mb", UINT64_MAX >> 20, &l->tmp_size_mb, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(o, "nofile"))) {
+		if (wire_uint(v, "limits.nofile", UINT32_MAX, &u, err, errlen) < 0)
+			return -1;
+		l->nofile = (uint32_t)u;
+	}
+	return 0;
+}
+
+int wire_decode_network_isolation(struct ward_request_doc *doc, const json_t *root, char *err, size_t errlen)
+{
+	json_t *v;
+	if ((v = wire_member(root, "network"))) {
+		const char *s;
+		/* false is what a client means by "no network" */
+		if (json_is_false(v))
+			doc->req.net = WARD_NET_NONE;
+		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0)
+			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
+	}
+	if ((v = wire_member(root, "isolation"))) {
+		const char *s;
+		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &doc->req.isolation) < 0)
+			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
+		doc->isolation_set = true;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------- /exec requests (SPEC §5)
+ * POST /exec bodies to struct ward_request and back (for `ward run
+ * --remote`), result objects back to struct ward_result, and the
+ * {"error": "..."} envelope. */
+
+static int decode_argv(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "argv: must be an array of strings");
+	if (json_array_size(a) == 0)
+		return wire_bad(err, errlen, "argv: must not be empty");
+	if (wire_string_array(a, "argv", &doc->argv, err, errlen) < 0)
+		return -1;
+	doc->req.argv = doc->argv;
+	return 0;
+}
+
 static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
@@ -311,16 +417,16 @@ static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *er
 		if (!json_is_object(m))
 			return wire_bad(err, errlen, "mounts[%zu]: must be an object", i);
 		snprintf(field, sizeof(field), "mounts[%zu].host_path", i);
-		if (!(v = member(m, "host_path")))
+		if (!(v = wire_member(m, "host_path")))
 			return wire_bad(err, errlen, "%s: is required", field);
 		if (wire_cstr(v, field, &wm->host_path, err, errlen) < 0)
 			return -1;
 		snprintf(field, sizeof(field), "mounts[%zu].sandbox_path", i);
-		if ((v = member(m, "sandbox_path")) && wire_cstr(v, field, &wm->sandbox_path, err, errlen) < 0)
+		if ((v = wire_member(m, "sandbox_path")) && wire_cstr(v, field, &wm->sandbox_path, err, errlen) < 0)
 			return -1;
 		/* read-only unless the caller asks otherwise: the safe default */
 		wm->read_only = true;
-		if ((v = member(m, "read_only"))) {
+		if ((v = wire_member(m, "read_only"))) {
 			if (!json_is_boolean(v))
 				return wire_bad(err, errlen, "mounts[%zu].read_only: must be true or false", i);
 			wm->read_only = json_is_true(v);
@@ -345,68 +451,17 @@ static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err
 	for (size_t i = 0; i < n; i++) {
 		json_t *f = json_array_get(a, i), *v;
 		struct ward_file *wf = &doc->files[i];
-		char field[64];
-		const char *enc = NULL;
+		char at[48], field[64];
 		if (!json_is_object(f))
 			return wire_bad(err, errlen, "files[%zu]: must be an object", i);
 		snprintf(field, sizeof(field), "files[%zu].path", i);
-		if (!(v = member(f, "path")))
+		if (!(v = wire_member(f, "path")))
 			return wire_bad(err, errlen, "%s: is required", field);
 		if (wire_cstr(v, field, &wf->path, err, errlen) < 0)
 			return -1;
-		snprintf(field, sizeof(field), "files[%zu].encoding", i);
-		if ((v = member(f, "encoding")) && wire_cstr(v, field, &enc, err, errlen) < 0)
+		snprintf(at, sizeof(at), "files[%zu]", i);
+		if (wire_decode_file_body(f, at, 07777, wf, &doc->file_data[i], err, errlen) < 0)
 			return -1;
-		snprintf(field, sizeof(field), "files[%zu].content", i);
-		if (!(v = member(f, "content"))) {
-			wf->data = (const unsigned char *)"";
-			wf->len = 0;
-		} else if (wire_content(v, enc, field, &wf->data, &wf->len, &doc->file_data[i], err, errlen) < 0)
-			return -1;
-		snprintf(field, sizeof(field), "files[%zu].mode", i);
-		uint64_t mode = 0;
-		if ((v = member(f, "mode")) && wire_uint(v, field, 07777, &mode, err, errlen) < 0)
-			return -1;
-		wf->mode = (mode_t)mode;
-	}
-	return 0;
-}
-
-static int decode_limits(struct ward_request *req, const json_t *o, char *err, size_t errlen)
-{
-	struct ward_limits *l = &req->limits;
-	json_t *v;
-	uint64_t u;
-	if (!json_is_object(o))
-		return wire_bad(err, errlen, "limits: must be an object");
-	if ((v = member(o, "timeout_s")) && wire_number(v, "limits.timeout_s", &l->timeout_s, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "cpu_seconds")) && wire_number(v, "limits.cpu_seconds", &l->cpu_s, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "memory_mb")) && wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "pids"))) {
-		if (wire_uint(v, "limits.pids", UINT32_MAX, &u, err, errlen) < 0)
-			return -1;
-		l->pids = (uint32_t)u;
-	}
-	/* DeepTutor's name; ward counts bytes per stream */
-	if ((v = member(o, "max_output_chars")) &&
-	    wire_uint(v, "limits.max_output_chars", UINT64_MAX, &l->output_limit, err, errlen) < 0)
-		return -1;
-	/* ward's own limits beyond DeepTutor's set, named as ward run's options */
-	if ((v = member(o, "output_limit")) &&
-	    wire_uint(v, "limits.output_limit", UINT64_MAX, &l->output_limit, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "fsize_mb")) && wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "tmp_size_mb")) &&
-	    wire_uint(v, "limits.tmp_size_mb", UINT64_MAX >> 20, &l->tmp_size_mb, err, errlen) < 0)
-		return -1;
-	if ((v = member(o, "nofile"))) {
-		if (wire_uint(v, "limits.nofile", UINT32_MAX, &u, err, errlen) < 0)
-			return -1;
-		l->nofile = (uint32_t)u;
 	}
 	return 0;
 }
@@ -420,7 +475,7 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 
 	/* DeepTutor's client sends "argv": [] next to "command" when it has no
 	 * argv, and "command": "" means no command (SPEC §5): both absent */
-	json_t *a = member(root, "argv"), *cmd = member_nonempty(root, "command");
+	json_t *a = wire_member(root, "argv"), *cmd = wire_member_nonempty(root, "command");
 	if (json_is_array(a) && json_array_size(a) == 0) {
 		if (!cmd)
 			return wire_bad(err, errlen, "argv: is empty and there is no command: send the program and its "
@@ -439,42 +494,28 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	/* argv is authoritative: a "command" next to it is not even checked */
 
 	/* "workdir": "" is DeepTutor's "none": an ephemeral /work */
-	if ((v = member_nonempty(root, "workdir")) && wire_cstr(v, "workdir", &req->workdir, err, errlen) < 0)
+	if ((v = wire_member_nonempty(root, "workdir")) && wire_cstr(v, "workdir", &req->workdir, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "rootfs")) && wire_cstr(v, "rootfs", &req->rootfs, err, errlen) < 0)
+	if ((v = wire_member(root, "rootfs")) && wire_cstr(v, "rootfs", &req->rootfs, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "env")) && decode_env(doc, v, err, errlen) < 0)
+	if ((v = wire_member(root, "env")) && wire_decode_env(doc, v, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "mounts")) && decode_mounts(doc, v, err, errlen) < 0)
+	if ((v = wire_member(root, "mounts")) && decode_mounts(doc, v, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "limits")) && decode_limits(req, v, err, errlen) < 0)
+	if ((v = wire_member(root, "limits")) && wire_decode_limits(req, v, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "files")) && decode_files(doc, v, err, errlen) < 0)
+	if ((v = wire_member(root, "files")) && decode_files(doc, v, err, errlen) < 0)
 		return -1;
-	if ((v = member(root, "stdin"))) {
+	if ((v = wire_member(root, "stdin"))) {
 		const char *enc = NULL;
-		json_t *e = member(root, "stdin_encoding");
+		json_t *e = wire_member(root, "stdin_encoding");
 		if (e && wire_cstr(e, "stdin_encoding", &enc, err, errlen) < 0)
 			return -1;
 		if (wire_content(v, enc, "stdin", &req->stdin_data, &req->stdin_len, &doc->stdin_data, err, errlen) < 0)
 			return -1;
 		req->stdin_set = true;
 	}
-	if ((v = member(root, "network"))) {
-		const char *s;
-		/* false is what a client means by "no network" */
-		if (json_is_false(v))
-			req->net = WARD_NET_NONE;
-		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &req->net) < 0)
-			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
-	}
-	if ((v = member(root, "isolation"))) {
-		const char *s;
-		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &req->isolation) < 0)
-			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
-		doc->isolation_set = true;
-	}
-	return 0;
+	return wire_decode_network_isolation(doc, root, err, errlen);
 }
 
 int ward_json_check_values(const char *body, size_t len, size_t max, char *err, size_t errlen)
@@ -498,20 +539,12 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 
 int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err, size_t errlen)
 {
-	memset(doc, 0, sizeof(*doc));
-	ward_request_init(&doc->req);
-	doc->req.capture = true;
-	doc->req.stdin_fd = -1;
-
+	wire_request_doc_init(doc);
 	if (ward_json_check_values(body, len, WARD_JSON_MAX_VALUES, err, errlen) < 0)
 		return -1;
-	json_error_t je;
-	/* Duplicate keys are refused: two "argv" members would leave which one
-	 * ran up to the parser.  Depth is bounded by jansson itself
-	 * (JSON_PARSER_MAX_DEPTH), so deep nesting is an error, not a crash. */
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	json_t *root = wire_load(body, len, err, errlen);
 	if (!root)
-		return wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+		return -1;
 	doc->json = root;
 	if (decode_request(doc, root, err, errlen) < 0) {
 		ward_request_doc_free(doc);
@@ -617,74 +650,81 @@ static int put_str(json_t *o, const char *key, const char *s)
 	return v ? json_object_set_new(o, key, v) : -1;
 }
 
-char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
+/* Every failure to allocate while encoding a request says this. */
+#define ENCODE_OOM "out of memory encoding the request"
+
+/* "argv", or "command" for a shell string.  0, or -1 with err set. */
+static int put_command(json_t *o, const struct ward_request *req, char *err, size_t errlen)
 {
-	json_t *o = json_object();
-	char *out = NULL;
-	if (!o)
-		goto oom;
 	if (req->argv && req->argv[0]) {
 		json_t *a = json_array();
 		json_object_set_new(o, "argv", a);
 		for (char *const *p = req->argv; *p; p++) {
 			json_t *s = json_string(*p);
-			if (!s) {
-				wire_bad(err, errlen, "argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
-				goto out;
-			}
+			if (!s)
+				return wire_bad(err, errlen,
+						"argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
 			json_array_append_new(a, s);
 		}
 	} else if (req->shell && !req->shell[0]) {
 		/* "command": "" reads as no command (SPEC §5): send what runs here */
 		json_t *a = json_pack("[sss]", "/bin/sh", "-c", "");
 		if (!a || json_object_set_new(o, "argv", a) < 0)
-			goto oom;
+			return wire_bad(err, errlen, ENCODE_OOM);
 	} else if (req->shell) {
-		if (put_str(o, "command", req->shell) < 0) {
-			wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
-			goto out;
-		}
+		if (put_str(o, "command", req->shell) < 0)
+			return wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
 	}
-	if (req->env) {
-		json_t *e = json_object();
-		json_object_set_new(o, "env", e);
-		for (char *const *p = req->env; *p; p++) {
-			const char *eq = strchr(*p, '=');
-			if (!eq)
-				continue;
-			char *k = strndup(*p, (size_t)(eq - *p));
-			if (!k)
-				goto oom;
-			json_t *v = json_string(eq + 1);
-			int rc = v ? json_object_set_new(e, k, v) : -1;
-			free(k);
-			if (rc < 0) {
-				wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
-				goto out;
-			}
-		}
+	return 0;
+}
+
+/* "env": {NAME: value}.  0, or -1 with err set. */
+static int put_env(json_t *o, char *const *env, char *err, size_t errlen)
+{
+	json_t *e = json_object();
+	json_object_set_new(o, "env", e);
+	for (char *const *p = env; *p; p++) {
+		const char *eq = strchr(*p, '=');
+		if (!eq)
+			continue;
+		char *k = strndup(*p, (size_t)(eq - *p));
+		if (!k)
+			return wire_bad(err, errlen, ENCODE_OOM);
+		json_t *v = json_string(eq + 1);
+		int rc = v ? json_object_set_new(e, k, v) : -1;
+		free(k);
+		if (rc < 0)
+			return wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
 	}
-	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
-	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
-		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
-		goto out;
+	return 0;
+}
+
+/* A new object at the end of array a. */
+static json_t *append_object(json_t *a)
+{
+	json_t *e = json_object();
+	json_array_append_new(a, e);
+	return e;
+}
+
+static int put_mounts(json_t *o, const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *a = json_array();
+	json_object_set_new(o, "mounts", a);
+	for (size_t i = 0; i < req->nmounts; i++) {
+		const struct ward_mount *m = &req->mounts[i];
+		json_t *mo = append_object(a);
+		if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
+		    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0))
+			return wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
+		json_object_set_new(mo, "read_only", json_boolean(m->read_only));
 	}
-	if (req->nmounts) {
-		json_t *a = json_array();
-		json_object_set_new(o, "mounts", a);
-		for (size_t i = 0; i < req->nmounts; i++) {
-			const struct ward_mount *m = &req->mounts[i];
-			json_t *mo = json_object();
-			json_array_append_new(a, mo);
-			if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
-			    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0)) {
-				wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
-				goto out;
-			}
-			json_object_set_new(mo, "read_only", json_boolean(m->read_only));
-		}
-	}
-	const struct ward_limits *l = &req->limits;
+	return 0;
+}
+
+/* "limits", every one of them, named as in a request. */
+static void put_limits(json_t *o, const struct ward_limits *l)
+{
 	json_t *lo = json_object();
 	json_object_set_new(o, "limits", lo);
 	json_object_set_new(lo, "timeout_s", json_real(l->timeout_s));
@@ -695,34 +735,54 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 	json_object_set_new(lo, "fsize_mb", json_integer((json_int_t)l->fsize_mb));
 	json_object_set_new(lo, "tmp_size_mb", json_integer((json_int_t)l->tmp_size_mb));
 	json_object_set_new(lo, "nofile", json_integer(l->nofile));
-	if (req->nfiles) {
-		json_t *a = json_array();
-		json_object_set_new(o, "files", a);
-		for (size_t i = 0; i < req->nfiles; i++) {
-			const struct ward_file *f = &req->files[i];
-			json_t *fo = json_object();
-			json_array_append_new(a, fo);
-			if (put_str(fo, "path", f->path ? f->path : "") < 0) {
-				wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
-				goto out;
-			}
-			if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
-				goto oom;
-			if (f->mode)
-				json_object_set_new(fo, "mode", json_integer(f->mode));
-		}
+}
+
+static int put_files(json_t *o, const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *a = json_array();
+	json_object_set_new(o, "files", a);
+	for (const struct ward_file *f = req->files; f < req->files + req->nfiles; f++) {
+		json_t *fo = append_object(a);
+		if (put_str(fo, "path", f->path ? f->path : "") < 0)
+			return wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
+		if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
+			return wire_bad(err, errlen, ENCODE_OOM);
+		if (f->mode)
+			json_object_set_new(fo, "mode", json_integer(f->mode));
 	}
-	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0)
-		goto oom;
+	return 0;
+}
+
+char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *o = json_object();
+	char *out = NULL;
+	if (!o) {
+		wire_bad(err, errlen, ENCODE_OOM);
+		return NULL;
+	}
+	if (put_command(o, req, err, errlen) < 0 || (req->env && put_env(o, req->env, err, errlen) < 0))
+		goto done;
+	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
+	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
+		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
+		goto done;
+	}
+	if (req->nmounts && put_mounts(o, req, err, errlen) < 0)
+		goto done;
+	put_limits(o, &req->limits);
+	if (req->nfiles && put_files(o, req, err, errlen) < 0)
+		goto done;
+	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0) {
+		wire_bad(err, errlen, ENCODE_OOM);
+		goto done;
+	}
 	json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));
 	out = json_dumps(o, JSON_COMPACT);
 	if (!out)
-		goto oom;
-	goto out;
-oom:
-	wire_bad(err, errlen, "out of memory encoding the request");
-out:
+		wire_bad(err, errlen, ENCODE_OOM);
+done:
 	json_decref(o);
 	return out;
 }
@@ -733,6 +793,7 @@ out:
 static const char *intern_name(const char *s)
 {
 	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit", "ward", "landlock", "seccomp", "none"};
+	/* process-wide: an interned name must outlive every result */
 	static char *pool[64];
 	static size_t npool;
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -924,439 +985,4 @@ char *ward_log_to_json(const struct ward_log_entry *e)
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
-}
-
-/* ------------------------------------------------------------ test jobs */
-/* SPEC §6: a test job in, its report out, and the python harness's report
- * lines (src/testjob/ward_harness.py) in between.  Types in testjob.h. */
-
-#include "core/pathguard.h"
-#include "core/request.h"
-#include "testjob/testjob.h"
-
-/* One list of files ("source_files" or "test_files") appended to
- * doc->files from index *at on. */
-static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, const char *list, size_t *at,
-			       size_t *total, char *err, size_t errlen)
-{
-	if (!json_is_array(a))
-		return wire_bad(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
-	for (size_t i = 0; i < json_array_size(a); i++, (*at)++) {
-		json_t *f = json_array_get(a, i), *v;
-		struct ward_file *wf = &doc->files[*at];
-		char field[64], perr[300];
-		const char *enc = NULL;
-		if (!json_is_object(f))
-			return wire_bad(err, errlen, "%s[%zu]: must be an object", list, i);
-		if (!(v = member(f, "path")) || !json_is_string(v))
-			return wire_bad(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
-		/* The length is explicit: a "\u0000" inside the path is seen. */
-		if (pathguard_check(json_string_value(v), json_string_length(v), perr, sizeof(perr)) < 0)
-			return wire_bad(err, errlen, "%s[%zu].path: %s", list, i, perr);
-		wf->path = json_string_value(v);
-		snprintf(field, sizeof(field), "%s[%zu].encoding", list, i);
-		if ((v = member(f, "encoding")) && wire_cstr(v, field, &enc, err, errlen) < 0)
-			return -1;
-		snprintf(field, sizeof(field), "%s[%zu].content", list, i);
-		if (!(v = member(f, "content"))) {
-			wf->data = (const unsigned char *)"";
-			wf->len = 0;
-		} else if (wire_content(v, enc, field, &wf->data, &wf->len, &doc->file_data[*at], err, errlen) < 0)
-			return -1;
-		snprintf(field, sizeof(field), "%s[%zu].mode", list, i);
-		uint64_t mode = 0;
-		if ((v = member(f, "mode")) && wire_uint(v, field, 0777, &mode, err, errlen) < 0)
-			return -1;
-		wf->mode = (mode_t)mode;
-		*total += wf->len;
-		if (*total > WARD_MAX_FILES_BYTES)
-			return wire_bad(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
-					i, WARD_MAX_FILES_BYTES);
-	}
-	return 0;
-}
-
-/* Two paths that cannot both be written: the same path twice, or a path
- * that passes through another given as a file ("a" and "a/b"). */
-static int tj_check_conflicts(const struct testjob *job, char *err, size_t errlen)
-{
-	const struct ward_file *f = job->doc.req.files;
-	size_t n = job->doc.req.nfiles;
-	for (size_t i = 0; i < n; i++) {
-		size_t li = strlen(f[i].path);
-		for (size_t j = i + 1; j < n; j++) {
-			size_t lj = strlen(f[j].path);
-			const char *what = NULL;
-			if (li == lj && memcmp(f[i].path, f[j].path, li) == 0)
-				what = "is given twice";
-			else if ((li < lj && memcmp(f[i].path, f[j].path, li) == 0 && f[j].path[li] == '/') ||
-				 (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
-				what = "and another file's path need the same name as a file and as a directory";
-			if (what)
-				return wire_bad(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
-						j < job->nsource ? "source_files" : "test_files",
-						j < job->nsource ? j : j - job->nsource, f[j].path, what,
-						i < job->nsource ? "source_files" : "test_files",
-						i < job->nsource ? i : i - job->nsource, f[i].path);
-		}
-	}
-	return 0;
-}
-
-static int tj_decode_job(struct testjob *job, const json_t *root, char *err, size_t errlen)
-{
-	struct ward_request_doc *doc = &job->doc;
-	json_t *v;
-	if (!json_is_object(root))
-		return wire_bad(err, errlen, "the job must be a JSON object");
-
-	const char *runner = "python";
-	if ((v = member(root, "runner")) && wire_cstr(v, "runner", &runner, err, errlen) < 0)
-		return -1;
-	if (strcmp(runner, "python") == 0)
-		job->runner = TJ_RUNNER_PYTHON;
-	else if (strcmp(runner, "junit") == 0)
-		job->runner = TJ_RUNNER_JUNIT;
-	else
-		return wire_bad(err, errlen, "runner: must be \"python\" or \"junit\"");
-
-	if ((v = member(root, "framework"))) {
-		const char *fw;
-		if (wire_cstr(v, "framework", &fw, err, errlen) < 0)
-			return -1;
-		if (job->runner != TJ_RUNNER_PYTHON)
-			return wire_bad(err, errlen, "framework: only the python runner takes a framework");
-		if (strcmp(fw, "auto") == 0)
-			job->framework = TJ_FW_AUTO;
-		else if (strcmp(fw, "pytest") == 0)
-			job->framework = TJ_FW_PYTEST;
-		else if (strcmp(fw, "unittest") == 0)
-			job->framework = TJ_FW_UNITTEST;
-		else
-			return wire_bad(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
-	}
-
-	v = member_nonempty(root, "command");
-	if (json_is_array(v) && json_array_size(v) == 0)
-		v = NULL; /* [] and "" are a client's "no command", as in /exec */
-	if (job->runner == TJ_RUNNER_JUNIT) {
-		if (!v || !json_is_array(v) || json_array_size(v) == 0)
-			return wire_bad(err, errlen, "command: the junit runner needs a command, a non-empty array of "
-						     "strings that leaves JUnit XML at $WARD_REPORT");
-		size_t n = json_array_size(v);
-		doc->argv = calloc(n + 1, sizeof(char *));
-		if (!doc->argv)
-			return wire_bad(err, errlen, "out of memory");
-		for (size_t i = 0; i < n; i++) {
-			char field[32];
-			snprintf(field, sizeof(field), "command[%zu]", i);
-			const char *s;
-			if (wire_cstr(json_array_get(v, i), field, &s, err, errlen) < 0)
-				return -1;
-			doc->argv[i] = (char *)s; /* borrowed from doc->json */
-		}
-		job->command = doc->argv;
-	} else if (v)
-		return wire_bad(err, errlen, "command: only the junit runner takes a command; the python runner "
-					     "runs its test files with ward's harness");
-
-	json_t *src = member(root, "source_files"), *tests = member(root, "test_files");
-	size_t ns = json_is_array(src) ? json_array_size(src) : 0;
-	size_t nt = json_is_array(tests) ? json_array_size(tests) : 0;
-	if (ns + nt > WARD_MAX_FILES)
-		return wire_bad(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
-	doc->files = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->files));
-	doc->file_data = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->file_data));
-	if (!doc->files || !doc->file_data)
-		return wire_bad(err, errlen, "out of memory");
-	doc->req.files = doc->files;
-	doc->req.nfiles = ns + nt; /* now, so that doc_free releases what was decoded */
-	size_t at = 0, total = 0;
-	if (src && tj_decode_file_list(doc, src, "source_files", &at, &total, err, errlen) < 0)
-		return -1;
-	job->nsource = at;
-	if (tests && tj_decode_file_list(doc, tests, "test_files", &at, &total, err, errlen) < 0)
-		return -1;
-	if (job->runner == TJ_RUNNER_PYTHON && nt == 0)
-		return wire_bad(err, errlen, "test_files: the python runner needs at least one test file");
-	if (tj_check_conflicts(job, err, errlen) < 0)
-		return -1;
-
-	if ((v = member(root, "limits")) && decode_limits(&doc->req, v, err, errlen) < 0)
-		return -1;
-	if ((v = member(root, "env")) && decode_env(doc, v, err, errlen) < 0)
-		return -1;
-	if ((v = member(root, "network"))) {
-		const char *s;
-		if (json_is_false(v))
-			doc->req.net = WARD_NET_NONE;
-		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0)
-			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
-	}
-	if ((v = member(root, "isolation"))) {
-		const char *s;
-		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &doc->req.isolation) < 0)
-			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
-		doc->isolation_set = true;
-	}
-	return 0;
-}
-
-int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *err, size_t errlen)
-{
-	memset(job, 0, sizeof(*job));
-	struct ward_request_doc *doc = &job->doc;
-	ward_request_init(&doc->req);
-	doc->req.capture = true;
-	doc->req.stdin_fd = -1;
-	if (len > TJ_MAX_JOB_BYTES)
-		return wire_bad(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
-	json_error_t je;
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	if (!root)
-		return wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
-	doc->json = root;
-	if (tj_decode_job(job, root, err, errlen) < 0) {
-		testjob_free(job);
-		return -1;
-	}
-	return 0;
-}
-
-void testjob_free(struct testjob *job)
-{
-	ward_request_doc_free(&job->doc); /* command is doc.argv */
-	memset(job, 0, sizeof(*job));
-}
-
-/* Written by jsonw, as results are: stdout, stderr and the tests' names
- * and messages are the program's. */
-static void emit_report(struct jw *w, const void *arg)
-{
-	const struct testjob_report *r = arg;
-	jw_object_begin(w);
-	const struct {
-		const char *key;
-		unsigned v;
-	} counts[] = {{"total", r->total}, {"passed", r->passed}, {"failed", r->failed},
-		      {"errored", r->errored}, {"skipped", r->skipped}};
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		jw_key(w, counts[i].key);
-		jw_int(w, counts[i].v);
-	}
-	/* Percent with one decimal; null when nothing ran, so that "no tests"
-	 * can never be read as 0 % or 100 %.  %.4g is enough for 0.0-100.0
-	 * with one decimal and prints 66.7, not 66.700000000000003. */
-	jw_key(w, "pass_rate");
-	if (r->total)
-		jw_real(w, round(r->passed * 1000.0 / r->total) / 10.0, 4);
-	else
-		jw_null(w);
-	jw_key(w, "timed_out");
-	jw_bool(w, r->timed_out);
-	jw_key(w, "exit_code");
-	jw_int(w, r->exit_code);
-	jw_key(w, "stdout");
-	jw_string(w, r->out.data ? r->out.data : "", r->out.data ? r->out.len : 0);
-	jw_key(w, "stderr");
-	jw_string(w, r->err.data ? r->err.data : "", r->err.data ? r->err.len : 0);
-	jw_key(w, "error");
-	jw_string(w, r->error, strnlen(r->error, sizeof(r->error)));
-	jw_key(w, "details");
-	jw_array_begin(w);
-	for (size_t i = 0; i < r->ndetails; i++) {
-		const struct testjob_detail *t = &r->details[i];
-		jw_element(w);
-		jw_object_begin(w);
-		jw_key(w, "name");
-		jw_cstring(w, t->name);
-		jw_key(w, "outcome");
-		jw_cstring(w, testjob_outcome_name(t->outcome));
-		jw_key(w, "message");
-		jw_cstring(w, t->message);
-		jw_key(w, "duration_ms");
-		jw_int(w, (int64_t)t->duration_ms);
-		jw_object_end(w);
-	}
-	jw_array_end(w);
-	jw_object_end(w);
-}
-
-char *testjob_report_to_json(const struct testjob_report *r)
-{
-	return jw_build(emit_report, r, NULL);
-}
-
-static int tj_outcome_parse(const char *s, enum testjob_outcome *o)
-{
-	static const struct {
-		const char *name;
-		enum testjob_outcome o;
-	} names[] = {{"passed", TJ_PASSED}, {"failed", TJ_FAILED}, {"errored", TJ_ERRORED}, {"skipped", TJ_SKIPPED}};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i].name) == 0) {
-			*o = names[i].o;
-			return 0;
-		}
-	return -1;
-}
-
-/* One harness line: 0, 1 for "end", or -1 with a message. */
-static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep, char **pending, char *harness_err,
-			   size_t helen, bool *hello, char *err, size_t errlen)
-{
-	const char *ev;
-	json_t *v;
-	if (!json_is_object(o) || wire_cstr(member(o, "event"), "event", &ev, err, errlen) < 0)
-		return wire_bad(err, errlen, "report line %zu is not a harness event", lineno);
-	/* The harness numbers its lines from 0: a line written into the pipe
-	 * by anything else breaks the sequence. */
-	v = member(o, "seq");
-	if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)(lineno - 1))
-		return wire_bad(err, errlen, "report line %zu is out of sequence: something other than the harness "
-					     "wrote to the report channel", lineno);
-	if (!*hello) {
-		json_t *ver = member(o, "version");
-		if (strcmp(ev, "hello") != 0 || !json_is_integer(ver) || json_integer_value(ver) != 1)
-			return wire_bad(err, errlen, "the report does not start with the harness's hello line");
-		*hello = true;
-		return 0;
-	}
-	if (strcmp(ev, "start") == 0) {
-		const char *name;
-		if (wire_cstr(member(o, "name"), "name", &name, err, errlen) < 0)
-			return wire_bad(err, errlen, "report line %zu: a start event without a name", lineno);
-		free(*pending);
-		*pending = strdup(name);
-		if (!*pending)
-			return wire_bad(err, errlen, "out of memory");
-		return 0;
-	}
-	if (strcmp(ev, "test") == 0) {
-		const char *name, *outcome, *msg = "";
-		enum testjob_outcome oc;
-		uint64_t ms = 0;
-		if (!json_is_string(v = member(o, "name")))
-			return wire_bad(err, errlen, "report line %zu: a test without a name", lineno);
-		name = json_string_value(v);
-		size_t namelen = json_string_length(v);
-		if (wire_cstr(member(o, "outcome"), "outcome", &outcome, err, errlen) < 0 ||
-		    tj_outcome_parse(outcome, &oc) < 0)
-			return wire_bad(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
-					lineno);
-		size_t msglen = 0;
-		if ((v = member(o, "message"))) {
-			if (!json_is_string(v))
-				return wire_bad(err, errlen, "report line %zu: message must be a string", lineno);
-			msg = json_string_value(v);
-			msglen = json_string_length(v);
-		}
-		if ((v = member(o, "duration_ms")) &&
-		    wire_uint(v, "duration_ms", UINT64_MAX / 2, &ms, err, errlen) < 0)
-			return -1;
-		if (testjob_report_add(rep, name, namelen, oc, msg, msglen, ms) < 0)
-			return wire_bad(err, errlen, "out of memory");
-		free(*pending);
-		*pending = NULL;
-		return 0;
-	}
-	if (strcmp(ev, "done") == 0) { /* what started finished without being a test (an import) */
-		free(*pending);
-		*pending = NULL;
-		return 0;
-	}
-	if (strcmp(ev, "error") == 0) {
-		const char *msg = "(no message)";
-		if ((v = member(o, "message")) && json_is_string(v))
-			msg = json_string_value(v);
-		if (!harness_err[0])
-			snprintf(harness_err, helen, "%s", msg);
-		return 0;
-	}
-	if (strcmp(ev, "end") == 0)
-		return 1;
-	if (strcmp(ev, "hello") == 0)
-		return wire_bad(err, errlen, "report line %zu: a second hello line", lineno);
-	return 0; /* an event from a newer harness: ignored */
-}
-
-int testjob_parse_harness(const char *buf, size_t len, bool timed_out, struct testjob_report *rep, char *err,
-			  size_t errlen)
-{
-	char *pending = NULL; /* a test that started and has no outcome yet */
-	char harness_err[400] = "";
-	bool hello = false, ended = false;
-	size_t lineno = 0;
-	int rc = -1;
-	const char *p = buf, *end = buf + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		lineno++;
-		if (ended) {
-			/* Nothing may follow the end: whatever does was not
-			 * written by the harness. */
-			wire_bad(err, errlen, "the report has data after its end line (line %zu)", lineno);
-			goto out;
-		}
-		json_error_t je;
-		json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-		if (!o) {
-			/* A line cut short by the time limit's kill is expected. */
-			if (!nl && timed_out)
-				break;
-			wire_bad(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
-			goto out;
-		}
-		int r = tj_harness_line(o, lineno, rep, &pending, harness_err, sizeof(harness_err), &hello, err,
-					errlen);
-		json_decref(o);
-		if (r < 0)
-			goto out;
-		if (r == 1) {
-			if (!nl) { /* the harness always ends its lines */
-				wire_bad(err, errlen, "the report's end line is cut short");
-				goto out;
-			}
-			ended = true;
-		}
-		p = nl ? nl + 1 : end;
-	}
-
-	if (!hello) {
-		wire_bad(err, errlen, "the report is empty: the harness did not start");
-		goto out;
-	}
-	if (harness_err[0]) {
-		wire_bad(err, errlen, "%s", harness_err);
-		goto out;
-	}
-	if (!ended && !timed_out) {
-		wire_bad(err, errlen, "the report ended early: the test process exited before the harness finished "
-				      "(a test called os._exit(), or the process was killed)%s%s",
-			 pending ? "; last test started: " : "", pending ? pending : "");
-		goto out;
-	}
-	if (!ended) {
-		/* Timed out: the test that was running did not pass, and if none
-		 * was, something after the tests hung — either way the run is
-		 * not a pass. */
-		const char *name = pending ? pending : "(outside any test)";
-		const char *msg = "the time limit stopped this test before it finished";
-		if (testjob_report_add(rep, name, strlen(name), TJ_ERRORED, msg, strlen(msg), 0) < 0) {
-			wire_bad(err, errlen, "out of memory");
-			goto out;
-		}
-	}
-	if (rep->total == 0) {
-		wire_bad(err, errlen, "no tests ran: the test files define no tests");
-		goto out;
-	}
-	rc = 0;
-out:
-	free(pending);
-	if (rc < 0)
-		testjob_report_clear_tests(rep);
-	return rc;
 }

@@ -1,4 +1,8 @@
-/* jsonw.c — JSON text written straight from C values (see jsonw.h). */
+/* jsonw.c — JSON text written straight from C values (see jsonw.h).  Owns
+ * the escaping and the two passes (count, then write); never builds a tree
+ * and never holds more than the document (to an fd, a small staging
+ * buffer).  Knows no ward type: the documents are json.c's and
+ * testjob_json.c's. */
 #include "wire/jsonw.h"
 
 #include <errno.h>
@@ -188,6 +192,24 @@ void jw_string(struct jw *w, const char *data, size_t len)
 void jw_cstring(struct jw *w, const char *s)
 {
 	jw_string(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+void jw_member_string(struct jw *w, const char *key, const char *data, size_t len)
+{
+	jw_key(w, key);
+	jw_string(w, data ? data : "", data ? len : 0);
+}
+
+void jw_member_int(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_int(w, v);
+}
+
+void jw_member_bool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
 }
 
 void jw_int(struct jw *w, int64_t v)

@@ -50,6 +50,11 @@ void jw_element(struct jw *w);
 /* Bytes as a JSON string: ill-formed UTF-8 becomes U+FFFD, NUL \u0000. */
 void jw_string(struct jw *w, const char *data, size_t len);
 void jw_cstring(struct jw *w, const char *s);
+/* A member and its value in one call: bytes (NULL data: the empty
+ * string), a whole number, true or false. */
+void jw_member_string(struct jw *w, const char *key, const char *data, size_t len);
+void jw_member_int(struct jw *w, const char *key, int64_t v);
+void jw_member_bool(struct jw *w, const char *key, bool v);
 void jw_int(struct jw *w, int64_t v);
 void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);

@@ -1,5 +1,6 @@
 /* utf8.c — replace ill-formed UTF-8 with U+FFFD (Unicode §3.9, "maximal
- * subpart" policy: one replacement per ill-formed prefix). */
+ * subpart" policy: one replacement per ill-formed prefix).  Bytes in,
+ * bytes out: never does I/O. */
 #include "wire/utf8.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* utf8.h — make arbitrary bytes valid UTF-8 for the wire. */
+/* utf8.h — make arbitrary bytes valid UTF-8 for the wire (pure: no I/O). */
 #ifndef WARD_UTF8_H
 #define WARD_UTF8_H
 #include <stddef.h>

@@ -1,6 +1,8 @@
 /* wire.h — the /exec request and the result on the wire (SPEC §4, §5),
- * decoded into and encoded from the C API's structs.  Implemented in
- * json.c, the one file that knows the format.
+ * decoded into and encoded from the C API's structs, and the other records
+ * ward writes as JSON (/health, the server's log, the doctor's report).
+ * Implemented in json.c, the one file that knows the format; it only reads
+ * and writes these structs, and calls no front end.
  *
  * Decoding checks only types and shapes and names the offending field
  * ("limits.memory_mb: must be a non-negative integer"); what values are
@@ -82,5 +84,27 @@ struct ward_log_entry {
 	const char *message;        /* NULL or an error / event detail */
 };
 char *ward_log_to_json(const struct ward_log_entry *e);
+
+/* What this host gives each isolation level (SPEC §7), as `ward doctor`
+ * found it (src/front/doctor.c fills it; here so that the format never
+ * reaches up into the front end). */
+struct doctor_item {
+	const char *name;
+	bool ok;
+	char detail[256];  /* what was found, or why not and the fix */
+};
+
+struct doctor_report {
+	struct doctor_item items[12];
+	int n;
+	bool system_ok;      /* a real sandbox ran */
+	bool application_allowed;
+	bool root;
+	int landlock_abi;
+	int cgroup_version;
+};
+
+/* `ward doctor --json`: malloc'd, or NULL. */
+char *doctor_to_json(const struct doctor_report *r);
 
 #endif
