@@ -70,10 +70,12 @@ static int open_slot_file(void)
 	return fd;
 }
 
-/* Lock byte `slot` of fd; true when it was free. */
-static bool lock_slot(int fd, unsigned long slot, int *err)
+/* Lock byte `uid` of fd — the uid itself, not its index in this ward's
+ * range, so that wards started with different WARD_UID_BASE ranges still
+ * exclude each other wherever their ranges overlap; true when it was free. */
+static bool lock_uid(int fd, unsigned long uid, int *err)
 {
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)slot, .l_len = 1};
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)uid, .l_len = 1};
 	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 		return true;
 	*err = errno == EAGAIN || errno == EACCES ? 0 : errno;
@@ -110,7 +112,7 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 	for (unsigned long i = 0; i < count; i++) {
 		unsigned long slot = (start + i) % count;
 		int e = 0;
-		if (lock_slot(fd, slot, &e)) {
+		if (lock_uid(fd, base + slot, &e)) {
 			id->lock_fd = fd;
 			id->slot = (int)slot;
 			id->host_uid = (uid_t)(base + slot);
