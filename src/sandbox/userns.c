@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/request.h"
-
 /* One file, one byte per slot: the byte is locked (an OFD lock) while its
  * slot's uid is in use.  Older wards kept a file per slot in /run/ward/uids;
  * that directory is no longer used. */

@@ -389,7 +389,7 @@ static int init_main(struct child_ctx *c)
 		_exit(1);
 	}
 	trace_phase("init:ns", c->start);
-	struct mounts_input mi = {.plan = c->plan, .trees = c->trees};
+	struct mounts_input mi = {.ops = c->plan->ops, .nops = c->plan->nops, .trees = c->trees};
 	if (mounts_build(&mi, err, sizeof(err)) < 0) {
 		ctl_say(c->ctl_w, "E %s\n", err);
 		_exit(1);
@@ -788,7 +788,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
  * plain bind (the sandbox then writes only where its uid may). */
 static int idmapped_tree(const struct ward_identity *id, const struct mount_op *op)
 {
-	int src = plan_held_fd(op->src, NULL) != -1 ? plan_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
+	int src = mounts_held_fd(op->src, NULL) != -1 ? mounts_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
 	if (src < 0)
 		return -1;
 	int t = -1;
@@ -876,7 +876,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		 * they cannot be cloned.  Without the right to clone mounts
 		 * here (not root), PID 1 binds its path instead, pinned to the
 		 * descriptor's inode: never a symlink swapped in. */
-		if (trees[i] < 0 && plan_held_fd(op->src, NULL) != -1) {
+		if (trees[i] < 0 && mounts_held_fd(op->src, NULL) != -1) {
 			trees[i] = geteuid() == 0 ? mounts_held_tree(op) : -EPERM;
 			if (trees[i] == -EPERM) {
 				trees[i] = -1;
