@@ -1,7 +1,7 @@
 /* spawner.c — the helper processes that clone sandboxes for a
  * multi-threaded caller (spawner.h says why).  This file is the helpers'
  * lifetime and the socket between them and the caller; what a clone is
- * lives in sandbox.c (spawn_pid1).
+ * lives in clone.c (spawn_pid1), which knows nothing of helpers.
  *
  * Each helper has one SOCK_SEQPACKET socket to the caller, used by one
  * caller thread at a time (a mutex per helper): a request is one message
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "system/clone.h"
 #include "system/spawner.h"
 #include "ward.h"
 
@@ -292,6 +293,11 @@ static void helper_lost(struct helper *h, bool reaped)
 bool spawner_alive(void)
 {
 	return atomic_load(&g_alive) > 0;
+}
+
+sandbox_cloner *spawner_cloner(void)
+{
+	return spawner_alive() ? spawner_clone : NULL;
 }
 
 unsigned spawner_heal(void)
