@@ -1,4 +1,8 @@
-/* mounts.c — the sandbox's filesystem, built from a plan.  See mounts.h. */
+/* mounts.c — the sandbox's filesystem, built from its mount ops (mounts.h).
+ * mounts_build runs as PID 1, inside the new namespaces: syscalls, snprintf
+ * and the stack, never an allocation; mounts_held_tree and
+ * mounts_idmapped_tree run in the supervisor, on the host.  Knows nothing of
+ * requests or plans: only the ops it is given. */
 #define _GNU_SOURCE
 #include "sandbox/mounts.h"
 

@@ -1,4 +1,6 @@
-/* userns.c — host identities for sandboxes and their user namespace maps. */
+/* userns.c — host identities for sandboxes and their user namespace maps.
+ * Supervisor side only, on the host (it opens /run/ward and writes
+ * /proc/PID/uid_map): never called inside a sandbox. */
 #define _GNU_SOURCE
 #include "sandbox/userns.h"
 
