@@ -23,6 +23,7 @@
 #include "core/supervise.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp.h"
+#include "system/child.h"
 #include "system/clone.h"
 
 /* Prepared once per process (pthread_once) and read-only after: the same

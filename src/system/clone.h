@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "system/child.h"
-#include "ward.h"
+struct child_ctx;     /* child.h */
+struct sandbox_facts; /* child.h */
+struct ward_request;  /* ward.h */
 
 /* The facts every sandbox of this process shares (the seccomp filter, the
  * Landlock ABI, the benchmark switches, where the command line lives),
