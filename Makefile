@@ -64,10 +64,10 @@ $(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: $(B)/gen/seccomp_bpf.h
 $(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: ALL_CFLAGS += -I$(B)/gen -DWARD_SECCOMP_BPF_H='"seccomp_bpf.h"'
 
 $(B)/libward.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BA)/libward.a: $(LIBA_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(B)/src/front/cli-lean.o: src/front/cli.c
 	@mkdir -p $(dir $@)
