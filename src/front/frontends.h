@@ -8,16 +8,9 @@
 
 #include <stddef.h>
 
+#include "server/serve.h"
 #include "testjob/testjob.h"
 #include "ward.h"
-
-/* `ward serve ARGS...` (argv[0] = "serve"): the HTTP runner of SPEC §5.
- * Returns the process exit status: 0 after a clean SIGTERM/SIGINT drain,
- * 125 when it could not start (bad option, address in use). */
-int ward_serve_main(int argc, char **argv);
-/* The lean `ward` hands ward-net, for serve, an O_PATH fd of itself in this
- * variable: the spawner helpers exec it (src/system/spawner.h). */
-#define WARD_SPAWNER_EXE_ENV "WARD_SPAWNER_EXE_FD"
 
 /* `ward run --remote URL`: send req to a ward serve runner (POST URL/exec)
  * and fill res from its answer.  token (may be NULL) is sent as

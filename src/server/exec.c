@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/request.h"
-#include "front/frontends.h"
+#include "testjob/testjob.h"
 #include "server/server.h"
 
 /* The decoded request and the paths it holds. */

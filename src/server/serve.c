@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "front/frontends.h"
+#include "server/serve.h"
 #include "server/server.h"
 
 /* The signal handler's self-pipe: a global, because a handler gets no

@@ -2,7 +2,7 @@
  * (struct server), one HTTP request (struct req), an endpoint of the
  * routing table (struct route), and each part's functions.  The one header
  * of src/server/; nothing outside src/server/ includes it (the rest of ward
- * sees ward_serve_main in front/frontends.h).
+ * sees ward_serve_main in server/serve.h).
  *
  * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
  * HTTP: read headers and the whole body, answer errors, and hand a complete,
