@@ -53,8 +53,7 @@ static struct mount_op *add(struct plan *p, enum op_kind k, const char *src, con
 		struct mount_op *no = realloc(p->ops, nc * sizeof(*no));
 		if (!no) {
 			p->oom = true;
-			static struct mount_op sink;
-			return &sink;
+			return &p->oom_sink;
 		}
 		p->ops = no;
 		p->cap = nc;

@@ -22,6 +22,7 @@ struct plan {
 	char **strings;    /* owned strings the ops point into */
 	size_t nstrings, capstrings;
 	bool oom;          /* an allocation failed while building */
+	struct mount_op oom_sink; /* what add() hands out once oom is set (never applied) */
 	const char *hostname;
 };
 
