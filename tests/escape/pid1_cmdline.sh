@@ -55,7 +55,13 @@ start_traced() {
 	: >"$SRV_LOG"
 	"${TRACE[@]}" "$WARD" serve --listen 127.0.0.1:0 --log "$SRV_LOG" "$@" </dev/null >"$SERVE_TMP/$name.out" 2>&1 &
 	local tracer=$! srv="" _
-	for _ in $(seq 50); do srv=$(ps -o pid= --ppid "$tracer" | tr -d ' '); [ -n "$srv" ] && break; sleep 0.1; done
+	# the server is strace's child named ward or ward-net (strace may fork a
+	# short-lived probe child first: taking that one left the server running)
+	for _ in $(seq 50); do
+		srv=$(ps -o pid=,comm= --ppid "$tracer" | awk '$2 ~ /^ward/ { print $1; exit }')
+		[ -n "$srv" ] && break
+		sleep 0.1
+	done
 	SRV_PID=${srv:-$tracer}
 	_SERVE_PIDS="$_SERVE_PIDS $SRV_PID $tracer"
 	local addr
