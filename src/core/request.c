@@ -116,24 +116,17 @@ static void limit_str(char *buf, size_t n, int which, double v)
 	snprintf(buf, n, "%.15g%s%s", v, unit[0] ? " " : "", unit);
 }
 
-int ward_maxima_check(const struct ward_limits *max, char *err, size_t errlen)
+void ward_defaults_under(const struct ward_limits *max, struct ward_limits *out)
 {
 	struct ward_request dflt;
 	ward_request_init(&dflt);
-	for (int i = 0; i < LIM__COUNT; i++) {
-		const struct limit_desc *d = &ward_limit_table[i];
-		/* a request's CPU limit defaults to its timeout */
-		double v = ward_limit_get(&dflt.limits, i == LIM_CPU ? LIM_TIMEOUT : i);
-		double m = ward_limit_get(max, i);
-		char vs[48], ms[48];
-		limit_str(vs, sizeof(vs), i, v);
-		limit_str(ms, sizeof(ms), i, m);
-		if (m < v)
-			return bad(err, errlen, "%s %s is below what a request that names no limits gets (%s, the default "
-						"of %s): give %s at least %.15g",
-				   d->max_option, ms, vs, i == LIM_CPU ? "--timeout" : d->option, d->max_option, v);
-	}
-	return 0;
+	*out = dflt.limits;
+	for (int i = 0; i < LIM__COUNT; i++)
+		if (ward_limit_get(out, i) > ward_limit_get(max, i))
+			ward_limit_set(out, i, ward_limit_get(max, i));
+	/* a CPU limit of 0 is the timeout: it must fit --max-cpu as that */
+	if (out->cpu_s == 0 && out->timeout_s > max->cpu_s)
+		out->cpu_s = max->cpu_s;
 }
 
 int ward_limits_within(const struct ward_limits *l, const struct ward_limits *max, char *err, size_t errlen)

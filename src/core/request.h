@@ -37,10 +37,12 @@ void ward_limit_set(struct ward_limits *l, int which, double v);
  * the table's max_dflt (cpu_s = timeout_s: call it again after changing
  * timeout_s, or set cpu_s yourself). */
 void ward_maxima_init(struct ward_limits *max);
-/* The maxima an operator chose must leave room for the defaults a request
- * gets when it names no limit: 0, or -1 with a message naming the option
- * to raise. */
-int ward_maxima_check(const struct ward_limits *max, char *err, size_t errlen);
+/* The limits a request that names none gets from a runner with these
+ * maxima: SPEC §2's defaults, each lowered to its maximum where the
+ * operator set a maximum below it (a runner with --max-timeout 10 runs
+ * such a request for 10 s; a request that asks for more is still refused:
+ * nothing a client names is clamped). */
+void ward_defaults_under(const struct ward_limits *max, struct ward_limits *out);
 /* A request's limits against a runner's maxima: 0, or -1 with a message
  * that names the field and the maximum, e.g. "limits.memory_mb: 1048576
  * is above this runner's maximum 4096 MB (--max-memory)".  A cpu_s of 0

@@ -128,15 +128,9 @@ static uint64_t answer_bound(const struct ward_limits *max)
 	return 12 * (max->output_limit + 64) + 8ull * TJ_REPORT_LIMIT + (64u << 10);
 }
 
-/* The maxima leave room for a request that names no limits, and the
- * answer budget for the largest answer. */
+/* The answer budget holds the largest answer. */
 static int check_budgets(const struct serve_opts *o)
 {
-	char err[400];
-	if (ward_maxima_check(&o->max, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ward serve: %s\n", err);
-		return -1;
-	}
 	uint64_t need = answer_bound(&o->max);
 	if (o->max_answer_total < need) {
 		fprintf(stderr, "ward serve: --max-answer-total %zu cannot hold the largest answer a request may have "
@@ -339,5 +333,6 @@ int parse_opts(struct serve_opts *o, int argc, char **argv)
 	}
 	if (!max_cpu_given)
 		o->max.cpu_s = o->max.timeout_s;
+	ward_defaults_under(&o->max, &o->defaults);
 	return check_opts(o, argc, argv);
 }

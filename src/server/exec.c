@@ -78,7 +78,8 @@ static void option_to_field(const char *msg, char *out, size_t n)
 static bool decode_exec(struct server *s, struct req *r)
 {
 	char err[512];
-	if (ward_request_from_json(r->body ? r->body : "", r->len, &r->doc, err, sizeof(err)) < 0) {
+	if (ward_request_from_json_under(r->body ? r->body : "", r->len, &s->o.defaults, &r->doc, err, sizeof(err)) <
+	    0) {
 		set_error(r, 400, "%s", err);
 		return false;
 	}

@@ -52,10 +52,8 @@ void answer_health(struct server *s, struct req *r)
 	char reason[600];
 	snprintf(reason, sizeof(reason), "%s", s->draining ? "shutting down" : s->health_reason);
 	pthread_mutex_unlock(&s->lock);
-	struct ward_request dflt;
-	ward_request_init(&dflt);
 	set_answer(r, ok ? 200 : 503,
-		   ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &dflt.limits, &s->o.max),
+		   ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max),
 		   "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;

@@ -80,6 +80,7 @@ struct serve_opts {
 	size_t max_body_total;
 	size_t max_answer_total;
 	struct ward_limits max;      /* the most a request may ask for (SPEC §10) */
+	struct ward_limits defaults; /* what a request that names no limit gets: SPEC §2's, under max */
 	const char *log_path;
 	enum ward_isolation isolation;
 	unsigned client_concurrency; /* 0 = unlimited */

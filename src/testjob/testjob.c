@@ -602,7 +602,10 @@ int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, 
 	struct testjob job;
 	char err[512];
 	*report_json = NULL;
-	if (testjob_from_json(body, len, &job, err, sizeof(err)) < 0) {
+	struct ward_limits dflt;
+	if (maxima)
+		ward_defaults_under(maxima, &dflt);
+	if (testjob_from_json_under(body, len, maxima ? &dflt : NULL, &job, err, sizeof(err)) < 0) {
 		*report_json = refusal_json(err);
 		return 400;
 	}

@@ -85,6 +85,9 @@ struct testjob_report {
  * named earlier ("a" and "a/b"); at most WARD_MAX_FILES files and
  * WARD_MAX_FILES_BYTES bytes. */
 int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *err, size_t errlen);
+/* The same, with the limits a job that names none gets (NULL: SPEC §2's). */
+int testjob_from_json_under(const char *buf, size_t len, const struct ward_limits *defaults, struct testjob *job,
+			    char *err, size_t errlen);
 void testjob_free(struct testjob *job);
 
 /* The report of SPEC §6 as a malloc'd JSON string, or NULL (ENOMEM). */

@@ -171,8 +171,16 @@ static int tj_decode_job(struct testjob *job, const json_t *root, char *err, siz
 
 int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *err, size_t errlen)
 {
+	return testjob_from_json_under(buf, len, NULL, job, err, errlen);
+}
+
+int testjob_from_json_under(const char *buf, size_t len, const struct ward_limits *defaults, struct testjob *job,
+			    char *err, size_t errlen)
+{
 	memset(job, 0, sizeof(*job));
 	wire_request_doc_init(&job->doc);
+	if (defaults)
+		job->doc.req.limits = *defaults;
 	if (len > TJ_MAX_JOB_BYTES)
 		return wire_bad(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
 	json_t *root = wire_load(buf, len, err, errlen);

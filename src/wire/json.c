@@ -539,7 +539,15 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 
 int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err, size_t errlen)
 {
+	return ward_request_from_json_under(body, len, NULL, doc, err, errlen);
+}
+
+int ward_request_from_json_under(const char *body, size_t len, const struct ward_limits *defaults,
+				 struct ward_request_doc *doc, char *err, size_t errlen)
+{
 	wire_request_doc_init(doc);
+	if (defaults)
+		doc->req.limits = *defaults;
 	if (ward_json_check_values(body, len, WARD_JSON_MAX_VALUES, err, errlen) < 0)
 		return -1;
 	json_t *root = wire_load(body, len, err, errlen);

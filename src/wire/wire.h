@@ -42,6 +42,10 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
  * is bounded by jansson, duplicate keys and non-objects are refused. */
 int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err,
 			   size_t errlen);
+/* The same, with the limits a request that names none gets (a runner's
+ * defaults under its maxima, ward_defaults_under); NULL: SPEC §2's. */
+int ward_request_from_json_under(const char *body, size_t len, const struct ward_limits *defaults,
+				 struct ward_request_doc *doc, char *err, size_t errlen);
 void ward_request_doc_free(struct ward_request_doc *doc);
 /* About what a decoded request holds in memory (its parsed document, the
  * copies and decoded contents), never less: ward serve counts it against

@@ -107,8 +107,22 @@ r=$(post_exec '{"command":"echo ok","limits":{"timeout_s":60,"cpu_seconds":40,"m
 expect_eq "custom: at every maximum it runs" "200 ok" "$(code_of "$r") $(jget "$(body_of "$r")" 'd["status"]')"
 stop_server "$SRV_PID"
 
-# Start-up: a maximum below what a request that names no limits gets, or
-# an answer budget that cannot hold the largest answer, is refused.
+# A maximum below what a request that names no limits gets lowers that
+# default to it (a stricter runner is the operator's choice): /health says
+# so, such a request runs under it, and one that names more is refused.
+start_server strict --max-timeout 2 --max-memory 256 --max-cpu 1 || exit 0
+h=$(body_of "$(http GET /health)")
+expect_eq "strict runner: /health's defaults are lowered to the maxima" "2.0 256 1.0" \
+	"$(jget "$h" 'd["limits"]["defaults"]["timeout_s"]') $(jget "$h" 'd["limits"]["defaults"]["memory_mb"]') $(jget "$h" 'd["limits"]["defaults"]["cpu_seconds"]')"
+r=$(post_exec '{"command":"sleep 10"}')
+expect_eq "strict runner: a request that names no timeout runs under the lowered one (2 s)" "200 timeout" \
+	"$(code_of "$r") $(jget "$(body_of "$r")" 'd["status"]')"
+r=$(post_exec '{"command":"true","limits":{"timeout_s":30,"cpu_seconds":1}}')
+expect_eq "strict runner: a request that names more than the maximum is still refused" 400 "$(code_of "$r")"
+stop_server "$SRV_PID"
+
+# Start-up: a maximum beyond ward's own bounds, or an answer budget that
+# cannot hold the largest answer, is refused.
 refuse_start() { # NAME WANT ARGS...
 	local name=$1 want=$2 out rc
 	shift 2
@@ -117,9 +131,6 @@ refuse_start() { # NAME WANT ARGS...
 	expect_eq "start-up: $name: exit 125" 125 "$rc"
 	expect_contains "start-up: $name: says so" "$out" "$want"
 }
-refuse_start "--max-memory below the default" "give --max-memory at least 512" --max-memory 256
-refuse_start "--max-cpu below the default timeout" "give --max-cpu at least 30" --max-cpu 5
-refuse_start "--max-timeout below the default" "give --max-timeout at least 30" --max-timeout 10
 refuse_start "--max-tmp-size beyond ward's own bound" "--max-tmp-size '2000000': give a whole number from 1 to 1048576" --max-tmp-size 2000000
 refuse_start "--max-output too large for --max-answer-total" "--max-answer-total 1073741824 cannot hold" --max-output 100000000
 
