@@ -79,7 +79,7 @@ static int hold_path(struct server *s, struct req *r, const char **path, const c
 		return -1;
 	struct held *h = &r->held[r->nheld++];
 	h->fd = fd;
-	if (geteuid() == 0 || r->doc.req.isolation == WARD_ISO_SYSTEM) {
+	if (r->doc.req.isolation == WARD_ISO_SYSTEM) {
 		snprintf(h->path, sizeof(h->path), WARD_HELD_PATH "%d", fd);
 		*path = h->path;
 	}

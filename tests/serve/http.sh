@@ -138,10 +138,17 @@ expect_eq "503 exec when the backend cannot run" 503 "$(code_of "$r")"
 stop_server "$SRV_PID"
 
 # with the operator's opt-in, a request may ask for the application level
-WARD_ALLOW_APPLICATION=1 start_server app || exit 0
+mkdir -p "$SERVE_TMP/approot/wd"
+WARD_ALLOW_APPLICATION=1 start_server app --allow-root "$SERVE_TMP/approot" || exit 0
 r=$(post_exec '{"command":"echo app","isolation":"application"}')
 expect_eq "application level when the operator allows it" "200 application app" \
 	"$(code_of "$r") $(jget "$(body_of "$r")" 'd["isolation"]') $(jget "$(body_of "$r")" 'd["stdout"].strip()')"
+# ...with a workdir under --allow-root (as root the server once handed it a
+# held descriptor's /proc/self/fd path, which the application level's child
+# could not enter)
+r=$(post_exec "{\"command\":\"echo made >f; pwd\",\"isolation\":\"application\",\"workdir\":\"$SERVE_TMP/approot/wd\"}")
+expect_eq "application level with a workdir runs in it" "200 ok $SERVE_TMP/approot/wd made" \
+	"$(code_of "$r") $(jget "$(body_of "$r")" 'd["status"]') $(jget "$(body_of "$r")" 'd["stdout"].strip()') $(cat "$SERVE_TMP/approot/wd/f" 2>&1)"
 r=$(post_exec '{"command":"echo sys"}')
 expect_eq "the default stays system" "system" "$(jget "$(body_of "$r")" 'd["isolation"]')"
 stop_server "$SRV_PID"
