@@ -253,6 +253,14 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		plan_free(p);
 		return -1;
 	}
+	if (p->nops > PLAN_MAX_OPS) {
+		snprintf(err, errlen,
+			 "the sandbox would need %zu mounts, more than the %u ward allows%s: bind fewer paths%s", p->nops,
+			 PLAN_MAX_OPS, req->rootfs ? " (each top-level entry of a rootfs is one)" : "",
+			 req->rootfs ? ", or keep the rootfs's top level small" : "");
+		plan_free(p);
+		return -1;
+	}
 	return 0;
 }
 

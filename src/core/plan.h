@@ -16,6 +16,11 @@
 #include "sandbox/mounts.h" /* the mount ops a plan is made of */
 #include "ward.h"
 
+/* The most mount operations one sandbox's plan may hold: ward's own (~60)
+ * and the request's 64 mounts leave room for a rootfs's top level; beyond
+ * it the plan is refused (each op may be a descriptor PID 1 holds). */
+#define PLAN_MAX_OPS 512u
+
 struct plan {
 	struct mount_op *ops;
 	size_t nops, cap;

@@ -91,7 +91,9 @@ static void keep_only_run_fds(struct child_ctx *c)
 	for (size_t i = 0; i < c->plan->nops; i++)
 		if (c->trees[i] >= 0 && c->trees[i] <= 2)
 			c->trees[i] = fcntl(c->trees[i], F_DUPFD_CLOEXEC, 3);
-	int keep[160];
+	/* every tree fits (PLAN_MAX_OPS); one that did not would be closed
+	 * while c->trees still named its number: refuse instead */
+	int keep[PLAN_MAX_OPS + 16];
 	size_t nkeep = 0;
 	bool trace = getenv("WARD_TRACE") != NULL;
 	if (trace)
@@ -99,9 +101,12 @@ static void keep_only_run_fds(struct child_ctx *c)
 	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
 		if (*mine[i] >= 0)
 			keep[nkeep++] = *mine[i];
-	for (size_t i = 0; i < c->plan->nops && nkeep < sizeof(keep) / sizeof(keep[0]); i++)
-		if (c->trees[i] >= 0)
+	for (size_t i = 0; i < c->plan->nops; i++)
+		if (c->trees[i] >= 0) {
+			if (nkeep == sizeof(keep) / sizeof(keep[0]))
+				_exit(1); /* the supervisor reports PID 1's death as a setup failure */
 			keep[nkeep++] = c->trees[i];
+		}
 	close_all_but(keep, nkeep);
 	int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; dn >= 0 && fd <= 2; fd++)

@@ -57,6 +57,24 @@ rootfs_case() {
 	expect_eq "serve rootfs ($who): a rootfs whose etc is a symlink outside still runs" "200 ok" \
 		"$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]')"
 	expect_not_contains "serve rootfs ($who): ... and shows nothing of the symlink's target" "$r" OUTSIDE
+	# A rootfs whose top level would take more mounts than a plan holds
+	# (PLAN_MAX_OPS): refused with a message, never run with trees that
+	# PID 1 had to close (a root server holds one descriptor per entry);
+	# 200 entries (which once failed: PID 1 kept 160 fds) run.
+	local n
+	for n in 200 600; do
+		rm -rf "$A/wide"; mkdir -p "$A/wide/bin"; cp "$R/bin/busybox" "$A/wide/bin/"; ln -s busybox "$A/wide/bin/sh"
+		for i in $(seq "$n"); do mkdir "$A/wide/d$i"; done
+		chmod -R a+rX "$A/wide"
+		r=$(post_exec "{\"argv\":[\"/bin/sh\",\"-c\",\"echo wide\"],\"rootfs\":\"$A/wide\"}")
+		if [ "$n" = 200 ]; then
+			expect_eq "serve rootfs ($who): a rootfs of 200 top-level entries runs (it once bound closed descriptors)" "200 ok wide" \
+				"$(code_of "$r") $(jg "$(body_of "$r")" 'd["status"]') $(jg "$(body_of "$r")" 'd["stdout"].strip()')"
+		else
+			expect_eq "serve rootfs ($who): a rootfs of 600 top-level entries is refused, saying why" "error more than the 512" \
+				"$(jg "$(body_of "$r")" 'd["status"]') $(jg "$(body_of "$r")" '"more than the 512" if "more than the 512 ward allows" in d["error"] else d["error"]')"
+		fi
+	done
 	stop_server "$SRV_PID"
 }
 
