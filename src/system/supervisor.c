@@ -132,8 +132,9 @@ static bool setup_error(const char *ctl, char *err, size_t errlen)
 {
 	if (ctl[0] != 'E')
 		return false;
-	size_t n = strcspn(ctl + 2, "\n");
-	snprintf(err, errlen, "sandbox setup failed: %.*s", (int)n, ctl + 2);
+	const char *why = ctl[1] == ' ' ? ctl + 2 : "(no reason given)";
+	size_t n = strcspn(why, "\n");
+	snprintf(err, errlen, "sandbox setup failed: %.*s", (int)n, why);
 	return true;
 }
 
