@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""bench/session.py — sessions (SPEC §11) in `make bench` (run by bench/run, or alone).
+
+One run, on one machine, interleaved:
+  * latency of an exec of `true` in an existing session (POST /sessions/ID/exec),
+    of a pooled POST /exec (a server with --pool) and of a fresh POST /exec (a
+    server without a pool), one client, requests 30 ms apart, keep-alive;
+    against bare fork+exec of `true` measured here too (posix_spawn + wait);
+  * memory of an idle session, ward's own share: what the server's PSS grows
+    by per session, plus the PSS of each session's PID 1 (ward-init), from
+    /proc/PID/smaps_rollup; and how many such sessions 1 GiB holds.
+Prints a markdown section on stdout; details on stderr.
+
+Knobs (environment): WARD (default build/ward), BENCH_SESSION_N (60 requests
+of each kind), BENCH_SESSION_IDLE (16 idle sessions for the memory figure).
+"""
+import http.client
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+WARD = os.environ.get("WARD", "build/ward")
+N = int(os.environ.get("BENCH_SESSION_N", "60"))
+IDLE = int(os.environ.get("BENCH_SESSION_IDLE", "16"))
+
+
+def start_server(tmp, name, *args):
+    log = os.path.join(tmp, name + ".log")
+    open(log, "w").close()
+    p = subprocess.Popen([WARD, "serve", "--listen", "127.0.0.1:0", "--log", log, "--max-sessions", "64",
+                          "--client-sessions", "64", *args],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):
+        m = re.search(r'"event":"listening","message":"([^ ]*) ', open(log).read())
+        if m:
+            host, port = m.group(1).rsplit(":", 1)
+            return p, http.client.HTTPConnection(host, int(port), timeout=60)
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    sys.exit("bench/session.py: ward serve did not start (%s)" % open(log).read()[-300:])
+
+
+def call(c, method, path, body=None):
+    c.request(method, path, body=json.dumps(body) if body is not None else None,
+              headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    return r.status, data
+
+
+def timed(c, method, path, body):
+    t0 = time.perf_counter()
+    st, _ = call(c, method, path, body)
+    dt = (time.perf_counter() - t0) * 1000
+    if st not in (200, 201):
+        sys.exit("bench/session.py: %s %s answered %d" % (method, path, st))
+    return dt
+
+
+def bare_ms():
+    lat = []
+    for _ in range(N):
+        t0 = time.perf_counter()
+        subprocess.call(["/bin/true"])
+        lat.append((time.perf_counter() - t0) * 1000)
+    return lat
+
+
+def pss_kb(pid):
+    try:
+        for line in open("/proc/%d/smaps_rollup" % pid):
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def descendants_named(root, name):
+    """pids under root (any depth) whose comm is name"""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            st = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        rest = st[st.rindex(")") + 2:].split()
+        kids.setdefault(int(rest[1]), []).append((int(d), st[st.index("(") + 1:st.rindex(")")]))
+    out, todo = [], [root]
+    while todo:
+        for pid, comm in kids.get(todo.pop(), []):
+            todo.append(pid)
+            if comm == name:
+                out.append(pid)
+    return out
+
+
+def med(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
+def p99(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(len(v) * 0.99))]
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="ward-bench-session.")
+    servers = []
+    try:
+        pooled, cp = start_server(tmp, "pooled", "--pool", "4")
+        servers.append(pooled)
+        fresh, cf = start_server(tmp, "fresh")
+        servers.append(fresh)
+        st, body = call(cp, "POST", "/sessions", {})
+        if st != 201:
+            print("Sessions: skipped (POST /sessions answered %d: %s)" % (st, body[:200].decode(errors="replace")))
+            return
+        sid = json.loads(body)["id"]
+        ex = {"argv": ["true"]}
+        for c, path in ((cp, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")):
+            timed(c, "POST", path, ex)  # warm-up
+        lat = {"session": [], "pooled": [], "fresh": []}
+        for _ in range(N):
+            lat["session"].append(timed(cp, "POST", "/sessions/%s/exec" % sid, ex))
+            time.sleep(0.03)
+            lat["pooled"].append(timed(cp, "POST", "/exec", ex))
+            time.sleep(0.03)
+            lat["fresh"].append(timed(cf, "POST", "/exec", ex))
+            time.sleep(0.03)
+        bare = bare_ms()
+        call(cp, "DELETE", "/sessions/%s" % sid)
+
+        # memory of idle sessions (a server of its own, no pool: only sessions)
+        idle, ci = start_server(tmp, "idle", "--spawners", "0")
+        servers.append(idle)
+        time.sleep(0.5)
+        before = pss_kb(idle.pid)
+        ids = []
+        for _ in range(IDLE):
+            st, body = call(ci, "POST", "/sessions", {})
+            if st != 201:
+                break
+            ids.append(json.loads(body)["id"])
+        time.sleep(0.5)
+        after = pss_kb(idle.pid)
+        inits = descendants_named(idle.pid, "ward-init")
+        init_kb = sum(pss_kb(p) for p in inits)
+        n = len(ids)
+        per_kb = ((after - before) + init_kb) / n if n else 0
+        for i in ids:
+            call(ci, "DELETE", "/sessions/%s" % i)
+
+        b = med(bare)
+        print("## Sessions\n")
+        print("bench/session.py: one client, %d requests of each kind interleaved, 30 ms apart, keep-alive "
+              "(send to answer); bare fork+exec of `true` measured in the same run.\n" % N)
+        print("| request | median ms | p99 ms | × bare |")
+        print("| --- | ---: | ---: | ---: |")
+        print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
+        for k, label in (("session", "exec of `true` in an existing session"),
+                         ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox")):
+            print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
+        print("\nAn idle session, ward's own memory (%d sessions; PSS, so pages the server shares with the PID 1s "
+              "it cloned count once): the server's PSS changed by %+.0f KiB, their %d PID 1s hold %.0f KiB: "
+              "%.0f KiB a session together, so 1 GiB holds about %d idle sessions "
+              "(the kernel's own objects for each sandbox — namespaces, the tmpfs superblocks, cgroups — "
+              "are not in this figure).\n" % (n, after - before, len(inits), init_kb, per_kb,
+                                               (1 << 20) / per_kb if per_kb else 0))
+    finally:
+        for p in servers:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        subprocess.call(["rm", "-rf", tmp])
+
+
+main()
