@@ -50,44 +50,12 @@ void reset_signals(void);
  * limit ward inherited, say).  Only syscalls and snprintf. */
 int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen);
 
-/* The system level.  With a pool, a request of the pool's shape takes a
- * sandbox built ahead; any other request (or an empty pool) builds one. */
+/* The system level (src/system/backend.c).  With a pool, a request of the
+ * pool's shape takes a sandbox built ahead; any other request (or an empty
+ * pool) builds one. */
 int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
 		       struct backend_outcome *o, double start);
 
-/* One system-level sandbox (src/system/sandbox.c): PID 1 has made the
- * namespaces, the root and the cgroup and waits for its command, which
- * sandbox_run hands over (src/system/handover.h).  Used for one request, then
- * destroyed: never reused.
- *
- * sandbox_build: a sandbox shaped like `shape` (mounts, workdir, rootfs,
- * network, /tmp size, where stdin comes from).  ahead: built before its
- * request (a pool's): the cgroup gets its limits at sandbox_run, stdin and
- * report pipes exist whatever the request, and the call returns only once
- * PID 1 is ready.  NULL with err set on failure.
- * sandbox_run: 0 when the command ran, -1 with res->error set, or
- * SANDBOX_STALE when a sandbox built ahead had died before the request
- * (nothing ran: the caller builds another).  defer: return as soon as
- * PID 1 has reported the command's status (usage from the cgroup), leaving
- * PID 1's exit and reaping to sandbox_destroy.
- * sandbox_destroy: kill whatever is left, reap, remove the cgroup. */
-struct sandbox;
-#define SANDBOX_STALE (-2)
-struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, char *err, size_t errlen);
-int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		bool defer, double start);
-void sandbox_destroy(struct sandbox *sb);
-/* Can a sandbox built for a serve one for b? */
-bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b);
-
-/* A sandbox from the pool for req, or NULL (src/system/pool.c). */
-struct sandbox *pool_take(struct ward_pool *pool, const struct ward_request *req);
-/* Hand a used sandbox to the pool's thread to destroy; false when too many
- * wait already (the caller destroys it). */
-bool pool_retire(struct ward_pool *pool, struct sandbox *sb);
-/* A run begins (+1) or ends (-1): the pool's thread works while none does,
- * or when the pool runs dry. */
-void pool_busy(struct ward_pool *pool, int delta);
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 			    double start);
 

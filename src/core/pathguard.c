@@ -203,13 +203,3 @@ out:
 	close(cur);
 	return rc;
 }
-
-int pathguard_open_below(int dirfd, const char *path)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
-}

@@ -22,12 +22,4 @@ int pathguard_check(const char *path, size_t len, char *err, size_t errlen);
  * file or a non-directory parent exists, -ELOOP for a symlink). */
 int pathguard_write(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
 
-/* Open path (relative, one or more components) beneath the directory dirfd
- * as an O_PATH descriptor, never leaving it and never through a symlink
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS); a
- * final symlink is opened itself, not followed (the caller checks the type).
- * Only syscalls.  fd, or -errno (-ELOOP: a symlink on the way, -ENOSYS: a
- * kernel without openat2). */
-int pathguard_open_below(int dirfd, const char *path);
-
 #endif

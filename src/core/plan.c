@@ -8,15 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/pathguard.h"
 #include "core/request.h"
+#include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 static const char *keep(struct plan *p, char *s)
 {
@@ -69,86 +67,6 @@ static struct mount_op *add(struct plan *p, enum op_kind k, const char *src, con
 	return op;
 }
 
-int plan_held_fd(const char *src, const char **rest)
-{
-	size_t k = strlen(WARD_HELD_PATH);
-	if (strncmp(src, WARD_HELD_PATH, k) != 0)
-		return -1;
-	const char *p = src + k, *end = p;
-	long fd = 0;
-	while (*end >= '0' && *end <= '9' && fd <= INT_MAX)
-		fd = fd * 10 + (*end++ - '0');
-	if (end == p || fd > INT_MAX || (*end && *end != '/'))
-		return -EINVAL;
-	if (rest)
-		*rest = end;
-	return (int)fd;
-}
-
-/* src[0..n) as a string, on the caller's stack.  0 or -ENAMETOOLONG. */
-static int prefix(char *buf, size_t size, const char *src, size_t n)
-{
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, src, n);
-	buf[n] = 0;
-	return 0;
-}
-
-/* The anchor of a pinned op: its path, opened without following a symlink
- * (a final one included), and only if it is the pinned inode. */
-static int open_pinned(const char *path, const struct mount_op *op)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != op->pin_dev || (uint64_t)st.st_ino != op->pin_ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
-int plan_open_source(const struct mount_op *op)
-{
-	const char *rest = NULL;
-	int dir = plan_held_fd(op->src, &rest);
-	if (dir == -EINVAL)
-		return -EINVAL;
-	if (dir >= 0) {
-		dir = fcntl(dir, F_DUPFD_CLOEXEC, 0);
-		if (dir < 0)
-			return -errno;
-	} else if (op->below || (op->flags & OPF_PINNED)) {
-		char anchor[PATH_MAX];
-		size_t n = op->below ? op->below : strlen(op->src);
-		int r = prefix(anchor, sizeof(anchor), op->src, n);
-		if (r < 0)
-			return r;
-		rest = op->src + n;
-		if (op->flags & OPF_PINNED)
-			dir = open_pinned(anchor, op);
-		else if ((dir = open(anchor, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			dir = -errno;
-		if (dir < 0)
-			return dir;
-	} else {
-		return -EINVAL;
-	}
-	while (*rest == '/')
-		rest++;
-	if (!*rest)
-		return dir;
-	int fd = pathguard_open_below(dir, rest);
-	close(dir);
-	return fd;
-}
-
 /* A host path as the sandbox should see it: a directory becomes a read-only
  * bind, a symlink (merged /usr: /bin -> usr/bin) the same symlink, a file a
  * read-only bind; absent paths are skipped.  With below > 0, host[0..below)
@@ -161,7 +79,7 @@ static void mirror(struct plan *p, const char *host, size_t below, const char *d
 	ssize_t n = 0;
 	if (below) {
 		const struct mount_op probe = {.kind = OP_BIND, .src = host, .below = below};
-		int fd = plan_open_source(&probe);
+		int fd = mounts_open_source(&probe);
 		if (fd < 0)
 			return;
 		if (fstat(fd, &st) < 0)
@@ -342,7 +260,7 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen)
 {
 	const char *rest;
-	int fd = plan_held_fd(op->src, &rest);
+	int fd = mounts_held_fd(op->src, &rest);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot bind '%s': not a held descriptor's path", op->src);
 		return -1;
@@ -379,27 +297,11 @@ void plan_free(struct plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-const char *plan_op_name(enum op_kind k)
-{
-	switch (k) {
-	case OP_TMPFS: return "tmpfs";
-	case OP_BIND: return "bind";
-	case OP_PROC: return "proc";
-	case OP_DEVPTS: return "devpts";
-	case OP_DIR: return "dir";
-	case OP_SYMLINK: return "symlink";
-	case OP_FILE: return "file";
-	case OP_MASK: return "mask";
-	case OP_READONLY: return "readonly";
-	}
-	return "?";
-}
-
 void plan_print(const struct plan *p, FILE *f)
 {
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct mount_op *op = &p->ops[i];
-		fprintf(f, "%-8s %s", plan_op_name(op->kind), op->dst);
+		fprintf(f, "%-8s %s", mounts_op_name(op->kind), op->dst);
 		switch (op->kind) {
 		case OP_BIND:
 			fprintf(f, " <- %s %s%s", op->src, op->flags & OPF_RW ? "rw" : "ro",

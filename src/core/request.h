@@ -52,9 +52,8 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 #define WARD_MAX_FILES_BYTES (16u << 20)
 #define WARD_MAX_STDIN_BYTES (16u << 20)
 
-/* The sandbox user inside, and the fixed environment of SPEC §2. */
-#define WARD_SANDBOX_UID 1000
-#define WARD_SANDBOX_GID 1000
+/* The fixed environment of SPEC §2 (the sandbox user's uid and gid:
+ * WARD_SANDBOX_UID in src/sandbox/userns.h). */
 #define WARD_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 #endif

@@ -1,6 +1,8 @@
 /* caps.c — the command runs as a non-root uid with no capabilities, the
  * bounding set empty, and no_new_privs: setuid binaries and file
- * capabilities grant nothing. */
+ * capabilities grant nothing.  Runs inside, in PID 1 (the bounding set) and
+ * in the command's clone (the rest): syscalls only, the setxid ones raw
+ * (glibc's wrappers would signal threads that do not exist in a clone). */
 #define _GNU_SOURCE
 #include "sandbox/caps.h"
 

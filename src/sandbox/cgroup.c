@@ -64,7 +64,8 @@ struct hier {
 	unsigned mask;       /* controllers of this hierarchy ward uses */
 };
 
-/* Everything the probe learns.  Written once under pthread_once. */
+/* Everything the probe learns: the host's cgroup layout, the same for every
+ * run, so learnt once (pthread_once) and read-only after. */
 static struct {
 	struct cg_probe pub;
 	struct hier h[NHIER];
@@ -77,7 +78,7 @@ static struct {
 	bool nosocket;     /* v2: booted with cgroup.memory=nosocket */
 } P;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static atomic_uint name_counter;
+static atomic_uint name_counter; /* makes run cgroups' names unique in this process */
 
 struct ward_cgroup {
 	enum cg_version version;

@@ -6,6 +6,10 @@
  * that a mistake in the mount code, a bind of a writable host directory under
  * a read-only one, or a kernel bug in one mechanism does not open it.
  * Reading and executing are left to the mount layout (not handled here).
+ *
+ * Runs inside: PID 1 builds the ruleset, the command's clone restricts
+ * itself with it; only syscalls and the stack (ward_landlock_abi, the
+ * probe, runs once in the supervisor).
  */
 #define _GNU_SOURCE
 #include "sandbox/landlock.h"

@@ -1,4 +1,8 @@
-/* mounts.c — the sandbox's filesystem, built from a plan.  See mounts.h. */
+/* mounts.c — the sandbox's filesystem, built from its mount ops (mounts.h).
+ * mounts_build runs as PID 1, inside the new namespaces: syscalls, snprintf
+ * and the stack, never an allocation; mounts_held_tree and
+ * mounts_idmapped_tree run in the supervisor, on the host.  Knows nothing of
+ * requests or plans: only the ops it is given. */
 #define _GNU_SOURCE
 #include "sandbox/mounts.h"
 
@@ -16,8 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/pathguard.h"
-#include "core/request.h"
+#include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 /* Where the new root is assembled before pivot_root. */
 #define STAGE "/tmp"
@@ -221,11 +224,93 @@ static int source_type_ok(int fd)
 	return S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? 0 : -ELOOP;
 }
 
+int mounts_held_fd(const char *src, const char **rest)
+{
+	size_t k = strlen(MOUNTS_HELD_PATH);
+	if (strncmp(src, MOUNTS_HELD_PATH, k) != 0)
+		return -1;
+	const char *p = src + k, *end = p;
+	long fd = 0;
+	while (*end >= '0' && *end <= '9' && fd <= INT_MAX)
+		fd = fd * 10 + (*end++ - '0');
+	if (end == p || fd > INT_MAX || (*end && *end != '/'))
+		return -EINVAL;
+	if (rest)
+		*rest = end;
+	return (int)fd;
+}
+
+/* src[0..n) as a string, on the caller's stack.  0 or -ENAMETOOLONG. */
+static int prefix(char *buf, size_t size, const char *src, size_t n)
+{
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, src, n);
+	buf[n] = 0;
+	return 0;
+}
+
+/* The anchor of a pinned op: its path, opened without following a symlink
+ * (a final one included), and only if it is the pinned inode. */
+static int open_pinned(const char *path, const struct mount_op *op)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != op->pin_dev || (uint64_t)st.st_ino != op->pin_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int mounts_open_source(const struct mount_op *op)
+{
+	const char *rest = NULL;
+	int dir = mounts_held_fd(op->src, &rest);
+	if (dir == -EINVAL)
+		return -EINVAL;
+	if (dir >= 0) {
+		dir = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+		if (dir < 0)
+			return -errno;
+	} else if (op->below || (op->flags & OPF_PINNED)) {
+		char anchor[PATH_MAX];
+		size_t n = op->below ? op->below : strlen(op->src);
+		int r = prefix(anchor, sizeof(anchor), op->src, n);
+		if (r < 0)
+			return r;
+		rest = op->src + n;
+		if (op->flags & OPF_PINNED)
+			dir = open_pinned(anchor, op);
+		else if ((dir = open(anchor, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			dir = -errno;
+		if (dir < 0)
+			return dir;
+	} else {
+		return -EINVAL;
+	}
+	while (*rest == '/')
+		rest++;
+	if (!*rest)
+		return dir;
+	int fd = openat2_beneath(dir, rest, O_PATH, 0);
+	if (fd < 0)
+		fd = -errno;
+	close(dir);
+	return fd;
+}
+
 /* The clone of what a held, pinned or rootfs-relative op names, found by
- * plan_open_source: never a path resolved again through a symlink. */
+ * mounts_open_source: never a path resolved again through a symlink. */
 static int clone_exact(const struct mount_op *op)
 {
-	int fd = plan_open_source(op);
+	int fd = mounts_open_source(op);
 	if (fd < 0)
 		return fd;
 	int r = source_type_ok(fd);
@@ -236,7 +321,7 @@ static int clone_exact(const struct mount_op *op)
 
 int mounts_held_tree(const struct mount_op *op)
 {
-	return plan_held_fd(op->src, NULL) < 0 ? -EINVAL : clone_exact(op);
+	return mounts_held_fd(op->src, NULL) < 0 ? -EINVAL : clone_exact(op);
 }
 
 int mounts_idmapped_tree(int srcfd, int userns_fd)
@@ -266,6 +351,22 @@ int mounts_idmapped_tree(int srcfd, int userns_fd)
 	return tree;
 }
 
+const char *mounts_op_name(enum op_kind k)
+{
+	switch (k) {
+	case OP_TMPFS: return "tmpfs";
+	case OP_BIND: return "bind";
+	case OP_PROC: return "proc";
+	case OP_DEVPTS: return "devpts";
+	case OP_DIR: return "dir";
+	case OP_SYMLINK: return "symlink";
+	case OP_FILE: return "file";
+	case OP_MASK: return "mask";
+	case OP_READONLY: return "readonly";
+	}
+	return "?";
+}
+
 /* Why a bind source could not be cloned, for PID 1's message. */
 static const char *clone_problem(int e)
 {
@@ -277,26 +378,18 @@ static const char *clone_problem(int e)
 	}
 }
 
-int mounts_build(struct mounts_input *in, char *err, size_t errlen)
+/* Step 1: clone every host source now, before the staging root hides any
+ * of them.  Read-only binds are made read-only before they are attached:
+ * there is no moment when they are writable inside. */
+static int clone_sources(struct mounts_input *in, char *err, size_t errlen)
 {
-	const struct plan *p = in->plan;
-	char opts[128];
-	int rootfd = -1;
-
-	/* Nothing we do may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(err, errlen, "cannot make the mount namespace private");
-
-	/* 1. Clone every host source now, before the staging root hides any
-	 * of them.  Read-only binds are made read-only before they are
-	 * attached: there is no moment when they are writable inside. */
-	for (size_t i = 0; i < p->nops; i++) {
-		const struct mount_op *op = &p->ops[i];
+	for (size_t i = 0; i < in->nops; i++) {
+		const struct mount_op *op = &in->ops[i];
 		if (op->kind != OP_BIND || in->trees[i] >= 0)
 			continue;
 		/* A held path is the supervisor's descriptor, not ours: it must
 		 * have come cloned or pinned (plan_pin_held). */
-		int held = plan_held_fd(op->src, NULL);
+		int held = mounts_held_fd(op->src, NULL);
 		int tree = held != -1                                 ? -EBADF
 			   : op->below || (op->flags & OPF_PINNED) ? clone_exact(op)
 								   : clone_source(op, AT_FDCWD, op->src, 0);
@@ -308,7 +401,13 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		}
 		in->trees[i] = tree;
 	}
+	return 0;
+}
 
+/* Step 2: the new root, a small tmpfs (made read-only at the end), as an
+ * O_PATH fd, or -1 with err set. */
+static int stage_root(char *err, size_t errlen)
+{
 	/* Files ward creates from here on are owned by the sandbox user: the
 	 * only uid this user namespace maps.  (Sources were cloned above with
 	 * ward's own identity: a bind the operator asked for may lie below a
@@ -316,123 +415,145 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 	setfsuid(WARD_SANDBOX_UID);
 	setfsgid(WARD_SANDBOX_GID);
 
-	/* 2. The new root: a small tmpfs, made read-only at the end. */
 	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
 		return fail(err, errlen, "cannot mount the sandbox root tmpfs");
-	rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return fail(err, errlen, "cannot open the sandbox root");
+	return rootfd;
+}
 
-	/* 3. The plan, in order. */
+/* OP_BIND: attach the cloned tree (consumed), unless optional and missing. */
+static int bind_at(int rootfd, const struct mount_op *op, int *tree)
+{
+	if (*tree < 0)
+		return 0; /* optional and missing */
+	struct stat st;
+	bool as_file = fstat(*tree, &st) == 0 && !S_ISDIR(st.st_mode);
+	int r = attach(*tree, rootfd, op->dst, as_file);
+	close(*tree);
+	*tree = -1;
+	return r;
+}
+
+static int tmpfs_at(int rootfd, const struct mount_op *op)
+{
+	char opts[128];
+	unsigned long fl = MS_NOSUID | MS_NODEV;
+	if (op->flags & OPF_OWNED)
+		snprintf(opts, sizeof(opts), "size=%llum,mode=%04o,uid=%d,gid=%d", (unsigned long long)op->size_mb,
+			 op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+	else
+		snprintf(opts, sizeof(opts), "size=%llum,mode=%04o", (unsigned long long)op->size_mb, op->mode);
+	return mount_fs_at(rootfd, op->dst, "tmpfs", fl, opts);
+}
+
+static int devpts_at(int rootfd, const struct mount_op *op)
+{
+	char opts[128];
+	snprintf(opts, sizeof(opts), "newinstance,ptmxmode=0666,mode=0620,max=%d", WARD_PTY_MAX);
+	return mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
+}
+
+static int symlink_at(int rootfd, const struct mount_op *op)
+{
+	const char *leaf;
+	int pfd = open_parent(rootfd, op->dst, &leaf);
+	int r = pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
+	if (pfd >= 0)
+		close(pfd);
+	return r;
+}
+
+/* OP_MASK: /dev/null over a file, an empty read-only tmpfs over a
+ * directory.  *mask_dir: the first masked directory's tmpfs, or -1. */
+static int mask_at(int rootfd, const struct mount_op *op, int *mask_dir)
+{
+	int t = openat2_beneath(rootfd, op->dst + 1, O_PATH, 0);
+	if (t < 0)
+		return (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
+	struct stat st;
+	int r = fstat(t, &st);
+	char tp[64];
+	fdpath(tp, sizeof(tp), t);
+	if (r == 0 && S_ISDIR(st.st_mode) && *mask_dir >= 0) {
+		/* Every masked directory shows the same empty, read-only
+		 * tmpfs: a bind of the first (its flags and read-only
+		 * superblock come with it), one superblock to make and tear
+		 * down, not one each. */
+		char sp[64];
+		fdpath(sp, sizeof(sp), *mask_dir);
+		r = mount(sp, tp, NULL, MS_BIND, NULL);
+	} else if (r == 0 && S_ISDIR(st.st_mode)) {
+		r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,nr_inodes=1,mode=0555");
+		if (r == 0) /* its root now (else the next mask makes its own) */
+			*mask_dir = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+	} else if (r == 0)
+		r = mount("/dev/null", tp, NULL, MS_BIND, NULL);
+	close(t);
+	return r;
+}
+
+/* OP_READONLY: bind the path onto itself, read-only, before anything
+ * inside can run: /etc, /dev, /proc/sys. */
+static int readonly_at(int rootfd, const struct mount_op *op)
+{
+	int t = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+	if (t < 0)
+		return (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
+	int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	int r = tree < 0 ? -1 : set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID);
+	if (r == 0)
+		r = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	if (tree >= 0)
+		close(tree);
+	close(t);
+	return r;
+}
+
+/* One op, beneath the new root.  0, or -1 with errno set. */
+static int apply_op(int rootfd, const struct mount_op *op, int *tree, int *mask_dir)
+{
+	switch (op->kind) {
+	case OP_BIND: return bind_at(rootfd, op, tree);
+	case OP_TMPFS: return tmpfs_at(rootfd, op);
+	case OP_PROC: return mount_fs_at(rootfd, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	case OP_DEVPTS: return devpts_at(rootfd, op);
+	case OP_DIR: {
+		int t = open_target(rootfd, op->dst, false);
+		return t < 0 ? -1 : close(t);
+	}
+	case OP_SYMLINK: return symlink_at(rootfd, op);
+	case OP_FILE: return write_file_at(rootfd, op->dst, op->data, op->data_len, op->mode);
+	case OP_MASK: return mask_at(rootfd, op, mask_dir);
+	case OP_READONLY: return readonly_at(rootfd, op);
+	}
+	return 0;
+}
+
+/* Step 3: the plan, in order.  0, or -1 with err set. */
+static int apply_ops(struct mounts_input *in, int rootfd, char *err, size_t errlen)
+{
 	int mask_dir = -1; /* the first masked directory's empty tmpfs */
-	for (size_t i = 0; i < p->nops; i++) {
-		const struct mount_op *op = &p->ops[i];
-		int r = 0;
-		switch (op->kind) {
-		case OP_BIND: {
-			if (in->trees[i] < 0)
-				break; /* optional and missing */
-			struct stat st;
-			bool as_file = fstat(in->trees[i], &st) == 0 && !S_ISDIR(st.st_mode);
-			r = attach(in->trees[i], rootfd, op->dst, as_file);
-			close(in->trees[i]);
-			in->trees[i] = -1;
-			break;
-		}
-		case OP_TMPFS: {
-			unsigned long fl = MS_NOSUID | MS_NODEV;
-			if (op->flags & OPF_OWNED)
-				snprintf(opts, sizeof(opts), "size=%llum,mode=%04o,uid=%d,gid=%d",
-					 (unsigned long long)op->size_mb, op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
-			else
-				snprintf(opts, sizeof(opts), "size=%llum,mode=%04o", (unsigned long long)op->size_mb,
-					 op->mode);
-			r = mount_fs_at(rootfd, op->dst, "tmpfs", fl, opts);
-			break;
-		}
-		case OP_PROC:
-			r = mount_fs_at(rootfd, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-			break;
-		case OP_DEVPTS:
-			snprintf(opts, sizeof(opts), "newinstance,ptmxmode=0666,mode=0620,max=%d", WARD_PTY_MAX);
-			r = mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
-			break;
-		case OP_DIR: {
-			int t = open_target(rootfd, op->dst, false);
-			r = t < 0 ? -1 : close(t);
-			break;
-		}
-		case OP_SYMLINK: {
-			const char *leaf;
-			int pfd = open_parent(rootfd, op->dst, &leaf);
-			r = pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
-			if (pfd >= 0)
-				close(pfd);
-			break;
-		}
-		case OP_FILE:
-			r = write_file_at(rootfd, op->dst, op->data, op->data_len, op->mode);
-			break;
-		case OP_MASK: {
-			int t = openat2_beneath(rootfd, op->dst + 1, O_PATH, 0);
-			if (t < 0) {
-				if (op->flags & OPF_OPTIONAL && errno == ENOENT)
-					break;
-				r = -1;
-				break;
-			}
-			struct stat st;
-			r = fstat(t, &st);
-			char tp[64];
-			fdpath(tp, sizeof(tp), t);
-			if (r == 0 && S_ISDIR(st.st_mode) && mask_dir >= 0) {
-				/* Every masked directory shows the same empty,
-				 * read-only tmpfs: a bind of the first (its flags
-				 * and read-only superblock come with it), one
-				 * superblock to make and tear down, not one each. */
-				char sp[64];
-				fdpath(sp, sizeof(sp), mask_dir);
-				r = mount(sp, tp, NULL, MS_BIND, NULL);
-			} else if (r == 0 && S_ISDIR(st.st_mode)) {
-				r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-					  "size=4k,nr_inodes=1,mode=0555");
-				if (r == 0) /* its root now (else the next mask makes its own) */
-					mask_dir = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
-			} else if (r == 0)
-				r = mount("/dev/null", tp, NULL, MS_BIND, NULL);
-			close(t);
-			break;
-		}
-		case OP_READONLY: {
-			/* Bind the path onto itself, read-only, before anything
-			 * inside can run: /etc, /dev, /proc/sys. */
-			int t = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
-			if (t < 0) {
-				r = (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
-				break;
-			}
-			int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-			r = tree < 0 ? -1 : set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID);
-			if (r == 0)
-				r = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-			if (tree >= 0)
-				close(tree);
-			close(t);
-			break;
-		}
-		}
-		if (r < 0) {
-			fail(err, errlen, "cannot set up %s %s", plan_op_name(op->kind), op->dst);
+	for (size_t i = 0; i < in->nops; i++) {
+		const struct mount_op *op = &in->ops[i];
+		if (apply_op(rootfd, op, &in->trees[i], &mask_dir) < 0) {
+			fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
 			if (mask_dir >= 0)
 				close(mask_dir);
-			close(rootfd);
 			return -1;
 		}
 	}
 	if (mask_dir >= 0)
 		close(mask_dir);
+	return 0;
+}
 
-	/* 4. Into the new root; the old one is detached and gone. */
+/* Step 4: into the new root (rootfd, consumed); the old one is detached
+ * and gone. */
+static int enter_root(int rootfd, char *err, size_t errlen)
+{
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
 		return fail(err, errlen, "cannot enter the sandbox root");
@@ -449,4 +570,21 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 	if (chdir("/work") < 0)
 		return fail(err, errlen, "chdir /work");
 	return 0;
+}
+
+int mounts_build(struct mounts_input *in, char *err, size_t errlen)
+{
+	/* Nothing we do may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return fail(err, errlen, "cannot make the mount namespace private");
+	if (clone_sources(in, err, errlen) < 0)
+		return -1;
+	int rootfd = stage_root(err, errlen);
+	if (rootfd < 0)
+		return -1;
+	if (apply_ops(in, rootfd, err, errlen) < 0) {
+		close(rootfd);
+		return -1;
+	}
+	return enter_root(rootfd, err, errlen);
 }

@@ -1,4 +1,6 @@
-/* userns.c — host identities for sandboxes and their user namespace maps. */
+/* userns.c — host identities for sandboxes and their user namespace maps.
+ * Supervisor side only, on the host (it opens /run/ward and writes
+ * /proc/PID/uid_map): never called inside a sandbox. */
 #define _GNU_SOURCE
 #include "sandbox/userns.h"
 
@@ -15,8 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "core/request.h"
 
 /* One file, one byte per slot: the byte is locked (an OFD lock) while its
  * slot's uid is in use.  Older wards kept a file per slot in /run/ward/uids;

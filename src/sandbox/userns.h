@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The sandbox user inside: the one uid (and gid) its user namespace maps. */
+#define WARD_SANDBOX_UID 1000
+#define WARD_SANDBOX_GID 1000
+
 struct ward_identity {
 	uid_t host_uid;
 	gid_t host_gid;

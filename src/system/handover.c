@@ -6,6 +6,8 @@
  *   per file: u32 path length, u32 mode, u64 data length, the path and a
  *   NUL, the data.
  * Integers are in the host's byte order: both ends are the same binary.
+ * handover_encode runs in the supervisor (it allocates); handover_read runs
+ * in PID 1 and must stay syscalls only, into its one mapping.
  */
 #define _GNU_SOURCE
 #include "system/handover.h"

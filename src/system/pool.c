@@ -2,7 +2,7 @@
  *
  * A thread of the pool's own keeps `size` system-level sandboxes ready: each
  * one's PID 1 has its namespaces, root, cgroup and host uid, and waits on
- * its sync pipe for a command (sandbox.c, handover.c).  A request of
+ * its sync pipe for a command (supervisor.c, handover.c).  A request of
  * the pool's shape takes one; the sandbox runs that one command, and once
  * its answer is out the same thread tears it down (pool_retire) and builds
  * a replacement.  A sandbox is never given a second command.
@@ -10,6 +10,10 @@
  * ward_pool_free kills what is left; PID 1s also die with the thread that
  * cloned them (PR_SET_PDEATHSIG): the filler, or the main thread, where a
  * spawner helper (spawner.h) cloned them.
+ *
+ * Depends on supervisor.h (what a sandbox is) and spawner.h (who clones
+ * it); neither knows the pool.  Runs on the host, in ward; its thread owns
+ * the sandboxes it holds.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,8 +24,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/backend.h"
 #include "core/supervise.h"
+#include "system/pool.h"
+#include "system/spawner.h"
+#include "system/supervisor.h"
 #include "ward.h"
 
 struct ward_pool {
@@ -80,7 +86,7 @@ static void *filler_main(void *arg)
 		}
 		pthread_mutex_unlock(&p->lock);
 		char err[512] = "";
-		struct sandbox *sb = sandbox_build(&p->shape, true, monotonic_now(), err, sizeof(err));
+		struct sandbox *sb = sandbox_build(&p->shape, true, monotonic_now(), spawner_cloner(), err, sizeof(err));
 		pthread_mutex_lock(&p->lock);
 		if (!sb) {
 			p->failures++;

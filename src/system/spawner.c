@@ -1,7 +1,7 @@
 /* spawner.c — the helper processes that clone sandboxes for a
  * multi-threaded caller (spawner.h says why).  This file is the helpers'
  * lifetime and the socket between them and the caller; what a clone is
- * lives in sandbox.c (spawn_pid1).
+ * lives in clone.c (spawn_pid1), which knows nothing of helpers.
  *
  * Each helper has one SOCK_SEQPACKET socket to the caller, used by one
  * caller thread at a time (a mutex per helper): a request is one message
@@ -13,6 +13,9 @@
  * spawner_heal, which the caller's main thread runs about once a second),
  * reaped and, where the lean ward can be exec'd, replaced; meanwhile its
  * callers clone for themselves.
+ *
+ * Runs in the caller (on the host) and in the helpers, never inside a
+ * sandbox; it knows no sandbox but the plain shape's spawn_req.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "system/clone.h"
 #include "system/spawner.h"
 #include "ward.h"
 
@@ -55,13 +59,16 @@ struct helper {
 	pid_t pid;
 };
 
+/* The process's helpers: globals, because there is one set per process
+ * (ward_spawner_start takes no handle, and helpers are forked before the
+ * caller has threads); each helper's own lock guards its entry. */
 static struct helper g_helpers[MAX_HELPERS] = {
 	[0 ... MAX_HELPERS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .pid = 0},
 };
-static unsigned g_nhelpers;
+static unsigned g_nhelpers; /* set by the thread that starts and stops them */
 static atomic_uint g_alive; /* helpers with fd >= 0, read without their locks */
 static int g_exe_fd = -1;   /* the lean ward, for respawns; -1: none */
-static atomic_uint g_next;
+static atomic_uint g_next;  /* where helper_take looks first: round robin */
 
 /* sendmsg of one buffer and up to SP_NFDS fds, retried on EINTR. */
 static ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
@@ -292,6 +299,11 @@ static void helper_lost(struct helper *h, bool reaped)
 bool spawner_alive(void)
 {
 	return atomic_load(&g_alive) > 0;
+}
+
+sandbox_cloner *spawner_cloner(void)
+{
+	return spawner_alive() ? spawner_clone : NULL;
 }
 
 unsigned spawner_heal(void)

@@ -14,27 +14,19 @@
  *
  * The helper only clones.  The caller makes the pipes, the cgroup and the
  * uid map; the helper receives the child's ends of the pipes (SCM_RIGHTS)
- * and the shape, builds the plan (plan.c) and clones; it sends back the pid
- * and a pidfd.  Only the plain shape goes this way (no workdir, mounts or
- * rootfs, no stdin fd of the caller's): its plan needs nothing from the
- * caller but the network mode and the /tmp size.
+ * and the shape, builds the plan (plan.c) and clones (clone.c: spawn_pid1);
+ * it sends back the pid and a pidfd.  Only the plain shape goes this way
+ * (no workdir, mounts or rootfs, no stdin fd of the caller's): its plan
+ * needs nothing from the caller but the network mode and the /tmp size.
  */
 #ifndef WARD_SPAWNER_H
 #define WARD_SPAWNER_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
 
-/* The fds a clone takes, in this order; -1 where there is none. */
-enum { SP_SYNC, SP_CTL, SP_OUT, SP_ERR, SP_IN, SP_REP, SP_NOTIFY, SP_CGROUP, SP_NFDS };
-
-struct spawn_req {
-	int32_t net;            /* enum ward_net */
-	uint32_t pad;
-	uint64_t tmp_size_mb;
-	double start;           /* for WARD_TRACE */
-};
+#include "system/clone.h" /* spawn_req, SP_*, sandbox_cloner */
 
 /* Start `n` helpers (n = 0: one per CPU, at most 4).  Call from the main
  * thread before any other thread exists.  exe_fd: -1, or an fd of the lean
@@ -56,9 +48,10 @@ unsigned spawner_heal(void);
  * clone's own error. */
 pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
-/* In the helper: clone PID 1 for r (sandbox.c).  Same return as
- * spawner_clone. */
-pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
+/* The helpers' clone for sandbox_build (supervisor.h) while any helper is
+ * alive (spawner_alive), else NULL: the caller clones for itself, and makes
+ * the plan a helper would have made. */
+sandbox_cloner *spawner_cloner(void);
 
 /* `ward --spawner-helper` (the lean binary, exec'd by a helper): serve
  * the socket on fd 3.  Returns only when fd 3 is no such socket. */

@@ -51,13 +51,14 @@ static void held(const char *dir, const char *out)
 	char src[600], path[700];
 	const char *rest = NULL;
 	snprintf(src, sizeof(src), WARD_HELD_PATH "%d/etc/ssl", fd);
-	CHECK("sources: a held path names its descriptor", plan_held_fd(src, &rest) == fd && strcmp(rest, "/etc/ssl") == 0);
-	CHECK("sources: a plain path is not held", plan_held_fd(dir, NULL) == -1);
-	CHECK("sources: a malformed held path is refused", plan_held_fd(WARD_HELD_PATH "3x", NULL) == -EINVAL &&
-								   plan_held_fd(WARD_HELD_PATH, NULL) == -EINVAL &&
-								   plan_held_fd(WARD_HELD_PATH "99999999999", NULL) == -EINVAL);
+	CHECK("sources: ward.h's held path is the one the mounts know", strcmp(WARD_HELD_PATH, MOUNTS_HELD_PATH) == 0);
+	CHECK("sources: a held path names its descriptor", mounts_held_fd(src, &rest) == fd && strcmp(rest, "/etc/ssl") == 0);
+	CHECK("sources: a plain path is not held", mounts_held_fd(dir, NULL) == -1);
+	CHECK("sources: a malformed held path is refused", mounts_held_fd(WARD_HELD_PATH "3x", NULL) == -EINVAL &&
+								   mounts_held_fd(WARD_HELD_PATH, NULL) == -EINVAL &&
+								   mounts_held_fd(WARD_HELD_PATH "99999999999", NULL) == -EINVAL);
 	struct mount_op op = {.kind = OP_BIND, .src = src};
-	int s = plan_open_source(&op);
+	int s = mounts_open_source(&op);
 	snprintf(path, sizeof(path), "%s/etc/ssl", dir);
 	CHECK("sources: two components below a held descriptor (a rootfs's etc/ssl)", same_inode(s, path));
 	if (s >= 0)
@@ -67,7 +68,7 @@ static void held(const char *dir, const char *out)
 	snprintf(etc, sizeof(etc), "%s/etc", dir);
 	snprintf(moved, sizeof(moved), "%s/etc.moved", dir);
 	if (rename(etc, moved) == 0 && symlink(out, etc) == 0) {
-		s = plan_open_source(&op);
+		s = mounts_open_source(&op);
 		CHECK("sources: a symlink on the way below a held descriptor is refused", s == -ELOOP);
 		if (s >= 0)
 			close(s);
@@ -96,7 +97,7 @@ static void pinned(const char *dir, const char *out)
 	CHECK("sources: a held path pins to its descriptor's path and inode",
 	      plan_pin_held(&p, &op, err, sizeof(err)) == 0 && strcmp(op.src, a) == 0 && op.below == strlen(a) &&
 		      (op.flags & OPF_PINNED));
-	int s = plan_open_source(&op);
+	int s = mounts_open_source(&op);
 	CHECK("sources: the pinned path opens while it is that inode", same_inode(s, a));
 	if (s >= 0)
 		close(s);
@@ -105,13 +106,13 @@ static void pinned(const char *dir, const char *out)
 	snprintf(a2, sizeof(a2), "%s/a.moved", dir);
 	rename(a, a2);
 	rename(b, a);
-	s = plan_open_source(&op);
+	s = mounts_open_source(&op);
 	CHECK("sources: another directory in its place is refused (ESTALE)", s == -ESTALE);
 	if (s >= 0)
 		close(s);
 	rename(a, b);
 	rename(link, a);
-	s = plan_open_source(&op);
+	s = mounts_open_source(&op);
 	CHECK("sources: a symlink in its place is refused", s < 0);
 	if (s >= 0)
 		close(s);
@@ -126,7 +127,7 @@ static void pinned(const char *dir, const char *out)
 	(void)!symlink(".", l2);
 	viasym.src = through;
 	viasym.below = strlen(through);
-	s = plan_open_source(&viasym);
+	s = mounts_open_source(&viasym);
 	CHECK("sources: a pinned path through a symlink is refused, even to the same inode", s == -ELOOP);
 	if (s >= 0)
 		close(s);

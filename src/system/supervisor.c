@@ -1,0 +1,678 @@
+/* supervisor.c — one system-level sandbox, from the supervisor's side
+ * (supervisor.h): a run in its own user, mount, PID, IPC, UTS, cgroup and
+ * network namespaces.  Builds it (host identity, plan, detached trees,
+ * cgroup, pipes, PID 1's clone, uid map), hands it its command, supervises
+ * the run (core/supervise.c) and destroys it.
+ *
+ * Runs on the host, in ward (any of a server's threads): it may allocate,
+ * and it owns every host resource of the sandbox.  No code here runs inside
+ * a sandbox: PID 1 is init.c, the command's last steps are command.c, and
+ * all they get from here is child.h's child_ctx.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "core/plan.h"
+#include "core/supervise.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/mounts.h"
+#include "sandbox/userns.h"
+#include "system/child.h"
+#include "system/clone.h"
+#include "system/handover.h"
+#include "system/supervisor.h"
+
+static const char *landlock_name(int abi)
+{
+	static const char *const names[] = {"none", "landlock-abi-1", "landlock-abi-2", "landlock-abi-3",
+					    "landlock-abi-4", "landlock-abi-5", "landlock-abi-6", "landlock-abi-7",
+					    "landlock-abi-8", "landlock-abi-9"};
+	if (abi < 0)
+		abi = 0;
+	return abi < 10 ? names[abi] : "landlock";
+}
+
+static void kill_tree(void *arg)
+{
+	/* PID 1's death takes the whole PID namespace with it */
+	syscall(SYS_pidfd_send_signal, *(int *)arg, SIGKILL, NULL, 0);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* One sandbox, supervisor side. */
+struct sandbox {
+	const struct sandbox_facts *facts;
+	struct ward_identity id;
+	struct plan plan;
+	struct ward_cgroup *cg;
+	pid_t pid;
+	int pidfd;
+	bool ahead;            /* built before its request (a pool's) */
+	struct cg_limits lim;  /* the cgroup's limits now */
+	int sync_w;            /* "g"/"p", then the handover; held open until the end */
+	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
+};
+
+/* Binds nothing of the host's but the system directories every sandbox
+ * has (no workdir, mounts or rootfs): the shape a pool or a spawner helper
+ * builds without the caller's paths. */
+static bool binds_nothing(const struct ward_request *r)
+{
+	return !r->workdir && !r->rootfs && r->nmounts == 0;
+}
+
+bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
+{
+	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && binds_nothing(a) &&
+	       binds_nothing(b) && a->net == b->net &&
+	       a->limits.tmp_size_mb == b->limits.tmp_size_mb;
+}
+
+void sandbox_destroy(struct sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->pid > 0) {
+		if (sb->pidfd >= 0)
+			kill_tree(&sb->pidfd);
+		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fd(&sb->pidfd);
+	int *fds[] = {&sb->sync_w, &sb->ctl_r, &sb->out_r, &sb->err_r, &sb->in_w, &sb->rep_r, &sb->nsock};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close_fd(fds[i]);
+	cg_destroy(sb->cg);
+	userns_release(&sb->id);
+	plan_free(&sb->plan);
+	free(sb);
+}
+
+/* The pipes of a build, both ends, until the supervisor's ends move into
+ * the sandbox. */
+struct build_fds {
+	int sync[2], ctl[2], out[2], err[2], in[2], rep[2], nsock[2];
+};
+
+static void build_fds_close(struct build_fds *f, int *trees, size_t ntrees)
+{
+	int *all = &f->sync[0];
+	for (size_t i = 0; i < sizeof(*f) / sizeof(int); i++)
+		close_fd(&all[i]);
+	if (trees)
+		for (size_t i = 0; i < ntrees; i++)
+			close_fd(&trees[i]);
+	free(trees);
+}
+
+/* What PID 1 said on the control pipe when its setup failed ("E why"),
+ * as an error message; false when it said something else. */
+static bool setup_error(const char *ctl, char *err, size_t errlen)
+{
+	if (ctl[0] != 'E')
+		return false;
+	size_t n = strcspn(ctl + 2, "\n");
+	snprintf(err, errlen, "sandbox setup failed: %.*s", (int)n, ctl + 2);
+	return true;
+}
+
+/* Wait (bounded) for a sandbox built ahead to say "R"; 0 or -1 (err set). */
+static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
+{
+	char buf[600];
+	size_t got = 0;
+	while (got < sizeof(buf) - 1) {
+		struct pollfd p = {.fd = sb->ctl_r, .events = POLLIN};
+		int n = poll(&p, 1, 30000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ssize_t k = read(sb->ctl_r, buf + got, sizeof(buf) - 1 - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		buf[got] = 0;
+		if (strchr(buf, '\n'))
+			break;
+	}
+	buf[got] = 0;
+	if (strcmp(buf, "R\n") == 0)
+		return 0;
+	if (!setup_error(buf, err, errlen))
+		snprintf(err, errlen, "the sandbox's init did not get ready");
+	return -1;
+}
+
+/* A loopback's TCP buffers are kernel memory that only a memory cgroup
+ * charges (no rlimit bounds them): without one, a sandbox could fill the
+ * host's TCP memory (and push every socket on it into memory pressure). */
+static void loopback_refused(const struct ward_cgroup *cg, const char *cgerr, char *err, size_t errlen)
+{
+	if (!cg)
+		snprintf(err, errlen,
+			 "--net loopback needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
+			 "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
+			 cgerr[0] ? cgerr : "no usable cgroups");
+	else
+		snprintf(err, errlen,
+			 "--net loopback needs the sandbox's socket buffers charged to its memory cgroup, which this "
+			 "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
+			 "cgroup.memory=nosocket; see `ward doctor`); use --net none");
+}
+
+static void clone_error(int e, char *err, size_t errlen)
+{
+	if (e == EPERM || e == ENOSPC || e == EINVAL)
+		snprintf(err, errlen,
+			 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
+			 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
+			 "run as root (see `ward doctor`)",
+			 strerror(e));
+	else
+		snprintf(err, errlen, "cannot create the sandbox: clone: %s", strerror(e));
+}
+
+/* Running as root, the sandbox's host uid owns nothing: a writable bind
+ * maps the directory's owner to it, so that writes come back owned by that
+ * owner.  The tree, or -1: a filesystem without idmapped mounts gets a
+ * plain bind (the sandbox then writes only where its uid may). */
+static int idmapped_tree(const struct ward_identity *id, const struct mount_op *op)
+{
+	int src = mounts_held_fd(op->src, NULL) != -1 ? mounts_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
+	if (src < 0)
+		return -1;
+	int t = -1;
+	struct stat st;
+	if (fstat(src, &st) == 0) {
+		int ns = userns_idmap_fd(id, st.st_uid, st.st_gid);
+		if (ns >= 0) {
+			t = mounts_idmapped_tree(src, ns);
+			close(ns);
+		}
+	}
+	close(src);
+	return t < 0 ? -1 : t;
+}
+
+/* The detached trees PID 1 mounts instead of a path: idmapped binds, and
+ * sources the caller holds open (ward serve's --allow-root checks), which
+ * are cloned here, where that fd lives: PID 1 keeps none of the caller's
+ * fds, and lives in a mount namespace where they cannot be cloned.  Without
+ * the right to clone mounts here (not root), PID 1 binds its path instead,
+ * pinned to the descriptor's inode: never a symlink swapped in.  trees has
+ * plan.nops entries, all -1.  0, or -1 with err set. */
+static int prepare_trees(struct sandbox *sb, int *trees, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sb->plan.nops; i++) {
+		struct mount_op *op = &sb->plan.ops[i];
+		if (op->kind != OP_BIND)
+			continue;
+		if (op->flags & OPF_IDMAP)
+			trees[i] = idmapped_tree(&sb->id, op);
+		if (trees[i] >= 0 || mounts_held_fd(op->src, NULL) == -1)
+			continue;
+		trees[i] = geteuid() == 0 ? mounts_held_tree(op) : -EPERM;
+		if (trees[i] == -EPERM) {
+			trees[i] = -1;
+			if (plan_pin_held(&sb->plan, op, err, errlen) < 0)
+				return -1;
+		} else if (trees[i] < 0) {
+			snprintf(err, errlen, "cannot bind '%s': %s", op->src,
+				 trees[i] == -ELOOP ? "a symlink lies on the way inside it, which is refused"
+						    : strerror(-trees[i]));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The cgroup, with the shape's limits: built ahead, the (default) ones; a
+ * request that asks for others gets them when it takes the sandbox.  None
+ * at all is allowed (rlimits stand in), but not for --net loopback.  0, or
+ * -1 with err set. */
+static int make_cgroup(struct sandbox *sb, const struct ward_request *shape, double start, char *err, size_t errlen)
+{
+	sb->lim = (struct cg_limits){.memory_bytes = shape->limits.memory_mb << 20, .pids = shape->limits.pids};
+	char cgerr[256] = "";
+	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
+	trace_phase("cgroup", start);
+	if (shape->net == WARD_NET_LOOPBACK && !cg_charges_sockets(sb->cg)) {
+		loopback_refused(sb->cg, cgerr, err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+/* The run's pipes and the seccomp listener's socket.  stdin: a pipe that
+ * the supervisor feeds (the request's bytes, or what it relays from the
+ * caller's fd), never the caller's fd itself (a terminal inside could be
+ * reconfigured, or written past the output caps).  0, or -1 with err set. */
+static int make_pipes(struct build_fds *f, bool want_in, bool want_rep, char *err, size_t errlen)
+{
+	if (pipe2(f->sync, O_CLOEXEC) < 0 || pipe2(f->ctl, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->err, O_CLOEXEC) < 0 || (want_in && pipe2(f->in, O_CLOEXEC) < 0) ||
+	    (want_rep && pipe2(f->rep, O_CLOEXEC) < 0) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->nsock) < 0) {
+		snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
+		return -1;
+	}
+	/* The command must be able to reopen its pipes (/dev/stdout,
+	 * /proc/self/fd/N) like any program, but as root ward created them
+	 * owned by a uid the sandbox does not map.  Anonymous pipes are
+	 * reachable only through /proc/PID/fd, which needs ptrace access to a
+	 * holder, so opening their mode up exposes them to nobody else. */
+	int ends[] = {f->out[1], f->err[1], f->in[0], f->rep[1]};
+	for (size_t i = 0; i < 4; i++)
+		if (ends[i] >= 0 && fchmod(ends[i], 0666) < 0) {
+			snprintf(err, errlen, "cannot hand the pipes to the sandbox: %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* PID 1, cloned by a helper (the plain shape: the helper makes the plan
+ * itself).  The pid, or -errno (-EPIPE, -ENOSYS: no helper took it). */
+static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const struct ward_request *shape,
+			     const struct build_fds *f, double start, bool *born_in_cg)
+{
+	struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb, .start = start};
+	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1], f->out[1], f->err[1], f->in[0], f->rep[1], f->nsock[1],
+			     cg_dirfd(sb->cg)};
+	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
+}
+
+/* PID 1, cloned by us: it runs init_main on a copy of this stack, where
+ * its child_ctx and the Landlock write paths live.  The pid, or -errno. */
+static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, int *trees,
+			 const struct build_fds *f, double start, bool *born_in_cg)
+{
+	/* Landlock: writes stay allowed only where the sandbox has writable
+	 * mounts. */
+	const char *write_paths[80];
+	size_t nwrite = landlock_write_paths(shape, write_paths, 80);
+	struct child_ctx c = {
+		.facts = sb->facts,
+		.plan = &sb->plan,
+		.trees = trees,
+		.net = shape->net,
+		.write_paths = write_paths,
+		.nwrite = nwrite,
+		.landlock_abi = sb->facts->landlock_abi,
+		.sync_r = f->sync[0],
+		.ctl_w = f->ctl[1],
+		.out_w = f->out[1],
+		.err_w = f->err[1],
+		.in_r = f->in[0],
+		.rep_w = f->rep[1],
+		.notify_w = f->nsock[1],
+		.start = start,
+	};
+	return clone_pid1(&c, cg_dirfd(sb->cg), 0, &sb->pidfd, born_in_cg);
+}
+
+/* The supervisor's ends of the pipes move into the sandbox. */
+static void take_ends(struct sandbox *sb, struct build_fds *f)
+{
+	sb->sync_w = f->sync[1];
+	sb->ctl_r = f->ctl[0];
+	sb->out_r = f->out[0];
+	sb->err_r = f->err[0];
+	sb->in_w = f->in[1];
+	sb->rep_r = f->rep[0];
+	sb->nsock = f->nsock[0];
+	f->sync[1] = f->ctl[0] = f->out[0] = f->err[0] = f->in[1] = f->rep[0] = f->nsock[0] = -1;
+}
+
+/* PID 1 exists: its uid map, its cgroup (unless born there), then go ("g";
+ * "p" and wait for "R" when built ahead).  0, or -1 with err set. */
+static int start_pid1(struct sandbox *sb, bool born_in_cg, double start, char *err, size_t errlen)
+{
+	if (userns_write_maps(sb->pid, &sb->id, err, errlen) < 0)
+		return -1;
+	trace_phase("uidmap", start);
+	if (sb->cg && !born_in_cg) {
+		int r = cg_attach(sb->cg, sb->pid);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(-r));
+			return -1;
+		}
+	}
+	trace_phase("attach", start);
+	if (write(sb->sync_w, sb->ahead ? "p" : "g", 1) != 1) {
+		snprintf(err, errlen, "cannot start the sandbox: %s", strerror(errno));
+		return -1;
+	}
+	if (sb->ahead && wait_ready(sb, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead)
+{
+	struct sandbox *sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return NULL;
+	sb->facts = facts;
+	sb->id = (struct ward_identity){.lock_fd = -1, .slot = -1};
+	sb->pid = -1;
+	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
+	sb->ahead = ahead;
+	return sb;
+}
+
+/* One attempt at sandbox_build: through the helper when there is one and
+ * the shape is plain (the helper makes the plan itself, and binds nothing
+ * held, so none is made here), else a clone of our own.  *no_helper: the
+ * helper did not take it (the caller starts over without). */
+static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
+			     bool *no_helper, char *err, size_t errlen)
+{
+	const struct sandbox_facts *facts = sandbox_facts();
+	trace_phase("prepare", start);
+	if (!facts->filter_ok) {
+		snprintf(err, errlen, "seccomp is not available: %s", facts->filter_err);
+		return NULL;
+	}
+	struct sandbox *sb = sandbox_new(facts, ahead);
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	bool spawn = helper && binds_nothing(shape);
+	int *trees = NULL;
+	struct build_fds f;
+	memset(&f, -1, sizeof(f));
+
+	if (userns_acquire(&sb->id, err, errlen) < 0)
+		goto fail;
+	trace_phase("identity", start);
+	if (!spawn && plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
+		goto fail;
+	trace_phase("plan", start);
+	trees = malloc(sizeof(int) * (sb->plan.nops ? sb->plan.nops : 1));
+	if (!trees) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < sb->plan.nops; i++)
+		trees[i] = -1;
+	if (prepare_trees(sb, trees, err, errlen) < 0)
+		goto fail;
+	trace_phase("idmap", start);
+	if (make_cgroup(sb, shape, start, err, errlen) < 0)
+		goto fail;
+	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0, ahead || shape->report_channel, err,
+		       errlen) < 0)
+		goto fail;
+
+	bool born_in_cg = false;
+	pid_t pid = spawn ? clone_by_helper(sb, helper, shape, &f, start, &born_in_cg)
+			  : clone_by_us(sb, shape, trees, &f, start, &born_in_cg);
+	if (spawn && (pid == -EPIPE || pid == -ENOSYS)) {
+		*no_helper = true;
+		snprintf(err, errlen, "no sandbox spawner helper is alive");
+		goto fail;
+	}
+	if (pid < 0) {
+		clone_error(-pid, err, errlen);
+		goto fail;
+	}
+	sb->pid = pid;
+	trace_phase(spawn ? "spawn" : "clone", start);
+	take_ends(sb, &f);
+	build_fds_close(&f, trees, sb->plan.nops);
+	trees = NULL;
+	if (start_pid1(sb, born_in_cg, start, err, errlen) < 0)
+		goto fail;
+	return sb;
+
+fail:
+	build_fds_close(&f, trees, sb->plan.nops);
+	sandbox_destroy(sb);
+	return NULL;
+}
+
+struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
+			      char *err, size_t errlen)
+{
+	bool no_helper = false;
+	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, err, errlen);
+	if (!sb && no_helper)
+		sb = build(shape, ahead, start, NULL, &no_helper, err, errlen);
+	return sb;
+}
+
+/* Encode req's command and write it to PID 1.  0, or -errno (-EPIPE: PID 1
+ * is gone). */
+static int send_handover(struct sandbox *sb, const struct ward_request *req, bool with_as)
+{
+	char **argv = argv_build(req);
+	char **envp = env_build(req, NULL);
+	int r = -ENOMEM;
+	if (argv && envp) {
+		struct handover ho = {
+			.flags = (req->stdin_set || req->stdin_fd >= 0 ? HO_STDIN_PIPE : 0) |
+				 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
+			.limits = req->limits,
+			.argv = argv,
+			.envp = envp,
+			.files = (struct ward_file *)req->files,
+			.nfiles = req->nfiles,
+		};
+		size_t len = 0;
+		char *buf = handover_encode(&ho, &len);
+		if (!buf)
+			r = -E2BIG;
+		else {
+			/* PID 1 reads as we write: a large body (files) does not
+			 * need to fit in the pipe. */
+			/* A library must not die of SIGPIPE when PID 1 is gone:
+			 * block it for this thread and take back the one the
+			 * write raised. */
+			sigset_t pipe_set, old;
+			sigemptyset(&pipe_set);
+			sigaddset(&pipe_set, SIGPIPE);
+			pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+			r = 0;
+			for (size_t off = 0; off < len;) {
+				ssize_t n = write(sb->sync_w, buf + off, len - off);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0) {
+					r = -errno;
+					break;
+				}
+				off += (size_t)n;
+			}
+			if (r == -EPIPE && !sigismember(&old, SIGPIPE)) {
+				struct timespec zero = {0, 0};
+				sigtimedwait(&pipe_set, NULL, &zero);
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			free(buf);
+		}
+	}
+	env_free(envp);
+	free(argv);
+	return r;
+}
+
+/* The request's memory and pids limits on the cgroup, when they are not
+ * the ones it has (a sandbox built ahead has the shape's).  0, or -1: they
+ * cannot be set (the caller takes a fresh sandbox, which reports why). */
+static int fit_limits(struct sandbox *sb, const struct ward_request *req)
+{
+	struct cg_limits lim = {.memory_bytes = req->limits.memory_mb << 20, .pids = req->limits.pids};
+	if (sb->cg && (lim.memory_bytes != sb->lim.memory_bytes || lim.pids != sb->lim.pids)) {
+		char cgerr[256];
+		if (cg_set_limits(sb->cg, &lim, cgerr, sizeof(cgerr)) < 0)
+			return -1;
+		sb->lim = lim;
+	}
+	return 0;
+}
+
+/* Which mechanism enforces each limit and layer (the result's "enforced"). */
+static void say_enforced(const struct sandbox *sb, struct ward_result *res)
+{
+	struct ward_cgroup *cg = sb->cg;
+	res->enforced.memory = cg && cg_limits_memory(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.pids = cg && cg_limits_pids(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.cpu = cg && cg_accounts_cpu(cg) ? cg_mechanism(cg) : "rlimit";
+	res->enforced.fsize = "rlimit";
+	res->enforced.seccomp = sb->facts->no_seccomp ? "none" : "seccomp";
+	res->enforced.landlock = landlock_name(sb->facts->landlock_abi);
+	res->enforced.tcp_memory = cg_sockets_mechanism(cg);
+	snprintf(res->enforced.user, sizeof(res->enforced.user), "userns-uid-%u", (unsigned)sb->id.host_uid);
+}
+
+/* Reap PID 1 (its exit took every process of the sandbox with it), unless
+ * the run ended at PID 1's report (s->end_at_report: sandbox_destroy reaps
+ * it).  Its wait status (0 when not reaped), its rusage in *ru. */
+static int reap_pid1(struct sandbox *sb, const struct supervise *s, struct rusage *ru, double start)
+{
+	int st = 0;
+	memset(ru, 0, sizeof(*ru));
+	if (!(s->end_at_report && s->ctl[0] == 'X')) {
+		while (wait4(sb->pid, &st, 0, ru) < 0 && errno == EINTR)
+			;
+		sb->pid = -1;
+		trace_phase("reaped", start);
+	}
+	return st;
+}
+
+/* CPU and peak memory: the rusage, bettered by the cgroup's figures; and
+ * whether the cgroup saw an OOM kill. */
+static void collect_usage(const struct sandbox *sb, const struct rusage *ru, struct ward_result *res,
+			  struct backend_outcome *o)
+{
+	usage_from_rusage(ru, &res->usage);
+	if (!sb->cg)
+		return;
+	struct cg_stats cs;
+	if (cg_stats(sb->cg, &cs) == 0) {
+		o->oom_killed = cs.oom_killed;
+		if (cs.cpu_usage_us) {
+			res->usage.cpu_user_ms = cs.cpu_user_us / 1000;
+			res->usage.cpu_sys_ms = cs.cpu_sys_us / 1000;
+		}
+		if (cs.memory_peak / 1024 > res->usage.max_rss_kb)
+			res->usage.max_rss_kb = cs.memory_peak / 1024;
+	}
+}
+
+/* What the run came to: the command's status as PID 1 reported it, a kill
+ * before it could (still a run), or the setup's failure.  sandbox_run's
+ * return. */
+static int run_outcome(const struct supervise *s, int st, struct ward_result *res, struct backend_outcome *o)
+{
+	o->timed_out = s->timed_out;
+	o->cancelled = s->cancelled;
+	o->seccomp_killed = s->seccomp_killed;
+	o->cpu_exceeded = s->cpu_exceeded;
+
+	int wst;
+	if (sscanf(s->ctl, "X %d", &wst) == 1) {
+		o->ran = true;
+		o->wait_status = wst;
+		return 0;
+	}
+	if (s->timed_out || s->cpu_exceeded || s->seccomp_killed || (WIFSIGNALED(st) && o->oom_killed)) {
+		/* killed before PID 1 could report: still a timeout (or PID 1
+		 * itself was OOM-killed with the command) */
+		o->ran = true;
+		o->wait_status = SIGKILL;
+		return 0;
+	}
+	if (!setup_error(s->ctl, res->error, sizeof(res->error)))
+		snprintf(res->error, sizeof(res->error), "the sandbox's init ended without a report (wait status %d)",
+			 st);
+	return -1;
+}
+
+int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
+		bool defer, double start)
+{
+	if (fit_limits(sb, req) < 0)
+		return SANDBOX_STALE; /* a fresh sandbox reports what happens */
+	say_enforced(sb, res);
+
+	int r = send_handover(sb, req, !(sb->cg && cg_limits_memory(sb->cg)));
+	trace_phase("handover", start);
+	if (r == -EPIPE && sb->ahead)
+		return SANDBOX_STALE; /* died while it waited: the caller builds another */
+	if (r < 0 && r != -EPIPE) {
+		/* -EPIPE on a fresh sandbox: PID 1 failed its setup and said
+		 * why on the control pipe, which supervise reads. */
+		snprintf(res->error, sizeof(res->error), "cannot hand the command to the sandbox: %s", strerror(-r));
+		return -1;
+	}
+	/* sync_w stays open until the end: PID 1 checks it to know that we
+	 * are alive (see init.c). */
+	if (!req->stdin_set && req->stdin_fd < 0)
+		close_fd(&sb->in_w);
+	if (!req->report_channel)
+		close_fd(&sb->rep_r);
+
+	struct supervise s = {
+		.pidfd = sb->pidfd,
+		.out_fd = sb->out_r,
+		.err_fd = sb->err_r,
+		.report_fd = sb->rep_r,
+		.ctl_fd = sb->ctl_r,
+		.stdin_fd = sb->in_w,
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
+		.stdin_data = req->stdin_data,
+		.stdin_len = req->stdin_len,
+		.timeout_s = req->limits.timeout_s,
+		.cpu_s = req->limits.cpu_s > 0 ? req->limits.cpu_s : req->limits.timeout_s,
+		.cg = sb->cg,
+		.kill_tree = kill_tree,
+		.kill_arg = &sb->pidfd,
+		.output_limit = req->limits.output_limit,
+		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
+		.report_limit = req->report_limit,
+		.start = start,
+		.cancel = req->cancel,
+		.notify_sock = sb->nsock,
+	};
+	/* Deferred: once PID 1 reports the command's status, the result is
+	 * complete (usage comes from the cgroup); PID 1's exit, the
+	 * namespaces' teardown and the reaping happen after the caller has
+	 * its answer (sandbox_destroy, from the pool's thread). */
+	s.end_at_report = defer && sb->cg && cg_accounts_cpu(sb->cg);
+	sb->out_r = sb->err_r = sb->rep_r = sb->ctl_r = sb->in_w = sb->nsock = -1; /* supervise owns them now */
+	supervise_run(&s);
+	trace_phase("supervised", start);
+
+	struct rusage ru;
+	int st = reap_pid1(sb, &s, &ru, start);
+	outcome_collect(&s, res);
+	collect_usage(sb, &ru, res, o);
+	return run_outcome(&s, st, res, o);
+}
