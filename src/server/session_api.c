@@ -425,11 +425,13 @@ struct follow {
 	struct follow *park_next;
 };
 
-/* Append one NDJSON line (taking line); false when out of memory. */
-static bool follow_add(struct follow *f, char *line, size_t n)
+/* Append one NDJSON line (taking line; n is strlen(line)); false when out
+ * of memory. */
+static bool follow_add(struct follow *f, char *line)
 {
 	if (!line)
 		return false;
+	size_t n = strlen(line);
 	char *b = realloc(f->buf, f->len + n + 1);
 	if (!b) {
 		free(line);
@@ -452,11 +454,10 @@ static bool follow_fetch(struct follow *f)
 	snprintf(q.args.sid, sizeof(q.args.sid), "%s", f->sid);
 	snprintf(q.who, sizeof(q.who), "%s", f->owner);
 	q.srv = f->s;
-	size_t n = 0;
 	if (!sess_find(f->s, &q)) {
 		free(q.resp);
 		f->done = true;
-		return follow_add(f, sj_end_json(f->pid, 0, "the session is gone (deleted or expired)", &n), n);
+		return follow_add(f, sj_end_json(f->pid, 0, "the session is gone (deleted or expired)", NULL));
 	}
 	struct ward_stream st[2];
 	memset(st, 0, sizeof(st));
@@ -468,13 +469,13 @@ static bool follow_fetch(struct follow *f)
 	sess_unref(f->s, q.sess);
 	if (rc < 0) {
 		f->done = true;
-		return follow_add(f, sj_end_json(f->pid, 0, err[0] ? err : "no such process", &n), n);
+		return follow_add(f, sj_end_json(f->pid, 0, err[0] ? err : "no such process", NULL));
 	}
 	bool any = false;
 	static const char *const names[2] = {"stdout", "stderr"};
 	for (int i = 0; i < 2; i++) {
 		if (st[i].len)
-			any |= follow_add(f, sj_event_json(names[i], st[i].data, st[i].len, &n), n);
+			any |= follow_add(f, sj_event_json(names[i], st[i].data, st[i].len, NULL));
 		if (st[i].bytes > f->off[i])
 			f->off[i] = st[i].bytes;
 		free(st[i].data);
@@ -482,7 +483,7 @@ static bool follow_fetch(struct follow *f)
 	if (exited || !f->follow) {
 		f->done = true;
 		if (exited)
-			follow_add(f, sj_end_json(f->pid, code, NULL, &n), n);
+			follow_add(f, sj_end_json(f->pid, code, NULL, NULL));
 		return true;
 	}
 	return any;
