@@ -58,7 +58,7 @@ static void usage(FILE *f)
 		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
 		"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
-		"                            1 to 63 (default: the host name, other bytes as '-')\n"
+		"                            1 to 63 (default: the host name up to its first '.')\n"
 		"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
 		"  --max-sessions N          sessions at once (default 64)\n"
 		"  --client-sessions N       sessions at once per client (default 8)\n"
@@ -224,19 +224,22 @@ static bool node_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-/* The host name with every byte but [A-Za-z0-9_-] as '-', at most 63
- * bytes; "ward" when there is none. */
+/* The host name up to its first '.', or "" when that is not a valid node
+ * id (check_opts then asks for --node-id). */
 static void default_node_id(char *id, size_t n)
 {
 	char host[256] = "";
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		host[0] = 0;
-	size_t k = 0;
-	for (const char *p = host; *p && k < 63 && k + 1 < n; p++)
-		id[k++] = node_char(*p) ? *p : '-';
+	host[strcspn(host, ".")] = 0;
+	size_t k = strlen(host);
+	bool ok = k >= 1 && k <= 63 && k < n;
+	for (size_t i = 0; ok && i < k; i++)
+		ok = node_char(host[i]);
+	if (!ok)
+		k = 0;
+	memcpy(id, host, k);
 	id[k] = 0;
-	if (!k)
-		snprintf(id, n, "ward");
 }
 
 static int set_node_id(struct serve_opts *o, const char *v)
@@ -354,6 +357,11 @@ static int check_opts(const struct serve_opts *o, int argc, char **argv)
 {
 	if (check_budgets(o) < 0)
 		return -1;
+	if (!o->node_id[0]) {
+		fprintf(stderr, "ward serve: the host name does not give a node id (1 to 63 of A-Z a-z 0-9 _ - before its "
+				"first '.'): give --node-id ID\n");
+		return -1;
+	}
 	if (o->pool && o->isolation != WARD_ISO_SYSTEM) {
 		fprintf(stderr, "ward serve: --pool builds system-level sandboxes; it needs --isolation system\n");
 		return -1;

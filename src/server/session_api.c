@@ -208,6 +208,10 @@ bool prepare_session_exec(struct server *s, struct req *r)
 		set_error(r, 400, "%s", err);
 		return false;
 	}
+	if (x->cwd[0] && x->cwd[0] != '/') {
+		set_error(r, 400, "cwd: '%s' is not absolute; give a path inside the sandbox such as /work/sub", x->cwd);
+		return false;
+	}
 	if (!prepare_exec(s, r))
 		return false;
 	if (x->stdin_pipe)

@@ -388,7 +388,7 @@ char *sj_health_sessions(char *health, const struct sj_session_limits *l)
 	json_object_set_new(m, "ttl_s", json_real(l->max_ttl));
 	json_object_set_new(m, "idle_s", json_real(l->max_idle));
 	json_object_set_new(m, "work_size_mb", json_integer((json_int_t)l->max_work_size_mb));
-	json_object_set_new(o, "node_id", json_string(l->node_id));
+	json_object_set_new(o, "node", json_string(l->node_id));
 	char *out = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!out)

@@ -294,6 +294,18 @@ void sessions_cancel(struct server *s)
  * the table alone, no call into a session). */
 void answer_session_list(struct server *s, struct req *r)
 {
+	/* ?node=NODE (a balancer routes on it): this runner's list only */
+	const char *node = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "node");
+	if (node && strcmp(node, s->o.node_id) != 0) {
+		char shown[72];
+		snprintf(shown, sizeof(shown), "%.64s", node);
+		for (char *c = shown; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
+				*c = '_';
+		set_error(r, 404, "this runner is node '%s', not '%s': ask that node for its sessions", s->o.node_id,
+			  shown);
+		return;
+	}
 	pthread_mutex_lock(&s->sess_lock);
 	size_t n = 0;
 	for (struct sess *x = s->sessions; x; x = x->next)

@@ -27,6 +27,21 @@ out=$("$WARD" serve --listen 127.0.0.1:0 --node-id 'bad.id' 2>&1)
 expect_eq "--node-id with a dot is refused" 125 "$?"
 expect_contains "--node-id refusal names the alphabet" "$out" "A-Z a-z 0-9 _ -"
 
+# the default node id: the host name up to its first '.' (a UTS namespace of
+# our own sets it); one that gives no valid id stops start-up
+if unshare --uts true 2>/dev/null; then
+	out=$(unshare --uts bash -c 'hostname aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa && exec "$0" serve --listen 127.0.0.1:0' "$WARD" 2>&1)
+	expect_eq "a host name of 64 bytes (no node id): start-up fails" 125 "$?"
+	expect_contains "the message asks for --node-id" "$out" "give --node-id ID"
+	unshare --uts bash -c 'hostname runner7.example.com && exec "$0" serve --listen 127.0.0.1:0 --log "$1"' \
+		"$WARD" "$SERVE_TMP/uts.log" </dev/null >/dev/null 2>&1 &
+	upid=$!
+	addr=$(listening_addr "$SERVE_TMP/uts.log" "$upid" 200)
+	expect_eq "the default node id is the host name before its first '.'" runner7 \
+		"$(jget "$(curl -s "http://$addr/health")" 'd["node"]')"
+	kill "$upid"; wait "$upid" 2>/dev/null
+fi
+
 start_server s1 --token-file "$SERVE_TMP/tokens" --max-concurrent 1 --max-sessions 4 --client-sessions 2 \
 	--node-id node-1 --session-max-ttl 600 --session-max-idle 60 --max-work-size 64 || exit 0
 h=$(curl -s "$URL/health")
@@ -34,7 +49,12 @@ expect_eq "/health limits: max sessions" 4 "$(jget "$h" 'd["limits"]["maxima"]["
 expect_eq "/health limits: client sessions" 2 "$(jget "$h" 'd["limits"]["maxima"]["client_sessions"]')"
 expect_eq "/health limits: ttl" 600.0 "$(jget "$h" 'd["limits"]["maxima"]["ttl_s"]')"
 expect_eq "/health limits: work size" 64 "$(jget "$h" 'd["limits"]["maxima"]["work_size_mb"]')"
-expect_eq "/health: node id" node-1 "$(jget "$h" 'd["node_id"]')"
+expect_eq "/health: node id" node-1 "$(jget "$h" 'd["node"]')"
+r=$(http GET "/sessions?node=node-2" "${A[@]}")
+expect_eq "GET /sessions?node= of another node: 404" 404 "$(code_of "$r")"
+expect_contains "the 404 names both nodes" "$r" "node 'node-1', not 'node-2'"
+r=$(http GET "/sessions?node=node-1" "${A[@]}")
+expect_eq "GET /sessions?node= of this node: 200" "200 []" "$r"
 r=$(http POST /sessions "${A[@]}" --data-binary '{"ttl_s": 601}')
 expect_eq "ttl_s over --session-max-ttl: 400" 400 "$(code_of "$r")"
 expect_contains "the 400 names the field and the maximum" "$r" "ttl_s: give seconds, more than 0 and at most --session-max-ttl (600)"
