@@ -285,7 +285,6 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 		r.req.stdin_data = (unsigned char *)input;
 		r.req.stdin_len = inlen;
 	}
-	r.req.limits.memory_mb = 0; /* the session's own limits hold */
 	body = ward_request_to_json(&r.req, c->err, sizeof(c->err));
 	if (!body) {
 		fprintf(stderr, "ward session exec: %s\n", c->err);
@@ -295,6 +294,7 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	if (call(c, "POST", path, body, strlen(body), r.req.limits.timeout_s, 200, &ans, &alen) < 0)
 		goto out;
 	struct ward_result res;
+	memset(&res, 0, sizeof(res));
 	if (ward_result_from_json(ans, alen, &res, c->err, sizeof(c->err)) < 0) {
 		fprintf(stderr, "ward session exec: %s\n", c->err);
 		ward_result_free(&res);
