@@ -1128,3 +1128,76 @@ void cg_destroy(struct ward_cgroup *cg)
 		fprintf(stderr, "ward: cgroup %s not removed: %s\n", cg->name, strerror(-r));
 	close_all(cg);
 }
+
+/* ------------------------------------------------- child cgroups (sessions) */
+
+struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *prefix, char *err, size_t errlen)
+{
+	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	if (!cg) {
+		set_err(err, errlen, "cgroup: out of memory");
+		return NULL;
+	}
+	cg->version = parent->version;
+	cg->tcp = parent->tcp;
+	for (int i = 0; i < NHIER; i++)
+		cg->d[i].parent = cg->d[i].dir = -1;
+	/* Unique on the host (the parent's name is), so that pid_in_cgroup's
+	 * match on "/NAME\n" names only this one. */
+	unsigned n = atomic_fetch_add(&name_counter, 1);
+	snprintf(cg->name, sizeof cg->name, "%.4s%u-%.40s", prefix, n, parent->name);
+	for (int i = 0; i < parent->n; i++) {
+		cg->d[i].parent = fcntl(parent->d[i].dir, F_DUPFD_CLOEXEC, 0);
+		cg->d[i].mask = parent->d[i].mask;
+		cg->d[i].removed = true;
+		cg->n++;
+		if (cg->d[i].parent < 0 || mkdirat(cg->d[i].parent, cg->name, 0755) < 0) {
+			set_err(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
+			goto fail;
+		}
+		cg->d[i].removed = false;
+		int r = open_cgdir(cg->d[i].parent, cg->name, O_RDONLY);
+		if (r < 0) {
+			set_err(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
+			goto fail;
+		}
+		cg->d[i].dir = r;
+	}
+	cg->mask = parent->mask;
+	return cg;
+fail:
+	remove_dirs(cg);
+	close_all(cg);
+	return NULL;
+}
+
+int cg_delegate(struct ward_cgroup *cg)
+{
+	if (cg->version != CG_V2)
+		return 0; /* v1: children share their parent's limits as they are */
+	unsigned got = v2_enable(cg->d[0].dir, cg->d[0].mask, NULL);
+	return (got & cg->d[0].mask) == cg->d[0].mask ? 0 : -EBUSY;
+}
+
+bool cg_empty(struct ward_cgroup *cg)
+{
+	for (int i = 0; i < cg->n; i++) {
+		char buf[16];
+		if (!cg->d[i].removed && read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf) > 0)
+			return false;
+	}
+	return true;
+}
+
+int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids)
+{
+	*memory_bytes = *pids = 0;
+	for (int i = 0; i < cg->n; i++) {
+		bool v2 = cg->version == CG_V2;
+		if (cg->d[i].mask & C_MEM)
+			read_u64_at(cg->d[i].dir, v2 ? "memory.current" : "memory.usage_in_bytes", memory_bytes);
+		if (cg->d[i].mask & C_PIDS)
+			read_u64_at(cg->d[i].dir, "pids.current", pids);
+	}
+	return 0;
+}
