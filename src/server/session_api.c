@@ -11,6 +11,7 @@
  * a session on an I/O thread but ward_session_proc_output with no wait. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static unsigned errno_code(int e)
 	case -EAGAIN: return 429;
 	case -EPIPE: return 409;
 	case -EINVAL: return 400;
+	case -ENOSYS: return 501;
 	default: return 500;
 	}
 }
@@ -541,8 +543,21 @@ void answer_proc_output(struct server *s, struct req *r)
 {
 	if (!sess_find(s, r))
 		return;
+	/* the process first: a 404 (or the library's refusal) rather than a stream that says so */
+	struct ward_stream o, e;
+	memset(&o, 0, sizeof(o));
+	memset(&e, 0, sizeof(e));
+	char err[256] = "";
+	int rc = ward_session_proc_output(r->sess->ws, r->args.pid, UINT64_MAX, UINT64_MAX, 0, &o, &e, NULL, NULL, err,
+					  sizeof(err));
+	free(o.data);
+	free(e.data);
 	double end = r->sess->end;
 	sess_release(r);
+	if (rc < 0) {
+		set_lib_error(r, rc, err, "cannot read its output");
+		return;
+	}
 	struct follow *f = calloc(1, sizeof(*f));
 	if (!f) {
 		set_error(r, 500, "out of memory");
