@@ -76,6 +76,11 @@ static void close_fd(int *fd)
 	}
 }
 
+struct session_bg *session_bg_of(struct ward_session *s)
+{
+	return s->bg;
+}
+
 bool ward_session_alive(struct ward_session *s)
 {
 	if (!s || s->parts.pidfd < 0)

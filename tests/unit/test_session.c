@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -250,6 +251,113 @@ static void test_files(struct ward_session *s)
 	CHECK("session files: an upload larger than /work fails with ENOSPC", r == -ENOSPC);
 }
 
+/* Wait (bounded: 50 waits of 0.2 s) until process id's stdout holds want. */
+static bool wait_output(struct ward_session *s, int id, const char *want, bool *exited, int *code)
+{
+	char seen[4096] = "";
+	uint64_t from_out = 0, from_err = 0;
+	for (int i = 0; i < 50; i++) {
+		struct ward_stream o, e;
+		char err[256];
+		if (ward_session_proc_output(s, id, from_out, from_err, 0.2, &o, &e, exited, code, err, sizeof err) < 0)
+			return false;
+		from_out = o.bytes;
+		from_err = e.bytes;
+		strncat(seen, o.data, sizeof seen - strlen(seen) - 1);
+		free(o.data);
+		free(e.data);
+		if (strstr(seen, want))
+			return true;
+		if (*exited)
+			return false;
+	}
+	return false;
+}
+
+static void test_background(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "echo start; read line; echo oops >&2; echo got $line; exec sleep 3002";
+	r.limits.timeout_s = 0;
+	char err[512] = "";
+	int id = -1;
+	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	if (rc < 0)
+		printf("# spawn: %s\n", err);
+	CHECK("session bg: spawn answers an id at once", rc == 0 && id > 1);
+	bool exited = true;
+	int code = -1;
+	CHECK("session bg: its output so far", wait_output(s, id, "start\n", &exited, &code) && !exited);
+	rc = ward_session_proc_stdin(s, id, "hi\n", 3, false, err, sizeof err);
+	CHECK("session bg: write to its stdin", rc == 0 && wait_output(s, id, "got hi\n", &exited, &code));
+	struct ward_stream o, e;
+	for (int i = 0;; i++) { /* stderr is drained on its own: wait (bounded) for it too */
+		rc = ward_session_proc_output(s, id, 6, 0, 0.2, &o, &e, &exited, &code, err, sizeof err);
+		if (rc < 0 || e.len >= 5 || i == 50)
+			break;
+		free(o.data);
+		free(e.data);
+		usleep(50000);
+	}
+	CHECK("session bg: output from an offset, per stream",
+	      rc == 0 && strcmp(o.data, "got hi\n") == 0 && strcmp(e.data, "oops\n") == 0 && o.bytes == 13);
+	if (rc == 0) {
+		free(o.data);
+		free(e.data);
+	}
+	struct ward_session_proc *ps = NULL;
+	size_t n = 0;
+	ward_session_procs(s, &ps, &n);
+	CHECK("session bg: listed as running", n == 1 && ps[0].id == id && ps[0].running &&
+						       strcmp(ps[0].argv[0], "/bin/sh") == 0);
+	ward_session_procs_free(ps, n);
+	char b[64];
+	CHECK("session bg: an exec sees it", strcmp(out_of(s, "pgrep -c -f 'sleep 3002' || ps -e | grep -c sleep",
+							   b, sizeof b), "0\n") != 0);
+	rc = ward_session_proc_signal(s, id, SIGTERM, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: TERM ends its tree; exited 143", rc == 0 && exited && code == 143);
+	CHECK("session bg: only INT, TERM, KILL", ward_session_proc_signal(s, id, SIGHUP, err, sizeof err) == -EINVAL);
+	r.shell = "sleep 3003";
+	r.limits.timeout_s = 0.5;
+	rc = ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: its timeout kills it (124)", rc == 0 && exited && code == WARD_EXIT_TIMEOUT);
+}
+
+struct conc {
+	struct ward_session *s;
+	int i;
+	bool ok;
+};
+
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	char cmd[64], want[32], b[64];
+	snprintf(cmd, sizeof cmd, "sleep 0.3; echo %d", c->i);
+	snprintf(want, sizeof want, "%d\n", c->i);
+	c->ok = strcmp(out_of(c->s, cmd, b, sizeof b), want) == 0;
+	return NULL;
+}
+
+static void test_concurrent(struct ward_session *s)
+{
+	pthread_t t[6];
+	struct conc c[6];
+	for (int i = 0; i < 6; i++) {
+		c[i] = (struct conc){.s = s, .i = i};
+		pthread_create(&t[i], NULL, conc_main, &c[i]);
+	}
+	bool ok = true;
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		ok = ok && c[i].ok;
+	}
+	CHECK("session: concurrent execs each get their own output", ok);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -270,6 +378,8 @@ void test_session(void)
 	test_processes(s, &marker);
 	test_limits(s);
 	test_files(s);
+	test_background(s);
+	test_concurrent(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);
 	CHECK("session: its cgroup exists before destroy", name[0] && cgroups_named(name) > 0);
