@@ -521,7 +521,7 @@ int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, si
 	struct session_bg *bg = session_bg_of(s);
 	pthread_mutex_lock(&bg->lock);
 	struct bg_proc *p = find(bg, id);
-	int fd = p && p->in_w >= 0 ? dup(p->in_w) : -1;
+	int fd = p && p->in_w >= 0 ? fcntl(p->in_w, F_DUPFD_CLOEXEC, 0) : -1;
 	if (p && close_after && p->in_w >= 0) {
 		close(p->in_w);
 		p->in_w = -1;
