@@ -657,6 +657,27 @@ static void probe_v2_files(void)
  * rest.  The age check keeps us off a run whose pid we cannot see (another
  * PID namespace sharing this parent) in the moment between its mkdir and
  * its attach. */
+/* A session's cgroup holds the cgroups of its PID 1 and its execs, named
+ * PREFIX<n>-<its name> (cg_child_create): rmdir those that are empty. */
+static void sweep_children(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t n = strlen(name);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t k = strlen(e->d_name);
+		if (e->d_type == DT_DIR && k > n + 1 && e->d_name[k - n - 1] == '-' &&
+		    strcmp(e->d_name + k - n, name) == 0)
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 static void sweep_orphans(const char *parent)
 {
 	int fd = open_cgdir(AT_FDCWD, parent, O_RDONLY);
@@ -682,6 +703,7 @@ static void sweep_orphans(const char *parent)
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 		    now - st.st_mtime < ORPHAN_AGE_S)
 			continue;
+		sweep_children(dirfd(d), e->d_name);
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
