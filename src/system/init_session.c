@@ -323,7 +323,7 @@ static __attribute__((noreturn)) void exec_child(struct session_state *st, const
 	cc.err_w = fds[3];
 	cc.in_r = nfds > 4 ? fds[4] : -1;
 	cc.rep_w = -1;
-	cc.fail_fd = fds[1];
+	cc.fail_fd = fcntl(fds[1], F_DUPFD_CLOEXEC, 64); /* above what command.c arranges */
 	cc.cwd = cwd[0] ? cwd : NULL;
 	int r = handover_read(fds[0], &cc.ho);
 	if (r != 0) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
@@ -60,9 +61,12 @@ static const char *out_of(struct ward_session *s, const char *cmd, char *buf, si
 	return buf;
 }
 
-/* The host pid of the session's "sleep 3001" whose pid inside is inner. */
-static long host_pid_of(long inner)
+/* The host pid of the session's "sleep SECS" whose pid inside is inner
+ * (any, when inner is 0). */
+static long host_pid_of_sleep(const char *secs, long inner)
 {
+	char want[32];
+	int wn = snprintf(want, sizeof want, "sleep%c%s", 0, secs) + 1;
 	DIR *d = opendir("/proc");
 	long found = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
@@ -72,7 +76,7 @@ static long host_pid_of(long inner)
 		size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
 		if (f)
 			fclose(f);
-		if (n != 11 || memcmp(buf, "sleep\0" "3001\0", 11) != 0)
+		if (n != (size_t)wn || memcmp(buf, want, (size_t)wn) != 0)
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
 		f = fopen(path, "r");
@@ -86,7 +90,7 @@ static long host_pid_of(long inner)
 			continue;
 		*nl = 0;
 		char *last = strrchr(p, '\t');
-		if (last && atol(last + 1) == inner)
+		if (last && (inner == 0 || atol(last + 1) == inner))
 			found = atol(e->d_name);
 	}
 	if (d)
@@ -184,7 +188,7 @@ static void test_processes(struct ward_session *s, long *marker)
 	CHECK("session: ... and not another exec's background process",
 	      strcmp(out_of(s, "kill -0 $(cat /work/bg.pid) && echo alive", b, sizeof b), "alive\n") == 0);
 	/* the host pid of the background sleep, for after destroy */
-	*marker = host_pid_of(atol(out_of(s, "cat /work/bg.pid", b, sizeof b)));
+	*marker = host_pid_of_sleep("3001", atol(out_of(s, "cat /work/bg.pid", b, sizeof b)));
 }
 
 static void test_limits(struct ward_session *s)
@@ -358,6 +362,57 @@ static void test_concurrent(struct ward_session *s)
 	CHECK("session: concurrent execs each get their own output", ok);
 }
 
+static void test_cwd_usage(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "pwd";
+	r.capture = true;
+	struct ward_result res;
+	ward_session_exec(s, &r, "/tmp", &res);
+	CHECK("session: an exec's cwd", res.status == WARD_ST_OK && strcmp(res.out.data, "/tmp\n") == 0);
+	ward_result_free(&res);
+	int rc = ward_session_exec(s, &r, "tmp", &res);
+	CHECK("session: a relative cwd is refused", rc < 0 && res.status == WARD_ST_ERROR && res.exit_code == 125);
+	ward_result_free(&res);
+	ward_session_exec(s, &r, "/nonexistent", &res);
+	CHECK("session: a cwd that does not exist is ward's error, not the program's",
+	      res.status == WARD_ST_ERROR && strstr(res.error, "/nonexistent"));
+	ward_result_free(&res);
+	struct ward_session_usage u;
+	CHECK("session: usage", ward_session_usage(s, &u) == 0 && u.memory_bytes > 0 && u.pids >= 1);
+}
+
+/* The caller's death (SIGKILL, no destroy) takes the session's processes
+ * with it: PID 1's PDEATHSIG. */
+static void test_caller_death(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		struct ward_session *s = new_session(64, 64, 4);
+		char b[64];
+		if (s)
+			out_of(s, "sleep 3004 >/dev/null 2>&1 &", b, sizeof b);
+		long m = s ? host_pid_of_sleep("3004", 0) : 0;
+		(void)!write(p[1], &m, sizeof m);
+		pause();
+		_exit(0);
+	}
+	long marker = 0;
+	close(p[1]);
+	(void)!read(p[0], &marker, sizeof marker);
+	close(p[0]);
+	bool was_alive = pid_alive(marker);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	for (int i = 0; i < 100 && pid_alive(marker); i++)
+		usleep(50000);
+	CHECK("session: the caller's death kills what the session ran", marker > 0 && was_alive && !pid_alive(marker));
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -380,6 +435,7 @@ void test_session(void)
 	test_files(s);
 	test_background(s);
 	test_concurrent(s);
+	test_cwd_usage(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);
 	CHECK("session: its cgroup exists before destroy", name[0] && cgroups_named(name) > 0);
@@ -388,4 +444,5 @@ void test_session(void)
 	CHECK("session: destroy kills what the session left running", !pid_alive(marker));
 	CHECK("session: destroy leaves no cgroup", name[0] && cgroups_named(name) == 0);
 	CHECK("session: destroy frees the uid slot", uid > 0 && !uid_slot_locked(uid));
+	test_caller_death();
 }
