@@ -164,7 +164,7 @@ static void op_read(const struct session_msg *m, int s)
 	}
 	send_head(s, 0, (uint64_t)st.st_size);
 	char buf[16384];
-	uint64_t left = m->max + 1; /* a file that grew: the supervisor sees it pass max */
+	uint64_t left = (uint64_t)st.st_size; /* its size at open: what is added meanwhile is not sent */
 	while (left) {
 		ssize_t n = read(fd, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
 		if (n < 0 && errno == EINTR)

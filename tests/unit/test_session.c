@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -218,6 +219,9 @@ static void test_files(struct ward_session *s)
 	CHECK("session files: an exec sees the file", strcmp(out_of(s, "cat dir/sub/f.txt", b, sizeof b), "abc") == 0);
 	r = ward_session_read(s, "dir/sub/f.txt", 100, &data, &len, err, sizeof err);
 	CHECK("session files: read", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
+	free(data);
+	r = ward_session_read(s, "dir/sub/f.txt", SIZE_MAX, &data, &len, err, sizeof err);
+	CHECK("session files: read with no bound to speak of (SIZE_MAX)", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
 	free(data);
 	r = ward_session_read(s, "dir/sub/f.txt", 2, &data, &len, err, sizeof err);
 	CHECK("session files: a read over max is -EFBIG", r == -EFBIG);
