@@ -29,6 +29,8 @@ static struct ward_session *new_session(uint64_t memory_mb, uint32_t pids, uint6
 	static const struct ward_file f = {.path = "init/hello.txt", .data = hello, .len = sizeof(hello) - 1};
 	o.shape.files = &f;
 	o.shape.nfiles = 1;
+	static char *const env[] = {"SESSION_VAR=s", "BOTH=session", NULL};
+	o.shape.env = env;
 	char err[512] = "";
 	struct ward_session *s = ward_session_new(&o, err, sizeof(err));
 	if (!s)
@@ -161,7 +163,16 @@ static void test_execs_share_state(struct ward_session *s)
 	CHECK("session: execs share PID 1 (the same PID namespace)",
 	      strcmp(out_of(s, "cat /proc/1/comm 2>/dev/null || echo none", b, sizeof b), "ward-init\n") == 0 ||
 		      strcmp(b, "none\n") == 0);
+	struct ward_request er;
+	ward_request_init(&er);
+	er.shell = "echo $SESSION_VAR $BOTH";
+	er.capture = true;
+	static char *const eenv[] = {"BOTH=exec", NULL};
+	er.env = eenv;
 	struct ward_result res;
+	ward_session_exec(s, &er, NULL, &res);
+	CHECK("session: an exec's env goes over the session's", res.out.data && strcmp(res.out.data, "s exec\n") == 0);
+	ward_result_free(&res);
 	sh(s, "exit 3", 10, &res);
 	CHECK("session: an exec's exit status is its own", res.exit_code == 3 && res.status == WARD_ST_NONZERO);
 	ward_result_free(&res);
