@@ -428,6 +428,29 @@ static void test_caller_death(void)
 	CHECK("session: the caller's death kills what the session ran", marker > 0 && was_alive && !pid_alive(marker));
 }
 
+/* The session's CPU budget holds across execs: a spinning exec is stopped
+ * at it (status timeout), and so is any exec after. */
+static void test_cpu_budget(void)
+{
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.cpu_budget_s = 0.5;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new with a CPU budget", s != NULL);
+	if (!s)
+		return;
+	struct ward_result res;
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: an exec is stopped at the session's CPU budget", res.status == WARD_ST_TIMEOUT &&
+									    res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: ... and so is the next one", res.status == WARD_ST_TIMEOUT && res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	ward_session_destroy(s);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -460,4 +483,5 @@ void test_session(void)
 	CHECK("session: destroy leaves no cgroup", name[0] && cgroups_named(name) == 0);
 	CHECK("session: destroy frees the uid slot", uid > 0 && !uid_slot_locked(uid));
 	test_caller_death();
+	test_cpu_budget();
 }
