@@ -102,6 +102,8 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *cg, const char *prefix, 
  * then: a v2 cgroup with controllers for children has none of its own).
  * v1: nothing to do.  0 or -errno. */
 int cg_delegate(struct ward_cgroup *cg);
+/* Send sig to every process in the cgroup (SIGKILL: cg_kill).  0 or -errno. */
+int cg_signal(struct ward_cgroup *cg, int sig);
 /* No process in the cgroup (its children aside)? */
 bool cg_empty(struct ward_cgroup *cg);
 /* Memory charged and processes in the cgroup now (0 when unknown). */

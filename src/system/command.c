@@ -70,7 +70,14 @@ static void command_main(struct child_ctx *c)
 		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
 			command_fail(c, "cannot pass the Landlock ruleset to the command: %s", strerror(errno));
 	}
-	syscall(SYS_close_range, ruleset >= 0 ? ruleset + 1 : first_closed, ~0u, 0);
+	unsigned from = (unsigned)(ruleset >= 0 ? ruleset + 1 : first_closed);
+	if (c->session && c->fail_fd > (int)from) {
+		/* a session's exec keeps its control pipe (close-on-exec) to
+		 * say why a last step failed */
+		syscall(SYS_close_range, from, (unsigned)c->fail_fd - 1, 0);
+		syscall(SYS_close_range, (unsigned)c->fail_fd + 1, ~0u, 0);
+	} else
+		syscall(SYS_close_range, from, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 

@@ -164,7 +164,7 @@ static void op_read(const struct session_msg *m, int s)
 	}
 	send_head(s, 0, (uint64_t)st.st_size);
 	char buf[16384];
-	uint64_t left = m->max + 1; /* a file that grew: the supervisor sees it pass max */
+	uint64_t left = (uint64_t)st.st_size; /* its size at open: what is added meanwhile is not sent */
 	while (left) {
 		ssize_t n = read(fd, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
 		if (n < 0 && errno == EINTR)
@@ -323,7 +323,7 @@ static __attribute__((noreturn)) void exec_child(struct session_state *st, const
 	cc.err_w = fds[3];
 	cc.in_r = nfds > 4 ? fds[4] : -1;
 	cc.rep_w = -1;
-	cc.fail_fd = fds[1];
+	cc.fail_fd = fcntl(fds[1], F_DUPFD_CLOEXEC, 64); /* above what command.c arranges */
 	cc.cwd = cwd[0] ? cwd : NULL;
 	int r = handover_read(fds[0], &cc.ho);
 	if (r != 0) {

@@ -76,6 +76,11 @@ static void close_fd(int *fd)
 	}
 }
 
+struct session_bg *session_bg_of(struct ward_session *s)
+{
+	return s->bg;
+}
+
 bool ward_session_alive(struct ward_session *s)
 {
 	if (!s || s->parts.pidfd < 0)
@@ -567,21 +572,23 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 		return r;
 	struct file_head h;
 	r = file_head(fd, &h, "read", path, err, errlen);
-	unsigned char *buf = r < 0 ? NULL : malloc(max + 1);
+	if (r == 0 && h.len > max) {
+		set_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
+		r = -EFBIG;
+	}
+	/* its size when the worker opened it (never more than max): what a
+	 * writer adds meanwhile is not read */
+	unsigned char *buf = r < 0 ? NULL : malloc((size_t)h.len + 1);
 	if (r == 0 && !buf)
 		r = -ENOMEM;
 	size_t got = 0;
-	while (r == 0) {
-		ssize_t n = read(fd, buf + got, max + 1 - got);
+	while (r == 0 && got < h.len) {
+		ssize_t n = read(fd, buf + got, (size_t)h.len - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
-		if (got > max) {
-			set_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
-			r = -EFBIG;
-		}
 	}
 	close(fd);
 	if (r < 0) {

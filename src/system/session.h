@@ -33,7 +33,9 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 void session_exec_done(struct ward_session *s, struct session_exec *x);
 void session_exec_close(struct session_exec *x);
 
-/* Background processes (session_bg.c). */
+/* Background processes (session_bg.c): made with the session, freed
+ * after its PID 1 is dead. */
+struct session_bg *session_bg_of(struct ward_session *s);
 int session_bg_new(struct ward_session *s, struct session_bg **out);
 void session_bg_free(struct session_bg *bg);
 

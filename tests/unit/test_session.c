@@ -4,11 +4,14 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
@@ -26,6 +29,8 @@ static struct ward_session *new_session(uint64_t memory_mb, uint32_t pids, uint6
 	static const struct ward_file f = {.path = "init/hello.txt", .data = hello, .len = sizeof(hello) - 1};
 	o.shape.files = &f;
 	o.shape.nfiles = 1;
+	static char *const env[] = {"SESSION_VAR=s", "BOTH=session", NULL};
+	o.shape.env = env;
 	char err[512] = "";
 	struct ward_session *s = ward_session_new(&o, err, sizeof(err));
 	if (!s)
@@ -59,9 +64,12 @@ static const char *out_of(struct ward_session *s, const char *cmd, char *buf, si
 	return buf;
 }
 
-/* The host pid of the session's "sleep 3001" whose pid inside is inner. */
-static long host_pid_of(long inner)
+/* The host pid of the session's "sleep SECS" whose pid inside is inner
+ * (any, when inner is 0). */
+static long host_pid_of_sleep(const char *secs, long inner)
 {
+	char want[32];
+	int wn = snprintf(want, sizeof want, "sleep%c%s", 0, secs) + 1;
 	DIR *d = opendir("/proc");
 	long found = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
@@ -71,7 +79,7 @@ static long host_pid_of(long inner)
 		size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
 		if (f)
 			fclose(f);
-		if (n != 11 || memcmp(buf, "sleep\0" "3001\0", 11) != 0)
+		if (n != (size_t)wn || memcmp(buf, want, (size_t)wn) != 0)
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
 		f = fopen(path, "r");
@@ -85,7 +93,7 @@ static long host_pid_of(long inner)
 			continue;
 		*nl = 0;
 		char *last = strrchr(p, '\t');
-		if (last && atol(last + 1) == inner)
+		if (last && (inner == 0 || atol(last + 1) == inner))
 			found = atol(e->d_name);
 	}
 	if (d)
@@ -155,7 +163,16 @@ static void test_execs_share_state(struct ward_session *s)
 	CHECK("session: execs share PID 1 (the same PID namespace)",
 	      strcmp(out_of(s, "cat /proc/1/comm 2>/dev/null || echo none", b, sizeof b), "ward-init\n") == 0 ||
 		      strcmp(b, "none\n") == 0);
+	struct ward_request er;
+	ward_request_init(&er);
+	er.shell = "echo $SESSION_VAR $BOTH";
+	er.capture = true;
+	static char *const eenv[] = {"BOTH=exec", NULL};
+	er.env = eenv;
 	struct ward_result res;
+	ward_session_exec(s, &er, NULL, &res);
+	CHECK("session: an exec's env goes over the session's", res.out.data && strcmp(res.out.data, "s exec\n") == 0);
+	ward_result_free(&res);
 	sh(s, "exit 3", 10, &res);
 	CHECK("session: an exec's exit status is its own", res.exit_code == 3 && res.status == WARD_ST_NONZERO);
 	ward_result_free(&res);
@@ -183,7 +200,7 @@ static void test_processes(struct ward_session *s, long *marker)
 	CHECK("session: ... and not another exec's background process",
 	      strcmp(out_of(s, "kill -0 $(cat /work/bg.pid) && echo alive", b, sizeof b), "alive\n") == 0);
 	/* the host pid of the background sleep, for after destroy */
-	*marker = host_pid_of(atol(out_of(s, "cat /work/bg.pid", b, sizeof b)));
+	*marker = host_pid_of_sleep("3001", atol(out_of(s, "cat /work/bg.pid", b, sizeof b)));
 }
 
 static void test_limits(struct ward_session *s)
@@ -213,6 +230,9 @@ static void test_files(struct ward_session *s)
 	CHECK("session files: an exec sees the file", strcmp(out_of(s, "cat dir/sub/f.txt", b, sizeof b), "abc") == 0);
 	r = ward_session_read(s, "dir/sub/f.txt", 100, &data, &len, err, sizeof err);
 	CHECK("session files: read", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
+	free(data);
+	r = ward_session_read(s, "dir/sub/f.txt", SIZE_MAX, &data, &len, err, sizeof err);
+	CHECK("session files: read with no bound to speak of (SIZE_MAX)", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
 	free(data);
 	r = ward_session_read(s, "dir/sub/f.txt", 2, &data, &len, err, sizeof err);
 	CHECK("session files: a read over max is -EFBIG", r == -EFBIG);
@@ -250,6 +270,187 @@ static void test_files(struct ward_session *s)
 	CHECK("session files: an upload larger than /work fails with ENOSPC", r == -ENOSPC);
 }
 
+/* Wait (bounded: 50 waits of 0.2 s) until process id's stdout holds want. */
+static bool wait_output(struct ward_session *s, int id, const char *want, bool *exited, int *code)
+{
+	char seen[4096] = "";
+	uint64_t from_out = 0, from_err = 0;
+	for (int i = 0; i < 50; i++) {
+		struct ward_stream o, e;
+		char err[256];
+		if (ward_session_proc_output(s, id, from_out, from_err, 0.2, &o, &e, exited, code, err, sizeof err) < 0)
+			return false;
+		from_out = o.bytes;
+		from_err = e.bytes;
+		strncat(seen, o.data, sizeof seen - strlen(seen) - 1);
+		free(o.data);
+		free(e.data);
+		if (strstr(seen, want))
+			return true;
+		if (*exited)
+			return false;
+	}
+	return false;
+}
+
+static void test_background(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "echo start; read line; echo oops >&2; echo got $line; exec sleep 3002";
+	r.limits.timeout_s = 0;
+	char err[512] = "";
+	int id = -1;
+	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	if (rc < 0)
+		printf("# spawn: %s\n", err);
+	CHECK("session bg: spawn answers an id at once", rc == 0 && id > 1);
+	bool exited = true;
+	int code = -1;
+	CHECK("session bg: its output so far", wait_output(s, id, "start\n", &exited, &code) && !exited);
+	rc = ward_session_proc_stdin(s, id, "hi\n", 3, false, err, sizeof err);
+	CHECK("session bg: write to its stdin", rc == 0 && wait_output(s, id, "got hi\n", &exited, &code));
+	struct ward_stream o, e;
+	for (int i = 0;; i++) { /* stderr is drained on its own: wait (bounded) for it too */
+		rc = ward_session_proc_output(s, id, 6, 0, 0.2, &o, &e, &exited, &code, err, sizeof err);
+		if (rc < 0 || e.len >= 5 || i == 50)
+			break;
+		free(o.data);
+		free(e.data);
+		usleep(50000);
+	}
+	CHECK("session bg: output from an offset, per stream",
+	      rc == 0 && strcmp(o.data, "got hi\n") == 0 && strcmp(e.data, "oops\n") == 0 && o.bytes == 13);
+	if (rc == 0) {
+		free(o.data);
+		free(e.data);
+	}
+	struct ward_session_proc *ps = NULL;
+	size_t n = 0;
+	ward_session_procs(s, &ps, &n);
+	CHECK("session bg: listed as running", n == 1 && ps[0].id == id && ps[0].running &&
+						       strcmp(ps[0].argv[0], "/bin/sh") == 0);
+	ward_session_procs_free(ps, n);
+	char b[64];
+	CHECK("session bg: an exec sees it", strcmp(out_of(s, "pgrep -c -f 'sleep 3002' || ps -e | grep -c sleep",
+							   b, sizeof b), "0\n") != 0);
+	rc = ward_session_proc_signal(s, id, SIGTERM, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: TERM ends its tree; exited 143", rc == 0 && exited && code == 143);
+	CHECK("session bg: only INT, TERM, KILL", ward_session_proc_signal(s, id, SIGHUP, err, sizeof err) == -EINVAL);
+	r.shell = "sleep 3003";
+	r.limits.timeout_s = 0.5;
+	rc = ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: its timeout kills it (124)", rc == 0 && exited && code == WARD_EXIT_TIMEOUT);
+}
+
+struct conc {
+	struct ward_session *s;
+	int i;
+	bool ok;
+};
+
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	char cmd[64], want[32], b[64];
+	snprintf(cmd, sizeof cmd, "sleep 0.3; echo %d", c->i);
+	snprintf(want, sizeof want, "%d\n", c->i);
+	c->ok = strcmp(out_of(c->s, cmd, b, sizeof b), want) == 0;
+	return NULL;
+}
+
+static void test_concurrent(struct ward_session *s)
+{
+	pthread_t t[6];
+	struct conc c[6];
+	for (int i = 0; i < 6; i++) {
+		c[i] = (struct conc){.s = s, .i = i};
+		pthread_create(&t[i], NULL, conc_main, &c[i]);
+	}
+	bool ok = true;
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		ok = ok && c[i].ok;
+	}
+	CHECK("session: concurrent execs each get their own output", ok);
+}
+
+static void test_cwd_usage(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "pwd";
+	r.capture = true;
+	struct ward_result res;
+	ward_session_exec(s, &r, "/tmp", &res);
+	CHECK("session: an exec's cwd", res.status == WARD_ST_OK && strcmp(res.out.data, "/tmp\n") == 0);
+	ward_result_free(&res);
+	int rc = ward_session_exec(s, &r, "tmp", &res);
+	CHECK("session: a relative cwd is refused", rc < 0 && res.status == WARD_ST_ERROR && res.exit_code == 125);
+	ward_result_free(&res);
+	ward_session_exec(s, &r, "/nonexistent", &res);
+	CHECK("session: a cwd that does not exist is ward's error, not the program's",
+	      res.status == WARD_ST_ERROR && strstr(res.error, "/nonexistent"));
+	ward_result_free(&res);
+	struct ward_session_usage u;
+	CHECK("session: usage", ward_session_usage(s, &u) == 0 && u.memory_bytes > 0 && u.pids >= 1);
+}
+
+/* The caller's death (SIGKILL, no destroy) takes the session's processes
+ * with it: PID 1's PDEATHSIG. */
+static void test_caller_death(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		struct ward_session *s = new_session(64, 64, 4);
+		char b[64];
+		if (s)
+			out_of(s, "sleep 3004 >/dev/null 2>&1 &", b, sizeof b);
+		long m = s ? host_pid_of_sleep("3004", 0) : 0;
+		(void)!write(p[1], &m, sizeof m);
+		pause();
+		_exit(0);
+	}
+	long marker = 0;
+	close(p[1]);
+	(void)!read(p[0], &marker, sizeof marker);
+	close(p[0]);
+	bool was_alive = pid_alive(marker);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	for (int i = 0; i < 100 && pid_alive(marker); i++)
+		usleep(50000);
+	CHECK("session: the caller's death kills what the session ran", marker > 0 && was_alive && !pid_alive(marker));
+}
+
+/* The session's CPU budget holds across execs: a spinning exec is stopped
+ * at it (status timeout), and so is any exec after. */
+static void test_cpu_budget(void)
+{
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.cpu_budget_s = 0.5;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new with a CPU budget", s != NULL);
+	if (!s)
+		return;
+	struct ward_result res;
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: an exec is stopped at the session's CPU budget", res.status == WARD_ST_TIMEOUT &&
+									    res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: ... and so is the next one", res.status == WARD_ST_TIMEOUT && res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	ward_session_destroy(s);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -270,6 +471,9 @@ void test_session(void)
 	test_processes(s, &marker);
 	test_limits(s);
 	test_files(s);
+	test_background(s);
+	test_concurrent(s);
+	test_cwd_usage(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);
 	CHECK("session: its cgroup exists before destroy", name[0] && cgroups_named(name) > 0);
@@ -278,4 +482,6 @@ void test_session(void)
 	CHECK("session: destroy kills what the session left running", !pid_alive(marker));
 	CHECK("session: destroy leaves no cgroup", name[0] && cgroups_named(name) == 0);
 	CHECK("session: destroy frees the uid slot", uid > 0 && !uid_slot_locked(uid));
+	test_caller_death();
+	test_cpu_budget();
 }
