@@ -51,15 +51,16 @@ wait "$SRV_PID" 2>/dev/null
 for _ in $(seq 100); do [ -z "$(marker_pids "$M")" ] && break; sleep 0.1; done
 expect_eq "SIGKILL: no marker is left" "" "$(marker_pids "$M")"
 # its cgroup dir: nothing of the server is left to remove it; the next ward
-# sweeps a dead ward's empty run cgroups (src/sandbox/cgroup.c,
-# sweep_orphans) — not yet a session's, whose dir holds its execs' dirs
-if [ -n "$MCG" ] && [ -e "$MCG" ]; then
-	echo "TODO: SIGKILL leaves the session's cgroup dir $MCG (empty; the orphan sweep removes only leaf dirs: for the library, i13-core)"
-	for c in /sys/fs/cgroup/ward/ward-"$killed"-* /sys/fs/cgroup/*/ward/ward-"$killed"-*; do
-		[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
-	done
-fi
+# sweeps a dead ward's session cgroups (src/sandbox/cgroup.c, sweep_orphans)
+# once they are ORPHAN_AGE_S (30 s) old: aged here rather than waited for
+dirs=$(ls -d /sys/fs/cgroup/ward/ward-"$killed"-* /sys/fs/cgroup/*/ward/ward-"$killed"-* 2>/dev/null)
+[ -n "$MCG" ] && check "SIGKILL: the session had cgroup dirs to look at" test -n "$dirs"
+for d in $dirs; do touch -d '-2 min' "$d"; done
 start_server later --node-id n1 || exit 0
+left=""
+for d in $dirs; do [ -e "$d" ] && left="$left $d"; done
+expect_eq "SIGKILL: the next ward removes the session's cgroup dirs" "" "$left"
+for d in $left; do find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null; done
 r=$(http GET "/sessions/$old")
 expect_eq "a later server: 404 for the old id" 404 "$(code_of "$r")"
 
