@@ -328,3 +328,11 @@ expect_contains "metrics: deleted counted" "$m" 'ward_sessions_total{event="dele
 expect_contains "metrics: expired counted" "$m" 'ward_sessions_total{event="expired"} 2'
 expect_contains "metrics: execs by status" "$m" 'ward_session_execs_total{status="ok"}'
 expect_contains "metrics: sessions alive" "$m" 'ward_sessions 1'
+
+# the defaults: 64 sessions (--max-sessions), 8 per client (--client-sessions)
+start_server defaults --client-sessions 100 || exit 0
+codes=$(for i in $(seq 65); do curl -s -o /dev/null -w '%{http_code}\n' -X POST "$URL/sessions" -d '{}'; done | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+expect_eq "65 creates at the default --max-sessions: 64 made, the 65th 429" " 64 201; 1 429;" "$codes"
+start_server defaults8 || exit 0
+codes=$(for i in $(seq 9); do curl -s -o /dev/null -w '%{http_code}\n' -X POST "$URL/sessions" -d '{}'; done | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+expect_eq "9 creates of one client at the default --client-sessions: the 9th 429" " 8 201; 1 429;" "$codes"
