@@ -451,6 +451,21 @@ static bool follow_add(struct follow *f, char *line)
 	return true;
 }
 
+/* The status name of background process id (once it has exited). */
+static const char *proc_status(struct ward_session *ws, int id)
+{
+	struct ward_session_proc *p = NULL;
+	size_t n = 0;
+	const char *name = NULL;
+	if (ward_session_procs(ws, &p, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].id == id && !p[i].running)
+			name = ward_status_name(p[i].status);
+	ward_session_procs_free(p, n);
+	return name;
+}
+
 /* The session's output since f's offsets, as lines; the end line once it
  * has exited (or the session or process is gone).  false: nothing new. */
 static bool follow_fetch(struct follow *f)
@@ -463,7 +478,7 @@ static bool follow_fetch(struct follow *f)
 	if (!sess_find(f->s, &q)) {
 		free(q.resp);
 		f->done = true;
-		return follow_add(f, sj_end_json(f->pid, 0, "the session is gone (deleted or expired)", NULL));
+		return follow_add(f, sj_end_json(f->pid, 0, NULL, "the session is gone (deleted or expired)", NULL));
 	}
 	struct ward_stream st[2];
 	memset(st, 0, sizeof(st));
@@ -472,10 +487,11 @@ static bool follow_fetch(struct follow *f)
 	char err[256] = "";
 	int rc = ward_session_proc_output(q.sess->ws, f->pid, f->off[0], f->off[1], 0, &st[0], &st[1], &exited, &code,
 					  err, sizeof(err));
+	const char *status = exited ? proc_status(q.sess->ws, f->pid) : NULL;
 	sess_unref(f->s, q.sess);
 	if (rc < 0) {
 		f->done = true;
-		return follow_add(f, sj_end_json(f->pid, 0, err[0] ? err : "no such process", NULL));
+		return follow_add(f, sj_end_json(f->pid, 0, NULL, err[0] ? err : "no such process", NULL));
 	}
 	bool any = false;
 	static const char *const names[2] = {"stdout", "stderr"};
@@ -489,7 +505,7 @@ static bool follow_fetch(struct follow *f)
 	if (exited || !f->follow) {
 		f->done = true;
 		if (exited)
-			follow_add(f, sj_end_json(f->pid, code, NULL, NULL));
+			follow_add(f, sj_end_json(f->pid, code, status, NULL, NULL));
 		return true;
 	}
 	return any;

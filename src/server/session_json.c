@@ -312,7 +312,7 @@ char *sj_event_json(const char *stream, const char *data, size_t len, size_t *ou
 
 struct end_arg {
 	int pid, exit_code;
-	const char *error;
+	const char *status, *error;
 };
 
 static void emit_end(struct jw *w, const void *arg)
@@ -328,15 +328,19 @@ static void emit_end(struct jw *w, const void *arg)
 		jw_member_int(w, "pid", a->pid);
 		jw_key(w, "state");
 		jw_cstring(w, "exited");
+		jw_key(w, "status");
+		jw_cstring(w, a->status ? a->status : "ok");
 		jw_member_int(w, "exit_code", a->exit_code);
+		jw_member_bool(w, "timed_out", a->status && strcmp(a->status, "timeout") == 0);
+		jw_member_string(w, "error", "", 0);
 		jw_object_end(w);
 	}
 	jw_object_end(w);
 }
 
-char *sj_end_json(int pid, int exit_code, const char *error, size_t *outlen)
+char *sj_end_json(int pid, int exit_code, const char *status, const char *error, size_t *outlen)
 {
-	struct end_arg a = {pid, exit_code, error};
+	struct end_arg a = {pid, exit_code, status, error};
 	return jw_build(emit_end, &a, outlen);
 }
 

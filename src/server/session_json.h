@@ -38,7 +38,9 @@ char *sj_sessions_json(const struct sj_session *v, size_t n);
 char *sj_list_json(const struct ward_dirent *d, size_t n);
 char *sj_procs_json(const struct ward_session_proc *p, size_t n);
 char *sj_event_json(const char *stream, const char *data, size_t len, size_t *outlen);
-char *sj_end_json(int pid, int exit_code, const char *error, size_t *outlen);
+/* The last line of an output stream: {"result": {"pid", "state", "status",
+ * "exit_code", "timed_out", "error"}} once it exited, or {"error"}. */
+char *sj_end_json(int pid, int exit_code, const char *status, const char *error, size_t *outlen);
 char *sj_pid_json(int pid);
 
 

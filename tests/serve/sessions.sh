@@ -218,6 +218,7 @@ background_tests() {
 	expect_contains "output: stdout event" "$out" '{"stream":"stdout","data":"out\n"}'
 	expect_contains "output: stderr event" "$out" '{"stream":"stderr","data":"err\n"}'
 	expect_contains "output: the last line is its exit" "$(printf '%s' "$out" | tail -n 1)" '"exit_code":4'
+	expect_contains "output: the last line has its status" "$(printf '%s' "$out" | tail -n 1)" '"status":"nonzero"'
 	r=$(http GET "/sessions/$SA/processes" "${A[@]}")
 	expect_contains "processes lists it, exited" "$r" "\"pid\":$P"
 	r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary '{"command": "read x; echo got $x", "background": true, "stdin": "pipe"}')
