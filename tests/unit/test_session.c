@@ -451,6 +451,57 @@ static void test_cpu_budget(void)
 	ward_session_destroy(s);
 }
 
+/* A session on a host workdir: the files API writes into it (as its owner,
+ * through the idmapped bind), and a symlink to the workdir's parent on the
+ * host resolves inside the sandbox, where that path is not there. */
+static void test_workdir(void)
+{
+	char top[] = "/tmp/ward-session-test.XXXXXX", work[100], secret[100], link[200];
+	if (!mkdtemp(top))
+		return;
+	snprintf(work, sizeof work, "%s/work", top);
+	snprintf(secret, sizeof secret, "%s/secret", top);
+	mkdir(work, 0755);
+	FILE *f = fopen(secret, "w");
+	if (f) {
+		fputs("host secret\n", f);
+		fclose(f);
+	}
+	snprintf(link, sizeof link, "%s/up", work);
+	(void)!symlink("../secret", link);
+	snprintf(link, sizeof link, "%s/abs", work);
+	(void)!symlink(secret, link);
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.workdir = work;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new on a host workdir", s != NULL);
+	if (s) {
+		unsigned char *data = NULL;
+		size_t len = 0;
+		CHECK("session files: write into the workdir", ward_session_write(s, "out.txt", "w", 1, 0, err, sizeof err) == 0);
+		snprintf(link, sizeof link, "%s/out.txt", work);
+		struct stat st;
+		CHECK("session files: ... it is there on the host", stat(link, &st) == 0 && st.st_size == 1);
+		int r = ward_session_read(s, "up", 1 << 20, &data, &len, err, sizeof err);
+		CHECK("session files: a symlink to the workdir's parent is not followed on the host", r < 0);
+		free(data);
+		r = ward_session_read(s, "abs", 1 << 20, &data, &len, err, sizeof err);
+		CHECK("session files: a symlink to a host path resolves in the sandbox (absent there)", r < 0);
+		free(data);
+		ward_session_destroy(s);
+	}
+	unlink(link);
+	snprintf(link, sizeof link, "%s/up", work);
+	unlink(link);
+	snprintf(link, sizeof link, "%s/abs", work);
+	unlink(link);
+	rmdir(work);
+	unlink(secret);
+	rmdir(top);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -484,4 +535,5 @@ void test_session(void)
 	CHECK("session: destroy frees the uid slot", uid > 0 && !uid_slot_locked(uid));
 	test_caller_death();
 	test_cpu_budget();
+	test_workdir();
 }
