@@ -20,7 +20,7 @@ LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -lpthread -lm  # libcurl: dlo
 # `ward test` and `ward run --remote` exec ward-net beside it (or in
 # LIBEXECDIR), the same CLI linked with everything.
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
-NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c $(wildcard src/testjob/*.c)
+NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c)
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
 CLI_SRC  := src/front/cli.c

@@ -252,6 +252,146 @@ void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
  * NULL). */
 int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *result);
 
+/* ---- Sessions (SPEC §11): one system-level sandbox across many calls ----
+ *
+ * A session is one sandbox (namespaces, root, /work, /tmp, cgroup, PID 1)
+ * that stays up between calls; each exec is a new process tree in it with a
+ * cgroup of its own under the session's.
+ *
+ * Conventions: every call but ward_session_new returns 0 or a negative
+ * errno, and then writes a one-line message (problem and fix) into err when
+ * err is given.  The errnos a caller maps: -EINVAL (a bad argument or path),
+ * -ENOENT (no such file, or no such process id), -EFBIG (a read over max),
+ * -ENOSPC (/work is full), -EISDIR / -ENOTDIR, -EACCES / -EPERM (the
+ * sandbox itself may not do it), -EAGAIN (WARD_SESSION_MAX_EXECS running
+ * already), -ESRCH (the session's sandbox is gone: destroy it).
+ *
+ * Threads: every call is thread-safe against every other on the same
+ * session except ward_session_destroy, which the caller makes sure no call
+ * is in flight for (e.g. with a reference count).  The session's PID 1 dies
+ * with the *thread* that called ward_session_new (PR_SET_PDEATHSIG): call it
+ * from a thread that outlives the session. */
+struct ward_session;
+
+/* Execs and background processes running at once in one session. */
+#define WARD_SESSION_MAX_EXECS 16
+/* Background processes a session remembers (running or exited); the oldest
+ * exited one is forgotten when a new one would exceed it. */
+#define WARD_SESSION_MAX_PROCS 64
+
+struct ward_session_opts {
+	/* The sandbox's shape and the session's limits together:
+	 * shape.workdir / mounts / rootfs / net / env / files as in a request
+	 * (files are written into /work at creation; env is every exec's
+	 * default), shape.limits.memory_mb / pids / tmp_size_mb / fsize_mb /
+	 * nofile hold for everything in the session together.
+	 * shape.argv / shell / stdin / timeout_s / cpu_s / capture are ignored;
+	 * isolation must be WARD_ISO_SYSTEM. */
+	struct ward_request shape;
+	uint64_t work_size_mb; /* size of /work when ephemeral (0: = tmp_size_mb) */
+	double cpu_budget_s;   /* CPU of the whole session, all execs (0: none) */
+};
+
+/* Build the sandbox and keep it up.  NULL with err set on failure. */
+struct ward_session *ward_session_new(const struct ward_session_opts *o, char *err, size_t errlen);
+
+/* Kill every process, remove the sandbox, its cgroups (the execs' too), its
+ * uid slot, mounts and temporary files.  NULL is a no-op. */
+void ward_session_destroy(struct ward_session *s);
+
+/* false once the session's PID 1 has died (every later call: -ESRCH). */
+bool ward_session_alive(struct ward_session *s);
+
+/* Run one command in the session and wait for its main process.  From req:
+ * argv / shell, env (over the session's), stdin (data, fd or /dev/null),
+ * limits.timeout_s, cpu_s, output_limit, capture / stream_fd, cancel;
+ * everything else is the session's.  cwd: inside the sandbox (absolute; NULL
+ * = /work).  A timeout, CPU limit or cancel kills the exec's whole tree (its
+ * cgroup: daemons it started included) and nothing else; what it left
+ * running after a normal exit stays up.  A memory kill ends what the kernel
+ * picked (status memory when that was in this exec); the session lives on.
+ * Returns as ward_run (0 when the command ran, -1 with result->error set),
+ * and result must be freed with ward_result_free in both cases. */
+int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
+		      struct ward_result *result);
+
+/* Background: start req as an exec does but return at once; *id is the
+ * process's pid inside the sandbox.  limits.timeout_s and cpu_s: 0 = none
+ * (it runs until it exits, is signalled or the session ends), else as an
+ * exec's.  Its output is kept per stream as a run's (head and tail,
+ * limits.output_limit each); capture / stream_fd are ignored.  stdin_pipe:
+ * its stdin is a pipe ward_session_proc_stdin writes to (else req's stdin
+ * data or /dev/null). */
+int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
+		       int *id, char *err, size_t errlen);
+
+struct ward_session_proc {
+	int id;               /* pid inside the sandbox */
+	char **argv;          /* NULL-terminated (a shell command: sh -c CMD) */
+	bool running;
+	enum ward_status status; /* when !running */
+	int exit_code;        /* SPEC §2 mapping, when !running */
+	double started_at;    /* CLOCK_REALTIME seconds */
+	double ended_at;      /* 0 while running */
+};
+/* The background processes the session remembers, oldest first (*out is
+ * malloc'd; free it with ward_session_procs_free). */
+int ward_session_procs(struct ward_session *s, struct ward_session_proc **out, size_t *n);
+void ward_session_procs_free(struct ward_session_proc *p, size_t n);
+
+/* Output of background process id from byte offset from_out / from_err of
+ * each stream (offsets count every byte it wrote; a part dropped from the
+ * middle is skipped and the stream's truncated is set).  out / err get
+ * malloc'd data (free(stream->data)) and ->bytes = all it wrote so far: the
+ * next call's offset.  wait_s > 0: when nothing new is there yet, wait up to
+ * that long for output or for its exit.  *exited (and *exit_code, SPEC §2)
+ * say whether it has ended; either pointer may be NULL. */
+int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
+			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
+			     char *errbuf, size_t errlen);
+/* Write to its stdin pipe (blocking until written; -EPIPE when it is closed
+ * or the process ended); close_after closes it after (len 0: just close).
+ * -EINVAL when it was not started with stdin_pipe. */
+int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
+			    char *err, size_t errlen);
+/* sig: SIGINT, SIGTERM or SIGKILL, to the process's whole tree (its exec
+ * cgroup).  -EINVAL for another signal. */
+int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen);
+
+/* Files under /work, resolved inside the sandbox (as its user, in its mount
+ * namespace, under its Landlock rules: a symlink it planted resolves to
+ * what the sandbox itself sees there, never to a host path).  path:
+ * relative to /work, no "..", no NUL, not absolute (the guard of SPEC §6);
+ * "" is /work itself (list only).  Writes replace the file, create missing
+ * parents (0755) and count against /work's size (-ENOSPC).  mode 0 = 0644.
+ * read: at most max bytes (more: -EFBIG); *data is malloc'd (free it). */
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
+		       char *err, size_t errlen);
+int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
+		      char *err, size_t errlen);
+struct ward_dirent {
+	char *name;
+	char type; /* 'f' file, 'd' directory, 'l' symlink, 'o' other */
+	uint64_t size;
+	mode_t mode; /* permission bits (07777) */
+	double mtime; /* CLOCK_REALTIME seconds */
+};
+/* Entries of directory path, sorted by name (*out malloc'd; free it with
+ * ward_session_list_free).  -ENOTDIR when path is not a directory. */
+int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
+		      size_t errlen);
+void ward_session_list_free(struct ward_dirent *d, size_t n);
+/* Remove a file, a symlink (not what it points to) or a directory with
+ * everything in it. */
+int ward_session_remove(struct ward_session *s, const char *path, char *err, size_t errlen);
+
+struct ward_session_usage {
+	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;
+};
+int ward_session_usage(struct ward_session *s, struct ward_session_usage *u);
+/* What the session's limits are enforced by (as a result's "enforced"). */
+void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
+
 /* The exit status a CLI reports for a result (SPEC §2). */
 int ward_result_exit_status(const struct ward_result *result);
 

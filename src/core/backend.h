@@ -63,6 +63,9 @@ int backend_application_run(const struct ward_request *req, struct ward_result *
 struct rusage;
 void usage_from_rusage(const struct rusage *ru, struct ward_usage *u);
 
+/* What a backend's outcome (and return r) come to in res (SPEC §2's
+ * statuses); ward_run's return.  start: monotonic, for usage.wall_ms. */
+int result_from_outcome(const struct backend_outcome *o, int r, struct ward_result *res, double start);
 /* Fill res->out/err/report from a finished supervise. */
 int outcome_collect(struct supervise *s, struct ward_result *res);
 

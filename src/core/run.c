@@ -42,6 +42,12 @@ int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, stru
 	struct backend_outcome o = {0};
 	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(pool, req, res, &o, start)
 						  : backend_application_run(req, res, &o, start);
+	return result_from_outcome(&o, r, res, start);
+}
+
+int result_from_outcome(const struct backend_outcome *op, int r, struct ward_result *res, double start)
+{
+	struct backend_outcome o = *op;
 	res->usage.wall_ms = (uint64_t)((monotonic_now() - start) * 1000);
 	if (!res->out.data) {
 		res->out.data = strdup("");

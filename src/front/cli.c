@@ -53,6 +53,7 @@ static int exec_net(char **argv, bool serve)
 }
 #define ward_serve_main(c, v) exec_net((v)-1, true)
 #define ward_test_main(c, v) exec_net((v)-1, false)
+#define ward_session_main(c, v, t) exec_net((v)-1, false)
 #define ward_remote_run(u, t, q, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
@@ -73,7 +74,8 @@ static void usage(FILE *f)
 		   "       ward run [OPTIONS] --shell 'STRING'\n"
 		   "       ward serve [OPTIONS]                     the HTTP runner service\n"
 		   "       ward test JOB.json|-                     a test job; prints its report\n"
-		   "       ward doctor [--json]                     what this host can enforce\n\n"
+		   "       ward doctor [--json]                     what this host can enforce\n"
+		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n\n"
 		   "`ward run --help` lists the options.\n",
 		   WARD_VERSION);
 }
@@ -327,6 +329,8 @@ int main(int argc, char **argv)
 		return ward_serve_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "test"))
 		return ward_test_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "session"))
+		return ward_session_main(argc - 1, argv + 1, read_token);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("ward %s\n", WARD_VERSION);
 		return 0;

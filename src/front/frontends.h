@@ -24,4 +24,11 @@
  * ward_result_free() in both cases. */
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res);
 
+/* `ward session new|exec|put|get|ls|rm ...` (argv[0] = "session"): a
+ * runner's sessions (SPEC §11) from a shell.  read_token reads a
+ * --token-file (cli.c's).  Returns the exit status (exec: as ward run's;
+ * 125 for a missing session or a runner that refuses). */
+typedef char *ward_token_reader(const char *file, char *err, size_t errlen);
+int ward_session_main(int argc, char **argv, ward_token_reader *read_token);
+
 #endif

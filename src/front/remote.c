@@ -10,6 +10,7 @@
  * it drags in OpenSSL, Kerberos, LDAP and more, a few MB of every `ward
  * serve`'s memory and of every ward-net start, for a path the server never
  * takes. */
+#define _GNU_SOURCE
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -351,4 +352,67 @@ out:
 	free(input);
 	free(ans.p);
 	return rc;
+}
+
+/* One call to a runner's endpoint (the session CLI's): METHOD URL+path
+ * with body (len bytes, may be NULL), the answer's code and bytes.  0, or
+ * -1 with err (not reachable, out of memory). */
+int remote_call(const struct remote_call *rc, long *code, char **answer, size_t *alen, char *err, size_t errlen)
+{
+	*code = 0;
+	*answer = NULL;
+	*alen = 0;
+	pthread_once(&curl_once, init_curl);
+	CURL *c = curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+	if (!c) {
+		snprintf(err, errlen, "cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
+		return -1;
+	}
+	size_t n = strlen(rc->url);
+	while (n > 0 && rc->url[n - 1] == '/')
+		n--;
+	char *full = NULL, *auth = NULL;
+	struct curl_slist *hdrs = NULL;
+	struct answer ans = {0};
+	int ret = -1;
+	if (asprintf(&full, "%.*s%s", (int)n, rc->url, rc->path) < 0 || remote_headers(rc->token, &hdrs, &auth) < 0) {
+		snprintf(err, errlen, "out of memory");
+		full = NULL;
+		goto out;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, full);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rc->method);
+	if (rc->body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, rc->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rc->len);
+	}
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((rc->timeout_s + 120) * 1000));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "ward/" WARD_VERSION);
+	CURLcode cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		snprintf(err, errlen, "the runner at %s is not reachable: %s%s", rc->url,
+			 ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
+			 cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
+		free(ans.p);
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
+	*answer = ans.p ? ans.p : calloc(1, 1);
+	*alen = ans.len;
+	ret = 0;
+out:
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	if (auth) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	free(full);
+	return ret;
 }

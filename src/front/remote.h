@@ -9,4 +9,15 @@
  * NULL. */
 char *remote_exec_url(const char *url);
 
+/* One HTTP call to a runner (src/front/session_cli.c's). */
+#include <stddef.h>
+struct remote_call {
+	const char *url, *token; /* the runner's base URL; token may be NULL */
+	const char *method, *path; /* "POST", "/sessions" */
+	const void *body;          /* NULL: none */
+	size_t len;
+	double timeout_s;          /* the call's own time (plus 120 s) */
+};
+int remote_call(const struct remote_call *rc, long *code, char **answer, size_t *alen, char *err, size_t errlen);
+
 #endif

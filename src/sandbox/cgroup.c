@@ -657,6 +657,27 @@ static void probe_v2_files(void)
  * rest.  The age check keeps us off a run whose pid we cannot see (another
  * PID namespace sharing this parent) in the moment between its mkdir and
  * its attach. */
+/* A session's cgroup holds the cgroups of its PID 1 and its execs, named
+ * PREFIX<n>-<its name> (cg_child_create): rmdir those that are empty. */
+static void sweep_children(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t n = strlen(name);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t k = strlen(e->d_name);
+		if (e->d_type == DT_DIR && k > n + 1 && e->d_name[k - n - 1] == '-' &&
+		    strcmp(e->d_name + k - n, name) == 0)
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 static void sweep_orphans(const char *parent)
 {
 	int fd = open_cgdir(AT_FDCWD, parent, O_RDONLY);
@@ -682,6 +703,7 @@ static void sweep_orphans(const char *parent)
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 		    now - st.st_mtime < ORPHAN_AGE_S)
 			continue;
+		sweep_children(dirfd(d), e->d_name);
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
@@ -944,22 +966,22 @@ static bool pid_in_cgroup(const struct ward_cgroup *cg, pid_t pid)
 /* SIGKILL pid, but only if it is in this cgroup: pids are recycled between
  * reading cgroup.procs and kill(2).  A pidfd pins the process, so what we
  * checked is what we signal (or something already dead). */
-static void kill_member(const struct ward_cgroup *cg, pid_t pid)
+static void kill_member(const struct ward_cgroup *cg, pid_t pid, int sig)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd < 0) {
 		if (errno == ENOSYS && pid_in_cgroup(cg, pid))
-			kill(pid, SIGKILL); /* kernel < 5.3: the check is all we have */
+			kill(pid, sig); /* kernel < 5.3: the check is all we have */
 		return;
 	}
 	if (pid_in_cgroup(cg, pid))
-		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+		syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0);
 	close(pfd);
 }
 
 /* Kill every process listed in dir's cgroup.procs.  The number listed, or
  * -errno. */
-static int kill_listed(const struct ward_cgroup *cg, int dirfd)
+static int kill_listed(const struct ward_cgroup *cg, int dirfd, int sig)
 {
 	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -981,7 +1003,7 @@ static int kill_listed(const struct ward_cgroup *cg, int dirfd)
 					cur = INT_MAX;
 			} else if (cur >= 0) {
 				if (cur > 0) {
-					kill_member(cg, (pid_t)cur);
+					kill_member(cg, (pid_t)cur, sig);
 					count++;
 				}
 				cur = -1;
@@ -989,7 +1011,7 @@ static int kill_listed(const struct ward_cgroup *cg, int dirfd)
 		}
 	}
 	if (cur > 0) {
-		kill_member(cg, (pid_t)cur);
+		kill_member(cg, (pid_t)cur, sig);
 		count++;
 	}
 	close(fd);
@@ -1006,7 +1028,7 @@ int cg_kill(struct ward_cgroup *cg)
 	for (int i = 0; i < cg->n; i++) {
 		if (cg->d[i].removed)
 			continue;
-		int k = kill_listed(cg, cg->d[i].dir);
+		int k = kill_listed(cg, cg->d[i].dir, SIGKILL);
 		if (k < 0 && r == 0)
 			r = k;
 	}
@@ -1127,4 +1149,88 @@ void cg_destroy(struct ward_cgroup *cg)
 	if (r < 0)
 		fprintf(stderr, "ward: cgroup %s not removed: %s\n", cg->name, strerror(-r));
 	close_all(cg);
+}
+
+/* ------------------------------------------------- child cgroups (sessions) */
+
+struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *prefix, char *err, size_t errlen)
+{
+	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	if (!cg) {
+		set_err(err, errlen, "cgroup: out of memory");
+		return NULL;
+	}
+	cg->version = parent->version;
+	cg->tcp = parent->tcp;
+	for (int i = 0; i < NHIER; i++)
+		cg->d[i].parent = cg->d[i].dir = -1;
+	/* Unique on the host (the parent's name is), so that pid_in_cgroup's
+	 * match on "/NAME\n" names only this one. */
+	unsigned n = atomic_fetch_add(&name_counter, 1);
+	snprintf(cg->name, sizeof cg->name, "%.4s%u-%.40s", prefix, n, parent->name);
+	for (int i = 0; i < parent->n; i++) {
+		cg->d[i].parent = fcntl(parent->d[i].dir, F_DUPFD_CLOEXEC, 0);
+		cg->d[i].mask = parent->d[i].mask;
+		cg->d[i].removed = true;
+		cg->n++;
+		if (cg->d[i].parent < 0 || mkdirat(cg->d[i].parent, cg->name, 0755) < 0) {
+			set_err(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
+			goto fail;
+		}
+		cg->d[i].removed = false;
+		int r = open_cgdir(cg->d[i].parent, cg->name, O_RDONLY);
+		if (r < 0) {
+			set_err(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
+			goto fail;
+		}
+		cg->d[i].dir = r;
+	}
+	cg->mask = parent->mask;
+	return cg;
+fail:
+	remove_dirs(cg);
+	close_all(cg);
+	return NULL;
+}
+
+int cg_delegate(struct ward_cgroup *cg)
+{
+	if (cg->version != CG_V2)
+		return 0; /* v1: children share their parent's limits as they are */
+	unsigned got = v2_enable(cg->d[0].dir, cg->d[0].mask, NULL);
+	return (got & cg->d[0].mask) == cg->d[0].mask ? 0 : -EBUSY;
+}
+
+bool cg_empty(struct ward_cgroup *cg)
+{
+	for (int i = 0; i < cg->n; i++) {
+		char buf[16];
+		if (!cg->d[i].removed && read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf) > 0)
+			return false;
+	}
+	return true;
+}
+
+int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids)
+{
+	*memory_bytes = *pids = 0;
+	for (int i = 0; i < cg->n; i++) {
+		bool v2 = cg->version == CG_V2;
+		if (cg->d[i].mask & C_MEM)
+			read_u64_at(cg->d[i].dir, v2 ? "memory.current" : "memory.usage_in_bytes", memory_bytes);
+		if (cg->d[i].mask & C_PIDS)
+			read_u64_at(cg->d[i].dir, "pids.current", pids);
+	}
+	return 0;
+}
+
+int cg_signal(struct ward_cgroup *cg, int sig)
+{
+	if (sig == SIGKILL)
+		return cg_kill(cg);
+	/* one hierarchy lists every process (v1: each lists them all) */
+	if (!cg->n || cg->d[0].removed)
+		return -ESRCH;
+	int k = kill_listed(cg, cg->d[0].dir, sig);
+	return k < 0 ? k : 0;
 }

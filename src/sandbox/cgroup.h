@@ -94,6 +94,21 @@ const char *cg_name(const struct ward_cgroup *cg);
 /* Read usage; 0 or -errno. */
 int cg_stats(struct ward_cgroup *cg, struct cg_stats *st);
 
+/* Sessions: a cgroup beneath cg (named PREFIX<n>-<cg's name>, unique on the
+ * host), with no limits of its own: its processes count against cg's.
+ * cg_destroy removes it (before cg).  NULL with err set on failure. */
+struct ward_cgroup *cg_child_create(struct ward_cgroup *cg, const char *prefix, char *err, size_t errlen);
+/* v2: enable cg's controllers for its children (cg must hold no process
+ * then: a v2 cgroup with controllers for children has none of its own).
+ * v1: nothing to do.  0 or -errno. */
+int cg_delegate(struct ward_cgroup *cg);
+/* Send sig to every process in the cgroup (SIGKILL: cg_kill).  0 or -errno. */
+int cg_signal(struct ward_cgroup *cg, int sig);
+/* No process in the cgroup (its children aside)? */
+bool cg_empty(struct ward_cgroup *cg);
+/* Memory charged and processes in the cgroup now (0 when unknown). */
+int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids);
+
 /* Kill what is left, wait (bounded) until empty, remove, free.  NULL ok. */
 void cg_destroy(struct ward_cgroup *cg);
 

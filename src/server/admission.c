@@ -72,7 +72,7 @@ void hold_answer(struct server *s, struct req *r)
 {
 	if (!r->resp)
 		return;
-	size_t n = strlen(r->resp) + 1;
+	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
 	if (budget_take(&s->answer_bytes, s->o.max_answer_total, n)) {
 		r->answer_bytes = n;
 		return;

@@ -15,7 +15,15 @@ void set_answer(struct req *r, unsigned code, char *body, const char *ctype)
 	free(r->resp);
 	r->code = code;
 	r->resp = body;
+	r->resp_len = 0;
 	r->ctype = ctype;
+}
+
+/* An answer of bytes (a file), NULs and all. */
+void set_answer_bytes(struct req *r, unsigned code, char *body, size_t len, const char *ctype)
+{
+	set_answer(r, code, body ? body : calloc(1, 1), ctype);
+	r->resp_len = body ? len : 0;
 }
 
 void set_error(struct req *r, unsigned code, const char *fmt, ...)

@@ -57,6 +57,14 @@ static void usage(FILE *f)
 		"  --request-timeout S       time to send the body, and to take the answer (default 60)\n"
 		"  --drain-timeout S         on SIGTERM, how long runs may take to finish (default 60)\n"
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
+		"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
+		"                            1 to 63 (default: the host name up to its first '.')\n"
+		"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
+		"  --max-sessions N          sessions at once (default 64)\n"
+		"  --client-sessions N       sessions at once per client (default 8)\n"
+		"  --session-max-ttl S       largest ttl_s a session may ask for (default 86400)\n"
+		"  --session-max-idle S      largest idle_s a session may ask for (default 3600)\n"
+		"  --max-work-size MB        largest limits.work_size_mb of a session (default 4096)\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -159,6 +167,7 @@ enum opt_kind {
 	K_SIZE,   /* a whole number into a size_t */
 	K_INT,    /* a whole number into an int */
 	K_SECS,   /* seconds into a double */
+	K_NODE,   /* --node-id: [A-Za-z0-9_-]{1,63} into o->node_id */
 	K_HELP,
 };
 
@@ -193,10 +202,54 @@ static const struct opt_desc opts[] = {
 	{"request-timeout", K_SECS, OFF(request_timeout), 0, NULL},
 	{"drain-timeout", K_SECS, OFF(drain_timeout), 0, NULL},
 	{"log", K_PATH, OFF(log_path), 0, NULL},
+	{"node-id", K_NODE, OFF(node_id), 0, NULL},
+	{"max-sessions", K_UINT, OFF(max_sessions), 65536, NULL},
+	{"client-sessions", K_UINT, OFF(client_sessions), 65536, NULL},
+	{"session-max-ttl", K_SECS, OFF(session_max_ttl), 0, NULL},
+	{"session-max-idle", K_SECS, OFF(session_max_idle), 0, NULL},
+	{"max-work-size", K_SIZE, OFF(max_work_size), 1ull << 20, "--max-work-size must be at least 1 (MB)"},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
 #define O_FIRST 256 /* getopt_long's value of opts[i] is O_FIRST + i, then one a limit's maximum */
+
+static bool node_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* The host name up to its first '.', or "" when that is not a valid node
+ * id (check_opts then asks for --node-id). */
+static void default_node_id(char *id, size_t n)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = 0;
+	host[strcspn(host, ".")] = 0;
+	size_t k = strlen(host);
+	bool ok = k >= 1 && k <= 63 && k < n;
+	for (size_t i = 0; ok && i < k; i++)
+		ok = node_char(host[i]);
+	if (!ok)
+		k = 0;
+	memcpy(id, host, k);
+	id[k] = 0;
+}
+
+static int set_node_id(struct serve_opts *o, const char *v)
+{
+	size_t k = strlen(v);
+	bool ok = k >= 1 && k <= 63;
+	for (size_t i = 0; ok && i < k; i++)
+		ok = node_char(v[i]);
+	if (!ok) {
+		fprintf(stderr, "ward serve: --node-id '%s': give 1 to 63 of A-Z a-z 0-9 _ - (it begins every "
+				"session id, for a load balancer to route on)\n", v);
+		return -1;
+	}
+	snprintf(o->node_id, sizeof(o->node_id), "%s", v);
+	return 0;
+}
 
 static void opts_defaults(struct serve_opts *o)
 {
@@ -215,6 +268,12 @@ static void opts_defaults(struct serve_opts *o)
 	o->request_timeout = 60;
 	o->drain_timeout = 60;
 	o->spawners = -1;
+	o->max_sessions = 64;
+	o->client_sessions = 8;
+	o->session_max_ttl = 86400;
+	o->session_max_idle = 3600;
+	o->max_work_size = 4096;
+	default_node_id(o->node_id, sizeof(o->node_id));
 }
 
 /* getopt_long's table: opts, then --max-X for each limit (the table of
@@ -278,6 +337,7 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		}
 		return 0;
 	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
+	case K_NODE: return set_node_id(o, v);
 	case K_UINT:
 	case K_SIZE:
 	case K_INT: return set_whole(o, d, flag, v);
@@ -291,6 +351,11 @@ static int check_opts(const struct serve_opts *o, int argc, char **argv)
 {
 	if (check_budgets(o) < 0)
 		return -1;
+	if (!o->node_id[0]) {
+		fprintf(stderr, "ward serve: the host name does not give a node id (1 to 63 of A-Z a-z 0-9 _ - before its "
+				"first '.'): give --node-id ID\n");
+		return -1;
+	}
 	if (o->pool && o->isolation != WARD_ISO_SYSTEM) {
 		fprintf(stderr, "ward serve: --pool builds system-level sandboxes; it needs --isolation system\n");
 		return -1;

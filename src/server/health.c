@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "server/session_json.h"
 
 /* Run `true` at the server's isolation level: the backend is healthy when
  * a sandbox can be made.  Runs on the main thread, which outlives it. */
@@ -52,9 +53,10 @@ void answer_health(struct server *s, struct req *r)
 	char reason[600];
 	snprintf(reason, sizeof(reason), "%s", s->draining ? "shutting down" : s->health_reason);
 	pthread_mutex_unlock(&s->lock);
-	set_answer(r, ok ? 200 : 503,
-		   ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max),
-		   "application/json");
+	struct sj_session_limits sl = {s->o.max_sessions, s->o.client_sessions, s->o.session_max_ttl,
+				       s->o.session_max_idle, s->o.max_work_size, s->o.node_id};
+	char *body = ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max);
+	set_answer(r, ok ? 200 : 503, sj_health_sessions(body, &sl), "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;
 }

@@ -31,16 +31,31 @@ static void sanitize(char *dst, size_t n, const char *src)
 	dst[k] = 0;
 }
 
+/* An answer made while it is sent (sessions.c makes it): its deadline is
+ * its own (the session's end), not the request timeout. */
+static enum MHD_Result send_stream(struct req *r)
+{
+	struct MHD_Response *resp = r->stream;
+	r->stream = NULL;
+	enum MHD_Result rc = MHD_queue_response(r->conn, r->code, resp);
+	MHD_destroy_response(resp);
+	r->state = S_ANSWERED;
+	return rc;
+}
+
 /* Queue r's answer on its connection (from an I/O thread). */
 static enum MHD_Result send_answer(struct req *r)
 {
 	struct server *s = r->srv;
+	if (r->stream)
+		return send_stream(r);
 	if (!r->resp) {
 		/* only allocation failures get here: close rather than lie */
 		r->code = 0;
 		return MHD_NO;
 	}
-	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(r->resp), r->resp, MHD_RESPMEM_MUST_FREE);
+	size_t len = r->resp_len ? r->resp_len : strlen(r->resp);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, r->resp, MHD_RESPMEM_MUST_FREE);
 	if (!resp)
 		return MHD_NO;
 	r->resp = NULL; /* the response owns it now */
@@ -53,7 +68,7 @@ static enum MHD_Result send_answer(struct req *r)
 	if (r->code == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ward\"");
 	if (r->code == 405)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->route ? r->route->allow : "POST");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow ? r->allow : "POST");
 	enum MHD_Result rc = MHD_queue_response(r->conn, r->code, resp);
 	MHD_destroy_response(resp);
 	r->state = S_ANSWERED;
@@ -123,7 +138,7 @@ static struct req *req_new(struct server *s, struct MHD_Connection *c, const cha
 	r->t_start = now_mono();
 	sanitize(r->method, sizeof(r->method), method);
 	sanitize(r->path, sizeof(r->path), url);
-	r->route = route_find(url);
+	r->route = route_find(url, method, &r->args, &r->allow);
 	conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
 	return r;
 }
@@ -145,14 +160,6 @@ static const struct token *identify(struct server *s, struct req *r)
 	sanitize(r->sub, sizeof(r->sub), MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ward-Client"));
 	snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 	return tok;
-}
-
-/* A GET endpoint takes HEAD too. */
-static bool method_allowed(const struct route *rt, const char *method)
-{
-	if (strcmp(rt->method, "GET") == 0)
-		return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	return strcmp(method, rt->method) == 0;
 }
 
 /* Whether the body the headers announce may be read: within --max-body,
@@ -179,10 +186,10 @@ static bool body_welcome(struct server *s, struct req *r)
 static enum MHD_Result req_begin(struct server *s, struct req *r, const char *method, bool authorized)
 {
 	const struct route *rt = r->route;
-	if (!rt)
-		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /health or /metrics)", r->path);
-	else if (!method_allowed(rt, method))
-		set_error(r, 405, "%s %s is not allowed: use %s", r->method, r->path, rt->method);
+	if (!rt && r->allow)
+		set_error(r, 405, "%s %s is not allowed: use %s", r->method, r->path, r->allow);
+	else if (!rt)
+		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /sessions, /health or /metrics)", r->path);
 	else if (!rt->open && s->ntokens && !authorized)
 		set_error(r, 401, "missing or wrong token: send Authorization: Bearer <token>");
 	else if (rt->answer)
@@ -242,7 +249,7 @@ static bool dispatch(struct server *s, struct req *r)
 	if (!admit_healthy(s, r))
 		return false;
 	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
-	if (ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
+	if (!r->route->raw && ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
 		return false;
 	}
@@ -340,7 +347,23 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	if (r->answer_bytes) /* MHD frees the answer it sent now */
 		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
 	doc_release(r);
+	sess_release(r);
+	free(r->ext);
+	if (r->stream)
+		MHD_destroy_response(r->stream);
 	free(r);
+}
+
+/* MHD's URL decoding but for %00, which it would decode to a NUL that
+ * ends the string there ("a%00/../x" read as "a"): it becomes 0x01, which
+ * no path guard lets through (sessions.c refuses control bytes). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	for (char *p = s; (p = strstr(p, "%00")); p += 3)
+		memcpy(p, "%01", 3);
+	return MHD_http_unescape(s);
 }
 
 /* MHD on s->listen_fd: two I/O threads (epoll), the connection limit, and
@@ -354,7 +377,8 @@ int http_start(struct server *s, const char *bound)
 				MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_END);
+				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+				MHD_OPTION_END);
 	if (!s->d) {
 		fprintf(stderr, "ward serve: cannot start the HTTP server on %s\n", bound);
 		return -1;

@@ -172,6 +172,25 @@ static void sandboxes_section(struct buf *b, struct server *s)
 		(unsigned long long)ps.failures);
 }
 
+static void sessions_section(struct buf *b, struct server *s)
+{
+	pthread_mutex_lock(&s->sess_lock);
+	struct sess_metrics m = s->sm;
+	unsigned alive = s->nsessions;
+	pthread_mutex_unlock(&s->sess_lock);
+	bprintf(b, "# HELP ward_sessions Sessions alive now.\n# TYPE ward_sessions gauge\nward_sessions %u\n", alive);
+	bprintf(b, "# HELP ward_sessions_total Sessions by how they began or ended.\n"
+		   "# TYPE ward_sessions_total counter\n"
+		   "ward_sessions_total{event=\"created\"} %llu\nward_sessions_total{event=\"expired\"} %llu\n"
+		   "ward_sessions_total{event=\"deleted\"} %llu\n",
+		(unsigned long long)m.created, (unsigned long long)m.expired, (unsigned long long)m.deleted);
+	bprintf(b, "# HELP ward_session_execs_total Execs in sessions by status (background starts as ok or "
+		   "error).\n# TYPE ward_session_execs_total counter\n");
+	for (int st = 0; st <= WARD_ST_ERROR; st++)
+		bprintf(b, "ward_session_execs_total{status=\"%s\"} %llu\n", ward_status_name((enum ward_status)st),
+			(unsigned long long)m.execs[st]);
+}
+
 void answer_metrics(struct server *s, struct req *r)
 {
 	struct snapshot n;
@@ -189,6 +208,7 @@ void answer_metrics(struct server *s, struct req *r)
 	connections_section(&b, s);
 	capacity_section(&b, s, n.healthy);
 	sandboxes_section(&b, s);
+	sessions_section(&b, s);
 	if (b.oom) {
 		free(b.p);
 		b.p = NULL;

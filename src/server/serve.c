@@ -90,6 +90,9 @@ static void server_init(struct server *s)
 	pthread_mutex_init(&s->log_lock, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->idle, NULL);
+	pthread_mutex_init(&s->sess_lock, NULL);
+	pthread_cond_init(&s->sess_cond, NULL);
+	pthread_mutex_init(&s->park_lock, NULL);
 }
 
 static void server_free(struct server *s)
@@ -107,6 +110,9 @@ static void server_free(struct server *s)
 	pthread_mutex_destroy(&s->log_lock);
 	pthread_cond_destroy(&s->work);
 	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->sess_lock);
+	pthread_cond_destroy(&s->sess_cond);
+	pthread_mutex_destroy(&s->park_lock);
 }
 
 /* The helpers that clone sandboxes are forked now, while the server is
@@ -171,6 +177,7 @@ static double start_backend(struct server *s)
 static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next_probe)
 {
 	sweep(s);
+	sessions_sweep(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
 	if (healed)
@@ -249,6 +256,7 @@ static void drain_or_exit(struct server *s)
 		 * cleaned up, its client gets a "cancelled" error) and give the
 		 * answers a moment to go out */
 		s->cancel = 1;
+		sessions_cancel(s);
 		log_event(s, "cancelling", "drain timed out: cancelling the runs still going");
 		drained = drain(s, now_mono() + 5);
 	}
@@ -282,7 +290,7 @@ int ward_serve_main(int argc, char **argv)
 	if (server_open(s, bound, sizeof(bound)) < 0)
 		goto out;
 	double next_probe = start_backend(s);
-	if (workers_start(s) < 0 || http_start(s, bound) < 0)
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
 		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
@@ -291,7 +299,11 @@ int ward_serve_main(int argc, char **argv)
 	drain_or_exit(s);
 	rc = 0;
 stop:
+	/* before the workers end: a session's PID 1 dies with the worker that
+	 * made it, and destroying it first also removes what it holds */
+	sessions_stop(s);
 	workers_stop(s);
+	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
 	if (s->d) {
 		MHD_stop_daemon(s->d);
 		s->listen_fd = -1; /* quiesced and closed above */

@@ -91,6 +91,11 @@ struct serve_opts {
 	unsigned pool;               /* sandboxes built ahead, 0 = none */
 	int spawners;                /* helper processes that clone sandboxes; -1 = auto, 0 = none */
 	double header_timeout, request_timeout, drain_timeout;
+	/* sessions (SPEC §11, §10) */
+	unsigned max_sessions, client_sessions;
+	double session_max_ttl, session_max_idle;
+	size_t max_work_size;        /* MB */
+	char node_id[64];            /* [A-Za-z0-9_-]{1,63}: the prefix of session ids */
 };
 
 struct token {
@@ -114,6 +119,7 @@ struct held {
 };
 
 struct client;   /* a client's quota state (admission.c) */
+struct follow;   /* a follow stream (session_api.c) */
 struct conn_rec; /* one TCP connection (conns.c) */
 struct peer;     /* an address that holds pending connections (conns.c) */
 struct req;
@@ -123,13 +129,44 @@ struct server;
  * endpoint has its whole body read, then prepare (when set) decodes and
  * checks it, admission queues it, and run makes its answer on a worker. */
 struct route {
-	const char *path;   /* matched whole */
-	const char *method; /* "GET" (HEAD too) or "POST" */
+	const char *path;   /* matched whole; "{id}" a session id, "{pid}" a
+			     * number, "{path}" the rest (after a '/', or none) */
+	const char *method; /* "GET" (HEAD too), "POST", "PUT" or "DELETE" */
 	const char *allow;  /* the Allow header of a 405 */
 	bool open;          /* answered without a token */
-	void (*answer)(struct server *s, struct req *r);  /* GET */
-	bool (*prepare)(struct server *s, struct req *r); /* POST: false when it set the answer (an error) */
-	void (*run)(struct req *r);                       /* POST, on a worker thread */
+	bool raw;           /* the body is bytes, not JSON */
+	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
+	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error) */
+	void (*run)(struct req *r);                       /* on a worker thread */
+};
+
+/* What a path pattern's parts matched (route_find). */
+struct route_args {
+	char sid[100];     /* {id}: at most 99 bytes, else no match */
+	int pid;           /* {pid} */
+	char fpath[4096];  /* {path}, as decoded, or "" */
+	int sig;           /* a signal body's signal (session_api.c) */
+};
+
+/* A session (sessions.c).  Fields but refs, execs, idle_end and the links
+ * are set once, before it enters the table. */
+struct sess {
+	char id[100];      /* NODEID "." 32 hex */
+	char owner[96];    /* the client that made it (req.who) */
+	struct ward_session *ws;
+	double created_rt; /* CLOCK_REALTIME */
+	double ttl_s, idle_s;
+	double end, idle_end; /* now_mono() deadlines */
+	unsigned refs;     /* calls holding it */
+	uint64_t execs;
+	bool retired;      /* out of the table: deleted, expired or the server stops */
+	volatile int cancel; /* its execs' cancel: set when it ends */
+	struct sess *next;
+};
+
+struct sess_metrics {
+	uint64_t created, expired, deleted;
+	uint64_t execs[WARD_ST_ERROR + 1];
 };
 
 enum rstate { S_NEW, S_BODY, S_WAIT, S_READY, S_ANSWERED };
@@ -139,6 +176,7 @@ struct req {
 	struct server *srv;
 	struct MHD_Connection *conn;
 	const struct route *route;  /* NULL: no such endpoint */
+	const char *allow;          /* no route: the methods its path takes (a 405), or NULL (a 404) */
 	enum rstate state;
 	double t_start, t_admit;
 	char client[176];           /* who, or who/sub: the log's name */
@@ -153,12 +191,17 @@ struct req {
 	bool have_doc;
 	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
 	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
+	struct route_args args;     /* the route's {id}, {pid}, {path} */
+	struct sess *sess;          /* the session it names, held (sessions.c), or NULL */
+	struct MHD_Response *stream; /* an answer made as it is sent (a follow), or NULL */
 	struct held *held;       /* host paths checked against --allow-root, held open */
 	size_t nheld;
 	/* the answer, filled by the handler or a worker */
 	unsigned code;
 	char *resp;
+	size_t resp_len;            /* resp's length when it is bytes (0: strlen) */
 	const char *ctype;
+	void *ext;                  /* a route's decoded extras (free()) */
 	unsigned retry_after;
 	const char *sandbox_status;
 	char message[600];          /* logged error detail */
@@ -210,6 +253,16 @@ struct server {
 	pthread_mutex_t log_lock;
 	int log_fd;
 
+	pthread_mutex_t sess_lock; /* sessions, making, dying, nsessions, nmaking, sm, each sess's refs/execs/idle_end */
+	pthread_cond_t sess_cond;  /* a session's refs dropped */
+	struct sess *sessions, *making, *dying;
+	unsigned nsessions, nmaking;
+	struct sess_metrics sm;
+	pthread_mutex_t park_lock; /* parked, ticker_stop */
+	struct follow *parked;     /* follow streams with nothing to send, suspended */
+	bool ticker_stop, ticker_started;
+	pthread_t ticker;
+
 	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
 	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
 };
@@ -228,6 +281,7 @@ void log_mhd(void *cls, const char *fmt, va_list ap);
 
 /* answer.c */
 void set_answer(struct req *r, unsigned code, char *body, const char *ctype);
+void set_answer_bytes(struct req *r, unsigned code, char *body, size_t len, const char *ctype);
 void set_error(struct req *r, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* auth.c */
@@ -277,8 +331,44 @@ void run_exec(struct req *r);
 void run_test(struct req *r);
 void doc_release(struct req *r);
 
+/* sessions.c */
+double now_real(void);
+struct sess *sess_reserve(struct server *s, struct req *r);
+void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, double ttl_s, double idle_s);
+void sess_times(const struct sess *x, double *expires, double *idle_expires);
+bool sess_find(struct server *s, struct req *r);
+void sess_unref(struct server *s, struct sess *x);
+void sess_release(struct req *r);
+void sess_delete(struct server *s, struct req *r);
+bool sess_busy(struct server *s, struct sess *x);
+void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);
+void sessions_sweep(struct server *s);
+void sessions_stop(struct server *s);
+void sessions_cancel(struct server *s);
+void answer_session_list(struct server *s, struct req *r);
+
+/* session_api.c */
+bool prepare_session_new(struct server *s, struct req *r);
+void run_session_new(struct req *r);
+bool prepare_session(struct server *s, struct req *r);
+void run_session_info(struct req *r);
+void run_session_delete(struct req *r);
+bool prepare_session_exec(struct server *s, struct req *r);
+void run_session_exec(struct req *r);
+bool prepare_session_file(struct server *s, struct req *r);
+void run_session_get_file(struct req *r);
+void run_session_put_file(struct req *r);
+void run_session_rm_file(struct req *r);
+void run_session_procs(struct req *r);
+void run_proc_stdin(struct req *r);
+bool prepare_proc_signal(struct server *s, struct req *r);
+void run_proc_signal(struct req *r);
+void answer_proc_output(struct server *s, struct req *r);
+int ticker_start(struct server *s);
+void ticker_stop(struct server *s);
+
 /* routes.c */
-const struct route *route_find(const char *path);
+const struct route *route_find(const char *path, const char *method, struct route_args *a, const char **allow);
 
 /* workers.c */
 int workers_start(struct server *s);

@@ -73,10 +73,25 @@ struct child_ctx {
 	char setup_err[400];   /* the command's last steps failed, and why (it shares PID 1's
 				* memory until execve: PID 1 reads this when the clone returns) */
 	struct handover ho;    /* filled by PID 1 from the sync pipe */
+	/* Sessions (init_session.c): PID 1 keeps notify_w as the control
+	 * socket; an exec's command gets its cwd and says why its setup
+	 * failed on fail_fd ("E WHY", its exec's control pipe), not in
+	 * setup_err (it is a fork: PID 1 would not see that). */
+	bool session;
+	const char *cwd;
+	int fail_fd;
 };
 
 /* PID 1, in the child of the clone (init.c). */
 __attribute__((noreturn)) void init_main(struct child_ctx *c);
+
+/* PID 1 of a session, once its sandbox is ready (init_session.c). */
+__attribute__((noreturn)) void session_main(struct child_ctx *c);
+
+/* An exec's command in a session, in PID 1's fork (init_session.c): c is
+ * its own copy, with its fds, cwd, fail_fd and handover in place
+ * (command.c).  Never returns. */
+__attribute__((noreturn)) void command_session_main(struct child_ctx *c);
 
 /* The command, cloned by PID 1 with CLONE_VM | CLONE_VFORK (command.c):
  * arg is PID 1's child_ctx.  Never returns. */

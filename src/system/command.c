@@ -34,6 +34,11 @@ static void command_fail(struct child_ctx *c, const char *fmt, ...)
 	va_end(ap);
 	if (n <= 0)
 		snprintf(c->setup_err, sizeof(c->setup_err), "the command's setup failed");
+	if (c->session) {
+		char line[sizeof(c->setup_err) + 4];
+		int k = snprintf(line, sizeof(line), "E %s\n", c->setup_err);
+		(void)!write(c->fail_fd, line, (size_t)k < sizeof(line) ? (size_t)k : sizeof(line) - 1);
+	}
 	_exit(WARD_EXIT_FAILED);
 }
 
@@ -65,7 +70,14 @@ static void command_main(struct child_ctx *c)
 		if (dup3(c->landlock_fd, ruleset, O_CLOEXEC) < 0)
 			command_fail(c, "cannot pass the Landlock ruleset to the command: %s", strerror(errno));
 	}
-	syscall(SYS_close_range, ruleset >= 0 ? ruleset + 1 : first_closed, ~0u, 0);
+	unsigned from = (unsigned)(ruleset >= 0 ? ruleset + 1 : first_closed);
+	if (c->session && c->fail_fd > (int)from) {
+		/* a session's exec keeps its control pipe (close-on-exec) to
+		 * say why a last step failed */
+		syscall(SYS_close_range, from, (unsigned)c->fail_fd - 1, 0);
+		syscall(SYS_close_range, (unsigned)c->fail_fd + 1, ~0u, 0);
+	} else
+		syscall(SYS_close_range, from, ~0u, 0);
 	for (int fd = 0; fd < first_closed; fd++)
 		fcntl(fd, F_SETFD, 0);
 
@@ -80,6 +92,8 @@ static void command_main(struct child_ctx *c)
 		command_fail(c, "cannot drop to the sandbox user %d with no capabilities: %s; see `ward doctor`",
 			     WARD_SANDBOX_UID, strerror(-r));
 	trace_phase("cmd:caps", c->start);
+	if (c->cwd && chdir(c->cwd) < 0)
+		command_fail(c, "cannot enter the working directory '%s': %s", c->cwd, strerror(errno));
 	if (ruleset >= 0 && (r = ward_landlock_restrict(ruleset)) < 0)
 		command_fail(c, "cannot restrict the command with Landlock: %s; see `ward doctor`", strerror(-r));
 	trace_phase("cmd:landlock", c->start);
@@ -87,6 +101,12 @@ static void command_main(struct child_ctx *c)
 	 * that fails is the program's failure (127, 126), as in a shell. */
 	exec_search(ho->argv, ho->envp);
 	exec_fail_exit(ho->argv[0], errno);
+}
+
+void command_session_main(struct child_ctx *c)
+{
+	command_main(c);
+	_exit(127);
 }
 
 int command_entry(void *arg)

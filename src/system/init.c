@@ -215,8 +215,10 @@ static int load_filter(struct child_ctx *c)
 			return -1;
 		}
 	}
-	close(c->notify_w);
-	c->notify_w = -1;
+	if (!c->session) { /* a session's control socket from now on */
+		close(c->notify_w);
+		c->notify_w = -1;
+	}
 	trace_phase("init:seccomp", c->start);
 	return 0;
 }
@@ -353,7 +355,8 @@ void init_main(struct child_ctx *c)
 	 * let processes inside signal their init; with every disposition
 	 * default, the kernel drops such signals. */
 	reset_signals();
-	/* 'g': go; 'p': go, and say "R" when ready (a sandbox built ahead). */
+	/* 'g': go; 'p': go, and say "R" when ready (a sandbox built ahead);
+	 * 's': the same, then run a session (init_session.c). */
 	char go;
 	if (read(c->sync_r, &go, 1) != 1)
 		_exit(1); /* the supervisor is gone, or said no */
@@ -363,10 +366,17 @@ void init_main(struct child_ctx *c)
 	 * pool.  Only now: an unprivileged supervisor writes the uid map
 	 * through /proc/PID, which a non-dumpable process would deny it. */
 	prctl(PR_SET_DUMPABLE, 0);
+	c->session = go == 's';
 	if (enter_namespaces(c) < 0 || build_root(c) < 0 || build_ruleset(c) < 0 || load_filter(c) < 0)
 		_exit(1);
 	if (go == 'p')
 		ctl_say(c->ctl_w, "R\n");
+	if (c->session) { /* says "R" itself */
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* see supervisor_alive */
+		prctl(PR_SET_DUMPABLE, 0);
+		hide_cmdline(c->facts);
+		session_main(c);
+	}
 	int r = receive_command(c);
 	if (r == 1)
 		_exit(0);

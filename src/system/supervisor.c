@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ struct sandbox {
 	pid_t pid;
 	int pidfd;
 	bool ahead;            /* built before its request (a pool's) */
+	bool session;          /* PID 1 runs a session (init_session.c) */
 	struct cg_limits lim;  /* the cgroup's limits now */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
@@ -363,11 +365,11 @@ static int start_pid1(struct sandbox *sb, bool born_in_cg, double start, char *e
 		}
 	}
 	trace_phase("attach", start);
-	if (write(sb->sync_w, sb->ahead ? "p" : "g", 1) != 1) {
+	if (write(sb->sync_w, sb->session ? "s" : sb->ahead ? "p" : "g", 1) != 1) {
 		snprintf(err, errlen, "cannot start the sandbox: %s", strerror(errno));
 		return -1;
 	}
-	if (sb->ahead && wait_ready(sb, err, errlen) < 0)
+	if ((sb->ahead || sb->session) && wait_ready(sb, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -389,8 +391,16 @@ static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead
  * the shape is plain (the helper makes the plan itself, and binds nothing
  * held, so none is made here), else a clone of our own.  *no_helper: the
  * helper did not take it (the caller starts over without). */
+/* A session's ephemeral /work gets a size of its own. */
+static void size_work(struct plan *p, uint64_t work_size_mb)
+{
+	for (size_t i = 0; work_size_mb && i < p->nops; i++)
+		if (p->ops[i].kind == OP_TMPFS && strcmp(p->ops[i].dst, "/work") == 0)
+			p->ops[i].size_mb = work_size_mb;
+}
+
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
-			     bool *no_helper, char *err, size_t errlen)
+			     bool *no_helper, uint64_t session_work_mb, char *err, size_t errlen)
 {
 	const struct sandbox_facts *facts = sandbox_facts();
 	trace_phase("prepare", start);
@@ -403,6 +413,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	sb->session = session_work_mb > 0;
 	bool spawn = helper && binds_nothing(shape);
 	int *trees = NULL;
 	struct build_fds f;
@@ -413,6 +424,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	trace_phase("identity", start);
 	if (!spawn && plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
 		goto fail;
+	size_work(&sb->plan, session_work_mb);
 	trace_phase("plan", start);
 	trees = malloc(sizeof(int) * (sb->plan.nops ? sb->plan.nops : 1));
 	if (!trees) {
@@ -461,15 +473,56 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 			      char *err, size_t errlen)
 {
 	bool no_helper = false;
-	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, err, errlen);
+	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, 0, err, errlen);
 	if (!sb && no_helper)
-		sb = build(shape, ahead, start, NULL, &no_helper, err, errlen);
+		sb = build(shape, ahead, start, NULL, &no_helper, 0, err, errlen);
 	return sb;
+}
+
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, char *err,
+				      size_t errlen)
+{
+	bool no_helper = false;
+	double start = monotonic_now();
+	struct sandbox *sb = build(shape, false, start, NULL, &no_helper,
+				   work_size_mb ? work_size_mb : shape->limits.tmp_size_mb ? shape->limits.tmp_size_mb : 1,
+				   err, errlen);
+	if (!sb)
+		return NULL;
+	/* The filter's listener: sessions let a fatal call fail with ENOSYS
+	 * (the kernel's answer once no listener is open) instead of killing
+	 * a tree that is not one exec's. */
+	int lis = ward_seccomp_recv_listener(sb->nsock);
+	if (lis >= 0)
+		close(lis);
+	else if (!sb->facts->no_seccomp) {
+		snprintf(err, errlen, "the session's init sent no seccomp listener: %s", strerror(-lis));
+		sandbox_destroy(sb);
+		return NULL;
+	}
+	return sb;
+}
+
+struct sandbox_session sandbox_session_parts(struct sandbox *sb)
+{
+	return (struct sandbox_session){.cg = sb->cg, .pid = sb->pid, .pidfd = sb->pidfd, .sock = sb->nsock,
+					.host_uid = sb->id.host_uid};
+}
+
+void sandbox_session_kill(struct sandbox *sb)
+{
+	if (sb->pid > 0) {
+		if (sb->pidfd >= 0)
+			kill_tree(&sb->pidfd);
+		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		sb->pid = -1;
+	}
 }
 
 /* Encode req's command and write it to PID 1.  0, or -errno (-EPIPE: PID 1
  * is gone). */
-static int send_handover(struct sandbox *sb, const struct ward_request *req, bool with_as)
+int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as)
 {
 	char **argv = argv_build(req);
 	char **envp = env_build(req, NULL);
@@ -500,7 +553,7 @@ static int send_handover(struct sandbox *sb, const struct ward_request *req, boo
 			pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 			r = 0;
 			for (size_t off = 0; off < len;) {
-				ssize_t n = write(sb->sync_w, buf + off, len - off);
+				ssize_t n = write(fd, buf + off, len - off);
 				if (n < 0 && errno == EINTR)
 					continue;
 				if (n < 0) {
@@ -538,7 +591,7 @@ static int fit_limits(struct sandbox *sb, const struct ward_request *req)
 }
 
 /* Which mechanism enforces each limit and layer (the result's "enforced"). */
-static void say_enforced(const struct sandbox *sb, struct ward_result *res)
+void sandbox_enforced(const struct sandbox *sb, struct ward_result *res)
 {
 	struct ward_cgroup *cg = sb->cg;
 	res->enforced.memory = cg && cg_limits_memory(cg) ? cg_mechanism(cg) : "rlimit";
@@ -621,9 +674,9 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 {
 	if (fit_limits(sb, req) < 0)
 		return SANDBOX_STALE; /* a fresh sandbox reports what happens */
-	say_enforced(sb, res);
+	sandbox_enforced(sb, res);
 
-	int r = send_handover(sb, req, !(sb->cg && cg_limits_memory(sb->cg)));
+	int r = sandbox_write_handover(sb->sync_w, req, !(sb->cg && cg_limits_memory(sb->cg)));
 	trace_phase("handover", start);
 	if (r == -EPIPE && sb->ahead)
 		return SANDBOX_STALE; /* died while it waited: the caller builds another */

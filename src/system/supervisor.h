@@ -24,6 +24,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "core/backend.h"
 #include "system/clone.h"
@@ -36,6 +38,29 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 		bool defer, double start);
 void sandbox_destroy(struct sandbox *sb);
+/* Sessions (session.c): a sandbox whose PID 1 runs init_session.c's loop
+ * instead of waiting for one handover; ephemeral /work of work_size_mb (0:
+ * the shape's /tmp size).  Built by the calling thread (PID 1 dies with
+ * it); returns once PID 1 is ready.  Its parts, for session.c: the session
+ * cgroup, PID 1 and the control socket (a SOCK_SEQPACKET socket, see
+ * init_session.c).  sandbox_session_kill kills and reaps PID 1 (the whole
+ * sandbox with it), before session.c removes its exec cgroups and then
+ * sandbox_destroy the rest. */
+struct sandbox_session {
+	struct ward_cgroup *cg;
+	pid_t pid;
+	int pidfd, sock;
+	unsigned host_uid;
+};
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, char *err,
+				      size_t errlen);
+struct sandbox_session sandbox_session_parts(struct sandbox *sb);
+void sandbox_session_kill(struct sandbox *sb);
+/* Encode req's command as a handover and write it all to fd (blocking).
+ * 0, or -errno (-EPIPE: the reader is gone). */
+int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as);
+/* A result's "enforced" for this sandbox. */
+void sandbox_enforced(const struct sandbox *sb, struct ward_result *res);
 /* Can a sandbox built for a serve one for b? */
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b);
 

@@ -142,6 +142,12 @@ mkdir "$old" "$young" "$live" && touch -d '5 minutes ago' "$old" "$live"
 if [ ! -e "$old" ]; then pass "cgroup-v1: an old empty orphan of a dead ward is swept"; else fail "cgroup-v1: an old empty orphan of a dead ward is swept"; fi
 if [ -e "$young" ] && [ -e "$live" ]; then pass "cgroup-v1: a young orphan and a live ward's cgroup stay"; else fail "cgroup-v1: a young orphan and a live ward's cgroup stay"; fi
 rmdir "$old" "$young" "$live" 2>/dev/null
+# a dead ward's session cgroup, with its PID 1's and an exec's inside: swept too
+sess="${PARENTS[1]}/ward-$dead-2-5e55100d"
+mkdir "$sess" "$sess/i1-ward-$dead-2-5e55100d" "$sess/x2-ward-$dead-2-5e55100d" && touch -d '5 minutes ago' "$sess"
+"$CG" probe >/dev/null
+if [ ! -e "$sess" ]; then pass "cgroup-v1: an old orphan session cgroup is swept with its exec cgroups"; else fail "cgroup-v1: an old orphan session cgroup is swept with its exec cgroups"; fi
+rmdir "$sess"/* "$sess" 2>/dev/null
 
 # ---- ward run: the same limits end to end
 if ! WT=20 wr -- /bin/true || [ "$RC" != 0 ]; then

@@ -9,10 +9,24 @@ int unit_failures;
 #include "list.h"
 #undef T
 
-int main(void)
+/* Arguments: run only the groups named (tests/cgroup2/sessions.sh). */
+static int g_argc;
+static char **g_argv;
+
+static int wanted(const char *name)
 {
-#define T(name)              \
-	if (test_##name)     \
+	for (int i = 1; i < g_argc; i++)
+		if (strcmp(g_argv[i], name) == 0)
+			return 1;
+	return g_argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+	g_argc = argc;
+	g_argv = argv;
+#define T(name)                              \
+	if (test_##name && wanted(#name)) \
 		test_##name();
 #include "list.h"
 #undef T

@@ -1,0 +1,642 @@
+/* session_api.c — the endpoints of sessions (SPEC §11) but the table's
+ * (sessions.c): each checks its request on the I/O thread (prepare_*:
+ * the body, the path, the session it names, held from there), then runs
+ * on a worker (run_*: the libward call) — but the output of a background
+ * process, which is sent as it comes from the I/O threads: a follow
+ * stream with nothing to send parks its connection (suspended) and a
+ * ticker thread wakes the parked ones ten times a second, so that no
+ * stream holds a worker, however slowly its client reads.
+ *
+ * Owns the follow streams (struct follow) and s->parked.  Never calls into
+ * a session on an I/O thread but ward_session_proc_output with no wait. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/request.h"
+#include "server/server.h"
+#include "server/session_json.h"
+
+#define FILE_READ_MAX_DFLT (16u << 20)
+
+/* A libward errno as an HTTP status. */
+static unsigned errno_code(int e)
+{
+	switch (e) {
+	case -ENOENT:
+	case -ESRCH: return 404;
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EFBIG: return 507;
+	case -EACCES:
+	case -EPERM:
+	case -ELOOP:
+	case -EXDEV: return 403;
+	case -EISDIR:
+	case -ENOTDIR:
+	case -EEXIST:
+	case -ENOTEMPTY: return 409;
+	case -EAGAIN: return 429;
+	case -EPIPE: return 409;
+	case -EINVAL: return 400;
+	case -ENOSYS: return 501;
+	default: return 500;
+	}
+}
+
+static void set_lib_error(struct req *r, int rc, const char *err, const char *what)
+{
+	if (rc == -EAGAIN)
+		r->retry_after = 1;
+	set_error(r, errno_code(rc), "%s: %s", what, err[0] ? err : strerror(-rc));
+}
+
+/* ---- POST /sessions ---- */
+
+/* Limits within the maxima, and the session's own: ttl_s, idle_s,
+ * work_size_mb. */
+static bool check_session_limits(struct server *s, struct req *r, const struct sj_session_extras *x)
+{
+	const struct serve_opts *o = &s->o;
+	if (x->ttl_set && !(x->ttl_s > 0 && x->ttl_s <= o->session_max_ttl)) {
+		set_error(r, 400, "ttl_s: give seconds, more than 0 and at most --session-max-ttl (%g)", o->session_max_ttl);
+		return false;
+	}
+	if (x->idle_set && !(x->idle_s > 0 && x->idle_s <= o->session_max_idle)) {
+		set_error(r, 400, "idle_s: give seconds, more than 0 and at most --session-max-idle (%g)",
+			  o->session_max_idle);
+		return false;
+	}
+	if (x->work_set && !(x->work_size_mb >= 1 && x->work_size_mb <= (double)o->max_work_size)) {
+		set_error(r, 400, "limits.work_size_mb: give 1 to --max-work-size (%zu)", o->max_work_size);
+		return false;
+	}
+	char err[512];
+	if (ward_limits_within(&r->doc.req.limits, &o->max, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	if (ward_request_validate(&r->doc.req, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	return true;
+}
+
+/* The body decoded as a request (a command put in for the decoder). */
+static bool decode_shape(struct server *s, struct req *r)
+{
+	char err[512];
+	size_t len = 0;
+	char *b = sj_with_argv(r->body ? r->body : "", r->len, &len, err, sizeof(err));
+	if (!b || ward_request_from_json(b, len, &r->doc, err, sizeof(err)) < 0) {
+		free(b);
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	free(b);
+	r->have_doc = true;
+	r->doc.req.isolation = WARD_ISO_SYSTEM;
+	body_release(s, r);
+	return true;
+}
+
+bool prepare_session_new(struct server *s, struct req *r)
+{
+	char err[512];
+	struct sj_session_extras *x = calloc(1, sizeof(*x));
+	if (!x) {
+		set_error(r, 500, "out of memory");
+		return false;
+	}
+	r->ext = x;
+	if (sj_session_extras(r->body ? r->body : "", r->len, x, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	return decode_shape(s, r) && hold_paths(s, r) && check_session_limits(s, r, x);
+}
+
+static void answer_made(struct server *s, struct req *r, struct sess *x, struct ward_session *ws)
+{
+	struct ward_enforced e;
+	memset(&e, 0, sizeof(e));
+	ward_session_enforced(ws, &e);
+	struct sj_session v = {.id = x->id, .created_at = now_real(), .enforced = &e};
+	pthread_mutex_lock(&s->sess_lock);
+	sess_times(x, &v.expires_at, &v.idle_expires_at);
+	pthread_mutex_unlock(&s->sess_lock);
+	set_answer(r, 201, sj_session_json(&v), "application/json");
+}
+
+void run_session_new(struct req *r)
+{
+	struct server *s = r->srv;
+	const struct sj_session_extras *x = r->ext;
+	struct sess *slot = sess_reserve(s, r);
+	if (!slot)
+		return;
+	struct ward_session_opts o;
+	memset(&o, 0, sizeof(o));
+	o.shape = r->doc.req;
+	o.work_size_mb = x->work_set ? (uint64_t)x->work_size_mb : 0;
+	o.cpu_budget_s = x->cpu_set ? x->cpu_s : 0;
+	char err[512] = "";
+	/* made here, on a worker: its PID 1 lives as long as this thread */
+	struct ward_session *ws = ward_session_new(&o, err, sizeof(err));
+	if (!ws) {
+		sess_commit(s, slot, NULL, 0, 0);
+		set_error(r, 500, "cannot make the session: %s", err);
+		doc_release(r);
+		return;
+	}
+	sess_commit(s, slot, ws, x->ttl_set ? x->ttl_s : 3600, x->idle_set ? x->idle_s : 600);
+	log_event(s, "session-new", "%s for %s", slot->id, r->who);
+	answer_made(s, r, slot, ws);
+	doc_release(r);
+}
+
+/* ---- the session's own endpoints ---- */
+
+bool prepare_session(struct server *s, struct req *r)
+{
+	return sess_find(s, r);
+}
+
+void run_session_info(struct req *r)
+{
+	struct server *s = r->srv;
+	struct sess *x = r->sess;
+	struct sj_session v = {.id = x->id, .created_at = x->created_rt, .detail = true};
+	struct ward_session_proc *p = NULL;
+	size_t n = 0;
+	ward_session_usage(x->ws, &v.usage);
+	if (ward_session_procs(x->ws, &p, &n) < 0)
+		p = NULL, n = 0;
+	v.procs = p;
+	v.nprocs = n;
+	v.busy = sess_busy(s, x);
+	pthread_mutex_lock(&s->sess_lock);
+	v.execs = x->execs;
+	sess_times(x, &v.expires_at, &v.idle_expires_at);
+	pthread_mutex_unlock(&s->sess_lock);
+	set_answer(r, 200, sj_session_json(&v), "application/json");
+	ward_session_procs_free(p, n);
+}
+
+void run_session_delete(struct req *r)
+{
+	sess_delete(r->srv, r);
+	set_answer(r, 204, strdup(""), "application/json");
+}
+
+/* ---- POST /sessions/{id}/exec ---- */
+
+bool prepare_session_exec(struct server *s, struct req *r)
+{
+	char err[512];
+	struct sj_exec_extras *x = calloc(1, sizeof(*x));
+	if (!x) {
+		set_error(r, 500, "out of memory");
+		return false;
+	}
+	r->ext = x;
+	if (sj_exec_extras(r->body ? r->body : "", r->len, x, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	if (x->cwd[0] && x->cwd[0] != '/') {
+		set_error(r, 400, "cwd: '%s' is not absolute; give a path inside the sandbox such as /work/sub", x->cwd);
+		return false;
+	}
+	if (!prepare_exec(s, r))
+		return false;
+	if (x->stdin_pipe)
+		r->doc.req.stdin_set = false;
+	return sess_find(s, r);
+}
+
+void run_session_exec(struct req *r)
+{
+	struct server *s = r->srv;
+	struct sess *x = r->sess;
+	const struct sj_exec_extras *e = r->ext;
+	struct ward_request *q = &r->doc.req;
+	q->cancel = &x->cancel;
+	const char *cwd = e->cwd[0] ? e->cwd : NULL;
+	char err[512] = "";
+	if (e->background) {
+		int pid = 0;
+		int rc = ward_session_spawn(x->ws, q, cwd, e->stdin_pipe, &pid, err, sizeof(err));
+		if (rc < 0)
+			set_lib_error(r, rc, err, "cannot start the process");
+		else
+			set_answer(r, 202, sj_pid_json(pid), "application/json");
+		sess_count_exec(s, x, rc < 0 ? WARD_ST_ERROR : WARD_ST_OK);
+		doc_release(r);
+		return;
+	}
+	struct ward_result res;
+	memset(&res, 0, sizeof(res));
+	ward_session_exec(x->ws, q, cwd, &res);
+	set_answer(r, 200, ward_result_to_json(&res), "application/json");
+	r->sandbox_status = ward_status_name(res.status);
+	if (res.error[0])
+		snprintf(r->message, sizeof(r->message), "%s", res.error);
+	sess_count_exec(s, x, res.status);
+	ward_result_free(&res);
+	doc_release(r);
+}
+
+/* ---- files ---- */
+
+/* The guard of SPEC §6 before anything reaches the session: relative, no
+ * "..", no control byte (a %00 arrives as 0x01, see http.c). */
+static bool path_ok(struct req *r, bool empty_ok)
+{
+	const char *p = r->args.fpath;
+	if (!*p && !empty_ok) {
+		set_error(r, 400, "path: name a file under /work (/sessions/ID/files/PATH)");
+		return false;
+	}
+	if (*p == '/') {
+		set_error(r, 400, "path: '%s' is absolute; give it relative to /work", p);
+		return false;
+	}
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			set_error(r, 400, "path: has a control byte (or NUL); such names are refused");
+			return false;
+		}
+	for (const char *c = p; *c;) {
+		size_t k = strcspn(c, "/");
+		if (k == 2 && c[0] == '.' && c[1] == '.') {
+			set_error(r, 400, "path: has a '..' component; give a path below /work");
+			return false;
+		}
+		c += k + (c[k] == '/');
+	}
+	return true;
+}
+
+bool prepare_session_file(struct server *s, struct req *r)
+{
+	bool list = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
+	if (!path_ok(r, list))
+		return false;
+	return sess_find(s, r);
+}
+
+static bool mode_arg(struct req *r, mode_t *mode)
+{
+	const char *m = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "mode");
+	*mode = 0;
+	if (!m)
+		return true;
+	char *end;
+	unsigned long v = strtoul(m, &end, 8);
+	if (!*m || *end || v > 0777) {
+		set_error(r, 400, "mode: give octal permission bits, 0 to 0777 (e.g. ?mode=0755)");
+		return false;
+	}
+	*mode = (mode_t)v;
+	return true;
+}
+
+void run_session_put_file(struct req *r)
+{
+	mode_t mode;
+	if (!mode_arg(r, &mode))
+		return;
+	char err[512] = "";
+	int rc = ward_session_write(r->sess->ws, r->args.fpath, r->body ? r->body : "", r->len, mode, err, sizeof(err));
+	if (rc < 0)
+		set_lib_error(r, rc, err, "cannot write the file");
+	else
+		set_answer(r, 201, strdup(""), "application/json");
+}
+
+void run_session_get_file(struct req *r)
+{
+	struct server *s = r->srv;
+	char err[512] = "";
+	struct ward_dirent *d = NULL;
+	size_t n = 0;
+	int rc = ward_session_list(r->sess->ws, r->args.fpath, &d, &n, err, sizeof(err));
+	if (rc == 0) {
+		set_answer(r, 200, sj_list_json(d, n), "application/json");
+		ward_session_list_free(d, n);
+		return;
+	}
+	if (rc != -ENOTDIR) {
+		set_lib_error(r, rc, err, "cannot read the path");
+		return;
+	}
+	unsigned char *data = NULL;
+	size_t len = 0;
+	size_t max = s->o.max.output_limit ? s->o.max.output_limit : FILE_READ_MAX_DFLT;
+	err[0] = 0;
+	rc = ward_session_read(r->sess->ws, r->args.fpath, max, &data, &len, err, sizeof(err));
+	if (rc == -EFBIG) {
+		set_error(r, 413, "the file is larger than the most this runner sends (--max-output, %zu bytes); "
+				  "split it inside the session", max);
+		return;
+	}
+	if (rc < 0) {
+		set_lib_error(r, rc, err, "cannot read the file");
+		return;
+	}
+	set_answer_bytes(r, 200, (char *)data, len, "application/octet-stream");
+}
+
+void run_session_rm_file(struct req *r)
+{
+	char err[512] = "";
+	int rc = ward_session_remove(r->sess->ws, r->args.fpath, err, sizeof(err));
+	if (rc < 0)
+		set_lib_error(r, rc, err, "cannot remove the path");
+	else
+		set_answer(r, 204, strdup(""), "application/json");
+}
+
+/* ---- processes ---- */
+
+void run_session_procs(struct req *r)
+{
+	struct ward_session_proc *p = NULL;
+	size_t n = 0;
+	int rc = ward_session_procs(r->sess->ws, &p, &n);
+	if (rc < 0) {
+		set_lib_error(r, rc, "", "cannot list the processes");
+		return;
+	}
+	set_answer(r, 200, sj_procs_json(p, n), "application/json");
+	ward_session_procs_free(p, n);
+}
+
+void run_proc_stdin(struct req *r)
+{
+	const char *c = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "close");
+	bool close_after = c && strcmp(c, "0") != 0;
+	char err[512] = "";
+	int rc = ward_session_proc_stdin(r->sess->ws, r->args.pid, r->body ? r->body : "", r->len, close_after, err,
+					 sizeof(err));
+	if (rc < 0)
+		set_lib_error(r, rc, err, "cannot write to its stdin");
+	else
+		set_answer(r, 204, strdup(""), "application/json");
+}
+
+bool prepare_proc_signal(struct server *s, struct req *r)
+{
+	char err[256];
+	int sig;
+	if (sj_signal(r->body ? r->body : "", r->len, &sig, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	r->args.sig = sig;
+	return sess_find(s, r);
+}
+
+void run_proc_signal(struct req *r)
+{
+	char err[512] = "";
+	int rc = ward_session_proc_signal(r->sess->ws, r->args.pid, r->args.sig, err, sizeof(err));
+	if (rc < 0)
+		set_lib_error(r, rc, err, "cannot signal the process");
+	else
+		set_answer(r, 204, strdup(""), "application/json");
+}
+
+/* ---- GET /sessions/{id}/processes/{pid}/output ---- */
+
+/* One output stream being sent: the session by id and owner (looked up
+ * again at each step: it holds no reference while parked), the offsets so
+ * far, and the NDJSON not yet taken by MHD. */
+struct follow {
+	struct server *s;
+	struct MHD_Connection *conn;
+	char sid[100], owner[96];
+	int pid;
+	bool follow, done;
+	uint64_t off[2];
+	char *buf;
+	size_t len, pos;
+	struct follow *park_next;
+};
+
+/* Append one NDJSON line (taking line; n is strlen(line)); false when out
+ * of memory. */
+static bool follow_add(struct follow *f, char *line)
+{
+	if (!line)
+		return false;
+	size_t n = strlen(line);
+	char *b = realloc(f->buf, f->len + n + 1);
+	if (!b) {
+		free(line);
+		return false;
+	}
+	f->buf = b;
+	memcpy(b + f->len, line, n);
+	b[f->len + n] = '\n';
+	f->len += n + 1;
+	free(line);
+	return true;
+}
+
+/* The status name of background process id (once it has exited). */
+static const char *proc_status(struct ward_session *ws, int id)
+{
+	struct ward_session_proc *p = NULL;
+	size_t n = 0;
+	const char *name = NULL;
+	if (ward_session_procs(ws, &p, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].id == id && !p[i].running)
+			name = ward_status_name(p[i].status);
+	ward_session_procs_free(p, n);
+	return name;
+}
+
+/* The session's output since f's offsets, as lines; the end line once it
+ * has exited (or the session or process is gone).  false: nothing new. */
+static bool follow_fetch(struct follow *f)
+{
+	struct req q; /* just what sess_find reads */
+	memset(&q, 0, sizeof(q));
+	snprintf(q.args.sid, sizeof(q.args.sid), "%s", f->sid);
+	snprintf(q.who, sizeof(q.who), "%s", f->owner);
+	q.srv = f->s;
+	if (!sess_find(f->s, &q)) {
+		free(q.resp);
+		f->done = true;
+		return follow_add(f, sj_end_json(f->pid, 0, NULL, "the session is gone (deleted or expired)", NULL));
+	}
+	struct ward_stream st[2];
+	memset(st, 0, sizeof(st));
+	bool exited = false;
+	int code = 0;
+	char err[256] = "";
+	int rc = ward_session_proc_output(q.sess->ws, f->pid, f->off[0], f->off[1], 0, &st[0], &st[1], &exited, &code,
+					  err, sizeof(err));
+	const char *status = exited ? proc_status(q.sess->ws, f->pid) : NULL;
+	sess_unref(f->s, q.sess);
+	if (rc < 0) {
+		f->done = true;
+		return follow_add(f, sj_end_json(f->pid, 0, NULL, err[0] ? err : "no such process", NULL));
+	}
+	bool any = false;
+	static const char *const names[2] = {"stdout", "stderr"};
+	for (int i = 0; i < 2; i++) {
+		if (st[i].len)
+			any |= follow_add(f, sj_event_json(names[i], st[i].data, st[i].len, NULL));
+		if (st[i].bytes > f->off[i])
+			f->off[i] = st[i].bytes;
+		free(st[i].data);
+	}
+	if (exited || !f->follow) {
+		f->done = true;
+		if (exited)
+			follow_add(f, sj_end_json(f->pid, code, status, NULL, NULL));
+		return true;
+	}
+	return any;
+}
+
+/* Park f's connection until the ticker wakes it (from its own callback:
+ * the pattern MHD prescribes, suspend then return 0). */
+static bool follow_park(struct follow *f)
+{
+	struct server *s = f->s;
+	pthread_mutex_lock(&s->park_lock);
+	bool park = !s->ticker_stop; /* the server stops: the stream ends */
+	if (park) {
+		MHD_suspend_connection(f->conn);
+		f->park_next = s->parked;
+		s->parked = f;
+	}
+	pthread_mutex_unlock(&s->park_lock);
+	return park;
+}
+
+static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct follow *f = cls;
+	(void)pos;
+	if (f->pos == f->len) {
+		f->pos = f->len = 0;
+		if (f->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!follow_fetch(f))
+			return follow_park(f) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+		if (f->len == 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	size_t k = f->len - f->pos < max ? f->len - f->pos : max;
+	memcpy(out, f->buf + f->pos, k);
+	f->pos += k;
+	return (ssize_t)k;
+}
+
+static void follow_free(void *cls)
+{
+	struct follow *f = cls;
+	free(f->buf);
+	free(f);
+}
+
+/* On the I/O thread: the session and process checked now (404 else); the
+ * answer is made as it is sent. */
+void answer_proc_output(struct server *s, struct req *r)
+{
+	if (!sess_find(s, r))
+		return;
+	/* the process first: a 404 (or the library's refusal) rather than a stream that says so */
+	struct ward_stream o, e;
+	memset(&o, 0, sizeof(o));
+	memset(&e, 0, sizeof(e));
+	char err[256] = "";
+	int rc = ward_session_proc_output(r->sess->ws, r->args.pid, UINT64_MAX, UINT64_MAX, 0, &o, &e, NULL, NULL, err,
+					  sizeof(err));
+	free(o.data);
+	free(e.data);
+	double end = r->sess->end;
+	sess_release(r);
+	if (rc < 0) {
+		set_lib_error(r, rc, err, "cannot read its output");
+		return;
+	}
+	struct follow *f = calloc(1, sizeof(*f));
+	if (!f) {
+		set_error(r, 500, "out of memory");
+		return;
+	}
+	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
+	f->s = s;
+	f->conn = r->conn;
+	f->pid = r->args.pid;
+	f->follow = fl && strcmp(fl, "0") != 0;
+	snprintf(f->sid, sizeof(f->sid), "%s", r->args.sid);
+	snprintf(f->owner, sizeof(f->owner), "%s", r->who);
+	r->stream = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, follow_read, f, follow_free);
+	if (!r->stream) {
+		free(f);
+		set_error(r, 500, "out of memory");
+		return;
+	}
+	MHD_add_response_header(r->stream, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+	r->code = 200;
+	/* a follow lasts at most as long as its session */
+	if (f->follow)
+		conn_set_deadline(s, r->conn, end + 1);
+}
+
+/* Ten times a second: every parked follow stream looks again. */
+static void *ticker_main(void *arg)
+{
+	struct server *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&s->park_lock);
+		bool stop = s->ticker_stop;
+		for (struct follow *f = s->parked, *nx; f; f = nx) {
+			nx = f->park_next;
+			MHD_resume_connection(f->conn);
+		}
+		s->parked = NULL;
+		pthread_mutex_unlock(&s->park_lock);
+		if (stop)
+			return NULL;
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+int ticker_start(struct server *s)
+{
+	int e = pthread_create(&s->ticker, NULL, ticker_main, s);
+	if (e) {
+		fprintf(stderr, "ward serve: cannot start the follow ticker thread: %s\n", strerror(e));
+		return -1;
+	}
+	s->ticker_started = true;
+	return 0;
+}
+
+void ticker_stop(struct server *s)
+{
+	if (!s->ticker_started)
+		return;
+	pthread_mutex_lock(&s->park_lock);
+	s->ticker_stop = true;
+	pthread_mutex_unlock(&s->park_lock);
+	pthread_join(s->ticker, NULL);
+	s->ticker_started = false;
+}

@@ -1,0 +1,60 @@
+/* session_json.h — the wire shapes of sessions (session_json.c). */
+#ifndef WARD_SESSION_JSON_H
+#define WARD_SESSION_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ward.h"
+
+struct sj_session_extras {
+	double ttl_s, idle_s, work_size_mb, cpu_s;
+	bool ttl_set, idle_set, work_set, cpu_set;
+};
+struct sj_exec_extras {
+	char cwd[4096]; /* "" = /work */
+	bool background, stdin_pipe;
+};
+/* 0, or -1 with err naming the field. */
+int sj_session_extras(const char *body, size_t len, struct sj_session_extras *x, char *err, size_t n);
+int sj_exec_extras(const char *body, size_t len, struct sj_exec_extras *x, char *err, size_t n);
+int sj_signal(const char *body, size_t len, int *sig, char *err, size_t n);
+
+/* A session as GET /sessions lists it, or (detail) as GET /sessions/{id}. */
+struct sj_session {
+	const char *id;
+	double created_at, expires_at, idle_expires_at; /* CLOCK_REALTIME */
+	const struct ward_enforced *enforced;           /* or NULL */
+	bool detail, busy;
+	uint64_t execs;
+	struct ward_session_usage usage;
+	const struct ward_session_proc *procs;
+	size_t nprocs;
+};
+/* malloc'd JSON, or NULL when out of memory. */
+char *sj_session_json(const struct sj_session *v);
+char *sj_sessions_json(const struct sj_session *v, size_t n);
+char *sj_list_json(const struct ward_dirent *d, size_t n);
+char *sj_procs_json(const struct ward_session_proc *p, size_t n);
+char *sj_event_json(const char *stream, const char *data, size_t len, size_t *outlen);
+/* The last line of an output stream: {"result": {"pid", "state", "status",
+ * "exit_code", "timed_out", "error"}} once it exited, or {"error"}. */
+char *sj_end_json(int pid, int exit_code, const char *status, const char *error, size_t *outlen);
+char *sj_pid_json(int pid);
+
+
+/* The body with "argv": ["true"] in place of any command, for the request
+ * decoder (a session's body has no command): malloc'd (free()), or NULL
+ * with err. */
+char *sj_with_argv(const char *body, size_t len, size_t *outlen, char *err, size_t n);
+/* GET /health's answer with the session limits added to "limits" (SPEC
+ * §10) and the node id: a new string (health freed), or health itself. */
+struct sj_session_limits {
+	unsigned max_sessions, client_sessions;
+	double max_ttl, max_idle;
+	uint64_t max_work_size_mb;
+	const char *node_id;
+};
+char *sj_health_sessions(char *health, const struct sj_session_limits *l);
+#endif

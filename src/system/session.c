@@ -1,0 +1,831 @@
+/* session.c — sessions (SPEC §11; ward.h's ward_session_*), from the
+ * supervisor's side: one system-level sandbox (supervisor.c builds it) whose
+ * PID 1 runs init_session.c's loop, many execs in it, files under /work.
+ *
+ * Each exec: its pipes and a cgroup of its own beneath the session's (v2:
+ * PID 1 lives in a leaf of its own, since a cgroup that hands controllers to
+ * children holds no process), an EXEC request on the control socket
+ * (session_proto.h) that PID 1 answers with the command's pidfd; the command
+ * is moved into the exec's cgroup, then gets its handover and execs, and
+ * core/supervise.c supervises it exactly as a one-shot run, with the exec's
+ * cgroup as "the tree" (its timeout and CPU limit kill that cgroup only).
+ * Files: a request with one end of a stream socket; a worker PID 1 forks
+ * does the operation inside the sandbox and answers on the stream.
+ *
+ * Runs on the host, in ward: it may allocate; it never touches a path under
+ * /work itself (a symlink the sandbox planted would resolve on the host).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "core/pathguard.h"
+#include "core/supervise.h"
+#include "sandbox/cgroup.h"
+#include "system/session.h"
+#include "system/session_proto.h"
+#include "system/supervisor.h"
+#include "ward.h"
+
+struct ward_session {
+	pthread_mutex_t lock;      /* everything below but sock's exchanges */
+	pthread_mutex_t sock_lock; /* one request and its reply at a time */
+	struct sandbox *sb;
+	struct sandbox_session parts;
+	struct ward_cgroup *init_cg;  /* PID 1's leaf */
+	struct ward_cgroup **linger;  /* exec cgroups something still runs in */
+	size_t nlinger;
+	unsigned running;             /* execs in progress */
+	struct ward_limits limits;    /* the session's */
+	char **env;                   /* the default environment ("K=V", copied) */
+	size_t nenv;
+	double cpu_budget_s;
+	struct ward_enforced enforced;
+	struct session_bg *bg;        /* background processes (session_bg.c) */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+struct session_bg *session_bg_of(struct ward_session *s)
+{
+	return s->bg;
+}
+
+bool ward_session_alive(struct ward_session *s)
+{
+	if (!s || s->parts.pidfd < 0)
+		return false;
+	struct pollfd p = {.fd = s->parts.pidfd, .events = POLLIN};
+	return poll(&p, 1, 0) == 0;
+}
+
+/* ------------------------------------------------------------ exec cgroups */
+
+/* Exec cgroups nothing runs in any more go; the others wait. */
+static void sweep_linger(struct ward_session *s)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->nlinger; i++) {
+		if (cg_empty(s->linger[i]))
+			cg_destroy(s->linger[i]);
+		else
+			s->linger[k++] = s->linger[i];
+	}
+	s->nlinger = k;
+}
+
+/* An exec's cgroup after its main process: destroyed when empty, else kept
+ * (what it left running lives on, within the session's limits). */
+static void retire_exec_cg(struct ward_session *s, struct ward_cgroup *cg)
+{
+	pthread_mutex_lock(&s->lock);
+	sweep_linger(s);
+	struct ward_cgroup **n = cg_empty(cg) ? NULL : realloc(s->linger, (s->nlinger + 1) * sizeof(*n));
+	if (n) {
+		s->linger = n;
+		s->linger[s->nlinger++] = cg;
+		cg = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	cg_destroy(cg); /* empty, or out of memory: killed rather than leaked */
+}
+
+/* ------------------------------------------------------------ the socket */
+
+static int send_request(struct ward_session *s, const struct session_msg *m, const int *fds, int nfds)
+{
+	size_t len = offsetof(struct session_msg, str) + strlen(m->str) + 1;
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = len};
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	ssize_t n;
+	while ((n = sendmsg(s->parts.sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return n < 0 ? (errno == EPIPE || errno == ECONNRESET ? -ESRCH : -errno) : 0;
+}
+
+/* PID 1's reply to an exec: 0 with *fd (the command's pidfd), or -errno. */
+static int recv_reply(struct ward_session *s, int *fd)
+{
+	struct session_reply rep = {.r = -EPROTO};
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	ssize_t n;
+	while ((n = recvmsg(s->parts.sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	*fd = -1;
+	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	if (n <= 0)
+		return -ESRCH;
+	if (rep.r == 0 && *fd < 0)
+		return -EPROTO;
+	if (rep.r < 0)
+		close_fd(fd);
+	return rep.r;
+}
+
+/* The host pid behind a pidfd (its fdinfo's "Pid:"), or -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "\nPid:");
+	return p ? (pid_t)strtol(p + 5, NULL, 10) : -1;
+}
+
+/* ------------------------------------------------------------ exec */
+
+static int make_exec_pipes(struct session_exec *x, int remote[5], bool want_in, char *err, size_t errlen)
+{
+	int ho[2] = {-1, -1}, ctl[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, in[2] = {-1, -1};
+	if (pipe2(ho, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+	    pipe2(er, O_CLOEXEC) < 0 || (want_in && pipe2(in, O_CLOEXEC) < 0)) {
+		set_err(err, errlen, "cannot create the exec's pipes: %s", strerror(errno));
+		int *all[] = {&ho[0], &ho[1], &ctl[0], &ctl[1], &out[0], &out[1], &er[0], &er[1], &in[0], &in[1]};
+		for (size_t i = 0; i < 10; i++)
+			close_fd(all[i]);
+		return -1;
+	}
+	/* As supervisor.c's make_pipes: the command may reopen its pipes. */
+	fchmod(out[1], 0666);
+	fchmod(er[1], 0666);
+	if (in[0] >= 0)
+		fchmod(in[0], 0666);
+	x->ho_w = ho[1];
+	x->ctl_r = ctl[0];
+	x->out_r = out[0];
+	x->err_r = er[0];
+	x->in_w = in[1];
+	int r[5] = {ho[0], ctl[1], out[1], er[1], in[0]};
+	memcpy(remote, r, sizeof(r));
+	return 0;
+}
+
+void session_exec_close(struct session_exec *x)
+{
+	int *fds[] = {&x->ho_w, &x->ctl_r, &x->out_r, &x->err_r, &x->in_w, &x->pidfd};
+	for (size_t i = 0; i < 6; i++)
+		close_fd(fds[i]);
+}
+
+/* Ask PID 1 for the command; it answers with its pidfd. */
+static int request_command(struct ward_session *s, const char *cwd, int remote[5], int *pidfd)
+{
+	struct session_msg m = {.op = SM_EXEC};
+	snprintf(m.str, sizeof(m.str), "%s", cwd ? cwd : "");
+	pthread_mutex_lock(&s->sock_lock);
+	int r = send_request(s, &m, remote, remote[4] >= 0 ? 5 : 4);
+	if (r == 0)
+		r = recv_reply(s, pidfd);
+	pthread_mutex_unlock(&s->sock_lock);
+	for (int i = 0; i < 5; i++)
+		close_fd(&remote[i]);
+	return r;
+}
+
+/* PID 1 is shielded from the OOM killer (settle_pid1): the command, its
+ * fork, is not.  Raising the score needs no right. */
+static void unshield(pid_t hp)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)hp);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "0", 1);
+		close(fd);
+	}
+}
+
+int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
+		       struct session_exec *x, char *err, size_t errlen)
+{
+	*x = (struct session_exec){.ho_w = -1, .ctl_r = -1, .out_r = -1, .err_r = -1, .in_w = -1, .pidfd = -1};
+	int remote[5];
+	if (make_exec_pipes(x, remote, want_in, err, errlen) < 0)
+		return -EMFILE;
+	x->cg = cg_child_create(s->parts.cg, "x", err, errlen);
+	int r = x->cg ? request_command(s, cwd, remote, &x->pidfd) : -EIO;
+	if (!x->cg)
+		for (int i = 0; i < 5; i++)
+			close_fd(&remote[i]);
+	else if (r < 0)
+		set_err(err, errlen, "the session cannot start the command: %s", strerror(-r));
+	pid_t hp = r == 0 ? pidfd_pid(x->pidfd) : -1;
+	if (r == 0 && (hp <= 0 || (r = cg_attach(x->cg, hp)) < 0)) {
+		syscall(SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
+		set_err(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
+		r = r < 0 ? r : -ESRCH;
+	}
+	if (r == 0)
+		unshield(hp);
+	if (r == 0)
+		r = sandbox_write_handover(x->ho_w, req, !cg_limits_memory(s->parts.cg));
+	close_fd(&x->ho_w);
+	if (r < 0) {
+		if (!err || !err[0])
+			set_err(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
+		session_exec_close(x);
+		if (x->cg)
+			cg_destroy(x->cg);
+		x->cg = NULL;
+		return r;
+	}
+	return 0;
+}
+
+void session_exec_done(struct ward_session *s, struct session_exec *x)
+{
+	session_exec_close(x);
+	if (x->cg)
+		retire_exec_cg(s, x->cg);
+	x->cg = NULL;
+}
+
+static void kill_exec(void *arg)
+{
+	cg_kill(arg);
+}
+
+/* The session's CPU left for an exec: its own limit, or less. */
+static double exec_cpu(struct ward_session *s, const struct ward_request *req)
+{
+	double cpu = req->limits.cpu_s > 0 ? req->limits.cpu_s : req->limits.timeout_s;
+	uint64_t used;
+	if (s->cpu_budget_s > 0 && cg_cpu_usage(s->parts.cg, &used) == 0) {
+		double left = s->cpu_budget_s - (double)used / 1e6;
+		if (left < cpu)
+			cpu = left > 0.001 ? left : 0.001;
+	}
+	return cpu;
+}
+
+int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
+		    char ***env, char *err, size_t errlen)
+{
+	*out = *req;
+	out->isolation = WARD_ISO_SYSTEM;
+	out->limits.memory_mb = s->limits.memory_mb;
+	out->limits.pids = s->limits.pids;
+	out->limits.tmp_size_mb = s->limits.tmp_size_mb;
+	out->limits.fsize_mb = s->limits.fsize_mb;
+	out->limits.nofile = s->limits.nofile;
+	out->workdir = out->rootfs = NULL;
+	out->mounts = NULL;
+	out->nmounts = 0;
+	out->files = NULL;
+	out->nfiles = 0;
+	out->report_channel = false;
+	size_t n = 0;
+	while (req->env && req->env[n])
+		n++;
+	*env = calloc(s->nenv + n + 1, sizeof(char *));
+	if (!*env) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(*env, s->env, s->nenv * sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		(*env)[s->nenv + i] = req->env[i];
+	out->env = *env;
+	return ward_request_validate(out, err, errlen) < 0 ? -EINVAL : 0;
+}
+
+/* Take (true) or give back (false) one of the session's exec slots. */
+bool session_slot(struct ward_session *s, bool take)
+{
+	bool ok = true;
+	pthread_mutex_lock(&s->lock);
+	if (!take)
+		s->running--;
+	else if (s->running >= WARD_SESSION_MAX_EXECS)
+		ok = false;
+	else
+		s->running++;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static void exec_usage(struct session_exec *x, struct ward_result *res, struct backend_outcome *o)
+{
+	struct cg_stats cs;
+	if (cg_stats(x->cg, &cs) == 0) {
+		o->oom_killed = cs.oom_killed;
+		res->usage.cpu_user_ms = cs.cpu_user_us / 1000;
+		res->usage.cpu_sys_ms = cs.cpu_sys_us / 1000;
+		res->usage.max_rss_kb = cs.memory_peak / 1024;
+	}
+}
+
+/* supervise's account of the exec as a backend outcome (supervisor.c's
+ * run_outcome, for a command PID 1 reaps). */
+static int exec_outcome(struct supervise *sv, struct ward_result *res, struct backend_outcome *o)
+{
+	o->timed_out = sv->timed_out;
+	o->cancelled = sv->cancelled;
+	o->cpu_exceeded = sv->cpu_exceeded;
+	int wst;
+	const char *x = sv->ctl[0] == 'X' ? sv->ctl : strstr(sv->ctl, "\nX ");
+	if (sv->ctl[0] == 'E') {
+		size_t n = strcspn(sv->ctl + 2, "\n");
+		snprintf(res->error, sizeof(res->error), "sandbox setup failed: %.*s", (int)n, sv->ctl + 2);
+		return -1;
+	}
+	if (x && sscanf(x[0] == '\n' ? x + 1 : x, "X %d", &wst) == 1) {
+		o->ran = true;
+		o->wait_status = wst;
+		return 0;
+	}
+	if (sv->timed_out || sv->cpu_exceeded) {
+		o->ran = true;
+		o->wait_status = SIGKILL;
+		return 0;
+	}
+	snprintf(res->error, sizeof(res->error), "the session's init reported nothing for the exec (it died?)");
+	return -1;
+}
+
+static void supervise_exec(struct ward_session *s, const struct ward_request *req, struct session_exec *x,
+			   struct supervise *sv, double start)
+{
+	*sv = (struct supervise){
+		.pidfd = x->pidfd,
+		.out_fd = x->out_r,
+		.err_fd = x->err_r,
+		.report_fd = -1,
+		.ctl_fd = x->ctl_r,
+		.stdin_fd = x->in_w,
+		.stdin_src = req->stdin_set ? -1 : req->stdin_fd,
+		.stdin_data = req->stdin_data,
+		.stdin_len = req->stdin_len,
+		.timeout_s = req->limits.timeout_s,
+		.cpu_s = exec_cpu(s, req),
+		.cg = x->cg,
+		.kill_tree = kill_exec,
+		.kill_arg = x->cg,
+		.output_limit = req->limits.output_limit,
+		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
+		.start = start,
+		.cancel = req->cancel,
+		.notify_sock = -1,
+		.end_at_report = true,
+	};
+	x->out_r = x->err_r = x->ctl_r = x->in_w = -1; /* supervise owns them now */
+	supervise_run(sv);
+}
+
+int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
+		      struct ward_result *res)
+{
+	double start = monotonic_now();
+	memset(res, 0, sizeof(*res));
+	res->isolation = WARD_ISO_SYSTEM;
+	*res = (struct ward_result){.isolation = WARD_ISO_SYSTEM, .enforced = s->enforced};
+	res->enforced.time = "ward";
+	struct ward_request r2;
+	char **env = NULL;
+	struct backend_outcome o = {0};
+	int r = session_request(s, req, &r2, &env, res->error, sizeof(res->error));
+	if (r == 0 && cwd && cwd[0] != '/') {
+		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox: '%.200s'",
+			 cwd);
+		r = -EINVAL;
+	}
+	if (r == 0 && !session_slot(s, true)) {
+		snprintf(res->error, sizeof(res->error),
+			 "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
+		r = -EAGAIN;
+	}
+	if (r < 0) {
+		free(env);
+		return result_from_outcome(&o, -1, res, start);
+	}
+	struct session_exec x;
+	r = session_exec_start(s, &r2, cwd, r2.stdin_set || r2.stdin_fd >= 0, &x, res->error, sizeof(res->error));
+	if (r == 0) {
+		struct supervise sv;
+		supervise_exec(s, &r2, &x, &sv, start);
+		outcome_collect(&sv, res);
+		exec_usage(&x, res, &o);
+		r = exec_outcome(&sv, res, &o);
+		session_exec_done(s, &x);
+	}
+	session_slot(s, false);
+	free(env);
+	return result_from_outcome(&o, r, res, start);
+}
+
+/* ------------------------------------------------------------ files */
+
+static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
+{
+	if (!path || (!path[0] && empty_ok))
+		return path != NULL;
+	if (strlen(path) >= SM_MAX_STR) {
+		set_err(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
+		return false;
+	}
+	return pathguard_check(path, strlen(path), err, errlen) == 0;
+}
+
+/* Start a file op: *fd is the supervisor's end of its stream. */
+static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, int *fd,
+		   char *err, size_t errlen)
+{
+	if (!path_ok(path, op == SM_LIST, err, errlen))
+		return -EINVAL;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		set_err(err, errlen, "cannot create a socket: %s", strerror(errno));
+		return -errno;
+	}
+	/* A worker that never answers (it should: it opens nothing that
+	 * blocks) costs a bounded wait, not a thread. */
+	struct timeval tv = {.tv_sec = 60};
+	setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	struct session_msg m = {.op = (uint8_t)op, .mode = mode, .max = max};
+	snprintf(m.str, sizeof(m.str), "%s", path);
+	int r = send_request(s, &m, &sp[1], 1);
+	close(sp[1]);
+	if (r < 0) {
+		close(sp[0]);
+		set_err(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
+		return r;
+	}
+	*fd = sp[0];
+	return 0;
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+	char *b = p;
+	while (n) {
+		ssize_t k = read(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EPROTO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The worker's head: its r, with a message for the errnos a caller sees. */
+static int file_head(int fd, struct file_head *h, const char *what, const char *path, char *err, size_t errlen)
+{
+	int r = read_full(fd, h, sizeof(*h));
+	if (r < 0) {
+		set_err(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
+		return -EIO;
+	}
+	if (h->r < 0)
+		set_err(err, errlen, "cannot %s '%s' in the session: %s", what, path, strerror(-h->r));
+	return h->r;
+}
+
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
+		       char *err, size_t errlen)
+{
+	int fd;
+	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &fd, err, errlen);
+	if (r < 0)
+		return r;
+	const char *b = data;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = send(fd, b + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* the worker stopped reading: its head says why */
+		off += (size_t)n;
+	}
+	shutdown(fd, SHUT_WR);
+	struct file_head h;
+	r = file_head(fd, &h, "write", path, err, errlen);
+	close(fd);
+	return r;
+}
+
+int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
+		      char *err, size_t errlen)
+{
+	int fd;
+	*data = NULL;
+	*len = 0;
+	int r = file_op(s, SM_READ, path, 0, max, &fd, err, errlen);
+	if (r < 0)
+		return r;
+	struct file_head h;
+	r = file_head(fd, &h, "read", path, err, errlen);
+	if (r == 0 && h.len > max) {
+		set_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
+		r = -EFBIG;
+	}
+	/* its size when the worker opened it (never more than max): what a
+	 * writer adds meanwhile is not read */
+	unsigned char *buf = r < 0 ? NULL : malloc((size_t)h.len + 1);
+	if (r == 0 && !buf)
+		r = -ENOMEM;
+	size_t got = 0;
+	while (r == 0 && got < h.len) {
+		ssize_t n = read(fd, buf + got, (size_t)h.len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[got] = 0;
+	*data = buf;
+	*len = got;
+	return 0;
+}
+
+static int read_entry(int fd, struct ward_dirent *d)
+{
+	struct file_entry e;
+	ssize_t k = read(fd, &e, 1);
+	if (k <= 0)
+		return 1; /* the end */
+	if (read_full(fd, (char *)&e + 1, sizeof(e) - 1) < 0)
+		return -EPROTO;
+	d->name = malloc((size_t)e.name_len + 1);
+	if (!d->name || read_full(fd, d->name, e.name_len) < 0) {
+		free(d->name);
+		return -EPROTO;
+	}
+	d->name[e.name_len] = 0;
+	d->type = (char)e.type;
+	d->size = e.size;
+	d->mode = e.mode;
+	d->mtime = (double)e.mtime_ns / 1e9;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct ward_dirent *)a)->name, ((const struct ward_dirent *)b)->name);
+}
+
+/* Entries a listing keeps at most (a directory of millions would make the
+ * caller's memory grow without bound). */
+#define LIST_MAX 100000
+
+int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
+		      size_t errlen)
+{
+	int fd;
+	*out = NULL;
+	*n = 0;
+	int r = file_op(s, SM_LIST, path, 0, 0, &fd, err, errlen);
+	if (r < 0)
+		return r;
+	struct file_head h;
+	r = file_head(fd, &h, "list", path, err, errlen);
+	struct ward_dirent *v = NULL;
+	size_t cnt = 0, cap = 0;
+	while (r == 0 && cnt < LIST_MAX) {
+		if (cnt == cap) {
+			struct ward_dirent *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		int e = read_entry(fd, &v[cnt]);
+		if (e == 1)
+			break;
+		if (e < 0)
+			r = e;
+		else
+			cnt++;
+	}
+	close(fd);
+	if (r < 0) {
+		ward_session_list_free(v, cnt);
+		return r;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), by_name);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void ward_session_list_free(struct ward_dirent *d, size_t n)
+{
+	for (size_t i = 0; d && i < n; i++)
+		free(d[i].name);
+	free(d);
+}
+
+int ward_session_remove(struct ward_session *s, const char *path, char *err, size_t errlen)
+{
+	int fd;
+	int r = file_op(s, SM_REMOVE, path, 0, 0, &fd, err, errlen);
+	if (r < 0)
+		return r;
+	struct file_head h;
+	r = file_head(fd, &h, "remove", path, err, errlen);
+	close(fd);
+	return r;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static int copy_env(struct ward_session *s, char *const *env)
+{
+	size_t n = 0;
+	while (env && env[n])
+		n++;
+	s->env = calloc(n + 1, sizeof(char *));
+	if (!s->env)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!(s->env[s->nenv++] = strdup(env[i])))
+			return -1;
+	return 0;
+}
+
+/* PID 1 into a leaf of its own (v2: the session's cgroup then hands its
+ * controllers to the execs' cgroups), and out of the OOM killer's choice:
+ * a memory kill ends what runs in the session, never the session. */
+static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
+{
+	if (!s->parts.cg) {
+		set_err(err, errlen, "sessions need cgroups (each exec's tree is one): run ward as root or in a "
+				     "delegated cgroup (see `ward doctor`)");
+		return -1;
+	}
+	s->init_cg = cg_child_create(s->parts.cg, "i", err, errlen);
+	if (!s->init_cg)
+		return -1;
+	int r = cg_attach(s->init_cg, s->parts.pid);
+	if (r == 0)
+		r = cg_delegate(s->parts.cg);
+	if (r < 0) {
+		set_err(err, errlen, "cannot give the session's execs cgroups of their own: %s", strerror(-r));
+		return -1;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)s->parts.pid);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "-1000", 5); /* not root: the session may die of a memory kill */
+		close(fd);
+	}
+	return 0;
+}
+
+static int write_files(struct ward_session *s, const struct ward_request *shape, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < shape->nfiles; i++) {
+		const struct ward_file *f = &shape->files[i];
+		if (ward_session_write(s, f->path, f->data, f->len, f->mode, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct ward_session *ward_session_new(const struct ward_session_opts *o, char *err, size_t errlen)
+{
+	struct ward_request shape = o->shape;
+	char *const true_argv[] = {"true", NULL};
+	shape.argv = true_argv;
+	shape.shell = NULL;
+	shape.stdin_set = false;
+	shape.stdin_fd = -1;
+	shape.report_channel = false;
+	if (shape.isolation != WARD_ISO_SYSTEM) {
+		set_err(err, errlen, "sessions are system-level sandboxes only: use isolation system");
+		return NULL;
+	}
+	if (ward_request_validate(&shape, err, errlen) < 0)
+		return NULL;
+	struct ward_session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		set_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->sock_lock, NULL);
+	s->parts.pidfd = s->parts.sock = -1;
+	s->limits = shape.limits;
+	s->cpu_budget_s = o->cpu_budget_s;
+	if (copy_env(s, shape.env) < 0) {
+		set_err(err, errlen, "out of memory");
+		ward_session_destroy(s);
+		return NULL;
+	}
+	s->sb = sandbox_build_session(&shape, o->work_size_mb, err, errlen);
+	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
+	    session_bg_new(s, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+		ward_session_destroy(s);
+		return NULL;
+	}
+	struct ward_result tmp = {0};
+	sandbox_enforced(s->sb, &tmp);
+	s->enforced = tmp.enforced;
+	return s;
+}
+
+void ward_session_destroy(struct ward_session *s)
+{
+	if (!s)
+		return;
+	if (s->sb)
+		sandbox_session_kill(s->sb); /* PID 1, and with it every process inside */
+	session_bg_free(s->bg);
+	for (size_t i = 0; i < s->nlinger; i++)
+		cg_destroy(s->linger[i]);
+	free(s->linger);
+	cg_destroy(s->init_cg);
+	sandbox_destroy(s->sb); /* the session's cgroup, uid slot, mounts, plan */
+	for (size_t i = 0; i < s->nenv; i++)
+		free(s->env[i]);
+	free(s->env);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->sock_lock);
+	free(s);
+}
+
+int ward_session_usage(struct ward_session *s, struct ward_session_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (!ward_session_alive(s))
+		return -ESRCH;
+	struct cg_stats cs;
+	cg_now(s->parts.cg, &u->memory_bytes, &u->pids);
+	if (cg_stats(s->parts.cg, &cs) == 0) {
+		u->memory_peak_bytes = cs.memory_peak;
+		u->cpu_ms = cs.cpu_usage_us / 1000;
+	}
+	return 0;
+}
+
+void ward_session_enforced(struct ward_session *s, struct ward_enforced *e)
+{
+	*e = s->enforced;
+	e->time = "ward";
+}

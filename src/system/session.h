@@ -1,0 +1,42 @@
+/* session.h — what session.c (execs, files, the session's lifetime) and
+ * session_bg.c (background processes) share: how one exec is started in a
+ * session and ended.  Supervisor side, on the host. */
+#ifndef WARD_SESSION_H
+#define WARD_SESSION_H
+
+#include <stdbool.h>
+
+#include "ward.h"
+
+struct ward_cgroup;
+struct session_bg;
+
+/* One exec's supervisor ends, its command's pidfd and its cgroup. */
+struct session_exec {
+	int ho_w, ctl_r, out_r, err_r, in_w, pidfd;
+	struct ward_cgroup *cg;
+};
+
+/* req as the session runs it: the session's limits and environment (*env:
+ * malloc'd, free it after the exec), nothing of the shape's.  0, or -EINVAL
+ * / -ENOMEM with err set. */
+int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
+		    char ***env, char *err, size_t errlen);
+/* Take (true: false when WARD_SESSION_MAX_EXECS run) or give back a slot. */
+bool session_slot(struct ward_session *s, bool take);
+/* Start req's command (its cgroup, its pidfd; it execs once handed over).
+ * 0, or -errno with err set and nothing left. */
+int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
+		       struct session_exec *x, char *err, size_t errlen);
+/* Close what is left of x; its cgroup goes, or waits for what still runs
+ * in it (then it goes with the session). */
+void session_exec_done(struct ward_session *s, struct session_exec *x);
+void session_exec_close(struct session_exec *x);
+
+/* Background processes (session_bg.c): made with the session, freed
+ * after its PID 1 is dead. */
+struct session_bg *session_bg_of(struct ward_session *s);
+int session_bg_new(struct ward_session *s, struct session_bg **out);
+void session_bg_free(struct session_bg *bg);
+
+#endif

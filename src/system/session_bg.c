@@ -1,0 +1,559 @@
+/* session_bg.c — a session's background processes (ward_session_spawn and
+ * the calls on what it started), supervisor side, on the host.
+ *
+ * A background process is an exec (session.c's session_exec_start: its own
+ * cgroup, its pipes) that nobody waits for: a thread of its own drains its
+ * stdout and stderr into head-and-tail buffers (core/supervise.h's capbuf)
+ * under the session's background lock, enforces its timeout, and records
+ * its end from PID 1's "X STATUS".  Readers take what is new from an offset
+ * and may wait for more.  Nothing here runs inside the sandbox.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "core/supervise.h"
+#include "sandbox/cgroup.h"
+#include "system/session.h"
+#include "ward.h"
+
+struct bg_proc {
+	int id;                /* pid inside the sandbox */
+	char **argv;           /* owned copies */
+	bool running, joined;
+	enum ward_status status;
+	int exit_code;
+	double started_at, ended_at;
+	double timeout_s, cpu_s;
+	struct capbuf out, err;
+	int in_w;              /* stdin pipe (stdin_pipe), -1 */
+	bool stdin_pipe;
+	struct session_exec x;
+	pthread_t thread;
+	struct session_bg *bg;
+};
+
+struct session_bg {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;     /* output, or an end */
+	struct ward_session *s;
+	struct bg_proc *p[WARD_SESSION_MAX_PROCS];
+	size_t n;
+};
+
+static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int set_err(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+int session_bg_new(struct ward_session *s, struct session_bg **out)
+{
+	struct session_bg *bg = calloc(1, sizeof(*bg));
+	if (!bg)
+		return -ENOMEM;
+	pthread_mutex_init(&bg->lock, NULL);
+	pthread_cond_init(&bg->changed, NULL);
+	bg->s = s;
+	*out = bg;
+	return 0;
+}
+
+static void proc_free(struct bg_proc *p)
+{
+	for (char **a = p->argv; a && *a; a++)
+		free(*a);
+	free(p->argv);
+	capbuf_free(&p->out);
+	capbuf_free(&p->err);
+	if (p->in_w >= 0)
+		close(p->in_w);
+	free(p);
+}
+
+/* After the session's PID 1 is gone (ward_session_destroy kills it first):
+ * every thread sees its process's end and returns. */
+void session_bg_free(struct session_bg *bg)
+{
+	if (!bg)
+		return;
+	for (size_t i = 0; i < bg->n; i++) {
+		pthread_join(bg->p[i]->thread, NULL);
+		proc_free(bg->p[i]);
+	}
+	pthread_cond_destroy(&bg->changed);
+	pthread_mutex_destroy(&bg->lock);
+	free(bg);
+}
+
+/* ------------------------------------------------------------ the thread */
+
+/* The status and exit code of SPEC §2 for a wait status (ward_run's mapping). */
+static void record_end(struct bg_proc *p, const char *ctl, bool timed_out, bool cpu)
+{
+	struct backend_outcome o = {.timed_out = timed_out, .cpu_exceeded = cpu};
+	int wst;
+	const char *x = ctl[0] == 'X' ? ctl : strstr(ctl, "\nX ");
+	o.ran = true;
+	o.wait_status = x && sscanf(x[0] == '\n' ? x + 1 : x, "X %d", &wst) == 1 ? wst : SIGKILL;
+	struct cg_stats cs;
+	if (cg_stats(p->x.cg, &cs) == 0)
+		o.oom_killed = cs.oom_killed;
+	struct ward_result res = {0};
+	if (ctl[0] == 'E') {
+		res.status = WARD_ST_ERROR;
+		res.exit_code = WARD_EXIT_FAILED;
+	} else
+		result_from_outcome(&o, 0, &res, 0);
+	p->status = res.status;
+	p->exit_code = res.exit_code;
+	free(res.out.data);
+	free(res.err.data);
+}
+
+/* Drain fd into cb; false at its end. */
+static bool drain(struct session_bg *bg, int fd, struct capbuf *cb, char *buf, size_t len)
+{
+	ssize_t n = read(fd, buf, len);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	pthread_mutex_lock(&bg->lock);
+	capbuf_feed(cb, buf, (size_t)n);
+	pthread_cond_broadcast(&bg->changed);
+	pthread_mutex_unlock(&bg->lock);
+	return true;
+}
+
+static bool over_limits(struct bg_proc *p, double now, bool *cpu)
+{
+	uint64_t used;
+	if (p->timeout_s > 0 && now - p->started_at > p->timeout_s)
+		return true;
+	if (p->cpu_s > 0 && cg_cpu_usage(p->x.cg, &used) == 0 && used >= (uint64_t)(p->cpu_s * 1e6))
+		return *cpu = true;
+	return false;
+}
+
+static void *bg_main(void *arg)
+{
+	struct bg_proc *p = arg;
+	struct session_bg *bg = p->bg;
+	char buf[16384], ctl[256] = "";
+	size_t ctl_len = 0;
+	int fds[3] = {p->x.out_r, p->x.err_r, p->x.ctl_r};
+	bool killed = false, timed = false, cpu = false;
+	double t0 = monotonic_now();
+	while (fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) {
+		struct pollfd pf[3];
+		for (int i = 0; i < 3; i++)
+			pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+		poll(pf, 3, 100);
+		for (int i = 0; i < 2; i++)
+			if (pf[i].revents && !drain(bg, fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		if (pf[2].revents) {
+			ssize_t n = read(fds[2], ctl + ctl_len, sizeof(ctl) - 1 - ctl_len);
+			if (n > 0)
+				ctl[ctl_len += (size_t)n] = 0;
+			if (n <= 0 || strchr(ctl, '\n')) { /* its main process has ended */
+				close(fds[2]);
+				fds[2] = -1;
+			}
+		}
+		if (!killed && over_limits(p, p->started_at + (monotonic_now() - t0), &cpu)) {
+			timed = killed = true;
+			cg_kill(p->x.cg);
+		}
+		if (fds[2] < 0 && (killed || ctl[0])) /* ended: what it left may hold the pipes */
+			break;
+	}
+	for (int i = 0; i < 2; i++) /* what it wrote before it ended */
+		if (fds[i] >= 0 && fcntl(fds[i], F_SETFL, O_NONBLOCK) == 0)
+			for (int k = 0; k < 64 && drain(bg, fds[i], i ? &p->err : &p->out, buf, sizeof buf); k++)
+				;
+	p->x.out_r = fds[0];
+	p->x.err_r = fds[1];
+	p->x.ctl_r = -1;
+	pthread_mutex_lock(&bg->lock);
+	record_end(p, ctl, timed && !cpu, cpu);
+	p->running = false;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	p->ended_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_cond_broadcast(&bg->changed);
+	pthread_mutex_unlock(&bg->lock);
+	session_exec_done(bg->s, &p->x);
+	session_slot(bg->s, false);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ spawn */
+
+static char **copy_argv(const struct ward_request *req)
+{
+	char **a = argv_build(req);
+	size_t n = 0;
+	while (a && a[n])
+		n++;
+	char **c = a ? calloc(n + 1, sizeof(char *)) : NULL;
+	for (size_t i = 0; c && i < n; i++)
+		if (!(c[i] = strdup(a[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(c[j]);
+			free(c);
+			c = NULL;
+		}
+	free(a);
+	return c;
+}
+
+/* The id: the pid inside the sandbox, the last of fdinfo's "NSpid:". */
+static int inner_pid(int pidfd)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "NSpid:");
+	char *nl = p ? strchr(p, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	char *last = p ? strrchr(p, '\t') : NULL;
+	return last ? atoi(last + 1) : -1;
+}
+
+/* Room for one more: the oldest that has ended is forgotten.  Under lock. */
+static bool make_room(struct session_bg *bg)
+{
+	if (bg->n < WARD_SESSION_MAX_PROCS)
+		return true;
+	for (size_t i = 0; i < bg->n; i++)
+		if (!bg->p[i]->running) {
+			struct bg_proc *old = bg->p[i];
+			memmove(&bg->p[i], &bg->p[i + 1], (bg->n - i - 1) * sizeof(bg->p[0]));
+			bg->n--;
+			pthread_join(old->thread, NULL);
+			proc_free(old);
+			return true;
+		}
+	return false;
+}
+
+static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request *req, bool stdin_pipe)
+{
+	struct bg_proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->bg = bg;
+	p->in_w = -1;
+	p->stdin_pipe = stdin_pipe;
+	p->running = true;
+	p->timeout_s = req->limits.timeout_s;
+	p->cpu_s = req->limits.cpu_s;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	p->started_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	capbuf_init(&p->out, req->limits.output_limit, -1);
+	capbuf_init(&p->err, req->limits.output_limit, -1);
+	p->argv = copy_argv(req);
+	if (!p->argv) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Its stdin: a pipe kept for ward_session_proc_stdin, the request's bytes
+ * (at most what a pipe holds: written at once, never waiting), or none. */
+static int give_stdin(struct bg_proc *p, const struct ward_request *req, char *err, size_t errlen)
+{
+	if (p->stdin_pipe) {
+		p->in_w = p->x.in_w;
+		p->x.in_w = -1;
+		return 0;
+	}
+	if (p->x.in_w < 0)
+		return 0;
+	ssize_t w = write(p->x.in_w, req->stdin_data, req->stdin_len);
+	close(p->x.in_w);
+	p->x.in_w = -1;
+	return w == (ssize_t)req->stdin_len ? 0 : set_err(err, errlen, -EIO, "cannot write the process's stdin");
+}
+
+static int bg_check(const struct ward_request *req, char *err, size_t errlen)
+{
+	if (req->stdin_fd >= 0)
+		return set_err(err, errlen, -EINVAL, "a background process takes stdin data or a pipe, not an fd");
+	if (req->stdin_set && req->stdin_len > 65536)
+		return set_err(err, errlen, -EINVAL,
+			       "a background process's stdin data is at most 64 KiB: use a stdin pipe for more");
+	return 0;
+}
+
+static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&bg->lock);
+	bool room = make_room(bg);
+	int e = room ? pthread_create(&p->thread, NULL, bg_main, p) : EAGAIN;
+	if (!e)
+		bg->p[bg->n++] = p;
+	pthread_mutex_unlock(&bg->lock);
+	if (e) {
+		cg_kill(p->x.cg);
+		session_exec_done(bg->s, &p->x);
+		proc_free(p);
+		return set_err(err, errlen, -EAGAIN, "the session remembers %d background processes, all running",
+			       WARD_SESSION_MAX_PROCS);
+	}
+	*id = p->id;
+	return 0;
+}
+
+int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
+		       int *id, char *err, size_t errlen)
+{
+	struct session_bg *bg = session_bg_of(s);
+	struct ward_request r2;
+	char **env = NULL;
+	struct ward_request q = *req;
+	if (q.limits.timeout_s <= 0)
+		q.limits.timeout_s = 1; /* for validation: 0 is "none" here */
+	int r = bg_check(req, err, errlen);
+	if (r == 0)
+		r = session_request(s, &q, &r2, &env, err, errlen);
+	if (r == 0 && cwd && cwd[0] != '/')
+		r = set_err(err, errlen, -EINVAL, "cwd must be an absolute path inside the sandbox");
+	if (r == 0 && !session_slot(s, true))
+		r = set_err(err, errlen, -EAGAIN, "the session runs %d execs already", WARD_SESSION_MAX_EXECS);
+	if (r < 0) {
+		free(env);
+		return r;
+	}
+	r2.limits.timeout_s = req->limits.timeout_s;
+	if (stdin_pipe) { /* the handover says: fd 0 is the pipe */
+		r2.stdin_set = true;
+		r2.stdin_len = 0;
+	}
+	struct bg_proc *p = proc_new(bg, &r2, stdin_pipe);
+	if (r2.limits.cpu_s <= 0 && r2.limits.timeout_s <= 0)
+		r2.limits.cpu_s = 1e9; /* its RLIMIT_CPU: none to speak of */
+	r = p ? session_exec_start(s, &r2, cwd, stdin_pipe || r2.stdin_set, &p->x, err, errlen)
+	      : set_err(err, errlen, -ENOMEM, "out of memory");
+	free(env);
+	if (r == 0 && (p->id = inner_pid(p->x.pidfd)) <= 0)
+		r = set_err(err, errlen, -ESRCH, "the process ended before it could be named");
+	if (r == 0 && (r = give_stdin(p, &r2, err, errlen)) < 0)
+		cg_kill(p->x.cg);
+	if (r < 0) {
+		if (p && p->x.cg)
+			session_exec_done(s, &p->x);
+		if (p)
+			proc_free(p);
+		session_slot(s, false);
+		return r;
+	}
+	return spawn_started(bg, p, id, err, errlen);
+}
+
+/* ------------------------------------------------------------ queries */
+
+static struct bg_proc *find(struct session_bg *bg, int id)
+{
+	for (size_t i = 0; i < bg->n; i++)
+		if (bg->p[i]->id == id)
+			return bg->p[i];
+	return NULL;
+}
+
+int ward_session_procs(struct ward_session *s, struct ward_session_proc **out, size_t *n)
+{
+	struct session_bg *bg = session_bg_of(s);
+	pthread_mutex_lock(&bg->lock);
+	struct ward_session_proc *v = calloc(bg->n ? bg->n : 1, sizeof(*v));
+	size_t k = 0;
+	for (size_t i = 0; v && i < bg->n; i++, k++) {
+		struct bg_proc *p = bg->p[i];
+		v[k] = (struct ward_session_proc){.id = p->id, .running = p->running, .status = p->status,
+						  .exit_code = p->exit_code, .started_at = p->started_at,
+						  .ended_at = p->ended_at};
+		size_t na = 0;
+		while (p->argv[na])
+			na++;
+		v[k].argv = calloc(na + 1, sizeof(char *));
+		for (size_t j = 0; v[k].argv && j < na; j++)
+			v[k].argv[j] = strdup(p->argv[j]);
+	}
+	pthread_mutex_unlock(&bg->lock);
+	*out = v;
+	*n = k;
+	return v ? 0 : -ENOMEM;
+}
+
+void ward_session_procs_free(struct ward_session_proc *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		for (char **a = p[i].argv; a && *a; a++)
+			free(*a);
+		free(p[i].argv);
+	}
+	free(p);
+}
+
+/* The bytes of cb from stream offset `from` on (head, then the tail's
+ * window), into out.  Under lock. */
+static int take(const struct capbuf *cb, uint64_t from, struct ward_stream *out)
+{
+	uint64_t tail_start = cb->total - cb->tail_len;
+	size_t n = 0, cap = (from < cb->head_len ? cb->head_len - from : 0) + cb->tail_len;
+	out->data = malloc(cap + 1);
+	if (!out->data)
+		return -ENOMEM;
+	if (from < cb->head_len) {
+		memcpy(out->data, cb->head + from, cb->head_len - from);
+		n = cb->head_len - from;
+	}
+	uint64_t start = from > tail_start ? from : tail_start;
+	out->truncated = start > from && start > cb->head_len;
+	for (uint64_t o = start; o < cb->total && cb->tail_cap; o++) {
+		size_t idx = (cb->tail_pos + cb->tail_cap - (size_t)(cb->total - o)) % cb->tail_cap;
+		out->data[n++] = cb->tail[idx];
+	}
+	out->data[n] = 0;
+	out->len = n;
+	out->bytes = cb->total;
+	return 0;
+}
+
+static void wait_for_more(struct session_bg *bg, struct bg_proc *p, uint64_t fo, uint64_t fe, double wait_s)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long ns = ts.tv_nsec + (long long)(wait_s * 1e9);
+	ts.tv_sec += (time_t)(ns / 1000000000);
+	ts.tv_nsec = (long)(ns % 1000000000);
+	while (p->running && p->out.total <= fo && p->err.total <= fe)
+		if (pthread_cond_timedwait(&bg->changed, &bg->lock, &ts) == ETIMEDOUT)
+			break;
+}
+
+int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
+			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
+			     char *errbuf, size_t errlen)
+{
+	struct session_bg *bg = session_bg_of(s);
+	memset(out, 0, sizeof(*out));
+	memset(err, 0, sizeof(*err));
+	pthread_mutex_lock(&bg->lock);
+	struct bg_proc *p = find(bg, id);
+	int r = p ? 0 : set_err(errbuf, errlen, -ENOENT, "no background process %d in this session", id);
+	if (p && wait_s > 0)
+		wait_for_more(bg, p, from_out, from_err, wait_s);
+	if (p && (take(&p->out, from_out, out) < 0 || take(&p->err, from_err, err) < 0))
+		r = set_err(errbuf, errlen, -ENOMEM, "out of memory");
+	if (p && exited)
+		*exited = !p->running;
+	if (p && exit_code)
+		*exit_code = p->running ? 0 : p->exit_code;
+	pthread_mutex_unlock(&bg->lock);
+	if (r < 0) {
+		free(out->data);
+		free(err->data);
+		out->data = err->data = NULL;
+	}
+	return r;
+}
+
+/* write, without dying of SIGPIPE when the reader is gone */
+static ssize_t write_nopipe(int fd, const void *data, size_t len)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	size_t off = 0;
+	ssize_t r = 0;
+	while (off < len && (r = write(fd, (const char *)data + off, len - off)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		off += (size_t)r;
+	}
+	int e = errno;
+	if (r < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return r < 0 ? -1 : (ssize_t)off;
+}
+
+int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
+			    char *err, size_t errlen)
+{
+	struct session_bg *bg = session_bg_of(s);
+	pthread_mutex_lock(&bg->lock);
+	struct bg_proc *p = find(bg, id);
+	int fd = p && p->in_w >= 0 ? fcntl(p->in_w, F_DUPFD_CLOEXEC, 0) : -1;
+	if (p && close_after && p->in_w >= 0) {
+		close(p->in_w);
+		p->in_w = -1;
+	}
+	bool piped = p && p->stdin_pipe;
+	pthread_mutex_unlock(&bg->lock);
+	if (!p)
+		return set_err(err, errlen, -ENOENT, "no background process %d in this session", id);
+	if (!piped)
+		return set_err(err, errlen, -EINVAL, "process %d was not started with a stdin pipe", id);
+	if (fd < 0)
+		return len ? set_err(err, errlen, -EPIPE, "process %d's stdin is closed", id) : 0;
+	ssize_t w = len ? write_nopipe(fd, data, len) : 0;
+	int e = errno;
+	close(fd);
+	if (w < 0)
+		return set_err(err, errlen, -e, "cannot write to process %d's stdin: %s", id, strerror(e));
+	return 0;
+}
+
+int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen)
+{
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGKILL)
+		return set_err(err, errlen, -EINVAL, "signal %d: only INT, TERM or KILL", sig);
+	struct session_bg *bg = session_bg_of(s);
+	pthread_mutex_lock(&bg->lock);
+	struct bg_proc *p = find(bg, id);
+	int r = !p ? -ENOENT : !p->running ? -ESRCH : cg_signal(p->x.cg, sig);
+	pthread_mutex_unlock(&bg->lock);
+	if (r == -ENOENT)
+		return set_err(err, errlen, r, "no background process %d in this session", id);
+	if (r < 0)
+		return set_err(err, errlen, r, "cannot signal process %d: %s", id, strerror(-r));
+	return 0;
+}

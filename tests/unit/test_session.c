@@ -1,0 +1,539 @@
+/* Sessions (SPEC §11; ward.h's ward_session_*): real sandboxes, so only as
+ * root with cgroups (skipped otherwise).  Every command is bounded by its
+ * exec's timeout and the session's memory and pids limits. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup.h"
+#include "unit.h"
+#include "ward.h"
+
+static struct ward_session *new_session(uint64_t memory_mb, uint32_t pids, uint64_t work_mb)
+{
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.limits.memory_mb = memory_mb;
+	o.shape.limits.pids = pids;
+	o.work_size_mb = work_mb;
+	static const unsigned char hello[] = "hello from files\n";
+	static const struct ward_file f = {.path = "init/hello.txt", .data = hello, .len = sizeof(hello) - 1};
+	o.shape.files = &f;
+	o.shape.nfiles = 1;
+	static char *const env[] = {"SESSION_VAR=s", "BOTH=session", NULL};
+	o.shape.env = env;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof(err));
+	if (!s)
+		printf("# ward_session_new: %s\n", err);
+	return s;
+}
+
+/* Run sh -c CMD in s; the result in *res (freed by the caller). */
+static int sh(struct ward_session *s, const char *cmd, double timeout, struct ward_result *res)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = cmd;
+	r.capture = true;
+	r.limits.timeout_s = timeout;
+	int rc = ward_session_exec(s, &r, NULL, res);
+	if (rc < 0 || getenv("WARD_TEST_VERBOSE"))
+		printf("# exec '%s': rc %d status %s exit %d error '%s' stderr '%s'\n", cmd, rc,
+		       ward_status_name(res->status), res->exit_code, res->error, res->err.data ? res->err.data : "");
+	return rc;
+}
+
+/* The stdout of sh -c CMD ("" on failure), in buf. */
+static const char *out_of(struct ward_session *s, const char *cmd, char *buf, size_t len)
+{
+	struct ward_result res;
+	buf[0] = 0;
+	if (sh(s, cmd, 10, &res) == 0)
+		snprintf(buf, len, "%s", res.out.data);
+	ward_result_free(&res);
+	return buf;
+}
+
+/* The host pid of the session's "sleep SECS" whose pid inside is inner
+ * (any, when inner is 0). */
+static long host_pid_of_sleep(const char *secs, long inner)
+{
+	char want[32];
+	int wn = snprintf(want, sizeof want, "sleep%c%s", 0, secs) + 1;
+	DIR *d = opendir("/proc");
+	long found = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[300], buf[4096] = "";
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f)
+			fclose(f);
+		if (n != (size_t)wn || memcmp(buf, want, (size_t)wn) != 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		f = fopen(path, "r");
+		n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		buf[n] = 0;
+		if (f)
+			fclose(f);
+		char *p = strstr(buf, "NSpid:");
+		char *nl = p ? strchr(p, '\n') : NULL;
+		if (!nl)
+			continue;
+		*nl = 0;
+		char *last = strrchr(p, '\t');
+		if (last && (inner == 0 || atol(last + 1) == inner))
+			found = atol(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The session's cgroup name, from the marker's /proc/PID/cgroup. */
+static void session_cgroup(long pid, char *out, size_t len)
+{
+	char path[64], buf[4096] = "";
+	snprintf(path, sizeof path, "/proc/%ld/cgroup", pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	out[0] = 0;
+	char *p = strstr(buf, "/ward-");
+	if (p)
+		snprintf(out, len, "%.*s", (int)strcspn(p + 1, "/\n"), p + 1);
+}
+
+/* Is byte uid of ward's uid-slot file locked (by anyone)? */
+static bool uid_slot_locked(int uid)
+{
+	int fd = open("/run/ward/uid-slots", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = uid, .l_len = 1};
+	bool locked = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	close(fd);
+	return locked;
+}
+
+static bool pid_alive(long pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) == 0;
+}
+
+/* Count cgroup directories whose name holds `needle` (the session's
+ * cgroups all contain its name) in the v1 hierarchies and v2. */
+static int cgroups_named(const char *needle)
+{
+	static const char *const where[] = {"/sys/fs/cgroup/memory/ward", "/sys/fs/cgroup/pids/ward",
+					    "/sys/fs/cgroup/cpuacct/ward", "/sys/fs/cgroup/ward"};
+	int n = 0;
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		DIR *d = opendir(where[i]);
+		for (struct dirent *e; d && (e = readdir(d));)
+			if (strstr(e->d_name, needle))
+				n++;
+		if (d)
+			closedir(d);
+	}
+	return n;
+}
+
+static void test_execs_share_state(struct ward_session *s)
+{
+	char b[256];
+	CHECK("session: files given at creation are in /work", strcmp(out_of(s, "cat init/hello.txt", b, sizeof b),
+								      "hello from files\n") == 0);
+	out_of(s, "echo one >/work/a; echo two >/tmp/b", b, sizeof b);
+	CHECK("session: a second exec sees the first's /work and /tmp",
+	      strcmp(out_of(s, "cat /work/a /tmp/b", b, sizeof b), "one\ntwo\n") == 0);
+	CHECK("session: execs share PID 1 (the same PID namespace)",
+	      strcmp(out_of(s, "cat /proc/1/comm 2>/dev/null || echo none", b, sizeof b), "ward-init\n") == 0 ||
+		      strcmp(b, "none\n") == 0);
+	struct ward_request er;
+	ward_request_init(&er);
+	er.shell = "echo $SESSION_VAR $BOTH";
+	er.capture = true;
+	static char *const eenv[] = {"BOTH=exec", NULL};
+	er.env = eenv;
+	struct ward_result res;
+	ward_session_exec(s, &er, NULL, &res);
+	CHECK("session: an exec's env goes over the session's", res.out.data && strcmp(res.out.data, "s exec\n") == 0);
+	ward_result_free(&res);
+	sh(s, "exit 3", 10, &res);
+	CHECK("session: an exec's exit status is its own", res.exit_code == 3 && res.status == WARD_ST_NONZERO);
+	ward_result_free(&res);
+}
+
+/* A background sleep left by one exec lives on into the next; an exec
+ * that times out takes its double-forked daemon with it and nothing else. */
+static void test_processes(struct ward_session *s, long *marker)
+{
+	char b[256];
+	out_of(s, "sleep 3001 >/dev/null 2>&1 & echo $! >/work/bg.pid", b, sizeof b);
+	CHECK("session: a background process left by an exec runs on",
+	      strcmp(out_of(s, "kill -0 $(cat /work/bg.pid) && echo alive", b, sizeof b), "alive\n") == 0);
+	struct ward_result res;
+	sh(s, "(setsid sh -c 'sleep 300' >/dev/null 2>&1 &); echo x >/work/daemon; sleep 300", 0.5, &res);
+	CHECK("session: an exec's timeout is reported", res.status == WARD_ST_TIMEOUT);
+	ward_result_free(&res);
+	CHECK("session: the timeout killed the exec's double-forked daemon",
+	      strcmp(out_of(s, "ps -eo args 2>/dev/null | grep -c '^sh -c sleep 300' || true", b, sizeof b),
+		     "0\n") == 0 ||
+		      strcmp(out_of(s, "for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline; echo; done | grep -c "
+				       "'^sh -c sleep 300' || true",
+				    b, sizeof b),
+			     "0\n") == 0);
+	CHECK("session: ... and not another exec's background process",
+	      strcmp(out_of(s, "kill -0 $(cat /work/bg.pid) && echo alive", b, sizeof b), "alive\n") == 0);
+	/* the host pid of the background sleep, for after destroy */
+	*marker = host_pid_of_sleep("3001", atol(out_of(s, "cat /work/bg.pid", b, sizeof b)));
+}
+
+static void test_limits(struct ward_session *s)
+{
+	char b[256];
+	struct ward_result res;
+	/* bash retries a fork that fails: killed by its timeout, with all it forked */
+	sh(s, "exec bash -c 'for i in $(seq 200); do sleep 30 & done 2>/dev/null; sleep 30'", 3, &res);
+	CHECK("session: an exec forking up to the pids limit times out", res.status == WARD_ST_TIMEOUT);
+	ward_result_free(&res);
+	CHECK("session: usable after an exec forked up to the pids limit",
+	      strcmp(out_of(s, "echo ok", b, sizeof b), "ok\n") == 0);
+	sh(s, "head -c 400m /dev/zero | tail >/dev/null", 10, &res);
+	CHECK("session: a memory hog's exec reports status memory", res.status == WARD_ST_MEMORY);
+	ward_result_free(&res);
+	CHECK("session: the next exec runs after a memory kill", strcmp(out_of(s, "echo ok", b, sizeof b), "ok\n") == 0);
+}
+
+static void test_files(struct ward_session *s)
+{
+	char err[512] = "";
+	unsigned char *data = NULL;
+	size_t len = 0;
+	int r = ward_session_write(s, "dir/sub/f.txt", "abc", 3, 0600, err, sizeof err);
+	CHECK("session files: write creates parents", r == 0);
+	char b[256];
+	CHECK("session files: an exec sees the file", strcmp(out_of(s, "cat dir/sub/f.txt", b, sizeof b), "abc") == 0);
+	r = ward_session_read(s, "dir/sub/f.txt", 100, &data, &len, err, sizeof err);
+	CHECK("session files: read", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
+	free(data);
+	r = ward_session_read(s, "dir/sub/f.txt", SIZE_MAX, &data, &len, err, sizeof err);
+	CHECK("session files: read with no bound to speak of (SIZE_MAX)", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
+	free(data);
+	r = ward_session_read(s, "dir/sub/f.txt", 2, &data, &len, err, sizeof err);
+	CHECK("session files: a read over max is -EFBIG", r == -EFBIG);
+	struct ward_dirent *d = NULL;
+	size_t n = 0;
+	r = ward_session_list(s, "dir/sub", &d, &n, err, sizeof err);
+	CHECK("session files: list", r == 0 && n == 1 && strcmp(d[0].name, "f.txt") == 0 && d[0].type == 'f' &&
+					     d[0].size == 3 && d[0].mode == 0600);
+	ward_session_list_free(d, n);
+	r = ward_session_list(s, "", &d, &n, err, sizeof err);
+	CHECK("session files: list of /work itself", r == 0 && n >= 2);
+	ward_session_list_free(d, n);
+	CHECK("session files: guard refuses ..", ward_session_read(s, "../etc/passwd", 100, &data, &len, err,
+								   sizeof err) == -EINVAL);
+	CHECK("session files: guard refuses an absolute path",
+	      ward_session_write(s, "/etc/x", "a", 1, 0, err, sizeof err) == -EINVAL);
+	out_of(s, "ln -s /etc/shadow sh1; ln -s /proc/1/root/etc/shadow sh2; ln -s /proc/1/root/ sh3", b, sizeof b);
+	r = ward_session_read(s, "sh1", 1 << 20, &data, &len, err, sizeof err);
+	CHECK("session files: a symlink to /etc/shadow reads the sandbox's view (fails)", r < 0);
+	free(data);
+	r = ward_session_read(s, "sh2", 1 << 20, &data, &len, err, sizeof err);
+	CHECK("session files: a symlink to /proc/1/root/etc/shadow fails", r < 0);
+	free(data);
+	r = ward_session_write(s, "sh3/tmp/owned", "x", 1, 0, err, sizeof err);
+	CHECK("session files: no write through /proc/1/root", r < 0);
+	r = ward_session_remove(s, "dir", err, sizeof err);
+	if (r)
+		printf("# remove: %s\n", err);
+	CHECK("session files: remove a directory with everything in it", r == 0);
+	CHECK("session files: it is gone", strcmp(out_of(s, "ls dir 2>&1 >/dev/null | wc -l", b, sizeof b), "1\n") == 0);
+	r = ward_session_remove(s, "sh1", err, sizeof err);
+	CHECK("session files: remove a symlink", r == 0);
+	static char big[6 << 20];
+	r = ward_session_write(s, "big", big, sizeof big, 0, err, sizeof err);
+	CHECK("session files: an upload larger than /work fails with ENOSPC", r == -ENOSPC);
+}
+
+/* Wait (bounded: 50 waits of 0.2 s) until process id's stdout holds want. */
+static bool wait_output(struct ward_session *s, int id, const char *want, bool *exited, int *code)
+{
+	char seen[4096] = "";
+	uint64_t from_out = 0, from_err = 0;
+	for (int i = 0; i < 50; i++) {
+		struct ward_stream o, e;
+		char err[256];
+		if (ward_session_proc_output(s, id, from_out, from_err, 0.2, &o, &e, exited, code, err, sizeof err) < 0)
+			return false;
+		from_out = o.bytes;
+		from_err = e.bytes;
+		strncat(seen, o.data, sizeof seen - strlen(seen) - 1);
+		free(o.data);
+		free(e.data);
+		if (strstr(seen, want))
+			return true;
+		if (*exited)
+			return false;
+	}
+	return false;
+}
+
+static void test_background(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "echo start; read line; echo oops >&2; echo got $line; exec sleep 3002";
+	r.limits.timeout_s = 0;
+	char err[512] = "";
+	int id = -1;
+	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	if (rc < 0)
+		printf("# spawn: %s\n", err);
+	CHECK("session bg: spawn answers an id at once", rc == 0 && id > 1);
+	bool exited = true;
+	int code = -1;
+	CHECK("session bg: its output so far", wait_output(s, id, "start\n", &exited, &code) && !exited);
+	rc = ward_session_proc_stdin(s, id, "hi\n", 3, false, err, sizeof err);
+	CHECK("session bg: write to its stdin", rc == 0 && wait_output(s, id, "got hi\n", &exited, &code));
+	struct ward_stream o, e;
+	for (int i = 0;; i++) { /* stderr is drained on its own: wait (bounded) for it too */
+		rc = ward_session_proc_output(s, id, 6, 0, 0.2, &o, &e, &exited, &code, err, sizeof err);
+		if (rc < 0 || e.len >= 5 || i == 50)
+			break;
+		free(o.data);
+		free(e.data);
+		usleep(50000);
+	}
+	CHECK("session bg: output from an offset, per stream",
+	      rc == 0 && strcmp(o.data, "got hi\n") == 0 && strcmp(e.data, "oops\n") == 0 && o.bytes == 13);
+	if (rc == 0) {
+		free(o.data);
+		free(e.data);
+	}
+	struct ward_session_proc *ps = NULL;
+	size_t n = 0;
+	ward_session_procs(s, &ps, &n);
+	CHECK("session bg: listed as running", n == 1 && ps[0].id == id && ps[0].running &&
+						       strcmp(ps[0].argv[0], "/bin/sh") == 0);
+	ward_session_procs_free(ps, n);
+	char b[64];
+	CHECK("session bg: an exec sees it", strcmp(out_of(s, "pgrep -c -f 'sleep 3002' || ps -e | grep -c sleep",
+							   b, sizeof b), "0\n") != 0);
+	rc = ward_session_proc_signal(s, id, SIGTERM, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: TERM ends its tree; exited 143", rc == 0 && exited && code == 143);
+	CHECK("session bg: only INT, TERM, KILL", ward_session_proc_signal(s, id, SIGHUP, err, sizeof err) == -EINVAL);
+	r.shell = "sleep 3003";
+	r.limits.timeout_s = 0.5;
+	rc = ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session bg: its timeout kills it (124)", rc == 0 && exited && code == WARD_EXIT_TIMEOUT);
+}
+
+struct conc {
+	struct ward_session *s;
+	int i;
+	bool ok;
+};
+
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	char cmd[64], want[32], b[64];
+	snprintf(cmd, sizeof cmd, "sleep 0.3; echo %d", c->i);
+	snprintf(want, sizeof want, "%d\n", c->i);
+	c->ok = strcmp(out_of(c->s, cmd, b, sizeof b), want) == 0;
+	return NULL;
+}
+
+static void test_concurrent(struct ward_session *s)
+{
+	pthread_t t[6];
+	struct conc c[6];
+	for (int i = 0; i < 6; i++) {
+		c[i] = (struct conc){.s = s, .i = i};
+		pthread_create(&t[i], NULL, conc_main, &c[i]);
+	}
+	bool ok = true;
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		ok = ok && c[i].ok;
+	}
+	CHECK("session: concurrent execs each get their own output", ok);
+}
+
+static void test_cwd_usage(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "pwd";
+	r.capture = true;
+	struct ward_result res;
+	ward_session_exec(s, &r, "/tmp", &res);
+	CHECK("session: an exec's cwd", res.status == WARD_ST_OK && strcmp(res.out.data, "/tmp\n") == 0);
+	ward_result_free(&res);
+	int rc = ward_session_exec(s, &r, "tmp", &res);
+	CHECK("session: a relative cwd is refused", rc < 0 && res.status == WARD_ST_ERROR && res.exit_code == 125);
+	ward_result_free(&res);
+	ward_session_exec(s, &r, "/nonexistent", &res);
+	CHECK("session: a cwd that does not exist is ward's error, not the program's",
+	      res.status == WARD_ST_ERROR && strstr(res.error, "/nonexistent"));
+	ward_result_free(&res);
+	struct ward_session_usage u;
+	CHECK("session: usage", ward_session_usage(s, &u) == 0 && u.memory_bytes > 0 && u.pids >= 1);
+}
+
+/* The caller's death (SIGKILL, no destroy) takes the session's processes
+ * with it: PID 1's PDEATHSIG. */
+static void test_caller_death(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		struct ward_session *s = new_session(64, 64, 4);
+		char b[64];
+		if (s)
+			out_of(s, "sleep 3004 >/dev/null 2>&1 &", b, sizeof b);
+		long m = s ? host_pid_of_sleep("3004", 0) : 0;
+		(void)!write(p[1], &m, sizeof m);
+		pause();
+		_exit(0);
+	}
+	long marker = 0;
+	close(p[1]);
+	(void)!read(p[0], &marker, sizeof marker);
+	close(p[0]);
+	bool was_alive = pid_alive(marker);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	for (int i = 0; i < 100 && pid_alive(marker); i++)
+		usleep(50000);
+	CHECK("session: the caller's death kills what the session ran", marker > 0 && was_alive && !pid_alive(marker));
+}
+
+/* The session's CPU budget holds across execs: a spinning exec is stopped
+ * at it (status timeout), and so is any exec after. */
+static void test_cpu_budget(void)
+{
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.cpu_budget_s = 0.5;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new with a CPU budget", s != NULL);
+	if (!s)
+		return;
+	struct ward_result res;
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: an exec is stopped at the session's CPU budget", res.status == WARD_ST_TIMEOUT &&
+									    res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	sh(s, "while :; do :; done", 30, &res);
+	CHECK("session: ... and so is the next one", res.status == WARD_ST_TIMEOUT && res.usage.wall_ms < 25000);
+	ward_result_free(&res);
+	ward_session_destroy(s);
+}
+
+/* A session on a host workdir: the files API writes into it (as its owner,
+ * through the idmapped bind), and a symlink to the workdir's parent on the
+ * host resolves inside the sandbox, where that path is not there. */
+static void test_workdir(void)
+{
+	char top[] = "/tmp/ward-session-test.XXXXXX", work[100], secret[100], link[200];
+	if (!mkdtemp(top))
+		return;
+	snprintf(work, sizeof work, "%s/work", top);
+	snprintf(secret, sizeof secret, "%s/secret", top);
+	mkdir(work, 0755);
+	FILE *f = fopen(secret, "w");
+	if (f) {
+		fputs("host secret\n", f);
+		fclose(f);
+	}
+	snprintf(link, sizeof link, "%s/up", work);
+	(void)!symlink("../secret", link);
+	snprintf(link, sizeof link, "%s/abs", work);
+	(void)!symlink(secret, link);
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.workdir = work;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new on a host workdir", s != NULL);
+	if (s) {
+		unsigned char *data = NULL;
+		size_t len = 0;
+		CHECK("session files: write into the workdir", ward_session_write(s, "out.txt", "w", 1, 0, err, sizeof err) == 0);
+		snprintf(link, sizeof link, "%s/out.txt", work);
+		struct stat st;
+		CHECK("session files: ... it is there on the host", stat(link, &st) == 0 && st.st_size == 1);
+		int r = ward_session_read(s, "up", 1 << 20, &data, &len, err, sizeof err);
+		CHECK("session files: a symlink to the workdir's parent is not followed on the host", r < 0);
+		free(data);
+		r = ward_session_read(s, "abs", 1 << 20, &data, &len, err, sizeof err);
+		CHECK("session files: a symlink to a host path resolves in the sandbox (absent there)", r < 0);
+		free(data);
+		ward_session_destroy(s);
+	}
+	unlink(link);
+	snprintf(link, sizeof link, "%s/up", work);
+	unlink(link);
+	snprintf(link, sizeof link, "%s/abs", work);
+	unlink(link);
+	rmdir(work);
+	unlink(secret);
+	rmdir(top);
+}
+
+void test_session(void)
+{
+	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
+		printf("# session tests skipped: they need root and cgroups\n");
+		return;
+	}
+	struct ward_session *s = new_session(64, 64, 4);
+	CHECK("session: new", s != NULL);
+	if (!s)
+		return;
+	struct ward_enforced e;
+	ward_session_enforced(s, &e);
+	int uid = 0;
+	sscanf(e.user, "userns-uid-%d", &uid);
+	char name[64] = "";
+	test_execs_share_state(s);
+	long marker = 0;
+	test_processes(s, &marker);
+	test_limits(s);
+	test_files(s);
+	test_background(s);
+	test_concurrent(s);
+	test_cwd_usage(s);
+	CHECK("session: the marker process lives before destroy", pid_alive(marker));
+	session_cgroup(marker, name, sizeof name);
+	CHECK("session: its cgroup exists before destroy", name[0] && cgroups_named(name) > 0);
+	CHECK("session: its uid slot is held before destroy", uid > 0 && uid_slot_locked(uid));
+	ward_session_destroy(s);
+	CHECK("session: destroy kills what the session left running", !pid_alive(marker));
+	CHECK("session: destroy leaves no cgroup", name[0] && cgroups_named(name) == 0);
+	CHECK("session: destroy frees the uid slot", uid > 0 && !uid_slot_locked(uid));
+	test_caller_death();
+	test_cpu_budget();
+	test_workdir();
+}
