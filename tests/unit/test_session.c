@@ -461,7 +461,11 @@ static void test_workdir(void)
 		return;
 	snprintf(work, sizeof work, "%s/work", top);
 	snprintf(secret, sizeof secret, "%s/secret", top);
-	mkdir(work, 0755);
+	/* writable by anyone: where the kernel cannot idmap the bind (tmpfs
+	 * before 6.3, as in the cgroup v2 guest), the sandbox's user writes
+	 * as itself */
+	mkdir(work, 0777);
+	(void)!chmod(work, 0777);
 	FILE *f = fopen(secret, "w");
 	if (f) {
 		fputs("host secret\n", f);
