@@ -331,6 +331,9 @@ void run_test(struct req *r);
 void doc_release(struct req *r);
 
 /* sessions.c */
+/* The 404 of every session endpoint: the same for an unknown id, another
+ * client's session, an expired or a deleted one. */
+#define SESS_404 "no such session: it does not exist, has expired or was deleted (create one with POST /sessions)"
 double now_real(void);
 struct sess *sess_reserve(struct server *s, struct req *r);
 void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, double ttl_s, double idle_s);
@@ -339,6 +342,7 @@ bool sess_find(struct server *s, struct req *r);
 void sess_unref(struct server *s, struct sess *x);
 void sess_release(struct req *r);
 void sess_delete(struct server *s, struct req *r);
+bool sess_retired(struct server *s, struct sess *x);
 bool sess_busy(struct server *s, struct sess *x);
 void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);
 void sessions_sweep(struct server *s);
