@@ -31,7 +31,11 @@
  * reach a route's run through the routing table):
  *   serve.c      ward_serve_main: start-up, the main thread's loop, signals, drain
  *   http.c       libmicrohttpd: the listening socket, a request's life, sending answers
- *   routes.c     the routing table: path + method -> handler
+ *   routes.c     the routing table: path pattern + method -> handler
+ *   session_api.c the session endpoints (SPEC §11): a libward call each, on a
+ *                worker; output follow streams sent by the I/O threads
+ *   session_json.c their wire shapes
+ *   sessions.c   the sessions held: table, owners, counts, refs, expiry, stop
  *   exec.c       POST /exec and POST /test: decode and check, run on a worker
  *   health.c     the backend probe and GET /health
  *   metrics.c    GET /metrics and the counters it shows
@@ -45,8 +49,11 @@
  *   log.c        the log and the clock
  *
  * Locks: s->lock (queue, counts, clients, metrics, health), s->conn_lock
- * (connection records), s->log_lock (the log's fd).  conn_lock may be
- * taken inside lock (admission trusts a connection), never the other way. */
+ * (connection records), s->log_lock (the log's fd), s->sess_lock (the
+ * sessions), s->park_lock (parked follow streams).  conn_lock may be taken
+ * inside lock (admission trusts a connection), never the other way;
+ * sess_lock and park_lock are taken alone, and no libward call but
+ * ward_session_alive runs under sess_lock. */
 #ifndef WARD_SERVER_H
 #define WARD_SERVER_H
 
