@@ -337,10 +337,10 @@ r=$(http POST /sessions "${B[@]}" --data-binary '{}')
 SD=$(jget "$(body_of "$r")" 'd["id"]')
 curl -s --max-time 30 "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "sleep 2"}' >/dev/null &
 c1=$!
-sleep 0.5
+wait_for test "$(metric ward_in_flight "${A[@]}")" = 1
 curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X DELETE "$URL/sessions/$SD" >"$SERVE_TMP/del.code" &
 c2=$!
-sleep 0.3
+wait_for test "$(metric ward_queued "${A[@]}")" = 1   # the DELETE waits for the worker: then the late exec
 late=$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "echo late"}')
 wait "$c2"; wait "$c1"
 expect_eq "DELETE behind a running exec, before a queued one, with one worker: 204" 204 "$(cat "$SERVE_TMP/del.code")"
