@@ -31,7 +31,11 @@
  * reach a route's run through the routing table):
  *   serve.c      ward_serve_main: start-up, the main thread's loop, signals, drain
  *   http.c       libmicrohttpd: the listening socket, a request's life, sending answers
- *   routes.c     the routing table: path + method -> handler
+ *   routes.c     the routing table: path pattern + method -> handler
+ *   session_api.c the session endpoints (SPEC §11): a libward call each, on a
+ *                worker; output follow streams sent by the I/O threads
+ *   session_json.c their wire shapes
+ *   sessions.c   the sessions held: table, owners, counts, refs, expiry, stop
  *   exec.c       POST /exec and POST /test: decode and check, run on a worker
  *   health.c     the backend probe and GET /health
  *   metrics.c    GET /metrics and the counters it shows
@@ -45,8 +49,11 @@
  *   log.c        the log and the clock
  *
  * Locks: s->lock (queue, counts, clients, metrics, health), s->conn_lock
- * (connection records), s->log_lock (the log's fd).  conn_lock may be
- * taken inside lock (admission trusts a connection), never the other way. */
+ * (connection records), s->log_lock (the log's fd), s->sess_lock (the
+ * sessions), s->park_lock (parked follow streams).  conn_lock may be taken
+ * inside lock (admission trusts a connection), never the other way;
+ * sess_lock and park_lock are taken alone, and no libward call but
+ * ward_session_alive runs under sess_lock. */
 #ifndef WARD_SERVER_H
 #define WARD_SERVER_H
 
@@ -332,6 +339,9 @@ void run_test(struct req *r);
 void doc_release(struct req *r);
 
 /* sessions.c */
+/* The 404 of every session endpoint: the same for an unknown id, another
+ * client's session, an expired or a deleted one. */
+#define SESS_404 "no such session: it does not exist, has expired or was deleted (create one with POST /sessions)"
 double now_real(void);
 struct sess *sess_reserve(struct server *s, struct req *r);
 void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, double ttl_s, double idle_s);
@@ -340,6 +350,7 @@ bool sess_find(struct server *s, struct req *r);
 void sess_unref(struct server *s, struct sess *x);
 void sess_release(struct req *r);
 void sess_delete(struct server *s, struct req *r);
+bool sess_retired(struct server *s, struct sess *x);
 bool sess_busy(struct server *s, struct sess *x);
 void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);
 void sessions_sweep(struct server *s);

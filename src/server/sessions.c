@@ -147,8 +147,7 @@ bool sess_find(struct server *s, struct req *r)
 	pthread_mutex_unlock(&s->sess_lock);
 	r->sess = found;
 	if (!found)
-		set_error(r, 404, "no such session: it does not exist, has expired or was deleted (create one with "
-				  "POST /sessions)");
+		set_error(r, 404, "%s", SESS_404);
 	return found != NULL;
 }
 
@@ -185,27 +184,6 @@ static void sess_destroy(struct server *s, struct sess *x, const char *why)
 	free(x);
 }
 
-/* DELETE: r holds x; when every other call on it is over (an exec in
- * flight is cancelled), it is destroyed here. */
-void sess_delete(struct server *s, struct req *r)
-{
-	struct sess *x = r->sess;
-	pthread_mutex_lock(&s->sess_lock);
-	bool mine = !x->retired;
-	if (mine) {
-		x->retired = true;
-		sess_retire(s, x);
-		s->sm.deleted++;
-		while (x->refs > 1)
-			pthread_cond_wait(&s->sess_cond, &s->sess_lock);
-	}
-	x->refs--;
-	pthread_mutex_unlock(&s->sess_lock);
-	r->sess = NULL;
-	if (mine)
-		sess_destroy(s, x, "deleted");
-}
-
 /* Into the dying list (under sess_lock): destroyed once no call holds it. */
 static void sess_doom(struct server *s, struct sess *x)
 {
@@ -213,6 +191,39 @@ static void sess_doom(struct server *s, struct sess *x)
 	sess_retire(s, x);
 	x->next = s->dying;
 	s->dying = x;
+}
+
+/* DELETE: r holds x.  With no other call on it, it is destroyed here,
+ * before the 204; else (a call queued or running: it is cancelled, and
+ * waiting for it here could hold the only worker it needs) the sweep
+ * destroys it once the last call is over. */
+void sess_delete(struct server *s, struct req *r)
+{
+	struct sess *x = r->sess;
+	pthread_mutex_lock(&s->sess_lock);
+	bool mine = !x->retired, now = mine && x->refs == 1;
+	if (mine) {
+		s->sm.deleted++;
+		if (now) {
+			x->retired = true;
+			sess_retire(s, x);
+		} else
+			sess_doom(s, x);
+	}
+	x->refs--;
+	pthread_mutex_unlock(&s->sess_lock);
+	r->sess = NULL;
+	if (now)
+		sess_destroy(s, x, "deleted");
+}
+
+/* Whether x has ended since r found it (its call then answers 404). */
+bool sess_retired(struct server *s, struct sess *x)
+{
+	pthread_mutex_lock(&s->sess_lock);
+	bool gone = x->retired;
+	pthread_mutex_unlock(&s->sess_lock);
+	return gone;
 }
 
 /* The dying sessions no call holds, taken off the list.  Under sess_lock. */

@@ -21,7 +21,10 @@ static void *worker_main(void *arg)
 	struct req *r;
 	while ((r = queue_take(s))) {
 		trace_phase("http:picked", r->t_start);
-		r->route->run(r);
+		if (r->sess && sess_retired(s, r->sess))
+			set_error(r, 404, "%s", SESS_404);
+		else
+			r->route->run(r);
 		trace_phase("http:ran", r->t_start);
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
 		hold_answer(s, r);

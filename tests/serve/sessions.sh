@@ -330,6 +330,24 @@ expect_contains "metrics: expired counted" "$m" 'ward_sessions_total{event="expi
 expect_contains "metrics: execs by status" "$m" 'ward_session_execs_total{status="ok"}'
 expect_contains "metrics: sessions alive" "$m" 'ward_sessions 1'
 
+# DELETE while calls on the session wait for the only worker (--max-concurrent
+# 1): it answers at once rather than wait for them (they need the worker it
+# would hold), they answer 404, and the session is gone soon after
+r=$(http POST /sessions "${B[@]}" --data-binary '{}')
+SD=$(jget "$(body_of "$r")" 'd["id"]')
+curl -s --max-time 30 "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "sleep 2"}' >/dev/null &
+c1=$!
+wait_for test "$(metric ward_in_flight "${A[@]}")" = 1
+curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X DELETE "$URL/sessions/$SD" >"$SERVE_TMP/del.code" &
+c2=$!
+wait_for test "$(metric ward_queued "${A[@]}")" = 1   # the DELETE waits for the worker: then the late exec
+late=$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "echo late"}')
+wait "$c2"; wait "$c1"
+expect_eq "DELETE behind a running exec, before a queued one, with one worker: 204" 204 "$(cat "$SERVE_TMP/del.code")"
+expect_eq "the exec queued behind the DELETE: 404" 404 "$late"
+wait_for test "$(metric ward_sessions "${A[@]}")" = 1
+expect_eq "the deleted session is destroyed once its calls are over" 1 "$(metric ward_sessions "${A[@]}")"
+
 # the defaults: 64 sessions (--max-sessions), 8 per client (--client-sessions)
 start_server defaults --client-sessions 100 || exit 0
 codes=$(for i in $(seq 65); do curl -s -o /dev/null -w '%{http_code}\n' -X POST "$URL/sessions" -d '{}'; done | sort | uniq -c | tr -s ' ' | tr '\n' ';')
