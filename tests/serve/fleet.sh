@@ -114,7 +114,8 @@ sed -e "s/server 10\.0\.0\.11:8900 /server 127.0.0.1:${RPORT[1]} /" \
     -e "s#/var/log/nginx/ward.log#$LB/nginx-access.log#" \
     "$ROOT/deploy/nginx/ward.conf" >"$LB/ward.conf"
 changed=$(diff "$ROOT/deploy/nginx/ward.conf" "$LB/ward.conf" | grep -c '^>')
-expect_eq "fleet: nginx runs the shipped ward.conf, 5 lines adapted" 5 "$changed"
+# (each runner's address is on two lines: ward_runners and its sessions' upstream)
+expect_eq "fleet: nginx runs the shipped ward.conf, 8 lines adapted" 8 "$changed"
 # the main context a packaged nginx.conf would give, in a temp dir
 cat >"$LB/nginx.conf" <<EOF
 daemon off;
