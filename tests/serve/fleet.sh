@@ -48,9 +48,9 @@ echo "app $TOKEN" >"$SERVE_TMP/tokens"
 # this ward; docs/deploy.md says what is untested)
 K8S=$(/usr/bin/python3 - "$ROOT/deploy/kubernetes/ward.yaml" <<'PY' 2>&1
 import sys, yaml
-docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
 bad = []
-dep, svc = docs["Deployment"], docs["Service"]
+dep, svc = docs[("Deployment", "ward-runner")], docs[("Service", "ward-runner")]
 pod = dep["spec"]["template"]
 c = pod["spec"]["containers"][0]
 args = c["args"]
