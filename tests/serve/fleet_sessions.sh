@@ -454,7 +454,7 @@ for id in "${SIDS[@]}"; do
 	[ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["stdout"].strip()')" = "200 marker-of-$id" ] ||
 		bad="$bad [$id exec: $(code_of "$r") $(body_of "$r" | head -c 200)]"
 	r=$(lb $B POST "/sessions/$id/exec" "${AUTH[@]}" "${JSON[@]}" --data-binary '{"argv":["cat","/tmp/first-exec"]}')
-	[ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["stdout"].strip().isdigit()')" = "200 True" ] ||
+	[ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["stdout"].strip().isdigit()')" = "200 true" ] ||
 		bad="$bad [$id second exec: $(code_of "$r") $(body_of "$r" | head -c 200)]"
 	r=$(lb $O GET "/sessions/$id" "${AUTH[@]}")
 	[ "$(code_of "$r") $(jg "$(body_of "$r")" 'd["id"] + " " + str(d["execs"])')" = "200 $id 2" ] ||
@@ -496,8 +496,10 @@ MARK=$((900000 + RANDOM))
 r=$(lb haproxy POST "/sessions/${SIDS[0]}/exec" "${AUTH[@]}" "${JSON[@]}" \
 	--data-binary "{\"argv\":[\"sleep\",\"$MARK\"],\"background\":true}")
 expect_eq "fleet sessions: a background process in one of $victim's sessions" 202 "$(code_of "$r")"
-wait_for test -n "$(marker_pids "$MARK")"
-check "fleet sessions: it runs" test -n "$(marker_pids "$MARK")"
+marker_up() { [ -n "$(marker_pids "$MARK")" ]; }
+marker_gone() { [ -z "$(marker_pids "$MARK")" ]; }
+wait_for marker_up
+check "fleet sessions: it runs" marker_up
 { kill -KILL "${RPID[v]}"; wait "${RPID[v]}"; } 2>/dev/null
 declare -A before_kill
 for i in 1 2 3; do before_kill[$i]=$(wc -l <"${RLOG[i]}"); done
@@ -533,7 +535,7 @@ for id in $kept; do
 	done
 done
 expect_eq "fleet sessions: the other runners' sessions go on through both balancers" "" "$bad"
-wait_for test -z "$(marker_pids "$MARK")"
+wait_for marker_gone
 expect_eq "fleet sessions: the killed runner's session processes died with it" "" "$(marker_pids "$MARK")"
 bad=""
 for B in haproxy nginx; do
