@@ -463,6 +463,10 @@ class WireTests(unittest.TestCase):
 
     # ---- a fleet whose runners are addressed one by one
 
+    def test_health_names_the_node(self):
+        self.route("GET", "/health", Answer(200, {"status": "ok", "isolation": "system", "node": "n2"}))
+        self.assertEqual(self.r.health().node, "n2")
+
     def test_node_url_sends_session_calls_to_their_node(self):
         other = Fake()
         t = threading.Thread(target=other.serve_forever, args=(0.05,), daemon=True)

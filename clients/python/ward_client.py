@@ -256,6 +256,7 @@ class Health:
     isolation: str = ""
     version: str = ""
     error: str = ""
+    node: str = ""            # the runner's --node-id (docs/SPEC.md §9)
 
     @property
     def ok(self) -> bool:

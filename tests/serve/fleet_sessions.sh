@@ -418,6 +418,12 @@ for i in 1 2 3; do
 	start_server "r$i" --token-file "$SERVE_TMP/tokens" --node-id "runner$i" || exit 0
 	RPID[i]=$SRV_PID RPORT[i]=$PORT RLOG[i]=$SRV_LOG
 done
+bad=""
+for i in 1 2 3; do
+	r=$(curl -s --max-time 10 "http://127.0.0.1:${RPORT[i]}/health")
+	[ "$(jg "$r" 'd.get("node")')" = "runner$i" ] || bad="$bad [runner$i: $(printf '%s' "$r" | head -c 200)]"
+done
+expect_eq "fleet sessions: each runner's /health names its node id" "" "$bad"
 start_balancers runners "${RPORT[1]}" "${RPORT[2]}" "${RPORT[3]}" || exit 0
 other() { [ "$1" = haproxy ] && echo nginx || echo haproxy; }
 
