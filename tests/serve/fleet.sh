@@ -48,9 +48,9 @@ echo "app $TOKEN" >"$SERVE_TMP/tokens"
 # this ward; docs/deploy.md says what is untested)
 K8S=$(/usr/bin/python3 - "$ROOT/deploy/kubernetes/ward.yaml" <<'PY' 2>&1
 import sys, yaml
-docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
 bad = []
-dep, svc = docs["Deployment"], docs["Service"]
+dep, svc = docs[("Deployment", "ward-runner")], docs[("Service", "ward-runner")]
 pod = dep["spec"]["template"]
 c = pod["spec"]["containers"][0]
 args = c["args"]
@@ -114,7 +114,8 @@ sed -e "s/server 10\.0\.0\.11:8900 /server 127.0.0.1:${RPORT[1]} /" \
     -e "s#/var/log/nginx/ward.log#$LB/nginx-access.log#" \
     "$ROOT/deploy/nginx/ward.conf" >"$LB/ward.conf"
 changed=$(diff "$ROOT/deploy/nginx/ward.conf" "$LB/ward.conf" | grep -c '^>')
-expect_eq "fleet: nginx runs the shipped ward.conf, 5 lines adapted" 5 "$changed"
+# (each runner's address is on two lines: ward_runners and its sessions' upstream)
+expect_eq "fleet: nginx runs the shipped ward.conf, 8 lines adapted" 8 "$changed"
 # the main context a packaged nginx.conf would give, in a temp dir
 cat >"$LB/nginx.conf" <<EOF
 daemon off;
