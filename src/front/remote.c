@@ -115,7 +115,7 @@ static int slurp(int fd, unsigned char **out, size_t *outlen)
 	return 0;
 }
 
-static void write_all(int fd, const char *p, size_t n)
+void remote_write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
@@ -288,8 +288,8 @@ static int remote_answer(CURL *c, const char *endpoint, const struct answer *ans
  * keeps only the counts. */
 static void remote_stream_out(const struct ward_request *req, struct ward_result *res)
 {
-	write_all(req->stream_fd[0], res->out.data, res->out.len);
-	write_all(req->stream_fd[1], res->err.data, res->err.len);
+	remote_write_all(req->stream_fd[0], res->out.data, res->out.len);
+	remote_write_all(req->stream_fd[1], res->err.data, res->err.len);
 	res->out.len = res->err.len = 0;
 	if (res->out.data)
 		res->out.data[0] = 0;

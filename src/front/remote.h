@@ -20,4 +20,8 @@ struct remote_call {
 };
 int remote_call(const struct remote_call *rc, long *code, char **answer, size_t *alen, char *err, size_t errlen);
 
+/* Write all n bytes of p to fd (retrying short writes and EINTR); a
+ * failed write drops the rest (the reader went away). */
+void remote_write_all(int fd, const char *p, size_t n);
+
 #endif

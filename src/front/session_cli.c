@@ -251,19 +251,6 @@ static int read_file(const char *path, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 static int cmd_exec(struct scli *c, int argc, char **argv)
 {
 	if (argc < 2 || !id_ok(argv[1]))
@@ -303,8 +290,8 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	if (r.json)
 		(void)ward_result_to_json_fd(&res, 1);
 	else {
-		write_all(1, res.out.data, res.out.len);
-		write_all(2, res.err.data, res.err.len);
+		remote_write_all(1, res.out.data, res.out.len);
+		remote_write_all(2, res.err.data, res.err.len);
 	}
 	if (res.status == WARD_ST_ERROR)
 		fprintf(stderr, "ward: %s\n", res.error);
@@ -368,7 +355,7 @@ static int cmd_get(struct scli *c, int argc, char **argv)
 		free(ans);
 		return WARD_EXIT_FAILED;
 	}
-	write_all(fd, ans, alen);
+	remote_write_all(fd, ans, alen);
 	if (fd > 1)
 		close(fd);
 	free(ans);

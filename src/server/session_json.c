@@ -127,22 +127,6 @@ static void member_time(struct jw *w, const char *key, double t)
 	jw_cstring(w, buf);
 }
 
-static void emit_enforced(struct jw *w, const struct ward_enforced *e)
-{
-	const struct {
-		const char *key, *v;
-	} en[] = {{"memory", e->memory},     {"pids", e->pids},	    {"cpu", e->cpu},
-		  {"time", e->time},	     {"fsize", e->fsize},	    {"seccomp", e->seccomp},
-		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory}, {"user", e->user[0] ? e->user : NULL}};
-	jw_key(w, "enforced");
-	jw_object_begin(w);
-	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
-		jw_key(w, en[i].key);
-		jw_cstring(w, en[i].v ? en[i].v : "none");
-	}
-	jw_object_end(w);
-}
-
 static void emit_argv(struct jw *w, char **argv)
 {
 	jw_key(w, "argv");
@@ -187,7 +171,7 @@ static void emit_session(struct jw *w, const void *arg)
 	jw_key(w, "isolation");
 	jw_cstring(w, "system");
 	if (v->enforced)
-		emit_enforced(w, v->enforced);
+		jw_enforced(w, v->enforced);
 	if (v->detail) {
 		jw_key(w, "state");
 		jw_cstring(w, v->busy ? "busy" : "idle");

@@ -26,6 +26,25 @@
 
 /* ---------------------------------------------------------------- result */
 
+/* "enforced": which mechanism held each limit (SPEC §4), "none" where none. */
+void jw_enforced(struct jw *w, const struct ward_enforced *e)
+{
+	const struct {
+		const char *key, *v;
+	} en[] = {{"memory", e->memory},   {"pids", e->pids},       {"cpu", e->cpu},
+		  {"time", e->time},       {"fsize", e->fsize},     {"seccomp", e->seccomp},
+		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory},
+		  {"user", e->user[0] ? e->user : NULL}};
+	jw_key(w, "enforced");
+	jw_object_begin(w);
+	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
+		jw_key(w, en[i].key);
+		jw_cstring(w, en[i].v ? en[i].v : "none");
+	}
+	jw_object_end(w);
+}
+
+
 /* A JSON string from raw bytes, ill-formed UTF-8 replaced by U+FFFD. */
 static json_t *json_bytes(const char *data, size_t len)
 {
@@ -71,20 +90,7 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_key(w, "isolation");
 	jw_cstring(w, ward_isolation_name(r->isolation));
 
-	const struct ward_enforced *e = &r->enforced;
-	const struct {
-		const char *key, *v;
-	} en[] = {{"memory", e->memory},   {"pids", e->pids},       {"cpu", e->cpu},
-		  {"time", e->time},       {"fsize", e->fsize},     {"seccomp", e->seccomp},
-		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory},
-		  {"user", e->user[0] ? e->user : NULL}};
-	jw_key(w, "enforced");
-	jw_object_begin(w);
-	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
-		jw_key(w, en[i].key);
-		jw_cstring(w, en[i].v ? en[i].v : "none");
-	}
-	jw_object_end(w);
+	jw_enforced(w, &r->enforced);
 
 	jw_key(w, "usage");
 	jw_object_begin(w);

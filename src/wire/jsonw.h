@@ -50,6 +50,10 @@ void jw_element(struct jw *w);
 /* Bytes as a JSON string: ill-formed UTF-8 becomes U+FFFD, NUL \u0000. */
 void jw_string(struct jw *w, const char *data, size_t len);
 void jw_cstring(struct jw *w, const char *s);
+/* The result's "enforced" member (src/wire/json.c), for every object that
+ * reports one (results, sessions). */
+struct ward_enforced;
+void jw_enforced(struct jw *w, const struct ward_enforced *e);
 /* A member and its value in one call: bytes (NULL data: the empty
  * string), a whole number, true or false. */
 void jw_member_string(struct jw *w, const char *key, const char *data, size_t len);
