@@ -120,24 +120,28 @@ def main():
         servers.append(pooled)
         fresh, cf = start_server(tmp, "fresh")
         servers.append(fresh)
-        st, body = call(cp, "POST", "/sessions", {})
+        sess, cs = start_server(tmp, "session")
+        servers.append(sess)
+        st, body = call(cs, "POST", "/sessions", {})
         if st != 201:
             print("Sessions: skipped (POST /sessions answered %d: %s)" % (st, body[:200].decode(errors="replace")))
             return
         sid = json.loads(body)["id"]
         ex = {"argv": ["true"]}
-        for c, path in ((cp, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")):
+        for c, path in ((cs, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")):
             timed(c, "POST", path, ex)  # warm-up
         lat = {"session": [], "pooled": [], "fresh": []}
         for _ in range(N):
-            lat["session"].append(timed(cp, "POST", "/sessions/%s/exec" % sid, ex))
+            lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
             time.sleep(0.03)
             lat["pooled"].append(timed(cp, "POST", "/exec", ex))
             time.sleep(0.03)
             lat["fresh"].append(timed(cf, "POST", "/exec", ex))
             time.sleep(0.03)
+        # the same exec back to back (no idle time between calls)
+        lat["session-b2b"] = [timed(cs, "POST", "/sessions/%s/exec" % sid, ex) for _ in range(N)]
         bare = bare_ms()
-        call(cp, "DELETE", "/sessions/%s" % sid)
+        call(cs, "DELETE", "/sessions/%s" % sid)
 
         # memory of idle sessions (a server of its own, no pool: only sessions)
         idle, ci = start_server(tmp, "idle", "--spawners", "0")
@@ -162,11 +166,13 @@ def main():
         b = med(bare)
         print("## Sessions\n")
         print("bench/session.py: one client, %d requests of each kind interleaved, 30 ms apart, keep-alive "
-              "(send to answer); bare fork+exec of `true` measured in the same run.\n" % N)
+              "(send to answer), each kind on a server of its own; bare fork+exec of `true` measured in the "
+              "same run.\n" % N)
         print("| request | median ms | p99 ms | × bare |")
         print("| --- | ---: | ---: | ---: |")
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
         for k, label in (("session", "exec of `true` in an existing session"),
+                         ("session-b2b", "... the same, back to back (no gap between calls)"),
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox")):
             print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
         print("\nAn idle session, ward's own memory (%d sessions; PSS, so pages the server shares with the PID 1s "
