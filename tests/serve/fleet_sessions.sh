@@ -22,35 +22,8 @@
 # no sessions yet it says so in one FAIL line (SPEC §11).
 . "$(dirname "$0")/lib.bash"
 
-NGINX=${NGINX:-/usr/sbin/nginx}
-HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
-for b in "$NGINX" "$HAPROXY"; do
-	if [ ! -x "$b" ]; then
-		fail "fleet sessions: $b present" "not installed (scripts/install-deps: nginx-light, haproxy)"
-		exit 0
-	fi
-done
-
-# (0711: nginx's workers run as nobody and must reach their temp dirs)
-LB=$(mktemp -d /tmp/ward-fleet-sessions.XXXXXX)
-chmod 0711 "$LB"
-_LB_PIDS=""
-_fleet_cleanup() {
-	local p
-	for p in $_LB_PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $_LB_PIDS; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$LB"
-	_serve_cleanup
-}
-trap _fleet_cleanup EXIT
-trap 'exit 143' TERM INT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+FLEET_NAME="fleet sessions"
+. "$(dirname "$0")/fleet.bash"
 
 # lb BALANCER METHOD PATH [CURL ARGS] — "CODE BODY" through haproxy or nginx; bounded
 declare -A LB_URL LB_PID
