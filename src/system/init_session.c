@@ -318,7 +318,12 @@ static __attribute__((noreturn)) void file_worker(struct session_state *st, cons
 static __attribute__((noreturn)) void exec_child(struct session_state *st, const char *cwd, const int *fds, int nfds)
 {
 	struct child_ctx cc = *st->c;
-	reset_signals();
+	/* PID 1 reset every disposition and the umask before its session
+	 * (init.c); all that differs here is the SIGCHLD it blocks for its
+	 * signalfd: unblock, rather than reset 64 dispositions again. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	cc.out_w = fds[2];
 	cc.err_w = fds[3];
 	cc.in_r = nfds > 4 ? fds[4] : -1;

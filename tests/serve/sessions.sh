@@ -113,6 +113,11 @@ r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary '{"argv": ["cat", "ke
 expect_eq "a file persists between execs" state "$(jget "$(body_of "$r")" 'd["stdout"]')"
 r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary '{"command": "exit 3"}')
 expect_eq "exec's exit code" 3 "$(jget "$(body_of "$r")" 'd["exit_code"]')"
+# an exec starts like a fresh process, as a one-shot run does: nothing
+# blocked (PID 1 blocks SIGCHLD for itself), nothing ignored, umask 022
+r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary '{"command": "grep -E \"^Sig(Blk|Ign)\" /proc/self/status | tr -s \"\\t\" \" \" | tr \"\\n\" \" \"; umask"}')
+expect_eq "exec: no signal blocked or ignored, umask 022" "SigBlk: 0000000000000000 SigIgn: 0000000000000000 0022" \
+	"$(jget "$(body_of "$r")" 'd["stdout"].strip()')"
 
 # ownership: bob gets alice's 404, exactly as for an unknown id
 for ep in "GET /sessions/$SA" "DELETE /sessions/$SA" "GET /sessions/$SA/files/hello.txt" \
