@@ -28,6 +28,29 @@ N = int(os.environ.get("BENCH_SESSION_N", "60"))
 IDLE = int(os.environ.get("BENCH_SESSION_IDLE", "16"))
 
 
+def libward_row():
+    """bench/sessexec's session and bare medians and the session's p99 (ms), or None."""
+    exe = os.path.join(os.path.dirname(WARD) or ".", "bench", "sessexec")
+    if not os.access(exe, os.X_OK):
+        return None
+    try:
+        out = subprocess.run([exe, str(N), "0.03"], capture_output=True, text=True, timeout=300).stdout.split()
+        return float(out[1]), float(out[2]), float(out[4])
+    except (subprocess.SubprocessError, IndexError, ValueError):
+        return None
+
+
+def migration_line():
+    """What a cgroup migration costs here (favordynmods or not): ward doctor's line."""
+    try:
+        d = json.loads(subprocess.run([WARD, "doctor", "--json"], capture_output=True, text=True,
+                                      timeout=60).stdout)
+        return d["checks"]["migration"]["detail"]
+    except (subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        pass
+    return "no migration figure"
+
+
 def start_server(tmp, name, *args):
     log = os.path.join(tmp, name + ".log")
     open(log, "w").close()
@@ -175,6 +198,11 @@ def main():
                          ("session-b2b", "... the same, back to back (no gap between calls)"),
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox")):
             print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
+        lib = libward_row()
+        if lib:
+            print("| exec of `true` in a session through libward (bench/sessexec.c, no HTTP; bare in its "
+                  "own run: %.2f ms) | %.2f | %.2f | %.2f× |" % (lib[2], lib[0], lib[1], lib[0] / lib[2]))
+        print("\n`ward doctor` on this host: %s\n" % migration_line())
         print("\nAn idle session, ward's own memory (%d sessions; PSS, so pages the server shares with the PID 1s "
               "it cloned count once): the server's PSS changed by %+.0f KiB, their %d PID 1s hold %.0f KiB: "
               "%.0f KiB a session together, so 1 GiB holds about %d idle sessions "

@@ -392,6 +392,13 @@ int ward_session_usage(struct ward_session *s, struct ward_session_usage *u);
 /* What the session's limits are enforced by (as a result's "enforced"). */
 void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
 
+/* Turn on the kernel's favordynmods, host-wide (it outlives the process;
+ * `ward serve --favor-dynmods`): moving a process into a cgroup then costs
+ * ~0.1 ms instead of an RCU grace period, which every session exec pays,
+ * and every sandbox on cgroup v1.  Needs root and Linux 6.0+.  0, or -1
+ * with err set. */
+int ward_cgroup_favor_dynmods(char *err, size_t errlen);
+
 /* The exit status a CLI reports for a result (SPEC §2). */
 int ward_result_exit_status(const struct ward_result *result);
 

@@ -61,6 +61,22 @@ static int try_namespaces(void)
 	return 0;
 }
 
+/* What moving a process into a cgroup costs here (cgroup_dynmods.c): a
+ * whole RCU grace period unless the kernel favours dynamic changes. */
+static void migration_item(struct doctor_report *r)
+{
+	double ms = cg_migrate_cost_ms();
+	if (ms < 0)
+		item(r, "migration", false, "cannot measure what moving a process into a cgroup costs here");
+	else if (ms < 1.0)
+		item(r, "migration", true, "moving a process into a cgroup took %.2f ms after an idle moment", ms);
+	else
+		item(r, "migration", false,
+		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless the kernel favours dynamic changes): each "
+		     "session exec pays it, and each sandbox on cgroup v1; ward serve --favor-dynmods makes it "
+		     "~0.1 ms", ms);
+}
+
 void doctor_run(struct doctor_report *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -114,6 +130,9 @@ void doctor_run(struct doctor_report *r)
 	else
 		item(r, "cgroup", false, "no usable cgroups: limits fall back to rlimits%s%s", cg && cg->why[0] ? "; " : "",
 		     cg ? cg->why : "");
+
+	if (cg && cg->version != CG_NONE)
+		migration_item(r);
 
 	/* The proof: a real sandbox. */
 	struct ward_request req;

@@ -112,4 +112,14 @@ int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids);
 /* Kill what is left, wait (bounded) until empty, remove, free.  NULL ok. */
 void cg_destroy(struct ward_cgroup *cg);
 
+/* The kernel's price for moving a process into a cgroup after an idle
+ * moment (cgroup_dynmods.c): milliseconds, measured on a fresh cgroup of
+ * ward's, or -1 when it cannot be.  ~0.1 ms with favordynmods, a whole RCU
+ * grace period (several ms) without. */
+double cg_migrate_cost_ms(void);
+/* Turn the kernel's favordynmods on (cgroup2: remount with the option
+ * added; v1: mount a named hierarchy with it at /run/ward-favordynmods).
+ * Host-wide, and it outlives ward.  0, or -1 with err set. */
+int cg_favor_dynmods(char *err, size_t errlen);
+
 #endif

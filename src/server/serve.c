@@ -148,6 +148,14 @@ static int server_open(struct server *s, char *bound, size_t boundlen)
 		return -1;
 	if (log_start(s) < 0)
 		return -1;
+	if (s->o.favor_dynmods) {
+		char err[400];
+		if (ward_cgroup_favor_dynmods(err, sizeof(err)) < 0) {
+			fprintf(stderr, "ward serve: %s\n", err);
+			return -1;
+		}
+		log_event(s, "favor-dynmods", "the kernel's favordynmods is on: cgroup migrations are cheap");
+	}
 	s->listen_fd = make_listener(s->o.listen, bound, boundlen);
 	if (s->listen_fd < 0)
 		return -1;

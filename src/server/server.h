@@ -103,6 +103,7 @@ struct serve_opts {
 	double session_max_ttl, session_max_idle;
 	size_t max_work_size;        /* MB */
 	char node_id[64];            /* [A-Za-z0-9_-]{1,63}: the prefix of session ids */
+	bool favor_dynmods;          /* --favor-dynmods */
 };
 
 struct token {
