@@ -55,6 +55,8 @@ struct ward_session {
 	double cpu_budget_s;
 	struct ward_enforced enforced;
 	struct session_bg *bg;        /* background processes (session_bg.c) */
+	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
+	struct session_watch *watch;  /* the seccomp listener's thread */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -118,6 +120,71 @@ static void retire_exec_cg(struct ward_session *s, struct ward_cgroup *cg)
 	}
 	pthread_mutex_unlock(&s->lock);
 	cg_destroy(cg); /* empty, or out of memory: killed rather than leaked */
+}
+
+/* x's tree is one of the session's execs from its cgroup's creation to its
+ * end (session_seccomp_kill looks for a caller among them). */
+static void exec_track(struct ward_session *s, struct session_exec *x, bool on)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < sizeof(s->active) / sizeof(s->active[0]); i++)
+		if (on ? !s->active[i] : s->active[i] == x) {
+			s->active[i] = on ? x : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Is pid in cgroup cg?  Its /proc/PID/cgroup names cg's directory as a
+ * whole path component (the names are unique on the host). */
+static bool in_cgroup(const char *procs_cg, const struct ward_cgroup *cg)
+{
+	const char *name = cg_name(cg);
+	size_t k = strlen(name);
+	for (const char *p = procs_cg; k && (p = strstr(p, name)); p += k)
+		if (p > procs_cg && p[-1] == '/' && (p[k] == '\n' || p[k] == '/' || p[k] == 0))
+			return true;
+	return false;
+}
+
+void session_seccomp_kill(struct ward_session *s, pid_t pid, const char *text)
+{
+	char path[64], buf[4096] = "";
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	bool found = false;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; !found && i < sizeof(s->active) / sizeof(s->active[0]); i++) {
+		struct session_exec *x = s->active[i];
+		if (x && x->cg && in_cgroup(buf, x->cg)) {
+			snprintf(x->seccomp_text, sizeof(x->seccomp_text), "%s", text);
+			__atomic_store_n(&x->seccomp_killed, true, __ATOMIC_RELEASE);
+			cg_kill(x->cg);
+			found = true;
+		}
+	}
+	for (size_t i = 0; !found && i < s->nlinger; i++)
+		if (in_cgroup(buf, s->linger[i])) { /* what an ended exec left running */
+			cg_kill(s->linger[i]);
+			found = true;
+		}
+	pthread_mutex_unlock(&s->lock);
+	if (!found) { /* in no exec (or already moved on): the caller alone, never left blocked */
+		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pfd >= 0) {
+			syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+			close(pfd);
+		}
+	}
+}
+
+bool session_exec_seccomp(const struct session_exec *x)
+{
+	return __atomic_load_n(&x->seccomp_killed, __ATOMIC_ACQUIRE);
 }
 
 /* ------------------------------------------------------------ the socket */
@@ -258,6 +325,8 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 	if (make_exec_pipes(x, remote, want_in, err, errlen) < 0)
 		return -EMFILE;
 	x->cg = cg_child_create(s->parts.cg, "x", err, errlen);
+	if (x->cg)
+		exec_track(s, x, true);
 	int r = x->cg ? request_command(s, cwd, remote, &x->pidfd) : -EIO;
 	if (!x->cg)
 		for (int i = 0; i < 5; i++)
@@ -279,8 +348,10 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 		if (!err || !err[0])
 			set_err(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
 		session_exec_close(x);
-		if (x->cg)
+		if (x->cg) {
+			exec_track(s, x, false);
 			cg_destroy(x->cg);
+		}
 		x->cg = NULL;
 		return r;
 	}
@@ -290,6 +361,7 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 void session_exec_done(struct ward_session *s, struct session_exec *x)
 {
 	session_exec_close(x);
+	exec_track(s, x, false);
 	if (x->cg)
 		retire_exec_cg(s, x->cg);
 	x->cg = NULL;
@@ -427,6 +499,22 @@ static void supervise_exec(struct ward_session *s, const struct ward_request *re
 	supervise_run(sv);
 }
 
+/* A fatal call ended the exec: reported as a one-shot run's (signal 31),
+ * the call named at the end of its stderr. */
+static void seccomp_outcome(const struct session_exec *x, struct ward_result *res, struct backend_outcome *o)
+{
+	o->seccomp_killed = true;
+	size_t k = strlen(x->seccomp_text);
+	char *d = realloc(res->err.data, res->err.len + k + 2);
+	if (!d)
+		return;
+	memcpy(d + res->err.len, x->seccomp_text, k);
+	d[res->err.len + k] = '\n';
+	d[res->err.len + k + 1] = 0;
+	res->err.data = d;
+	res->err.len += k + 1;
+}
+
 int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
 		      struct ward_result *res)
 {
@@ -461,6 +549,8 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		outcome_collect(&sv, res);
 		exec_usage(&x, res, &o);
 		r = exec_outcome(&sv, res, &o);
+		if (session_exec_seccomp(&x))
+			seccomp_outcome(&x, res, &o);
 		session_exec_done(s, &x);
 	}
 	session_slot(s, false);
@@ -778,7 +868,14 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 		ward_session_destroy(s);
 		return NULL;
 	}
-	s->sb = sandbox_build_session(&shape, o->work_size_mb, err, errlen);
+	int lis = -1;
+	s->sb = sandbox_build_session(&shape, o->work_size_mb, &lis, err, errlen);
+	if (s->sb && lis >= 0 && session_watch_start(s, lis, &s->watch) < 0) {
+		close(lis);
+		set_err(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
+		ward_session_destroy(s);
+		return NULL;
+	}
 	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
 	    session_bg_new(s, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
@@ -796,6 +893,7 @@ void ward_session_destroy(struct ward_session *s)
 		return;
 	if (s->sb)
 		sandbox_session_kill(s->sb); /* PID 1, and with it every process inside */
+	session_watch_stop(s->watch);
 	session_bg_free(s->bg);
 	for (size_t i = 0; i < s->nlinger; i++)
 		cg_destroy(s->linger[i]);

@@ -15,6 +15,10 @@ struct session_bg;
 struct session_exec {
 	int ho_w, ctl_r, out_r, err_r, in_w, pidfd;
 	struct ward_cgroup *cg;
+	/* set (seccomp_text first, then seccomp_killed, atomically) when a
+	 * fatal call was caught in it and its tree killed */
+	bool seccomp_killed;
+	char seccomp_text[128];
 };
 
 /* req as the session runs it: the session's limits and environment (*env:
@@ -32,6 +36,20 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
  * in it (then it goes with the session). */
 void session_exec_done(struct ward_session *s, struct session_exec *x);
 void session_exec_close(struct session_exec *x);
+
+/* A fatal call caught by the session's listener (session_seccomp.c): pid
+ * (host) made it; the exec it belongs to is marked and its tree killed,
+ * or, in no exec, the process alone. */
+void session_seccomp_kill(struct ward_session *s, pid_t pid, const char *text);
+/* Did a fatal call end x?  Then text (what it was) for its stderr. */
+bool session_exec_seccomp(const struct session_exec *x);
+
+/* The session's listener thread (session_seccomp.c): start takes the
+ * listener (on failure it stays the caller's); stop ends the thread and
+ * closes it.  stop(NULL) is a no-op. */
+struct session_watch;
+int session_watch_start(struct ward_session *s, int listener, struct session_watch **out);
+void session_watch_stop(struct session_watch *w);
 
 /* Background processes (session_bg.c): made with the session, freed
  * after its PID 1 is dead. */

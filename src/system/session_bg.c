@@ -116,6 +116,11 @@ static void record_end(struct bg_proc *p, const char *ctl, bool timed_out, bool 
 	struct cg_stats cs;
 	if (cg_stats(p->x.cg, &cs) == 0)
 		o.oom_killed = cs.oom_killed;
+	if (session_exec_seccomp(&p->x)) { /* as an exec's (session.c) */
+		o.seccomp_killed = true;
+		capbuf_feed(&p->err, p->x.seccomp_text, strlen(p->x.seccomp_text));
+		capbuf_feed(&p->err, "\n", 1);
+	}
 	struct ward_result res = {0};
 	if (ctl[0] == 'E') {
 		res.status = WARD_ST_ERROR;

@@ -479,9 +479,10 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	return sb;
 }
 
-struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, char *err,
-				      size_t errlen)
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, int *listener,
+				      char *err, size_t errlen)
 {
+	*listener = -1;
 	bool no_helper = false;
 	double start = monotonic_now();
 	struct sandbox *sb = build(shape, false, start, NULL, &no_helper,
@@ -489,12 +490,11 @@ struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t
 				   err, errlen);
 	if (!sb)
 		return NULL;
-	/* The filter's listener: sessions let a fatal call fail with ENOSYS
-	 * (the kernel's answer once no listener is open) instead of killing
-	 * a tree that is not one exec's. */
+	/* The filter's listener: session_seccomp.c reads it, so that a fatal
+	 * call kills the exec it was made in. */
 	int lis = ward_seccomp_recv_listener(sb->nsock);
 	if (lis >= 0)
-		close(lis);
+		*listener = lis;
 	else if (!sb->facts->no_seccomp) {
 		snprintf(err, errlen, "the session's init sent no seccomp listener: %s", strerror(-lis));
 		sandbox_destroy(sb);

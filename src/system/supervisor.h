@@ -45,15 +45,16 @@ void sandbox_destroy(struct sandbox *sb);
  * cgroup, PID 1 and the control socket (a SOCK_SEQPACKET socket, see
  * init_session.c).  sandbox_session_kill kills and reaps PID 1 (the whole
  * sandbox with it), before session.c removes its exec cgroups and then
- * sandbox_destroy the rest. */
+ * sandbox_destroy the rest.  *listener: the seccomp filter's listener (the
+ * caller's to close), or -1 when the sandbox runs without seccomp. */
 struct sandbox_session {
 	struct ward_cgroup *cg;
 	pid_t pid;
 	int pidfd, sock;
 	unsigned host_uid;
 };
-struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, char *err,
-				      size_t errlen);
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, int *listener,
+				      char *err, size_t errlen);
 struct sandbox_session sandbox_session_parts(struct sandbox *sb);
 void sandbox_session_kill(struct sandbox *sb);
 /* Encode req's command as a handover and write it all to fd (blocking).

@@ -1,0 +1,89 @@
+/* session_seccomp.c — a session's seccomp listener, supervisor side, on the
+ * host: a fatal call ends the exec it was made in, as it ends a one-shot run.
+ *
+ * The session's PID 1 loads the filter (init.c) and hands its listener
+ * over; every exec inherits the filter, so one listener hears them all.  A
+ * thread of the session's own waits on it.  A notification is read and
+ * never answered: the caller stays blocked in the call, which never runs,
+ * until session.c's session_seccomp_kill has found the exec by the caller's
+ * cgroup and killed that exec's tree (the rest of the session lives on).
+ * Without a reader the kernel would fail the call with ENOSYS and the
+ * program would go on: the thread runs as long as the session's PID 1.
+ * A call withdrawn before it is read (a signal took the caller out of it)
+ * fails with EINTR and never runs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sandbox/seccomp.h"
+#include "system/session.h"
+
+struct session_watch {
+	struct ward_session *s;
+	int listener;
+	int stop[2];
+	pthread_t thread;
+};
+
+static void *watch_main(void *arg)
+{
+	struct session_watch *w = arg;
+	for (;;) {
+		struct pollfd p[2] = {{.fd = w->listener, .events = POLLIN}, {.fd = w->stop[0], .events = POLLIN}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN) {
+			struct ward_seccomp_event ev;
+			if (ward_seccomp_notify_read(w->listener, &ev) == 0)
+				session_seccomp_kill(w->s, ev.pid, ev.text);
+		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			break; /* no process uses the filter any more: PID 1 is gone */
+		}
+	}
+	return NULL;
+}
+
+int session_watch_start(struct ward_session *s, int listener, struct session_watch **out)
+{
+	*out = NULL;
+	struct session_watch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct session_watch){.s = s, .listener = listener, .stop = {-1, -1}};
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024); /* it only polls and reads */
+	int r = pipe2(w->stop, O_CLOEXEC) < 0 ? errno : pthread_create(&w->thread, &a, watch_main, w);
+	pthread_attr_destroy(&a);
+	if (r) {
+		if (w->stop[0] >= 0) {
+			close(w->stop[0]);
+			close(w->stop[1]);
+		}
+		free(w);
+		return -r;
+	}
+	*out = w;
+	return 0;
+}
+
+void session_watch_stop(struct session_watch *w)
+{
+	if (!w)
+		return;
+	(void)!write(w->stop[1], "x", 1);
+	pthread_join(w->thread, NULL);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	close(w->listener);
+	free(w);
+}
