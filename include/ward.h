@@ -278,6 +278,8 @@ struct ward_session;
 /* Background processes a session remembers (running or exited); the oldest
  * exited one is forgotten when a new one would exceed it. */
 #define WARD_SESSION_MAX_PROCS 64
+/* The most ward_session_proc_output returns of one stream in one call. */
+#define WARD_SESSION_OUTPUT_CHUNK (256 * 1024)
 
 struct ward_session_opts {
 	/* The sandbox's shape and the session's limits together:
@@ -341,9 +343,11 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n);
 
 /* Output of background process id from byte offset from_out / from_err of
  * each stream (offsets count every byte it wrote; a part dropped from the
- * middle is skipped and the stream's truncated is set).  out / err get
- * malloc'd data (free(stream->data)) and ->bytes = all it wrote so far: the
- * next call's offset.  wait_s > 0: when nothing new is there yet, wait up to
+ * middle is skipped and the stream's truncated is set), at most
+ * WARD_SESSION_OUTPUT_CHUNK bytes of each per call.  out / err get
+ * malloc'd data (free(stream->data)) and ->bytes = the offset after what
+ * was returned: the next call's (all it wrote so far unless the chunk's
+ * size cut it).  wait_s > 0: when nothing new is there yet, wait up to
  * that long for output or for its exit.  *exited (and *exit_code, SPEC §2)
  * say whether it has ended; either pointer may be NULL. */
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,

@@ -63,6 +63,19 @@ void body_release(struct server *s, struct req *r)
 	r->len = r->cap = 0;
 }
 
+/* An answer made as it is sent (a follow stream) holds its pending bytes
+ * in the same budget, a piece at a time. */
+bool answer_reserve(struct server *s, size_t n)
+{
+	return budget_take(&s->answer_bytes, s->o.max_answer_total, n);
+}
+
+void answer_release(struct server *s, size_t n)
+{
+	if (n)
+		__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
+}
+
 /* An answer is held from its encoding until its client has taken it or
  * the connection ends, and a client that does not read keeps it that long:
  * so answers have a budget of their own.  One that does not fit now is

@@ -318,6 +318,8 @@ void conns_free(struct server *s);
 bool body_reserve(struct server *s, size_t more);
 void body_release(struct server *s, struct req *r);
 void hold_answer(struct server *s, struct req *r);
+bool answer_reserve(struct server *s, size_t n);
+void answer_release(struct server *s, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);

@@ -428,6 +428,7 @@ struct follow {
 	uint64_t off[2];
 	char *buf;
 	size_t len, pos;
+	size_t held;            /* len, counted in the server's --max-answer-total */
 	struct follow *park_next;
 };
 
@@ -449,6 +450,29 @@ static bool follow_add(struct follow *f, char *line)
 	f->len += n + 1;
 	free(line);
 	return true;
+}
+
+/* What f has to send counts in the answers' budget: when it does not fit
+ * now, it is dropped and fetched again later (the offsets go back). */
+static bool follow_hold(struct follow *f, const uint64_t was[2])
+{
+	if (!f->len || answer_reserve(f->s, f->len)) {
+		f->held = f->len;
+		return true;
+	}
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+	f->off[0] = was[0];
+	f->off[1] = was[1];
+	f->done = false;
+	return false;
+}
+
+static void follow_unhold(struct follow *f)
+{
+	answer_release(f->s, f->held);
+	f->held = 0;
 }
 
 /* The status name of background process id (once it has exited). */
@@ -493,22 +517,23 @@ static bool follow_fetch(struct follow *f)
 		f->done = true;
 		return follow_add(f, sj_end_json(f->pid, 0, NULL, err[0] ? err : "no such process", NULL));
 	}
-	bool any = false;
+	bool any = false, more = false;
+	uint64_t was[2] = {f->off[0], f->off[1]};
 	static const char *const names[2] = {"stdout", "stderr"};
 	for (int i = 0; i < 2; i++) {
 		if (st[i].len)
 			any |= follow_add(f, sj_event_json(names[i], st[i].data, st[i].len, NULL));
+		more |= st[i].len == WARD_SESSION_OUTPUT_CHUNK; /* a chunk's worth: there may be more */
 		if (st[i].bytes > f->off[i])
 			f->off[i] = st[i].bytes;
 		free(st[i].data);
 	}
-	if (exited || !f->follow) {
+	if (!more && (exited || !f->follow)) {
 		f->done = true;
 		if (exited)
 			follow_add(f, sj_end_json(f->pid, code, status, NULL, NULL));
-		return true;
 	}
-	return any;
+	return follow_hold(f, was) && (any || f->done);
 }
 
 /* Park f's connection until the ticker wakes it (from its own callback:
@@ -532,6 +557,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 	struct follow *f = cls;
 	(void)pos;
 	if (f->pos == f->len) {
+		follow_unhold(f);
 		f->pos = f->len = 0;
 		if (f->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
@@ -549,6 +575,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 static void follow_free(void *cls)
 {
 	struct follow *f = cls;
+	follow_unhold(f);
 	free(f->buf);
 	free(f);
 }

@@ -431,27 +431,37 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n)
 }
 
 /* The bytes of cb from stream offset `from` on (head, then the tail's
- * window), into out.  Under lock. */
+ * window), at most WARD_SESSION_OUTPUT_CHUNK, into out; out->bytes is the
+ * offset after them.  Under lock. */
 static int take(const struct capbuf *cb, uint64_t from, struct ward_stream *out)
 {
 	uint64_t tail_start = cb->total - cb->tail_len;
-	size_t n = 0, cap = (from < cb->head_len ? cb->head_len - from : 0) + cb->tail_len;
+	size_t from_head = from < cb->head_len ? cb->head_len - (size_t)from : 0;
+	size_t n = 0, cap = from_head + cb->tail_len;
+	if (cap > WARD_SESSION_OUTPUT_CHUNK)
+		cap = WARD_SESSION_OUTPUT_CHUNK;
 	out->data = malloc(cap + 1);
 	if (!out->data)
 		return -ENOMEM;
-	if (from < cb->head_len) {
-		memcpy(out->data, cb->head + from, cb->head_len - from);
-		n = cb->head_len - from;
+	uint64_t next = from;
+	if (from_head) {
+		n = from_head < cap ? from_head : cap;
+		memcpy(out->data, cb->head + from, n);
+		next = from + n;
 	}
-	uint64_t start = from > tail_start ? from : tail_start;
-	out->truncated = start > from && start > cb->head_len;
-	for (uint64_t o = start; o < cb->total && cb->tail_cap; o++) {
-		size_t idx = (cb->tail_pos + cb->tail_cap - (size_t)(cb->total - o)) % cb->tail_cap;
-		out->data[n++] = cb->tail[idx];
+	if (n < cap || !from_head) {
+		uint64_t start = next > tail_start ? next : tail_start;
+		out->truncated = start > next && start > cb->head_len;
+		for (next = start; next < cb->total && n < cap && cb->tail_cap; next++) {
+			size_t idx = (cb->tail_pos + cb->tail_cap - (size_t)(cb->total - next)) % cb->tail_cap;
+			out->data[n++] = cb->tail[idx];
+		}
+		if (next > cb->total) /* asked from beyond the end */
+			next = cb->total;
 	}
 	out->data[n] = 0;
 	out->len = n;
-	out->bytes = cb->total;
+	out->bytes = next;
 	return 0;
 }
 

@@ -351,6 +351,54 @@ struct conc {
 	bool ok;
 };
 
+/* Output is taken a chunk at a time (WARD_SESSION_OUTPUT_CHUNK): a reader
+ * (the server's follow stream) never holds more than that of a stream per
+ * call, and the offsets walk through all of it, in order. */
+static void test_output_chunks(struct ward_session *s)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "head -c 600000 /dev/zero | tr '\\0' x; printf END";
+	r.limits.timeout_s = 20;
+	r.limits.output_limit = 1 << 20;
+	char err[512] = "";
+	int id = -1;
+	bool exited = false;
+	int code = -1;
+	CHECK("session bg chunks: spawn", ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err) == 0);
+	for (int i = 0; i < 100 && !exited; i++) { /* bounded: 100 waits of 0.2 s */
+		struct ward_stream o, e;
+		if (ward_session_proc_output(s, id, UINT64_MAX, UINT64_MAX, 0.2, &o, &e, &exited, &code, err,
+					     sizeof err) < 0)
+			break;
+		free(o.data);
+		free(e.data);
+	}
+	uint64_t off = 0;
+	size_t calls = 0, most = 0, total = 0;
+	bool in_order = true;
+	for (; calls < 10; calls++) {
+		struct ward_stream o, e;
+		if (ward_session_proc_output(s, id, off, 0, 0, &o, &e, NULL, NULL, err, sizeof err) < 0)
+			break;
+		if (o.len > most)
+			most = o.len;
+		in_order &= o.bytes == off + o.len;
+		total += o.len;
+		bool last = o.len < WARD_SESSION_OUTPUT_CHUNK;
+		if (last)
+			in_order &= o.len >= 3 && memcmp(o.data + o.len - 3, "END", 3) == 0;
+		off = o.bytes;
+		free(o.data);
+		free(e.data);
+		if (last)
+			break;
+	}
+	CHECK("session bg chunks: no call returns more than a chunk", exited && most == WARD_SESSION_OUTPUT_CHUNK);
+	CHECK("session bg chunks: the offsets walk through all of it, in order",
+	      in_order && total == 600003 && calls == 2);
+}
+
 static void *conc_main(void *arg)
 {
 	struct conc *c = arg;
@@ -527,6 +575,7 @@ void test_session(void)
 	test_limits(s);
 	test_files(s);
 	test_background(s);
+	test_output_chunks(s);
 	test_concurrent(s);
 	test_cwd_usage(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
