@@ -15,12 +15,8 @@ sid=$(jg "$(curl -s -XPOST "$URL/sessions" -d '{}')" 'd["id"]')
 P=$(curl -s -XPOST "$URL/sessions/$sid/exec" -d '{"background": true, "limits": {"max_output_chars": 16000000},
 	"command": "head -c 12000000 /dev/zero | tr \"\\000\" x; echo END"}')
 pid=$(jg "$P" 'd["pid"]')
-for _ in $(seq 100); do
-	L=$(curl -s "$URL/sessions/$sid/processes")
-	[ "$(jg "$L" '[p for p in d if p["pid"]=='"$pid"'][0]["state"]')" = exited ] && break
-	sleep 0.1
-done
-expect_eq "the writer has ended" exited "$(jg "$L" '[p for p in d if p["pid"]=='"$pid"'][0]["state"]')"
+PROC=$(wait_proc_exited "$sid" "$pid")
+expect_eq "the writer has ended" exited "$(jg "$PROC" 'd["state"]')"
 
 python3 - "$PORT" "$sid" "$pid" "$URL" >"$SERVE_TMP/held" <<'PY' &
 import socket, sys, time, urllib.request

@@ -52,6 +52,18 @@ wait_for() {
 	return 1
 }
 
+# wait_proc_exited SID PID — up to 10 s for background process PID of session
+# SID (on $URL) to have exited; prints its entry of GET .../processes (JSON)
+wait_proc_exited() {
+	local e _
+	for _ in $(seq 100); do
+		e=$(jg "$(curl -s "$URL/sessions/$1/processes")" '[p for p in d if p["pid"]=='"$2"'][0]')
+		[ "$(jg "$e" 'd["state"]')" = exited ] && break
+		sleep 0.1
+	done
+	printf '%s' "$e"
+}
+
 # metric NAME [CURL ARGS...] — the value of one line of GET /metrics
 metric() {
 	local m=$1

@@ -33,13 +33,9 @@ expect_not_contains "mount(2): the call never returned (no ENOSYS)" "$(jg "$R" '
 # a background process
 P=$(ex '{"background": true, "command": "sleep 0.2; mount -t tmpfs x /tmp; echo after"}')
 pid=$(jg "$P" 'd["pid"]')
-for _ in $(seq 100); do
-	L=$(curl -s "$URL/sessions/$sid/processes")
-	[ "$(jg "$L" '[p for p in d if p["pid"]=='"$pid"'][0]["state"]')" = exited ] && break
-	sleep 0.1
-done
+PROC=$(wait_proc_exited "$sid" "$pid")
 expect_eq "a background process: ends as signal 31" "159" \
-	"$(jg "$L" '[p for p in d if p["pid"]=='"$pid"'][0]["exit_code"]')"
+	"$(jg "$PROC" 'd["exit_code"]')"
 O=$(curl -s "$URL/sessions/$sid/processes/$pid/output")
 expect_contains "a background process: its stderr names the call" "$O" 'blocked mount(2)'
 expect_not_contains "a background process: nothing after it" "$O" '"after'
