@@ -153,8 +153,10 @@ def main():
         ex = {"argv": ["true"]}
         for c, path in ((cs, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")):
             timed(c, "POST", path, ex)  # warm-up
-        lat = {"session": [], "pooled": [], "fresh": []}
+        lat = {"session": [], "pooled": [], "fresh": [], "health": []}
         for _ in range(N):
+            lat["health"].append(timed(cs, "GET", "/health", None))
+            time.sleep(0.03)
             lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
             time.sleep(0.03)
             lat["pooled"].append(timed(cp, "POST", "/exec", ex))
@@ -196,7 +198,8 @@ def main():
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
         for k, label in (("session", "exec of `true` in an existing session"),
                          ("session-b2b", "... the same, back to back (no gap between calls)"),
-                         ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox")):
+                         ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox"),
+                         ("health", "GET /health: the HTTP round trip alone (no sandbox)")):
             print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
         lib = libward_row()
         if lib:
