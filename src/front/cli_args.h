@@ -21,7 +21,15 @@ struct cli_run {
 	char *mount_store[CLI_MAX_LIST]; /* split HOST:PATH copies */
 	char *env[CLI_MAX_LIST + 1];
 	size_t nenv;
+	char *collect[CLI_MAX_LIST + 1]; /* --collect GLOB, NULL-terminated */
+	size_t ncollect;
+	const char *collect_dir;   /* --collect-dir, default CLI_COLLECT_DIR */
 };
+
+/* Where --collect's files go without --collect-dir: a directory of their
+ * own under the current one, never the current directory itself (a file
+ * of the sandbox's would land among the caller's). */
+#define CLI_COLLECT_DIR "ward-collect"
 
 /* Parse `ward run` arguments (argv[0] = "run").  0, or -1 with a one-line
  * message in err (the caller exits 125, nothing run). */
