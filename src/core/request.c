@@ -34,10 +34,10 @@ const struct limit_desc ward_limit_table[LIM__COUNT] = {
 	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process",
 			"nofile", "--max-nofile", 4096},
 	[LIM_COLLECT_FILES] = {"--collect-max-files", "", 64, 0, 100000, "most files --collect brings back",
-			       "collect_max_files", "--max-collect-files", 1024},
+			       "collect_max_files", "--max-collect-files", 512},
 	[LIM_COLLECT_BYTES] = {"--collect-max-bytes", "bytes", 8 << 20, 0, 1ull << 30,
 			       "most bytes --collect brings back, all files together", "collect_max_bytes",
-			       "--max-collect-bytes", 64 << 20},
+			       "--max-collect-bytes", 32 << 20},
 };
 
 double ward_limit_get(const struct ward_limits *l, int which)
