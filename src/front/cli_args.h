@@ -42,4 +42,8 @@ int parse_u64(const char *s, uint64_t *out);
 
 void cli_print_run_help(FILE *f);
 
+/* --collect: res's files into c->collect_dir (collect_out.c); problems are
+ * named on stderr, the exit status stays the program's. */
+void cli_write_collected(const struct cli_run *c, const struct ward_result *res);
+
 #endif
