@@ -738,6 +738,9 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.start = start,
 		.cancel = req->cancel,
 		.notify_sock = sb->nsock,
+		/* PID 1 closes it before it reports, and its exit leaves no
+		 * other holder: its end comes at once */
+		.report_to_eof = collect,
 	};
 	/* Deferred: once PID 1 reports the command's status, the result is
 	 * complete (usage comes from the cgroup); PID 1's exit, the
