@@ -504,6 +504,12 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 			 cwd);
 		r = -EINVAL;
 	}
+	char globs_fit[SM_MAX_STR];
+	if (r == 0 && req->collect && join_globs(req->collect, globs_fit, sizeof(globs_fit)) < 0) {
+		snprintf(res->error, sizeof(res->error), "collect: the globs take more than %d bytes in all: give "
+							 "fewer or shorter ones", SM_MAX_STR - 1);
+		r = -EINVAL;
+	}
 	if (r == 0 && !session_slot(s, true)) {
 		snprintf(res->error, sizeof(res->error),
 			 "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
