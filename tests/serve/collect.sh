@@ -118,8 +118,9 @@ expect_eq "session: a background exec with collect: 400" 400 "$(code_of "$r")"
 r=$(sx '{"command": "true", "collect": ["x"], "limits": {"collect_max_files": 11}}')
 expect_eq "session exec collect: above --max-collect-files: 400" 400 "$(code_of "$r")"
 # ward session exec --collect: into --collect-dir, as ward run does
+# (the CLI sends every limit: within this runner's maxima)
 WARD_RUNNER_URL=$URL timeout 60 "$WARD" session exec "$sid" --collect 'out/*.png' --collect-dir "$SERVE_TMP/sc" \
-	-- true >/dev/null 2>&1
+	--collect-max-files 10 --collect-max-bytes 1000000 -- true >/dev/null 2>&1
 expect_eq "ward session exec --collect: the PNG lands in --collect-dir" 89504e47 \
 	"$(head -c 4 "$SERVE_TMP/sc/out/plot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')"
 http DELETE "/sessions/$sid" >/dev/null
