@@ -91,6 +91,12 @@ expect_eq "/health: maxima.collect_max_files" 10 "$(jg "$(body_of "$h")" 'd["lim
 expect_eq "/health: defaults.collect_max_bytes (under the maximum)" 1000000 \
 	"$(jg "$(body_of "$h")" 'd["limits"]["defaults"]["collect_max_bytes"]')"
 
+# the Python client (clients/python) reads them back too
+v=$(cd "$ROOT/clients/python" && URL=$URL timeout 60 python3 -c 'import os; from ward_client import Runner
+r = Runner(os.environ["URL"]).exec(argv=["sh", "-c", "printf \"\\000\\377\" >b"], collect=["b"])
+print(r.files[0].path, r.files[0].data.hex(), r.files_truncated)' 2>&1)
+expect_eq "python client: exec(collect=...) gives the bytes back" "b 00ff False" "$v"
+
 # --- a session exec -----------------------------------------------------
 r=$(http POST /sessions --data-binary '{"limits": {"work_size_mb": 16}}')
 expect_eq "session: created" 201 "$(code_of "$r")"
