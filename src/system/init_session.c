@@ -281,7 +281,7 @@ static void op_remove(const struct session_msg *m, int s)
  * /work (the worker's cwd) by collect_walk.c, the frames on the stream. */
 static void op_collect(const struct session_msg *m, int s)
 {
-	static char globs[SM_MAX_STR]; /* the worker's own copy (a fork) */
+	char globs[SM_MAX_STR]; /* the worker's own copy, split in place */
 	const char *list[WARD_MAX_COLLECT_GLOBS + 1];
 	size_t n = 0;
 	memcpy(globs, m->str, sizeof(globs));
