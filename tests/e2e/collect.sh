@@ -73,6 +73,19 @@ expect_eq "collect: ... written into --collect-dir" 10000 "$(find "$D" -type f |
 check "collect: 10,000 files within a generous bound (60 s)" \
 	test $(($(date +%s) - s)) -lt 60
 
+# the walk itself is bounded: 100,000 entries looked at, 32 directories deep
+rm -rf "$D"
+WT=120 wr --json --collect '**/x' --timeout 100 --collect-dir "$D" -- python3 -c '
+import os
+os.mkdir("many")
+for i in range(100001):
+    open("many/%d" % i, "w").close()'
+expect_eq "collect: a walk past 100,000 entries stops, files_truncated" '[0, true]' \
+	"$(jg "$OUT" '[len(d["files"]), d["files_truncated"]]')"
+wr --json --collect '**' --collect-dir "$D" --shell 'p=deep; for i in $(seq 40); do p=$p/d; done; mkdir -p $p; echo x >$p/bottom; echo y >top'
+expect_eq "collect: no deeper than 32 directories, files_truncated" '[["top"], true]' \
+	"$(jg "$OUT" '[[f["path"] for f in d["files"]], d["files_truncated"]]')"
+
 # --- symlinks and special files -----------------------------------------------
 rm -rf "$D"
 WT=30 wr --json --collect '**/*' --collect 'l/' --collect 'etc/' --collect-dir "$D" --shell \
