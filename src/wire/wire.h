@@ -59,7 +59,7 @@ size_t ward_request_doc_bytes(const struct ward_request_doc *doc);
 char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen);
 
 /* A result object (SPEC §4) back into a struct ward_result (for
- * --remote).  0, or -1 with a message in err.  res must be freed with
+ * --remote; its collected files' paths unchecked: see json.c's get_files).  0, or -1 with a message in err.  res must be freed with
  * ward_result_free() in both cases. */
 int ward_result_from_json(const char *body, size_t len, struct ward_result *res, char *err, size_t errlen);
 
