@@ -141,3 +141,43 @@ for i in 1 2 3; do
 done
 check "pooled: the runs took pooled sandboxes" test "$(metric 'ward_pool_takes_total{result="hit"}')" -ge 2
 stop_server "$SRV_PID"
+
+# --- ward run --remote --collect: what a runner says is checked again ------
+start_server c3 || exit 0
+rm -rf "$SERVE_TMP/rc"
+WARD_RUNNER_URL=$URL timeout 60 "$WARD" run --collect 'o/' --collect-dir "$SERVE_TMP/rc" \
+	--shell 'mkdir o; printf remote >o/r' >/dev/null 2>&1
+expect_eq "ward run --remote --collect: the file lands in --collect-dir" remote "$(cat "$SERVE_TMP/rc/o/r" 2>/dev/null)"
+stop_server "$SRV_PID"
+# A hostile runner answers paths that climb out, are absolute, or cross a
+# symlink it hopes is there: nothing is written outside --collect-dir.
+mkdir -p "$SERVE_TMP/evil/dir" "$SERVE_TMP/outside"
+ln -s "$SERVE_TMP/outside" "$SERVE_TMP/evil/dir/link"
+python3 - "$SERVE_TMP/evil.port" <<'PY' &
+import base64, http.server, json, sys
+files = [{"path": p, "size": 1, "mode": 420, "encoding": "base64", "content": base64.b64encode(b"x").decode()}
+         for p in ("../escaped", "/tmp/ward-collect-abs-probe", "link/through", "ok")]
+res = {"status": "ok", "exit_code": 0, "stdout": "", "stderr": "", "error": "", "files": files, "files_truncated": False}
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        b = json.dumps(res).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.timeout = 30
+s.handle_request()
+PY
+evil=$!
+wait_for test -s "$SERVE_TMP/evil.port"
+timeout 60 "$WARD" run --remote "http://127.0.0.1:$(cat "$SERVE_TMP/evil.port")" --collect x \
+	--collect-dir "$SERVE_TMP/evil/dir" -- true >/dev/null 2>"$SERVE_TMP/evil.err"
+wait "$evil" 2>/dev/null
+expect_eq "hostile runner: only the plain path is written" "ok " \
+	"$(cd "$SERVE_TMP/evil/dir" && find . -type f | sed 's|^\./||' | tr '\n' ' ')"
+check "hostile runner: nothing above --collect-dir" test ! -e "$SERVE_TMP/evil/escaped"
+check "hostile runner: nothing at the absolute path" test ! -e /tmp/ward-collect-abs-probe
+expect_eq "hostile runner: nothing through a symlink in --collect-dir" "" "$(ls -A "$SERVE_TMP/outside")"
+expect_contains "hostile runner: stderr names the refused path" "$(cat "$SERVE_TMP/evil.err")" "'../escaped' not written"
