@@ -17,8 +17,11 @@
 #include "core/request.h"
 
 /* Steps one match may take (a glob of many '*' and "**" against a deep
- * path backtracks): beyond it the path does not match. */
-#define MATCH_BUDGET 100000u
+ * path backtracks): beyond it the path does not match.  A walk takes at
+ * most WALK_BUDGET steps in all (64 hostile globs against 100,000 deep
+ * paths would be 10^11): beyond it, it stops, truncated. */
+#define MATCH_BUDGET 20000u
+#define WALK_BUDGET 50000000ull
 
 /* ------------------------------------------------------------ matching */
 
@@ -146,16 +149,14 @@ bool collect_glob_match(const char *glob, size_t glen, const char *path, size_t 
 	return match_path(glob, glob + glen, path, path + plen, &budget);
 }
 
-bool collect_glob_may_descend(const char *glob, size_t glen, const char *dir, size_t dlen)
+static bool may_descend_budget(const char *g, const char *ge, const char *p, const char *pe, unsigned *budget)
 {
-	const char *g = glob, *ge = glob + glen, *p = dir, *pe = dir + dlen;
-	unsigned budget = MATCH_BUDGET;
 	for (;;) {
 		const char *gc = component_end(g, ge);
 		if (is_globstar(g, gc))
 			return true;
 		const char *pc = component_end(p, pe);
-		if (!match_name(g, gc, p, pc, &budget))
+		if (!match_name(g, gc, p, pc, budget))
 			return false;
 		if (gc == ge)
 			return false; /* the glob ends here: nothing deeper matches */
@@ -164,6 +165,12 @@ bool collect_glob_may_descend(const char *glob, size_t glen, const char *dir, si
 		g = gc + 1;
 		p = pc + 1;
 	}
+}
+
+bool collect_glob_may_descend(const char *glob, size_t glen, const char *dir, size_t dlen)
+{
+	unsigned budget = MATCH_BUDGET;
+	return may_descend_budget(glob, glob + glen, dir, dir + dlen, &budget);
 }
 
 /* ------------------------------------------------------------- walking */
@@ -181,6 +188,7 @@ struct walk {
 	size_t ng;
 	uint32_t max_files, files, entries;
 	uint64_t max_bytes, bytes;
+	uint64_t steps;       /* of WALK_BUDGET, left */
 	bool truncated, stop;
 	int out, err;
 	char path[PATH_MAX];
@@ -203,18 +211,32 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static bool path_selected(const struct walk *w, size_t plen, bool is_dir)
+/* One glob against w->path (plen bytes): a match (descend: could match
+ * below it), its steps taken from the walk's budget; an empty budget stops
+ * the walk. */
+static bool glob_hit(struct walk *w, const struct glob_ref *g, size_t plen, bool descend)
 {
-	for (size_t i = 0; i < w->ng; i++)
-		if ((is_dir || !w->g[i].dir_only) && collect_glob_match(w->g[i].s, w->g[i].len, w->path, plen))
+	unsigned b = w->steps < MATCH_BUDGET ? (unsigned)w->steps : MATCH_BUDGET, start = b;
+	const char *ge = g->s + g->len, *pe = w->path + plen;
+	bool hit = descend ? may_descend_budget(g->s, ge, w->path, pe, &b) : match_path(g->s, ge, w->path, pe, &b);
+	w->steps -= start - b;
+	if (!w->steps)
+		w->truncated = w->stop = true;
+	return hit && !w->stop;
+}
+
+static bool path_selected(struct walk *w, size_t plen, bool is_dir)
+{
+	for (size_t i = 0; i < w->ng && !w->stop; i++)
+		if ((is_dir || !w->g[i].dir_only) && glob_hit(w, &w->g[i], plen, false))
 			return true;
 	return false;
 }
 
-static bool may_descend(const struct walk *w, size_t plen)
+static bool may_descend(struct walk *w, size_t plen)
 {
-	for (size_t i = 0; i < w->ng; i++)
-		if (collect_glob_may_descend(w->g[i].s, w->g[i].len, w->path, plen))
+	for (size_t i = 0; i < w->ng && !w->stop; i++)
+		if (glob_hit(w, &w->g[i], plen, true))
 			return true;
 	return false;
 }
@@ -358,6 +380,7 @@ int collect_walk(int workfd, const char *const *globs, uint32_t max_files, uint6
 	w->data = (unsigned char *)w->dents + dents;
 	w->max_files = max_files;
 	w->max_bytes = max_bytes;
+	w->steps = WALK_BUDGET;
 	w->out = out;
 	add_globs(w, globs);
 	int dfd = openat(workfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -448,6 +448,10 @@ static int join_globs(char *const *globs, char *out, size_t n)
 	return 0;
 }
 
+/* The longest a session exec waits for its collected files (a cut-short
+ * stream counts as truncated). */
+#define COLLECT_WAIT_S 60.0
+
 /* Files out after an exec (SPEC §12): a file worker walks /work inside the
  * session (init_session.c's op_collect) and sends the frames, read here up
  * to what the caps allow.  0, or -1 with res->error set. */
@@ -471,7 +475,10 @@ static int session_collect(struct ward_session *s, const struct ward_request *re
 	uint64_t bound = collect_stream_bound(l->collect_max_files, l->collect_max_bytes);
 	char *buf = read_full(fd, &h, sizeof(h)) == 0 && h.r == 0 ? malloc((size_t)bound) : NULL;
 	size_t got = 0;
-	while (buf && got < bound) {
+	/* the worker is bounded (files, bytes, entries, steps); this bounds
+	 * the wait for it in all, not just each read */
+	double until = monotonic_now() + COLLECT_WAIT_S;
+	while (buf && got < bound && monotonic_now() < until) {
 		ssize_t n = read(fd, buf + got, (size_t)(bound - got));
 		if (n < 0 && errno == EINTR)
 			continue;

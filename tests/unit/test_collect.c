@@ -162,6 +162,30 @@ static void test_walk(void)
 	walk_decode(dir, lnk, 64, 1 << 20, &r);
 	CHECK("walk: a glob through a symlinked directory takes nothing", r.nfiles == 0 && !r.files_truncated);
 	ward_result_free(&r);
+	/* a hostile glob (twelve "**" components) against many deep paths, which
+	 * make it backtrack: the walk's step budget stops it (truncated)
+	 * instead of letting it run on */
+	char deep[400];
+	snprintf(deep, sizeof(deep), "%s/deep", dir);
+	mkdir(deep, 0755);
+	for (int i = 0; i < 20; i++) {
+		strcat(deep, "/d");
+		mkdir(deep, 0755);
+	}
+	for (int i = 0; i < 3000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "f%d", i);
+		put(deep, name, "");
+	}
+	static char hostile[200];
+	hostile[0] = 0;
+	for (int i = 0; i < 12; i++)
+		strcat(hostile, "**/");
+	strcat(hostile, "z");
+	const char *hg[] = {hostile, NULL};
+	CHECK("walk: a hostile glob over 3000 deep paths ends", walk_decode(dir, hg, 64, 1 << 20, &r) == 0);
+	CHECK("walk: ... stopped by its step budget: nothing, truncated", r.nfiles == 0 && r.files_truncated);
+	ward_result_free(&r);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK("walk: cleanup", system(cmd) == 0);
