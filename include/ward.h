@@ -65,6 +65,8 @@ struct ward_limits {
 	uint64_t fsize_mb;      /* largest file written */
 	uint64_t tmp_size_mb;   /* size of /tmp (and of an ephemeral /work) */
 	uint32_t nofile;        /* open files per process */
+	uint32_t collect_max_files; /* files out (SPEC §12): most files collected */
+	uint64_t collect_max_bytes; /* files out: most bytes collected in all */
 };
 
 /* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
@@ -138,6 +140,16 @@ struct ward_request {
 	 * ("cancelled").  ward checks it at least every 50 ms and whenever a
 	 * signal interrupts it. */
 	const volatile int *cancel;
+
+	/* Files out (SPEC §12): after the command ends, the regular files of
+	 * /work that these globs match ('*' and '?' within a name, '[...]',
+	 * '**' as a whole name for any depth; a match that is a directory, or
+	 * a glob ending in '/', takes every file below it) come back in
+	 * result.files, read inside the sandbox without following a symlink,
+	 * within limits.collect_max_files and collect_max_bytes.  System
+	 * isolation only; not with report_channel.  NULL-terminated; NULL or
+	 * empty = none. */
+	char *const *collect;
 };
 
 /* Which mechanism enforced a limit: "cgroup-v2", "cgroup-v1", "rlimit",
@@ -168,6 +180,16 @@ struct ward_stream {
 	uint64_t bytes; /* what the child wrote in all */
 };
 
+/* A file collected from /work (SPEC §12): its path relative to /work, its
+ * permission bits and its bytes (size of them, as read: a file that grew
+ * while it was read is cut at the size it had when opened). */
+struct ward_collected {
+	char *path;
+	unsigned char *data;
+	size_t size;
+	mode_t mode;
+};
+
 struct ward_result {
 	enum ward_status status;
 	int exit_code;    /* SPEC §2 mapping: 124, 137, 128+N, or the child's */
@@ -182,6 +204,9 @@ struct ward_result {
 	char *report;     /* report channel contents, or NULL */
 	size_t report_len;
 	bool report_truncated;
+	struct ward_collected *files; /* the request's collect, or NULL */
+	size_t nfiles;
+	bool files_truncated; /* a cap (files, bytes, entries walked) left files out */
 };
 
 /* Fill a request with the defaults of SPEC §2. */

@@ -33,6 +33,11 @@ const struct limit_desc ward_limit_table[LIM__COUNT] = {
 		     "tmp_size_mb", "--max-tmp-size", 1024},
 	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process",
 			"nofile", "--max-nofile", 4096},
+	[LIM_COLLECT_FILES] = {"--collect-max-files", "", 64, 0, 100000, "most files --collect brings back",
+			       "collect_max_files", "--max-collect-files", 512},
+	[LIM_COLLECT_BYTES] = {"--collect-max-bytes", "bytes", 8 << 20, 0, 1ull << 30,
+			       "most bytes --collect brings back, all files together", "collect_max_bytes",
+			       "--max-collect-bytes", 32 << 20},
 };
 
 double ward_limit_get(const struct ward_limits *l, int which)
@@ -46,6 +51,8 @@ double ward_limit_get(const struct ward_limits *l, int which)
 	case LIM_FSIZE: return (double)l->fsize_mb;
 	case LIM_TMP: return (double)l->tmp_size_mb;
 	case LIM_NOFILE: return l->nofile;
+	case LIM_COLLECT_FILES: return l->collect_max_files;
+	case LIM_COLLECT_BYTES: return (double)l->collect_max_bytes;
 	}
 	return 0;
 }
@@ -61,6 +68,8 @@ void ward_limit_set(struct ward_limits *l, int which, double v)
 	case LIM_FSIZE: l->fsize_mb = (uint64_t)v; break;
 	case LIM_TMP: l->tmp_size_mb = (uint64_t)v; break;
 	case LIM_NOFILE: l->nofile = (uint32_t)v; break;
+	case LIM_COLLECT_FILES: l->collect_max_files = (uint32_t)v; break;
+	case LIM_COLLECT_BYTES: l->collect_max_bytes = (uint64_t)v; break;
 	}
 }
 
@@ -82,6 +91,8 @@ void ward_request_init(struct ward_request *req)
 	l->fsize_mb = (uint64_t)ward_limit_table[LIM_FSIZE].dflt;
 	l->tmp_size_mb = (uint64_t)ward_limit_table[LIM_TMP].dflt;
 	l->nofile = (uint32_t)ward_limit_table[LIM_NOFILE].dflt;
+	l->collect_max_files = (uint32_t)ward_limit_table[LIM_COLLECT_FILES].dflt;
+	l->collect_max_bytes = (uint64_t)ward_limit_table[LIM_COLLECT_BYTES].dflt;
 }
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
@@ -188,6 +199,43 @@ static int check_host_dir(const char *what, const char *p, bool want_dir, char *
 	return 0;
 }
 
+/* Files out (SPEC §12): a few globs, each relative to /work as a file
+ * path is (the path guard's rules, a trailing '/' allowed), at the system
+ * level, where PID 1 reads them inside the sandbox's view; the application
+ * level has no such view of its own. */
+static int check_collect(const struct ward_request *r, char *err, size_t errlen)
+{
+	size_t n = 0;
+	for (; r->collect && r->collect[n]; n++) {
+		const char *g = r->collect[n];
+		size_t len = strlen(g);
+		while (len > 1 && g[len - 1] == '/')
+			len--;
+		char perr[256];
+		if (len > WARD_MAX_COLLECT_GLOB_LEN)
+			return bad(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
+				   WARD_MAX_COLLECT_GLOB_LEN);
+		if (strchr(g, '\n'))
+			return bad(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
+		if (pathguard_check(g, len, perr, sizeof(perr)) < 0)
+			return bad(err, errlen, "collect glob '%s' refused: %s; give a glob relative to /work, "
+						"e.g. \"out/\" or \"**/*.png\"", g, perr);
+	}
+	if (!n)
+		return 0;
+	if (n > WARD_MAX_COLLECT_GLOBS)
+		return bad(err, errlen, "collect: %zu globs, at most %d: give fewer (a directory takes all below it)",
+			   n, WARD_MAX_COLLECT_GLOBS);
+	if (r->isolation != WARD_ISO_SYSTEM)
+		return bad(err, errlen, "collect needs isolation 'system' (files are read inside the sandbox's "
+					"own view of /work, which 'application' has not): use isolation system, or "
+					"read the files from --workdir yourself");
+	if (r->report_channel)
+		return bad(err, errlen, "collect is not available with a report channel (test jobs): run the files' "
+					"producer with /exec instead");
+	return 0;
+}
+
 int ward_request_validate(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->argv && r->argv[0]) {
@@ -220,7 +268,11 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 	    check_limit(LIM_OUTPUT, (double)l->output_limit, err, errlen) < 0 ||
 	    check_limit(LIM_FSIZE, (double)l->fsize_mb, err, errlen) < 0 ||
 	    check_limit(LIM_TMP, (double)l->tmp_size_mb, err, errlen) < 0 ||
-	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0)
+	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0 ||
+	    check_limit(LIM_COLLECT_FILES, l->collect_max_files, err, errlen) < 0 ||
+	    check_limit(LIM_COLLECT_BYTES, (double)l->collect_max_bytes, err, errlen) < 0)
+		return -1;
+	if (check_collect(r, err, errlen) < 0)
 		return -1;
 
 	if (r->env) {

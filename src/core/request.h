@@ -23,6 +23,7 @@ struct limit_desc {
 
 enum {
 	LIM_TIMEOUT, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FSIZE, LIM_TMP, LIM_NOFILE,
+	LIM_COLLECT_FILES, LIM_COLLECT_BYTES,
 	LIM__COUNT
 };
 
@@ -53,6 +54,10 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 #define WARD_MAX_FILES 1000
 #define WARD_MAX_FILES_BYTES (16u << 20)
 #define WARD_MAX_STDIN_BYTES (16u << 20)
+
+/* Files out (SPEC §12): globs a request may give, and each one's length. */
+#define WARD_MAX_COLLECT_GLOBS 64
+#define WARD_MAX_COLLECT_GLOB_LEN 1024
 
 /* The fixed environment of SPEC §2 (the sandbox user's uid and gid:
  * WARD_SANDBOX_UID in src/sandbox/userns.h). */

@@ -108,6 +108,13 @@ void ward_result_free(struct ward_result *res)
 	free(res->err.data);
 	free(res->report);
 	res->out.data = res->err.data = res->report = NULL;
+	for (size_t i = 0; i < res->nfiles; i++) {
+		free(res->files[i].path);
+		free(res->files[i].data);
+	}
+	free(res->files);
+	res->files = NULL;
+	res->nfiles = 0;
 }
 
 int ward_result_exit_status(const struct ward_result *res)

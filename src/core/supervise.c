@@ -419,11 +419,13 @@ static int loop_begin(struct supervise *s, struct loop *l)
 /* Done when the top process has gone and the streams are closed, or a
  * grace period after it went (a daemon outside the sandbox's reach in
  * application mode could hold them forever). */
-static bool loop_finished(struct loop *l, double now)
+static bool loop_finished(const struct supervise *s, struct loop *l, double now)
 {
 	if (l->fds[P_PID] < 0 && l->exited_at == 0)
 		l->exited_at = now;
 	bool streams_open = l->fds[P_OUT] >= 0 || l->fds[P_ERR] >= 0 || l->fds[P_REP] >= 0 || l->fds[P_CTL] >= 0;
+	if (l->exited_at && s->report_to_eof && l->fds[P_REP] >= 0 && now - l->exited_at < REPORT_DRAIN_S)
+		return false;
 	return l->exited_at && (!streams_open || now - l->exited_at > 0.25);
 }
 
@@ -647,7 +649,7 @@ static int supervise_loop(struct supervise *s)
 		return -ENOMEM;
 	for (;;) {
 		double now = monotonic_now();
-		if (loop_finished(&l, now))
+		if (loop_finished(s, &l, now))
 			break;
 		loop_enforce_limits(s, &l, now);
 		double wait = loop_wait(s, &l, now);

@@ -60,6 +60,9 @@ struct capbuf {
 	const volatile int *cancel;  /* stops that wait */
 };
 
+/* How long report_to_eof reads on after the top process went. */
+#define REPORT_DRAIN_S 5.0
+
 /* How long capbuf_finish waits for a reader that takes nothing, once the
  * run's deadline has passed. */
 #define LIVE_STALL_S 1.0
@@ -100,6 +103,9 @@ struct supervise {
 	size_t report_limit;
 	double start;              /* monotonic seconds, when the run began */
 	const volatile int *cancel; /* see ward_request.cancel */
+	bool report_to_eof;        /* the report channel is read to its end after the top
+				    * process went (files out: nothing else holds it then),
+				    * for up to REPORT_DRAIN_S, not only the grace period */
 	bool end_at_report;        /* a line "X STATUS" on the control pipe counts as the
 				    * top process's exit: stop there, without waiting for
 				    * it to be gone (its teardown happens off the reply path) */

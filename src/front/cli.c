@@ -17,6 +17,7 @@
 #include "front/frontends.h"
 #include "core/plan.h"
 #include "system/spawner.h"
+#include "wire/wire.h"
 #include "ward.h"
 
 #ifdef WARD_LEAN
@@ -210,10 +211,13 @@ static int run_request(struct cli_run *c, char **token, struct ward_result *res)
 /* The result out (--json: one object on stdout), and the exit status. */
 static int report_result(const struct cli_run *c, int r, struct ward_result *res)
 {
+	cli_write_collected(c, res);
 	if (c->json) {
-		/* streamed: no copy of the output, however much it is */
+		/* streamed: no copy of the output, however much it is; the
+		 * collected files listed (path, size, mode), their bytes being
+		 * in --collect-dir */
 		fflush(stdout);
-		(void)ward_result_to_json_fd(res, 1);
+		(void)ward_result_to_json_fd_files(res, false, 1);
 	}
 	if (r < 0 || res->status == WARD_ST_ERROR)
 		fprintf(stderr, "ward: %s\n", res->error);

@@ -75,6 +75,10 @@ void cli_print_run_help(FILE *f)
 		   "  --net none|loopback     network (default none)\n"
 		   "  --stdin FILE|-          standard input (default /dev/null)\n"
 		   "  --json                  capture both streams and print one result object\n"
+		   "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
+		   "                          directory or 'DIR/' takes all below it, '**' any depth)\n"
+		   "  --collect-dir DIR       where --collect's files go (created; default ./" CLI_COLLECT_DIR "); an\n"
+		   "                          existing file is never replaced, a symlink in DIR never followed\n"
 		   "  --isolation system|application   (default system; application needs WARD_ALLOW_APPLICATION=1)\n"
 		   "  --remote URL            run on a ward serve runner (default $WARD_RUNNER_URL)\n"
 		   "  --token-file FILE       bearer token for --remote (default $WARD_RUNNER_TOKEN)\n"
@@ -172,6 +176,7 @@ static int parse_limit(struct ward_request *r, const char *name, const char *val
 	case LIM_FSIZE: r->limits.fsize_mb = u; break;
 	case LIM_TMP: r->limits.tmp_size_mb = u; break;
 	case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
+	default: ward_limit_set(&r->limits, lim, d); break;
 	}
 	return 1;
 }
@@ -209,6 +214,14 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 		c->stdin_path = val;
 	} else if (!strcmp(name, "--shell")) {
 		r->shell = val;
+	} else if (!strcmp(name, "--collect")) {
+		if (c->ncollect >= CLI_MAX_LIST)
+			return bad(err, errlen, "too many --collect options: at most %d", CLI_MAX_LIST);
+		c->collect[c->ncollect++] = (char *)val;
+	} else if (!strcmp(name, "--collect-dir")) {
+		if (!val[0])
+			return bad(err, errlen, "--collect-dir is empty: give a directory");
+		c->collect_dir = val;
 	} else if (!strcmp(name, "--remote")) {
 		c->remote = val;
 	} else if (!strcmp(name, "--token-file")) {
@@ -264,6 +277,13 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	}
 	if (c->nenv)
 		r->env = c->env;
+	if (c->collect_dir && !c->ncollect)
+		return bad(err, errlen, "--collect-dir without --collect: give the files to collect with --collect GLOB");
+	if (c->ncollect) {
+		r->collect = c->collect;
+		if (!c->collect_dir)
+			c->collect_dir = CLI_COLLECT_DIR;
+	}
 	r->mounts = c->mounts;
 	r->nmounts = nmounts;
 	r->capture = c->json;

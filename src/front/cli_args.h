@@ -21,7 +21,15 @@ struct cli_run {
 	char *mount_store[CLI_MAX_LIST]; /* split HOST:PATH copies */
 	char *env[CLI_MAX_LIST + 1];
 	size_t nenv;
+	char *collect[CLI_MAX_LIST + 1]; /* --collect GLOB, NULL-terminated */
+	size_t ncollect;
+	const char *collect_dir;   /* --collect-dir, default CLI_COLLECT_DIR */
 };
+
+/* Where --collect's files go without --collect-dir: a directory of their
+ * own under the current one, never the current directory itself (a file
+ * of the sandbox's would land among the caller's). */
+#define CLI_COLLECT_DIR "ward-collect"
 
 /* Parse `ward run` arguments (argv[0] = "run").  0, or -1 with a one-line
  * message in err (the caller exits 125, nothing run). */
@@ -33,5 +41,9 @@ int parse_seconds(const char *s, double *out);
 int parse_u64(const char *s, uint64_t *out);
 
 void cli_print_run_help(FILE *f);
+
+/* --collect: res's files into c->collect_dir (collect_out.c); problems are
+ * named on stderr, the exit status stays the program's. */
+void cli_write_collected(const struct cli_run *c, const struct ward_result *res);
 
 #endif

@@ -287,8 +287,9 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 		ward_result_free(&res);
 		goto out;
 	}
+	cli_write_collected(&r, &res);
 	if (r.json)
-		(void)ward_result_to_json_fd(&res, 1);
+		(void)ward_result_to_json_fd_files(&res, false, 1);
 	else {
 		remote_write_all(1, res.out.data, res.out.len);
 		remote_write_all(2, res.err.data, res.err.len);

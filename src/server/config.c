@@ -132,12 +132,21 @@ static int parse_max(int which, const char *v, struct ward_limits *max)
 	return 0;
 }
 
+/* Files out (SPEC §12): base64 takes four bytes for three, and each file's
+ * path (six a byte at worst), size and mode some more. */
+static uint64_t collect_answer_bound(const struct ward_limits *max)
+{
+	return (max->collect_max_bytes + 2) / 3 * 4 + (uint64_t)max->collect_max_files * (6 * 4096 + 128) + 64;
+}
+
 /* The largest answer a request within the maxima can have: each kept byte
  * of both streams may take six on the wire (\u0001), the drop marker
- * included; a test report's details take a few times its report's bytes. */
+ * included; a test report's details take a few times its report's bytes,
+ * an exec's collected files what collect_answer_bound says. */
 static uint64_t answer_bound(const struct ward_limits *max)
 {
-	return 12 * (max->output_limit + 64) + 8ull * TJ_REPORT_LIMIT + (64u << 10);
+	uint64_t report = 8ull * TJ_REPORT_LIMIT, files = collect_answer_bound(max); /* a test job collects nothing */
+	return 12 * (max->output_limit + 64) + (report > files ? report : files) + (64u << 10);
 }
 
 /* The answer budget holds the largest answer. */
@@ -147,7 +156,8 @@ static int check_budgets(const struct serve_opts *o)
 	if (o->max_answer_total < need) {
 		fprintf(stderr, "ward serve: --max-answer-total %zu cannot hold the largest answer a request may have "
 				"with --max-output %llu (%llu bytes: each kept byte of both streams may take six on "
-				"the wire); give at least %llu, or a smaller --max-output\n",
+				"the wire, collected files four for three); give at least %llu, or a smaller --max-output "
+				"or --max-collect-bytes\n",
 			o->max_answer_total, (unsigned long long)o->max.output_limit, (unsigned long long)need,
 			(unsigned long long)need);
 		return -1;

@@ -77,6 +77,9 @@ static bool check_session_limits(struct server *s, struct req *r, const struct s
 		return false;
 	}
 	char err[512];
+	/* a session collects nothing itself: each exec's caps are checked with it */
+	r->doc.req.limits.collect_max_files = o->defaults.collect_max_files;
+	r->doc.req.limits.collect_max_bytes = o->defaults.collect_max_bytes;
 	if (ward_limits_within(&r->doc.req.limits, &o->max, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
 		return false;
@@ -216,6 +219,11 @@ bool prepare_session_exec(struct server *s, struct req *r)
 	}
 	if (!prepare_exec(s, r))
 		return false;
+	if (x->background && r->doc.req.collect) {
+		set_error(r, 400, "collect: a background exec has no end to collect the files at: run it without "
+				  "\"background\", or collect with a later exec");
+		return false;
+	}
 	if (x->stdin_pipe)
 		r->doc.req.stdin_set = false;
 	return sess_find(s, r);

@@ -3,6 +3,7 @@
  * Layout: a fixed header, then the body:
  *   argv strings, each NUL-terminated (argc of them)
  *   environment strings, each NUL-terminated (envc of them)
+ *   collect globs, each NUL-terminated (ncollect of them)
  *   per file: u32 path length, u32 mode, u64 data length, the path and a
  *   NUL, the data.
  * Integers are in the host's byte order: both ends are the same binary.
@@ -27,7 +28,7 @@ struct ho_header {
 	uint32_t magic;
 	uint32_t flags;
 	uint32_t argc, envc;
-	uint32_t nfiles, reserved;
+	uint32_t nfiles, ncollect;
 	uint64_t body_len;
 	struct ward_limits limits;
 };
@@ -48,14 +49,17 @@ static size_t count(char *const *v)
 
 void *handover_encode(const struct handover *h, size_t *len)
 {
-	size_t argc = count(h->argv), envc = count(h->envp);
-	if (argc == 0 || argc > HO_MAX_STRINGS || envc > HO_MAX_STRINGS || h->nfiles > WARD_MAX_FILES)
+	size_t argc = count(h->argv), envc = count(h->envp), ncol = count(h->collect);
+	if (argc == 0 || argc > HO_MAX_STRINGS || envc > HO_MAX_STRINGS || h->nfiles > WARD_MAX_FILES ||
+	    ncol > WARD_MAX_COLLECT_GLOBS)
 		return NULL;
 	uint64_t body = 0;
 	for (size_t i = 0; i < argc; i++)
 		body += strlen(h->argv[i]) + 1;
 	for (size_t i = 0; i < envc; i++)
 		body += strlen(h->envp[i]) + 1;
+	for (size_t i = 0; i < ncol; i++)
+		body += strlen(h->collect[i]) + 1;
 	for (size_t i = 0; i < h->nfiles; i++)
 		body += sizeof(struct ho_file) + strlen(h->files[i].path) + 1 + h->files[i].len;
 	if (body > HO_MAX_BODY)
@@ -67,6 +71,7 @@ void *handover_encode(const struct handover *h, size_t *len)
 		.argc = (uint32_t)argc,
 		.envc = (uint32_t)envc,
 		.nfiles = (uint32_t)h->nfiles,
+		.ncollect = (uint32_t)ncol,
 		.body_len = body,
 		.limits = h->limits,
 	};
@@ -76,9 +81,9 @@ void *handover_encode(const struct handover *h, size_t *len)
 	char *p = buf;
 	memcpy(p, &hdr, sizeof(hdr));
 	p += sizeof(hdr);
-	char *const *lists[2] = {h->argv, h->envp};
-	size_t ns[2] = {argc, envc};
-	for (int l = 0; l < 2; l++)
+	char *const *lists[3] = {h->argv, h->envp, h->collect};
+	size_t ns[3] = {argc, envc, ncol};
+	for (int l = 0; l < 3; l++)
 		for (size_t i = 0; i < ns[l]; i++) {
 			size_t n = strlen(lists[l][i]) + 1;
 			memcpy(p, lists[l][i], n);
@@ -140,12 +145,12 @@ int handover_read(int fd, struct handover *h)
 	if (r != 0)
 		return r;
 	if (hdr.magic != HO_MAGIC || hdr.argc == 0 || hdr.argc > HO_MAX_STRINGS || hdr.envc > HO_MAX_STRINGS ||
-	    hdr.nfiles > WARD_MAX_FILES || hdr.body_len > HO_MAX_BODY)
+	    hdr.nfiles > WARD_MAX_FILES || hdr.ncollect > WARD_MAX_COLLECT_GLOBS || hdr.body_len > HO_MAX_BODY)
 		return -EPROTO;
 
 	/* One mapping: the pointer arrays, then the body (and a NUL after it,
 	 * so that no string can run off the end). */
-	size_t ptrs = ((size_t)hdr.argc + 1 + hdr.envc + 1) * sizeof(char *);
+	size_t ptrs = ((size_t)hdr.argc + 1 + hdr.envc + 1 + hdr.ncollect + 1) * sizeof(char *);
 	size_t fls = (size_t)hdr.nfiles * sizeof(struct ward_file);
 	size_t total = ptrs + fls + (size_t)hdr.body_len + 1;
 	void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -153,6 +158,7 @@ int handover_read(int fd, struct handover *h)
 		return -errno;
 	char **argv = mem;
 	char **envp = argv + hdr.argc + 1;
+	char **collect = envp + hdr.envc + 1;
 	struct ward_file *files = (struct ward_file *)((char *)mem + ptrs);
 	char *body = (char *)mem + ptrs + fls;
 	r = read_full(fd, body, (size_t)hdr.body_len);
@@ -162,6 +168,8 @@ int handover_read(int fd, struct handover *h)
 	r = take_strings(argv, hdr.argc, &p, end);
 	if (r == 0)
 		r = take_strings(envp, hdr.envc, &p, end);
+	if (r == 0)
+		r = take_strings(collect, hdr.ncollect, &p, end);
 	for (uint32_t i = 0; r == 0 && i < hdr.nfiles; i++) {
 		struct ho_file fh;
 		if ((size_t)(end - p) < sizeof(fh)) {
@@ -193,6 +201,7 @@ int handover_read(int fd, struct handover *h)
 	h->envp = envp;
 	h->files = files;
 	h->nfiles = hdr.nfiles;
+	h->collect = hdr.ncollect ? collect : NULL;
 	return 0;
 bad:
 	munmap(mem, total);

@@ -1,6 +1,7 @@
 /* handover.h — what a sandbox learns only when its request comes: the
  * command's argv and environment, its rlimits, the files to write into
- * /work and how its stdio is wired.
+ * /work, the globs of the files to collect from it afterwards and how its
+ * stdio is wired.
  *
  * Every system-level run hands these over the same way: the supervisor
  * encodes them and writes them into a pipe that the sandbox's PID 1 reads
@@ -37,6 +38,7 @@ struct handover {
 	char **envp;              /* NULL-terminated */
 	struct ward_file *files;
 	size_t nfiles;
+	char **collect;           /* files out's globs, NULL-terminated; NULL = none */
 };
 
 /* Encode h into a malloc'd buffer; its length in *len.  NULL when out of

@@ -37,6 +37,7 @@
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp.h"
 #include "system/child.h"
+#include "system/collect_walk.h"
 
 /* The command's stack while it shares PID 1's memory: static, because PID 1
  * allocates nothing; each PID 1 has its own copy (a clone of the supervisor,
@@ -319,11 +320,37 @@ static pid_t start_command(struct child_ctx *c)
 	close(c->err_w);
 	if (c->in_r >= 0)
 		close(c->in_r);
-	if (c->rep_w >= 0)
+	/* Files out: the report pipe, which the command has not (no report
+	 * channel then: ward_request_validate), carries them afterwards. */
+	if (c->rep_w >= 0 && !c->ho.collect)
 		close(c->rep_w);
 	if (c->landlock_fd >= 0)
 		close(c->landlock_fd);
 	return cmd;
+}
+
+/* Files out (SPEC §12), once the command has ended: every other process of
+ * the sandbox is killed and reaped first, so that nothing changes /work
+ * while it is read; then the walk (collect_walk.c) sends the files down the
+ * report pipe and closes it, before "X" says the run is over.  PID 1 reads
+ * as the sandbox user (the fsuid mounts_build left), in the sandbox's mount
+ * namespace, from its /work (PID 1's cwd). */
+static void collect_files(struct child_ctx *c)
+{
+	if (!c->ho.collect || c->rep_w < 0)
+		return;
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	int wfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (wfd >= 0) {
+		collect_walk(wfd, (const char *const *)c->ho.collect, c->ho.limits.collect_max_files,
+			     c->ho.limits.collect_max_bytes, c->rep_w);
+		close(wfd);
+	}
+	close(c->rep_w);
+	c->rep_w = -1;
+	trace_phase("init:collected", c->start);
 }
 
 /* Reap every orphan until the command ends; report its status and exit. */
@@ -334,6 +361,7 @@ static __attribute__((noreturn)) void reap_until_command_ends(struct child_ctx *
 		pid_t p = waitpid(-1, &st, 0);
 		if (p == cmd) {
 			trace_phase("init:cmd-exited", c->start);
+			collect_files(c);
 			ctl_say(c->ctl_w, "X %d\n", st);
 			_exit(0);
 		}

@@ -33,10 +33,12 @@
 
 #include "core/backend.h"
 #include "core/pathguard.h"
+#include "core/request.h"
 #include "sandbox/caps.h"
 #include "sandbox/landlock.h"
 #include "sandbox/userns.h"
 #include "system/child.h"
+#include "system/collect_walk.h"
 #include "system/session_proto.h"
 
 /* Commands PID 1 reports the end of (execs, background ones included).  The
@@ -275,13 +277,40 @@ static void op_remove(const struct session_msg *m, int s)
 	send_head(s, r, 0);
 }
 
+/* Files out after an exec (SPEC §12): the globs, one a line, walked from
+ * /work (the worker's cwd) by collect_walk.c, the frames on the stream. */
+static void op_collect(const struct session_msg *m, int s)
+{
+	char globs[SM_MAX_STR]; /* the worker's own copy, split in place */
+	const char *list[WARD_MAX_COLLECT_GLOBS + 1];
+	size_t n = 0;
+	memcpy(globs, m->str, sizeof(globs));
+	globs[sizeof(globs) - 1] = 0;
+	for (char *g = globs; *g && n < WARD_MAX_COLLECT_GLOBS;) {
+		list[n++] = g;
+		char *nl = strchr(g, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		g = nl + 1;
+	}
+	list[n] = NULL;
+	send_head(s, 0, 0);
+	int wfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (wfd < 0)
+		return; /* no 'E' frame: the host counts the list as cut short */
+	collect_walk(wfd, list, m->mode, m->max, s);
+	close(wfd);
+}
+
 /* The worker: the sandbox user, the command's Landlock ruleset, PID 1's
  * filter and mount namespace, /work as its cwd; then the op. */
 static __attribute__((noreturn)) void file_worker(struct session_state *st, const struct session_msg *m, int s)
 {
 	struct child_ctx *c = st->c;
 	char err[256];
-	int r = pathguard_check(m->str, strlen(m->str), err, sizeof(err)) < 0 && !(m->op == SM_LIST && !m->str[0])
+	int r = m->op != SM_COLLECT && pathguard_check(m->str, strlen(m->str), err, sizeof(err)) < 0 &&
+				!(m->op == SM_LIST && !m->str[0])
 			? -EINVAL
 			: 0;
 	/* Nothing of PID 1's but the stream: the worker becomes the sandbox
@@ -305,6 +334,8 @@ static __attribute__((noreturn)) void file_worker(struct session_state *st, cons
 		op_read(m, s);
 	else if (m->op == SM_LIST)
 		op_list(m, s);
+	else if (m->op == SM_COLLECT)
+		op_collect(m, s);
 	else
 		op_remove(m, s);
 	_exit(0);
@@ -440,7 +471,7 @@ static bool handle_request(struct session_state *st)
 	m.str[SM_MAX_STR - 1] = 0;
 	if (m.op == SM_EXEC)
 		start_exec(st, &m, fds, nfds);
-	else if (m.op == SM_WRITE || m.op == SM_READ || m.op == SM_LIST || m.op == SM_REMOVE)
+	else if (m.op == SM_WRITE || m.op == SM_READ || m.op == SM_LIST || m.op == SM_REMOVE || m.op == SM_COLLECT)
 		start_file_op(st, &m, fds, nfds);
 	else
 		for (int i = 0; i < nfds; i++)

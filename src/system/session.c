@@ -36,6 +36,7 @@
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
 #include "system/session.h"
+#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/supervisor.h"
 #include "ward.h"
@@ -515,6 +516,72 @@ static void seccomp_outcome(const struct session_exec *x, struct ward_result *re
 	res->err.len += k + 1;
 }
 
+static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, int *fd,
+		   char *err, size_t errlen);
+static int read_full(int fd, void *p, size_t n);
+
+/* The globs, one a line, as a file op's string.  0, or -1: they do not
+ * fit. */
+static int join_globs(char *const *globs, char *out, size_t n)
+{
+	size_t off = 0;
+	for (char *const *g = globs; *g; g++) {
+		size_t k = strlen(*g);
+		if (off + k + 2 > n)
+			return -1;
+		memcpy(out + off, *g, k);
+		off += k;
+		out[off++] = g[1] ? '\n' : 0;
+	}
+	return 0;
+}
+
+/* The longest a session exec waits for its collected files (a cut-short
+ * stream counts as truncated). */
+#define COLLECT_WAIT_S 60.0
+
+/* Files out after an exec (SPEC §12): a file worker walks /work inside the
+ * session (init_session.c's op_collect) and sends the frames, read here up
+ * to what the caps allow.  0, or -1 with res->error set. */
+static int session_collect(struct ward_session *s, const struct ward_request *req, struct ward_result *res)
+{
+	struct session_msg *m = calloc(1, sizeof(*m));
+	if (!m || join_globs(req->collect, m->str, sizeof(m->str)) < 0) {
+		snprintf(res->error, sizeof(res->error), m ? "collect: the globs take more than %d bytes in all: give "
+							     "fewer or shorter ones" : "out of memory", SM_MAX_STR - 1);
+		free(m);
+		return -1;
+	}
+	const struct ward_limits *l = &req->limits;
+	int fd;
+	int r = file_op(s, SM_COLLECT, m->str, l->collect_max_files, l->collect_max_bytes, &fd, res->error,
+			sizeof(res->error));
+	free(m);
+	if (r < 0)
+		return -1;
+	struct file_head h;
+	uint64_t bound = collect_stream_bound(l->collect_max_files, l->collect_max_bytes);
+	char *buf = read_full(fd, &h, sizeof(h)) == 0 && h.r == 0 ? malloc((size_t)bound) : NULL;
+	size_t got = 0;
+	/* the worker is bounded (files, bytes, entries, steps); this bounds
+	 * the wait for it in all, not just each read */
+	double until = monotonic_now() + COLLECT_WAIT_S;
+	while (buf && got < bound && monotonic_now() < until) {
+		ssize_t n = read(fd, buf + got, (size_t)(bound - got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	r = buf ? collect_decode(buf, got, l->collect_max_files, l->collect_max_bytes, res) : -EIO;
+	free(buf);
+	if (r < 0)
+		snprintf(res->error, sizeof(res->error), "cannot collect the files from the session: %s", strerror(-r));
+	return r < 0 ? -1 : 0;
+}
+
 int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
 		      struct ward_result *res)
 {
@@ -530,6 +597,12 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	if (r == 0 && cwd && cwd[0] != '/') {
 		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox: '%.200s'",
 			 cwd);
+		r = -EINVAL;
+	}
+	char globs_fit[SM_MAX_STR];
+	if (r == 0 && req->collect && join_globs(req->collect, globs_fit, sizeof(globs_fit)) < 0) {
+		snprintf(res->error, sizeof(res->error), "collect: the globs take more than %d bytes in all: give "
+							 "fewer or shorter ones", SM_MAX_STR - 1);
 		r = -EINVAL;
 	}
 	if (r == 0 && !session_slot(s, true)) {
@@ -552,6 +625,8 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		if (session_exec_seccomp(&x))
 			seccomp_outcome(&x, res, &o);
 		session_exec_done(s, &x);
+		if (r == 0 && req->collect && req->collect[0] && session_collect(s, req, res) < 0)
+			r = -1;
 	}
 	session_slot(s, false);
 	free(env);
@@ -575,7 +650,7 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, int *fd,
 		   char *err, size_t errlen)
 {
-	if (!path_ok(path, op == SM_LIST, err, errlen))
+	if (op != SM_COLLECT && !path_ok(path, op == SM_LIST, err, errlen))
 		return -EINVAL;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {

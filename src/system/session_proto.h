@@ -12,7 +12,10 @@
  *            control pipe when it has reaped it.  The command execs only
  *            once the handover arrives: the supervisor writes it after it
  *            has moved the command into the exec's cgroup.
- *   SM_WRITE, SM_READ, SM_LIST, SM_REMOVE: one end of a SOCK_STREAM pair.
+ *   SM_WRITE, SM_READ, SM_LIST, SM_REMOVE, SM_COLLECT: one end of a
+ *            SOCK_STREAM pair (SM_COLLECT: str is the globs, one a line;
+ *            mode the most files, max the most bytes; its answer is
+ *            collect_walk.h's frames after the file_head).
  *            No reply on the control socket: a worker PID 1 forks answers
  *            on the stream (struct file_head, then bytes or entries); PID 1
  *            writes the file_head itself when it cannot fork.
@@ -22,7 +25,7 @@
 
 #include <stdint.h>
 
-enum { SM_EXEC = 'x', SM_WRITE = 'w', SM_READ = 'r', SM_LIST = 'l', SM_REMOVE = 'd' };
+enum { SM_EXEC = 'x', SM_WRITE = 'w', SM_READ = 'r', SM_LIST = 'l', SM_REMOVE = 'd', SM_COLLECT = 'c' };
 
 #define SM_MAX_STR 4096
 

@@ -34,6 +34,7 @@
 #include "sandbox/userns.h"
 #include "system/child.h"
 #include "system/clone.h"
+#include "system/collect_walk.h"
 #include "system/handover.h"
 #include "system/supervisor.h"
 
@@ -75,6 +76,12 @@ struct sandbox {
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 };
+
+/* Files out (SPEC §12): PID 1 sends them on the report pipe. */
+static bool wants_collect(const struct ward_request *r)
+{
+	return r->collect && r->collect[0];
+}
 
 /* Binds nothing of the host's but the system directories every sandbox
  * has (no workdir, mounts or rootfs): the shape a pool or a spawner helper
@@ -438,8 +445,8 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	trace_phase("idmap", start);
 	if (make_cgroup(sb, shape, start, err, errlen) < 0)
 		goto fail;
-	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0, ahead || shape->report_channel, err,
-		       errlen) < 0)
+	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0,
+		       ahead || shape->report_channel || wants_collect(shape), err, errlen) < 0)
 		goto fail;
 
 	bool born_in_cg = false;
@@ -536,6 +543,7 @@ int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as)
 			.envp = envp,
 			.files = (struct ward_file *)req->files,
 			.nfiles = req->nfiles,
+			.collect = (char **)req->collect,
 		};
 		size_t len = 0;
 		char *buf = handover_encode(&ho, &len);
@@ -669,6 +677,19 @@ static int run_outcome(const struct supervise *s, int st, struct ward_result *re
 	return -1;
 }
 
+/* The files PID 1 sent on the report pipe, into the result's files; the
+ * frames themselves are dropped.  0, or -1 out of memory. */
+static int take_collected(const struct ward_request *req, struct ward_result *res)
+{
+	int r = collect_decode(res->report ? res->report : "", res->report ? res->report_len : 0,
+			       req->limits.collect_max_files, req->limits.collect_max_bytes, res);
+	free(res->report);
+	res->report = NULL;
+	res->report_len = 0;
+	res->report_truncated = false;
+	return r;
+}
+
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 		bool defer, double start)
 {
@@ -690,7 +711,8 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	 * are alive (see init.c). */
 	if (!req->stdin_set && req->stdin_fd < 0)
 		close_fd(&sb->in_w);
-	if (!req->report_channel)
+	bool collect = wants_collect(req);
+	if (!req->report_channel && !collect)
 		close_fd(&sb->rep_r);
 
 	struct supervise s = {
@@ -710,10 +732,15 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.kill_arg = &sb->pidfd,
 		.output_limit = req->limits.output_limit,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
-		.report_limit = req->report_limit,
+		.report_limit = collect ? (size_t)collect_stream_bound(req->limits.collect_max_files,
+								       req->limits.collect_max_bytes)
+					: req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
 		.notify_sock = sb->nsock,
+		/* PID 1 closes it before it reports, and its exit leaves no
+		 * other holder: its end comes at once */
+		.report_to_eof = collect,
 	};
 	/* Deferred: once PID 1 reports the command's status, the result is
 	 * complete (usage comes from the cgroup); PID 1's exit, the
@@ -727,6 +754,10 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	struct rusage ru;
 	int st = reap_pid1(sb, &s, &ru, start);
 	outcome_collect(&s, res);
+	if (collect && take_collected(req, res) < 0) {
+		snprintf(res->error, sizeof(res->error), "out of memory for the collected files");
+		return -1;
+	}
 	collect_usage(sb, &ru, res, o);
 	return run_outcome(&s, st, res, o);
 }

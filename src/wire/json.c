@@ -57,11 +57,44 @@ static json_t *json_bytes(const char *data, size_t len)
 	return s;
 }
 
+/* Files out (SPEC §12): "files" and "files_truncated", only when the
+ * request collected (res->files set). */
+static void emit_files(struct jw *w, const struct ward_result *r, bool contents)
+{
+	if (!r->files)
+		return;
+	jw_key(w, "files");
+	jw_array_begin(w);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct ward_collected *f = &r->files[i];
+		jw_element(w);
+		jw_object_begin(w);
+		jw_member_string(w, "path", f->path, strlen(f->path));
+		jw_member_int(w, "size", (int64_t)f->size);
+		jw_member_int(w, "mode", (int64_t)f->mode);
+		if (contents) {
+			jw_key(w, "encoding");
+			jw_cstring(w, "base64");
+			jw_key(w, "content");
+			jw_base64(w, f->data, f->size);
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_member_bool(w, "files_truncated", r->files_truncated);
+}
+
+struct result_view {
+	const struct ward_result *r;
+	bool contents;
+};
+
 /* The result object, written by jsonw (its streams are the program's
  * output: see jsonw.h for why not jansson). */
 static void emit_result(struct jw *w, const void *arg)
 {
-	const struct ward_result *r = arg;
+	const struct result_view *v = arg;
+	const struct ward_result *r = v->r;
 	jw_object_begin(w);
 	jw_key(w, "status");
 	jw_cstring(w, ward_status_name(r->status));
@@ -103,17 +136,25 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_key(w, "max_rss_kb");
 	jw_int(w, (int64_t)r->usage.max_rss_kb);
 	jw_object_end(w);
+	emit_files(w, r, v->contents);
 	jw_object_end(w);
 }
 
 char *ward_result_to_json(const struct ward_result *r)
 {
-	return jw_build(emit_result, r, NULL);
+	struct result_view v = {r, true};
+	return jw_build(emit_result, &v, NULL);
 }
 
 int ward_result_to_json_fd(const struct ward_result *r, int fd)
 {
-	return jw_write_fd(emit_result, r, fd);
+	return ward_result_to_json_fd_files(r, true, fd);
+}
+
+int ward_result_to_json_fd_files(const struct ward_result *r, bool contents, int fd)
+{
+	struct result_view v = {r, contents};
+	return jw_write_fd(emit_result, &v, fd);
 }
 
 /* ---------------------------------------------------------------- doctor */
@@ -368,6 +409,14 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 			return -1;
 		l->nofile = (uint32_t)u;
 	}
+	if ((v = wire_member(o, "collect_max_files"))) {
+		if (wire_uint(v, "limits.collect_max_files", UINT32_MAX, &u, err, errlen) < 0)
+			return -1;
+		l->collect_max_files = (uint32_t)u;
+	}
+	if ((v = wire_member(o, "collect_max_bytes")) &&
+	    wire_uint(v, "limits.collect_max_bytes", UINT64_MAX >> 1, &l->collect_max_bytes, err, errlen) < 0)
+		return -1;
 	return 0;
 }
 
@@ -472,6 +521,22 @@ static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err
 	return 0;
 }
 
+/* "collect": ["*.png", "out/"] (SPEC §12); [] is none.  Which globs are
+ * allowed is ward_request_validate()'s. */
+static int decode_collect(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a))
+		return wire_bad(err, errlen, "collect: must be an array of globs such as [\"*.png\", \"out/\"]");
+	if (json_array_size(a) > WARD_MAX_COLLECT_GLOBS)
+		return wire_bad(err, errlen, "collect: %zu globs, at most %d", json_array_size(a), WARD_MAX_COLLECT_GLOBS);
+	if (json_array_size(a) == 0)
+		return 0;
+	if (wire_string_array(a, "collect", &doc->collect, err, errlen) < 0)
+		return -1;
+	doc->req.collect = doc->collect;
+	return 0;
+}
+
 static int decode_request(struct ward_request_doc *doc, const json_t *root, char *err, size_t errlen)
 {
 	struct ward_request *req = &doc->req;
@@ -511,6 +576,8 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	if ((v = wire_member(root, "limits")) && wire_decode_limits(req, v, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(root, "files")) && decode_files(doc, v, err, errlen) < 0)
+		return -1;
+	if ((v = wire_member(root, "collect")) && decode_collect(doc, v, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(root, "stdin"))) {
 		const char *enc = NULL;
@@ -580,6 +647,7 @@ void ward_request_doc_free(struct ward_request_doc *doc)
 	free(doc->files);
 	free(doc->mounts);
 	free(doc->argv);
+	free(doc->collect);
 	free(doc->stdin_data);
 	json_decref(doc->json);
 	memset(doc, 0, sizeof(*doc));
@@ -749,6 +817,21 @@ static void put_limits(json_t *o, const struct ward_limits *l)
 	json_object_set_new(lo, "fsize_mb", json_integer((json_int_t)l->fsize_mb));
 	json_object_set_new(lo, "tmp_size_mb", json_integer((json_int_t)l->tmp_size_mb));
 	json_object_set_new(lo, "nofile", json_integer(l->nofile));
+	json_object_set_new(lo, "collect_max_files", json_integer(l->collect_max_files));
+	json_object_set_new(lo, "collect_max_bytes", json_integer((json_int_t)l->collect_max_bytes));
+}
+
+static int put_collect(json_t *o, const struct ward_request *req, char *err, size_t errlen)
+{
+	json_t *a = json_array();
+	json_object_set_new(o, "collect", a);
+	for (char *const *g = req->collect; *g; g++) {
+		json_t *s = json_string(*g);
+		if (!s)
+			return wire_bad(err, errlen, "collect glob '%s' is not UTF-8: the runner's wire format cannot carry it", *g);
+		json_array_append_new(a, s);
+	}
+	return 0;
 }
 
 static int put_files(json_t *o, const struct ward_request *req, char *err, size_t errlen)
@@ -786,6 +869,8 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 		goto done;
 	put_limits(o, &req->limits);
 	if (req->nfiles && put_files(o, req, err, errlen) < 0)
+		goto done;
+	if (req->collect && req->collect[0] && put_collect(o, req, err, errlen) < 0)
 		goto done;
 	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0) {
 		wire_bad(err, errlen, ENCODE_OOM);
@@ -864,6 +949,37 @@ static int get_stream(const json_t *o, const char *name, struct ward_stream *st)
 	return 0;
 }
 
+/* "files" of a result (a remote runner's collect) into r->files: each
+ * content base64.  The paths are the runner's (and the sandbox's) word:
+ * whoever writes them on the host checks them (front/collect_out.c runs
+ * the path guard on each).  0, or -1. */
+static int get_files(const json_t *o, struct ward_result *r)
+{
+	json_t *a = json_object_get(o, "files");
+	if (!json_is_array(a))
+		return 0;
+	size_t n = json_array_size(a);
+	r->files = calloc(n ? n : 1, sizeof(*r->files));
+	if (!r->files)
+		return -1;
+	r->files_truncated = get_bool(o, "files_truncated");
+	for (size_t i = 0; i < n; i++) {
+		json_t *f = json_array_get(a, i), *p = json_object_get(f, "path"), *c = json_object_get(f, "content");
+		if (!json_is_string(p) || !json_is_string(c) || memchr(json_string_value(p), 0, json_string_length(p)))
+			return -1;
+		struct ward_collected *wc = &r->files[r->nfiles];
+		size_t dl = 0;
+		wc->data = base64_decode(json_string_value(c), json_string_length(c), &dl);
+		wc->path = strdup(json_string_value(p));
+		r->nfiles++;
+		if (!wc->data || !wc->path)
+			return -1;
+		wc->size = dl;
+		wc->mode = (mode_t)(get_u64(f, "mode") & 07777);
+	}
+	return 0;
+}
+
 int ward_result_from_json(const char *body, size_t len, struct ward_result *r, char *err, size_t errlen)
 {
 	json_error_t je;
@@ -914,6 +1030,11 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->usage.cpu_user_ms = get_u64(u, "cpu_user_ms");
 	r->usage.cpu_sys_ms = get_u64(u, "cpu_sys_ms");
 	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
+	if (get_files(o, r) < 0) {
+		wire_bad(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
+				      "ward is out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(o);

@@ -189,6 +189,28 @@ void jw_string(struct jw *w, const char *data, size_t len)
 	jw_raw(w, "\"", 1);
 }
 
+void jw_base64(struct jw *w, const unsigned char *data, size_t len)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char chunk[4096]; /* a multiple of 4 */
+	size_t n = 0;
+	jw_raw(w, "\"", 1);
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) |
+			     (i + 2 < len ? data[i + 2] : 0);
+		chunk[n++] = abc[v >> 18 & 63];
+		chunk[n++] = abc[v >> 12 & 63];
+		chunk[n++] = i + 1 < len ? abc[v >> 6 & 63] : '=';
+		chunk[n++] = i + 2 < len ? abc[v & 63] : '=';
+		if (n == sizeof(chunk)) {
+			jw_raw(w, chunk, n);
+			n = 0;
+		}
+	}
+	jw_raw(w, chunk, n);
+	jw_raw(w, "\"", 1);
+}
+
 void jw_cstring(struct jw *w, const char *s)
 {
 	jw_string(w, s ? s : "", s ? strlen(s) : 0);

@@ -50,6 +50,9 @@ void jw_element(struct jw *w);
 /* Bytes as a JSON string: ill-formed UTF-8 becomes U+FFFD, NUL \u0000. */
 void jw_string(struct jw *w, const char *data, size_t len);
 void jw_cstring(struct jw *w, const char *s);
+/* Bytes as a JSON string of their standard base64 (padded), encoded as it
+ * is written: counted exactly like every other value, no copy made. */
+void jw_base64(struct jw *w, const unsigned char *data, size_t len);
 /* The result's "enforced" member (src/wire/json.c), for every object that
  * reports one (results, sessions). */
 struct ward_enforced;

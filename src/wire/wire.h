@@ -28,6 +28,7 @@ struct ward_request_doc {
 	struct ward_file *files;
 	unsigned char **file_data; /* decoded base64 contents, one per file, or NULL */
 	unsigned char *stdin_data; /* decoded base64 stdin, or NULL */
+	char **collect;            /* "collect": globs borrowed from json, or NULL */
 };
 
 /* jansson spends ~200 bytes and real time on every value: an 8 MiB body of
@@ -58,9 +59,14 @@ size_t ward_request_doc_bytes(const struct ward_request_doc *doc);
 char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen);
 
 /* A result object (SPEC §4) back into a struct ward_result (for
- * --remote).  0, or -1 with a message in err.  res must be freed with
+ * --remote; its collected files' paths unchecked: see json.c's get_files).  0, or -1 with a message in err.  res must be freed with
  * ward_result_free() in both cases. */
 int ward_result_from_json(const char *body, size_t len, struct ward_result *res, char *err, size_t errlen);
+
+/* ward_result_to_json_fd, with the collected files' contents or (ward run
+ * --json, which writes them into --collect-dir) only their path, size and
+ * mode. */
+int ward_result_to_json_fd_files(const struct ward_result *res, bool contents, int fd);
 
 /* The body of an error answer: {"error": msg}, malloc'd, or NULL. */
 char *ward_error_to_json(const char *msg);
