@@ -43,6 +43,7 @@ enum ward_isolation {
 enum ward_net {
 	WARD_NET_NONE = 0,
 	WARD_NET_LOOPBACK,
+	WARD_NET_ALLOW, /* loopback, and ward's proxy to the names of egress_allow (SPEC §13) */
 };
 
 enum ward_status {
@@ -65,6 +66,7 @@ struct ward_limits {
 	uint64_t fsize_mb;      /* largest file written */
 	uint64_t tmp_size_mb;   /* size of /tmp (and of an ephemeral /work) */
 	uint32_t nofile;        /* open files per process */
+	uint64_t egress_bytes;  /* bytes through the egress proxy, both ways, in all (WARD_NET_ALLOW) */
 };
 
 /* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
@@ -120,6 +122,16 @@ struct ward_request {
 	enum ward_isolation isolation;
 	struct ward_limits limits;
 
+	/* Egress (net WARD_NET_ALLOW, SPEC §13): the patterns ward's proxy
+	 * lets the sandbox reach ("pypi.org", "*.pythonhosted.org",
+	 * "files.example:8443", "[2001:db8::1]:443"; at most 64), and
+	 * "NAME:ADDR" pins (like curl's --resolve; a pinned name is reached at
+	 * that address whatever it is). */
+	const char *const *egress_allow;
+	size_t negress_allow;
+	const char *const *egress_resolve;
+	size_t negress_resolve;
+
 	/* Output: when capture is true both streams are kept (head + tail) in
 	 * the result; otherwise they stream live to stream_fd[0] and
 	 * stream_fd[1] (normally 1 and 2), with the same caps. */
@@ -168,6 +180,17 @@ struct ward_stream {
 	uint64_t bytes; /* what the child wrote in all */
 };
 
+/* One connection the sandbox asked ward's egress proxy for (SPEC §13). */
+struct ward_egress {
+	char host[256];     /* as asked (a name, or an address without []) */
+	unsigned port;
+	bool allowed;
+	char reason[96];    /* why not, when !allowed; or why it was cut */
+	uint64_t bytes_out; /* sandbox -> upstream */
+	uint64_t bytes_in;  /* upstream -> sandbox */
+};
+#define WARD_EGRESS_MAX_RECORDS 64
+
 struct ward_result {
 	enum ward_status status;
 	int exit_code;    /* SPEC §2 mapping: 124, 137, 128+N, or the child's */
@@ -182,6 +205,12 @@ struct ward_result {
 	char *report;     /* report channel contents, or NULL */
 	size_t report_len;
 	bool report_truncated;
+	/* Egress (a run with WARD_NET_ALLOW): the first WARD_EGRESS_MAX_RECORDS
+	 * connections tried, in order; truncated when there were more. */
+	bool egress_on;
+	struct ward_egress *egress;
+	size_t negress;
+	bool egress_truncated;
 };
 
 /* Fill a request with the defaults of SPEC §2. */

@@ -107,7 +107,10 @@ void ward_result_free(struct ward_result *res)
 	free(res->out.data);
 	free(res->err.data);
 	free(res->report);
+	free(res->egress);
 	res->out.data = res->err.data = res->report = NULL;
+	res->egress = NULL;
+	res->negress = 0;
 }
 
 int ward_result_exit_status(const struct ward_result *res)

@@ -21,6 +21,10 @@ struct cli_run {
 	char *mount_store[CLI_MAX_LIST]; /* split HOST:PATH copies */
 	char *env[CLI_MAX_LIST + 1];
 	size_t nenv;
+	const char *allow[CLI_MAX_LIST];   /* --allow-host (SPEC §13) */
+	size_t nallow;
+	const char *resolve[CLI_MAX_LIST]; /* --egress-resolve NAME:ADDR */
+	size_t nresolve;
 };
 
 /* Parse `ward run` arguments (argv[0] = "run").  0, or -1 with a one-line

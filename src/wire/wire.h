@@ -28,6 +28,7 @@ struct ward_request_doc {
 	struct ward_file *files;
 	unsigned char **file_data; /* decoded base64 contents, one per file, or NULL */
 	unsigned char *stdin_data; /* decoded base64 stdin, or NULL */
+	const char **allow;        /* network.allow (strings point into json) */
 };
 
 /* jansson spends ~200 bytes and real time on every value: an 8 MiB body of
