@@ -418,6 +418,10 @@ struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;
 };
 int ward_session_usage(struct ward_session *s, struct ward_session_usage *u);
+/* Network allow (SPEC §13): connections the session's proxy was asked for
+ * so far, and how many it allowed.  -ENOENT for a session without egress.
+ * (Each exec's result lists the connections tried while it ran.) */
+int ward_session_egress(struct ward_session *s, uint64_t *tried, uint64_t *allowed);
 /* What the session's limits are enforced by (as a result's "enforced"). */
 void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/egress.h"
+#include "ward.h"
 
 const char *const egress_proxy_env[] = {
 	"HTTP_PROXY=" EGRESS_PROXY_URL, "HTTPS_PROXY=" EGRESS_PROXY_URL, "http_proxy=" EGRESS_PROXY_URL,
@@ -330,4 +331,43 @@ const char *egress_addr_refused(const struct sockaddr *sa, const struct sockaddr
 		if (egress_addr_equal(sa, (const struct sockaddr *)&own[i]))
 			return "the runner's own address";
 	return NULL;
+}
+
+int egress_policy_init(struct egress_policy *pol, char *err, size_t errlen)
+{
+	if (pol->nallow > EGRESS_MAX_PATTERNS || pol->nresolve > EGRESS_MAX_PATTERNS) {
+		snprintf(err, errlen, "at most %d --egress-allow and %d --egress-resolve", EGRESS_MAX_PATTERNS,
+			 EGRESS_MAX_PATTERNS);
+		return -1;
+	}
+	for (size_t i = 0; i < pol->nallow; i++)
+		if (egress_pattern_parse(pol->allow[i], &pol->ceil[i], err, errlen) < 0)
+			return -1;
+	struct egress_pin pin;
+	for (size_t i = 0; i < pol->nresolve; i++)
+		if (egress_pin_parse(pol->resolve[i], &pin, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+int egress_policy_apply(const struct egress_policy *pol, struct ward_request *req, char *err, size_t errlen)
+{
+	if (req->net != WARD_NET_ALLOW)
+		return 0;
+	if (req->negress_allow > EGRESS_MAX_PATTERNS) {
+		snprintf(err, errlen, "network.allow: at most %d patterns", EGRESS_MAX_PATTERNS);
+		return -1;
+	}
+	struct egress_pattern want[EGRESS_MAX_PATTERNS];
+	char perr[400];
+	for (size_t i = 0; i < req->negress_allow; i++)
+		if (egress_pattern_parse(req->egress_allow[i], &want[i], perr, sizeof(perr)) < 0) {
+			snprintf(err, errlen, "network.allow: %s", perr);
+			return -1;
+		}
+	if (egress_within_ceiling(want, req->negress_allow, pol->ceil, pol->nallow, err, errlen) < 0)
+		return -1;
+	req->egress_resolve = pol->resolve;
+	req->negress_resolve = pol->nresolve;
+	return 0;
 }

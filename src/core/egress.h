@@ -59,6 +59,24 @@ struct egress_pin {
 };
 int egress_pin_parse(const char *s, struct egress_pin *pin, char *err, size_t errlen);
 
+/* An operator's egress policy (ward serve --egress-allow, --egress-resolve):
+ * the ceiling every request's allow-list must lie within, and the pins
+ * every run gets.  Strings are borrowed (the server's argv). */
+struct egress_policy {
+	const char *const *allow;
+	size_t nallow;
+	const char *const *resolve;
+	size_t nresolve;
+	struct egress_pattern ceil[EGRESS_MAX_PATTERNS];
+};
+/* Parse and check the operator's options.  0, or -1 with a message. */
+int egress_policy_init(struct egress_policy *pol, char *err, size_t errlen);
+/* A request under the policy: with network allow, every pattern
+ * well-formed and within the ceiling (else -1 and a message for a 400),
+ * and the operator's pins set on it.  Other requests: 0, untouched. */
+struct ward_request;
+int egress_policy_apply(const struct egress_policy *pol, struct ward_request *req, char *err, size_t errlen);
+
 /* Why an address may not be reached unpinned ("loopback", "link-local",
  * "private", "shared address space (CGNAT)", "multicast", "unspecified",
  * "broadcast", "reserved"), or NULL when it is public.  IPv4-mapped and

@@ -581,7 +581,10 @@ static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, 
 		ok = fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, &why);
 	ok = ok && flush(c->ufd, &c->c2u, &why) && flush(c->cfd, &c->u2c, &why);
 	if (!ok) {
-		note_cut(p, c, why);
+		/* a peer's reset is how a connection often ends: only ward's
+		 * own cuts are noted */
+		if (strcmp(why, "connection reset") != 0)
+			note_cut(p, c, why);
 		conn_close(c);
 		return;
 	}
