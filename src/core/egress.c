@@ -146,6 +146,8 @@ bool egress_pattern_matches(const struct egress_pattern *p, const char *host, un
 	bool is_lit = canonical_literal(h, lit, sizeof(lit));
 	if (p->literal || is_lit)
 		return p->literal && is_lit && strcmp(p->name, lit) == 0;
+	if (!valid_name(h))
+		return false; /* what a '*.' suffix lets through is a host name too */
 	return p->wildcard ? below(h, p->name) : strcmp(h, p->name) == 0;
 }
 
