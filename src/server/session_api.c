@@ -95,7 +95,7 @@ static bool decode_shape(struct server *s, struct req *r)
 	char err[512];
 	size_t len = 0;
 	char *b = sj_with_argv(r->body ? r->body : "", r->len, &len, err, sizeof(err));
-	if (!b || ward_request_from_json(b, len, &r->doc, err, sizeof(err)) < 0) {
+	if (!b || ward_request_from_json_under(b, len, &s->o.defaults, &r->doc, err, sizeof(err)) < 0) {
 		free(b);
 		set_error(r, 400, "%s", err);
 		return false;
