@@ -29,6 +29,7 @@
  * a join of a loop that wakes at least once a second. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -75,6 +76,7 @@ struct egress_proxy {
 	struct sockaddr_storage own[64];
 	size_t nown;
 	uint64_t cap, used;
+	double accept_pause; /* accept failed (no fd, no memory): not before this */
 	struct conn conns[EGRESS_MAX_CONNS];
 	pthread_mutex_t mu; /* the records and counts below */
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
@@ -209,8 +211,13 @@ static void accept_conns(struct egress_proxy *p, double t)
 {
 	for (int k = 0; k < EGRESS_MAX_CONNS; k++) {
 		int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0)
+		if (fd < 0) {
+			/* out of fds or memory: the listener stays readable, so
+			 * poll would wake at once again; try again in a second */
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				p->accept_pause = t + 1;
 			return;
+		}
 		struct conn *c = NULL;
 		for (size_t i = 0; i < EGRESS_MAX_CONNS && !c; i++)
 			if (p->conns[i].st == C_FREE)
@@ -237,9 +244,19 @@ static void accept_conns(struct egress_proxy *p, double t)
 
 /* The address to connect to for host:port, or a reason not to.  lit: host
  * is an address literal. */
-static const char *decide(struct egress_proxy *p, const char *host, unsigned port, struct sockaddr_storage *sa,
+static const char *decide(struct egress_proxy *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
 			  socklen_t *salen)
 {
+	/* the name as matched: lower case, without the root's dot (so that
+	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */
+	char host[256];
+	size_t hl = strlen(asked);
+	if (hl >= sizeof(host))
+		return "not in the allow-list";
+	for (size_t i = 0; i <= hl; i++)
+		host[i] = (char)tolower((unsigned char)asked[i]);
+	if (hl > 1 && host[hl - 1] == '.')
+		host[hl - 1] = 0;
 	bool listed = false;
 	for (size_t i = 0; i < p->nallow && !listed; i++)
 		listed = egress_pattern_matches(&p->allow[i], host, port);
@@ -266,7 +283,7 @@ static const char *decide(struct egress_proxy *p, const char *host, unsigned por
 		return NULL;
 	}
 	for (size_t i = 0; i < p->npins; i++)
-		if (strcasecmp(p->pins[i].name, host) == 0) {
+		if (strcmp(p->pins[i].name, host) == 0) {
 			*sa = p->pins[i].addr;
 			break;
 		}
@@ -475,6 +492,11 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 		c->c2u.len = rest;
 	}
 	c->c2u.off = 0;
+	if (c->c2u.len > p->cap - p->used) {
+		note_cut(p, c, "egress_bytes limit reached");
+		reply_error(c, 403, "Forbidden", "egress_bytes limit reached");
+		return;
+	}
 	count_bytes(p, c, c->c2u.len, true);
 	c->ufd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->ufd < 0 || (connect(c->ufd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS)) {
@@ -685,7 +707,7 @@ static void *proxy_main(void *arg)
 	for (;;) {
 		size_t n = 0;
 		pf[n++] = (struct pollfd){.fd = p->stop[0], .events = POLLIN};
-		pf[n++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = now_s() < p->accept_pause ? -1 : p->lfd, .events = POLLIN};
 		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
 			struct conn *c = &p->conns[i];
 			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1, .events = c->st ? conn_events(c, true) : 0};

@@ -1063,6 +1063,12 @@ static json_t *limits_json(const struct ward_limits *l)
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
 			  const struct ward_limits *maxima)
 {
+	return ward_health_egress_to_json(ok, isolation, reason, defaults, maxima, NULL, 0);
+}
+
+char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
+{
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
@@ -1075,6 +1081,13 @@ char *ward_health_to_json(bool ok, const char *isolation, const char *reason, co
 	json_object_set_new(lim, "defaults", limits_json(defaults));
 	json_object_set_new(lim, "maxima", limits_json(maxima));
 	json_object_set_new(o, "limits", lim);
+	if (egress_allow) {
+		json_t *eg = json_object(), *a = json_array();
+		for (size_t i = 0; i < negress; i++)
+			json_array_append_new(a, json_string(egress_allow[i]));
+		json_object_set_new(eg, "allow", a);
+		json_object_set_new(o, "egress", eg);
+	}
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;

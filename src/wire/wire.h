@@ -76,6 +76,10 @@ void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen
  * malloc'd, or NULL. */
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
 			  const struct ward_limits *maxima);
+/* The same with "egress": {"allow": [...]}, the runner's --egress-allow
+ * ceiling (SPEC §13; [] when it offers none). */
+char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress);
 
 /* One line of ward serve's log.  With event set it is a server event
  * (listening, draining, ...) and only time, event and message are used. */
@@ -100,7 +104,7 @@ struct doctor_item {
 };
 
 struct doctor_report {
-	struct doctor_item items[12];
+	struct doctor_item items[14];
 	int n;
 	bool system_ok;      /* a real sandbox ran */
 	bool application_allowed;

@@ -33,6 +33,8 @@ expect_contains "... naming the pattern and the option that offers egress" "$(ca
 expect_contains "... (--egress-allow)" "$(cat "$J")" "--egress-allow"
 exec_json '{"command":"true","network":"allow"}'
 expect_eq "network \"allow\" as a string (no list) is refused with 400" 400 "$CODE"
+expect_eq "/health of a runner without a ceiling: egress.allow is empty" "[]" \
+	"$(jget "$(body_of "$(http GET /health)")" 'd["egress"]["allow"]')"
 stop_server "$SRV_PID"
 
 # --- a runner with a ceiling and pins (and a pool, which allow never takes)
@@ -41,6 +43,8 @@ start_server egress --max-concurrent 4 --pool 1 --max-egress-bytes 100000000 \
 	--egress-resolve pypi.test:127.0.0.1 --egress-resolve tls.test:127.0.0.1 \
 	--egress-resolve a.files.test:127.0.0.1 || exit 0
 hits0=$(metric 'ward_pool_takes_total{result="hit"}')
+expect_eq "/health lists the egress ceiling" "pypi.test:$H tls.test:$S *.files.test:$H" \
+	"$(jget "$(body_of "$(http GET /health)")" '" ".join(d["egress"]["allow"])')"
 
 exec_json "{\"command\":\"curl -sSk https://tls.test:$S/hi.txt; curl -sS http://pypi.test:$H/hi.txt; curl -s -o /dev/null -w '%{http_code}' http://evil.test:$H/\",\"network\":{\"allow\":[\"tls.test:$S\",\"pypi.test:$H\"]}}"
 expect_eq "/exec with network.allow: 200" 200 "$CODE"
