@@ -63,6 +63,7 @@ struct conn {
 	bool c_eof, u_eof, c_shut, u_shut;
 	double born, last;
 	int rec; /* its record, or -1 (beyond the first 64) */
+	uint64_t moved; /* bytes read or written, both ways: progress */
 };
 
 struct egress_proxy {
@@ -565,11 +566,12 @@ static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, 
 	}
 	b->off = 0;
 	b->len = (size_t)n;
+	c->moved += (size_t)n;
 	count_bytes(p, c, (size_t)n, out);
 	return true;
 }
 
-static bool flush(int fd, struct buf *b, const char **why)
+static bool flush(struct conn *c, int fd, struct buf *b, const char **why)
 {
 	if (b->off >= b->len)
 		return true;
@@ -581,8 +583,25 @@ static bool flush(int fd, struct buf *b, const char **why)
 		return false;
 	}
 	b->off += (size_t)n;
+	c->moved += (size_t)n;
 	if (b->off == b->len)
 		b->off = b->len = 0;
+	return true;
+}
+
+/* Move what can move both ways without waiting, a few rounds at most (a
+ * round trip through poll per buffer would halve a download's speed);
+ * false when the connection must end (why set). */
+static bool pump(struct egress_proxy *p, struct conn *c, const char **why)
+{
+	for (int round = 0; round < 8; round++) {
+		uint64_t before = c->moved;
+		if (!fill(p, c, c->cfd, &c->c2u, &c->c_eof, true, why) || !fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, why) ||
+		    !flush(c, c->ufd, &c->c2u, why) || !flush(c, c->cfd, &c->u2c, why))
+			return false;
+		if (c->moved == before)
+			break;
+	}
 	return true;
 }
 
@@ -591,17 +610,13 @@ static bool flush(int fd, struct buf *b, const char **why)
 static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, double t)
 {
 	const char *why = NULL;
-	size_t before = c->c2u.len + c->u2c.len + c->c2u.off + c->u2c.off;
+	uint64_t before = c->moved;
 	/* a reset, or a hang-up on a side whose reading is over already:
 	 * nothing more can move that way (and poll would wake for it again) */
 	bool ok = !((cev | uev) & POLLERR) && !((cev & POLLHUP) && c->c_eof) && !((uev & POLLHUP) && c->u_eof);
 	if (!ok)
 		why = "connection reset";
-	if (ok && (cev & (POLLIN | POLLHUP)))
-		ok = fill(p, c, c->cfd, &c->c2u, &c->c_eof, true, &why);
-	if (ok && (uev & (POLLIN | POLLHUP)))
-		ok = fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, &why);
-	ok = ok && flush(c->ufd, &c->c2u, &why) && flush(c->cfd, &c->u2c, &why);
+	ok = ok && pump(p, c, &why);
 	if (!ok) {
 		/* a peer's reset is how a connection often ends: only ward's
 		 * own cuts are noted */
@@ -620,7 +635,7 @@ static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, 
 	}
 	if (c->c_shut && c->u_shut)
 		conn_close(c);
-	else if (before != c->c2u.len + c->u2c.len + c->c2u.off + c->u2c.off || (cev | uev))
+	else if (before != c->moved)
 		c->last = t;
 }
 
@@ -692,7 +707,7 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 			relay(p, c, 0, POLLOUT, t);
 		break;
 	case C_REPLY:
-		if (cev && (!flush(c->cfd, &c->u2c, &why) || c->u2c.off >= c->u2c.len))
+		if (cev && (!flush(c, c->cfd, &c->u2c, &why) || c->u2c.off >= c->u2c.len))
 			conn_close(c);
 		break;
 	case C_RELAY: relay(p, c, cev, uev, t); break;
