@@ -144,6 +144,18 @@ expect_eq "egress: malformed request lines answer 400, a 20 KiB head 431" "400 4
 expect_eq "egress: ... and the proxy still serves (a Host header naming another host is replaced)" 200 \
 	"$(jq_ 'r["stdout"].splitlines()[1] if r["stdout"].count(chr(10)) > 1 else r["stderr"]')"
 
+# --- a client that sends no request head is closed (after 10 s; bounds 10x generous)
+ew silent --timeout 60 --allow-host pypi.test:$H -- python3 -c "import socket, time
+s = socket.create_connection(('127.0.0.1', 3128), 5); s.settimeout(55); t = time.monotonic()
+try:
+    print(s.recv(1) == b'', round(time.monotonic() - t))
+except OSError as e:
+    print('error', e)"
+read -r closed secs <<<"$(jq_ 'r["stdout"].strip()')"
+if [ "$closed" = True ] && [ "${secs:-0}" -ge 5 ] && [ "${secs:-99}" -le 40 ]; then
+	pass "egress: a client that sends no request head is closed by the head timeout (after $secs s)"
+else fail "egress: a client that sends no request head is closed by the head timeout" "$(jq_ 'r["stdout"], r["stderr"]')"; fi
+
 # --- 1000 connections at once: at most 64 held, the rest closed; others unaffected
 FLOOD="import socket, time
 held = []

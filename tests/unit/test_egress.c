@@ -4,10 +4,13 @@
  * from tests/unit/main.c; prints PASS:/FAIL: lines. */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/egress.h"
+#include "front/cli_args.h"
 #include "ward.h"
+#include "wire/wire.h"
 #include "unit.h"
 
 void test_egress(void);
@@ -211,8 +214,79 @@ static void classifier(void)
 	      why && strcmp(why, "the runner's own address") == 0);
 }
 
+/* The request's egress on the wire and on ward run's command line. */
+static void front_ends(void)
+{
+	struct ward_request_doc doc;
+	char err[400] = "";
+	const char *body = "{\"command\":\"true\",\"network\":{\"allow\":[\"pypi.org\",\"*.x.org:8443\"]},"
+			   "\"limits\":{\"egress_bytes\":1000}}";
+	int r = ward_request_from_json(body, strlen(body), &doc, err, sizeof(err));
+	CHECK("egress: network {allow: [...]} decodes to network allow with its patterns and egress_bytes",
+	      r == 0 && doc.req.net == WARD_NET_ALLOW && doc.req.negress_allow == 2 &&
+		      strcmp(doc.req.egress_allow[1], "*.x.org:8443") == 0 && doc.req.limits.egress_bytes == 1000);
+	char *js = r == 0 ? ward_request_to_json(&doc.req, err, sizeof(err)) : NULL;
+	CHECK("egress: ... and encodes back (ward run --remote)",
+	      js && strstr(js, "\"network\":{\"allow\":[\"pypi.org\",\"*.x.org:8443\"]}") &&
+		      strstr(js, "\"egress_bytes\":1000"));
+	free(js);
+	if (r == 0)
+		ward_request_doc_free(&doc);
+	static const char *const bad[] = {
+		"{\"command\":\"true\",\"network\":{\"allow\":[]}}",
+		"{\"command\":\"true\",\"network\":{\"allow\":\"pypi.org\"}}",
+		"{\"command\":\"true\",\"network\":{\"allow\":[1]}}",
+		"{\"command\":\"true\",\"network\":\"allow\"}",
+		"{\"command\":\"true\",\"network\":{}}",
+	};
+	bool all_refused = true;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ward_request_from_json(bad[i], strlen(bad[i]), &doc, err, sizeof(err)) == 0) {
+			all_refused = false;
+			ward_request_doc_free(&doc);
+		}
+	}
+	CHECK("egress: an empty, non-array, non-string or missing allow list, and \"allow\" alone, are refused",
+	      all_refused);
+
+	struct ward_result res = {0};
+	const char *rj = "{\"status\":\"ok\",\"exit_code\":0,\"egress\":[{\"host\":\"pypi.org\",\"port\":443,"
+			 "\"allowed\":true,\"bytes_out\":5,\"bytes_in\":7},{\"host\":\"e.org\",\"port\":80,\"allowed\":false,"
+			 "\"reason\":\"not in the allow-list\",\"bytes_out\":0,\"bytes_in\":0}],\"egress_truncated\":true}";
+	r = ward_result_from_json(rj, strlen(rj), &res, err, sizeof(err));
+	CHECK("egress: a remote result's egress list comes back",
+	      r == 0 && res.egress_on && res.negress == 2 && res.egress_truncated && res.egress[0].bytes_in == 7 &&
+		      !res.egress[1].allowed && strcmp(res.egress[1].reason, "not in the allow-list") == 0);
+	char *back = ward_result_to_json(&res);
+	CHECK("egress: ... and is written as it came",
+	      back && strstr(back, "\"egress\":[{\"host\":\"pypi.org\",\"port\":443,\"allowed\":true,\"bytes_out\":5,"
+				   "\"bytes_in\":7},{\"host\":\"e.org\",\"port\":80,\"allowed\":false,\"reason\":\"not in "
+				   "the allow-list\",\"bytes_out\":0,\"bytes_in\":0}],\"egress_truncated\":true"));
+	free(back);
+	ward_result_free(&res);
+	struct ward_result none = {0};
+	back = ward_result_to_json(&none);
+	CHECK("egress: a result without egress has no egress member", back && !strstr(back, "egress"));
+	free(back);
+
+	struct cli_run c;
+	char *argv[] = {"run", "--net", "allow", "--allow-host", "pypi.org", "--allow-host=*.x.org",
+			"--egress-resolve", "pypi.org:192.0.2.1", "--egress-bytes", "5000", "--", "true", NULL};
+	r = cli_parse_run(12, argv, &c, err, sizeof(err));
+	CHECK("egress: ward run --net allow --allow-host (twice) --egress-resolve --egress-bytes",
+	      r == 0 && c.req.net == WARD_NET_ALLOW && c.req.negress_allow == 2 &&
+		      strcmp(c.req.egress_allow[1], "*.x.org") == 0 && c.req.negress_resolve == 1 &&
+		      c.req.limits.egress_bytes == 5000 && ward_request_validate(&c.req, err, sizeof(err)) == 0);
+	cli_run_free(&c);
+	char *argv2[] = {"run", "--allow-host", "pypi.org", "--", "true", NULL};
+	r = cli_parse_run(5, argv2, &c, err, sizeof(err));
+	CHECK("egress: --allow-host without --net allow is refused", r < 0 && strstr(err, "--net allow"));
+	cli_run_free(&c);
+}
+
 void test_egress(void)
 {
+	front_ends();
 	patterns();
 	ceiling();
 	classifier();
