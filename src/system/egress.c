@@ -61,6 +61,7 @@ struct conn {
 	int cfd, ufd; /* the sandbox's side, the upstream */
 	struct buf c2u, u2c;
 	bool c_eof, u_eof, c_shut, u_shut;
+	bool capped; /* egress_bytes is spent: no more reading; cut once drained */
 	double born, last;
 	int rec; /* its record, or -1 (beyond the first 64) */
 	uint64_t moved; /* bytes read or written, both ways: progress */
@@ -243,10 +244,10 @@ static void accept_conns(struct egress_proxy *p, double t)
 
 /* ----------------------------------------------------------------- policy */
 
-/* The address to connect to for host:port, or a reason not to.  lit: host
- * is an address literal. */
+/* The address to connect to for host:port, or a reason not to (a static
+ * string, or msg). */
 static const char *decide(struct egress_proxy *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen)
+			  socklen_t *salen, char *msg, size_t msglen)
 {
 	/* the name as matched: lower case, without the root's dot (so that
 	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */
@@ -306,8 +307,10 @@ static const char *decide(struct egress_proxy *p, const char *asked, unsigned po
 		}
 		freeaddrinfo(res);
 		if (sa->ss_family == 0) {
-			static __thread char msg[96];
-			snprintf(msg, sizeof(msg), "resolves to a %s address", why);
+			if (strcmp(why, "the runner's own address") == 0)
+				snprintf(msg, msglen, "resolves to %s", why);
+			else
+				snprintf(msg, msglen, "resolves to a %s address", why);
 			return msg;
 		}
 	}
@@ -463,7 +466,8 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 {
 	struct sockaddr_storage sa;
 	socklen_t salen = 0;
-	const char *why = decide(p, h->host, h->port, &sa, &salen);
+	char msg[96];
+	const char *why = decide(p, h->host, h->port, &sa, &salen, msg, sizeof(msg));
 	c->rec = add_record(p, h->host, h->port, why == NULL, why);
 	if (why) {
 		reply_error(c, 403, "Forbidden", why);
@@ -501,7 +505,6 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 	count_bytes(p, c, c->c2u.len, true);
 	c->ufd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->ufd < 0 || (connect(c->ufd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS)) {
-		char msg[96];
 		snprintf(msg, sizeof(msg), "cannot connect: %s", strerror(errno));
 		note_cut(p, c, msg);
 		reply_error(c, 502, "Bad Gateway", msg);
@@ -548,8 +551,8 @@ static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, 
 		return true;
 	size_t room = EGRESS_BUF;
 	if (p->used >= p->cap) {
-		*why = "egress_bytes limit reached";
-		return false;
+		c->capped = true; /* what is buffered still goes out */
+		return true;
 	}
 	if (p->cap - p->used < room)
 		room = (size_t)(p->cap - p->used);
@@ -656,11 +659,14 @@ static void connected(struct egress_proxy *p, struct conn *c, double t)
 	c->last = t;
 }
 
-/* Timeouts: a head, a connect, an idle or too long connection. */
+/* Timeouts: a head, a connect, an idle or too long connection; and a
+ * connection whose byte budget is spent, once what it buffered is out. */
 static void expire(struct egress_proxy *p, struct conn *c, double t)
 {
 	const char *why = NULL;
-	if (c->st == C_HEAD && t - c->born > EGRESS_HEAD_TIMEOUT_S)
+	if (c->capped && c->c2u.off >= c->c2u.len && c->u2c.off >= c->u2c.len)
+		why = "egress_bytes limit reached";
+	else if (c->st == C_HEAD && t - c->born > EGRESS_HEAD_TIMEOUT_S)
 		why = "no request head in time";
 	else if (c->st == C_CONNECTING && t - c->last > EGRESS_CONNECT_TIMEOUT_S)
 		why = "connect timed out";
@@ -684,9 +690,9 @@ static short conn_events(const struct conn *c, bool client)
 	case C_REPLY: return client ? POLLOUT : 0;
 	case C_RELAY:
 		if (client)
-			return (short)((c->c2u.off >= c->c2u.len && !c->c_eof ? POLLIN : 0) |
+			return (short)((c->c2u.off >= c->c2u.len && !c->c_eof && !c->capped ? POLLIN : 0) |
 				       (c->u2c.off < c->u2c.len ? POLLOUT : 0));
-		return (short)((c->u2c.off >= c->u2c.len && !c->u_eof ? POLLIN : 0) |
+		return (short)((c->u2c.off >= c->u2c.len && !c->u_eof && !c->capped ? POLLIN : 0) |
 			       (c->c2u.off < c->c2u.len ? POLLOUT : 0));
 	default: return 0;
 	}
