@@ -244,8 +244,53 @@ static void accept_conns(struct egress_proxy *p, double t)
 
 /* ----------------------------------------------------------------- policy */
 
+/* host as an address literal into sa (port 0); false when it is not one. */
+static bool literal_addr(const char *host, struct sockaddr_storage *sa)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1)
+		v4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1)
+		v6->sin6_family = AF_INET6;
+	else
+		return false;
+	return true;
+}
+
+/* A name resolved here, once: its first public address into sa, or why
+ * none is (a static string, or msg). */
+static const char *resolve_public(struct egress_proxy *p, const char *host, struct sockaddr_storage *sa, char *msg,
+				  size_t msglen)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+		return "the name does not resolve";
+	const char *why = "no address";
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(*sa))
+			continue;
+		const char *w = egress_addr_refused(ai->ai_addr, p->own, p->nown);
+		if (!w) {
+			memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+			break;
+		}
+		if (ai == res)
+			why = w;
+	}
+	freeaddrinfo(res);
+	if (sa->ss_family)
+		return NULL;
+	if (strcmp(why, "the runner's own address") == 0)
+		snprintf(msg, msglen, "resolves to %s", why);
+	else
+		snprintf(msg, msglen, "resolves to a %s address", why);
+	return msg;
+}
+
 /* The address to connect to for host:port, or a reason not to (a static
- * string, or msg). */
+ * string, or msg).  A listed literal is reached as it is, a pinned name at
+ * its pin, any other name at its first public address. */
 static const char *decide(struct egress_proxy *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
 			  socklen_t *salen, char *msg, size_t msglen)
 {
@@ -267,52 +312,13 @@ static const char *decide(struct egress_proxy *p, const char *asked, unsigned po
 	if (p->used >= p->cap)
 		return "egress_bytes limit reached";
 	memset(sa, 0, sizeof(*sa));
-	unsigned char a[16];
-	if (inet_pton(AF_INET, host, a) == 1) {
-		struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
-		v4->sin_family = AF_INET;
-		memcpy(&v4->sin_addr, a, 4);
-		v4->sin_port = htons((uint16_t)port);
-		*salen = sizeof(*v4);
-		return NULL; /* listed exactly */
-	}
-	if (inet_pton(AF_INET6, host, a) == 1) {
-		struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
-		v6->sin6_family = AF_INET6;
-		memcpy(&v6->sin6_addr, a, 16);
-		v6->sin6_port = htons((uint16_t)port);
-		*salen = sizeof(*v6);
-		return NULL;
-	}
-	for (size_t i = 0; i < p->npins; i++)
-		if (strcmp(p->pins[i].name, host) == 0) {
-			*sa = p->pins[i].addr;
-			break;
-		}
-	if (sa->ss_family == 0) {
-		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-		if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
-			return "the name does not resolve";
-		const char *why = "no address";
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			if (ai->ai_addrlen > sizeof(*sa))
-				continue;
-			const char *w = egress_addr_refused(ai->ai_addr, p->own, p->nown);
-			if (!w) {
-				memcpy(sa, ai->ai_addr, ai->ai_addrlen);
-				break;
-			}
-			if (ai == res)
-				why = w;
-		}
-		freeaddrinfo(res);
-		if (sa->ss_family == 0) {
-			if (strcmp(why, "the runner's own address") == 0)
-				snprintf(msg, msglen, "resolves to %s", why);
-			else
-				snprintf(msg, msglen, "resolves to a %s address", why);
-			return msg;
-		}
+	if (!literal_addr(host, sa)) {
+		for (size_t i = 0; i < p->npins && !sa->ss_family; i++)
+			if (strcmp(p->pins[i].name, host) == 0)
+				*sa = p->pins[i].addr;
+		const char *why = sa->ss_family ? NULL : resolve_public(p, host, sa, msg, msglen);
+		if (why)
+			return why;
 	}
 	if (sa->ss_family == AF_INET) {
 		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
@@ -380,7 +386,26 @@ struct head {
 	size_t head_len;    /* through the blank line */
 };
 
-/* The request line of c2u's head.  0, or an HTTP status to answer. */
+/* A plain request's target: an absolute http:// URI (no user info) into
+ * host, port and the origin-form path.  0, or 400. */
+static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
+{
+	if (tl < 8 || strncasecmp(t, "http://", 7) != 0)
+		return 400; /* https:// goes through CONNECT; origin form is for servers */
+	const char *auth = t + 7, *end = t + tl, *slash = memchr(auth, '/', tl - 7);
+	const char *q = memchr(auth, '?', tl - 7);
+	if (q && (!slash || q < slash))
+		slash = q;
+	size_t al = slash ? (size_t)(slash - auth) : tl - 7;
+	if (!split_authority(auth, al, 80, h->host, sizeof(h->host), &h->port))
+		return 400;
+	h->path = slash ? slash : "/";
+	h->pathlen = slash ? (size_t)(end - slash) : 1;
+	return 0;
+}
+
+/* The request line of c2u's head: METHOD SP TARGET SP HTTP/1.x.  0 (the
+ * head is complete when h->head_len is set), or an HTTP status to answer. */
 static int parse_head(const char *b, size_t len, struct head *h)
 {
 	const char *end = memmem(b, len, "\r\n\r\n", 4);
@@ -402,24 +427,14 @@ static int parse_head(const char *b, size_t len, struct head *h)
 	h->version[eol - sp2 - 1] = 0;
 	if (strcmp(h->version, "HTTP/1.1") != 0 && strcmp(h->version, "HTTP/1.0") != 0)
 		return 400;
-	const char *t = sp1 + 1;
-	size_t tl = (size_t)(sp2 - t);
 	h->fields = eol + 2;
 	h->connect = strcmp(h->method, "CONNECT") == 0;
 	if (h->connect)
-		return split_authority(t, tl, 0, h->host, sizeof(h->host), &h->port) && h->port ? 0 : 400;
-	if (tl < 8 || strncasecmp(t, "http://", 7) != 0)
-		return 400; /* https:// goes through CONNECT; origin form is for servers */
-	const char *auth = t + 7, *slash = memchr(auth, '/', tl - 7);
-	const char *q = memchr(auth, '?', tl - 7);
-	if (q && (!slash || q < slash))
-		slash = q;
-	size_t al = slash ? (size_t)(slash - auth) : tl - 7;
-	if (!split_authority(auth, al, 80, h->host, sizeof(h->host), &h->port))
-		return 400;
-	h->path = slash ? slash : "/";
-	h->pathlen = slash ? (size_t)(sp2 - slash) : 1;
-	return 0;
+		return split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, h->host, sizeof(h->host), &h->port) &&
+				       h->port
+			       ? 0
+			       : 400;
+	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
 }
 
 static bool drop_field(const char *line, size_t n)
