@@ -26,7 +26,8 @@
  * Every fd is CLOEXEC and non-blocking, but resolution: getaddrinfo blocks
  * this thread (only this sandbox's proxy; a pinned name never resolves).
  * The supervisor's loop never waits on it: stopping it is a pipe write and
- * a join of a loop that wakes at least once a second. */
+ * a join of a loop that wakes at least once a second (at most 2 s: a thread
+ * held longer by a resolution is left to free itself). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -84,6 +85,7 @@ struct egress_proxy {
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
 	size_t nrec;
 	uint64_t tried, allowed;
+	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
 };
 
 static double now_s(void)
@@ -736,6 +738,17 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 	}
 }
 
+static void proxy_free(struct egress_proxy *p)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->stop[i] >= 0)
+			close(p->stop[i]);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
 static void *proxy_main(void *arg)
 {
 	struct egress_proxy *p = arg;
@@ -769,6 +782,13 @@ static void *proxy_main(void *arg)
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		if (p->conns[i].st)
 			conn_close(&p->conns[i]);
+	/* egress_stop gave up waiting (a resolution held us): ours to free */
+	pthread_mutex_lock(&p->mu);
+	p->done = true;
+	bool orphan = p->orphan;
+	pthread_mutex_unlock(&p->mu);
+	if (orphan)
+		proxy_free(p);
 	return NULL;
 }
 
@@ -855,15 +875,25 @@ void egress_stop(struct egress_proxy *p)
 		do
 			w = write(p->stop[1], "x", 1);
 		while (w < 0 && errno == EINTR);
-		pthread_join(p->th, NULL);
+		/* The loop wakes at least once a second, but a name resolution
+		 * (getaddrinfo) may hold it longer: the run's end does not wait
+		 * for that; the thread then frees the proxy itself. */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+			pthread_mutex_lock(&p->mu);
+			bool done = p->done;
+			p->orphan = !done;
+			pthread_mutex_unlock(&p->mu);
+			if (!done) {
+				pthread_detach(p->th);
+				return;
+			}
+			pthread_join(p->th, NULL);
+		}
 	}
-	for (int i = 0; i < 2; i++)
-		if (p->stop[i] >= 0)
-			close(p->stop[i]);
-	if (p->lfd >= 0)
-		close(p->lfd);
-	pthread_mutex_destroy(&p->mu);
-	free(p);
+	proxy_free(p);
 }
 
 int egress_recv_listener(int sock, int timeout_ms)
