@@ -137,12 +137,28 @@ print(ask(b'CONNECT\r\n\r\n'), ask(b'CONNECT pypi.test HTTP/1.1\r\n\r\n'), ask(b
       ask(b'GET / HTTP/1.1\r\nHost: pypi.test\r\n\r\n'), ask(b'\x00\xff\x16\x03\x01junk\r\n\r\n'),
       ask(b'GET http://a@pypi.test:$H/ HTTP/1.1\r\n\r\n'), ask(b'GET http://pypi.test:$H/ HTTP/9\r\n\r\n'),
       ask(b'GET http://pypi.test:$H/hi.txt HTTP/1.1\r\nX: ' + b'a' * 20000 + b'\r\n\r\n'))
-print(ask(b'GET http://pypi.test:$H/hi.txt HTTP/1.1\r\nHost: evil.test\r\n\r\n'))"
+print(ask(b'GET http://pypi.test:$H/hi.txt HTTP/1.1\r\nHost: evil.test\r\n\r\n'))
+import random, time
+random.seed(15)
+for i in range(300):
+    junk = bytes(random.getrandbits(8) for _ in range(random.randint(0, 2048)))
+    if i % 3 == 0:
+        junk = random.choice([b'CONNECT ', b'GET http://', b'GET http://pypi.test:$H/']) + junk
+    s = socket.create_connection(('127.0.0.1', 3128), 5)
+    try:
+        s.sendall(junk + random.choice([b'\r\n\r\n', b'', b'\r\n']))
+    except OSError:
+        pass
+    s.close()
+time.sleep(0.5)
+print(ask(b'GET http://pypi.test:$H/hi.txt HTTP/1.1\r\n\r\n'))"
 ew hostile --allow-host pypi.test:$H -- python3 -c "$HOSTILE"
 expect_eq "egress: malformed request lines answer 400, a 20 KiB head 431" "400 400 400 400 400 400 400 431" \
 	"$(jq_ 'r["stdout"].splitlines()[0] if r["stdout"] else r["stderr"]')"
 expect_eq "egress: ... and the proxy still serves (a Host header naming another host is replaced)" 200 \
 	"$(jq_ 'r["stdout"].splitlines()[1] if r["stdout"].count(chr(10)) > 1 else r["stderr"]')"
+expect_eq "egress: 300 random heads later, the proxy still serves" 200 \
+	"$(jq_ 'r["stdout"].splitlines()[2] if r["stdout"].count(chr(10)) > 2 else r["stderr"][-300:]')"
 
 # --- a client that sends no request head is closed (after 10 s; bounds 10x generous)
 ew silent --timeout 60 --allow-host pypi.test:$H -- python3 -c "import socket, time
