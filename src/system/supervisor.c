@@ -175,19 +175,23 @@ static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
 
 /* A loopback's TCP buffers are kernel memory that only a memory cgroup
  * charges (no rlimit bounds them): without one, a sandbox could fill the
- * host's TCP memory (and push every socket on it into memory pressure). */
-static void loopback_refused(const struct ward_cgroup *cg, const char *cgerr, char *err, size_t errlen)
+ * host's TCP memory (and push every socket on it into memory pressure).
+ * Network allow has the loopback too (the proxy's connections). */
+static void loopback_refused(const struct ward_cgroup *cg, enum ward_net net, const char *cgerr, char *err,
+			     size_t errlen)
 {
+	const char *mode = net == WARD_NET_ALLOW ? "allow" : "loopback";
 	if (!cg)
 		snprintf(err, errlen,
-			 "--net loopback needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
+			 "--net %s needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
 			 "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
-			 cgerr[0] ? cgerr : "no usable cgroups");
+			 mode, cgerr[0] ? cgerr : "no usable cgroups");
 	else
 		snprintf(err, errlen,
-			 "--net loopback needs the sandbox's socket buffers charged to its memory cgroup, which this "
+			 "--net %s needs the sandbox's socket buffers charged to its memory cgroup, which this "
 			 "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
-			 "cgroup.memory=nosocket; see `ward doctor`); use --net none");
+			 "cgroup.memory=nosocket; see `ward doctor`); use --net none",
+			 mode);
 }
 
 static void clone_error(int e, char *err, size_t errlen)
@@ -267,7 +271,7 @@ static int make_cgroup(struct sandbox *sb, const struct ward_request *shape, dou
 	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
 	if (shape->net != WARD_NET_NONE && !cg_charges_sockets(sb->cg)) {
-		loopback_refused(sb->cg, cgerr, err, errlen);
+		loopback_refused(sb->cg, shape->net, cgerr, err, errlen);
 		return -1;
 	}
 	return 0;
