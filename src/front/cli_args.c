@@ -284,6 +284,10 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	r->negress_resolve = c->nresolve;
 	if (c->nallow && r->net != WARD_NET_ALLOW)
 		return bad(err, errlen, "--allow-host needs --net allow");
+	if (c->nresolve && c->remote)
+		return bad(err, errlen, "--egress-resolve pins names for a run on this machine; a runner uses its "
+					"operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
+					"no $WARD_RUNNER_URL)");
 	return 0;
 }
 

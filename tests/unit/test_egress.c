@@ -282,6 +282,12 @@ static void front_ends(void)
 	r = cli_parse_run(5, argv2, &c, err, sizeof(err));
 	CHECK("egress: --allow-host without --net allow is refused", r < 0 && strstr(err, "--net allow"));
 	cli_run_free(&c);
+	char *argv3[] = {"run", "--remote", "http://127.0.0.1:1", "--net", "allow", "--allow-host", "a.test",
+			 "--egress-resolve", "a.test:192.0.2.1", "--", "true", NULL};
+	r = cli_parse_run(11, argv3, &c, err, sizeof(err));
+	CHECK("egress: --egress-resolve with --remote is refused (a runner's pins are its operator's)",
+	      r < 0 && strstr(err, "ward serve --egress-resolve"));
+	cli_run_free(&c);
 }
 
 void test_egress(void)
