@@ -40,11 +40,10 @@ void egress_counts(struct egress_proxy *p, uint64_t *tried, uint64_t *allowed);
  * NULL is a no-op. */
 void egress_stop(struct egress_proxy *p);
 
-/* Send / receive the listening socket over a sandbox's notify socket
- * (SCM_RIGHTS, tagged 'P'): PID 1 sends, the supervisor receives, with a
- * bound of timeout_ms.  Send: 0 or -errno (no allocation: PID 1 calls
- * it).  Receive: the fd, or -errno (-EPIPE when PID 1 closed it first). */
-int egress_send_listener(int sock, int fd);
+/* The listening socket PID 1 sent over a sandbox's notify socket
+ * (SCM_RIGHTS, tagged 'P': init.c's proxy_listener), within timeout_ms:
+ * the fd (CLOEXEC), or -errno (-EPIPE when PID 1 closed it first,
+ * -ETIMEDOUT, -EPROTO for another message). */
 int egress_recv_listener(int sock, int timeout_ms);
 
 #endif
