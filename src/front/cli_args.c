@@ -64,7 +64,7 @@ void cli_print_run_help(FILE *f)
 		if (i == LIM_CPU)
 			snprintf(dflt, sizeof(dflt), "= timeout");
 		else
-			snprintf(dflt, sizeof(dflt), "%g", d->dflt);
+			snprintf(dflt, sizeof(dflt), "%.15g", d->dflt);
 		fprintf(f, "  %-16s %-6s %s (default %s)\n", d->option, d->unit[0] ? d->unit : "N", d->help, dflt);
 	}
 	fprintf(f, "  --workdir DIR           host directory mounted read-write at /work (default: an empty tmpfs)\n"
