@@ -43,6 +43,7 @@ enum ward_isolation {
 enum ward_net {
 	WARD_NET_NONE = 0,
 	WARD_NET_LOOPBACK,
+	WARD_NET_ALLOW, /* loopback, and ward's proxy to the names of egress_allow (SPEC §13) */
 };
 
 enum ward_status {
@@ -67,6 +68,7 @@ struct ward_limits {
 	uint32_t nofile;        /* open files per process */
 	uint32_t collect_max_files; /* files out (SPEC §12): most files collected */
 	uint64_t collect_max_bytes; /* files out: most bytes collected in all */
+	uint64_t egress_bytes;  /* bytes through the egress proxy, both ways, in all (WARD_NET_ALLOW) */
 };
 
 /* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
@@ -121,6 +123,16 @@ struct ward_request {
 	enum ward_net net;
 	enum ward_isolation isolation;
 	struct ward_limits limits;
+
+	/* Egress (net WARD_NET_ALLOW, SPEC §13): the patterns ward's proxy
+	 * lets the sandbox reach ("pypi.org", "*.pythonhosted.org",
+	 * "files.example:8443", "[2001:db8::1]:443"; at most 64), and
+	 * "NAME:ADDR" pins (like curl's --resolve; a pinned name is reached at
+	 * that address whatever it is). */
+	const char *const *egress_allow;
+	size_t negress_allow;
+	const char *const *egress_resolve;
+	size_t negress_resolve;
 
 	/* Output: when capture is true both streams are kept (head + tail) in
 	 * the result; otherwise they stream live to stream_fd[0] and
@@ -189,6 +201,16 @@ struct ward_collected {
 	size_t size;
 	mode_t mode;
 };
+/* One connection the sandbox asked ward's egress proxy for (SPEC §13). */
+struct ward_egress {
+	char host[256];     /* as asked (a name, or an address without []) */
+	unsigned port;
+	bool allowed;
+	char reason[96];    /* why not, when !allowed; or why it was cut */
+	uint64_t bytes_out; /* sandbox -> upstream */
+	uint64_t bytes_in;  /* upstream -> sandbox */
+};
+#define WARD_EGRESS_MAX_RECORDS 64
 
 struct ward_result {
 	enum ward_status status;
@@ -207,6 +229,12 @@ struct ward_result {
 	struct ward_collected *files; /* the request's collect, or NULL */
 	size_t nfiles;
 	bool files_truncated; /* a cap (files, bytes, entries walked) left files out */
+	/* Egress (a run with WARD_NET_ALLOW): the first WARD_EGRESS_MAX_RECORDS
+	 * connections tried, in order; truncated when there were more. */
+	bool egress_on;
+	struct ward_egress *egress;
+	size_t negress;
+	bool egress_truncated;
 };
 
 /* Fill a request with the defaults of SPEC §2. */
@@ -418,6 +446,10 @@ struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;
 };
 int ward_session_usage(struct ward_session *s, struct ward_session_usage *u);
+/* Network allow (SPEC §13): connections the session's proxy was asked for
+ * so far, and how many it allowed.  -ENOENT for a session without egress.
+ * (Each exec's result lists the connections tried while it ran.) */
+int ward_session_egress(struct ward_session *s, uint64_t *tried, uint64_t *allowed);
 /* What the session's limits are enforced by (as a result's "enforced"). */
 void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
 
@@ -32,14 +33,19 @@ char **env_build(const struct ward_request *req, const char *const *extra)
 	if (extra)
 		while (extra[nx])
 			nx++;
-	char **env = calloc(n + nx + ne + 1, sizeof(char *));
+	/* network allow: the proxy (SPEC §13), before what the caller sets */
+	const char *const *proxy = req->net == WARD_NET_ALLOW ? egress_proxy_env : NULL;
+	size_t np = 0;
+	while (proxy && proxy[np])
+		np++;
+	char **env = calloc(n + np + nx + ne + 1, sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
 	/* Later entries replace earlier ones with the same name. */
-	const char *const *lists[3] = {fixed, extra, (const char *const *)req->env};
-	size_t lens[3] = {n, nx, ne};
-	for (int l = 0; l < 3; l++) {
+	const char *const *lists[4] = {fixed, proxy, extra, (const char *const *)req->env};
+	size_t lens[4] = {n, np, nx, ne};
+	for (int l = 0; l < 4; l++) {
 		for (size_t i = 0; i < lens[l]; i++) {
 			const char *e = lists[l][i];
 			size_t nl = strcspn(e, "=");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "ward.h"
@@ -38,6 +39,9 @@ const struct limit_desc ward_limit_table[LIM__COUNT] = {
 	[LIM_COLLECT_BYTES] = {"--collect-max-bytes", "bytes", 8 << 20, 0, 1ull << 30,
 			       "most bytes --collect brings back, all files together", "collect_max_bytes",
 			       "--max-collect-bytes", 32 << 20},
+	[LIM_EGRESS] = {"--egress-bytes", "bytes", 256 << 20, 1, 1ull << 40,
+			"bytes through the egress proxy, both ways, for the whole run or session (--net allow)",
+			"egress_bytes", "--max-egress-bytes", 4ull << 30},
 };
 
 double ward_limit_get(const struct ward_limits *l, int which)
@@ -53,6 +57,7 @@ double ward_limit_get(const struct ward_limits *l, int which)
 	case LIM_NOFILE: return l->nofile;
 	case LIM_COLLECT_FILES: return l->collect_max_files;
 	case LIM_COLLECT_BYTES: return (double)l->collect_max_bytes;
+	case LIM_EGRESS: return (double)l->egress_bytes;
 	}
 	return 0;
 }
@@ -70,6 +75,7 @@ void ward_limit_set(struct ward_limits *l, int which, double v)
 	case LIM_NOFILE: l->nofile = (uint32_t)v; break;
 	case LIM_COLLECT_FILES: l->collect_max_files = (uint32_t)v; break;
 	case LIM_COLLECT_BYTES: l->collect_max_bytes = (uint64_t)v; break;
+	case LIM_EGRESS: l->egress_bytes = (uint64_t)v; break;
 	}
 }
 
@@ -93,6 +99,7 @@ void ward_request_init(struct ward_request *req)
 	l->nofile = (uint32_t)ward_limit_table[LIM_NOFILE].dflt;
 	l->collect_max_files = (uint32_t)ward_limit_table[LIM_COLLECT_FILES].dflt;
 	l->collect_max_bytes = (uint64_t)ward_limit_table[LIM_COLLECT_BYTES].dflt;
+	l->egress_bytes = (uint64_t)ward_limit_table[LIM_EGRESS].dflt;
 }
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
@@ -236,6 +243,34 @@ static int check_collect(const struct ward_request *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* Egress: patterns and pins only with --net allow, and then at least one
+ * pattern, each well-formed (SPEC §13). */
+static int check_egress(const struct ward_request *r, char *err, size_t errlen)
+{
+	if (r->net != WARD_NET_ALLOW) {
+		if (r->negress_allow)
+			return bad(err, errlen, "allowed hosts need the network mode allow (--net allow)");
+		return 0;
+	}
+	if (r->isolation != WARD_ISO_SYSTEM)
+		return bad(err, errlen, "network allow needs isolation system: the proxy serves a sandbox's own "
+					"network namespace");
+	if (r->negress_allow == 0 || !r->egress_allow)
+		return bad(err, errlen, "--net allow without a host: give --allow-host NAME (network.allow in a request)");
+	if (r->negress_allow > EGRESS_MAX_PATTERNS || r->negress_resolve > EGRESS_MAX_PATTERNS)
+		return bad(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
+	struct egress_pattern p;
+	for (size_t i = 0; i < r->negress_allow; i++)
+		if (!r->egress_allow[i] || egress_pattern_parse(r->egress_allow[i], &p, err, errlen) < 0)
+			return -1;
+	struct egress_pin pin;
+	for (size_t i = 0; i < r->negress_resolve; i++)
+		if (!r->egress_resolve || !r->egress_resolve[i] ||
+		    egress_pin_parse(r->egress_resolve[i], &pin, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
 int ward_request_validate(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->argv && r->argv[0]) {
@@ -255,8 +290,10 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 			return bad(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
 						"set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
 	}
-	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK)
-		return bad(err, errlen, "unknown network mode: use none or loopback");
+	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK && r->net != WARD_NET_ALLOW)
+		return bad(err, errlen, "unknown network mode: use none, loopback or allow");
+	if (check_egress(r, err, errlen) < 0)
+		return -1;
 
 	const struct ward_limits *l = &r->limits;
 	if (check_limit(LIM_TIMEOUT, l->timeout_s, err, errlen) < 0)
@@ -270,7 +307,8 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 	    check_limit(LIM_TMP, (double)l->tmp_size_mb, err, errlen) < 0 ||
 	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0 ||
 	    check_limit(LIM_COLLECT_FILES, l->collect_max_files, err, errlen) < 0 ||
-	    check_limit(LIM_COLLECT_BYTES, (double)l->collect_max_bytes, err, errlen) < 0)
+	    check_limit(LIM_COLLECT_BYTES, (double)l->collect_max_bytes, err, errlen) < 0 ||
+	    check_limit(LIM_EGRESS, (double)l->egress_bytes, err, errlen) < 0)
 		return -1;
 	if (check_collect(r, err, errlen) < 0)
 		return -1;
@@ -360,6 +398,8 @@ int ward_net_parse(const char *s, enum ward_net *out)
 		*out = WARD_NET_NONE;
 	else if (strcmp(s, "loopback") == 0)
 		*out = WARD_NET_LOOPBACK;
+	else if (strcmp(s, "allow") == 0)
+		*out = WARD_NET_ALLOW;
 	else
 		return -1;
 	return 0;

@@ -107,6 +107,7 @@ void ward_result_free(struct ward_result *res)
 	free(res->out.data);
 	free(res->err.data);
 	free(res->report);
+	free(res->egress);
 	res->out.data = res->err.data = res->report = NULL;
 	for (size_t i = 0; i < res->nfiles; i++) {
 		free(res->files[i].path);
@@ -115,6 +116,8 @@ void ward_result_free(struct ward_result *res)
 	free(res->files);
 	res->files = NULL;
 	res->nfiles = 0;
+	res->egress = NULL;
+	res->negress = 0;
 }
 
 int ward_result_exit_status(const struct ward_result *res)

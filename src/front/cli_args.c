@@ -64,7 +64,7 @@ void cli_print_run_help(FILE *f)
 		if (i == LIM_CPU)
 			snprintf(dflt, sizeof(dflt), "= timeout");
 		else
-			snprintf(dflt, sizeof(dflt), "%g", d->dflt);
+			snprintf(dflt, sizeof(dflt), "%.15g", d->dflt);
 		fprintf(f, "  %-16s %-6s %s (default %s)\n", d->option, d->unit[0] ? d->unit : "N", d->help, dflt);
 	}
 	fprintf(f, "  --workdir DIR           host directory mounted read-write at /work (default: an empty tmpfs)\n"
@@ -72,7 +72,11 @@ void cli_print_run_help(FILE *f)
 		   "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
 		   "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
 		   "  --env K=V               environment variable (repeatable); nothing else enters\n"
-		   "  --net none|loopback     network (default none)\n"
+		   "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
+		   "                          (HTTP_PROXY...) to the --allow-host names only\n"
+		   "  --allow-host H          with --net allow: a name (pypi.org), '*.' suffix or address the proxy\n"
+		   "                          lets through, with an optional :PORT (else 80 and 443; repeatable)\n"
+		   "  --egress-resolve N:A    the proxy reaches name N at address A, whatever A is (repeatable)\n"
 		   "  --stdin FILE|-          standard input (default /dev/null)\n"
 		   "  --json                  capture both streams and print one result object\n"
 		   "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
@@ -176,6 +180,7 @@ static int parse_limit(struct ward_request *r, const char *name, const char *val
 	case LIM_FSIZE: r->limits.fsize_mb = u; break;
 	case LIM_TMP: r->limits.tmp_size_mb = u; break;
 	case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
+	case LIM_EGRESS: r->limits.egress_bytes = u; break;
 	default: ward_limit_set(&r->limits, lim, d); break;
 	}
 	return 1;
@@ -204,7 +209,13 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 		c->env[c->nenv++] = (char *)val;
 	} else if (!strcmp(name, "--net")) {
 		if (ward_net_parse(val, &r->net) < 0)
-			return bad(err, errlen, "--net '%s' is not none or loopback", val);
+			return bad(err, errlen, "--net '%s' is not none, loopback or allow", val);
+	} else if (!strcmp(name, "--allow-host") || !strcmp(name, "--egress-resolve")) {
+		bool allow = name[2] == 'a';
+		size_t *n = allow ? &c->nallow : &c->nresolve;
+		if (*n >= CLI_MAX_LIST)
+			return bad(err, errlen, "too many %s options: at most %d", name, CLI_MAX_LIST);
+		(allow ? c->allow : c->resolve)[(*n)++] = val;
 	} else if (!strcmp(name, "--isolation")) {
 		if (!strcmp(val, "off"))
 			return bad(err, errlen, "--isolation off never runs code: use system or application");
@@ -287,6 +298,16 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	r->mounts = c->mounts;
 	r->nmounts = nmounts;
 	r->capture = c->json;
+	r->egress_allow = c->allow;
+	r->negress_allow = c->nallow;
+	r->egress_resolve = c->resolve;
+	r->negress_resolve = c->nresolve;
+	if (c->nallow && r->net != WARD_NET_ALLOW)
+		return bad(err, errlen, "--allow-host needs --net allow");
+	if (c->nresolve && c->remote)
+		return bad(err, errlen, "--egress-resolve pins names for a run on this machine; a runner uses its "
+					"operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
+					"no $WARD_RUNNER_URL)");
 	return 0;
 }
 

@@ -24,6 +24,10 @@ struct cli_run {
 	char *collect[CLI_MAX_LIST + 1]; /* --collect GLOB, NULL-terminated */
 	size_t ncollect;
 	const char *collect_dir;   /* --collect-dir, default CLI_COLLECT_DIR */
+	const char *allow[CLI_MAX_LIST];   /* --allow-host (SPEC §13) */
+	size_t nallow;
+	const char *resolve[CLI_MAX_LIST]; /* --egress-resolve NAME:ADDR */
+	size_t nresolve;
 };
 
 /* Where --collect's files go without --collect-dir: a directory of their

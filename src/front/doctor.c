@@ -36,6 +36,29 @@ static struct doctor_item *item(struct doctor_report *r, const char *name, bool 
 	return it;
 }
 
+/* Egress (SPEC §13): a sandbox with network allow, its proxy up. */
+static void egress_item(struct doctor_report *r)
+{
+	struct ward_request req;
+	ward_request_init(&req);
+	char *argv[] = {"/bin/true", NULL};
+	const char *allow[] = {"doctor.invalid"};
+	req.argv = argv;
+	req.capture = true;
+	req.limits.timeout_s = 10;
+	req.net = WARD_NET_ALLOW;
+	req.egress_allow = allow;
+	req.negress_allow = 1;
+	struct ward_result res;
+	bool ok = ward_run(&req, &res) == 0 && res.status == WARD_ST_OK && res.egress_on;
+	if (ok)
+		item(r, "egress", true, "--net allow works: a sandbox ran with ward's proxy on its 127.0.0.1:3128 "
+					"(ward serve offers it only with --egress-allow)");
+	else
+		item(r, "egress", false, "--net allow is unavailable: %s", res.error[0] ? res.error : "the test run failed");
+	ward_result_free(&res);
+}
+
 static int read_int_file(const char *path, long *v)
 {
 	FILE *f = fopen(path, "re");
@@ -153,6 +176,8 @@ void doctor_run(struct doctor_report *r)
 	else
 		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
 	ward_result_free(&res);
+	if (r->system_ok)
+		egress_item(r);
 	item(r, "application", r->application_allowed,
 	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
 				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");

@@ -31,7 +31,7 @@ struct scli {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ward session new [--memory MB] [--pids N] [--ttl S] [--idle S] [--net ...] [--env K=V]...\n"
+	fprintf(stderr, "usage: ward session new [--memory MB] [--pids N] [--ttl S] [--idle S] [--net none|loopback|allow] [--allow-host H]... [--env K=V]...\n"
 			"       ward session exec ID [OPTIONS] -- PROGRAM [ARG...]   (or --shell 'STRING'; OPTIONS as ward "
 			"run's)\n"
 			"       ward session put ID LOCALFILE PATH\n"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/egress.h"
 #include "core/request.h"
 #include "server/server.h"
 #include "testjob/testjob.h"
@@ -69,6 +70,11 @@ static void usage(FILE *f)
 		"  --session-max-ttl S       largest ttl_s a session may ask for (default 86400)\n"
 		"  --session-max-idle S      largest idle_s a session may ask for (default 3600)\n"
 		"  --max-work-size MB        largest limits.work_size_mb of a session (default 4096)\n"
+		"Egress (SPEC §13: network {\"allow\": [...]} through ward's proxy):\n"
+		"  --egress-allow PATTERN    a name (pypi.org), '*.' suffix (*.pythonhosted.org) or address, with\n"
+		"                            an optional :PORT, that requests may ask for (repeatable; default\n"
+		"                            none: no egress); a request asking for more: 400\n"
+		"  --egress-resolve N:A      the proxy reaches name N at address A, whatever A is (repeatable)\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -183,6 +189,7 @@ enum opt_kind {
 	K_SECS,   /* seconds into a double */
 	K_NODE,   /* --node-id: [A-Za-z0-9_-]{1,63} into o->node_id */
 	K_FLAG,   /* no argument: sets a bool */
+	K_EGRESS, /* --egress-allow / --egress-resolve, repeatable */
 	K_HELP,
 };
 
@@ -224,6 +231,8 @@ static const struct opt_desc opts[] = {
 	{"session-max-idle", K_SECS, OFF(session_max_idle), 0, NULL},
 	{"max-work-size", K_SIZE, OFF(max_work_size), 1ull << 20, "--max-work-size must be at least 1 (MB)"},
 	{"favor-dynmods", K_FLAG, OFF(favor_dynmods), 0, NULL},
+	{"egress-allow", K_EGRESS, OFF(egress_allow), 0, NULL},
+	{"egress-resolve", K_EGRESS, OFF(egress_resolve), 0, NULL},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -290,6 +299,8 @@ static void opts_defaults(struct serve_opts *o)
 	o->session_max_idle = 3600;
 	o->max_work_size = 4096;
 	default_node_id(o->node_id, sizeof(o->node_id));
+	o->egress.allow = o->egress_allow;
+	o->egress.resolve = o->egress_resolve;
 }
 
 /* getopt_long's table: opts, then --max-X for each limit (the table of
@@ -354,6 +365,16 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		return 0;
 	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
 	case K_NODE: return set_node_id(o, v);
+	case K_EGRESS: {
+		bool allow = d->off == OFF(egress_allow);
+		size_t *n = allow ? &o->egress.nallow : &o->egress.nresolve;
+		if (*n == EGRESS_MAX_PATTERNS) {
+			fprintf(stderr, "ward serve: at most %d %s\n", EGRESS_MAX_PATTERNS, flag);
+			return -1;
+		}
+		(allow ? o->egress_allow : o->egress_resolve)[(*n)++] = v;
+		return 0;
+	}
 	case K_UINT:
 	case K_SIZE:
 	case K_INT: return set_whole(o, d, flag, v);
@@ -416,5 +437,10 @@ int parse_opts(struct serve_opts *o, int argc, char **argv)
 	if (!max_cpu_given)
 		o->max.cpu_s = o->max.timeout_s;
 	ward_defaults_under(&o->max, &o->defaults);
+	char eerr[400];
+	if (egress_policy_init(&o->egress, eerr, sizeof(eerr)) < 0) {
+		fprintf(stderr, "ward serve: %s\n", eerr);
+		return -1;
+	}
 	return check_opts(o, argc, argv);
 }

@@ -121,6 +121,10 @@ static bool check_exec(struct server *s, struct req *r)
 		set_error(r, 400, "%s", err);
 		return false;
 	}
+	if (egress_policy_apply(&s->o.egress, q, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
 	char verr[400]; /* room for the field name in err */
 	if (ward_request_validate(q, verr, sizeof(verr)) < 0) {
 		option_to_field(verr, err, sizeof(err));
@@ -147,6 +151,7 @@ void run_exec(struct req *r)
 	if (res.error[0])
 		snprintf(r->message, sizeof(r->message), "%s", res.error);
 	metrics_count_run(r->srv, res.status, res.isolation, now_mono() - r->t_admit);
+	metrics_count_egress(r->srv, r, &res);
 	ward_result_free(&res);
 	doc_release(r);
 }
@@ -154,7 +159,7 @@ void run_exec(struct req *r)
 void run_test(struct req *r)
 {
 	char *out = NULL;
-	int code = ward_testjob_http(r->srv->pool, &r->srv->o.max, r->body ? r->body : "", r->len, &out);
+	int code = ward_testjob_http(r->srv->pool, &r->srv->o.max, &r->srv->o.egress, r->body ? r->body : "", r->len, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;

@@ -55,7 +55,8 @@ void answer_health(struct server *s, struct req *r)
 	pthread_mutex_unlock(&s->lock);
 	struct sj_session_limits sl = {s->o.max_sessions, s->o.client_sessions, s->o.session_max_ttl,
 				       s->o.session_max_idle, s->o.max_work_size, s->o.node_id};
-	char *body = ward_health_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max);
+	char *body = ward_health_egress_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max,
+						s->o.egress_allow, s->o.egress.nallow);
 	set_answer(r, ok ? 200 : 503, sj_health_sessions(body, &sl), "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;

@@ -30,6 +30,27 @@ void metrics_count_run(struct server *s, enum ward_status status, enum ward_isol
 	pthread_mutex_unlock(&s->lock);
 }
 
+void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res)
+{
+	if (!res->egress_on)
+		return;
+	uint64_t ok = 0;
+	for (size_t i = 0; i < res->negress; i++) {
+		const struct ward_egress *e = &res->egress[i];
+		ok += e->allowed;
+		log_event(s, "egress", "client=%s host=%s port=%u %s%s%s bytes_out=%llu bytes_in=%llu", r->client,
+			  e->host, e->port, e->allowed ? "allowed" : "refused", e->reason[0] ? ": " : "", e->reason,
+			  (unsigned long long)e->bytes_out, (unsigned long long)e->bytes_in);
+	}
+	if (res->egress_truncated)
+		log_event(s, "egress", "client=%s more connections than the %d a result lists", r->client,
+			  WARD_EGRESS_MAX_RECORDS);
+	pthread_mutex_lock(&s->lock);
+	s->m.egress_allowed += ok;
+	s->m.egress_refused += res->negress - ok;
+	pthread_mutex_unlock(&s->lock);
+}
+
 struct buf {
 	char *p;
 	size_t len, cap;
@@ -88,6 +109,12 @@ static void runs_section(struct buf *b, const struct metrics *m)
 	bprintf(b, "ward_run_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 	bprintf(b, "ward_run_duration_seconds_sum %.6f\nward_run_duration_seconds_count %llu\n", m->sum,
 		(unsigned long long)m->count);
+	bprintf(b, "# HELP ward_egress_connections_total Connections sandboxes asked the egress proxy for (the "
+		   "first 64 of each run or exec), by whether it allowed them.\n"
+		   "# TYPE ward_egress_connections_total counter\n"
+		   "ward_egress_connections_total{result=\"allowed\"} %llu\n"
+		   "ward_egress_connections_total{result=\"refused\"} %llu\n",
+		(unsigned long long)m->egress_allowed, (unsigned long long)m->egress_refused);
 }
 
 static void requests_section(struct buf *b, const struct snapshot *n)

@@ -65,6 +65,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/egress.h"
 #include "wire/wire.h"
 #include "ward.h"
 
@@ -104,6 +105,10 @@ struct serve_opts {
 	size_t max_work_size;        /* MB */
 	char node_id[64];            /* [A-Za-z0-9_-]{1,63}: the prefix of session ids */
 	bool favor_dynmods;          /* --favor-dynmods */
+	/* egress (SPEC §13): --egress-allow, the ceiling (none: no egress),
+	 * and --egress-resolve pins; egress.allow / resolve point here */
+	const char *egress_allow[EGRESS_MAX_PATTERNS], *egress_resolve[EGRESS_MAX_PATTERNS];
+	struct egress_policy egress;
 };
 
 struct token {
@@ -223,6 +228,7 @@ struct metrics {
 	uint64_t count;
 	uint64_t rejected_busy, rejected_client_conc, rejected_client_rate, rejected_unhealthy;
 	uint64_t http[600];
+	uint64_t egress_allowed, egress_refused; /* connections through the egress proxies */
 };
 
 /* The server's context: the only mutable state of `ward serve` (but the
@@ -333,6 +339,9 @@ void answer_health(struct server *s, struct req *r);
 
 /* metrics.c */
 void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs);
+/* A result's egress connections (SPEC §13): counted, and one log line
+ * each (client, host, port, allowed or why not, bytes each way). */
+void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res);
 void answer_metrics(struct server *s, struct req *r);
 
 /* exec.c */

@@ -80,7 +80,8 @@ static bool check_session_limits(struct server *s, struct req *r, const struct s
 	/* a session collects nothing itself: each exec's caps are checked with it */
 	r->doc.req.limits.collect_max_files = o->defaults.collect_max_files;
 	r->doc.req.limits.collect_max_bytes = o->defaults.collect_max_bytes;
-	if (ward_limits_within(&r->doc.req.limits, &o->max, err, sizeof(err)) < 0) {
+	if (ward_limits_within(&r->doc.req.limits, &o->max, err, sizeof(err)) < 0 ||
+	    egress_policy_apply(&o->egress, &r->doc.req, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
 		return false;
 	}
@@ -97,7 +98,7 @@ static bool decode_shape(struct server *s, struct req *r)
 	char err[512];
 	size_t len = 0;
 	char *b = sj_with_argv(r->body ? r->body : "", r->len, &len, err, sizeof(err));
-	if (!b || ward_request_from_json(b, len, &r->doc, err, sizeof(err)) < 0) {
+	if (!b || ward_request_from_json_under(b, len, &s->o.defaults, &r->doc, err, sizeof(err)) < 0) {
 		free(b);
 		set_error(r, 400, "%s", err);
 		return false;
@@ -179,6 +180,7 @@ void run_session_info(struct req *r)
 	struct ward_session_proc *p = NULL;
 	size_t n = 0;
 	ward_session_usage(x->ws, &v.usage);
+	v.egress = ward_session_egress(x->ws, &v.egress_tried, &v.egress_allowed) == 0;
 	if (ward_session_procs(x->ws, &p, &n) < 0)
 		p = NULL, n = 0;
 	v.procs = p;
@@ -257,6 +259,7 @@ void run_session_exec(struct req *r)
 	if (res.error[0])
 		snprintf(r->message, sizeof(r->message), "%s", res.error);
 	sess_count_exec(s, x, res.status);
+	metrics_count_egress(s, r, &res);
 	ward_result_free(&res);
 	doc_release(r);
 }

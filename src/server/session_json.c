@@ -185,6 +185,14 @@ static void emit_session(struct jw *w, const void *arg)
 		jw_object_end(w);
 		jw_key(w, "processes");
 		emit_procs_array(w, v->procs, v->nprocs);
+		if (v->egress) {
+			jw_key(w, "egress");
+			jw_object_begin(w);
+			jw_member_int(w, "tried", (int64_t)v->egress_tried);
+			jw_member_int(w, "allowed", (int64_t)v->egress_allowed);
+			jw_member_int(w, "refused", (int64_t)(v->egress_tried - v->egress_allowed));
+			jw_object_end(w);
+		}
 	}
 	jw_object_end(w);
 }

@@ -31,6 +31,8 @@ struct sj_session {
 	struct ward_session_usage usage;
 	const struct ward_session_proc *procs;
 	size_t nprocs;
+	bool egress;                       /* network allow: the proxy's counts */
+	uint64_t egress_tried, egress_allowed;
 };
 /* malloc'd JSON, or NULL when out of memory. */
 char *sj_session_json(const struct sj_session *v);

@@ -177,7 +177,7 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb)
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
 {
 	const struct sandbox_facts *facts = sandbox_facts();
-	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK)
+	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK && r->net != WARD_NET_ALLOW)
 		return -EINVAL;
 	if (fds[SP_SYNC] < 0 || fds[SP_CTL] < 0 || fds[SP_OUT] < 0 || fds[SP_ERR] < 0 || fds[SP_NOTIFY] < 0)
 		return -EINVAL;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/supervise.h"
 #include "sandbox/caps.h"
@@ -134,6 +136,45 @@ static int loopback_up(void)
 	return r;
 }
 
+/* Egress (SPEC §13): the proxy's listening socket, made here so that it
+ * lives in this network namespace (127.0.0.1:EGRESS_PROXY_PORT on our
+ * loopback), and sent to the supervisor (SCM_RIGHTS, tagged 'P'), whose
+ * proxy accepts on it from the host.  PID 1 keeps no copy.  Syscalls only.
+ * 0, or -1 with errno set. */
+static int proxy_listener(int sock)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(EGRESS_PROXY_PORT),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	memset(&cb, 0, sizeof(cb));
+	char tag = 'P';
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &s, sizeof(int));
+	int r = bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 64) < 0 ? -1 : 0;
+	if (r == 0) {
+		ssize_t n;
+		do
+			n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		r = n == 1 ? 0 : -1;
+	}
+	int e = errno;
+	close(s);
+	errno = e;
+	return r;
+}
+
 /* The cgroup namespace (entered now that the supervisor has moved us into
  * our cgroup), the hostname, the loopback.  0, or -1 with the message sent. */
 static int enter_namespaces(struct child_ctx *c)
@@ -146,8 +187,12 @@ static int enter_namespaces(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot set the hostname: %s\n", strerror(errno));
 		return -1;
 	}
-	if (c->net == WARD_NET_LOOPBACK && loopback_up() < 0) {
+	if (c->net != WARD_NET_NONE && loopback_up() < 0) {
 		ctl_say(c->ctl_w, "E cannot bring up the loopback interface: %s\n", strerror(errno));
+		return -1;
+	}
+	if (c->net == WARD_NET_ALLOW && proxy_listener(c->notify_w) < 0) {
+		ctl_say(c->ctl_w, "E cannot make the egress proxy's socket: %s\n", strerror(errno));
 		return -1;
 	}
 	trace_phase("init:ns", c->start);

@@ -32,9 +32,11 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
+#include "system/egress.h"
 #include "system/session.h"
 #include "system/collect_walk.h"
 #include "system/session_proto.h"
@@ -615,6 +617,9 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		return result_from_outcome(&o, -1, res, start);
 	}
 	struct session_exec x;
+	uint64_t tried0 = 0, allowed0;
+	if (s->parts.egress)
+		egress_counts(s->parts.egress, &tried0, &allowed0);
 	r = session_exec_start(s, &r2, cwd, r2.stdin_set || r2.stdin_fd >= 0, &x, res->error, sizeof(res->error));
 	if (r == 0) {
 		struct supervise sv;
@@ -627,6 +632,10 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		session_exec_done(s, &x);
 		if (r == 0 && req->collect && req->collect[0] && session_collect(s, req, res) < 0)
 			r = -1;
+		/* the connections tried while it ran (of the session's first 64;
+		 * a background process's count here too) */
+		if (s->parts.egress && egress_records(s->parts.egress, (size_t)tried0, res) < 0)
+			snprintf(res->error, sizeof(res->error), "out of memory for the egress records");
 	}
 	session_slot(s, false);
 	free(env);
@@ -859,14 +868,21 @@ int ward_session_remove(struct ward_session *s, const char *path, char *err, siz
 
 /* ------------------------------------------------------------ lifetime */
 
-static int copy_env(struct ward_session *s, char *const *env)
+/* The session's default environment: with network allow the proxy's
+ * variables (SPEC §13) first, then the caller's (a later entry wins). */
+static int copy_env(struct ward_session *s, char *const *env, bool proxy)
 {
-	size_t n = 0;
+	size_t n = 0, np = 0;
 	while (env && env[n])
 		n++;
-	s->env = calloc(n + 1, sizeof(char *));
+	while (proxy && egress_proxy_env[np])
+		np++;
+	s->env = calloc(np + n + 1, sizeof(char *));
 	if (!s->env)
 		return -1;
+	for (size_t i = 0; i < np; i++)
+		if (!(s->env[s->nenv++] = strdup(egress_proxy_env[i])))
+			return -1;
 	for (size_t i = 0; i < n; i++)
 		if (!(s->env[s->nenv++] = strdup(env[i])))
 			return -1;
@@ -938,7 +954,7 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
 	s->cpu_budget_s = o->cpu_budget_s;
-	if (copy_env(s, shape.env) < 0) {
+	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {
 		set_err(err, errlen, "out of memory");
 		ward_session_destroy(s);
 		return NULL;
@@ -994,6 +1010,15 @@ int ward_session_usage(struct ward_session *s, struct ward_session_usage *u)
 		u->memory_peak_bytes = cs.memory_peak;
 		u->cpu_ms = cs.cpu_usage_us / 1000;
 	}
+	return 0;
+}
+
+int ward_session_egress(struct ward_session *s, uint64_t *tried, uint64_t *allowed)
+{
+	*tried = *allowed = 0;
+	if (!s->parts.egress)
+		return -ENOENT;
+	egress_counts(s->parts.egress, tried, allowed);
 	return 0;
 }
 

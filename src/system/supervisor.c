@@ -35,6 +35,7 @@
 #include "system/child.h"
 #include "system/clone.h"
 #include "system/collect_walk.h"
+#include "system/egress.h"
 #include "system/handover.h"
 #include "system/supervisor.h"
 
@@ -75,6 +76,7 @@ struct sandbox {
 	struct cg_limits lim;  /* the cgroup's limits now */
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
+	struct egress_proxy *egress; /* network allow: ward's proxy for it */
 };
 
 /* Files out (SPEC §12): PID 1 sends them on the report pipe. */
@@ -109,6 +111,7 @@ void sandbox_destroy(struct sandbox *sb)
 			;
 	}
 	close_fd(&sb->pidfd);
+	egress_stop(sb->egress);
 	int *fds[] = {&sb->sync_w, &sb->ctl_r, &sb->out_r, &sb->err_r, &sb->in_w, &sb->rep_r, &sb->nsock};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		close_fd(fds[i]);
@@ -179,19 +182,23 @@ static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
 
 /* A loopback's TCP buffers are kernel memory that only a memory cgroup
  * charges (no rlimit bounds them): without one, a sandbox could fill the
- * host's TCP memory (and push every socket on it into memory pressure). */
-static void loopback_refused(const struct ward_cgroup *cg, const char *cgerr, char *err, size_t errlen)
+ * host's TCP memory (and push every socket on it into memory pressure).
+ * Network allow has the loopback too (the proxy's connections). */
+static void loopback_refused(const struct ward_cgroup *cg, enum ward_net net, const char *cgerr, char *err,
+			     size_t errlen)
 {
+	const char *mode = net == WARD_NET_ALLOW ? "allow" : "loopback";
 	if (!cg)
 		snprintf(err, errlen,
-			 "--net loopback needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
+			 "--net %s needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
 			 "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
-			 cgerr[0] ? cgerr : "no usable cgroups");
+			 mode, cgerr[0] ? cgerr : "no usable cgroups");
 	else
 		snprintf(err, errlen,
-			 "--net loopback needs the sandbox's socket buffers charged to its memory cgroup, which this "
+			 "--net %s needs the sandbox's socket buffers charged to its memory cgroup, which this "
 			 "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
-			 "cgroup.memory=nosocket; see `ward doctor`); use --net none");
+			 "cgroup.memory=nosocket; see `ward doctor`); use --net none",
+			 mode);
 }
 
 static void clone_error(int e, char *err, size_t errlen)
@@ -270,8 +277,8 @@ static int make_cgroup(struct sandbox *sb, const struct ward_request *shape, dou
 	char cgerr[256] = "";
 	sb->cg = cg_create(&sb->lim, cgerr, sizeof(cgerr));
 	trace_phase("cgroup", start);
-	if (shape->net == WARD_NET_LOOPBACK && !cg_charges_sockets(sb->cg)) {
-		loopback_refused(sb->cg, cgerr, err, errlen);
+	if (shape->net != WARD_NET_NONE && !cg_charges_sockets(sb->cg)) {
+		loopback_refused(sb->cg, shape->net, cgerr, err, errlen);
 		return -1;
 	}
 	return 0;
@@ -381,6 +388,31 @@ static int start_pid1(struct sandbox *sb, bool born_in_cg, double start, char *e
 	return 0;
 }
 
+/* Network allow: the proxy's listening socket, which PID 1 made in the
+ * sandbox's namespace and sends first on the notify socket (before the
+ * seccomp listener), and the proxy on it.  0, or -1 with err set (PID 1's
+ * own reason when it gave one). */
+static int start_egress(struct sandbox *sb, const struct ward_request *shape, double start, char *err, size_t errlen)
+{
+	if (shape->net != WARD_NET_ALLOW || sb->ahead)
+		return 0;
+	int fd = egress_recv_listener(sb->nsock, 30000);
+	if (fd < 0) {
+		char buf[600] = "";
+		struct pollfd p = {.fd = sb->ctl_r, .events = POLLIN};
+		if (poll(&p, 1, 1000) == 1) {
+			ssize_t n = read(sb->ctl_r, buf, sizeof(buf) - 1);
+			buf[n > 0 ? n : 0] = 0;
+		}
+		if (!setup_error(buf, err, errlen))
+			snprintf(err, errlen, "the sandbox's init sent no socket for the egress proxy: %s", strerror(-fd));
+		return -1;
+	}
+	sb->egress = egress_start(fd, shape, err, errlen);
+	trace_phase("egress", start);
+	return sb->egress ? 0 : -1;
+}
+
 static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead)
 {
 	struct sandbox *sb = calloc(1, sizeof(*sb));
@@ -466,7 +498,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	take_ends(sb, &f);
 	build_fds_close(&f, trees, sb->plan.nops);
 	trees = NULL;
-	if (start_pid1(sb, born_in_cg, start, err, errlen) < 0)
+	if (start_pid1(sb, born_in_cg, start, err, errlen) < 0 || start_egress(sb, shape, start, err, errlen) < 0)
 		goto fail;
 	return sb;
 
@@ -513,7 +545,7 @@ struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t
 struct sandbox_session sandbox_session_parts(struct sandbox *sb)
 {
 	return (struct sandbox_session){.cg = sb->cg, .pid = sb->pid, .pidfd = sb->pidfd, .sock = sb->nsock,
-					.host_uid = sb->id.host_uid};
+					.host_uid = sb->id.host_uid, .egress = sb->egress};
 }
 
 void sandbox_session_kill(struct sandbox *sb)
@@ -759,5 +791,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		return -1;
 	}
 	collect_usage(sb, &ru, res, o);
+	if (sb->egress && egress_records(sb->egress, 0, res) < 0)
+		snprintf(res->error, sizeof(res->error), "out of memory for the egress records");
 	return run_outcome(&s, st, res, o);
 }

@@ -52,6 +52,7 @@ struct sandbox_session {
 	pid_t pid;
 	int pidfd, sock;
 	unsigned host_uid;
+	struct egress_proxy *egress; /* the session's proxy (network allow), or NULL */
 };
 struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, int *listener,
 				      char *err, size_t errlen);

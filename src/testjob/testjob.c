@@ -34,6 +34,7 @@
 #include <libxml/tree.h>
 
 #include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
+#include "core/egress.h"
 #include "core/request.h"
 
 const char *testjob_harness_source(void)
@@ -596,8 +597,8 @@ int ward_test_main(int argc, char **argv)
 	return code;
 }
 
-int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
-		      char **report_json)
+int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
+		      const char *body, size_t len, char **report_json)
 {
 	struct testjob job;
 	char err[512];
@@ -610,7 +611,8 @@ int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, 
 		return 400;
 	}
 	/* the runner's maxima, as for /exec (SPEC §10) */
-	if (maxima && ward_limits_within(&job.doc.req.limits, maxima, err, sizeof(err)) < 0) {
+	if ((maxima && ward_limits_within(&job.doc.req.limits, maxima, err, sizeof(err)) < 0) ||
+	    (egress && egress_policy_apply(egress, &job.doc.req, err, sizeof(err)) < 0)) {
 		testjob_free(&job);
 		*report_json = refusal_json(err);
 		return 400;

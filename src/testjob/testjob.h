@@ -140,7 +140,10 @@ int ward_test_main(int argc, char **argv);
  * included), 400 when the job was refused (the report's "error" says why:
  * also a limit above the runner's maxima, when maxima is not NULL), 503
  * when ward could not run it. */
-int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
-		      char **report_json);
+struct egress_policy;
+/* egress: the runner's egress policy (a job asking for network allow must
+ * lie within its ceiling, and gets its pins), or NULL. */
+int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
+		      const char *body, size_t len, char **report_json);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
 #include "wire/base64.h"
@@ -44,6 +45,31 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e)
 	jw_object_end(w);
 }
 
+
+/* "egress": the connections a run's proxy was asked for (SPEC §13), and
+ * "egress_truncated". */
+void jw_egress(struct jw *w, const struct ward_result *r)
+{
+	jw_key(w, "egress");
+	jw_array_begin(w);
+	for (size_t i = 0; i < r->negress; i++) {
+		const struct ward_egress *e = &r->egress[i];
+		jw_element(w);
+		jw_object_begin(w);
+		jw_member_string(w, "host", e->host, strnlen(e->host, sizeof(e->host)));
+		jw_member_int(w, "port", e->port);
+		jw_key(w, "allowed");
+		jw_bool(w, e->allowed);
+		if (e->reason[0])
+			jw_member_string(w, "reason", e->reason, strnlen(e->reason, sizeof(e->reason)));
+		jw_member_int(w, "bytes_out", (int64_t)e->bytes_out);
+		jw_member_int(w, "bytes_in", (int64_t)e->bytes_in);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_key(w, "egress_truncated");
+	jw_bool(w, r->egress_truncated);
+}
 
 /* A JSON string from raw bytes, ill-formed UTF-8 replaced by U+FFFD. */
 static json_t *json_bytes(const char *data, size_t len)
@@ -137,6 +163,8 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_int(w, (int64_t)r->usage.max_rss_kb);
 	jw_object_end(w);
 	emit_files(w, r, v->contents);
+	if (r->egress_on)
+		jw_egress(w, r);
 	jw_object_end(w);
 }
 
@@ -417,6 +445,32 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 	if ((v = wire_member(o, "collect_max_bytes")) &&
 	    wire_uint(v, "limits.collect_max_bytes", UINT64_MAX >> 1, &l->collect_max_bytes, err, errlen) < 0)
 		return -1;
+	if ((v = wire_member(o, "egress_bytes")) &&
+	    wire_uint(v, "limits.egress_bytes", UINT64_MAX, &l->egress_bytes, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* "network": {"allow": ["pypi.org", "*.pythonhosted.org", ...]} (SPEC §13);
+ * the patterns themselves are checked by ward_request_validate. */
+static int decode_allow(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen)
+{
+	json_t *a = json_object_get(o, "allow");
+	if (!json_is_array(a) || json_array_size(a) == 0)
+		return wire_bad(err, errlen, "network: an object must have \"allow\": a non-empty array of host "
+					     "patterns (\"pypi.org\", \"*.pythonhosted.org\", \"files.example:8443\")");
+	size_t n = json_array_size(a);
+	if (n > EGRESS_MAX_PATTERNS)
+		return wire_bad(err, errlen, "network.allow: %zu patterns, at most %d", n, EGRESS_MAX_PATTERNS);
+	doc->allow = calloc(n, sizeof(*doc->allow));
+	if (!doc->allow)
+		return wire_bad(err, errlen, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (wire_cstr(json_array_get(a, i), "network.allow[]", &doc->allow[i], err, errlen) < 0)
+			return -1;
+	doc->req.net = WARD_NET_ALLOW;
+	doc->req.egress_allow = doc->allow;
+	doc->req.negress_allow = n;
 	return 0;
 }
 
@@ -428,8 +482,12 @@ int wire_decode_network_isolation(struct ward_request_doc *doc, const json_t *ro
 		/* false is what a client means by "no network" */
 		if (json_is_false(v))
 			doc->req.net = WARD_NET_NONE;
-		else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0)
-			return wire_bad(err, errlen, "network: must be \"none\" or \"loopback\"");
+		else if (json_is_object(v)) {
+			if (decode_allow(doc, v, err, errlen) < 0)
+				return -1;
+		} else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0 ||
+			   doc->req.net == WARD_NET_ALLOW)
+			return wire_bad(err, errlen, "network: must be \"none\", \"loopback\" or {\"allow\": [\"HOST\", ...]}");
 	}
 	if ((v = wire_member(root, "isolation"))) {
 		const char *s;
@@ -649,6 +707,7 @@ void ward_request_doc_free(struct ward_request_doc *doc)
 	free(doc->argv);
 	free(doc->collect);
 	free(doc->stdin_data);
+	free(doc->allow);
 	json_decref(doc->json);
 	memset(doc, 0, sizeof(*doc));
 }
@@ -876,7 +935,16 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 		wire_bad(err, errlen, ENCODE_OOM);
 		goto done;
 	}
-	json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
+	if (req->net == WARD_NET_ALLOW) {
+		json_t *no = json_object(), *a = json_array();
+		json_object_set_new(no, "allow", a);
+		for (size_t i = 0; i < req->negress_allow; i++)
+			json_array_append_new(a, json_string(req->egress_allow[i]));
+		json_object_set_new(o, "network", no);
+		json_object_set_new(json_object_get(o, "limits"), "egress_bytes",
+				    json_integer((json_int_t)req->limits.egress_bytes));
+	} else
+		json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));
 	out = json_dumps(o, JSON_COMPACT);
 	if (!out)
@@ -980,6 +1048,39 @@ static int get_files(const json_t *o, struct ward_result *r)
 	return 0;
 }
 
+/* A remote result's "egress" back into the C struct (at most
+ * WARD_EGRESS_MAX_RECORDS).  0, or -1 out of memory. */
+static int get_egress(const json_t *o, struct ward_result *r)
+{
+	json_t *a = json_object_get(o, "egress");
+	if (!json_is_array(a))
+		return 0;
+	r->egress_on = true;
+	r->egress_truncated = get_bool(o, "egress_truncated");
+	size_t n = json_array_size(a);
+	if (n > WARD_EGRESS_MAX_RECORDS) {
+		n = WARD_EGRESS_MAX_RECORDS;
+		r->egress_truncated = true;
+	}
+	if (!n)
+		return 0;
+	r->egress = calloc(n, sizeof(*r->egress));
+	if (!r->egress)
+		return -1;
+	r->negress = n;
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(a, i), *h = json_object_get(e, "host"), *why = json_object_get(e, "reason");
+		struct ward_egress *x = &r->egress[i];
+		snprintf(x->host, sizeof(x->host), "%s", json_is_string(h) ? json_string_value(h) : "");
+		snprintf(x->reason, sizeof(x->reason), "%s", json_is_string(why) ? json_string_value(why) : "");
+		x->port = (unsigned)get_u64(e, "port");
+		x->allowed = get_bool(e, "allowed");
+		x->bytes_out = get_u64(e, "bytes_out");
+		x->bytes_in = get_u64(e, "bytes_in");
+	}
+	return 0;
+}
+
 int ward_result_from_json(const char *body, size_t len, struct ward_result *r, char *err, size_t errlen)
 {
 	json_error_t je;
@@ -1035,6 +1136,10 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 				      "ward is out of memory");
 		goto out;
 	}
+	if (get_egress(o, r) < 0) {
+		wire_bad(err, errlen, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	json_decref(o);
@@ -1079,6 +1184,12 @@ static json_t *limits_json(const struct ward_limits *l)
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
 			  const struct ward_limits *maxima)
 {
+	return ward_health_egress_to_json(ok, isolation, reason, defaults, maxima, NULL, 0);
+}
+
+char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
+{
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
@@ -1091,6 +1202,13 @@ char *ward_health_to_json(bool ok, const char *isolation, const char *reason, co
 	json_object_set_new(lim, "defaults", limits_json(defaults));
 	json_object_set_new(lim, "maxima", limits_json(maxima));
 	json_object_set_new(o, "limits", lim);
+	if (egress_allow) {
+		json_t *eg = json_object(), *a = json_array();
+		for (size_t i = 0; i < negress; i++)
+			json_array_append_new(a, json_string(egress_allow[i]));
+		json_object_set_new(eg, "allow", a);
+		json_object_set_new(o, "egress", eg);
+	}
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;

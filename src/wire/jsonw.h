@@ -57,6 +57,9 @@ void jw_base64(struct jw *w, const unsigned char *data, size_t len);
  * reports one (results, sessions). */
 struct ward_enforced;
 void jw_enforced(struct jw *w, const struct ward_enforced *e);
+/* A result's "egress" and "egress_truncated" members (SPEC §13). */
+struct ward_result;
+void jw_egress(struct jw *w, const struct ward_result *r);
 /* A member and its value in one call: bytes (NULL data: the empty
  * string), a whole number, true or false. */
 void jw_member_string(struct jw *w, const char *key, const char *data, size_t len);

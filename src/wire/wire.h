@@ -29,6 +29,7 @@ struct ward_request_doc {
 	unsigned char **file_data; /* decoded base64 contents, one per file, or NULL */
 	unsigned char *stdin_data; /* decoded base64 stdin, or NULL */
 	char **collect;            /* "collect": globs borrowed from json, or NULL */
+	const char **allow;        /* network.allow (strings point into json) */
 };
 
 /* jansson spends ~200 bytes and real time on every value: an 8 MiB body of
@@ -81,6 +82,10 @@ void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen
  * malloc'd, or NULL. */
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
 			  const struct ward_limits *maxima);
+/* The same with "egress": {"allow": [...]}, the runner's --egress-allow
+ * ceiling (SPEC §13; [] when it offers none). */
+char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
+				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress);
 
 /* One line of ward serve's log.  With event set it is a server event
  * (listening, draining, ...) and only time, event and message are used. */
@@ -105,7 +110,7 @@ struct doctor_item {
 };
 
 struct doctor_report {
-	struct doctor_item items[12];
+	struct doctor_item items[14];
 	int n;
 	bool system_ok;      /* a real sandbox ran */
 	bool application_allowed;

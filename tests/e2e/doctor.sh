@@ -5,7 +5,7 @@
 
 OUT=$(timeout 20 "$WARD" doctor 2>"$T/err" </dev/null); rc=$?
 expect_eq "doctor: exit 0 (system available here)" 0 "$rc"
-for w in namespace seccomp landlock cgroup; do
+for w in namespace seccomp landlock cgroup egress; do
 	if printf '%s' "$OUT" | grep -qi "$w"; then pass "doctor: names $w"; else fail "doctor: names $w" "$(printf %s "$OUT" | head -c 300)"; fi
 done
 if [ "$(id -u)" = 0 ]; then expect_contains "doctor: says it runs as root" "$(printf %s "$OUT" | tr A-Z a-z)" root; fi

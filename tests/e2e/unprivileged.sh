@@ -34,6 +34,10 @@ expect_eq "nobody: socket buffers charged nowhere, and it says so" none "$(jg "$
 wu --timeout 10 --net loopback -- /bin/true
 expect_eq "nobody: --net loopback refused without a memory cgroup (exit 125)" 125 "$RC"
 expect_contains "nobody: the refusal names the fix" "$ERR" "--net loopback needs a memory cgroup"
+# --net allow has a loopback too (the egress proxy's connections): the same rule
+wu --timeout 10 --net allow --allow-host pypi.test -- /bin/true
+expect_eq "nobody: --net allow refused without a memory cgroup (exit 125)" 125 "$RC"
+expect_contains "nobody: ... naming the mode and the fix" "$ERR" "--net allow needs a memory cgroup"
 
 # On the host the sandbox is nobody.
 M=4.$$$RANDOM

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""bench/egress.py — egress through ward's proxy (SPEC §13) in `make bench` (run by
+bench/run, or alone).
+
+One run, on one machine, interleaved:
+  * throughput of a download (BENCH_EGRESS_MB, default 100 MiB) from a local HTTP
+    server on 127.0.0.1, by curl inside a sandbox through the proxy (a pinned
+    name) against the same curl on the host; curl's own time_total, so the
+    sandbox's start-up is not in it; the ratio is proxy / host throughput;
+  * start-up of `ward run -- /bin/true` with --net allow (PID 1 makes the proxy's
+    socket, ward starts its thread) against --net none.
+Prints a markdown section on stdout; details on stderr.
+
+Knobs (environment): WARD (default build/ward), BENCH_EGRESS_MB (100),
+BENCH_EGRESS_N (5 downloads of each kind), BENCH_EGRESS_STARTS (40 starts of each).
+"""
+import http.server
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+WARD = os.path.abspath(os.environ.get("WARD", "build/ward"))
+MB = int(os.environ.get("BENCH_EGRESS_MB", "100"))
+N = int(os.environ.get("BENCH_EGRESS_N", "5"))
+STARTS = int(os.environ.get("BENCH_EGRESS_STARTS", "40"))
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+def serve(root):
+    os.chdir(root)
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    s.daemon_threads = True
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    return s.server_address[1]
+
+
+def host_download(port):
+    out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", "http://127.0.0.1:%d/big" % port],
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+def proxy_download(port):
+    cmd = [WARD, "run", "--net", "allow", "--allow-host", "big.test:%d" % port, "--egress-resolve",
+           "big.test:127.0.0.1", "--egress-bytes", str((MB + 16) << 20), "--timeout", "120", "--", "curl", "-s",
+           "-o", "/dev/null", "-w", "%{time_total} %{size_download}", "http://big.test:%d/big" % port]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    t, size = out.stdout.split()
+    if int(size) != MB << 20:
+        raise SystemExit("bench/egress.py: the download through the proxy got %s bytes of %d: %s" %
+                         (size, MB << 20, out.stderr[-300:]))
+    return float(t)
+
+
+def start(net):
+    cmd = [WARD, "run", "--net", net] + (["--allow-host", "bench.invalid"] if net == "allow" else []) + \
+          ["--", "/bin/true"]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return (time.perf_counter() - t) * 1000
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="ward-bench-egress.") as d:
+        with open(os.path.join(d, "big"), "wb") as f:
+            f.truncate(MB << 20)
+        port = serve(d)
+        host_download(port)  # warm the page cache and the server
+        host, proxy = [], []
+        for _ in range(N):
+            host.append(host_download(port))
+            proxy.append(proxy_download(port))
+        for net in ("none", "allow"):
+            start(net)
+        none, allow = [], []
+        for _ in range(STARTS):
+            none.append(start("none"))
+            allow.append(start("allow"))
+    mh, mp = statistics.median(host), statistics.median(proxy)
+    rate = lambda s: MB / s  # MiB/s
+    print("## Egress (`--net allow`): the proxy's throughput and start-up cost\n")
+    print("bench/egress.py: a %d MiB download from a local HTTP server on 127.0.0.1 (Python's http.server), "
+          "curl's time_total, median of %d each, interleaved; and `ward run -- /bin/true`, median of %d "
+          "each.\n" % (MB, N, STARTS))
+    print("| what | figure |\n| --- | --- |")
+    print("| host curl | %.0f MiB/s (%.3f s) |" % (rate(mh), mh))
+    print("| curl in a sandbox through ward's proxy | %.0f MiB/s (%.3f s) |" % (rate(mp), mp))
+    print("| proxy / host throughput | %.2fx (goal >= 0.7x) |" % (mh / mp))
+    print("| start-up, --net none | %.2f ms |" % statistics.median(none))
+    print("| start-up, --net allow | %.2f ms |" % statistics.median(allow))
+    print("| start-up cost of allow | %+.2f ms (goal <= +1 ms) |" %
+          (statistics.median(allow) - statistics.median(none)))
+    print("host %s proxy %s" % (host, proxy), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

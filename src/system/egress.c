@@ -1,0 +1,936 @@
+/* egress.c — ward's egress proxy (egress.h, SPEC §13): a small HTTP proxy
+ * for one sandbox, written by hand with plain sockets (no library does a
+ * small, bounded CONNECT proxy that decides by ward's own policy, and ward
+ * takes no dependency for it).  Runs in ward's process, on the host, in a
+ * thread of its own: every byte it reads comes from the sandbox or from a
+ * host it let the sandbox reach, so all of it is hostile.
+ *
+ * What it does:
+ *   - accepts on the listening socket PID 1 made at 127.0.0.1:3128 in the
+ *     sandbox's network namespace (a socket stays in the namespace it was
+ *     made in, whoever holds it: the sandbox reaches this one and nothing
+ *     else of the host's);
+ *   - reads one request head (at most EGRESS_HEAD_MAX: 431 beyond): CONNECT
+ *     host:port (TLS; then bytes both ways), or an absolute-URI request for
+ *     http:// (rewritten to origin form, with Host set from the URI and
+ *     Connection: close, so one client connection reaches one upstream);
+ *   - decides by core/egress.c: a pattern must match the name and port; a
+ *     literal only when listed; a pinned name goes to its pin; any other
+ *     name is resolved here, once, and its first public address is the one
+ *     it connects to (no second resolution, so a rebinding answer cannot
+ *     swap it);
+ *   - is bounded: EGRESS_MAX_CONNS at once (more are closed when
+ *     accepted), two EGRESS_BUF buffers each, head / connect / idle / total
+ *     timeouts, and limits.egress_bytes for the proxy's whole life (beyond:
+ *     connections cut and new ones refused).
+ * Every fd is CLOEXEC and non-blocking, but resolution: getaddrinfo blocks
+ * this thread (only this sandbox's proxy; a pinned name never resolves).
+ * The supervisor's loop never waits on it: stopping it is a pipe write and
+ * a join of a loop that wakes at least once a second (at most 2 s: a thread
+ * held longer by a resolution is left to free itself). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/egress.h"
+#include "system/egress.h"
+
+enum conn_state { C_FREE = 0, C_HEAD, C_CONNECTING, C_RELAY, C_REPLY };
+
+struct buf {
+	char *d;
+	size_t len, off; /* bytes d[off..len) wait to be written */
+};
+
+struct conn {
+	enum conn_state st;
+	int cfd, ufd; /* the sandbox's side, the upstream */
+	struct buf c2u, u2c;
+	bool c_eof, u_eof, c_shut, u_shut;
+	bool capped; /* egress_bytes is spent: no more reading; cut once drained */
+	double born, last;
+	int rec; /* its record, or -1 (beyond the first 64) */
+	uint64_t moved; /* bytes read or written, both ways: progress */
+};
+
+struct egress_proxy {
+	pthread_t th;
+	bool running;
+	int lfd, stop[2];
+	struct egress_pattern allow[EGRESS_MAX_PATTERNS];
+	size_t nallow;
+	struct egress_pin pins[EGRESS_MAX_PATTERNS];
+	size_t npins;
+	struct sockaddr_storage own[64];
+	size_t nown;
+	uint64_t cap, used;
+	double accept_pause; /* accept failed (no fd, no memory): not before this */
+	struct conn conns[EGRESS_MAX_CONNS];
+	pthread_mutex_t mu; /* the records and counts below */
+	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
+	size_t nrec;
+	uint64_t tried, allowed;
+	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int add_record(struct egress_proxy *p, const char *host, unsigned port, bool allowed, const char *reason)
+{
+	pthread_mutex_lock(&p->mu);
+	int i = -1;
+	p->tried++;
+	if (allowed)
+		p->allowed++;
+	if (p->nrec < WARD_EGRESS_MAX_RECORDS) {
+		i = (int)p->nrec++;
+		struct ward_egress *r = &p->rec[i];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->host, sizeof(r->host), "%s", host);
+		r->port = port;
+		r->allowed = allowed;
+		snprintf(r->reason, sizeof(r->reason), "%s", reason ? reason : "");
+	}
+	pthread_mutex_unlock(&p->mu);
+	return i;
+}
+
+static void count_bytes(struct egress_proxy *p, struct conn *c, size_t n, bool out)
+{
+	p->used += n;
+	if (c->rec < 0)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (out)
+		p->rec[c->rec].bytes_out += n;
+	else
+		p->rec[c->rec].bytes_in += n;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* An allowed connection ended early, and why (kept in its record). */
+static void note_cut(struct egress_proxy *p, struct conn *c, const char *why)
+{
+	if (c->rec < 0)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (!p->rec[c->rec].reason[0])
+		snprintf(p->rec[c->rec].reason, sizeof(p->rec[c->rec].reason), "%s", why);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int egress_records(struct egress_proxy *p, size_t from, struct ward_result *res)
+{
+	res->egress_on = true;
+	pthread_mutex_lock(&p->mu);
+	size_t n = p->nrec > from ? p->nrec - from : 0;
+	res->egress_truncated = p->tried > p->nrec;
+	free(res->egress);
+	res->egress = NULL;
+	res->negress = 0;
+	int r = 0;
+	if (n) {
+		res->egress = malloc(n * sizeof(*res->egress));
+		if (res->egress) {
+			memcpy(res->egress, p->rec + from, n * sizeof(*res->egress));
+			res->negress = n;
+		} else
+			r = -ENOMEM;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return r;
+}
+
+void egress_counts(struct egress_proxy *p, uint64_t *tried, uint64_t *allowed)
+{
+	pthread_mutex_lock(&p->mu);
+	*tried = p->tried;
+	*allowed = p->allowed;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* ------------------------------------------------------------ connections */
+
+static void conn_reset(struct conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfd = c->ufd = -1;
+	c->rec = -1;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->ufd >= 0)
+		close(c->ufd);
+	free(c->c2u.d);
+	free(c->u2c.d);
+	conn_reset(c);
+}
+
+/* Answer the sandbox with an error (status line, a one-line reason) and
+ * close once it is written. */
+static void reply_error(struct conn *c, int code, const char *status, const char *why)
+{
+	char body[200];
+	int bl = snprintf(body, sizeof(body), "ward egress: %s\n", why);
+	if (bl < 0 || (size_t)bl >= sizeof(body))
+		bl = (int)sizeof(body) - 1;
+	int n = snprintf(c->u2c.d, EGRESS_BUF,
+			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			 code, status, bl, body);
+	c->u2c.len = n > 0 && n < EGRESS_BUF ? (size_t)n : 0;
+	c->u2c.off = 0;
+	if (c->ufd >= 0) {
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	c->st = C_REPLY;
+}
+
+static void accept_conns(struct egress_proxy *p, double t)
+{
+	for (int k = 0; k < EGRESS_MAX_CONNS; k++) {
+		int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			/* out of fds or memory: the listener stays readable, so
+			 * poll would wake at once again; try again in a second */
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				p->accept_pause = t + 1;
+			return;
+		}
+		struct conn *c = NULL;
+		for (size_t i = 0; i < EGRESS_MAX_CONNS && !c; i++)
+			if (p->conns[i].st == C_FREE)
+				c = &p->conns[i];
+		if (c) {
+			c->c2u.d = malloc(EGRESS_BUF);
+			c->u2c.d = malloc(EGRESS_BUF);
+		}
+		if (!c || !c->c2u.d || !c->u2c.d) {
+			if (c)
+				conn_close(c);
+			close(fd); /* too many at once: the sandbox sees a reset */
+			continue;
+		}
+		c->cfd = fd;
+		c->ufd = -1;
+		c->rec = -1;
+		c->st = C_HEAD;
+		c->born = c->last = t;
+	}
+}
+
+/* ----------------------------------------------------------------- policy */
+
+/* host as an address literal into sa (port 0); false when it is not one. */
+static bool literal_addr(const char *host, struct sockaddr_storage *sa)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1)
+		v4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1)
+		v6->sin6_family = AF_INET6;
+	else
+		return false;
+	return true;
+}
+
+/* A name resolved here, once: its first public address into sa, or why
+ * none is (a static string, or msg). */
+static const char *resolve_public(struct egress_proxy *p, const char *host, struct sockaddr_storage *sa, char *msg,
+				  size_t msglen)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+		return "the name does not resolve";
+	const char *why = "no address";
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(*sa))
+			continue;
+		const char *w = egress_addr_refused(ai->ai_addr, p->own, p->nown);
+		if (!w) {
+			memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+			break;
+		}
+		if (ai == res)
+			why = w;
+	}
+	freeaddrinfo(res);
+	if (sa->ss_family)
+		return NULL;
+	if (strcmp(why, "the runner's own address") == 0)
+		snprintf(msg, msglen, "resolves to %s", why);
+	else
+		snprintf(msg, msglen, "resolves to a %s address", why);
+	return msg;
+}
+
+/* The address to connect to for host:port, or a reason not to (a static
+ * string, or msg).  A listed literal is reached as it is, a pinned name at
+ * its pin, any other name at its first public address. */
+static const char *decide(struct egress_proxy *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
+			  socklen_t *salen, char *msg, size_t msglen)
+{
+	/* the name as matched: lower case, without the root's dot (so that
+	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */
+	char host[256];
+	size_t hl = strlen(asked);
+	if (hl >= sizeof(host))
+		return "not in the allow-list";
+	for (size_t i = 0; i <= hl; i++)
+		host[i] = (char)tolower((unsigned char)asked[i]);
+	if (hl > 1 && host[hl - 1] == '.')
+		host[hl - 1] = 0;
+	bool listed = false;
+	for (size_t i = 0; i < p->nallow && !listed; i++)
+		listed = egress_pattern_matches(&p->allow[i], host, port);
+	if (!listed)
+		return "not in the allow-list";
+	if (p->used >= p->cap)
+		return "egress_bytes limit reached";
+	memset(sa, 0, sizeof(*sa));
+	if (!literal_addr(host, sa)) {
+		for (size_t i = 0; i < p->npins && !sa->ss_family; i++)
+			if (strcmp(p->pins[i].name, host) == 0)
+				*sa = p->pins[i].addr;
+		const char *why = sa->ss_family ? NULL : resolve_public(p, host, sa, msg, msglen);
+		if (why)
+			return why;
+	}
+	if (sa->ss_family == AF_INET) {
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+		*salen = sizeof(struct sockaddr_in);
+	} else {
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+		*salen = sizeof(struct sockaddr_in6);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ request head */
+
+/* host[:port] or [v6][:port] of an authority into host (no brackets) and
+ * *port (dflt when absent).  false when malformed. */
+static bool split_authority(const char *a, size_t n, unsigned dflt, char *host, size_t hostlen, unsigned *port)
+{
+	const char *end = a + n, *hs = a, *he;
+	const char *colon;
+	if (n && a[0] == '[') {
+		he = memchr(a, ']', n);
+		if (!he)
+			return false;
+		hs = a + 1;
+		colon = he + 1 < end ? he + 1 : NULL;
+		if (colon && *colon != ':')
+			return false;
+	} else {
+		colon = memchr(a, ':', n);
+		he = colon ? colon : end;
+	}
+	size_t hl = (size_t)(he - hs);
+	if (hl == 0 || hl >= hostlen)
+		return false;
+	for (const char *c = hs; c < he; c++)
+		if (*c <= ' ' || *c == '@' || *c == '/' || (unsigned char)*c >= 0x7f)
+			return false;
+	memcpy(host, hs, hl);
+	host[hl] = 0;
+	*port = dflt;
+	if (colon) {
+		if (colon + 1 >= end || end - colon - 1 > 5)
+			return false;
+		unsigned v = 0;
+		for (const char *c = colon + 1; c < end; c++) {
+			if (*c < '0' || *c > '9')
+				return false;
+			v = v * 10 + (unsigned)(*c - '0');
+		}
+		if (v == 0 || v > 65535)
+			return false;
+		*port = v;
+	}
+	return true;
+}
+
+struct head {
+	char method[16], version[16];
+	char host[256];
+	unsigned port;
+	bool connect;
+	const char *path; /* origin form, into the head (plain requests) */
+	size_t pathlen;
+	const char *fields; /* after the request line */
+	size_t head_len;    /* through the blank line */
+};
+
+/* A plain request's target: an absolute http:// URI (no user info) into
+ * host, port and the origin-form path.  0, or 400. */
+static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
+{
+	if (tl < 8 || strncasecmp(t, "http://", 7) != 0)
+		return 400; /* https:// goes through CONNECT; origin form is for servers */
+	const char *auth = t + 7, *end = t + tl, *slash = memchr(auth, '/', tl - 7);
+	const char *q = memchr(auth, '?', tl - 7);
+	if (q && (!slash || q < slash))
+		slash = q;
+	size_t al = slash ? (size_t)(slash - auth) : tl - 7;
+	if (!split_authority(auth, al, 80, h->host, sizeof(h->host), &h->port))
+		return 400;
+	h->path = slash ? slash : "/";
+	h->pathlen = slash ? (size_t)(end - slash) : 1;
+	return 0;
+}
+
+/* The request line of c2u's head: METHOD SP TARGET SP HTTP/1.x.  0 (the
+ * head is complete when h->head_len is set), or an HTTP status to answer. */
+static int parse_head(const char *b, size_t len, struct head *h)
+{
+	const char *end = memmem(b, len, "\r\n\r\n", 4);
+	if (!end)
+		return len >= EGRESS_HEAD_MAX ? 431 : 0;
+	h->head_len = (size_t)(end - b) + 4;
+	const char *eol = memmem(b, h->head_len, "\r\n", 2);
+	const char *sp1 = memchr(b, ' ', (size_t)(eol - b));
+	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
+	if (!sp1 || !sp2 || sp1 == b || (size_t)(sp1 - b) >= sizeof(h->method) ||
+	    (size_t)(eol - sp2 - 1) >= sizeof(h->version))
+		return 400;
+	memcpy(h->method, b, (size_t)(sp1 - b));
+	h->method[sp1 - b] = 0;
+	for (const char *c = h->method; *c; c++)
+		if (*c < 'A' || *c > 'Z')
+			return 400;
+	memcpy(h->version, sp2 + 1, (size_t)(eol - sp2 - 1));
+	h->version[eol - sp2 - 1] = 0;
+	if (strcmp(h->version, "HTTP/1.1") != 0 && strcmp(h->version, "HTTP/1.0") != 0)
+		return 400;
+	h->fields = eol + 2;
+	h->connect = strcmp(h->method, "CONNECT") == 0;
+	if (h->connect)
+		return split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, h->host, sizeof(h->host), &h->port) &&
+				       h->port
+			       ? 0
+			       : 400;
+	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
+}
+
+static bool drop_field(const char *line, size_t n)
+{
+	static const char *const drop[] = {"host:", "connection:", "proxy-connection:", "keep-alive:",
+					   "proxy-authorization:"};
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+		size_t k = strlen(drop[i]);
+		if (n >= k && strncasecmp(line, drop[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A plain request's head in origin form, into out (EGRESS_BUF).  Its
+ * length, or 0 when it does not fit. */
+static size_t rewrite_head(const char *b, const struct head *h, const char *authority, char *out)
+{
+	size_t o = 0;
+	int n = snprintf(out, EGRESS_BUF, "%s %.*s %s\r\n", h->method, (int)h->pathlen, h->path, h->version);
+	if (n < 0 || n >= EGRESS_BUF)
+		return 0;
+	o = (size_t)n;
+	const char *end = b + h->head_len - 2; /* the blank line's CRLF */
+	for (const char *l = h->fields; l < end;) {
+		const char *e = memmem(l, (size_t)(end - l), "\r\n", 2);
+		size_t ll = (size_t)(e - l) + 2;
+		if (!drop_field(l, ll)) {
+			if (o + ll >= EGRESS_BUF)
+				return 0;
+			memcpy(out + o, l, ll);
+			o += ll;
+		}
+		l = e + 2;
+	}
+	n = snprintf(out + o, EGRESS_BUF - o, "Host: %s\r\nConnection: close\r\n\r\n", authority);
+	if (n < 0 || (size_t)n >= EGRESS_BUF - o)
+		return 0;
+	return o + (size_t)n;
+}
+
+/* The head is in: decide, and connect or answer. */
+static void start_upstream(struct egress_proxy *p, struct conn *c, const struct head *h)
+{
+	struct sockaddr_storage sa;
+	socklen_t salen = 0;
+	char msg[96];
+	const char *why = decide(p, h->host, h->port, &sa, &salen, msg, sizeof(msg));
+	c->rec = add_record(p, h->host, h->port, why == NULL, why);
+	if (why) {
+		reply_error(c, 403, "Forbidden", why);
+		return;
+	}
+	/* What comes after the head: CONNECT's early bytes stay as they are;
+	 * a plain request's head is rewritten before them. */
+	size_t rest = c->c2u.len - h->head_len;
+	if (!h->connect) {
+		char authority[300];
+		bool v6 = strchr(h->host, ':') != NULL;
+		snprintf(authority, sizeof(authority), h->port == 80 ? "%s%s%s" : "%s%s%s:%u", v6 ? "[" : "", h->host,
+			 v6 ? "]" : "", h->port);
+		char *nb = malloc(EGRESS_BUF);
+		size_t hl = nb ? rewrite_head(c->c2u.d, h, authority, nb) : 0;
+		if (!hl || hl + rest > EGRESS_BUF) {
+			free(nb);
+			reply_error(c, 431, "Request Header Fields Too Large", "the request head is too large");
+			return;
+		}
+		memcpy(nb + hl, c->c2u.d + h->head_len, rest);
+		free(c->c2u.d);
+		c->c2u.d = nb;
+		c->c2u.len = hl + rest;
+	} else {
+		memmove(c->c2u.d, c->c2u.d + h->head_len, rest);
+		c->c2u.len = rest;
+	}
+	c->c2u.off = 0;
+	if (c->c2u.len > p->cap - p->used) {
+		note_cut(p, c, "egress_bytes limit reached");
+		reply_error(c, 403, "Forbidden", "egress_bytes limit reached");
+		return;
+	}
+	count_bytes(p, c, c->c2u.len, true);
+	c->ufd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->ufd < 0 || (connect(c->ufd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS)) {
+		snprintf(msg, sizeof(msg), "cannot connect: %s", strerror(errno));
+		note_cut(p, c, msg);
+		reply_error(c, 502, "Bad Gateway", msg);
+		return;
+	}
+	c->st = C_CONNECTING;
+	if (h->connect) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		memcpy(c->u2c.d, ok, sizeof(ok) - 1);
+		c->u2c.len = sizeof(ok) - 1;
+		c->u2c.off = 0;
+	}
+}
+
+static void read_head(struct egress_proxy *p, struct conn *c)
+{
+	ssize_t n = recv(c->cfd, c->c2u.d + c->c2u.len, EGRESS_HEAD_MAX - c->c2u.len, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->c2u.len += (size_t)n;
+	struct head h;
+	memset(&h, 0, sizeof(h));
+	int code = parse_head(c->c2u.d, c->c2u.len, &h);
+	if (code == 431)
+		reply_error(c, 431, "Request Header Fields Too Large", "the request head is over 16 KiB");
+	else if (code == 400)
+		reply_error(c, 400, "Bad Request",
+			    "give CONNECT host:port HTTP/1.1, or an absolute http:// URI, then headers and a blank line");
+	else if (h.head_len)
+		start_upstream(p, c, &h);
+}
+
+/* ------------------------------------------------------------------ relay */
+
+/* Move bytes from fd into b (when it is empty), within the byte budget.
+ * false when the connection must end (why set). */
+static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, bool *eof, bool out, const char **why)
+{
+	if (b->off < b->len || *eof)
+		return true;
+	size_t room = EGRESS_BUF;
+	if (p->used >= p->cap) {
+		c->capped = true; /* what is buffered still goes out */
+		return true;
+	}
+	if (p->cap - p->used < room)
+		room = (size_t)(p->cap - p->used);
+	ssize_t n = recv(fd, b->d, room, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n < 0) {
+		*why = "connection reset";
+		return false;
+	}
+	if (n == 0) {
+		*eof = true;
+		return true;
+	}
+	b->off = 0;
+	b->len = (size_t)n;
+	c->moved += (size_t)n;
+	count_bytes(p, c, (size_t)n, out);
+	return true;
+}
+
+static bool flush(struct conn *c, int fd, struct buf *b, const char **why)
+{
+	if (b->off >= b->len)
+		return true;
+	ssize_t n = send(fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n < 0) {
+		*why = "connection reset";
+		return false;
+	}
+	b->off += (size_t)n;
+	c->moved += (size_t)n;
+	if (b->off == b->len)
+		b->off = b->len = 0;
+	return true;
+}
+
+/* Move what can move both ways without waiting, a few rounds at most (a
+ * round trip through poll per buffer would halve a download's speed);
+ * false when the connection must end (why set). */
+static bool pump(struct egress_proxy *p, struct conn *c, const char **why)
+{
+	for (int round = 0; round < 8; round++) {
+		uint64_t before = c->moved;
+		if (!fill(p, c, c->cfd, &c->c2u, &c->c_eof, true, why) || !fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, why) ||
+		    !flush(c, c->ufd, &c->c2u, why) || !flush(c, c->cfd, &c->u2c, why))
+			return false;
+		if (c->moved == before)
+			break;
+	}
+	return true;
+}
+
+/* One wake of a relaying connection: move what can move, pass EOF on
+ * once its direction is drained, close when both are done. */
+static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, double t)
+{
+	const char *why = NULL;
+	uint64_t before = c->moved;
+	/* a reset, or a hang-up on a side whose reading is over already:
+	 * nothing more can move that way (and poll would wake for it again) */
+	bool ok = !((cev | uev) & POLLERR) && !((cev & POLLHUP) && c->c_eof) && !((uev & POLLHUP) && c->u_eof);
+	if (!ok)
+		why = "connection reset";
+	ok = ok && pump(p, c, &why);
+	if (!ok) {
+		/* a peer's reset is how a connection often ends: only ward's
+		 * own cuts are noted */
+		if (strcmp(why, "connection reset") != 0)
+			note_cut(p, c, why);
+		conn_close(c);
+		return;
+	}
+	if (c->c_eof && c->c2u.off >= c->c2u.len && !c->u_shut) {
+		shutdown(c->ufd, SHUT_WR);
+		c->u_shut = true;
+	}
+	if (c->u_eof && c->u2c.off >= c->u2c.len && !c->c_shut) {
+		shutdown(c->cfd, SHUT_WR);
+		c->c_shut = true;
+	}
+	if (c->c_shut && c->u_shut)
+		conn_close(c);
+	else if (before != c->moved)
+		c->last = t;
+}
+
+static void connected(struct egress_proxy *p, struct conn *c, double t)
+{
+	int e = 0;
+	socklen_t el = sizeof(e);
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+		e = errno;
+	if (e) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "cannot connect: %s", strerror(e));
+		note_cut(p, c, msg);
+		reply_error(c, 502, "Bad Gateway", msg);
+		return;
+	}
+	c->st = C_RELAY;
+	c->last = t;
+}
+
+/* Timeouts: a head, a connect, an idle or too long connection; and a
+ * connection whose byte budget is spent, once what it buffered is out. */
+static void expire(struct egress_proxy *p, struct conn *c, double t)
+{
+	const char *why = NULL;
+	if (c->capped && c->c2u.off >= c->c2u.len && c->u2c.off >= c->u2c.len)
+		why = "egress_bytes limit reached";
+	else if (c->st == C_HEAD && t - c->born > EGRESS_HEAD_TIMEOUT_S)
+		why = "no request head in time";
+	else if (c->st == C_CONNECTING && t - c->last > EGRESS_CONNECT_TIMEOUT_S)
+		why = "connect timed out";
+	else if (t - c->last > EGRESS_IDLE_TIMEOUT_S)
+		why = "idle timeout";
+	else if (t - c->born > EGRESS_TOTAL_TIMEOUT_S)
+		why = "connection time limit";
+	if (!why)
+		return;
+	note_cut(p, c, why);
+	conn_close(c);
+}
+
+/* --------------------------------------------------------------- the loop */
+
+static short conn_events(const struct conn *c, bool client)
+{
+	switch (c->st) {
+	case C_HEAD: return client ? POLLIN : 0;
+	case C_CONNECTING: return client ? 0 : POLLOUT;
+	case C_REPLY: return client ? POLLOUT : 0;
+	case C_RELAY:
+		if (client)
+			return (short)((c->c2u.off >= c->c2u.len && !c->c_eof && !c->capped ? POLLIN : 0) |
+				       (c->u2c.off < c->u2c.len ? POLLOUT : 0));
+		return (short)((c->u2c.off >= c->u2c.len && !c->u_eof && !c->capped ? POLLIN : 0) |
+			       (c->c2u.off < c->c2u.len ? POLLOUT : 0));
+	default: return 0;
+	}
+}
+
+static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short uev, double t)
+{
+	const char *why = NULL;
+	switch (c->st) {
+	case C_HEAD:
+		if (cev)
+			read_head(p, c);
+		break;
+	case C_CONNECTING:
+		if (uev)
+			connected(p, c, t);
+		if (c->st == C_RELAY)
+			relay(p, c, 0, POLLOUT, t);
+		break;
+	case C_REPLY:
+		if (cev && (!flush(c, c->cfd, &c->u2c, &why) || c->u2c.off >= c->u2c.len))
+			conn_close(c);
+		break;
+	case C_RELAY: relay(p, c, cev, uev, t); break;
+	default: break;
+	}
+}
+
+static void proxy_free(struct egress_proxy *p)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->stop[i] >= 0)
+			close(p->stop[i]);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+static void *proxy_main(void *arg)
+{
+	struct egress_proxy *p = arg;
+	struct pollfd pf[2 + 2 * EGRESS_MAX_CONNS];
+	for (;;) {
+		size_t n = 0;
+		pf[n++] = (struct pollfd){.fd = p->stop[0], .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = now_s() < p->accept_pause ? -1 : p->lfd, .events = POLLIN};
+		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
+			struct conn *c = &p->conns[i];
+			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1, .events = c->st ? conn_events(c, true) : 0};
+			pf[n++] = (struct pollfd){.fd = c->st ? c->ufd : -1, .events = c->st ? conn_events(c, false) : 0};
+		}
+		int r = poll(pf, n, 1000);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			break;
+		double t = now_s();
+		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
+			struct conn *c = &p->conns[i];
+			short cev = pf[2 + 2 * i].revents, uev = pf[3 + 2 * i].revents;
+			if (c->st && (cev || uev))
+				serve_conn(p, c, cev, uev, t);
+			if (c->st)
+				expire(p, c, t);
+		}
+		if (pf[1].revents & POLLIN)
+			accept_conns(p, t);
+	}
+	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
+		if (p->conns[i].st)
+			conn_close(&p->conns[i]);
+	/* egress_stop gave up waiting (a resolution held us): ours to free */
+	pthread_mutex_lock(&p->mu);
+	p->done = true;
+	bool orphan = p->orphan;
+	pthread_mutex_unlock(&p->mu);
+	if (orphan)
+		proxy_free(p);
+	return NULL;
+}
+
+/* -------------------------------------------------------------- lifecycle */
+
+/* The runner's own addresses: a name resolving to one is refused unpinned
+ * (a service bound to a public interface of the runner is the host's). */
+static void own_addresses(struct egress_proxy *p)
+{
+	struct ifaddrs *ifa = NULL;
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (struct ifaddrs *i = ifa; i && p->nown < sizeof(p->own) / sizeof(p->own[0]); i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		size_t l = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+			 : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+		if (l)
+			memcpy(&p->own[p->nown++], i->ifa_addr, l);
+	}
+	freeifaddrs(ifa);
+}
+
+static int configure(struct egress_proxy *p, const struct ward_request *shape, char *err, size_t errlen)
+{
+	if (shape->negress_allow > EGRESS_MAX_PATTERNS || shape->negress_resolve > EGRESS_MAX_PATTERNS) {
+		snprintf(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
+		return -1;
+	}
+	for (size_t i = 0; i < shape->negress_allow; i++)
+		if (egress_pattern_parse(shape->egress_allow[i], &p->allow[p->nallow++], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < shape->negress_resolve; i++)
+		if (egress_pin_parse(shape->egress_resolve[i], &p->pins[p->npins++], err, errlen) < 0)
+			return -1;
+	p->cap = shape->limits.egress_bytes;
+	own_addresses(p);
+	return 0;
+}
+
+struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shape, char *err, size_t errlen)
+{
+	struct egress_proxy *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		close(listen_fd);
+		return NULL;
+	}
+	p->lfd = listen_fd;
+	p->stop[0] = p->stop[1] = -1;
+	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
+		conn_reset(&p->conns[i]);
+	pthread_mutex_init(&p->mu, NULL);
+	if (configure(p, shape, err, errlen) < 0)
+		goto fail;
+	int fl = fcntl(listen_fd, F_GETFL);
+	if (fl < 0 || fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) < 0 || pipe2(p->stop, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot set up the egress proxy: %s", strerror(errno));
+		goto fail;
+	}
+	/* The proxy's thread takes no signal of the process's. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&p->th, NULL, proxy_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		snprintf(err, errlen, "cannot start the egress proxy's thread: %s", strerror(r));
+		goto fail;
+	}
+	p->running = true;
+	return p;
+fail:
+	egress_stop(p);
+	return NULL;
+}
+
+void egress_stop(struct egress_proxy *p)
+{
+	if (!p)
+		return;
+	if (p->running) {
+		ssize_t w;
+		do
+			w = write(p->stop[1], "x", 1);
+		while (w < 0 && errno == EINTR);
+		/* The loop wakes at least once a second, but a name resolution
+		 * (getaddrinfo) may hold it longer: the run's end does not wait
+		 * for that; the thread then frees the proxy itself. */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+			pthread_mutex_lock(&p->mu);
+			bool done = p->done;
+			p->orphan = !done;
+			pthread_mutex_unlock(&p->mu);
+			if (!done) {
+				pthread_detach(p->th);
+				return;
+			}
+			pthread_join(p->th, NULL);
+		}
+	}
+	proxy_free(p);
+}
+
+int egress_recv_listener(int sock, int timeout_ms)
+{
+	struct pollfd pf = {.fd = sock, .events = POLLIN};
+	int r;
+	do
+		r = poll(&pf, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	memset(&cb, 0, sizeof(cb));
+	char tag = 0;
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	int fd = -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (tag != 'P' || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}

@@ -1,0 +1,49 @@
+/* egress.h — ward's egress proxy for one sandbox (SPEC §13), on the host
+ * side: it accepts on a listening socket that the sandbox's PID 1 made in
+ * the sandbox's own network namespace (127.0.0.1:EGRESS_PROXY_PORT there)
+ * and connects out from ward's namespace to what the request's allow-list
+ * lets through.  One thread per proxy; nothing of it runs inside the
+ * sandbox. */
+#ifndef WARD_SYSTEM_EGRESS_H
+#define WARD_SYSTEM_EGRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ward.h"
+
+/* Connections at once per proxy (more are accepted and closed at once),
+ * the largest request head (431 beyond), and the timeouts. */
+#define EGRESS_MAX_CONNS 64
+#define EGRESS_HEAD_MAX (16 * 1024)
+#define EGRESS_BUF (64 * 1024)
+#define EGRESS_HEAD_TIMEOUT_S 10
+#define EGRESS_CONNECT_TIMEOUT_S 10
+#define EGRESS_IDLE_TIMEOUT_S 60
+#define EGRESS_TOTAL_TIMEOUT_S 3600
+
+struct egress_proxy;
+
+/* Start a proxy on listen_fd (taken: closed by egress_stop, or here on
+ * failure) for shape's egress_allow, egress_resolve and
+ * limits.egress_bytes.  NULL with err set on failure. */
+struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shape, char *err, size_t errlen);
+
+/* The records so far (malloc'd copies into res: egress_on, egress,
+ * negress, egress_truncated), from record `from` on (a session's exec
+ * takes what came after its start).  0, or -ENOMEM. */
+int egress_records(struct egress_proxy *p, size_t from, struct ward_result *res);
+/* How many connections were tried so far, and how many of them allowed. */
+void egress_counts(struct egress_proxy *p, uint64_t *tried, uint64_t *allowed);
+
+/* Stop the thread and close every connection and the listening socket.
+ * NULL is a no-op. */
+void egress_stop(struct egress_proxy *p);
+
+/* The listening socket PID 1 sent over a sandbox's notify socket
+ * (SCM_RIGHTS, tagged 'P': init.c's proxy_listener), within timeout_ms:
+ * the fd (CLOEXEC), or -errno (-EPIPE when PID 1 closed it first,
+ * -ETIMEDOUT, -EPROTO for another message). */
+int egress_recv_listener(int sock, int timeout_ms);
+
+#endif

@@ -1,0 +1,299 @@
+/* test_egress.c — the egress policy (src/core/egress.c, SPEC §13): pattern
+ * parsing and matching, the operator's ceiling, pins, and the address
+ * classifier over every refused range (IPv4-mapped IPv6 included).  Called
+ * from tests/unit/main.c; prints PASS:/FAIL: lines. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/egress.h"
+#include "front/cli_args.h"
+#include "ward.h"
+#include "wire/wire.h"
+#include "unit.h"
+
+void test_egress(void);
+
+static struct egress_pattern pat(const char *s)
+{
+	struct egress_pattern p;
+	char err[300];
+	if (egress_pattern_parse(s, &p, err, sizeof(err)) < 0)
+		memset(&p, 0, sizeof(p));
+	return p;
+}
+
+static bool parses(const char *s)
+{
+	struct egress_pattern p;
+	char err[300];
+	return egress_pattern_parse(s, &p, err, sizeof(err)) == 0;
+}
+
+static bool matches(const char *pattern, const char *host, unsigned port)
+{
+	struct egress_pattern p = pat(pattern);
+	return p.name[0] && egress_pattern_matches(&p, host, port);
+}
+
+static bool covered(const char *req, const char *ceil)
+{
+	struct egress_pattern r = pat(req), c = pat(ceil);
+	return r.name[0] && c.name[0] && egress_covered(&r, &c);
+}
+
+/* The classifier's verdict for an address literal ("public" for NULL). */
+static const char *class_of(const char *a)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, a, &v4->sin_addr) == 1)
+		v4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, a, &v6->sin6_addr) == 1)
+		v6->sin6_family = AF_INET6;
+	else
+		return "unparsed";
+	const char *why = egress_addr_refused((struct sockaddr *)&ss, NULL, 0);
+	return why ? why : "public";
+}
+
+static void patterns(void)
+{
+	CHECK("egress: names, suffixes, ports and literals parse",
+	      parses("pypi.org") && parses("*.pythonhosted.org") && parses("files.example:8443") &&
+		      parses("10.0.0.5:8080") && parses("[2001:db8::1]:443") && parses("PyPI.Org."));
+	CHECK("egress: bad patterns are refused",
+	      !parses("") && !parses("*") && !parses("*pypi.org") && !parses("a.*.org") && !parses("pypi.org:0") &&
+		      !parses("pypi.org:65536") && !parses("pypi.org:") && !parses("pypi.org:80x") &&
+		      !parses("a b.org") && !parses("a/b") && !parses("a..b") && !parses("[::1") && !parses("[::1]x") &&
+		      !parses("[pypi.org]:80") && !parses("user@pypi.org"));
+	char long_label[80];
+	memset(long_label, 'a', 64);
+	strcpy(long_label + 64, ".org");
+	CHECK("egress: a label over 63 characters is refused", !parses(long_label));
+	CHECK("egress: an exact name matches itself on 80 and 443 only",
+	      matches("pypi.org", "pypi.org", 443) && matches("pypi.org", "PYPI.ORG", 80) &&
+		      matches("pypi.org", "pypi.org.", 443) && !matches("pypi.org", "pypi.org", 8080) &&
+		      !matches("pypi.org", "x.pypi.org", 443) && !matches("pypi.org", "pypi.org.evil", 443) &&
+		      !matches("pypi.org", "evilpypi.org", 443));
+	CHECK("egress: a '*.' suffix matches names below it, not itself",
+	      matches("*.pythonhosted.org", "files.pythonhosted.org", 443) &&
+		      matches("*.pythonhosted.org", "a.b.pythonhosted.org", 80) &&
+		      !matches("*.pythonhosted.org", "pythonhosted.org", 443) &&
+		      !matches("*.pythonhosted.org", "evilpythonhosted.org", 443) &&
+		      !matches("*.pythonhosted.org", "x.pythonhosted.org", 22));
+	CHECK("egress: a name with a port matches only that port",
+	      matches("files.example:8443", "files.example", 8443) && !matches("files.example:8443", "files.example", 443));
+	CHECK("egress: a wildcard does not let odd characters through",
+	      !matches("*.test", "a b.test", 80) && !matches("*.test", "a/..test", 80) && !matches("*.test", "a\n.test", 80) &&
+		      !matches("*.test", "", 80));
+	CHECK("egress: literals match only a listed literal, in any spelling",
+	      matches("10.0.0.5:8080", "10.0.0.5", 8080) && !matches("10.0.0.5:8080", "10.0.0.5", 80) &&
+		      matches("[2001:db8::1]:443", "2001:DB8:0::1", 443) && !matches("*.0.0.5", "10.0.0.5", 80) &&
+		      !matches("pypi.org", "127.0.0.1", 80) && !matches("*.1", "127.0.0.1", 80));
+}
+
+static void ceiling(void)
+{
+	CHECK("egress: an exact name is covered by an equal name or a matching '*.'",
+	      covered("pypi.org", "pypi.org") && covered("files.pythonhosted.org", "*.pythonhosted.org") &&
+		      !covered("pythonhosted.org", "*.pythonhosted.org") && !covered("pypi.org", "x.pypi.org"));
+	CHECK("egress: '*.x' is covered only by '*.x' or a broader '*.'",
+	      covered("*.pythonhosted.org", "*.pythonhosted.org") && covered("*.a.pythonhosted.org", "*.pythonhosted.org") &&
+		      !covered("*.pythonhosted.org", "pythonhosted.org") && !covered("*.org", "*.pythonhosted.org") &&
+		      !covered("*.pythonhosted.org", "files.pythonhosted.org"));
+	CHECK("egress: ports: no port covers 80, 443 and none; a port only itself",
+	      covered("pypi.org:443", "pypi.org") && covered("pypi.org:80", "pypi.org") &&
+		      !covered("pypi.org:8080", "pypi.org") && covered("pypi.org:8080", "pypi.org:8080") &&
+		      !covered("pypi.org", "pypi.org:443") && !covered("pypi.org:443", "pypi.org:8443"));
+	CHECK("egress: a literal is covered only by the same literal",
+	      covered("10.0.0.5:80", "10.0.0.5:80") && !covered("10.0.0.5:80", "*.0.0.5") &&
+		      !covered("10.0.0.6:80", "10.0.0.5:80"));
+
+	struct egress_pattern ceil[2] = {pat("pypi.org"), pat("*.pythonhosted.org")};
+	struct egress_pattern ok[2] = {pat("pypi.org"), pat("files.pythonhosted.org")};
+	struct egress_pattern more[2] = {pat("pypi.org"), pat("evil.example")};
+	char err[400] = "";
+	CHECK("egress: a request within the ceiling passes", egress_within_ceiling(ok, 2, ceil, 2, err, sizeof(err)) == 0);
+	CHECK("egress: a request beyond it fails, naming the pattern and --egress-allow",
+	      egress_within_ceiling(more, 2, ceil, 2, err, sizeof(err)) < 0 && strstr(err, "evil.example") &&
+		      strstr(err, "--egress-allow"));
+	CHECK("egress: with no ceiling, nothing passes and the message says how to offer egress",
+	      egress_within_ceiling(ok, 1, ceil, 0, err, sizeof(err)) < 0 && strstr(err, "--egress-allow"));
+
+	/* the policy applied to a request */
+	const char *ops[] = {"*.test"}, *pins[] = {"pypi.test:127.0.0.1"};
+	struct egress_policy pol = {.allow = ops, .nallow = 1, .resolve = pins, .nresolve = 1};
+	struct ward_request req;
+	ward_request_init(&req);
+	const char *want[] = {"pypi.test:8080"};
+	req.net = WARD_NET_ALLOW;
+	req.egress_allow = want;
+	req.negress_allow = 1;
+	CHECK("egress: an operator's policy parses", egress_policy_init(&pol, err, sizeof(err)) == 0);
+	CHECK("egress: ... a request with a port under a portless '*.' is beyond it (ports considered)",
+	      egress_policy_apply(&pol, &req, err, sizeof(err)) < 0);
+	want[0] = "pypi.test";
+	CHECK("egress: ... a request within it gets the operator's pins",
+	      egress_policy_apply(&pol, &req, err, sizeof(err)) == 0 && req.negress_resolve == 1 &&
+		      req.egress_resolve == pins);
+	const char *badpins[] = {"pypi.test"};
+	struct egress_policy bad = {.resolve = badpins, .nresolve = 1};
+	CHECK("egress: a pin without an address is refused", egress_policy_init(&bad, err, sizeof(err)) < 0);
+	struct egress_pin pin;
+	CHECK("egress: pins take IPv4 and IPv6 (with or without [])",
+	      egress_pin_parse("a.test:192.0.2.1", &pin, err, sizeof(err)) == 0 && pin.addr.ss_family == AF_INET &&
+		      egress_pin_parse("a.test:[::1]", &pin, err, sizeof(err)) == 0 && pin.addr.ss_family == AF_INET6 &&
+		      egress_pin_parse("a.test:fe80::1", &pin, err, sizeof(err)) == 0 &&
+		      egress_pin_parse("a.test:notanip", &pin, err, sizeof(err)) < 0 &&
+		      egress_pin_parse(":1.2.3.4", &pin, err, sizeof(err)) < 0);
+}
+
+static void classifier(void)
+{
+	static const struct {
+		const char *addr, *want;
+	} t[] = {
+		{"127.0.0.1", "loopback"},
+		{"127.255.255.254", "loopback"},
+		{"::1", "loopback"},
+		{"::ffff:127.0.0.1", "loopback"},
+		{"169.254.169.254", "link-local"},
+		{"::ffff:169.254.169.254", "link-local"},
+		{"fe80::1", "link-local"},
+		{"febf::1", "link-local"},
+		{"10.1.2.3", "private"},
+		{"172.16.0.1", "private"},
+		{"172.31.255.255", "private"},
+		{"192.168.1.1", "private"},
+		{"::ffff:10.0.0.1", "private"},
+		{"fc00::1", "private"},
+		{"fd12:3456::1", "private"},
+		{"100.64.0.1", "shared address space (CGNAT)"},
+		{"100.127.255.255", "shared address space (CGNAT)"},
+		{"224.0.0.1", "multicast"},
+		{"239.255.255.250", "multicast"},
+		{"ff02::1", "multicast"},
+		{"0.0.0.0", "unspecified"},
+		{"0.1.2.3", "unspecified"},
+		{"::", "unspecified"},
+		{"::ffff:0.0.0.0", "unspecified"},
+		{"255.255.255.255", "broadcast"},
+		{"::ffff:255.255.255.255", "broadcast"},
+		{"240.0.0.1", "reserved"},
+		{"192.0.2.1", "reserved"},
+		{"2001:db8::1", "reserved"},
+		{"64:ff9b::7f00:1", "loopback"},      /* NAT64 of 127.0.0.1 */
+		{"2002:a9fe:a9fe::1", "link-local"}, /* 6to4 of 169.254.169.254 */
+		{"::127.0.0.1", "loopback"},          /* IPv4-compatible */
+		{"8.8.8.8", "public"},
+		{"172.32.0.1", "public"},
+		{"100.128.0.1", "public"},
+		{"::ffff:8.8.8.8", "public"},
+		{"2606:4700::1111", "public"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char name[120];
+		snprintf(name, sizeof(name), "egress: %s is %s", t[i].addr, t[i].want);
+		CHECK(name, strcmp(class_of(t[i].addr), t[i].want) == 0);
+	}
+	struct sockaddr_storage own[1];
+	memset(own, 0, sizeof(own));
+	struct sockaddr_in *o = (struct sockaddr_in *)&own[0];
+	o->sin_family = AF_INET;
+	inet_pton(AF_INET, "203.0.114.7", &o->sin_addr);
+	struct sockaddr_in6 m;
+	memset(&m, 0, sizeof(m));
+	m.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::ffff:203.0.114.7", &m.sin6_addr);
+	const char *why = egress_addr_refused((struct sockaddr *)&m, own, 1);
+	CHECK("egress: the runner's own address is refused, also IPv4-mapped",
+	      why && strcmp(why, "the runner's own address") == 0);
+}
+
+/* The request's egress on the wire and on ward run's command line. */
+static void front_ends(void)
+{
+	struct ward_request_doc doc;
+	char err[400] = "";
+	const char *body = "{\"command\":\"true\",\"network\":{\"allow\":[\"pypi.org\",\"*.x.org:8443\"]},"
+			   "\"limits\":{\"egress_bytes\":1000}}";
+	int r = ward_request_from_json(body, strlen(body), &doc, err, sizeof(err));
+	CHECK("egress: network {allow: [...]} decodes to network allow with its patterns and egress_bytes",
+	      r == 0 && doc.req.net == WARD_NET_ALLOW && doc.req.negress_allow == 2 &&
+		      strcmp(doc.req.egress_allow[1], "*.x.org:8443") == 0 && doc.req.limits.egress_bytes == 1000);
+	char *js = r == 0 ? ward_request_to_json(&doc.req, err, sizeof(err)) : NULL;
+	CHECK("egress: ... and encodes back (ward run --remote)",
+	      js && strstr(js, "\"network\":{\"allow\":[\"pypi.org\",\"*.x.org:8443\"]}") &&
+		      strstr(js, "\"egress_bytes\":1000"));
+	free(js);
+	if (r == 0)
+		ward_request_doc_free(&doc);
+	static const char *const bad[] = {
+		"{\"command\":\"true\",\"network\":{\"allow\":[]}}",
+		"{\"command\":\"true\",\"network\":{\"allow\":\"pypi.org\"}}",
+		"{\"command\":\"true\",\"network\":{\"allow\":[1]}}",
+		"{\"command\":\"true\",\"network\":\"allow\"}",
+		"{\"command\":\"true\",\"network\":{}}",
+	};
+	bool all_refused = true;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ward_request_from_json(bad[i], strlen(bad[i]), &doc, err, sizeof(err)) == 0) {
+			all_refused = false;
+			ward_request_doc_free(&doc);
+		}
+	}
+	CHECK("egress: an empty, non-array, non-string or missing allow list, and \"allow\" alone, are refused",
+	      all_refused);
+
+	struct ward_result res = {0};
+	const char *rj = "{\"status\":\"ok\",\"exit_code\":0,\"egress\":[{\"host\":\"pypi.org\",\"port\":443,"
+			 "\"allowed\":true,\"bytes_out\":5,\"bytes_in\":7},{\"host\":\"e.org\",\"port\":80,\"allowed\":false,"
+			 "\"reason\":\"not in the allow-list\",\"bytes_out\":0,\"bytes_in\":0}],\"egress_truncated\":true}";
+	r = ward_result_from_json(rj, strlen(rj), &res, err, sizeof(err));
+	CHECK("egress: a remote result's egress list comes back",
+	      r == 0 && res.egress_on && res.negress == 2 && res.egress_truncated && res.egress[0].bytes_in == 7 &&
+		      !res.egress[1].allowed && strcmp(res.egress[1].reason, "not in the allow-list") == 0);
+	char *back = ward_result_to_json(&res);
+	CHECK("egress: ... and is written as it came",
+	      back && strstr(back, "\"egress\":[{\"host\":\"pypi.org\",\"port\":443,\"allowed\":true,\"bytes_out\":5,"
+				   "\"bytes_in\":7},{\"host\":\"e.org\",\"port\":80,\"allowed\":false,\"reason\":\"not in "
+				   "the allow-list\",\"bytes_out\":0,\"bytes_in\":0}],\"egress_truncated\":true"));
+	free(back);
+	ward_result_free(&res);
+	struct ward_result none = {0};
+	back = ward_result_to_json(&none);
+	CHECK("egress: a result without egress has no egress member", back && !strstr(back, "egress"));
+	free(back);
+
+	struct cli_run c;
+	char *argv[] = {"run", "--net", "allow", "--allow-host", "pypi.org", "--allow-host=*.x.org",
+			"--egress-resolve", "pypi.org:192.0.2.1", "--egress-bytes", "5000", "--", "true", NULL};
+	r = cli_parse_run(12, argv, &c, err, sizeof(err));
+	CHECK("egress: ward run --net allow --allow-host (twice) --egress-resolve --egress-bytes",
+	      r == 0 && c.req.net == WARD_NET_ALLOW && c.req.negress_allow == 2 &&
+		      strcmp(c.req.egress_allow[1], "*.x.org") == 0 && c.req.negress_resolve == 1 &&
+		      c.req.limits.egress_bytes == 5000 && ward_request_validate(&c.req, err, sizeof(err)) == 0);
+	cli_run_free(&c);
+	char *argv2[] = {"run", "--allow-host", "pypi.org", "--", "true", NULL};
+	r = cli_parse_run(5, argv2, &c, err, sizeof(err));
+	CHECK("egress: --allow-host without --net allow is refused", r < 0 && strstr(err, "--net allow"));
+	cli_run_free(&c);
+	char *argv3[] = {"run", "--remote", "http://127.0.0.1:1", "--net", "allow", "--allow-host", "a.test",
+			 "--egress-resolve", "a.test:192.0.2.1", "--", "true", NULL};
+	r = cli_parse_run(11, argv3, &c, err, sizeof(err));
+	CHECK("egress: --egress-resolve with --remote is refused (a runner's pins are its operator's)",
+	      r < 0 && strstr(err, "ward serve --egress-resolve"));
+	cli_run_free(&c);
+}
+
+void test_egress(void)
+{
+	front_ends();
+	patterns();
+	ceiling();
+	classifier();
+}
