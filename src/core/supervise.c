@@ -134,6 +134,46 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd)
 	c->head_cap = (size_t)(limit - c->tail_cap);
 	c->live_fd = live_fd;
 	c->live = nbfd_open(live_fd, true);
+	c->obs_fd = -1;
+}
+
+void capbuf_observe(struct capbuf *c, int fd, unsigned char id)
+{
+	c->obs_fd = fd;
+	c->obs_id = id;
+}
+
+/* One message to the observer, if it takes it now. */
+static bool obs_send(struct capbuf *c, unsigned char id, const void *p, size_t n)
+{
+	unsigned char msg[1 + WARD_OBSERVE_MAX];
+	msg[0] = id;
+	memcpy(msg + 1, p, n);
+	ssize_t w = send(c->obs_fd, msg, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
+		c->obs_gone = true;
+	return w == (ssize_t)(n + 1);
+}
+
+/* The head's new bytes to the observer, in messages; what it does not
+ * take is counted, and announced before the next message it takes. */
+static void obs_feed(struct capbuf *c, const char *data, size_t n)
+{
+	if (c->obs_fd < 0 || c->obs_gone)
+		return;
+	for (size_t off = 0; off < n;) {
+		size_t k = n - off < WARD_OBSERVE_MAX ? n - off : WARD_OBSERVE_MAX;
+		if (c->obs_dropped) {
+			unsigned char cnt[8];
+			for (int i = 0; i < 8; i++)
+				cnt[i] = (unsigned char)(c->obs_dropped >> (8 * i));
+			if (obs_send(c, WARD_OBSERVE_DROPPED | c->obs_id, cnt, sizeof(cnt)))
+				c->obs_dropped = 0;
+		}
+		if (c->obs_dropped || !obs_send(c, c->obs_id, data + off, k))
+			c->obs_dropped += k;
+		off += k;
+	}
 }
 
 void capbuf_feed(struct capbuf *c, const char *data, size_t n)
@@ -150,6 +190,7 @@ void capbuf_feed(struct capbuf *c, const char *data, size_t n)
 		}
 		memcpy(c->head + c->head_len, data, k);
 		c->head_len += k;
+		obs_feed(c, data, k);
 		data += k;
 		n -= k;
 	}
@@ -368,7 +409,7 @@ static bool feed_write(struct feed *f, int fd, short revents)
 
 /* The fds the loop polls: its own (it closes them all when it ends, but
  * the pidfd), then the caller's, which it only borrows. */
-enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
+enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_OBS, P_ALL };
 
 /* One run of the loop: what it polls and what it has seen so far. */
 struct loop {
@@ -401,6 +442,10 @@ static int loop_begin(struct supervise *s, struct loop *l)
 	}
 	capbuf_init(&s->out, s->output_limit, s->live_fd[0]);
 	capbuf_init(&s->err, s->output_limit, s->live_fd[1]);
+	if (s->observe_fd > 0) {
+		capbuf_observe(&s->out, s->observe_fd, WARD_OBSERVE_STDOUT);
+		capbuf_observe(&s->err, s->observe_fd, WARD_OBSERVE_STDERR);
+	}
 	const int given[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
 	memcpy(l->fds, given, sizeof(given));
 	for (int i = 0; i < P_N; i++)
@@ -437,7 +482,8 @@ static void loop_kill(struct supervise *s, struct loop *l)
  * comes kills the tree. */
 static void loop_enforce_limits(struct supervise *s, struct loop *l, double now)
 {
-	if (!l->killed && s->cancel && *s->cancel) {
+	bool obs_gone = s->out.obs_gone || s->err.obs_gone || (l->pfd[P_OBS].revents & (POLLHUP | POLLERR));
+	if (!l->killed && ((s->cancel && *s->cancel) || obs_gone)) {
 		s->cancelled = true;
 		loop_kill(s, l);
 	}
@@ -490,6 +536,8 @@ static void loop_arm(struct supervise *s, struct loop *l)
 	/* the live streams, while the reader has something to take */
 	pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
 	pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
+	/* the observer: only its going away (POLLHUP) is of interest */
+	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1, .events = 0};
 }
 
 /* stdout and stderr: capture what is there, and offer the live reader

@@ -58,6 +58,10 @@ struct capbuf {
 	double live_until;           /* monotonic: capbuf_finish waits at least this long for
 				      * a stalled reader (the run's deadline) */
 	const volatile int *cancel;  /* stops that wait */
+	int obs_fd;        /* -1, or where the head is observed (ward_request.observe_fd) */
+	unsigned char obs_id;        /* WARD_OBSERVE_STDOUT or _STDERR */
+	uint64_t obs_dropped;        /* observed bytes dropped, not yet announced */
+	bool obs_gone;               /* the observer closed its end */
 };
 
 /* How long capbuf_finish waits for a reader that takes nothing, once the
@@ -65,6 +69,9 @@ struct capbuf {
 #define LIVE_STALL_S 1.0
 
 void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
+/* Observing: send the head's bytes to fd as they are fed (see
+ * ward_request.observe_fd), as stream id. */
+void capbuf_observe(struct capbuf *c, int fd, unsigned char id);
 void capbuf_feed(struct capbuf *c, const char *data, size_t n);
 /* Streaming: is part of the head still to be written? */
 bool capbuf_pending(const struct capbuf *c);
@@ -89,6 +96,8 @@ struct supervise {
 				    * (ward run --stdin): the command never holds it.  -1 if
 				    * none; not closed */
 	int notify_sock;           /* where the command sends its seccomp listener, -1 if none */
+	int observe_fd;            /* ward_request.observe_fd, or -1 (0 counts as none too: an
+				    * initializer that leaves it out); borrowed, not closed */
 	const unsigned char *stdin_data;
 	size_t stdin_len;
 	double timeout_s, cpu_s;
@@ -113,7 +122,7 @@ struct supervise {
 	size_t ctl_len;
 	bool timed_out;            /* wall clock */
 	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
-	bool cancelled;            /* *cancel became non-zero */
+	bool cancelled;            /* *cancel became non-zero, or the observer went away */
 	bool seccomp_killed;       /* a fatal syscall was caught through the listener */
 	int seccomp_nr;
 };

@@ -243,6 +243,7 @@ void run_session_exec(struct req *r)
 	}
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
+	stream_start(r, q);
 	ward_session_exec(x->ws, q, cwd, &res);
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");
 	r->sandbox_status = ward_status_name(res.status);
@@ -420,15 +421,14 @@ void run_proc_signal(struct req *r)
  * again at each step: it holds no reference while parked), the offsets so
  * far, and the NDJSON not yet taken by MHD. */
 struct follow {
+	struct park park; /* its connection, while parked */
 	struct server *s;
-	struct MHD_Connection *conn;
 	char sid[100], owner[96];
 	int pid;
 	bool follow, done;
 	uint64_t off[2];
 	char *buf;
 	size_t len, pos;
-	struct follow *park_next;
 };
 
 /* Append one NDJSON line (taking line; n is strlen(line)); false when out
@@ -511,17 +511,17 @@ static bool follow_fetch(struct follow *f)
 	return any;
 }
 
-/* Park f's connection until the ticker wakes it (from its own callback:
- * the pattern MHD prescribes, suspend then return 0). */
-static bool follow_park(struct follow *f)
+/* Park a stream's connection until the ticker wakes it (from its own
+ * callback: the pattern MHD prescribes, suspend then return 0).  false
+ * when the server stops: the stream ends. */
+bool conn_park(struct server *s, struct park *p)
 {
-	struct server *s = f->s;
 	pthread_mutex_lock(&s->park_lock);
-	bool park = !s->ticker_stop; /* the server stops: the stream ends */
+	bool park = !s->ticker_stop;
 	if (park) {
-		MHD_suspend_connection(f->conn);
-		f->park_next = s->parked;
-		s->parked = f;
+		MHD_suspend_connection(p->conn);
+		p->next = s->parked;
+		s->parked = p;
 	}
 	pthread_mutex_unlock(&s->park_lock);
 	return park;
@@ -536,7 +536,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 		if (f->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (!follow_fetch(f))
-			return follow_park(f) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+			return conn_park(f->s, &f->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
 		if (f->len == 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -581,7 +581,7 @@ void answer_proc_output(struct server *s, struct req *r)
 	}
 	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
 	f->s = s;
-	f->conn = r->conn;
+	f->park.conn = r->conn;
 	f->pid = r->args.pid;
 	f->follow = fl && strcmp(fl, "0") != 0;
 	snprintf(f->sid, sizeof(f->sid), "%s", r->args.sid);
@@ -599,16 +599,16 @@ void answer_proc_output(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, end + 1);
 }
 
-/* Ten times a second: every parked follow stream looks again. */
+/* Ten times a second: every parked stream looks again. */
 static void *ticker_main(void *arg)
 {
 	struct server *s = arg;
 	for (;;) {
 		pthread_mutex_lock(&s->park_lock);
 		bool stop = s->ticker_stop;
-		for (struct follow *f = s->parked, *nx; f; f = nx) {
-			nx = f->park_next;
-			MHD_resume_connection(f->conn);
+		for (struct park *p = s->parked, *nx; p; p = nx) {
+			nx = p->next;
+			MHD_resume_connection(p->conn);
 		}
 		s->parked = NULL;
 		pthread_mutex_unlock(&s->park_lock);

@@ -713,6 +713,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.report_limit = req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
+		.observe_fd = req->observe ? req->observe_fd : -1,
 		.notify_sock = sb->nsock,
 	};
 	/* Deferred: once PID 1 reports the command's status, the result is

@@ -44,6 +44,14 @@ enum testjob_framework {
 
 /* A decoded job.  doc.req holds the files (source files first, then test
  * files), limits, env, network and isolation; doc owns all storage. */
+/* Who watches a job's run (POST /test streaming): started is called just
+ * before the run, once the job is accepted, with the request about to run
+ * (it may set the request's observe fields). */
+struct testjob_observer {
+	void (*started)(void *arg, struct ward_request *req);
+	void *arg;
+};
+
 struct testjob {
 	struct ward_request_doc doc;
 	size_t nsource;            /* doc.req.files[0..nsource) are source files */
@@ -51,6 +59,7 @@ struct testjob {
 	enum testjob_framework framework;
 	char **command;            /* junit: the command (NULL-terminated; = doc.argv) */
 	struct ward_pool *pool;    /* sandboxes built ahead (ward serve --pool), or NULL */
+	const struct testjob_observer *observer; /* told when the run begins, or NULL */
 };
 
 enum testjob_outcome {
@@ -142,5 +151,8 @@ int ward_test_main(int argc, char **argv);
  * when ward could not run it. */
 int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
 		      char **report_json);
+/* The same, obs (or NULL) told when the run begins. */
+int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits *maxima, const char *body, size_t len,
+			       const struct testjob_observer *obs, char **report_json);
 
 #endif
