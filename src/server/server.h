@@ -397,6 +397,7 @@ void ticker_stop(struct server *s);
 bool stream_want(struct server *s, struct req *r);
 void stream_start(struct req *r, struct ward_request *q);
 bool stream_started(const struct req *r);
+void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err);
 void stream_finish(struct server *s, struct req *r);
 bool stream_orphan(struct req *r, enum MHD_RequestTerminationCode toe, const char *cut);
 void stream_release(struct req *r);

@@ -245,6 +245,7 @@ void run_session_exec(struct req *r)
 	memset(&res, 0, sizeof(res));
 	stream_start(r, q);
 	ward_session_exec(x->ws, q, cwd, &res);
+	stream_totals(r, &res.out, &res.err);
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");
 	r->sandbox_status = ward_status_name(res.status);
 	if (res.error[0])

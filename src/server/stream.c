@@ -52,6 +52,7 @@ struct live {
 	enum MHD_RequestTerminationCode toe;
 	int rfd, wfd;         /* the socket pair; wfd is the run's observe_fd */
 	uint64_t head_cap;    /* what the result keeps of a stream's start */
+	uint64_t total[2];    /* what the program wrote to each, once done (UINT64_MAX: not known) */
 	/* the I/O thread's, from the run's start */
 	uint64_t seen[2];     /* bytes of each stream sent or dropped so far */
 	unsigned char carry[2][4]; /* a UTF-8 sequence's start, cut off */
@@ -106,6 +107,7 @@ bool stream_want(struct server *s, struct req *r)
 	l->rfd = sv[0];
 	l->wfd = sv[1];
 	l->cur = -1;
+	l->total[0] = l->total[1] = UINT64_MAX;
 	l->park.conn = r->conn;
 	r->live = l;
 	return true;
@@ -255,20 +257,28 @@ static void dropped_event(struct live *l, int i, uint64_t n)
 	out_chunk(l, i, m, (size_t)k, n);
 }
 
-/* The run is over: what was carried, then the result. */
+/* The run is over: what was carried, what was dropped and not announced
+ * yet (libward announces a drop with its next piece: there was none),
+ * then the result. */
 static void live_end(struct live *l)
 {
+	pthread_mutex_lock(&l->lock);
+	char *res = l->result;
+	l->result = NULL;
+	uint64_t total[2] = {l->total[0], l->total[1]};
+	pthread_mutex_unlock(&l->lock);
 	pend_flush(l, false);
+	for (int i = 0; i < 2; i++) {
+		uint64_t head = total[i] < l->head_cap ? total[i] : l->head_cap;
+		if (total[i] != UINT64_MAX && l->seen[i] < head)
+			dropped_event(l, i, head - l->seen[i]);
+	}
 	for (int i = 0; i < 2; i++) {
 		/* a head spent: the rest of a cut sequence comes in the result */
 		if (l->ncarry[i] && l->seen[i] < l->head_cap)
 			out_chunk(l, i, (const char *)l->carry[i], l->ncarry[i], 0);
 		l->ncarry[i] = 0;
 	}
-	pthread_mutex_lock(&l->lock);
-	char *res = l->result;
-	l->result = NULL;
-	pthread_mutex_unlock(&l->lock);
 	if (res)
 		out_event(l, "result", res, strlen(res));
 	l->ended = true;
@@ -380,6 +390,19 @@ void stream_start(struct req *r, struct ward_request *q)
 	MHD_resume_connection(r->conn); /* the I/O thread sends the response (http.c) */
 }
 
+/* On the worker, after the run: how much the program wrote (the head's
+ * drops not announced yet are found from it). */
+void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err)
+{
+	struct live *l = r->live;
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	l->total[0] = out->bytes;
+	l->total[1] = err->bytes;
+	pthread_mutex_unlock(&l->lock);
+}
+
 /* The result, framed as the last event (taking json). */
 static char *result_event(char *json)
 {
@@ -420,9 +443,8 @@ void stream_finish(struct server *s, struct req *r)
 		req_finish(s, r, l->toe, NULL, (int)r->code);
 		return;
 	}
-	if (!r->message[0])
-		snprintf(r->message, sizeof(r->message), "the client went away while it ran (%s): the run was cancelled",
-			 l->why[0] ? l->why : "connection closed");
+	snprintf(r->message, sizeof(r->message), "the client went away while it ran (%s): the run was cancelled",
+		 l->why[0] ? l->why : "connection closed");
 	req_finish(s, r, l->toe, NULL, 0);
 }
 

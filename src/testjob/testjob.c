@@ -425,6 +425,8 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep)
 	if (job->observer)
 		job->observer->started(job->observer->arg, &req);
 	int run = ward_run_pooled(job->pool, &req, &res);
+	if (job->observer)
+		job->observer->ended(job->observer->arg, &res);
 	rep->timed_out = res.timed_out;
 	rep->exit_code = res.exit_code;
 	steal_stream(&rep->out, &res.out);

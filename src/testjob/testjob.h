@@ -46,9 +46,11 @@ enum testjob_framework {
  * files), limits, env, network and isolation; doc owns all storage. */
 /* Who watches a job's run (POST /test streaming): started is called just
  * before the run, once the job is accepted, with the request about to run
- * (it may set the request's observe fields). */
+ * (it may set the request's observe fields); ended right after the run,
+ * with its result. */
 struct testjob_observer {
 	void (*started)(void *arg, struct ward_request *req);
+	void (*ended)(void *arg, const struct ward_result *res);
 	void *arg;
 };
 
