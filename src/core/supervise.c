@@ -155,25 +155,56 @@ static bool obs_send(struct capbuf *c, unsigned char id, const void *p, size_t n
 	return w == (ssize_t)(n + 1);
 }
 
-/* The head's new bytes to the observer, in messages; what it does not
- * take is counted, and announced before the next message it takes. */
-static void obs_feed(struct capbuf *c, const char *data, size_t n)
+/* Send what is pending, in messages, as far as the observer takes them;
+ * then announce what was dropped.  Unless force, a piece waits up to
+ * OBS_WINDOW_S for more (many small writes become one message). */
+void capbuf_observe_flush(struct capbuf *c, bool force)
 {
 	if (c->obs_fd < 0 || c->obs_gone)
 		return;
-	for (size_t off = 0; off < n;) {
-		size_t k = n - off < WARD_OBSERVE_MAX ? n - off : WARD_OBSERVE_MAX;
-		if (c->obs_dropped) {
-			unsigned char cnt[8];
-			for (int i = 0; i < 8; i++)
-				cnt[i] = (unsigned char)(c->obs_dropped >> (8 * i));
-			if (obs_send(c, WARD_OBSERVE_DROPPED | c->obs_id, cnt, sizeof(cnt)))
-				c->obs_dropped = 0;
-		}
-		if (c->obs_dropped || !obs_send(c, c->obs_id, data + off, k))
-			c->obs_dropped += k;
+	if (!force && c->obs_len < WARD_OBSERVE_MAX && monotonic_now() - c->obs_since < OBS_WINDOW_S)
+		return;
+	size_t off = 0;
+	while (off < c->obs_len) {
+		size_t k = c->obs_len - off < WARD_OBSERVE_MAX ? c->obs_len - off : WARD_OBSERVE_MAX;
+		if (!obs_send(c, c->obs_id, c->obs_buf + off, k))
+			break;
 		off += k;
 	}
+	memmove(c->obs_buf, c->obs_buf + off, c->obs_len - off);
+	c->obs_len -= off;
+	if (c->obs_len || !c->obs_dropped)
+		return;
+	unsigned char cnt[8];
+	for (int i = 0; i < 8; i++)
+		cnt[i] = (unsigned char)(c->obs_dropped >> (8 * i));
+	if (obs_send(c, WARD_OBSERVE_DROPPED | c->obs_id, cnt, sizeof(cnt)))
+		c->obs_dropped = 0;
+}
+
+bool capbuf_observe_pending(const struct capbuf *c)
+{
+	return c->obs_fd >= 0 && !c->obs_gone && (c->obs_len || c->obs_dropped);
+}
+
+/* The head's new bytes for the observer: pending (at most OBS_PENDING
+ * bytes), then sent; what does not fit is dropped and counted, and so is
+ * everything after it until the drop is announced. */
+static void obs_feed(struct capbuf *c, const char *data, size_t n)
+{
+	if (c->obs_fd < 0 || c->obs_gone || !n)
+		return;
+	if (!c->obs_buf && !(c->obs_buf = malloc(OBS_PENDING))) {
+		c->obs_dropped += n;
+		return;
+	}
+	size_t k = c->obs_dropped ? 0 : OBS_PENDING - c->obs_len < n ? OBS_PENDING - c->obs_len : n;
+	if (!c->obs_len)
+		c->obs_since = monotonic_now();
+	memcpy(c->obs_buf + c->obs_len, data, k);
+	c->obs_len += k;
+	c->obs_dropped += n - k;
+	capbuf_observe_flush(c, false);
 }
 
 void capbuf_feed(struct capbuf *c, const char *data, size_t n)
@@ -289,6 +320,7 @@ static void live_finish(struct capbuf *c, const char *out, size_t n)
 
 int capbuf_finish(struct capbuf *c, struct ward_stream *out)
 {
+	capbuf_observe_flush(c, true); /* what the observer does not take now is its loss */
 	uint64_t kept = (uint64_t)c->head_len + c->tail_len;
 	uint64_t dropped = c->total - kept;
 	char marker[96] = "";
@@ -324,7 +356,8 @@ void capbuf_free(struct capbuf *c)
 {
 	free(c->head);
 	free(c->tail);
-	c->head = c->tail = NULL;
+	free(c->obs_buf);
+	c->head = c->tail = c->obs_buf = NULL;
 	nbfd_close(&c->live);
 }
 
@@ -514,6 +547,9 @@ static double loop_wait(const struct supervise *s, const struct loop *l, double 
 		wait = l->next_cpu_check - now;
 	if (l->exited_at && wait > 0.05)
 		wait = 0.05;
+	/* a piece for the observer waits for more at most OBS_WINDOW_S */
+	if ((s->out.obs_len || s->err.obs_len) && wait > OBS_WINDOW_S)
+		wait = OBS_WINDOW_S;
 	if (wait < 0)
 		wait = 0;
 	return wait;
@@ -536,8 +572,10 @@ static void loop_arm(struct supervise *s, struct loop *l)
 	/* the live streams, while the reader has something to take */
 	pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
 	pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
-	/* the observer: only its going away (POLLHUP) is of interest */
-	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1, .events = 0};
+	/* the observer: its going away (POLLHUP), and room for what waits */
+	bool obs_wait = capbuf_observe_pending(&s->out) || capbuf_observe_pending(&s->err);
+	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1,
+				     .events = obs_wait ? POLLOUT : 0};
 }
 
 /* stdout and stderr: capture what is there, and offer the live reader
@@ -555,6 +593,8 @@ static void loop_output(struct supervise *s, struct loop *l)
 	 * head (bounded by the output limit). */
 	capbuf_push(&s->out);
 	capbuf_push(&s->err);
+	capbuf_observe_flush(&s->out, false);
+	capbuf_observe_flush(&s->err, false);
 	if (s->out.live_broken)
 		close_fd(&l->fds[P_OUT]);
 	if (s->err.live_broken)

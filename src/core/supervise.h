@@ -60,9 +60,17 @@ struct capbuf {
 	const volatile int *cancel;  /* stops that wait */
 	int obs_fd;        /* -1, or where the head is observed (ward_request.observe_fd) */
 	unsigned char obs_id;        /* WARD_OBSERVE_STDOUT or _STDERR */
+	char *obs_buf;               /* the head's bytes not yet sent to it (OBS_PENDING at most) */
+	size_t obs_len;
+	double obs_since;            /* monotonic: when obs_buf's first byte came */
 	uint64_t obs_dropped;        /* observed bytes dropped, not yet announced */
 	bool obs_gone;               /* the observer closed its end */
 };
+
+/* Observing: what waits for the observer, and how long a piece waits for
+ * more before it is sent. */
+#define OBS_PENDING 65536
+#define OBS_WINDOW_S 0.002
 
 /* How long capbuf_finish waits for a reader that takes nothing, once the
  * run's deadline has passed. */
@@ -72,6 +80,10 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
 /* Observing: send the head's bytes to fd as they are fed (see
  * ward_request.observe_fd), as stream id. */
 void capbuf_observe(struct capbuf *c, int fd, unsigned char id);
+/* Send what waits for the observer as far as it takes it now (force: the
+ * window or not); is something still waiting? */
+void capbuf_observe_flush(struct capbuf *c, bool force);
+bool capbuf_observe_pending(const struct capbuf *c);
 void capbuf_feed(struct capbuf *c, const char *data, size_t n);
 /* Streaming: is part of the head still to be written? */
 bool capbuf_pending(const struct capbuf *c);

@@ -52,7 +52,7 @@
  *
  * Locks: s->lock (queue, counts, clients, metrics, health), s->conn_lock
  * (connection records), s->log_lock (the log's fd), s->sess_lock (the
- * sessions), s->park_lock (parked streams), each struct live's lock.  conn_lock may be taken
+ * sessions), s->park_lock (parked streams, park_wake), each struct live's lock.  conn_lock may be taken
  * inside lock (admission trusts a connection), never the other way;
  * sess_lock and park_lock are taken alone, and no libward call but
  * ward_session_alive runs under sess_lock. */
@@ -183,9 +183,12 @@ struct sess_metrics {
 enum rstate { S_NEW, S_BODY, S_WAIT, S_STREAM, S_READY, S_ANSWERED };
 
 /* A connection parked (suspended) by its answer's callback, which had
- * nothing to send: the ticker resumes it (session_api.c). */
+ * nothing to send: the ticker resumes it (session_api.c) at its next tick,
+ * or as soon as fd (when >= 0) has something to read. */
 struct park {
 	struct MHD_Connection *conn;
+	int fd;
+	bool ready; /* fd had something: resume it now */
 	struct park *next;
 };
 
@@ -280,6 +283,7 @@ struct server {
 	struct sess_metrics sm;
 	pthread_mutex_t park_lock; /* parked, ticker_stop */
 	struct park *parked;       /* streams with nothing to send, suspended */
+	int park_wake;             /* eventfd: a stream was parked (the ticker watches its fd) */
 	bool ticker_stop, ticker_started;
 	pthread_t ticker;
 

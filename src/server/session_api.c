@@ -4,8 +4,9 @@
  * on a worker (run_*: the libward call) — but the output of a background
  * process, which is sent as it comes from the I/O threads: a follow
  * stream with nothing to send parks its connection (suspended) and a
- * ticker thread wakes the parked ones ten times a second, so that no
- * stream holds a worker, however slowly its client reads.
+ * ticker thread wakes the parked ones ten times a second (a run's stream,
+ * stream.c, also as soon as its socket has something), so that no stream
+ * holds a worker, however slowly its client reads.
  *
  * Owns the follow streams (struct follow) and s->parked.  Never calls into
  * a session on an I/O thread but ward_session_proc_output with no wait. */
@@ -15,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/request.h"
 #include "server/server.h"
@@ -521,8 +525,13 @@ bool conn_park(struct server *s, struct park *p)
 	bool park = !s->ticker_stop;
 	if (park) {
 		MHD_suspend_connection(p->conn);
+		p->ready = false;
 		p->next = s->parked;
 		s->parked = p;
+		uint64_t one = 1;
+		if (p->fd >= 0 && write(s->park_wake, &one, sizeof(one)) < 0) {
+			/* the counter is full: the ticker is awake anyway */
+		}
 	}
 	pthread_mutex_unlock(&s->park_lock);
 	return park;
@@ -583,6 +592,7 @@ void answer_proc_output(struct server *s, struct req *r)
 	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
 	f->s = s;
 	f->park.conn = r->conn;
+	f->park.fd = -1; /* looked at on the ticks */
 	f->pid = r->args.pid;
 	f->follow = fl && strcmp(fl, "0") != 0;
 	snprintf(f->sid, sizeof(f->sid), "%s", r->args.sid);
@@ -600,28 +610,81 @@ void answer_proc_output(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, end + 1);
 }
 
-/* Ten times a second: every parked stream looks again. */
+#define TICK_S 0.1         /* every parked stream looks again this often */
+#define TICK_WATCH 1024     /* parked fds watched at once (the others wait for the tick) */
+
+/* Resume the parked streams that are ready, or all of them on a tick.
+ * Called with park_lock held. */
+static void ticker_resume(struct server *s, bool all)
+{
+	for (struct park **pp = &s->parked; *pp;) {
+		struct park *p = *pp;
+		if (all || p->ready) {
+			*pp = p->next;
+			MHD_resume_connection(p->conn);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
+/* Wait for a parked stream's fd (or a new one parked) until the next
+ * tick; mark those that have something ready (libward joins small writes
+ * into one message: each wakes the stream). */
+static void ticker_wait(struct server *s, double until)
+{
+	struct pollfd pf[TICK_WATCH + 1];
+	struct park *who[TICK_WATCH + 1];
+	nfds_t n = 0;
+	pf[n++] = (struct pollfd){.fd = s->park_wake, .events = POLLIN};
+	pthread_mutex_lock(&s->park_lock);
+	for (struct park *p = s->parked; p && n <= TICK_WATCH; p = p->next)
+		if (p->fd >= 0) {
+			who[n] = p;
+			pf[n++] = (struct pollfd){.fd = p->fd, .events = POLLIN};
+		}
+	pthread_mutex_unlock(&s->park_lock);
+	double left = until - now_mono();
+	if (poll(pf, n, left > 0 ? (int)(left * 1000) + 1 : 0) <= 0)
+		return;
+	uint64_t v;
+	if ((pf[0].revents & POLLIN) && read(s->park_wake, &v, sizeof(v)) < 0) {
+		/* nothing to take: another round saw it */
+	}
+	/* only this thread takes a stream off the list: who[] are all still parked */
+	pthread_mutex_lock(&s->park_lock);
+	for (nfds_t i = 1; i < n; i++)
+		if (pf[i].revents)
+			who[i]->ready = true;
+	pthread_mutex_unlock(&s->park_lock);
+}
+
 static void *ticker_main(void *arg)
 {
 	struct server *s = arg;
+	double next_tick = now_mono() + TICK_S;
 	for (;;) {
 		pthread_mutex_lock(&s->park_lock);
 		bool stop = s->ticker_stop;
-		for (struct park *p = s->parked, *nx; p; p = nx) {
-			nx = p->next;
-			MHD_resume_connection(p->conn);
-		}
-		s->parked = NULL;
+		double now = now_mono();
+		bool tick = stop || now >= next_tick;
+		ticker_resume(s, tick);
+		if (tick)
+			next_tick = now + TICK_S;
 		pthread_mutex_unlock(&s->park_lock);
 		if (stop)
 			return NULL;
-		struct timespec ts = {0, 100 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		ticker_wait(s, next_tick);
 	}
 }
 
 int ticker_start(struct server *s)
 {
+	s->park_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->park_wake < 0) {
+		fprintf(stderr, "ward serve: cannot make the follow ticker's eventfd: %s\n", strerror(errno));
+		return -1;
+	}
 	int e = pthread_create(&s->ticker, NULL, ticker_main, s);
 	if (e) {
 		fprintf(stderr, "ward serve: cannot start the follow ticker thread: %s\n", strerror(e));
@@ -640,4 +703,6 @@ void ticker_stop(struct server *s)
 	pthread_mutex_unlock(&s->park_lock);
 	pthread_join(s->ticker, NULL);
 	s->ticker_started = false;
+	close(s->park_wake);
+	s->park_wake = -1;
 }

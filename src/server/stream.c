@@ -37,7 +37,7 @@
 #include "wire/utf8.h"
 
 #define LIVE_CHUNK 65536   /* the most one event carries */
-#define LIVE_SNDBUF 65536  /* the socket pair's buffer: what waits for a slow client */
+#define LIVE_SNDBUF 262144 /* the socket pair's buffer: what waits for a slow client */
 
 struct live {
 	struct park park;
@@ -109,6 +109,7 @@ bool stream_want(struct server *s, struct req *r)
 	l->cur = -1;
 	l->total[0] = l->total[1] = UINT64_MAX;
 	l->park.conn = r->conn;
+	l->park.fd = l->rfd; /* the ticker resumes it when the run sends something */
 	r->live = l;
 	return true;
 }
@@ -371,7 +372,9 @@ void stream_start(struct req *r, struct ward_request *q)
 				  : NULL;
 	if (!resp)
 		return; /* out of memory: the answer comes whole, at the end */
-	l->refs++; /* the response's, no other thread knows l yet */
+	pthread_mutex_lock(&l->lock);
+	l->refs++; /* the response's */
+	pthread_mutex_unlock(&l->lock);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, l->sse ? "text/event-stream" : "application/x-ndjson");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");

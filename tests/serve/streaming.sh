@@ -151,7 +151,9 @@ PY
 expect_eq "slow client: the output it did not take is dropped with a marker, the timeout lands, workers free" ok "$verdict"
 rss1=$(awk '/VmHWM/{print $2}' /proc/"$SRV_PID"/status)
 # the run keeps its head and tail (32 MiB at most); the stream adds a bounded buffer, not the flood
-check "slow client: ward's peak memory stays bounded (${rss0} -> ${rss1} KiB)" test "$((rss1 - rss0))" -lt 200000
+if [ -z "${WARD_ASAN:-}" ]; then # (the sanitizer's own memory is another matter)
+	check "slow client: ward's peak memory stays bounded (${rss0} -> ${rss1} KiB)" test "$((rss1 - rss0))" -lt 200000
+fi
 
 # ---- disconnect after the first chunk, 100 times: each run is cancelled at once
 snap() { # fds children
@@ -178,10 +180,12 @@ for i in range(100):
             got += b
     except socket.timeout:
         pass
+    s.close()
     if b'"data":"hi\\n"' not in got:
         bad += 1
-    s.close()
-print("ok" if bad == 0 else "bad: %d of 100 got no first chunk (slots still held?)" % bad)
+        if bad == 3:
+            break  # (bounded: without a cancel each would wait for a slot)
+print("ok" if bad == 0 else "bad: %d streams got no first chunk (slots still held?)" % bad)
 PY
 )
 expect_eq "disconnect: 100 streams cut after their first chunk each got it (max-concurrent 2)" ok "$verdict"
