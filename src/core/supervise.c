@@ -171,8 +171,10 @@ void capbuf_observe_flush(struct capbuf *c, bool force)
 			break;
 		off += k;
 	}
-	memmove(c->obs_buf, c->obs_buf + off, c->obs_len - off);
-	c->obs_len -= off;
+	if (off) {
+		memmove(c->obs_buf, c->obs_buf + off, c->obs_len - off);
+		c->obs_len -= off;
+	}
 	if (c->obs_len || !c->obs_dropped)
 		return;
 	unsigned char cnt[8];
