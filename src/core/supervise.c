@@ -152,7 +152,8 @@ static bool obs_send(struct capbuf *c, unsigned char id, const void *p, size_t n
 	ssize_t w = send(c->obs_fd, msg, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
 		c->obs_gone = true;
-	return w == (ssize_t)(n + 1);
+	c->obs_blocked = w != (ssize_t)(n + 1);
+	return !c->obs_blocked;
 }
 
 /* Send what is pending, in messages, as far as the observer takes them;
@@ -184,9 +185,14 @@ void capbuf_observe_flush(struct capbuf *c, bool force)
 		c->obs_dropped = 0;
 }
 
-bool capbuf_observe_pending(const struct capbuf *c)
+bool capbuf_observe_blocked(const struct capbuf *c)
 {
-	return c->obs_fd >= 0 && !c->obs_gone && (c->obs_len || c->obs_dropped);
+	return c->obs_fd >= 0 && !c->obs_gone && c->obs_blocked && (c->obs_len || c->obs_dropped);
+}
+
+double capbuf_observe_due(const struct capbuf *c)
+{
+	return c->obs_fd >= 0 && !c->obs_gone && !c->obs_blocked && c->obs_len ? c->obs_since + OBS_WINDOW_S : 0;
 }
 
 /* The head's new bytes for the observer: pending (at most OBS_PENDING
@@ -550,8 +556,11 @@ static double loop_wait(const struct supervise *s, const struct loop *l, double 
 	if (l->exited_at && wait > 0.05)
 		wait = 0.05;
 	/* a piece for the observer waits for more at most OBS_WINDOW_S */
-	if ((s->out.obs_len || s->err.obs_len) && wait > OBS_WINDOW_S)
-		wait = OBS_WINDOW_S;
+	for (int i = 0; i < 2; i++) {
+		double due = capbuf_observe_due(i ? &s->err : &s->out);
+		if (due && due - now < wait)
+			wait = due - now;
+	}
 	if (wait < 0)
 		wait = 0;
 	return wait;
@@ -574,8 +583,8 @@ static void loop_arm(struct supervise *s, struct loop *l)
 	/* the live streams, while the reader has something to take */
 	pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
 	pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
-	/* the observer: its going away (POLLHUP), and room for what waits */
-	bool obs_wait = capbuf_observe_pending(&s->out) || capbuf_observe_pending(&s->err);
+	/* the observer: its going away (POLLHUP), and room for what it did not take */
+	bool obs_wait = capbuf_observe_blocked(&s->out) || capbuf_observe_blocked(&s->err);
 	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1,
 				     .events = obs_wait ? POLLOUT : 0};
 }

@@ -64,6 +64,7 @@ struct capbuf {
 	size_t obs_len;
 	double obs_since;            /* monotonic: when obs_buf's first byte came */
 	uint64_t obs_dropped;        /* observed bytes dropped, not yet announced */
+	bool obs_blocked;            /* the observer took nothing the last time */
 	bool obs_gone;               /* the observer closed its end */
 };
 
@@ -81,9 +82,11 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
  * ward_request.observe_fd), as stream id. */
 void capbuf_observe(struct capbuf *c, int fd, unsigned char id);
 /* Send what waits for the observer as far as it takes it now (force: the
- * window or not); is something still waiting? */
+ * window or not).  blocked: something waits for room there; due: when the
+ * piece that waits for more is sent (0: none). */
 void capbuf_observe_flush(struct capbuf *c, bool force);
-bool capbuf_observe_pending(const struct capbuf *c);
+bool capbuf_observe_blocked(const struct capbuf *c);
+double capbuf_observe_due(const struct capbuf *c);
 void capbuf_feed(struct capbuf *c, const char *data, size_t n);
 /* Streaming: is part of the head still to be written? */
 bool capbuf_pending(const struct capbuf *c);

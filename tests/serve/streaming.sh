@@ -248,3 +248,15 @@ expect_eq "ward run --remote --json: the result as before" "nonzero j" "$(jg "$j
 expect_eq "metrics: streamed runs counted" yes "$([ "$(metric ward_streamed_total)" -ge 100 ] && echo yes)"
 stop_server "$SRV_PID"; rc=$?
 expect_eq "clean exit" 0 "$rc"
+
+# ---- a pooled sandbox (ward serve --pool) streams as well
+start_server streampool --pool 1 || exit 0
+verdict=$(curl -sN --max-time 30 "${ND[@]}" --data-binary '{"command":"echo pooled; sleep 0.2; echo end"}' "$URL/exec" |
+	python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+s = "".join(e["data"] for e in ev if "stream" in e)
+print("ok" if s == "pooled\nend\n" and ev[-1]["result"]["stdout"] == s and len(ev) >= 3 else "bad: %r" % ev)')
+expect_eq "pool: a pooled run streams" ok "$verdict"
+stop_server "$SRV_PID"; rc=$?
+expect_eq "pool: clean exit" 0 "$rc"
