@@ -249,6 +249,19 @@ expect_eq "metrics: streamed runs counted" yes "$([ "$(metric ward_streamed_tota
 stop_server "$SRV_PID"; rc=$?
 expect_eq "clean exit" 0 "$rc"
 
+# ---- the drain's cancel reaches a streamed run: its stream ends with the result
+start_server streamdrain --drain-timeout 1 || exit 0
+curl -sN --max-time 30 "${ND[@]}" --data-binary '{"command":"echo up; exec sleep 33.3"}' "$URL/exec" \
+	>"$SERVE_TMP/drain.out" &
+cpid=$!
+wait_for grep -q '"up' "$SERVE_TMP/drain.out"
+kill -TERM "$SRV_PID"
+wait "$cpid"
+expect_eq "drain: the stream ends with a cancelled result" "error cancelled" \
+	"$(tail -1 "$SERVE_TMP/drain.out" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(r["status"], r["error"].split(":")[0])' 2>&1)"
+stop_server "$SRV_PID"
+expect_eq "drain: no sandboxed process left" "" "$(marker_pids 33.3)"
+
 # ---- a pooled sandbox (ward serve --pool) streams as well
 start_server streampool --pool 1 || exit 0
 verdict=$(curl -sN --max-time 30 "${ND[@]}" --data-binary '{"command":"echo pooled; sleep 0.2; echo end"}' "$URL/exec" |
