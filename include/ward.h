@@ -147,6 +147,21 @@ struct ward_request {
 	bool report_channel;
 	size_t report_limit;
 
+	/* Watching the output as it is captured (ward serve's streaming):
+	 * when observe is true, observe_fd is the write end of a
+	 * SOCK_SEQPACKET socket pair, and each piece of the head of stdout and
+	 * stderr (what the result keeps of their start) is sent there as one
+	 * message as it arrives: a byte WARD_OBSERVE_STDOUT or
+	 * WARD_OBSERVE_STDERR, then the bytes (at most WARD_OBSERVE_MAX).
+	 * ward never waits for the reader: a message it does not take now is
+	 * dropped, and once it takes one again a message of the byte
+	 * WARD_OBSERVE_DROPPED | stream, then the count of bytes dropped (8
+	 * bytes, little-endian), comes first.  When the reader closes its end
+	 * the run is cancelled as by *cancel.  The caller keeps and closes
+	 * observe_fd. */
+	bool observe;
+	int observe_fd;
+
 	/* When non-NULL and *cancel becomes non-zero (e.g. from a signal
 	 * handler), the run's whole tree is killed and the result is an error
 	 * ("cancelled").  ward checks it at least every 50 ms and whenever a
@@ -162,6 +177,13 @@ struct ward_request {
 	 * isolation only; not with report_channel.  NULL-terminated; NULL or
 	 * empty = none. */
 	char *const *collect;
+};
+
+enum {
+	WARD_OBSERVE_STDOUT = 1,
+	WARD_OBSERVE_STDERR = 2,
+	WARD_OBSERVE_DROPPED = 0x80,
+	WARD_OBSERVE_MAX = 16384,
 };
 
 /* Which mechanism enforced a limit: "cgroup-v2", "cgroup-v1", "rlimit",

@@ -362,6 +362,50 @@ def _ndjson_events(lines) -> Iterator[OutputEvent]:
         yield OutputEvent.from_json(d)
 
 
+def _wait_of(runner: "Runner", body: Mapping[str, Any]) -> float:
+    """How long to wait for a run's answer: its timeout_s, plus the
+    runner's queue."""
+    lim = body.get("limits") or {}
+    return runner.timeout + float(lim.get("timeout_s") or 30)
+
+
+def _stream(runner: "Runner", method: str, path: str, body: Dict[str, Any], wait: float,
+            base: str, gone=None) -> Iterator[Dict[str, Any]]:
+    """The events of a streamed answer (Accept: application/x-ndjson), one
+    dict a line, as they come.  A refusal before the run (400, 429, 503)
+    raises as a plain call does (``gone``: a 404's exception class)."""
+    resp = runner._open(method, path, body, wait, base=base, accept="application/x-ndjson")
+    try:
+        status = resp.getcode()
+        if status != 200:
+            raw = resp.read()
+            cls = gone if (status == 404 and gone is not None) else RunnerError
+            raise Runner._error(status, raw, resp.headers, cls)
+        ctype = resp.headers.get("Content-Type", "")
+        if not ctype.startswith("application/x-ndjson"):
+            # a runner that does not stream: its answer is the result
+            yield {"result": json.loads(resp.read().decode("utf-8"))}
+            return
+        for line in resp:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                d = json.loads(line.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError) as e:
+                raise RunnerError(200, f"the runner's stream has a line that is not JSON: {line[:200]!r}") from e
+            if not isinstance(d, dict):
+                raise RunnerError(200, f"the runner's stream has a line that is not an object: {line[:200]!r}")
+            yield d
+            if "result" in d:
+                return
+        raise RunnerError(200, "the runner's stream ended before the result")
+    except OSError as e:
+        raise RunnerError(0, f"runner at {base}: the stream broke off: {e}") from e
+    finally:
+        resp.close()
+
+
 # Session ids are NODE "." 32 lowercase hex digits; NODE is the runner's
 # --node-id (docs/SPEC.md §9, sessions in a fleet).
 _NODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
@@ -476,18 +520,36 @@ class Runner:
     def _raise(status: int, raw: bytes, headers) -> None:
         raise Runner._error(status, raw, headers)
 
-    def exec(self, command: Optional[str] = None, *, argv: Optional[Sequence[str]] = None,
-             workdir: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-             mounts: Optional[Sequence[Union[Mount, Mapping[str, Any]]]] = None,
-             limits: Union[Limits, Mapping[str, Any], None] = None,
-             files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
-             stdin: Union[str, bytes, None] = None, network: Optional[str] = None,
-             isolation: Optional[str] = None, collect: Optional[Sequence[str]] = None) -> ExecResult:
+    def exec(self, command: Optional[str] = None, **kw: Any) -> ExecResult:
         """Run one command (``command``: a shell string; ``argv``: a list,
         run without a shell) in a fresh sandbox on the runner.  An empty
         ``command``, ``argv`` or ``workdir`` counts as not given, as the
         runner reads them (SPEC §5).  ``collect``: globs relative to /work
-        whose files come back in the result's ``files`` (SPEC §12)."""
+        whose files come back in the result's ``files`` (SPEC §12).  The
+        other keywords: workdir, env, mounts, limits, files, stdin,
+        network, isolation."""
+        body = self._exec_body(command, **kw)
+        status, raw, headers = self._call("POST", "/exec", body, _wait_of(self, body))
+        if status != 200:
+            self._raise(status, raw, headers)
+        return ExecResult.from_json(json.loads(raw.decode("utf-8")))
+
+    def exec_stream(self, command: Optional[str] = None, **kw: Any) -> Iterator[Dict[str, Any]]:
+        """``exec``, its output as it comes (SPEC §12): yields
+        ``{"stream": "stdout" or "stderr", "data": str}`` while the
+        program writes (the head of each stream, within its output cap),
+        then ``{"result": {...}}`` with the whole result object.  Leaving
+        the loop early closes the connection, which cancels the run."""
+        body = self._exec_body(command, **kw)
+        return _stream(self, "POST", "/exec", body, _wait_of(self, body), self.url)
+
+    def _exec_body(self, command: Optional[str] = None, *, argv: Optional[Sequence[str]] = None,
+                   workdir: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                   mounts: Optional[Sequence[Union[Mount, Mapping[str, Any]]]] = None,
+                   limits: Union[Limits, Mapping[str, Any], None] = None,
+                   files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
+                   stdin: Union[str, bytes, None] = None, network: Optional[str] = None,
+                   isolation: Optional[str] = None, collect: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         if not command and not argv:
             raise ValueError("give command (a non-empty shell string) or argv (a non-empty list)")
         body: Dict[str, Any] = {
@@ -503,13 +565,7 @@ class Runner:
             "collect": list(collect) if collect is not None else None,
         }
         _stdin_json(body, stdin)
-        body = _clean(body)
-        lim = body.get("limits") or {}
-        wait = self.timeout + float(lim.get("timeout_s") or 30)
-        status, raw, headers = self._call("POST", "/exec", body, wait)
-        if status != 200:
-            self._raise(status, raw, headers)
-        return ExecResult.from_json(json.loads(raw.decode("utf-8")))
+        return _clean(body)
 
     def test(self, job: Optional[Mapping[str, Any]] = None, **kw: Any) -> TestReport:
         """Run a test job (SPEC §6): ``job`` as a dict, or its members as
@@ -707,10 +763,30 @@ class Session:
             if not isinstance(d, Mapping) or not isinstance(d.get("pid"), int):
                 raise RunnerError(202, f"a background exec answered no pid: {data[:200]!r}")
             return Process(self, d["pid"])
-        lim = body.get("limits") or {}
-        wait = self.runner.timeout + float(lim.get("timeout_s") or 30)
-        data, _ = self._call("POST", "/exec", body, wait)
+        data, _ = self._call("POST", "/exec", body, _wait_of(self.runner, body))
         return ExecResult.from_json(json.loads(data.decode("utf-8")))
+
+    def exec_stream(self, command: Optional[str] = None, *, argv: Optional[Sequence[str]] = None,
+                    env: Optional[Mapping[str, str]] = None, stdin: Union[str, bytes, None] = None,
+                    cwd: Optional[str] = None, limits: Union[Limits, Mapping[str, Any], None] = None,
+                    collect: Optional[Sequence[str]] = None) -> Iterator[Dict[str, Any]]:
+        """``exec``, its output as it comes: the events of
+        :meth:`Runner.exec_stream` (``{"stream", "data"}`` dicts, then
+        ``{"result": {...}}``)."""
+        if not command and not argv:
+            raise ValueError("give command (a non-empty shell string) or argv (a non-empty list)")
+        body: Dict[str, Any] = {
+            "command": command,
+            "argv": list(argv) if argv is not None else None,
+            "env": dict(env) if env is not None else None,
+            "cwd": cwd,
+            "limits": _limits_json(limits),
+            "collect": list(collect) if collect is not None else None,
+        }
+        _stdin_json(body, stdin)
+        body = _clean(body)
+        return _stream(self.runner, "POST", self._prefix + "/exec", body, _wait_of(self.runner, body), self._base,
+                       SessionGone)
 
     def spawn(self, command: Optional[str] = None, **kw: Any) -> "Process":
         """``exec(..., background=True)``: a :class:`Process` that runs on."""

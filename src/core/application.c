@@ -245,6 +245,7 @@ static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, s
 		.report_limit = req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
+		.observe_fd = req->observe ? req->observe_fd : -1,
 	};
 	p->out[0] = p->err[0] = p->rep[0] = p->in[1] = p->ctl[0] = -1;
 	supervise_run(&s);

@@ -55,8 +55,8 @@ int result_from_outcome(const struct backend_outcome *op, int r, struct ward_res
 	}
 	if (o.cancelled) {
 		res->error[0] = 0;
-		set_error(res, "cancelled: ward was asked to stop (a signal, or the server shutting down); the "
-			       "sandbox was killed");
+		set_error(res, "cancelled: ward was asked to stop (a signal, the server shutting down, or a streaming "
+			       "client going away); the sandbox was killed");
 		return -1;
 	}
 	if (r < 0 || !o.ran) {

@@ -134,6 +134,85 @@ void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd)
 	c->head_cap = (size_t)(limit - c->tail_cap);
 	c->live_fd = live_fd;
 	c->live = nbfd_open(live_fd, true);
+	c->obs_fd = -1;
+}
+
+void capbuf_observe(struct capbuf *c, int fd, unsigned char id)
+{
+	c->obs_fd = fd;
+	c->obs_id = id;
+}
+
+/* One message to the observer, if it takes it now. */
+static bool obs_send(struct capbuf *c, unsigned char id, const void *p, size_t n)
+{
+	unsigned char msg[1 + WARD_OBSERVE_MAX];
+	msg[0] = id;
+	memcpy(msg + 1, p, n);
+	ssize_t w = send(c->obs_fd, msg, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
+		c->obs_gone = true;
+	c->obs_blocked = w != (ssize_t)(n + 1);
+	return !c->obs_blocked;
+}
+
+/* Send what is pending, in messages, as far as the observer takes them;
+ * then announce what was dropped.  Unless force, a piece waits up to
+ * OBS_WINDOW_S for more (many small writes become one message). */
+void capbuf_observe_flush(struct capbuf *c, bool force)
+{
+	if (c->obs_fd < 0 || c->obs_gone)
+		return;
+	if (!force && c->obs_len < WARD_OBSERVE_MAX && monotonic_now() - c->obs_since < OBS_WINDOW_S)
+		return;
+	size_t off = 0;
+	while (off < c->obs_len) {
+		size_t k = c->obs_len - off < WARD_OBSERVE_MAX ? c->obs_len - off : WARD_OBSERVE_MAX;
+		if (!obs_send(c, c->obs_id, c->obs_buf + off, k))
+			break;
+		off += k;
+	}
+	if (off) {
+		memmove(c->obs_buf, c->obs_buf + off, c->obs_len - off);
+		c->obs_len -= off;
+	}
+	if (c->obs_len || !c->obs_dropped)
+		return;
+	unsigned char cnt[8];
+	for (int i = 0; i < 8; i++)
+		cnt[i] = (unsigned char)(c->obs_dropped >> (8 * i));
+	if (obs_send(c, WARD_OBSERVE_DROPPED | c->obs_id, cnt, sizeof(cnt)))
+		c->obs_dropped = 0;
+}
+
+bool capbuf_observe_blocked(const struct capbuf *c)
+{
+	return c->obs_fd >= 0 && !c->obs_gone && c->obs_blocked && (c->obs_len || c->obs_dropped);
+}
+
+double capbuf_observe_due(const struct capbuf *c)
+{
+	return c->obs_fd >= 0 && !c->obs_gone && !c->obs_blocked && c->obs_len ? c->obs_since + OBS_WINDOW_S : 0;
+}
+
+/* The head's new bytes for the observer: pending (at most OBS_PENDING
+ * bytes), then sent; what does not fit is dropped and counted, and so is
+ * everything after it until the drop is announced. */
+static void obs_feed(struct capbuf *c, const char *data, size_t n)
+{
+	if (c->obs_fd < 0 || c->obs_gone || !n)
+		return;
+	if (!c->obs_buf && !(c->obs_buf = malloc(OBS_PENDING))) {
+		c->obs_dropped += n;
+		return;
+	}
+	size_t k = c->obs_dropped ? 0 : OBS_PENDING - c->obs_len < n ? OBS_PENDING - c->obs_len : n;
+	if (!c->obs_len)
+		c->obs_since = monotonic_now();
+	memcpy(c->obs_buf + c->obs_len, data, k);
+	c->obs_len += k;
+	c->obs_dropped += n - k;
+	capbuf_observe_flush(c, false);
 }
 
 void capbuf_feed(struct capbuf *c, const char *data, size_t n)
@@ -150,6 +229,7 @@ void capbuf_feed(struct capbuf *c, const char *data, size_t n)
 		}
 		memcpy(c->head + c->head_len, data, k);
 		c->head_len += k;
+		obs_feed(c, data, k);
 		data += k;
 		n -= k;
 	}
@@ -248,6 +328,7 @@ static void live_finish(struct capbuf *c, const char *out, size_t n)
 
 int capbuf_finish(struct capbuf *c, struct ward_stream *out)
 {
+	capbuf_observe_flush(c, true); /* what the observer does not take now is its loss */
 	uint64_t kept = (uint64_t)c->head_len + c->tail_len;
 	uint64_t dropped = c->total - kept;
 	char marker[96] = "";
@@ -283,7 +364,8 @@ void capbuf_free(struct capbuf *c)
 {
 	free(c->head);
 	free(c->tail);
-	c->head = c->tail = NULL;
+	free(c->obs_buf);
+	c->head = c->tail = c->obs_buf = NULL;
 	nbfd_close(&c->live);
 }
 
@@ -368,7 +450,7 @@ static bool feed_write(struct feed *f, int fd, short revents)
 
 /* The fds the loop polls: its own (it closes them all when it ends, but
  * the pidfd), then the caller's, which it only borrows. */
-enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_ALL };
+enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_N, P_LERR, P_SRC, P_OBS, P_ALL };
 
 /* One run of the loop: what it polls and what it has seen so far. */
 struct loop {
@@ -401,6 +483,10 @@ static int loop_begin(struct supervise *s, struct loop *l)
 	}
 	capbuf_init(&s->out, s->output_limit, s->live_fd[0]);
 	capbuf_init(&s->err, s->output_limit, s->live_fd[1]);
+	if (s->observe_fd > 0) {
+		capbuf_observe(&s->out, s->observe_fd, WARD_OBSERVE_STDOUT);
+		capbuf_observe(&s->err, s->observe_fd, WARD_OBSERVE_STDERR);
+	}
 	const int given[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
 	memcpy(l->fds, given, sizeof(given));
 	for (int i = 0; i < P_N; i++)
@@ -439,7 +525,8 @@ static void loop_kill(struct supervise *s, struct loop *l)
  * comes kills the tree. */
 static void loop_enforce_limits(struct supervise *s, struct loop *l, double now)
 {
-	if (!l->killed && s->cancel && *s->cancel) {
+	bool obs_gone = s->out.obs_gone || s->err.obs_gone || (l->pfd[P_OBS].revents & (POLLHUP | POLLERR));
+	if (!l->killed && ((s->cancel && *s->cancel) || obs_gone)) {
 		s->cancelled = true;
 		loop_kill(s, l);
 	}
@@ -470,6 +557,12 @@ static double loop_wait(const struct supervise *s, const struct loop *l, double 
 		wait = l->next_cpu_check - now;
 	if (l->exited_at && wait > 0.05)
 		wait = 0.05;
+	/* a piece for the observer waits for more at most OBS_WINDOW_S */
+	for (int i = 0; i < 2; i++) {
+		double due = capbuf_observe_due(i ? &s->err : &s->out);
+		if (due && due - now < wait)
+			wait = due - now;
+	}
 	if (wait < 0)
 		wait = 0;
 	return wait;
@@ -492,6 +585,10 @@ static void loop_arm(struct supervise *s, struct loop *l)
 	/* the live streams, while the reader has something to take */
 	pfd[P_LOUT] = (struct pollfd){.fd = capbuf_pending(&s->out) ? s->out.live.fd : -1, .events = POLLOUT};
 	pfd[P_LERR] = (struct pollfd){.fd = capbuf_pending(&s->err) ? s->err.live.fd : -1, .events = POLLOUT};
+	/* the observer: its going away (POLLHUP), and room for what it did not take */
+	bool obs_wait = capbuf_observe_blocked(&s->out) || capbuf_observe_blocked(&s->err);
+	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1,
+				     .events = obs_wait ? POLLOUT : 0};
 }
 
 /* stdout and stderr: capture what is there, and offer the live reader
@@ -509,6 +606,8 @@ static void loop_output(struct supervise *s, struct loop *l)
 	 * head (bounded by the output limit). */
 	capbuf_push(&s->out);
 	capbuf_push(&s->err);
+	capbuf_observe_flush(&s->out, false);
+	capbuf_observe_flush(&s->err, false);
 	if (s->out.live_broken)
 		close_fd(&l->fds[P_OUT]);
 	if (s->err.live_broken)

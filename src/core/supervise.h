@@ -58,16 +58,37 @@ struct capbuf {
 	double live_until;           /* monotonic: capbuf_finish waits at least this long for
 				      * a stalled reader (the run's deadline) */
 	const volatile int *cancel;  /* stops that wait */
+	int obs_fd;        /* -1, or where the head is observed (ward_request.observe_fd) */
+	unsigned char obs_id;        /* WARD_OBSERVE_STDOUT or _STDERR */
+	char *obs_buf;               /* the head's bytes not yet sent to it (OBS_PENDING at most) */
+	size_t obs_len;
+	double obs_since;            /* monotonic: when obs_buf's first byte came */
+	uint64_t obs_dropped;        /* observed bytes dropped, not yet announced */
+	bool obs_blocked;            /* the observer took nothing the last time */
+	bool obs_gone;               /* the observer closed its end */
 };
 
 /* How long report_to_eof reads on after the top process went. */
 #define REPORT_DRAIN_S 5.0
+/* Observing: what waits for the observer, and how long a piece waits for
+ * more before it is sent. */
+#define OBS_PENDING 65536
+#define OBS_WINDOW_S 0.002
 
 /* How long capbuf_finish waits for a reader that takes nothing, once the
  * run's deadline has passed. */
 #define LIVE_STALL_S 1.0
 
 void capbuf_init(struct capbuf *c, uint64_t limit, int live_fd);
+/* Observing: send the head's bytes to fd as they are fed (see
+ * ward_request.observe_fd), as stream id. */
+void capbuf_observe(struct capbuf *c, int fd, unsigned char id);
+/* Send what waits for the observer as far as it takes it now (force: the
+ * window or not).  blocked: something waits for room there; due: when the
+ * piece that waits for more is sent (0: none). */
+void capbuf_observe_flush(struct capbuf *c, bool force);
+bool capbuf_observe_blocked(const struct capbuf *c);
+double capbuf_observe_due(const struct capbuf *c);
 void capbuf_feed(struct capbuf *c, const char *data, size_t n);
 /* Streaming: is part of the head still to be written? */
 bool capbuf_pending(const struct capbuf *c);
@@ -92,6 +113,8 @@ struct supervise {
 				    * (ward run --stdin): the command never holds it.  -1 if
 				    * none; not closed */
 	int notify_sock;           /* where the command sends its seccomp listener, -1 if none */
+	int observe_fd;            /* ward_request.observe_fd, or -1 (0 counts as none too: an
+				    * initializer that leaves it out); borrowed, not closed */
 	const unsigned char *stdin_data;
 	size_t stdin_len;
 	double timeout_s, cpu_s;
@@ -119,7 +142,7 @@ struct supervise {
 	size_t ctl_len;
 	bool timed_out;            /* wall clock */
 	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
-	bool cancelled;            /* *cancel became non-zero */
+	bool cancelled;            /* *cancel became non-zero, or the observer went away */
 	bool seccomp_killed;       /* a fatal syscall was caught through the listener */
 	int seccomp_nr;
 };

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -180,6 +181,72 @@ static void init_curl(void)
 #define curl_slist_append lc.slist_append
 #define curl_slist_free_all lc.slist_free_all
 
+/* A streamed answer (Accept: application/x-ndjson, when the output goes
+ * to the caller's fds): each event's output is written as it comes, the
+ * result kept for the end.  Anything else (an error's JSON) is kept whole
+ * in raw, as on_data keeps it. */
+struct stream_ans {
+	void *curl;
+	const struct ward_request *req;
+	int mode;             /* 0: not known yet, 1: a stream, 2: a whole answer */
+	struct answer raw;    /* a whole answer; a stream's line not yet complete */
+	char *result;         /* the result object's JSON, once it came */
+	size_t result_len;
+	uint64_t shown[2];    /* bytes of each stream written so far */
+	bool dropped[2];      /* the runner dropped some: the result's rest is not a continuation */
+};
+
+/* One event of the stream. */
+static void stream_event(struct stream_ans *a, const char *line, size_t n)
+{
+	json_t *ev = json_loadb(line, n, 0, NULL);
+	if (!json_is_object(ev)) {
+		json_decref(ev);
+		return;
+	}
+	json_t *r = json_object_get(ev, "result");
+	const char *name = json_string_value(json_object_get(ev, "stream"));
+	json_t *data = json_object_get(ev, "data");
+	if (json_is_object(r) && !a->result) {
+		a->result = json_dumps(r, JSON_COMPACT);
+		a->result_len = a->result ? strlen(a->result) : 0;
+	} else if (name && json_is_string(data)) {
+		int i = strcmp(name, "stderr") == 0;
+		if (json_object_get(ev, "dropped"))
+			a->dropped[i] = true;
+		remote_write_all(a->req->stream_fd[i], json_string_value(data), json_string_length(data));
+		a->shown[i] += json_string_length(data);
+	}
+	json_decref(ev);
+}
+
+static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct stream_ans *a = userdata;
+	size_t n = size * nmemb;
+	if (a->mode == 0) {
+		long code = 0;
+		char *ct = NULL;
+		curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(a->curl, CURLINFO_CONTENT_TYPE, &ct);
+		a->mode = code == 200 && ct && strncmp(ct, "application/x-ndjson", 20) == 0 ? 1 : 2;
+	}
+	if (on_data(ptr, size, nmemb, &a->raw) != n)
+		return 0;
+	if (a->mode != 1)
+		return n;
+	/* each complete line, then keep the rest */
+	char *p = a->raw.p, *end = a->raw.p + a->raw.len, *nl;
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		stream_event(a, p, (size_t)(nl - p));
+		p = nl + 1;
+	}
+	a->raw.len = (size_t)(end - p);
+	memmove(a->raw.p, p, a->raw.len);
+	a->raw.p[a->raw.len] = 0;
+	return n;
+}
+
 char *remote_exec_url(const char *url)
 {
 	size_t n = strlen(url);
@@ -241,7 +308,7 @@ static int remote_headers(const char *token, struct curl_slist **hdrs, char **au
 
 /* POST body to endpoint; the answer into ans. */
 static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hdrs, const char *body, double timeout_s,
-			    struct answer *ans)
+			    struct stream_ans *ans)
 {
 	/* the run's own time, plus room to wait in the runner's queue */
 	long timeout_ms = (long)((timeout_s + 120) * 1000);
@@ -254,7 +321,7 @@ static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hd
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "ward/" WARD_VERSION);
 	return curl_easy_perform(c);
@@ -262,11 +329,17 @@ static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hd
 
 /* The runner's answer: a result (HTTP 200) into res, or its refusal.  0,
  * or -1 with res failed. */
-static int remote_answer(CURL *c, const char *endpoint, const struct answer *ans, struct ward_result *res)
+static int remote_answer(CURL *c, const char *endpoint, const struct stream_ans *sa, struct ward_result *res)
 {
 	char err[512] = "";
 	long code = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	struct answer whole = {.p = sa->result, .len = sa->result_len};
+	const struct answer *ans = sa->mode == 1 ? &whole : &sa->raw;
+	if (sa->mode == 1 && !sa->result) {
+		fail(res, "--remote: the runner at %s ended its stream before the result", endpoint);
+		return -1;
+	}
 	if (code != 200) {
 		char msg[400] = "";
 		if (ans->p)
@@ -284,12 +357,22 @@ static int remote_answer(CURL *c, const char *endpoint, const struct answer *ans
 	return 0;
 }
 
-/* A streaming run shows the output as it would have appeared; the result
- * keeps only the counts. */
-static void remote_stream_out(const struct ward_request *req, struct ward_result *res)
+/* What of a result's stream is not shown yet: all of it, or, after its
+ * head came live (shown bytes), the rest (the drop marker and the tail). */
+static void remote_show_rest(int fd, const struct ward_stream *st, uint64_t shown, bool dropped)
 {
-	remote_write_all(req->stream_fd[0], res->out.data, res->out.len);
-	remote_write_all(req->stream_fd[1], res->err.data, res->err.len);
+	if (dropped || shown > st->len)
+		return; /* what came live is not the result's start */
+	remote_write_all(fd, st->data + shown, st->len - (size_t)shown);
+}
+
+/* A streaming run shows the output as it would have appeared (what the
+ * runner streamed live is written already); the result keeps only the
+ * counts. */
+static void remote_stream_out(const struct ward_request *req, const struct stream_ans *sa, struct ward_result *res)
+{
+	remote_show_rest(req->stream_fd[0], &res->out, sa->shown[0], sa->dropped[0]);
+	remote_show_rest(req->stream_fd[1], &res->err, sa->shown[1], sa->dropped[1]);
 	res->out.len = res->err.len = 0;
 	if (res->out.data)
 		res->out.data[0] = 0;
@@ -304,7 +387,7 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 	char *body = NULL, *endpoint = NULL, *auth = NULL;
 	unsigned char *input = NULL;
 	struct curl_slist *hdrs = NULL;
-	struct answer ans = {0};
+	struct stream_ans ans = {.req = req};
 	CURL *c = NULL;
 	int rc = -1;
 
@@ -324,17 +407,21 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 	}
 	if (remote_headers(token, &hdrs, &auth) < 0)
 		goto oom;
+	/* output to the caller's fds comes live */
+	if (!req->capture && !(hdrs = curl_slist_append(hdrs, "Accept: application/x-ndjson")))
+		goto oom;
+	ans.curl = c;
 	CURLcode cc = remote_post(c, endpoint, hdrs, body, req->limits.timeout_s, &ans);
 	if (cc != CURLE_OK) {
 		fail(res, "--remote: the runner at %s is not reachable: %s%s", endpoint,
-		     ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
+		     ans.raw.overflow ? "its answer is too large" : curl_easy_strerror(cc),
 		     cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
 		goto out;
 	}
 	if (remote_answer(c, endpoint, &ans, res) < 0)
 		goto out;
 	if (!req->capture)
-		remote_stream_out(req, res);
+		remote_stream_out(req, &ans, res);
 	rc = 0;
 	goto out;
 oom:
@@ -350,7 +437,8 @@ out:
 	free(endpoint);
 	free(body);
 	free(input);
-	free(ans.p);
+	free(ans.raw.p);
+	free(ans.result);
 	return rc;
 }
 

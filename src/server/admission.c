@@ -354,9 +354,9 @@ struct req *queue_take(struct server *s)
 	return r;
 }
 
-/* A worker is done with r: its slot and quotas are free, and its
- * connection resumes to send the answer. */
-void queue_done(struct server *s, struct req *r)
+/* A worker is done with r: its slot and quotas are free (a streamed
+ * answer: its connection is not suspended by the queue any more). */
+void queue_release(struct server *s, struct req *r)
 {
 	pthread_mutex_lock(&s->lock);
 	s->running--;
@@ -368,9 +368,15 @@ void queue_done(struct server *s, struct req *r)
 		r->subcl->active--;
 		r->subcl = NULL;
 	}
-	r->state = S_READY;
 	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* ... and its connection resumes to send the answer. */
+void queue_done(struct server *s, struct req *r)
+{
+	queue_release(s, r);
+	r->state = S_READY;
 	/* r belongs to the I/O thread from here on */
 	MHD_resume_connection(r->conn);
 }

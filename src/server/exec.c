@@ -144,7 +144,9 @@ void run_exec(struct req *r)
 {
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
+	stream_start(r, &r->doc.req);
 	ward_run_pooled(r->srv->pool, &r->doc.req, &res);
+	stream_totals(r, &res.out, &res.err);
 	/* 200 also when the sandbox failed: the result says so in "error" */
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");
 	r->sandbox_status = ward_status_name(res.status);
@@ -156,10 +158,23 @@ void run_exec(struct req *r)
 	doc_release(r);
 }
 
+/* A test job's run begins: its stream too, when asked for. */
+static void test_started(void *arg, struct ward_request *q)
+{
+	stream_start(arg, q);
+}
+
+static void test_ended(void *arg, const struct ward_result *res)
+{
+	stream_totals(arg, &res->out, &res->err);
+}
+
 void run_test(struct req *r)
 {
 	char *out = NULL;
-	int code = ward_testjob_http(r->srv->pool, &r->srv->o.max, &r->srv->o.egress, r->body ? r->body : "", r->len, &out);
+	struct testjob_observer obs = {.started = test_started, .ended = test_ended, .arg = r};
+	int code = ward_testjob_http_observed(r->srv->pool, &r->srv->o.max, &r->srv->o.egress, r->body ? r->body : "",
+					      r->len, r->live ? &obs : NULL, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;

@@ -255,6 +255,8 @@ static bool dispatch(struct server *s, struct req *r)
 	}
 	if (r->route->prepare && !r->route->prepare(s, r))
 		return false;
+	if (r->route->streams && !stream_want(s, r))
+		return false;
 	return admit_and_queue(s, r);
 }
 
@@ -288,17 +290,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		trace_phase("http:answering", r->t_start);
 		return send_answer(r);
 	}
+	if (r->state == S_STREAM) /* the run has begun: its stream goes out as it runs */
+		return send_stream(r);
 	return MHD_YES;
 }
 
 /* The request's line in the log: code 0 when the connection ended before
  * the answer was sent, and why. */
-static void log_request(struct server *s, struct req *r, struct MHD_Connection *c,
-			enum MHD_RequestTerminationCode toe, int code)
+static void log_request(struct server *s, struct req *r, const char *cut, enum MHD_RequestTerminationCode toe,
+			int code)
 {
 	char t[40];
 	rfc3339(t, sizeof(t));
-	const char *cut = conn_cut_reason(s, c);
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->message[0]) {
 		const char *why = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
 				  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
@@ -320,7 +323,25 @@ static void log_request(struct server *s, struct req *r, struct MHD_Connection *
 	log_write(s, &e);
 }
 
-/* The request is over (answered, or the connection died): log it and free. */
+/* Log r and free it (its connection is done with). */
+void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code)
+{
+	log_request(s, r, cut, toe, code);
+	body_release(s, r);
+	free(r->resp);
+	if (r->answer_bytes) /* MHD frees the answer it sent now */
+		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
+	doc_release(r);
+	sess_release(r);
+	free(r->ext);
+	if (r->stream)
+		MHD_destroy_response(r->stream);
+	stream_release(r);
+	free(r);
+}
+
+/* The request is over (answered, or the connection died): log it and free
+ * it, but a stream whose run still goes on, which its worker ends. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
 	struct server *s = cls;
@@ -329,7 +350,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 		return;
 	*ctx = NULL;
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)r->code : 0;
-	log_request(s, r, c, toe, code);
+	const char *cut = conn_cut_reason(s, c);
+	bool orphan = r->live && stream_orphan(r, toe, cut);
 	if (r->t_admit > 0)
 		trace_phase("http:completed", r->t_start);
 	pthread_mutex_lock(&s->lock);
@@ -342,16 +364,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	/* the next request on a kept-alive connection gets its own header time */
 	conn_set_deadline(s, c, now_mono() + s->o.header_timeout);
 	conn_idle(s, c);
-	body_release(s, r);
-	free(r->resp);
-	if (r->answer_bytes) /* MHD frees the answer it sent now */
-		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
-	doc_release(r);
-	sess_release(r);
-	free(r->ext);
-	if (r->stream)
-		MHD_destroy_response(r->stream);
-	free(r);
+	if (!orphan)
+		req_finish(s, r, toe, cut, code);
 }
 
 /* MHD's URL decoding but for %00, which it would decode to a NUL that

@@ -127,6 +127,9 @@ static void requests_section(struct buf *b, const struct snapshot *n)
 	bprintf(b, "# HELP ward_answering Requests admitted whose answer is not yet sent.\n"
 		   "# TYPE ward_answering gauge\nward_answering %u\n",
 		n->answering);
+	bprintf(b, "# HELP ward_streamed_total Runs whose answer was streamed (Accept: application/x-ndjson or "
+		   "text/event-stream).\n# TYPE ward_streamed_total counter\nward_streamed_total %llu\n",
+		(unsigned long long)m->streamed);
 	bprintf(b, "# HELP ward_rejected_total Requests refused for capacity or quota.\n"
 		   "# TYPE ward_rejected_total counter\n"
 		   "ward_rejected_total{reason=\"busy\"} %llu\n"

@@ -37,6 +37,8 @@
  *   session_json.c their wire shapes
  *   sessions.c   the sessions held: table, owners, counts, refs, expiry, stop
  *   exec.c       POST /exec and POST /test: decode and check, run on a worker
+ *   stream.c     a run's answer streamed as it runs (SPEC §12): its output
+ *                watched through a socket pair, sent by the I/O threads
  *   health.c     the backend probe and GET /health
  *   metrics.c    GET /metrics and the counters it shows
  *   workers.c    the worker threads that run admitted requests
@@ -50,7 +52,7 @@
  *
  * Locks: s->lock (queue, counts, clients, metrics, health), s->conn_lock
  * (connection records), s->log_lock (the log's fd), s->sess_lock (the
- * sessions), s->park_lock (parked follow streams).  conn_lock may be taken
+ * sessions), s->park_lock (parked streams, park_wake), each struct live's lock.  conn_lock may be taken
  * inside lock (admission trusts a connection), never the other way;
  * sess_lock and park_lock are taken alone, and no libward call but
  * ward_session_alive runs under sess_lock. */
@@ -133,6 +135,7 @@ struct held {
 
 struct client;   /* a client's quota state (admission.c) */
 struct follow;   /* a follow stream (session_api.c) */
+struct live;     /* a run's streamed answer (stream.c) */
 struct conn_rec; /* one TCP connection (conns.c) */
 struct peer;     /* an address that holds pending connections (conns.c) */
 struct req;
@@ -148,6 +151,7 @@ struct route {
 	const char *allow;  /* the Allow header of a 405 */
 	bool open;          /* answered without a token */
 	bool raw;           /* the body is bytes, not JSON */
+	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error) */
 	void (*run)(struct req *r);                       /* on a worker thread */
@@ -182,7 +186,17 @@ struct sess_metrics {
 	uint64_t execs[WARD_ST_ERROR + 1];
 };
 
-enum rstate { S_NEW, S_BODY, S_WAIT, S_READY, S_ANSWERED };
+enum rstate { S_NEW, S_BODY, S_WAIT, S_STREAM, S_READY, S_ANSWERED };
+
+/* A connection parked (suspended) by its answer's callback, which had
+ * nothing to send: the ticker resumes it (session_api.c) at its next tick,
+ * or as soon as fd (when >= 0) has something to read. */
+struct park {
+	struct MHD_Connection *conn;
+	int fd;
+	bool ready; /* fd had something: resume it now */
+	struct park *next;
+};
 
 /* One HTTP request. */
 struct req {
@@ -206,7 +220,8 @@ struct req {
 	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
 	struct route_args args;     /* the route's {id}, {pid}, {path} */
 	struct sess *sess;          /* the session it names, held (sessions.c), or NULL */
-	struct MHD_Response *stream; /* an answer made as it is sent (a follow), or NULL */
+	struct MHD_Response *stream; /* an answer made as it is sent (a follow, a run's stream), or NULL */
+	struct live *live;          /* the run's output is streamed (stream.c), or NULL */
 	struct held *held;       /* host paths checked against --allow-root, held open */
 	size_t nheld;
 	/* the answer, filled by the handler or a worker */
@@ -229,6 +244,7 @@ struct metrics {
 	uint64_t rejected_busy, rejected_client_conc, rejected_client_rate, rejected_unhealthy;
 	uint64_t http[600];
 	uint64_t egress_allowed, egress_refused; /* connections through the egress proxies */
+	uint64_t streamed;          /* runs answered as a stream */
 };
 
 /* The server's context: the only mutable state of `ward serve` (but the
@@ -273,7 +289,8 @@ struct server {
 	unsigned nsessions, nmaking;
 	struct sess_metrics sm;
 	pthread_mutex_t park_lock; /* parked, ticker_stop */
-	struct follow *parked;     /* follow streams with nothing to send, suspended */
+	struct park *parked;       /* streams with nothing to send, suspended */
+	int park_wake;             /* eventfd: a stream was parked (the ticker watches its fd) */
 	bool ticker_stop, ticker_started;
 	pthread_t ticker;
 
@@ -329,6 +346,7 @@ void answer_release(struct server *s, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
+void queue_release(struct server *s, struct req *r);
 void queue_done(struct server *s, struct req *r);
 void clients_free(struct server *s);
 
@@ -387,8 +405,18 @@ void run_proc_stdin(struct req *r);
 bool prepare_proc_signal(struct server *s, struct req *r);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);
+bool conn_park(struct server *s, struct park *p);
 int ticker_start(struct server *s);
 void ticker_stop(struct server *s);
+
+/* stream.c */
+bool stream_want(struct server *s, struct req *r);
+void stream_start(struct req *r, struct ward_request *q);
+bool stream_started(const struct req *r);
+void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err);
+void stream_finish(struct server *s, struct req *r);
+bool stream_orphan(struct req *r, enum MHD_RequestTerminationCode toe, const char *cut);
+void stream_release(struct req *r);
 
 /* routes.c */
 const struct route *route_find(const char *path, const char *method, struct route_args *a, const char **allow);
@@ -400,5 +428,6 @@ void workers_stop(struct server *s);
 /* http.c */
 int make_listener(const char *spec, char *bound, size_t boundlen);
 int http_start(struct server *s, const char *bound);
+void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code);
 
 #endif

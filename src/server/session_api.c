@@ -4,8 +4,9 @@
  * on a worker (run_*: the libward call) — but the output of a background
  * process, which is sent as it comes from the I/O threads: a follow
  * stream with nothing to send parks its connection (suspended) and a
- * ticker thread wakes the parked ones ten times a second, so that no
- * stream holds a worker, however slowly its client reads.
+ * ticker thread wakes the parked ones ten times a second (a run's stream,
+ * stream.c, also as soon as its socket has something), so that no stream
+ * holds a worker, however slowly its client reads.
  *
  * Owns the follow streams (struct follow) and s->parked.  Never calls into
  * a session on an I/O thread but ward_session_proc_output with no wait. */
@@ -15,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/request.h"
 #include "server/server.h"
@@ -253,7 +257,9 @@ void run_session_exec(struct req *r)
 	}
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
+	stream_start(r, q);
 	ward_session_exec(x->ws, q, cwd, &res);
+	stream_totals(r, &res.out, &res.err);
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");
 	r->sandbox_status = ward_status_name(res.status);
 	if (res.error[0])
@@ -431,8 +437,8 @@ void run_proc_signal(struct req *r)
  * again at each step: it holds no reference while parked), the offsets so
  * far, and the NDJSON not yet taken by MHD. */
 struct follow {
+	struct park park; /* its connection, while parked */
 	struct server *s;
-	struct MHD_Connection *conn;
 	char sid[100], owner[96];
 	int pid;
 	bool follow, done;
@@ -440,7 +446,6 @@ struct follow {
 	char *buf;
 	size_t len, pos;
 	size_t held;            /* len, counted in the server's --max-answer-total */
-	struct follow *park_next;
 };
 
 /* Append one NDJSON line (taking line; n is strlen(line)); false when out
@@ -547,17 +552,22 @@ static bool follow_fetch(struct follow *f)
 	return follow_hold(f, was) && (any || f->done);
 }
 
-/* Park f's connection until the ticker wakes it (from its own callback:
- * the pattern MHD prescribes, suspend then return 0). */
-static bool follow_park(struct follow *f)
+/* Park a stream's connection until the ticker wakes it (from its own
+ * callback: the pattern MHD prescribes, suspend then return 0).  false
+ * when the server stops: the stream ends. */
+bool conn_park(struct server *s, struct park *p)
 {
-	struct server *s = f->s;
 	pthread_mutex_lock(&s->park_lock);
-	bool park = !s->ticker_stop; /* the server stops: the stream ends */
+	bool park = !s->ticker_stop;
 	if (park) {
-		MHD_suspend_connection(f->conn);
-		f->park_next = s->parked;
-		s->parked = f;
+		MHD_suspend_connection(p->conn);
+		p->ready = false;
+		p->next = s->parked;
+		s->parked = p;
+		uint64_t one = 1;
+		if (p->fd >= 0 && write(s->park_wake, &one, sizeof(one)) < 0) {
+			/* the counter is full: the ticker is awake anyway */
+		}
 	}
 	pthread_mutex_unlock(&s->park_lock);
 	return park;
@@ -573,7 +583,7 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 		if (f->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (!follow_fetch(f))
-			return follow_park(f) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+			return conn_park(f->s, &f->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
 		if (f->len == 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -619,7 +629,8 @@ void answer_proc_output(struct server *s, struct req *r)
 	}
 	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
 	f->s = s;
-	f->conn = r->conn;
+	f->park.conn = r->conn;
+	f->park.fd = -1; /* looked at on the ticks */
 	f->pid = r->args.pid;
 	f->follow = fl && strcmp(fl, "0") != 0;
 	snprintf(f->sid, sizeof(f->sid), "%s", r->args.sid);
@@ -637,28 +648,81 @@ void answer_proc_output(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, end + 1);
 }
 
-/* Ten times a second: every parked follow stream looks again. */
+#define TICK_S 0.1         /* every parked stream looks again this often */
+#define TICK_WATCH 1024     /* parked fds watched at once (the others wait for the tick) */
+
+/* Resume the parked streams that are ready, or all of them on a tick.
+ * Called with park_lock held. */
+static void ticker_resume(struct server *s, bool all)
+{
+	for (struct park **pp = &s->parked; *pp;) {
+		struct park *p = *pp;
+		if (all || p->ready) {
+			*pp = p->next;
+			MHD_resume_connection(p->conn);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
+/* Wait for a parked stream's fd (or a new one parked) until the next
+ * tick; mark those that have something ready (libward joins small writes
+ * into one message: each wakes the stream). */
+static void ticker_wait(struct server *s, double until)
+{
+	struct pollfd pf[TICK_WATCH + 1];
+	struct park *who[TICK_WATCH + 1];
+	nfds_t n = 0;
+	pf[n++] = (struct pollfd){.fd = s->park_wake, .events = POLLIN};
+	pthread_mutex_lock(&s->park_lock);
+	for (struct park *p = s->parked; p && n <= TICK_WATCH; p = p->next)
+		if (p->fd >= 0) {
+			who[n] = p;
+			pf[n++] = (struct pollfd){.fd = p->fd, .events = POLLIN};
+		}
+	pthread_mutex_unlock(&s->park_lock);
+	double left = until - now_mono();
+	if (poll(pf, n, left > 0 ? (int)(left * 1000) + 1 : 0) <= 0)
+		return;
+	uint64_t v;
+	if ((pf[0].revents & POLLIN) && read(s->park_wake, &v, sizeof(v)) < 0) {
+		/* nothing to take: another round saw it */
+	}
+	/* only this thread takes a stream off the list: who[] are all still parked */
+	pthread_mutex_lock(&s->park_lock);
+	for (nfds_t i = 1; i < n; i++)
+		if (pf[i].revents)
+			who[i]->ready = true;
+	pthread_mutex_unlock(&s->park_lock);
+}
+
 static void *ticker_main(void *arg)
 {
 	struct server *s = arg;
+	double next_tick = now_mono() + TICK_S;
 	for (;;) {
 		pthread_mutex_lock(&s->park_lock);
 		bool stop = s->ticker_stop;
-		for (struct follow *f = s->parked, *nx; f; f = nx) {
-			nx = f->park_next;
-			MHD_resume_connection(f->conn);
-		}
-		s->parked = NULL;
+		double now = now_mono();
+		bool tick = stop || now >= next_tick;
+		ticker_resume(s, tick);
+		if (tick)
+			next_tick = now + TICK_S;
 		pthread_mutex_unlock(&s->park_lock);
 		if (stop)
 			return NULL;
-		struct timespec ts = {0, 100 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		ticker_wait(s, next_tick);
 	}
 }
 
 int ticker_start(struct server *s)
 {
+	s->park_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->park_wake < 0) {
+		fprintf(stderr, "ward serve: cannot make the follow ticker's eventfd: %s\n", strerror(errno));
+		return -1;
+	}
 	int e = pthread_create(&s->ticker, NULL, ticker_main, s);
 	if (e) {
 		fprintf(stderr, "ward serve: cannot start the follow ticker thread: %s\n", strerror(e));
@@ -677,4 +741,6 @@ void ticker_stop(struct server *s)
 	pthread_mutex_unlock(&s->park_lock);
 	pthread_join(s->ticker, NULL);
 	s->ticker_started = false;
+	close(s->park_wake);
+	s->park_wake = -1;
 }

@@ -27,6 +27,10 @@ static void *worker_main(void *arg)
 			r->route->run(r);
 		trace_phase("http:ran", r->t_start);
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
+		if (stream_started(r)) {
+			stream_finish(s, r); /* r is the I/O thread's (or gone) from here on */
+			continue;
+		}
 		hold_answer(s, r);
 		queue_done(s, r);
 	}

@@ -495,6 +495,7 @@ static void supervise_exec(struct ward_session *s, const struct ward_request *re
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.start = start,
 		.cancel = req->cancel,
+		.observe_fd = req->observe ? req->observe_fd : -1,
 		.notify_sock = -1,
 		.end_at_report = true,
 	};

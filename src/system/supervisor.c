@@ -769,6 +769,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 					: req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
+		.observe_fd = req->observe ? req->observe_fd : -1,
 		.notify_sock = sb->nsock,
 		/* PID 1 closes it before it reports, and its exit leaves no
 		 * other holder: its end comes at once */

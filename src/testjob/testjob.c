@@ -423,7 +423,11 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep)
 		rc = TJ_REFUSED_RC;
 		goto out;
 	}
+	if (job->observer)
+		job->observer->started(job->observer->arg, &req);
 	int run = ward_run_pooled(job->pool, &req, &res);
+	if (job->observer)
+		job->observer->ended(job->observer->arg, &res);
 	rep->timed_out = res.timed_out;
 	rep->exit_code = res.exit_code;
 	steal_stream(&rep->out, &res.out);
@@ -600,6 +604,13 @@ int ward_test_main(int argc, char **argv)
 int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
 		      const char *body, size_t len, char **report_json)
 {
+	return ward_testjob_http_observed(pool, maxima, egress, body, len, NULL, report_json);
+}
+
+int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits *maxima,
+			       const struct egress_policy *egress, const char *body, size_t len,
+			       const struct testjob_observer *obs, char **report_json)
+{
 	struct testjob job;
 	char err[512];
 	*report_json = NULL;
@@ -618,6 +629,7 @@ int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, 
 		return 400;
 	}
 	job.pool = pool;
+	job.observer = obs;
 	struct testjob_report rep;
 	int rc = testjob_run(&job, &rep);
 	*report_json = testjob_report_to_json(&rep);

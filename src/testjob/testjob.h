@@ -44,6 +44,16 @@ enum testjob_framework {
 
 /* A decoded job.  doc.req holds the files (source files first, then test
  * files), limits, env, network and isolation; doc owns all storage. */
+/* Who watches a job's run (POST /test streaming): started is called just
+ * before the run, once the job is accepted, with the request about to run
+ * (it may set the request's observe fields); ended right after the run,
+ * with its result. */
+struct testjob_observer {
+	void (*started)(void *arg, struct ward_request *req);
+	void (*ended)(void *arg, const struct ward_result *res);
+	void *arg;
+};
+
 struct testjob {
 	struct ward_request_doc doc;
 	size_t nsource;            /* doc.req.files[0..nsource) are source files */
@@ -51,6 +61,7 @@ struct testjob {
 	enum testjob_framework framework;
 	char **command;            /* junit: the command (NULL-terminated; = doc.argv) */
 	struct ward_pool *pool;    /* sandboxes built ahead (ward serve --pool), or NULL */
+	const struct testjob_observer *observer; /* told when the run begins, or NULL */
 };
 
 enum testjob_outcome {
@@ -145,5 +156,9 @@ struct egress_policy;
  * lie within its ceiling, and gets its pins), or NULL. */
 int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
 		      const char *body, size_t len, char **report_json);
+/* The same, obs (or NULL) told when the run begins. */
+int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits *maxima,
+			       const struct egress_policy *egress, const char *body, size_t len,
+			       const struct testjob_observer *obs, char **report_json);
 
 #endif

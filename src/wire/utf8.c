@@ -40,6 +40,26 @@ size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return need;
 }
 
+size_t utf8_partial_tail(const unsigned char *s, size_t n)
+{
+	for (size_t k = 1; k <= 3 && k <= n; k++) {
+		unsigned char c = s[n - k];
+		if ((c & 0xC0) == 0x80)
+			continue; /* a continuation: its lead is further back */
+		size_t need = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+		if (need <= k)
+			return 0; /* ASCII, an invalid byte, or a sequence complete (or ill-formed) here */
+		if (k >= 2) {
+			unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+			unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+			if (s[n - k + 1] < lo || s[n - k + 1] > hi)
+				return 0;
+		}
+		return k;
+	}
+	return 0;
+}
+
 char *utf8_sanitize(const char *buf, size_t len, size_t *outlen)
 {
 	/* Worst case: every byte becomes 3 bytes. */

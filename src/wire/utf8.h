@@ -13,4 +13,9 @@ char *utf8_sanitize(const char *buf, size_t len, size_t *outlen);
  * ill-formed (n >= 1). */
 size_t utf8_seq_len(const unsigned char *s, size_t n);
 
+/* How many bytes at the end of s[0..n) (0 to 3) begin a well-formed
+ * sequence that the next bytes could complete: what a stream cut into
+ * chunks carries over to the next one rather than replace. */
+size_t utf8_partial_tail(const unsigned char *s, size_t n);
+
 #endif

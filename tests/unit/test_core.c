@@ -296,6 +296,38 @@ void test_utf8(void)
 	s = utf8_sanitize("\xf4\x90\x80\x80", 4, &n);
 	CHECK("utf8: beyond U+10FFFF replaced", n == 12);
 	free(s);
+#define TAIL(str) utf8_partial_tail((const unsigned char *)(str), sizeof(str) - 1)
+	CHECK("utf8 tail: ascii", TAIL("abc") == 0);
+	CHECK("utf8 tail: empty", TAIL("") == 0);
+	CHECK("utf8 tail: complete euro", TAIL("x\xe2\x82\xac") == 0);
+	CHECK("utf8 tail: euro cut after 1", TAIL("x\xe2") == 1);
+	CHECK("utf8 tail: euro cut after 2", TAIL("x\xe2\x82") == 2);
+	CHECK("utf8 tail: 4-byte cut after 3", TAIL("\xf0\x9f\x98") == 3);
+	CHECK("utf8 tail: 2-byte lead", TAIL("ab\xc3") == 1);
+	CHECK("utf8 tail: a lone continuation", TAIL("a\x82") == 0);
+	CHECK("utf8 tail: invalid lead", TAIL("a\xff") == 0);
+	CHECK("utf8 tail: overlong lead C0", TAIL("a\xc0") == 0);
+	CHECK("utf8 tail: E0 with a bad second byte", TAIL("\xe0\x80") == 0);
+	CHECK("utf8 tail: surrogate prefix", TAIL("\xed\xa0") == 0);
+	CHECK("utf8 tail: past U+10FFFF", TAIL("\xf4\x90") == 0);
+	CHECK("utf8 tail: four continuations", TAIL("\x80\x80\x80\x80") == 0);
+#undef TAIL
+	/* carried and joined, the chunks read as the whole did */
+	const char whole[] = "a\xe2\x82\xac\xf0\x9f\x98\x80z";
+	char got[64] = "";
+	size_t carry = 0, gl = 0;
+	char pend[8];
+	for (size_t i = 0; i < sizeof(whole) - 1; i++) {
+		pend[carry++] = whole[i];
+		size_t t = utf8_partial_tail((const unsigned char *)pend, carry);
+		char *c = utf8_sanitize(pend, carry - t, &n);
+		memcpy(got + gl, c, n);
+		gl += n;
+		free(c);
+		memmove(pend, pend + carry - t, t);
+		carry = t;
+	}
+	CHECK("utf8 tail: byte-at-a-time chunks give the whole", gl == sizeof(whole) - 1 && !memcmp(got, whole, gl));
 }
 
 void test_json(void)
