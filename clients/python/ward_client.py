@@ -203,6 +203,10 @@ class ExecResult:
     usage: Usage = field(default_factory=Usage)
     files: List[CollectedFile] = field(default_factory=list)
     files_truncated: bool = False
+    # SPEC §13: the connections a run with network {"allow": [...]} tried
+    # ({"host", "port", "allowed", "reason", "bytes_out", "bytes_in"})
+    egress: List[Dict[str, Any]] = field(default_factory=list)
+    egress_truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -214,6 +218,7 @@ class ExecResult:
         r.enforced = _from_dict(Enforced, d.get("enforced"))
         r.usage = _from_dict(Usage, d.get("usage"))
         r.files = [_from_dict(CollectedFile, x) for x in (d.get("files") or [])]
+        r.egress = [dict(x) for x in (d.get("egress") or [])]
         return r
 
 
@@ -548,7 +553,8 @@ class Runner:
                    mounts: Optional[Sequence[Union[Mount, Mapping[str, Any]]]] = None,
                    limits: Union[Limits, Mapping[str, Any], None] = None,
                    files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
-                   stdin: Union[str, bytes, None] = None, network: Optional[str] = None,
+                   stdin: Union[str, bytes, None] = None,
+                   network: Union[str, Mapping[str, Any], None] = None,
                    isolation: Optional[str] = None, collect: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         if not command and not argv:
             raise ValueError("give command (a non-empty shell string) or argv (a non-empty list)")
@@ -607,7 +613,7 @@ class Runner:
 
     def session(self, *, limits: Union[SessionLimits, Mapping[str, Any], None] = None,
                 ttl_s: Optional[float] = None, idle_s: Optional[float] = None,
-                network: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                network: Union[str, Mapping[str, Any], None] = None, env: Optional[Mapping[str, str]] = None,
                 files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
                 workdir: Optional[str] = None,
                 mounts: Optional[Sequence[Union[Mount, Mapping[str, Any]]]] = None,
