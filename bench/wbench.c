@@ -2,7 +2,7 @@
  *
  * Timing is done here, in C, rather than in a shell loop: a shell adds its
  * own fork/exec to every sample, which is the very cost being measured.
- * Each sample is posix_spawnp() + waitpid() of one command, timed with
+ * Each sample is posix_spawnp() + wait4() of one command, timed with
  * CLOCK_MONOTONIC around both, child stdin/stdout/stderr on /dev/null.
  *
  * Commands are given as NAME=CMDLINE; CMDLINE is split into words with
@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +77,7 @@ struct cmd {
 	posix_spawn_file_actions_t fa_null;
 	bool fa_ready;
 	double *samples;   /* ms, all passes */
+	double *cpu;       /* CPU ms of the whole tree, one per sample */
 	size_t n, cap;
 	size_t pass_start; /* first sample of the current pass */
 	double *pass_median;
@@ -83,6 +85,7 @@ struct cmd {
 	struct tput tput[MAX_CALLERS];
 	/* summary, filled by summarize() */
 	double med, p99, p90, min, max, mean;
+	double cpu_med;    /* median CPU ms per run */
 };
 
 struct phase {
@@ -246,25 +249,41 @@ static void cmd_free(struct cmd *c)
 	free(c->envp);
 	free(c->trace_envp);
 	free(c->samples);
+	free(c->cpu);
 	free(c->pass_median);
 	free(c->skip);
 	free(c->name);
 	free(c->line);
 }
 
-static int wait_pid(pid_t pid, int *status)
+/* waitpid, and (ru non-NULL) the CPU the child used, its reaped
+ * descendants included: for ward run and bwrap alike, the whole tree's
+ * (each reaps its sandbox's PID 1, which reaps the command). */
+static int wait_pid_ru(pid_t pid, int *status, struct rusage *ru)
 {
 	for (;;) {
-		if (waitpid(pid, status, 0) == pid)
+		if (wait4(pid, status, 0, ru) == pid)
 			return 0;
 		if (errno != EINTR)
 			return -1;
 	}
 }
 
-/* One timed run, all streams on /dev/null.  Returns -1 when it could not be
- * started at all. */
-static int run_timed(const struct cmd *c, int *status, double *ms)
+static int wait_pid(pid_t pid, int *status)
+{
+	return wait_pid_ru(pid, status, NULL);
+}
+
+static double ru_cpu_ms(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
+/* One timed run, all streams on /dev/null; *cpu_ms (when cpu_ms is not
+ * NULL) the CPU of its whole tree.  Returns -1 when it could not be started
+ * at all. */
+static int run_timed_cpu(const struct cmd *c, int *status, double *ms, double *cpu_ms)
 {
 	pid_t pid;
 	double t0 = now_ms();
@@ -273,10 +292,18 @@ static int run_timed(const struct cmd *c, int *status, double *ms)
 		errno = rc;
 		return -1;
 	}
-	if (wait_pid(pid, status) < 0)
+	struct rusage ru;
+	if (wait_pid_ru(pid, status, &ru) < 0)
 		return -1;
 	*ms = now_ms() - t0;
+	if (cpu_ms)
+		*cpu_ms = ru_cpu_ms(&ru);
 	return 0;
+}
+
+static int run_timed(const struct cmd *c, int *status, double *ms)
+{
+	return run_timed_cpu(c, status, ms, NULL);
 }
 
 /* One run with stderr captured (probe, trace).  Killed after timeout_ms, so
@@ -393,12 +420,14 @@ static void probe(struct cmd *c)
 	printf("  probe %-16s %s%s\n", c->name, c->ok ? "ok" : "SKIPPED: ", c->ok ? "" : c->skip);
 }
 
-static void add_sample(struct cmd *c, double ms)
+static void add_sample(struct cmd *c, double ms, double cpu_ms)
 {
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 512;
 		c->samples = xrealloc(c->samples, c->cap * sizeof(double));
+		c->cpu = xrealloc(c->cpu, c->cap * sizeof(double));
 	}
+	c->cpu[c->n] = cpu_ms;
 	c->samples[c->n++] = ms;
 }
 
@@ -437,6 +466,7 @@ static void summarize(struct cmd *c)
 	c->max = s[n - 1];
 	c->mean = sum / (double)n;
 	free(s);
+	c->cpu_med = median_of(c->cpu, n);
 }
 
 static void latency(struct cmd **live, size_t nlive, struct opts *o)
@@ -472,8 +502,8 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 			for (size_t k = 0; k < nlive; k++) {
 				struct cmd *c = live[(k + (size_t)i) % nlive];
 				int st;
-				double ms;
-				if (run_timed(c, &st, &ms) < 0) {
+				double ms, cpu;
+				if (run_timed_cpu(c, &st, &ms, &cpu) < 0) {
 					c->failures++;
 					continue;
 				}
@@ -481,7 +511,7 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 				if (st != 0)
 					c->failures++;
 				else
-					add_sample(c, ms);
+					add_sample(c, ms, cpu);
 			}
 		for (size_t k = 0; k < nlive; k++) {
 			struct cmd *c = live[k];
@@ -712,6 +742,7 @@ static int write_json(const char *path, struct cmd *cmds, size_t n, const struct
 		json_t *lat = json_object();
 		json_object_set_new(lat, "n", json_integer((json_int_t)c->n));
 		json_object_set_new(lat, "failures", json_integer(c->failures));
+		json_object_set_new(lat, "cpu_median_ms", jnum(c->cpu_med));
 		json_object_set_new(lat, "median_ms", jnum(c->med));
 		json_object_set_new(lat, "p90_ms", jnum(c->p90));
 		json_object_set_new(lat, "p99_ms", jnum(c->p99));
@@ -844,6 +875,9 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 			fprintf(f, " = %.2f× bwrap (%.2f ms)", ward->med / bwrap->med, bwrap->med);
 		if (bare)
 			fprintf(f, ", %.1f× bare fork+exec (%.2f ms)", ward->med / bare->med, bare->med);
+		fprintf(f, "; CPU per run (the whole tree's, from wait4) %.2f ms", ward->cpu_med);
+		if (bwrap)
+			fprintf(f, " = %.2f× bwrap's (%.2f ms)", ward->cpu_med / bwrap->cpu_med, bwrap->cpu_med);
 		fprintf(f, ".\n");
 		for (int j = 0; j < o->ncallers && ward->throughput; j++) {
 			fprintf(f, "%s%d callers: ward %.0f runs/s", md ? "\n" : "", o->callers[j],
@@ -868,8 +902,8 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		   "iterations per pass discarded)\n\n",
 		h, o->runs, o->passes, o->warmup);
 	fprintf(f, "| command | median | p99 | p90 | min | mean | pass medians | ×bare | ×bwrap | "
-		   "failed |\n");
-	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		   "CPU ms (median) | CPU ×bwrap | failed |\n");
+	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (size_t i = 0; i < n; i++) {
 		struct cmd *c = &cmds[i];
 		if (!c->ok || !c->n)
@@ -881,6 +915,8 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		fprintf(f, " |");
 		ratio_cell(f, c->med, bare ? bare->med : NAN);
 		ratio_cell(f, c->med, bwrap ? bwrap->med : NAN);
+		fprintf(f, " %.3f |", c->cpu_med);
+		ratio_cell(f, c->cpu_med, bwrap ? bwrap->cpu_med : NAN);
 		fprintf(f, " %ld |\n", c->failures);
 	}
 	fprintf(f, "\n");
