@@ -382,24 +382,36 @@ static void remote_stream_out(const struct ward_request *req, const struct strea
 
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res)
 {
+	if (!url || !*url) {
+		memset(res, 0, sizeof(*res));
+		res->isolation = req->isolation;
+		fail(res, "--remote: no runner URL given");
+		return -1;
+	}
+	char *endpoint = remote_exec_url(url);
+	if (!endpoint) {
+		memset(res, 0, sizeof(*res));
+		fail(res, "--remote: out of memory");
+		return -1;
+	}
+	int rc = remote_exec_at(endpoint, token, req, res);
+	free(endpoint);
+	return rc;
+}
+
+int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, struct ward_result *res)
+{
 	memset(res, 0, sizeof(*res));
 	res->isolation = req->isolation;
-	char *body = NULL, *endpoint = NULL, *auth = NULL;
+	char *body = NULL, *auth = NULL;
 	unsigned char *input = NULL;
 	struct curl_slist *hdrs = NULL;
 	struct stream_ans ans = {.req = req};
 	CURL *c = NULL;
 	int rc = -1;
 
-	if (!url || !*url) {
-		fail(res, "--remote: no runner URL given");
-		return -1;
-	}
 	if (!(body = remote_body(req, &input, res)))
 		goto out;
-	endpoint = remote_exec_url(url);
-	if (!endpoint)
-		goto oom;
 	pthread_once(&curl_once, init_curl);
 	if (curl_init_rc != CURLE_OK || !(c = curl_easy_init())) {
 		fail(res, "--remote: cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
@@ -434,7 +446,6 @@ out:
 		explicit_bzero(auth, strlen(auth));
 		free(auth);
 	}
-	free(endpoint);
 	free(body);
 	free(input);
 	free(ans.raw.p);

@@ -259,8 +259,8 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	argv[1] = "run";
 	struct cli_run r;
 	int rc = WARD_EXIT_FAILED;
-	char *body = NULL, *ans = NULL, *input = NULL, path[160];
-	size_t alen, inlen = 0;
+	char *input = NULL, path[4400];
+	size_t inlen = 0;
 	if (cli_parse_run(argc - 1, argv + 1, &r, c->err, sizeof(c->err)) < 0) {
 		fprintf(stderr, "ward session exec: %s\n", c->err);
 		goto out;
@@ -272,36 +272,23 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 		r.req.stdin_data = (unsigned char *)input;
 		r.req.stdin_len = inlen;
 	}
-	body = ward_request_to_json(&r.req, c->err, sizeof(c->err));
-	if (!body) {
-		fprintf(stderr, "ward session exec: %s\n", c->err);
-		goto out;
-	}
-	snprintf(path, sizeof(path), "/sessions/%s/exec", id);
-	if (call(c, "POST", path, body, strlen(body), r.req.limits.timeout_s, 200, &ans, &alen) < 0)
-		goto out;
+	/* the output streams live (SPEC §12), as ward run --remote's; --json
+	 * captures it for the one object */
+	size_t ul = strlen(c->url);
+	while (ul > 0 && c->url[ul - 1] == '/')
+		ul--;
+	snprintf(path, sizeof(path), "%.*s/sessions/%s/exec", (int)(ul < 4096 ? ul : 4096), c->url, id);
 	struct ward_result res;
-	memset(&res, 0, sizeof(res));
-	if (ward_result_from_json(ans, alen, &res, c->err, sizeof(c->err)) < 0) {
-		fprintf(stderr, "ward session exec: %s\n", c->err);
-		ward_result_free(&res);
-		goto out;
-	}
+	int er = remote_exec_at(path, c->token, &r.req, &res);
 	cli_write_collected(&r, &res);
-	if (r.json)
+	if (r.json && er == 0)
 		(void)ward_result_to_json_fd_files(&res, false, 1);
-	else {
-		remote_write_all(1, res.out.data, res.out.len);
-		remote_write_all(2, res.err.data, res.err.len);
-	}
-	if (res.status == WARD_ST_ERROR)
-		fprintf(stderr, "ward: %s\n", res.error);
-	rc = ward_result_exit_status(&res);
+	if (er < 0 || res.status == WARD_ST_ERROR)
+		fprintf(stderr, "ward session exec: %s\n", res.error);
+	rc = er < 0 ? WARD_EXIT_FAILED : ward_result_exit_status(&res);
 	ward_result_free(&res);
 out:
 	cli_run_free(&r);
-	free(body);
-	free(ans);
 	free(input);
 	return rc;
 }

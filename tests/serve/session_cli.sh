@@ -38,6 +38,17 @@ out=$("$WARD" session exec "$id" "${WA[@]}" --timeout 1 -- sleep 30)
 expect_eq "session exec --timeout: 124" 124 "$?"
 out=$("$WARD" session exec "$id" "${WA[@]}" --json -- echo x)
 expect_eq "session exec --json: a result object" 'x' "$(jget "$out" 'd["stdout"].strip()')"
+# live output (SPEC §12), as ward run --remote's: the first line shows while the program runs
+"$WARD" session exec "$id" "${WA[@]}" -- sh -c 'echo first; sleep 2; echo second; exit 5' >"$SERVE_TMP/live.out" 2>&1 &
+wpid=$!
+wait_for grep -q first "$SERVE_TMP/live.out"
+if kill -0 "$wpid" 2>/dev/null; then alive=yes; else alive=no; fi
+wait "$wpid"; rc=$?
+expect_eq "session exec: its first line appears while the program still runs" yes "$alive"
+expect_eq "session exec: streamed output and exit status" "first second 5" "$(tr '\n' ' ' <"$SERVE_TMP/live.out")$rc"
+a=$("$WARD" session exec "$id" "${WA[@]}" --output-limit 100 -- seq 1 100)
+b=$(env -u WARD_RUNNER_URL "$WARD" run --output-limit 100 -- seq 1 100)
+expect_eq "session exec: a capped stream reads as a local run's (head, marker, tail)" "$b" "$a"
 printf 'line1\nline2\n' >"$SERVE_TMP/in.txt"
 out=$("$WARD" session exec "$id" "${WA[@]}" --stdin "$SERVE_TMP/in.txt" -- wc -l)
 expect_eq "session exec --stdin FILE" 2 "$(echo $out)"
