@@ -150,15 +150,8 @@ static bool in_cgroup(const char *procs_cg, const struct ward_cgroup *cg)
 	return false;
 }
 
-void session_seccomp_kill(struct ward_session *s, pid_t pid, const char *text)
+void session_seccomp_kill(struct ward_session *s, const char *buf, int caller_pidfd, const char *text)
 {
-	char path[64], buf[4096] = "";
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	bool found = false;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; !found && i < sizeof(s->active) / sizeof(s->active[0]); i++) {
@@ -176,13 +169,8 @@ void session_seccomp_kill(struct ward_session *s, pid_t pid, const char *text)
 			found = true;
 		}
 	pthread_mutex_unlock(&s->lock);
-	if (!found) { /* in no exec (or already moved on): the caller alone, never left blocked */
-		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (pfd >= 0) {
-			syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-			close(pfd);
-		}
-	}
+	if (!found && caller_pidfd >= 0) /* in no exec: the caller alone, never left blocked */
+		syscall(SYS_pidfd_send_signal, caller_pidfd, SIGKILL, NULL, 0);
 }
 
 bool session_exec_seccomp(const struct session_exec *x)

@@ -37,10 +37,11 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 void session_exec_done(struct ward_session *s, struct session_exec *x);
 void session_exec_close(struct session_exec *x);
 
-/* A fatal call caught by the session's listener (session_seccomp.c): pid
- * (host) made it; the exec it belongs to is marked and its tree killed,
- * or, in no exec, the process alone. */
-void session_seccomp_kill(struct ward_session *s, pid_t pid, const char *text);
+/* A fatal call caught by the session's listener (session_seccomp.c): its
+ * caller's /proc/PID/cgroup text (read while the call was pending) and a
+ * pidfd of it (or -1); the exec it belongs to is marked and its tree
+ * killed, or, in no exec, the caller alone. */
+void session_seccomp_kill(struct ward_session *s, const char *procs_cg, int caller_pidfd, const char *text);
 /* Did a fatal call end x?  Then text (what it was) for its stderr. */
 bool session_exec_seccomp(const struct session_exec *x);
 
