@@ -55,7 +55,7 @@ static int exec_net(char **argv, bool serve)
 #define ward_serve_main(c, v) exec_net((v)-1, true)
 #define ward_test_main(c, v) exec_net((v)-1, false)
 #define ward_session_main(c, v, t) exec_net((v)-1, false)
-#define ward_remote_run(u, t, q, r) (exit(exec_net(g_argv, false)), -1)
+#define ward_remote_run(u, t, q, l, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
 /* Set by SIGTERM/SIGINT/SIGHUP during a run: the run is killed and cleaned
@@ -205,7 +205,7 @@ static int run_request(struct cli_run *c, char **token, struct ward_result *res)
 		}
 	} else if (getenv("WARD_RUNNER_TOKEN"))
 		*token = strdup(getenv("WARD_RUNNER_TOKEN"));
-	return ward_remote_run(c->remote, *token, &c->req, res);
+	return ward_remote_run(c->remote, *token, &c->req, c->limits_given, res);
 }
 
 /* The result out (--json: one object on stdout), and the exit status. */

@@ -153,7 +153,8 @@ static int parse_flag(struct cli_run *c, const char *name, const char *val, char
 /* A limit's option (ward_limit_table: --timeout, --memory, ...): 1 when
  * name is one and val is in its range, 0 when name is not one, -1 on
  * error. */
-static int parse_limit(struct ward_request *r, const char *name, const char *val, char *err, size_t errlen)
+static int parse_limit(struct ward_request *r, unsigned *given, const char *name, const char *val, char *err,
+		       size_t errlen)
 {
 	int lim = -1;
 	for (int k = 0; k < LIM__COUNT; k++)
@@ -183,6 +184,7 @@ static int parse_limit(struct ward_request *r, const char *name, const char *val
 	case LIM_EGRESS: r->limits.egress_bytes = u; break;
 	default: ward_limit_set(&r->limits, lim, d); break;
 	}
+	*given |= 1u << lim;
 	return 1;
 }
 
@@ -191,7 +193,7 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 			size_t errlen)
 {
 	struct ward_request *r = &c->req;
-	int lim = parse_limit(r, name, val, err, errlen);
+	int lim = parse_limit(r, &c->limits_given, name, val, err, errlen);
 	if (lim != 0)
 		return lim < 0 ? -1 : 0;
 	if (!strcmp(name, "--workdir")) {

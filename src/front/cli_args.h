@@ -28,6 +28,9 @@ struct cli_run {
 	size_t nallow;
 	const char *resolve[CLI_MAX_LIST]; /* --egress-resolve NAME:ADDR */
 	size_t nresolve;
+	unsigned limits_given;     /* 1 << LIM_x for each limit option given: a request to a
+				    * runner carries only these (the others are the runner's
+				    * defaults, within its maxima) */
 };
 
 /* Where --collect's files go without --collect-dir: a directory of their

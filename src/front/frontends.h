@@ -21,8 +21,11 @@
  * captured streams are written to req->stream_fd[0] and [1] and dropped
  * from res, as a local streaming run would have.  req->stdin_fd (when
  * stdin_set is false) is read to its end and sent.  res must be freed with
- * ward_result_free() in both cases. */
-int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res);
+ * ward_result_free() in both cases.  limits: the request's limits that are
+ * sent (1 << LIM_x: those the user gave); the others are the runner's
+ * defaults, which lie within its maxima. */
+int ward_remote_run(const char *url, const char *token, const struct ward_request *req, unsigned limits,
+		    struct ward_result *res);
 
 /* `ward session new|exec|put|get|ls|rm ...` (argv[0] = "session"): a
  * runner's sessions (SPEC §11) from a shell.  read_token reads a

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/request.h"
 #include "front/frontends.h"
 #include "front/remote.h"
-#include "core/request.h"
 #include "ward.h"
 #include "wire/wire.h"
 
@@ -265,7 +265,8 @@ char *remote_exec_url(const char *url)
 
 /* The request as the body to POST: stdin read to its end first when it
  * comes from an fd (*input keeps it).  malloc'd, or NULL with res failed. */
-static char *remote_body(const struct ward_request *req, unsigned char **input, struct ward_result *res)
+static char *remote_body(const struct ward_request *req, unsigned limits, unsigned char **input,
+			 struct ward_result *res)
 {
 	char err[512] = "";
 	struct ward_request copy = *req;
@@ -281,7 +282,7 @@ static char *remote_body(const struct ward_request *req, unsigned char **input, 
 		copy.stdin_data = *input;
 		copy.stdin_len = len;
 	}
-	char *body = ward_request_to_json(&copy, err, sizeof(err));
+	char *body = ward_request_to_json_given(&copy, limits, err, sizeof(err));
 	if (!body)
 		fail(res, "--remote: %s", err);
 	return body;
@@ -310,8 +311,10 @@ static int remote_headers(const char *token, struct curl_slist **hdrs, char **au
 static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hdrs, const char *body, double timeout_s,
 			    struct stream_ans *ans)
 {
-	/* the run's own time, plus room to wait in the runner's queue */
-	long timeout_ms = (long)((timeout_s + 120) * 1000);
+	/* the run's own time, plus room to wait in the runner's queue; none
+	 * when the runner's default is the run's (timeout_s < 0): the runner
+	 * ends the run at its own limit */
+	long timeout_ms = timeout_s < 0 ? 0 : (long)((timeout_s + 120) * 1000);
 	curl_easy_setopt(c, CURLOPT_URL, endpoint);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -380,7 +383,8 @@ static void remote_stream_out(const struct ward_request *req, const struct strea
 		res->err.data[0] = 0;
 }
 
-int ward_remote_run(const char *url, const char *token, const struct ward_request *req, struct ward_result *res)
+int ward_remote_run(const char *url, const char *token, const struct ward_request *req, unsigned limits,
+		    struct ward_result *res)
 {
 	if (!url || !*url) {
 		memset(res, 0, sizeof(*res));
@@ -394,12 +398,13 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 		fail(res, "--remote: out of memory");
 		return -1;
 	}
-	int rc = remote_exec_at(endpoint, token, req, res);
+	int rc = remote_exec_at(endpoint, token, req, limits, res);
 	free(endpoint);
 	return rc;
 }
 
-int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, struct ward_result *res)
+int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, unsigned limits,
+		   struct ward_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->isolation = req->isolation;
@@ -410,7 +415,7 @@ int remote_exec_at(const char *endpoint, const char *token, const struct ward_re
 	CURL *c = NULL;
 	int rc = -1;
 
-	if (!(body = remote_body(req, &input, res)))
+	if (!(body = remote_body(req, limits, &input, res)))
 		goto out;
 	pthread_once(&curl_once, init_curl);
 	if (curl_init_rc != CURLE_OK || !(c = curl_easy_init())) {
@@ -423,7 +428,8 @@ int remote_exec_at(const char *endpoint, const char *token, const struct ward_re
 	if (!req->capture && !(hdrs = curl_slist_append(hdrs, "Accept: application/x-ndjson")))
 		goto oom;
 	ans.curl = c;
-	CURLcode cc = remote_post(c, endpoint, hdrs, body, req->limits.timeout_s, &ans);
+	CURLcode cc = remote_post(c, endpoint, hdrs, body, limits & (1u << LIM_TIMEOUT) ? req->limits.timeout_s : -1,
+				  &ans);
 	if (cc != CURLE_OK) {
 		fail(res, "--remote: the runner at %s is not reachable: %s%s", endpoint,
 		     ans.raw.overflow ? "its answer is too large" : curl_easy_strerror(cc),

@@ -12,9 +12,11 @@ char *remote_exec_url(const char *url);
 struct ward_request;
 struct ward_result;
 /* ward_remote_run at a given endpoint (a session's .../exec): the request
- * POSTed there, its output streamed live to req->stream_fd unless
- * req->capture, the result into res.  0, or -1 with res->error set. */
-int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, struct ward_result *res);
+ * POSTed there (with only the limits in `limits`, 1 << LIM_x), its output
+ * streamed live to req->stream_fd unless req->capture, the result into
+ * res.  0, or -1 with res->error set. */
+int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, unsigned limits,
+		   struct ward_result *res);
 
 /* One HTTP call to a runner (src/front/session_cli.c's). */
 #include <stddef.h>

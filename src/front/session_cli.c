@@ -182,7 +182,7 @@ static int cmd_new(struct scli *c, int argc, char **argv)
 		fprintf(stderr, "ward session new: %s\n", c->err);
 		goto out;
 	}
-	body = ward_request_to_json(&r.req, c->err, sizeof(c->err));
+	body = ward_request_to_json_given(&r.req, r.limits_given, c->err, sizeof(c->err));
 	size_t bl = body ? strlen(body) : 0;
 	if (!body || bl < 2 || asprintf(&full, "%.*s%s}", (int)(bl - 1), body, extra) < 0) {
 		full = NULL;
@@ -279,7 +279,7 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 		ul--;
 	snprintf(path, sizeof(path), "%.*s/sessions/%s/exec", (int)(ul < 4096 ? ul : 4096), c->url, id);
 	struct ward_result res;
-	int er = remote_exec_at(path, c->token, &r.req, &res);
+	int er = remote_exec_at(path, c->token, &r.req, r.limits_given, &res);
 	cli_write_collected(&r, &res);
 	if (r.json && er == 0)
 		(void)ward_result_to_json_fd_files(&res, false, 1);

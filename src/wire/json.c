@@ -863,21 +863,18 @@ static int put_mounts(json_t *o, const struct ward_request *req, char *err, size
 	return 0;
 }
 
-/* "limits", every one of them, named as in a request. */
-static void put_limits(json_t *o, const struct ward_limits *l)
+/* "limits", those in mask (1 << LIM_x), named as in a request. */
+static void put_limits(json_t *o, const struct ward_limits *l, unsigned mask)
 {
 	json_t *lo = json_object();
 	json_object_set_new(o, "limits", lo);
-	json_object_set_new(lo, "timeout_s", json_real(l->timeout_s));
-	json_object_set_new(lo, "cpu_seconds", json_real(l->cpu_s));
-	json_object_set_new(lo, "memory_mb", json_integer((json_int_t)l->memory_mb));
-	json_object_set_new(lo, "pids", json_integer(l->pids));
-	json_object_set_new(lo, "max_output_chars", json_integer((json_int_t)l->output_limit));
-	json_object_set_new(lo, "fsize_mb", json_integer((json_int_t)l->fsize_mb));
-	json_object_set_new(lo, "tmp_size_mb", json_integer((json_int_t)l->tmp_size_mb));
-	json_object_set_new(lo, "nofile", json_integer(l->nofile));
-	json_object_set_new(lo, "collect_max_files", json_integer(l->collect_max_files));
-	json_object_set_new(lo, "collect_max_bytes", json_integer((json_int_t)l->collect_max_bytes));
+	for (int k = 0; k < LIM__COUNT; k++) {
+		if (!(mask & (1u << k)) || k == LIM_EGRESS) /* egress_bytes: with network allow */
+			continue;
+		double v = ward_limit_get(l, k);
+		json_object_set_new(lo, ward_limit_table[k].field,
+				    k == LIM_TIMEOUT || k == LIM_CPU ? json_real(v) : json_integer((json_int_t)v));
+	}
 }
 
 static int put_collect(json_t *o, const struct ward_request *req, char *err, size_t errlen)
@@ -911,6 +908,11 @@ static int put_files(json_t *o, const struct ward_request *req, char *err, size_
 
 char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen)
 {
+	return ward_request_to_json_given(req, ~0u, err, errlen);
+}
+
+char *ward_request_to_json_given(const struct ward_request *req, unsigned limits, char *err, size_t errlen)
+{
 	json_t *o = json_object();
 	char *out = NULL;
 	if (!o) {
@@ -926,7 +928,7 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 	}
 	if (req->nmounts && put_mounts(o, req, err, errlen) < 0)
 		goto done;
-	put_limits(o, &req->limits);
+	put_limits(o, &req->limits, limits);
 	if (req->nfiles && put_files(o, req, err, errlen) < 0)
 		goto done;
 	if (req->collect && req->collect[0] && put_collect(o, req, err, errlen) < 0)
@@ -941,8 +943,9 @@ char *ward_request_to_json(const struct ward_request *req, char *err, size_t err
 		for (size_t i = 0; i < req->negress_allow; i++)
 			json_array_append_new(a, json_string(req->egress_allow[i]));
 		json_object_set_new(o, "network", no);
-		json_object_set_new(json_object_get(o, "limits"), "egress_bytes",
-				    json_integer((json_int_t)req->limits.egress_bytes));
+		if (limits & (1u << LIM_EGRESS))
+			json_object_set_new(json_object_get(o, "limits"), "egress_bytes",
+					    json_integer((json_int_t)req->limits.egress_bytes));
 	} else
 		json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));

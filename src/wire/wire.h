@@ -58,6 +58,10 @@ size_t ward_request_doc_bytes(const struct ward_request_doc *doc);
  * string, or NULL with a message in err.  Contents that are not UTF-8 go
  * as base64. */
 char *ward_request_to_json(const struct ward_request *req, char *err, size_t errlen);
+/* The same with only the limits in mask (1 << LIM_x, core/request.h): a
+ * client sends the limits its user gave and leaves the rest to the
+ * runner's defaults, which lie within the runner's maxima. */
+char *ward_request_to_json_given(const struct ward_request *req, unsigned limits, char *err, size_t errlen);
 
 /* A result object (SPEC §4) back into a struct ward_result (for
  * --remote; its collected files' paths unchecked: see json.c's get_files).  0, or -1 with a message in err.  res must be freed with

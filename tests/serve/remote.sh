@@ -55,3 +55,20 @@ r=$(timeout 60 "$WARD" run --remote "$URL" --json -- true 2>/dev/null); rc=$?
 expect_eq "runner down --json: status error, exit 125" "error 125" "$(jget "$r" 'd["status"]') $rc"
 out=$(timeout 60 "$WARD" run --remote "http://127.0.0.1:1" -- true 2>&1); rc=$?
 expect_eq "runner on a closed port exits 125" 125 "$rc"
+
+# A strict runner (maxima below ward's own defaults): a client sends only the
+# limits its user gave, so a plain `ward run --remote` and `ward session`
+# work there (they used to send every default and got 400 for timeout_s 30);
+# a limit the user gives above the runner's maximum is still refused.
+start_server strict --max-timeout 10 --max-memory 128 --max-collect-files 16 --max-output 100000 || exit 0
+out=$(timeout 60 "$WARD" run --remote "$URL" -- echo strict-ok 2>&1); rc=$?
+expect_eq "strict runner: ward run --remote with no limits runs" "strict-ok 0" "$out $rc"
+out=$(timeout 60 "$WARD" run --remote "$URL" --collect 'x' -- echo collect-ok 2>&1); rc=$?
+expect_eq "strict runner: --collect with the default caps runs" "collect-ok 0" "$out $rc"
+out=$(timeout 60 "$WARD" run --remote "$URL" --timeout 20 -- true 2>&1); rc=$?
+expect_eq "strict runner: --timeout above its maximum is refused" 125 "$rc"
+expect_contains "strict runner: ... naming the maximum" "$out" "maximum 10 s"
+sid=$(timeout 60 "$WARD" session new --remote "$URL" 2>&1)
+out=$(timeout 60 "$WARD" session exec --remote "$URL" "$sid" -- sh -c 'echo in-session; exit 4' 2>&1); rc=$?
+expect_eq "strict runner: ward session new and exec with no limits" "in-session 4" "$out $rc"
+timeout 60 "$WARD" session rm --remote "$URL" "$sid" >/dev/null 2>&1

@@ -33,15 +33,15 @@ void test_remote(void)
 	char *const argv[] = {"true", NULL};
 	ward_request_init(&q);
 	q.argv = argv;
-	int rc = ward_remote_run("http://127.0.0.1:1", NULL, &q, &r);
+	int rc = ward_remote_run("http://127.0.0.1:1", NULL, &q, ~0u, &r);
 	CHECK("remote: a runner that is down is an error",
 	      rc == -1 && r.status == WARD_ST_ERROR && ward_result_exit_status(&r) == WARD_EXIT_FAILED &&
 		      strstr(r.error, "not reachable"));
 	ward_result_free(&r);
-	rc = ward_remote_run("", NULL, &q, &r);
+	rc = ward_remote_run("", NULL, &q, ~0u, &r);
 	CHECK("remote: no URL is an error", rc == -1 && r.status == WARD_ST_ERROR);
 	ward_result_free(&r);
-	rc = ward_remote_run("ftp://127.0.0.1:1", NULL, &q, &r);
+	rc = ward_remote_run("ftp://127.0.0.1:1", NULL, &q, ~0u, &r);
 	CHECK("remote: only http(s)", rc == -1 && r.status == WARD_ST_ERROR);
 	ward_result_free(&r);
 }
