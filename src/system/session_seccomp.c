@@ -44,7 +44,7 @@ static void *watch_main(void *arg)
 		if (p[0].revents & POLLIN) {
 			struct ward_seccomp_event ev;
 			if (ward_seccomp_notify_read(w->listener, &ev) == 0)
-				session_seccomp_kill(w->s, ev.pid, ev.text);
+				session_seccomp_kill(w->s, w->listener, ev.id, ev.pid, ev.text);
 		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 			break; /* no process uses the filter any more: PID 1 is gone */
 		}
