@@ -189,6 +189,11 @@ static void classifier(void)
 		{"64:ff9b::7f00:1", "loopback"},      /* NAT64 of 127.0.0.1 */
 		{"2002:a9fe:a9fe::1", "link-local"}, /* 6to4 of 169.254.169.254 */
 		{"::127.0.0.1", "loopback"},          /* IPv4-compatible */
+		{"::ffff:0:127.0.0.1", "loopback"},   /* IPv4-translated (SIIT) */
+		{"::ffff:0:169.254.169.254", "link-local"},
+		{"64:ff9b:1:7f00:0:100::", "loopback"}, /* local-use NAT64 /48 of 127.0.0.1 */
+		{"64:ff9b:1:a9fe:a9:fe00::", "link-local"}, /* ... of 169.254.169.254 */
+		{"64:ff9b:1:808:8:800::", "public"},  /* ... of 8.8.8.8 */
 		{"8.8.8.8", "public"},
 		{"172.32.0.1", "public"},
 		{"100.128.0.1", "public"},
