@@ -305,7 +305,9 @@ static const char *decide(struct egress_proxy *p, const char *asked, unsigned po
 	for (size_t i = 0; i <= hl; i++)
 		host[i] = (char)tolower((unsigned char)asked[i]);
 	if (hl > 1 && host[hl - 1] == '.')
-		host[hl - 1] = 0;
+		host[--hl] = 0;
+	if (hl && host[hl - 1] == '.')
+		return "not in the allow-list"; /* "a..": no host name (the matcher would take it as "a.") */
 	bool listed = false;
 	for (size_t i = 0; i < p->nallow && !listed; i++)
 		listed = egress_pattern_matches(&p->allow[i], host, port);

@@ -3,15 +3,18 @@
  * classifier over every refused range (IPv4-mapped IPv6 included).  Called
  * from tests/unit/main.c; prints PASS:/FAIL: lines. */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/egress.h"
 #include "front/cli_args.h"
+#include "system/egress.h"
 #include "ward.h"
 #include "wire/wire.h"
 #include "unit.h"
+#include <unistd.h>
 
 void test_egress(void);
 
@@ -295,10 +298,93 @@ static void front_ends(void)
 	cli_run_free(&c);
 }
 
+/* A socket listening on 127.0.0.1, port 0; its port in *port. */
+static int listen_local(unsigned *port)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 8) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &al) < 0) {
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+/* head sent to the proxy at port; the status code of its answer (0: none in 5 s). */
+static int proxy_status(unsigned port, const char *head)
+{
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char buf[256] = "";
+	size_t got = 0;
+	if (c >= 0 && connect(c, (struct sockaddr *)&a, sizeof(a)) == 0 && write(c, head, strlen(head)) > 0)
+		while (got < sizeof(buf) - 1 && !strstr(buf, "\r\n")) {
+			struct pollfd pf = {.fd = c, .events = POLLIN};
+			ssize_t n = poll(&pf, 1, 5000) == 1 ? read(c, buf + got, sizeof(buf) - 1 - got) : -1;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			buf[got] = 0;
+		}
+	if (c >= 0)
+		close(c);
+	int code = 0;
+	sscanf(buf, "HTTP/1.1 %d", &code);
+	return code;
+}
+
+/* The proxy itself (system/egress.c), on 127.0.0.1: a pinned name is
+ * reached in any case and with the root's dot; a name with two trailing
+ * dots is no host name (it matched as its pinned name, then went to DNS
+ * past the pin). */
+static void proxy_names(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	char allow[64], pin[] = "pypi.test:127.0.0.1";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	const char *allows[] = {allow}, *pins[] = {pin};
+	struct ward_request shape;
+	ward_request_init(&shape);
+	shape.net = WARD_NET_ALLOW;
+	shape.egress_allow = allows;
+	shape.negress_allow = 1;
+	shape.egress_resolve = pins;
+	shape.negress_resolve = 1;
+	char err[256] = "";
+	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	CHECK("egress proxy: starts on 127.0.0.1", p != NULL);
+	if (!p) {
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	char head[128];
+	snprintf(head, sizeof(head), "CONNECT PyPI.Test.:%u HTTP/1.1\r\n\r\n", up_port);
+	CHECK("egress proxy: a pinned name in upper case with the root's dot is reached", proxy_status(px_port, head) == 200);
+	snprintf(head, sizeof(head), "CONNECT pypi.test..:%u HTTP/1.1\r\n\r\n", up_port);
+	CHECK("egress proxy: a name with two trailing dots is refused", proxy_status(px_port, head) == 403);
+	struct ward_result res;
+	memset(&res, 0, sizeof(res));
+	egress_records(p, 0, &res);
+	CHECK("egress proxy: ... as not in the allow-list (never resolved past its pin)",
+	      res.negress == 2 && res.egress[0].allowed && !res.egress[1].allowed &&
+		      strcmp(res.egress[1].reason, "not in the allow-list") == 0);
+	free(res.egress);
+	egress_stop(p);
+	close(up);
+}
+
 void test_egress(void)
 {
 	front_ends();
 	patterns();
 	ceiling();
 	classifier();
+	proxy_names();
 }
