@@ -20,8 +20,8 @@
  * is named on stderr; the rest still are. */
 void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 {
-	if (!res->files)
-		return;
+	if (!res->files || !c->collect_dir)
+		return; /* no --collect: files a (hostile) runner sent anyway go nowhere */
 	if (mkdir(c->collect_dir, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "ward: --collect-dir '%s': %s; give a directory ward may create\n", c->collect_dir,
 			strerror(errno));
