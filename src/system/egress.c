@@ -405,7 +405,31 @@ static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
 		return 400;
 	h->path = slash ? slash : "/";
 	h->pathlen = slash ? (size_t)(end - slash) : 1;
+	for (size_t i = 0; i < h->pathlen; i++)
+		if ((unsigned char)h->path[i] <= ' ' || (unsigned char)h->path[i] >= 0x7f)
+			return 400; /* a bare LF would end the rewritten request line early */
 	return 0;
+}
+
+/* A plain request's fields, forwarded as they are: each "name: value",
+ * the name a token, no bare CR or LF, no folded line.  Anything else a
+ * lenient upstream could read as a second Host. */
+static bool fields_ok(const char *l, const char *end)
+{
+	while (l < end) {
+		const char *e = memmem(l, (size_t)(end - l), "\r\n", 2);
+		const char *colon = memchr(l, ':', (size_t)(e - l));
+		if (!colon || colon == l)
+			return false;
+		for (const char *c = l; c < colon; c++)
+			if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f || strchr("\"(),/;<=>?@[\\]{}", *c))
+				return false;
+		for (const char *c = colon + 1; c < e; c++)
+			if (*c == '\r' || *c == '\n' || *c == 0)
+				return false;
+		l = e + 2;
+	}
+	return true;
 }
 
 /* The request line of c2u's head: METHOD SP TARGET SP HTTP/1.x.  0 (the
@@ -438,6 +462,8 @@ static int parse_head(const char *b, size_t len, struct head *h)
 				       h->port
 			       ? 0
 			       : 400;
+	if (!fields_ok(h->fields, b + h->head_len - 2))
+		return 400;
 	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
 }
 

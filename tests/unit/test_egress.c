@@ -380,6 +380,96 @@ static void proxy_names(void)
 	close(up);
 }
 
+/* A plain request through the proxy at px_port whose upstream listens on
+ * up: the head the upstream got (into got), or "" when the proxy answered
+ * itself (its status in *code). */
+static void plain_through(int up, unsigned px_port, const char *head, char *got, size_t gotlen, int *code)
+{
+	got[0] = 0;
+	*code = 0;
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)px_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 || write(c, head, strlen(head)) <= 0) {
+		if (c >= 0)
+			close(c);
+		return;
+	}
+	struct pollfd pf[2] = {{.fd = up, .events = POLLIN}, {.fd = c, .events = POLLIN}};
+	if (poll(pf, 2, 5000) > 0 && (pf[0].revents & POLLIN)) {
+		int u = accept(up, NULL, NULL);
+		size_t n = 0;
+		while (u >= 0 && n < gotlen - 1 && !strstr(got, "\r\n\r\n")) {
+			struct pollfd q = {.fd = u, .events = POLLIN};
+			ssize_t k = poll(&q, 1, 5000) == 1 ? read(u, got + n, gotlen - 1 - n) : -1;
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+			got[n] = 0;
+		}
+		if (u >= 0)
+			close(u);
+	} else {
+		char buf[64] = "";
+		if (read(c, buf, sizeof(buf) - 1) > 0)
+			sscanf(buf, "HTTP/1.1 %d", code);
+	}
+	close(c);
+}
+
+/* A plain http:// request reaches its upstream with the URI's Host alone:
+ * a head that a lenient upstream could read as another Host (a bare LF, a
+ * "Host :" field, a folded line, a control character in the target) is
+ * refused with 400, never forwarded. */
+static void proxy_plain_heads(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	char allow[64], pin[] = "pypi.test:127.0.0.1";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	const char *allows[] = {allow}, *pins[] = {pin};
+	struct ward_request shape;
+	ward_request_init(&shape);
+	shape.net = WARD_NET_ALLOW;
+	shape.egress_allow = allows;
+	shape.negress_allow = 1;
+	shape.egress_resolve = pins;
+	shape.negress_resolve = 1;
+	char err[256] = "";
+	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	CHECK("egress proxy (plain): starts on 127.0.0.1", p != NULL);
+	if (!p) {
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	char head[256], got[2048], want[64];
+	int code = 0;
+	snprintf(head, sizeof(head), "GET http://pypi.test:%u/x HTTP/1.1\r\nHost: evil.example\r\nA: b\r\n\r\n", up_port);
+	plain_through(up, px_port, head, got, sizeof(got), &code);
+	snprintf(want, sizeof(want), "\r\nHost: pypi.test:%u\r\n", up_port);
+	CHECK("egress proxy (plain): the upstream gets the URI's Host only",
+	      strncmp(got, "GET /x HTTP/1.1\r\n", 17) == 0 && strstr(got, want) && !strstr(got, "evil") &&
+		      strstr(got, "\r\nA: b\r\n"));
+	static const char *const bad[] = {
+		" HTTP/1.1\r\nA: b\nHost: evil.example\r\n\r\n",
+		" HTTP/1.1\r\nHost : evil.example\r\n\r\n",
+		" HTTP/1.1\r\nA: b\r\n Host: evil.example\r\n\r\n",
+		" HTTP/1.1\r\nA: b\rHost: evil.example\r\n\r\n",
+		"\nHost:evil.example HTTP/1.1\r\n\r\n",
+		" HTTP/1.1\r\nno colon here\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(head, sizeof(head), "GET http://pypi.test:%u/x%s", up_port, bad[i]);
+		plain_through(up, px_port, head, got, sizeof(got), &code);
+		char name[96];
+		snprintf(name, sizeof(name), "egress proxy (plain): a head a lenient upstream misreads is refused (%zu)", i);
+		CHECK(name, code == 400 && !got[0]);
+	}
+	egress_stop(p);
+	close(up);
+}
+
 void test_egress(void)
 {
 	front_ends();
@@ -387,4 +477,5 @@ void test_egress(void)
 	ceiling();
 	classifier();
 	proxy_names();
+	proxy_plain_heads();
 }
