@@ -752,6 +752,10 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 			read_head(p, c);
 		break;
 	case C_CONNECTING:
+		if (cev & (POLLERR | POLLHUP)) {
+			conn_close(c); /* the client reset: poll reports it whatever was asked, at once, again */
+			break;
+		}
 		if (uev)
 			connected(p, c, t);
 		if (c->st == C_RELAY)
