@@ -21,7 +21,12 @@ res = {"status": "ok", "exit_code": 0, "stdout": "ab", "stderr": "", "error": ""
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if case == "files":
+        if case == "many":
+            many = [dict(files[0], path="f%d" % i) for i in range(5)] + [dict(files[0], path="big", size=4096,
+                    content=base64.b64encode(b"z" * 4096).decode())]
+            b = json.dumps(dict(res, files=many, files_truncated=False)).encode()
+            ct = "application/json"
+        elif case == "files":
             b = json.dumps(dict(res, files=files, files_truncated=False)).encode()
             ct = "application/json"
         else:
@@ -59,3 +64,12 @@ rc=$?
 wait "$RUNNER" 2>/dev/null; RUNNER=
 check "hostile runner: odd stream events end in a status, not a crash (rc $rc)" test "$rc" -lt 128
 expect_not_contains "hostile runner: ... no sanitizer report" "$(cat "$T/stream.err")" "Sanitizer"
+
+# More files, or more bytes, than the caller's caps: the caller's caps hold.
+runner many
+timeout 60 "$WARD" run --remote "http://127.0.0.1:$(cat "$T/port")" --collect 'f*' --collect-max-files 3 \
+	--collect-max-bytes 1000 --collect-dir "$T/many" -- true >/dev/null 2>"$T/many.err"
+wait "$RUNNER" 2>/dev/null; RUNNER=
+expect_eq "hostile runner: no more files than --collect-max-files, no more bytes than --collect-max-bytes" "3 3" \
+	"$(find "$T/many" -type f | wc -l) $(cat "$T/many"/* 2>/dev/null | wc -c)"
+expect_contains "hostile runner: ... and ward says a cap was reached" "$(cat "$T/many.err")" "a cap was reached"
