@@ -406,7 +406,7 @@ static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
 	h->path = slash ? slash : "/";
 	h->pathlen = slash ? (size_t)(end - slash) : 1;
 	for (size_t i = 0; i < h->pathlen; i++)
-		if ((unsigned char)h->path[i] <= ' ' || (unsigned char)h->path[i] >= 0x7f)
+		if ((unsigned char)h->path[i] <= ' ' || h->path[i] == 0x7f)
 			return 400; /* a bare LF would end the rewritten request line early */
 	return 0;
 }
