@@ -224,16 +224,23 @@ int egress_pin_parse(const char *s, struct egress_pin *pin, char *err, size_t er
 	return 0;
 }
 
-/* The IPv4 address an IPv6 one carries (mapped ::ffff:a.b.c.d, compatible
- * ::a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::), host order;
- * false when it carries none. */
+/* The IPv4 address an IPv6 one carries (mapped ::ffff:a.b.c.d, translated
+ * ::ffff:0:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d and the
+ * local-use 64:ff9b:1::/48 (RFC 6052's /48 layout), 6to4
+ * 2002:AABB:CCDD::), host order; false when it carries none. */
 static bool embedded_v4(const unsigned char *b, uint32_t *v4)
 {
 	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const unsigned char translated[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
 	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+	static const unsigned char nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 0x01};
 	static const unsigned char zero[12] = {0};
 	const unsigned char *q = NULL;
-	if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0)
+	if (memcmp(b, nat64_local, 6) == 0) {
+		*v4 = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[9] << 8 | b[10];
+		return true;
+	}
+	if (memcmp(b, mapped, 12) == 0 || memcmp(b, translated, 12) == 0 || memcmp(b, nat64, 12) == 0)
 		q = b + 12;
 	else if (memcmp(b, zero, 12) == 0 && (b[12] | b[13] | b[14] | (b[15] & 0xfe)) != 0)
 		q = b + 12; /* ::a.b.c.d, but not :: or ::1 */

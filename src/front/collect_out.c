@@ -20,8 +20,8 @@
  * is named on stderr; the rest still are. */
 void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 {
-	if (!res->files)
-		return;
+	if (!res->files || !c->collect_dir)
+		return; /* no --collect: files a (hostile) runner sent anyway go nowhere */
 	if (mkdir(c->collect_dir, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "ward: --collect-dir '%s': %s; give a directory ward may create\n", c->collect_dir,
 			strerror(errno));
@@ -32,8 +32,16 @@ void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 		fprintf(stderr, "ward: --collect-dir '%s': %s; give a directory\n", c->collect_dir, strerror(errno));
 		return;
 	}
+	/* a runner's list is held to the caller's caps again */
+	uint64_t bytes = 0, max_bytes = c->req.limits.collect_max_bytes;
+	bool cut = false;
 	for (size_t i = 0; i < res->nfiles; i++) {
 		const struct ward_collected *f = &res->files[i];
+		if (i >= c->req.limits.collect_max_files || f->size > max_bytes - bytes) {
+			cut = true;
+			continue;
+		}
+		bytes += f->size;
 		int r = pathguard_check(f->path, strlen(f->path), NULL, 0) < 0
 				? -EINVAL
 				: pathguard_write(dfd, f->path, f->data, f->size, (f->mode & 0777) | 0600);
@@ -44,7 +52,7 @@ void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 				: r == -ELOOP ? " (a symlink lies on its way, which ward never follows)"
 					      : "");
 	}
-	if (res->files_truncated)
+	if (res->files_truncated || cut)
 		fprintf(stderr, "ward: --collect: not every file came back (a cap was reached: --collect-max-files %u, "
 				"--collect-max-bytes %llu)\n",
 			c->req.limits.collect_max_files, (unsigned long long)c->req.limits.collect_max_bytes);

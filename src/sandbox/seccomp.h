@@ -8,7 +8,6 @@
 #define WARD_SECCOMP_H
 
 #include <stddef.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/filter.h>
@@ -63,12 +62,6 @@ int ward_seccomp_notify_read(int listener, struct ward_seccomp_event *ev);
  * sandbox and reports signal 31 (SIGSYS), as the kill variant would.
  * 0 or -errno (-ENOENT: the caller died meanwhile). */
 int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev);
-
-/* Is the notification still pending (its caller still blocked in the
- * call)?  What was read about the caller by pid before this said true was
- * about that very process (a pid is reused only after its process is
- * gone, and then its notification is too). */
-bool ward_seccomp_notify_pending(int listener, uint64_t id);
 
 /* The name of a syscall the filter denies ("mount"), or NULL.  Static. */
 const char *ward_seccomp_syscall_name(int nr);

@@ -305,7 +305,9 @@ static const char *decide(struct egress_proxy *p, const char *asked, unsigned po
 	for (size_t i = 0; i <= hl; i++)
 		host[i] = (char)tolower((unsigned char)asked[i]);
 	if (hl > 1 && host[hl - 1] == '.')
-		host[hl - 1] = 0;
+		host[--hl] = 0;
+	if (hl && host[hl - 1] == '.')
+		return "not in the allow-list"; /* "a..": no host name (the matcher would take it as "a.") */
 	bool listed = false;
 	for (size_t i = 0; i < p->nallow && !listed; i++)
 		listed = egress_pattern_matches(&p->allow[i], host, port);
@@ -403,7 +405,31 @@ static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
 		return 400;
 	h->path = slash ? slash : "/";
 	h->pathlen = slash ? (size_t)(end - slash) : 1;
+	for (size_t i = 0; i < h->pathlen; i++)
+		if ((unsigned char)h->path[i] <= ' ' || h->path[i] == 0x7f)
+			return 400; /* a bare LF would end the rewritten request line early */
 	return 0;
+}
+
+/* A plain request's fields, forwarded as they are: each "name: value",
+ * the name a token, no bare CR or LF, no folded line.  Anything else a
+ * lenient upstream could read as a second Host. */
+static bool fields_ok(const char *l, const char *end)
+{
+	while (l < end) {
+		const char *e = memmem(l, (size_t)(end - l), "\r\n", 2);
+		const char *colon = memchr(l, ':', (size_t)(e - l));
+		if (!colon || colon == l)
+			return false;
+		for (const char *c = l; c < colon; c++)
+			if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f || strchr("\"(),/;<=>?@[\\]{}", *c))
+				return false;
+		for (const char *c = colon + 1; c < e; c++)
+			if (*c == '\r' || *c == '\n' || *c == 0)
+				return false;
+		l = e + 2;
+	}
+	return true;
 }
 
 /* The request line of c2u's head: METHOD SP TARGET SP HTTP/1.x.  0 (the
@@ -436,6 +462,8 @@ static int parse_head(const char *b, size_t len, struct head *h)
 				       h->port
 			       ? 0
 			       : 400;
+	if (!fields_ok(h->fields, b + h->head_len - 2))
+		return 400;
 	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
 }
 
@@ -724,6 +752,10 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 			read_head(p, c);
 		break;
 	case C_CONNECTING:
+		if (cev & (POLLERR | POLLHUP)) {
+			conn_close(c); /* the client reset: poll reports it whatever was asked, at once, again */
+			break;
+		}
 		if (uev)
 			connected(p, c, t);
 		if (c->st == C_RELAY)

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -150,8 +152,31 @@ static bool in_cgroup(const char *procs_cg, const struct ward_cgroup *cg)
 	return false;
 }
 
-void session_seccomp_kill(struct ward_session *s, const char *buf, int caller_pidfd, const char *text)
+/* Is the notification id still pending on listener?  While it is, its
+ * caller is alive, blocked in the call: its pid is its own. */
+static bool notif_pending(int listener, uint64_t id)
 {
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid_t pid, const char *text)
+{
+	char path[64], buf[4096] = "";
+	/* The pid's process and its cgroup, then the check that the caller
+	 * was alive all along: a caller gone meanwhile (killed with its exec,
+	 * or by a timeout) may have left its pid to any host process. */
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	if (!notif_pending(listener, id)) {
+		if (pfd >= 0)
+			close(pfd);
+		return;
+	}
 	bool found = false;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; !found && i < sizeof(s->active) / sizeof(s->active[0]); i++) {
@@ -169,8 +194,10 @@ void session_seccomp_kill(struct ward_session *s, const char *buf, int caller_pi
 			found = true;
 		}
 	pthread_mutex_unlock(&s->lock);
-	if (!found && caller_pidfd >= 0) /* in no exec: the caller alone, never left blocked */
-		syscall(SYS_pidfd_send_signal, caller_pidfd, SIGKILL, NULL, 0);
+	if (!found && pfd >= 0) /* in no exec (or already moved on): the caller alone, never left blocked */
+		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+	if (pfd >= 0)
+		close(pfd);
 }
 
 bool session_exec_seccomp(const struct session_exec *x)

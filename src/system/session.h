@@ -5,6 +5,8 @@
 #define WARD_SESSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "ward.h"
 
@@ -37,11 +39,11 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 void session_exec_done(struct ward_session *s, struct session_exec *x);
 void session_exec_close(struct session_exec *x);
 
-/* A fatal call caught by the session's listener (session_seccomp.c): its
- * caller's /proc/PID/cgroup text (read while the call was pending) and a
- * pidfd of it (or -1); the exec it belongs to is marked and its tree
- * killed, or, in no exec, the caller alone. */
-void session_seccomp_kill(struct ward_session *s, const char *procs_cg, int caller_pidfd, const char *text);
+/* A fatal call caught by the session's listener (session_seccomp.c): pid
+ * (host) made it; the exec it belongs to is marked and its tree killed,
+ * or, in no exec, the process alone.  Nothing when notification id is no
+ * longer pending on listener (the caller is gone: pid may be another's). */
+void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid_t pid, const char *text);
 /* Did a fatal call end x?  Then text (what it was) for its stderr. */
 bool session_exec_seccomp(const struct session_exec *x);
 

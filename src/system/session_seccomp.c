@@ -12,16 +12,13 @@
  * A call withdrawn before it is read (a signal took the caller out of it)
  * fails with EINTR and never runs.  The caller's cgroup is read by pid, and
  * trusted only when the notification is still pending after the read (so
- * the pid was still the caller's: it cannot have been reused). */
+ * the pid was still the caller's: it cannot have been reused; session.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/seccomp.h"
@@ -33,31 +30,6 @@ struct session_watch {
 	int stop[2];
 	pthread_t thread;
 };
-
-/* The caller's /proc/PID/cgroup into buf (NUL-terminated, maybe empty). */
-static void read_cgroup(pid_t pid, char *buf, size_t n)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t k = fd < 0 ? -1 : read(fd, buf, n - 1);
-	if (fd >= 0)
-		close(fd);
-	buf[k > 0 ? k : 0] = 0;
-}
-
-/* One fatal call: the exec it was made in is found and killed while its
- * caller stays blocked; a caller that has gone meanwhile needs nothing. */
-static void caught(struct session_watch *w, const struct ward_seccomp_event *ev)
-{
-	char cg[4096];
-	int pfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
-	read_cgroup(ev->pid, cg, sizeof(cg));
-	if (ward_seccomp_notify_pending(w->listener, ev->id))
-		session_seccomp_kill(w->s, cg, pfd, ev->text);
-	if (pfd >= 0)
-		close(pfd);
-}
 
 static void *watch_main(void *arg)
 {
@@ -74,7 +46,7 @@ static void *watch_main(void *arg)
 		if (p[0].revents & POLLIN) {
 			struct ward_seccomp_event ev;
 			if (ward_seccomp_notify_read(w->listener, &ev) == 0)
-				caught(w, &ev);
+				session_seccomp_kill(w->s, w->listener, ev.id, ev.pid, ev.text);
 		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 			break; /* no process uses the filter any more: PID 1 is gone */
 		}

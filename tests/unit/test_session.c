@@ -10,11 +10,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "system/session.h"
 #include "unit.h"
 #include "ward.h"
 
@@ -554,6 +562,110 @@ static void test_workdir(void)
 	rmdir(top);
 }
 
+/* A child blocked in getppid under a filter that notifies: its pid, the
+ * listener (*listener) and the notification read from it (*id); -1 when
+ * the kernel has no user notification. */
+static pid_t blocked_caller(int *listener, uint64_t *id)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(30); /* bounded whatever the test does */
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {.len = 4, .filter = f};
+		int l = -1;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+			l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} u = {0};
+		char tag = 'L';
+		struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &l, sizeof(int));
+		if (l < 0 || sendmsg(sv[1], &mh, 0) < 0)
+			_exit(1);
+		syscall(SYS_getppid); /* blocks: nobody answers */
+		_exit(0);
+	}
+	close(sv[1]);
+	*listener = -1;
+	if (pid > 0) {
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} u = {0};
+		char tag = 0;
+		struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1 && cm && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(listener, CMSG_DATA(cm), sizeof(int));
+		struct seccomp_notif n;
+		memset(&n, 0, sizeof(n));
+		if (*listener < 0 || ioctl(*listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			if (*listener >= 0)
+				close(*listener);
+			pid = -1;
+		}
+		*id = n.id;
+	}
+	close(sv[0]);
+	return pid;
+}
+
+/* The listener thread's kill: the caller of a pending notification is
+ * killed; a notification gone stale (its caller died, and its pid is
+ * another process's now) kills nobody. */
+static void test_seccomp_kill_stale(struct ward_session *s)
+{
+	int l = -1;
+	uint64_t id = 0;
+	pid_t caller = blocked_caller(&l, &id);
+	if (caller < 0) {
+		printf("# seccomp kill: no user notification here, skipped\n");
+		return;
+	}
+	session_seccomp_kill(s, l, id, caller, "test");
+	int st = 0;
+	CHECK("session seccomp: the caller of a pending notification is killed",
+	      waitpid(caller, &st, 0) == caller && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	close(l);
+
+	caller = blocked_caller(&l, &id);
+	if (caller < 0)
+		return;
+	kill(caller, SIGKILL);
+	waitpid(caller, NULL, 0); /* the notification is stale now */
+	pid_t other = fork(); /* stands for a process that took the pid since */
+	if (other == 0) {
+		alarm(30);
+		pause();
+		_exit(0);
+	}
+	session_seccomp_kill(s, l, id, other, "test");
+	/* a SIGKILL sent above decides its end already: it dies of SIGTERM
+	 * only when nothing else was sent */
+	kill(other, SIGTERM);
+	CHECK("session seccomp: a stale notification kills no other process",
+	      waitpid(other, &st, 0) == other && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	close(l);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -578,6 +690,7 @@ void test_session(void)
 	test_output_chunks(s);
 	test_concurrent(s);
 	test_cwd_usage(s);
+	test_seccomp_kill_stale(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);
 	CHECK("session: its cgroup exists before destroy", name[0] && cgroups_named(name) > 0);
