@@ -93,6 +93,11 @@ $(BA)/ward-net: $(BA)/src/front/cli.o $(BA)/libward.a
 $(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# The unit tests with the sanitizers too: the parsers, the proxy and the
+# decoders meet hostile bytes there first.
+$(BA)/unit_tests: $(UNIT_SRC:%.c=$(BA)/%.o) $(BA)/libward.a
+	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
 # Small static helper programs the tests run inside the sandbox (attacks,
 # probes).  Static so that they run under any --rootfs.
 HELPER_BINS := $(HELPERS:tests/helpers/%.c=$(B)/helpers/%)
@@ -102,7 +107,7 @@ $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -static -o $@ $<
 
-asan: $(BA)/ward $(BA)/ward-net
+asan: $(BA)/ward $(BA)/ward-net $(BA)/unit_tests
 
 deps:
 	@scripts/install-deps
