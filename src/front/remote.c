@@ -459,6 +459,15 @@ out:
 	return rc;
 }
 
+char *remote_url_join(const char *url, const char *path)
+{
+	size_t n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	char *full;
+	return asprintf(&full, "%.*s%s", (int)n, url, path) < 0 ? NULL : full;
+}
+
 /* One call to a runner's endpoint (the session CLI's): METHOD URL+path
  * with body (len bytes, may be NULL), the answer's code and bytes.  0, or
  * -1 with err (not reachable, out of memory). */
@@ -473,16 +482,12 @@ int remote_call(const struct remote_call *rc, long *code, char **answer, size_t 
 		snprintf(err, errlen, "cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
 		return -1;
 	}
-	size_t n = strlen(rc->url);
-	while (n > 0 && rc->url[n - 1] == '/')
-		n--;
-	char *full = NULL, *auth = NULL;
+	char *full = remote_url_join(rc->url, rc->path), *auth = NULL;
 	struct curl_slist *hdrs = NULL;
 	struct answer ans = {0};
 	int ret = -1;
-	if (asprintf(&full, "%.*s%s", (int)n, rc->url, rc->path) < 0 || remote_headers(rc->token, &hdrs, &auth) < 0) {
+	if (!full || remote_headers(rc->token, &hdrs, &auth) < 0) {
 		snprintf(err, errlen, "out of memory");
-		full = NULL;
 		goto out;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, full);

@@ -9,6 +9,10 @@
  * NULL. */
 char *remote_exec_url(const char *url);
 
+/* A runner's base URL (trailing '/' dropped) and a path ("/sessions/ID/exec"):
+ * malloc'd, or NULL. */
+char *remote_url_join(const char *url, const char *path);
+
 struct ward_request;
 struct ward_result;
 /* ward_remote_run at a given endpoint (a session's .../exec): the request

@@ -259,7 +259,7 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	argv[1] = "run";
 	struct cli_run r;
 	int rc = WARD_EXIT_FAILED;
-	char *input = NULL, path[4400];
+	char *input = NULL, *endpoint = NULL, path[160];
 	size_t inlen = 0;
 	if (cli_parse_run(argc - 1, argv + 1, &r, c->err, sizeof(c->err)) < 0) {
 		fprintf(stderr, "ward session exec: %s\n", c->err);
@@ -274,12 +274,13 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	}
 	/* the output streams live (SPEC §12), as ward run --remote's; --json
 	 * captures it for the one object */
-	size_t ul = strlen(c->url);
-	while (ul > 0 && c->url[ul - 1] == '/')
-		ul--;
-	snprintf(path, sizeof(path), "%.*s/sessions/%s/exec", (int)(ul < 4096 ? ul : 4096), c->url, id);
+	snprintf(path, sizeof(path), "/sessions/%s/exec", id);
+	if (!(endpoint = remote_url_join(c->url, path))) {
+		fprintf(stderr, "ward session exec: out of memory\n");
+		goto out;
+	}
 	struct ward_result res;
-	int er = remote_exec_at(path, c->token, &r.req, r.limits_given, &res);
+	int er = remote_exec_at(endpoint, c->token, &r.req, r.limits_given, &res);
 	cli_write_collected(&r, &res);
 	if (r.json && er == 0)
 		(void)ward_result_to_json_fd_files(&res, false, 1);
@@ -289,6 +290,7 @@ static int cmd_exec(struct scli *c, int argc, char **argv)
 	ward_result_free(&res);
 out:
 	cli_run_free(&r);
+	free(endpoint);
 	free(input);
 	return rc;
 }

@@ -609,6 +609,11 @@ int ward_seccomp_notify_read(int listener, struct ward_seccomp_event *ev)
 	return notify_recv(listener, ev);
 }
 
+bool ward_seccomp_notify_pending(int listener, uint64_t id)
+{
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
 int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev)
 {
 	int r = notify_recv(listener, ev);

@@ -7,6 +7,7 @@
 #ifndef WARD_SECCOMP_H
 #define WARD_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -62,6 +63,11 @@ int ward_seccomp_notify_read(int listener, struct ward_seccomp_event *ev);
  * sandbox and reports signal 31 (SIGSYS), as the kill variant would.
  * 0 or -errno (-ENOENT: the caller died meanwhile). */
 int ward_seccomp_notify_handle(int listener, struct ward_seccomp_event *ev);
+
+/* Is notification id still pending on listener (its caller alive, blocked
+ * in the call)?  What was read about the caller by pid before this said
+ * true was about that very process: its pid cannot have been reused. */
+bool ward_seccomp_notify_pending(int listener, uint64_t id);
 
 /* The name of a syscall the filter denies ("mount"), or NULL.  Static. */
 const char *ward_seccomp_syscall_name(int nr);

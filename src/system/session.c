@@ -26,8 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/seccomp.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,6 +36,7 @@
 #include "core/pathguard.h"
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/seccomp.h"
 #include "system/egress.h"
 #include "system/session.h"
 #include "system/collect_walk.h"
@@ -152,13 +151,6 @@ static bool in_cgroup(const char *procs_cg, const struct ward_cgroup *cg)
 	return false;
 }
 
-/* Is the notification id still pending on listener?  While it is, its
- * caller is alive, blocked in the call: its pid is its own. */
-static bool notif_pending(int listener, uint64_t id)
-{
-	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
 void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid_t pid, const char *text)
 {
 	char path[64], buf[4096] = "";
@@ -172,7 +164,7 @@ void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = 0;
-	if (!notif_pending(listener, id)) {
+	if (!ward_seccomp_notify_pending(listener, id)) {
 		if (pfd >= 0)
 			close(pfd);
 		return;
