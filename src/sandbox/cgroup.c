@@ -249,6 +249,40 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
+/* One mountinfo line: "id parent maj:min root point opts [tags...] -
+ * fstype source superopts", root and point unescaped.  false when it is
+ * not one. */
+static bool mount_line(const char *line, char root[PATH_MAX], char point[PATH_MAX], char fstype[32],
+		       char superopts[512])
+{
+	const char *sep = strstr(line, " - ");
+	if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+	    sscanf(sep + 3, "%31s %*s %511s", fstype, superopts) != 2)
+		return false;
+	unescape(root);
+	unescape(point);
+	return true;
+}
+
+bool cg_find_mount(const char *fstype, const char *opt, char *point, size_t pn, char *superopts, size_t sn)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	char *line = NULL, root[PATH_MAX], mp[PATH_MAX], fs[32], so[512];
+	size_t cap = 0;
+	bool found = false;
+	while (!found && getline(&line, &cap, f) > 0)
+		if (mount_line(line, root, mp, fs, so) && strcmp(fs, fstype) == 0 && (!opt || has_word(so, opt))) {
+			snprintf(point, pn, "%s", mp);
+			snprintf(superopts, sn, "%s", so);
+			found = true;
+		}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 /* The first cgroup2 mount and the first v1 mount of each controller. */
 static void scan_mounts(struct mnt *v2, struct mnt v1[3])
 {
@@ -259,17 +293,9 @@ static void scan_mounts(struct mnt *v2, struct mnt v1[3])
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
-		/* id parent maj:min root point opts [tags...] - fstype source superopts */
-		char *sep = strstr(line, " - ");
-		if (!sep)
-			continue;
 		char root[PATH_MAX], point[PATH_MAX], fstype[32], superopts[512];
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+		if (!mount_line(line, root, point, fstype, superopts))
 			continue;
-		if (sscanf(sep + 3, "%31s %*s %511s", fstype, superopts) != 2)
-			continue;
-		unescape(root);
-		unescape(point);
 		struct mnt *m = NULL;
 		if (strcmp(fstype, "cgroup2") == 0) {
 			m = v2;

@@ -112,6 +112,11 @@ int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids);
 /* Kill what is left, wait (bounded) until empty, remove, free.  NULL ok. */
 void cg_destroy(struct ward_cgroup *cg);
 
+/* The first mount of fstype ("cgroup2", "cgroup") whose super options
+ * have the word opt (NULL: any), from /proc/self/mountinfo: its point
+ * (unescaped) and super options.  false when there is none. */
+bool cg_find_mount(const char *fstype, const char *opt, char *point, size_t pn, char *superopts, size_t sn);
+
 /* The kernel's price for moving a process into a cgroup after an idle
  * moment (cgroup_dynmods.c): milliseconds, measured on a fresh cgroup of
  * ward's, or -1 when it cannot be.  ~0.1 ms with favordynmods, a whole RCU

@@ -74,48 +74,6 @@ double cg_migrate_cost_ms(void)
 	return ms;
 }
 
-/* The cgroup2 mount's point and super options ("rw,nsdelegate,..."), from
- * mountinfo: the first cgroup2 mount whose point is a prefix of where. */
-static int v2_mount(const char *where, char *point, size_t pn, char *opts, size_t on)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	char line[4096];
-	int r = -ENOENT;
-	while (r < 0 && fgets(line, sizeof(line), f)) {
-		char mp[1024], fstype[64], src[256], sopts[1024];
-		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %1023s", mp) != 1 ||
-		    sscanf(dash + 3, "%63s %255s %1023s", fstype, src, sopts) != 3 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		size_t k = strlen(mp);
-		if (strncmp(where, mp, k) != 0 || (where[k] != '/' && where[k] != 0 && k > 1))
-			continue;
-		snprintf(point, pn, "%s", mp);
-		snprintf(opts, on, "%s", sopts);
-		r = 0;
-	}
-	fclose(f);
-	return r;
-}
-
-/* Is the v1 switch mounted already (by an earlier ward serve)? */
-static bool v1_mounted(void)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char line[4096];
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - ");
-		found = dash && strstr(dash, " cgroup ") && strstr(dash, "name=ward-favordynmods");
-	}
-	fclose(f);
-	return found;
-}
-
 /* The mount's own flags, which a remount would otherwise reset. */
 static unsigned long mount_flags(const char *point)
 {
@@ -133,12 +91,13 @@ static unsigned long mount_flags(const char *point)
 	return ms;
 }
 
-/* Remount cgroup2 with its options kept (a remount's options replace them
- * all: nsdelegate would go) and favordynmods added. */
+/* Remount cgroup2 (the mount the probe uses: the first) with its options
+ * kept (a remount's options replace them all: nsdelegate would go) and
+ * favordynmods added. */
 static int favor_v2(const char *where, char *err, size_t errlen)
 {
-	char point[1024], opts[1024];
-	if (v2_mount(where, point, sizeof(point), opts, sizeof(opts)) < 0) {
+	char point[4096], opts[512];
+	if (!cg_find_mount("cgroup2", NULL, point, sizeof(point), opts, sizeof(opts))) {
 		snprintf(err, errlen, "cannot find the cgroup2 mount above '%s' in /proc/self/mountinfo (run without "
 			 "--favor-dynmods)", where);
 		return -1;
@@ -161,8 +120,9 @@ static int favor_v2(const char *where, char *err, size_t errlen)
  * kernel's one lock, which every hierarchy shares. */
 static int favor_v1(char *err, size_t errlen)
 {
-	if (v1_mounted())
-		return 0;
+	char point[4096], opts[512];
+	if (cg_find_mount("cgroup", "name=ward-favordynmods", point, sizeof(point), opts, sizeof(opts)))
+		return 0; /* an earlier ward serve's */
 	if (mkdir(DYNMODS_V1_DIR, 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s (it needs root; or run without --favor-dynmods)", DYNMODS_V1_DIR,
 			 strerror(errno));
