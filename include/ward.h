@@ -323,6 +323,24 @@ struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, siz
 void ward_pool_free(struct ward_pool *pool);
 void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
 
+/* The network namespaces of `--net none` sandboxes are made by ward, as
+ * root in the host's user namespace (so nothing inside one has any
+ * capability over it; where ward is not root, each sandbox makes its own).
+ * A process that runs many sandboxes keeps up to n idle ones for reuse
+ * (ward serve does; the default, 0, closes each after its run).  One is
+ * kept only when, after its sandbox's last process is gone, it holds no
+ * socket and its counters read as when it was made (src/system/netns.c);
+ * any traffic or leftover socket and it is destroyed. */
+void ward_netns_keep(unsigned n);
+struct ward_netns_stats {
+	unsigned keep, idle;
+	uint64_t made;      /* namespaces made */
+	uint64_t reused;    /* sandboxes given a kept one */
+	uint64_t discarded; /* returned touched, so destroyed instead of kept */
+	bool own;           /* ward makes them (false: each sandbox makes its own) */
+};
+void ward_netns_stats(struct ward_netns_stats *st);
+
 /* ward_run, taking a sandbox from pool when the request fits (pool may be
  * NULL). */
 int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *result);

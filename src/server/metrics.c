@@ -184,6 +184,17 @@ static void sandboxes_section(struct buf *b, struct server *s)
 		"# HELP ward_spawner_helpers Spawner helpers alive (--spawners); when one dies the server clones "
 		"sandboxes itself, which costs more CPU.\n# TYPE ward_spawner_helpers gauge\nward_spawner_helpers %u\n",
 		ward_spawner_helpers());
+	struct ward_netns_stats ns;
+	ward_netns_stats(&ns);
+	bprintf(b,
+		"# HELP ward_netns_idle Network namespaces of --net none sandboxes kept for reuse, idle now.\n"
+		"# TYPE ward_netns_idle gauge\nward_netns_idle %u\n"
+		"# HELP ward_netns_total Network namespaces of --net none sandboxes: made, reused (given to a "
+		"sandbox again, untouched), discarded (returned with a socket or traffic counted, so destroyed).\n"
+		"# TYPE ward_netns_total counter\n"
+		"ward_netns_total{event=\"made\"} %llu\nward_netns_total{event=\"reused\"} %llu\n"
+		"ward_netns_total{event=\"discarded\"} %llu\n",
+		ns.idle, (unsigned long long)ns.made, (unsigned long long)ns.reused, (unsigned long long)ns.discarded);
 	if (!s->pool)
 		return;
 	struct ward_pool_stats ps;

@@ -170,6 +170,9 @@ static double start_backend(struct server *s)
 {
 	s->healthy = false;
 	snprintf(s->health_reason, sizeof(s->health_reason), "not probed yet");
+	/* A network namespace per concurrent run and per pooled sandbox may
+	 * come back untouched and serve the next (system/netns.c). */
+	ward_netns_keep(s->o.max_concurrent + s->o.pool);
 	probe(s);
 	double next_probe = probe_next(s);
 	if (s->o.pool) {

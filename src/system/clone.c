@@ -25,6 +25,7 @@
 #include "sandbox/seccomp.h"
 #include "system/child.h"
 #include "system/clone.h"
+#include "system/netns.h"
 
 /* Prepared once per process (pthread_once) and read-only after: the same
  * filter and ABI serve every sandbox, so no run pays for them again. */
@@ -91,11 +92,16 @@ const struct sandbox_facts *sandbox_facts(void)
  * fork).  On cgroup v2 (cgfd >= 0), PID 1 is born in its cgroup (clone3
  * CLONE_INTO_CGROUP, Linux 5.7): no attach afterwards, which is the
  * costliest cgroup write.  Elsewhere, or on a kernel without it, a plain
- * clone and an attach. */
-pid_t clone_pid1(struct child_ctx *c, int cgfd, unsigned long extra, int *pidfd, bool *born_in_cg)
+ * clone and an attach.  netfd >= 0: PID 1 is born in that network
+ * namespace (netns.c), entered by this thread for the clone alone;
+ * otherwise in a new one of its own. */
+pid_t clone_pid1(struct child_ctx *c, int cgfd, int netfd, unsigned long extra, int *pidfd, bool *born_in_cg)
 {
 	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 			      CLONE_NEWNET | CLONE_PIDFD | extra;
+	bool entered = netfd >= 0 && netns_enter(netfd) == 0;
+	if (entered)
+		flags &= ~(unsigned long)CLONE_NEWNET;
 	*born_in_cg = false;
 	pid_t pid = -1;
 	if (cgfd >= 0) {
@@ -112,7 +118,10 @@ pid_t clone_pid1(struct child_ctx *c, int cgfd, unsigned long extra, int *pidfd,
 		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, pidfd, 0, 0);
 	if (pid == 0)
 		init_main(c);
-	return pid < 0 ? -errno : pid;
+	int saved = errno;
+	if (entered)
+		netns_leave();
+	return pid < 0 ? -saved : pid;
 }
 
 size_t landlock_write_paths(const struct ward_request *shape, const char **out, size_t max)
@@ -205,5 +214,6 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 		.start = r->start,
 	};
 	/* CLONE_PARENT: PID 1 is the caller's child, not ours. */
-	return clone_pid1(&c, fds[SP_CGROUP], CLONE_PARENT, pidfd, born_in_cg);
+	int netfd = r->net == WARD_NET_NONE ? fds[SP_NETNS] : -1;
+	return clone_pid1(&c, fds[SP_CGROUP], netfd, CLONE_PARENT, pidfd, born_in_cg);
 }

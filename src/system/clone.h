@@ -24,9 +24,10 @@ const struct sandbox_facts *sandbox_facts(void);
 
 /* Clone PID 1 for c into every namespace but the cgroup one (PID 1 enters
  * it after the supervisor has moved it into its cgroup).  cgfd >= 0 (cgroup
- * v2): born in that cgroup where the kernel can (*born_in_cg).  extra: more
- * clone flags (CLONE_PARENT in a helper).  The pid (*pidfd set), or -errno. */
-pid_t clone_pid1(struct child_ctx *c, int cgfd, unsigned long extra, int *pidfd, bool *born_in_cg);
+ * v2): born in that cgroup where the kernel can (*born_in_cg).  netfd >= 0:
+ * into that network namespace (netns.h), not a new one.  extra: more clone
+ * flags (CLONE_PARENT in a helper).  The pid (*pidfd set), or -errno. */
+pid_t clone_pid1(struct child_ctx *c, int cgfd, int netfd, unsigned long extra, int *pidfd, bool *born_in_cg);
 
 /* The Landlock write paths of a sandbox: its writable mounts.  Returns how
  * many (at most max). */
@@ -34,7 +35,7 @@ size_t landlock_write_paths(const struct ward_request *shape, const char **out, 
 
 /* The plain shape's PID 1, cloned elsewhere: the fds it takes, in this
  * order (-1 where there is none), and the shape. */
-enum { SP_SYNC, SP_CTL, SP_OUT, SP_ERR, SP_IN, SP_REP, SP_NOTIFY, SP_CGROUP, SP_NFDS };
+enum { SP_SYNC, SP_CTL, SP_OUT, SP_ERR, SP_IN, SP_REP, SP_NOTIFY, SP_CGROUP, SP_NETNS, SP_NFDS };
 
 struct spawn_req {
 	int32_t net;            /* enum ward_net */

@@ -34,6 +34,7 @@
 
 #include "sandbox/cgroup.h"
 #include "system/clone.h"
+#include "system/netns.h"
 #include "system/spawner.h"
 #include "ward.h"
 
@@ -140,6 +141,7 @@ static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, s
 
 static __attribute__((noreturn)) void helper_main(int sock)
 {
+	netns_init(); /* the host's network namespace, held from the start */
 	for (;;) {
 		struct wire_req q;
 		int got[SP_NFDS];

@@ -37,6 +37,7 @@
 #include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/handover.h"
+#include "system/netns.h"
 #include "system/supervisor.h"
 
 static const char *landlock_name(int abi)
@@ -77,6 +78,7 @@ struct sandbox {
 	int sync_w;            /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 	struct egress_proxy *egress; /* network allow: ward's proxy for it */
+	struct ward_netns *netns;    /* network none: ward's namespace for it (netns.c) */
 };
 
 /* Files out (SPEC §12): PID 1 sends them on the report pipe. */
@@ -111,6 +113,10 @@ void sandbox_destroy(struct sandbox *sb)
 			;
 	}
 	close_fd(&sb->pidfd);
+	/* Every process of the sandbox is gone with its PID 1 (reaped above,
+	 * or never cloned): its network namespace may serve another. */
+	netns_give(sb->netns);
+	sb->netns = NULL;
 	egress_stop(sb->egress);
 	int *fds[] = {&sb->sync_w, &sb->ctl_r, &sb->out_r, &sb->err_r, &sb->in_w, &sb->rep_r, &sb->nsock};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -318,7 +324,7 @@ static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const s
 {
 	struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb, .start = start};
 	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1], f->out[1], f->err[1], f->in[0], f->rep[1], f->nsock[1],
-			     cg_dirfd(sb->cg)};
+			     cg_dirfd(sb->cg), netns_fd(sb->netns)};
 	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
 }
 
@@ -348,7 +354,7 @@ static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, i
 		.notify_w = f->nsock[1],
 		.start = start,
 	};
-	return clone_pid1(&c, cg_dirfd(sb->cg), 0, &sb->pidfd, born_in_cg);
+	return clone_pid1(&c, cg_dirfd(sb->cg), netns_fd(sb->netns), 0, &sb->pidfd, born_in_cg);
 }
 
 /* The supervisor's ends of the pipes move into the sandbox. */
@@ -477,6 +483,9 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	trace_phase("idmap", start);
 	if (make_cgroup(sb, shape, start, err, errlen) < 0)
 		goto fail;
+	if (shape->net == WARD_NET_NONE)
+		sb->netns = netns_take();
+	trace_phase("netns", start);
 	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0,
 		       ahead || shape->report_channel || wants_collect(shape), err, errlen) < 0)
 		goto fail;

@@ -9,7 +9,7 @@
 start_server leaks --max-concurrent 2 --header-timeout 2 --request-timeout 2 || exit 0
 snap() { # fds threads children
 	local fds thr kids
-	fds=$(ls /proc/"$SRV_PID"/fd 2>/dev/null | wc -l)
+	fds=$(fd_count "$SRV_PID")
 	thr=$(ls /proc/"$SRV_PID"/task 2>/dev/null | wc -l)
 	kids=$(ps -o comm= --ppid "$SRV_PID" | grep -vcx ward-spawner)  # its spawner helpers stay
 	echo "$fds $thr $kids"

@@ -153,7 +153,7 @@ done
 check "pool: the pool refills" wait_for pool_full 2
 
 # --- no leak after many runs --------------------------------------------------
-snap() { echo "$(ls /proc/"$SRV_PID"/fd | wc -l) $(ls /proc/"$SRV_PID"/task | wc -l) $(children "$SRV_PID" | wc -w)"; }
+snap() { echo "$(fd_count "$SRV_PID") $(ls /proc/"$SRV_PID"/task | wc -l) $(children "$SRV_PID" | wc -w)"; }
 wait_for pool_full 2
 # the refill's own threads and fds settle: take the snapshot once it is steady
 steady() { local a; a=$(snap); sleep 0.3; [ "$(snap)" = "$a" ]; }

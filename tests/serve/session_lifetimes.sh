@@ -68,7 +68,7 @@ expect_eq "a later server: 404 for the old id" 404 "$(code_of "$r")"
 N=${SESSION_CYCLES:-1000}
 snap() {
 	local fds thr rss
-	fds=$(ls /proc/"$SRV_PID"/fd 2>/dev/null | wc -l)
+	fds=$(fd_count "$SRV_PID")
 	thr=$(ls /proc/"$SRV_PID"/task 2>/dev/null | wc -l)
 	rss=$(awk '/^VmRSS/{print $2}' /proc/"$SRV_PID"/status)
 	echo "$fds $thr $rss"

@@ -118,7 +118,11 @@ leak=$(server_fds_held $sp)
 nfds=""
 for k in $sp; do nfds="$nfds $(ls /proc/"$k"/fd | wc -l)"; done
 expect_eq "spawner: a helper holds no socket or file of the server" "" "$leak"
-expect_eq "spawner: a helper holds four fds (0-2 on /dev/null, its socket)" " 4 4" "$nfds"
+expect_eq "spawner: a helper holds five fds (0-2 on /dev/null, its socket, the host's network namespace)" " 5 5" "$nfds"
+hostnet=$(readlink /proc/self/ns/net)
+netfds=""
+for k in $sp; do netfds="$netfds $(for f in /proc/"$k"/fd/*; do readlink "$f"; done | grep -cxF "$hostnet")"; done
+expect_eq "spawner: ... that namespace is the host's (to come back to after a clone into a kept one)" " 1 1" "$netfds"
 exes=""
 for k in $sp; do exes="$exes $(readlink /proc/"$k"/exe)"; done
 want=$(readlink -f "$WARD")
@@ -141,6 +145,7 @@ if command -v prlimit >/dev/null; then
 	ok_run "spawner: (fd limit) a run first" '{"argv": ["true"]}'
 	sp=$(spawners "$SRV_PID")
 	n=$(ls /proc/"$SRV_PID"/fd | wc -l)
+	nk=$(fd_count "$SRV_PID")
 	hard=$(prlimit --pid "$SRV_PID" --nofile -o HARD --noheadings | tr -d ' ')
 	odd=""
 	for k in $(seq 1 24); do
@@ -153,7 +158,7 @@ if command -v prlimit >/dev/null; then
 	expect_eq "spawner: at each fd limit the server answers (ok or an error), never fails" "" "$odd"
 	expect_eq "spawner: ... its helpers survive" "$sp" "$(spawners "$SRV_PID")"
 	expect_eq "spawner: ... no zombie" 0 "$(zombies "$SRV_PID")"
-	expect_eq "spawner: ... no fd leaked" "$n" "$(ls /proc/"$SRV_PID"/fd | wc -l)"
+	expect_eq "spawner: ... no fd leaked" "$nk" "$(fd_count "$SRV_PID")"
 	ok_run "spawner: ... and under the limit again, runs work" '{"argv": ["true"]}'
 	stop_server "$SRV_PID"
 fi
