@@ -381,11 +381,11 @@ static const char *clone_problem(int e)
 /* Step 1: clone every host source now, before the staging root hides any
  * of them.  Read-only binds are made read-only before they are attached:
  * there is no moment when they are writable inside. */
-static int clone_sources(struct mounts_input *in, char *err, size_t errlen)
+static int clone_sources(struct mounts_input *in, bool prepared, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < in->nops; i++) {
 		const struct mount_op *op = &in->ops[i];
-		if (op->kind != OP_BIND || in->trees[i] >= 0)
+		if (op->kind != OP_BIND || in->trees[i] >= 0 || (prepared && (op->flags & OPF_PREPARED)))
 			continue;
 		/* A held path is the supervisor's descriptor, not ours: it must
 		 * have come cloned or pinned (plan_pin_held). */
@@ -417,6 +417,22 @@ static int stage_root(char *err, size_t errlen)
 
 	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
 		return fail(err, errlen, "cannot mount the sandbox root tmpfs");
+	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return fail(err, errlen, "cannot open the sandbox root");
+	return rootfd;
+}
+
+/* Step 2, with a prepared root: its clone (tree, consumed), moved where the
+ * new root is assembled.  O_PATH fd, or -1 with err set. */
+static int stage_prepared(int tree, char *err, size_t errlen)
+{
+	setfsuid(WARD_SANDBOX_UID);
+	setfsgid(WARD_SANDBOX_GID);
+	int r = move_mount(tree, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH);
+	close(tree);
+	if (r < 0)
+		return fail(err, errlen, "cannot attach the prepared sandbox root");
 	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return fail(err, errlen, "cannot open the sandbox root");
@@ -533,11 +549,13 @@ static int apply_op(int rootfd, const struct mount_op *op, int *tree, int *mask_
 }
 
 /* Step 3: the plan, in order.  0, or -1 with err set. */
-static int apply_ops(struct mounts_input *in, int rootfd, char *err, size_t errlen)
+static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *err, size_t errlen)
 {
 	int mask_dir = -1; /* the first masked directory's empty tmpfs */
 	for (size_t i = 0; i < in->nops; i++) {
 		const struct mount_op *op = &in->ops[i];
+		if (prepared && (op->flags & OPF_PREPARED))
+			continue;
 		if (apply_op(rootfd, op, &in->trees[i], &mask_dir) < 0) {
 			fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
 			if (mask_dir >= 0)
@@ -552,7 +570,7 @@ static int apply_ops(struct mounts_input *in, int rootfd, char *err, size_t errl
 
 /* Step 4: into the new root (rootfd, consumed); the old one is detached
  * and gone. */
-static int enter_root(int rootfd, char *err, size_t errlen)
+static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 {
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
@@ -565,7 +583,9 @@ static int enter_root(int rootfd, char *err, size_t errlen)
 		return fail(err, errlen, "cannot detach the host's root");
 	if (chdir("/") < 0)
 		return fail(err, errlen, "chdir /");
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+	/* (A prepared root came read-only, and locked so: its superblock is
+	 * the host's, which this namespace could not remount anyway.) */
+	if (!prepared && mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
 		return fail(err, errlen, "cannot make the sandbox root read-only");
 	if (chdir("/work") < 0)
 		return fail(err, errlen, "chdir /work");
@@ -577,14 +597,138 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 	/* Nothing we do may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return fail(err, errlen, "cannot make the mount namespace private");
-	if (clone_sources(in, err, errlen) < 0)
+	/* The prepared root, cloned whole (one call for its dozen mounts);
+	 * where it cannot be, every op is applied here as without one. */
+	int pre = in->prepared ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+			       : -1;
+	bool prepared = pre >= 0;
+	if (clone_sources(in, prepared, err, errlen) < 0) {
+		if (pre >= 0)
+			close(pre);
 		return -1;
-	int rootfd = stage_root(err, errlen);
+	}
+	int rootfd = prepared ? stage_prepared(pre, err, errlen) : stage_root(err, errlen);
 	if (rootfd < 0)
 		return -1;
-	if (apply_ops(in, rootfd, err, errlen) < 0) {
+	if (apply_ops(in, rootfd, prepared, err, errlen) < 0) {
 		close(rootfd);
 		return -1;
 	}
-	return enter_root(rootfd, err, errlen);
+	return enter_root(rootfd, prepared, err, errlen);
+}
+
+/* ---- the prepared root (a spawner helper's, on the host) ---------------- */
+
+/* A mount made per sandbox: what it covers cannot be prepared. */
+static bool per_sandbox(const struct mount_op *op)
+{
+	return op->kind == OP_PROC || op->kind == OP_DEVPTS || op->kind == OP_TMPFS || op->kind == OP_MASK ||
+	       op->kind == OP_READONLY;
+}
+
+/* a is b or an ancestor of it */
+static bool covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	return strcmp(a, "/") == 0 || (strncmp(a, b, n) == 0 && (b[n] == '/' || b[n] == 0));
+}
+
+/* The same for every sandbox of the plan's shape, and nothing made per
+ * sandbox above it. */
+static bool preparable(const struct mount_op *ops, size_t nops, const struct mount_op *op)
+{
+	if (op->kind == OP_BIND &&
+	    (op->below || (op->flags & (OPF_PINNED | OPF_IDMAP)) || mounts_held_fd(op->src, NULL) != -1))
+		return false;
+	if (op->kind != OP_BIND && op->kind != OP_SYMLINK && op->kind != OP_FILE && op->kind != OP_DIR)
+		return false;
+	for (size_t i = 0; i < nops; i++)
+		if (per_sandbox(&ops[i]) && covers(ops[i].dst, op->dst))
+			return false;
+	return true;
+}
+
+/* Whether a per-sandbox op is the topmost one at its path (its mount point
+ * is made in the prepared root; the others are inside it). */
+static bool topmost(const struct mount_op *ops, size_t nops, const struct mount_op *op)
+{
+	for (size_t i = 0; i < nops; i++)
+		if (&ops[i] != op && per_sandbox(&ops[i]) && covers(ops[i].dst, op->dst) &&
+		    strcmp(ops[i].dst, op->dst) != 0)
+			return false;
+	return true;
+}
+
+static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *trees, char *err, size_t errlen)
+{
+	int none = -1;
+	for (size_t i = 0; i < nops; i++) {
+		struct mount_op *op = &ops[i];
+		if (!preparable(ops, nops, op)) {
+			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK && op->kind != OP_READONLY) {
+				int t = open_target(rootfd, op->dst, false);
+				if (t < 0)
+					return fail(err, errlen, "cannot make the mount point %s", op->dst);
+				close(t);
+			}
+			continue;
+		}
+		if (apply_op(rootfd, op, &trees[i], &none) < 0)
+			return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+	}
+	return 0;
+}
+
+int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < nops; i++)
+		ops[i].flags &= ~(unsigned)OPF_PREPARED;
+	while (umount2(path, MNT_DETACH) == 0) /* the last one, and any below it */
+		;
+	int *trees = malloc(sizeof(int) * (nops ? nops : 1));
+	if (!trees) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = -1, rootfd = -1;
+	for (size_t i = 0; i < nops; i++) {
+		trees[i] = -1;
+		if (ops[i].kind == OP_BIND && preparable(ops, nops, &ops[i])) {
+			trees[i] = clone_source(&ops[i], AT_FDCWD, ops[i].src, 0);
+			if (trees[i] < 0 && !(ops[i].flags & OPF_OPTIONAL)) {
+				errno = -trees[i];
+				fail(err, errlen, "cannot bind '%s'", ops[i].src);
+				goto out;
+			}
+		}
+	}
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
+		fail(err, errlen, "cannot mount the prepared root's tmpfs at %s", path);
+		goto out;
+	}
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 || prepare_apply(ops, nops, rootfd, trees, err, errlen) < 0)
+		goto out;
+	/* read-only: the superblock, and the mount itself (what a copy of it
+	 * in a sandbox's namespace is then locked to) */
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0 ||
+	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
+		fail(err, errlen, "cannot make the prepared root read-only");
+		goto out;
+	}
+	for (size_t i = 0; i < nops; i++)
+		if (preparable(ops, nops, &ops[i]))
+			ops[i].flags |= OPF_PREPARED;
+	rc = 0;
+out:
+	if (rootfd >= 0)
+		close(rootfd);
+	for (size_t i = 0; i < nops; i++)
+		if (trees[i] >= 0)
+			close(trees[i]);
+	free(trees);
+	if (rc < 0)
+		while (umount2(path, MNT_DETACH) == 0)
+			;
+	return rc;
 }

@@ -41,6 +41,7 @@ enum {
 	OPF_NOEXEC = 8,
 	OPF_IDMAP = 16,    /* rw bind whose on-disk owner maps to the sandbox user */
 	OPF_PINNED = 32,   /* src[0..below) must be the inode pin_dev/pin_ino: see plan_pin_held */
+	OPF_PREPARED = 64, /* applied already in the prepared root (mounts_prepare_root) */
 };
 
 struct mount_op {
@@ -75,12 +76,27 @@ struct mounts_input {
 	const struct mount_op *ops;
 	size_t nops;
 	int *trees;          /* in/out: fds are consumed (closed) */
+	const char *prepared; /* the prepared root's path in this mount namespace
+			       * (the ops marked OPF_PREPARED are in it), or NULL */
 };
 
 /* Build the root and pivot into it; the cwd is /work afterwards, and
  * files are created as the sandbox user (fsuid) from then on.
  * 0, or -1 with a message in err. */
 int mounts_build(struct mounts_input *in, char *err, size_t errlen);
+
+/* A spawner helper's side, as root in a mount namespace of its own (its
+ * PID 1s are born with a copy of it): the ops that are the same for every
+ * sandbox of their shape (binds of host paths, symlinks, generated files;
+ * nothing under a mount made per sandbox: /proc, /tmp, /work, /dev/pts,
+ * /dev/shm), applied once at path on a tmpfs owned by root, with the mount
+ * points of the others made, then read-only.  A PID 1 clones that tree
+ * instead of building those ops again (mounts_input.prepared); in its copy
+ * of the namespace the tree is locked read-only (it came from a more
+ * privileged one), so nothing inside can remount it writable.  Marks each
+ * op it applied OPF_PREPARED.  0, or -1 with err set (path then holds no
+ * tree and no op is marked). */
+int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, char *err, size_t errlen);
 
 /* Supervisor side (host mount namespace, as root): clone the directory or
  * file srcfd as a detached tree idmapped through userns_fd, nosuid+nodev on

@@ -61,6 +61,7 @@ struct child_ctx {
 	const struct sandbox_facts *facts;
 	const struct plan *plan;
 	int *trees;            /* per plan op: a detached tree to mount, or -1 */
+	const char *prepared;  /* the plan's prepared root (mounts_prepare_root), or NULL */
 	enum ward_net net;
 	const char *const *write_paths;
 	size_t nwrite;

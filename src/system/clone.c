@@ -16,6 +16,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -150,7 +152,24 @@ static struct {
 	double made;
 	struct plan plan;
 	int *trees;        /* all -1: the plain shape binds nothing held */
+	const char *prepared; /* the plan's prepared root, or NULL */
 } g_spawn_plan;
+
+/* Where a helper keeps the prepared root of its plan, in its own mount
+ * namespace (the host sees an empty directory). */
+#define PREPARED_ROOT "/run/ward/root"
+static bool g_own_mounts;
+
+void spawn_own_mounts(void)
+{
+	/* Mounts made here stay here (and in the PID 1s cloned from here);
+	 * the host's later mounts still reach us. */
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return;
+	if ((mkdir("/run/ward", 0700) < 0 && errno != EEXIST) || (mkdir(PREPARED_ROOT, 0700) < 0 && errno != EEXIST))
+		return;
+	g_own_mounts = true;
+}
 
 static const struct plan *spawn_plan(uint64_t tmp_size_mb)
 {
@@ -177,6 +196,12 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb)
 	}
 	for (size_t i = 0; i < n; i++)
 		g_spawn_plan.trees[i] = -1;
+	/* Its ops that are the same for every sandbox, applied once (a PID 1
+	 * that cannot clone them applies them itself). */
+	g_spawn_plan.prepared = g_own_mounts && mounts_prepare_root(g_spawn_plan.plan.ops, n, PREPARED_ROOT, err,
+								    sizeof(err)) == 0
+					? PREPARED_ROOT
+					: NULL;
 	g_spawn_plan.tmp_size_mb = tmp_size_mb;
 	g_spawn_plan.made = now;
 	g_spawn_plan.ok = true;
@@ -200,6 +225,7 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 		.facts = facts,
 		.plan = plan,
 		.trees = g_spawn_plan.trees,
+		.prepared = g_spawn_plan.prepared,
 		.net = (enum ward_net)r->net,
 		.write_paths = write_paths,
 		.nwrite = nwrite,

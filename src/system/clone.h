@@ -51,6 +51,12 @@ struct spawn_req {
  * clone's own error. */
 typedef pid_t sandbox_cloner(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
+/* In a spawner helper, once at its start: a mount namespace of its own
+ * (a slave of the host's), where the plain shape's prepared root is kept
+ * (mounts_prepare_root) for the PID 1s it clones.  Without it (unshare
+ * refused), each PID 1 builds its whole root. */
+void spawn_own_mounts(void);
+
 /* In a spawner helper: clone PID 1 of the plain shape for r, as the
  * caller's child (CLONE_PARENT).  Same return as a sandbox_cloner. */
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);

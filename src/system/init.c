@@ -204,7 +204,7 @@ static int enter_namespaces(struct child_ctx *c)
 static int build_root(struct child_ctx *c)
 {
 	char err[512] = "";
-	struct mounts_input mi = {.ops = c->plan->ops, .nops = c->plan->nops, .trees = c->trees};
+	struct mounts_input mi = {.ops = c->plan->ops, .nops = c->plan->nops, .trees = c->trees, .prepared = c->prepared};
 	if (mounts_build(&mi, err, sizeof(err)) < 0) {
 		ctl_say(c->ctl_w, "E %s\n", err);
 		return -1;

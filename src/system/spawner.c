@@ -142,6 +142,7 @@ static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, s
 static __attribute__((noreturn)) void helper_main(int sock)
 {
 	netns_init(); /* the host's network namespace, held from the start */
+	spawn_own_mounts();
 	for (;;) {
 		struct wire_req q;
 		int got[SP_NFDS];

@@ -42,6 +42,10 @@ expect_eq "cgroup2 pool: the request's memory limit holds in a pooled sandbox" "
 expect_eq "cgroup2 pool: it was a pooled sandbox" 1 "$(metric 'ward_pool_takes_total{result="hit"}')"
 r=$(curl -s --max-time 90 --data-binary '{"command":"echo ok","limits":{"timeout_s":60}}' "$URL/exec")
 expect_eq "cgroup2 pool: the next pooled run is unaffected" "ok ok" "$(jg "$r" 'd["status"] + " " + d["stdout"].strip()')"
+# On this kernel too (6.1), the helper's prepared root serves: copied whole,
+# owned by the host (unmapped inside), and read-only.
+r=$(curl -s --max-time 90 --data-binary '{"command":"stat -c %u /; touch /etc/x 2>/dev/null || echo read-only","limits":{"timeout_s":60}}' "$URL/exec")
+expect_eq "cgroup2 pool: the sandbox's root is the helper's prepared one, read-only" "65534 read-only" "$(jg "$r" 'd["stdout"]' | xargs)"
 
 kill -TERM "$SRV"
 for _ in $(seq 300); do kill -0 "$SRV" 2>/dev/null || break; sleep 0.1; done
