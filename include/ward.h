@@ -323,6 +323,17 @@ struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, siz
 void ward_pool_free(struct ward_pool *pool);
 void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
 
+/* A process that runs many sandboxes (ward serve) can have them torn down
+ * by a thread of ward's after each answer: a run then ends when PID 1 has
+ * reported the command's status, which it does once every process of the
+ * sandbox is killed and reaped, so the result is complete; PID 1's exit,
+ * the namespaces' teardown and the cgroups' removal follow off the
+ * caller's path.  ward_reaper_stop tears down what waits and stops the
+ * thread.  0, or -1 when the thread cannot be started (runs then tear down
+ * their own, as without it). */
+int ward_reaper_start(void);
+void ward_reaper_stop(void);
+
 /* The network namespaces of `--net none` sandboxes are made by ward, as
  * root in the host's user namespace (so nothing inside one has any
  * capability over it; where ward is not root, each sandbox makes its own).

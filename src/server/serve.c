@@ -170,9 +170,14 @@ static double start_backend(struct server *s)
 {
 	s->healthy = false;
 	snprintf(s->health_reason, sizeof(s->health_reason), "not probed yet");
-	/* A network namespace per concurrent run and per pooled sandbox may
-	 * come back untouched and serve the next (system/netns.c). */
-	ward_netns_keep(s->o.max_concurrent + s->o.pool);
+	/* A network namespace per concurrent run, per pooled sandbox and per
+	 * sandbox waiting for its teardown may come back untouched and serve
+	 * the next (system/netns.c); an idle one is ~160 KiB of the kernel's. */
+	ward_netns_keep(s->o.max_concurrent + s->o.pool + 16);
+	/* Used sandboxes are torn down after their answers (system/reaper.c);
+	 * where the thread cannot start, each request tears down its own. */
+	if (ward_reaper_start() < 0)
+		log_event(s, "reaper-unavailable", "cannot start the teardown thread: each run tears down its own");
 	probe(s);
 	double next_probe = probe_next(s);
 	if (s->o.pool) {
@@ -324,6 +329,7 @@ out:
 	signals_restore();
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	ward_reaper_stop(); /* what waits for teardown, torn down */
 	server_free(s);
 	ward_spawner_stop();
 	return rc;

@@ -2,14 +2,17 @@
  * where a run's sandbox comes from.  A request of the pool's shape takes one
  * built ahead (pool.c); any other request, or an empty pool, builds one now
  * (supervisor.c), cloned by a spawner helper while one is alive
- * (spawner.c), else by ward itself.  The one file that knows all three:
- * supervisor.c knows neither the pool nor the helpers.
+ * (spawner.c), else by ward itself; a used one is torn down after the answer
+ * by the pool's thread or the reaper's (reaper.c) where one runs.  The one
+ * file that knows them all: supervisor.c knows neither the pool nor the
+ * helpers.
  */
 #include <stdbool.h>
 
 #include "core/backend.h"
 #include "core/supervise.h"
 #include "system/pool.h"
+#include "system/reaper.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
@@ -19,8 +22,9 @@ int backend_system_run(struct ward_pool *pool, const struct ward_request *req, s
 {
 	if (pool)
 		pool_busy(pool, +1);
-	/* With a pool, its thread tears sandboxes down after the answer. */
-	bool defer = pool != NULL;
+	/* With a pool, its thread tears sandboxes down after the answer; else
+	 * the reaper's, where one runs (a server's). */
+	bool defer = pool != NULL || reaper_running();
 	int r = SANDBOX_STALE;
 	struct sandbox *sb = pool ? pool_take(pool, req) : NULL;
 	if (sb) {
@@ -33,7 +37,7 @@ int backend_system_run(struct ward_pool *pool, const struct ward_request *req, s
 		r = -1;
 		if (sb) {
 			r = sandbox_run(sb, req, res, o, defer, start);
-			if (!defer || !pool_retire(pool, sb))
+			if (!defer || !(pool ? pool_retire(pool, sb) : reaper_retire(sb)))
 				sandbox_destroy(sb);
 		}
 	}

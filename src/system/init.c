@@ -374,9 +374,9 @@ static pid_t start_command(struct child_ctx *c)
 	return cmd;
 }
 
-/* Files out (SPEC §12), once the command has ended: every other process of
- * the sandbox is killed and reaped first, so that nothing changes /work
- * while it is read; then the walk (collect_walk.c) sends the files down the
+/* Files out (SPEC §12), once the command has ended and every other process
+ * of the sandbox is killed and reaped (reap_until_command_ends), so that
+ * nothing changes /work while it is read; then the walk (collect_walk.c) sends the files down the
  * report pipe and closes it, before "X" says the run is over.  PID 1 reads
  * as the sandbox user (the fsuid mounts_build left), in the sandbox's mount
  * namespace, from its /work (PID 1's cwd). */
@@ -384,9 +384,6 @@ static void collect_files(struct child_ctx *c)
 {
 	if (!c->ho.collect || c->rep_w < 0)
 		return;
-	kill(-1, SIGKILL);
-	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-		;
 	int wfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wfd >= 0) {
 		collect_walk(wfd, (const char *const *)c->ho.collect, c->ho.limits.collect_max_files,
@@ -406,6 +403,13 @@ static __attribute__((noreturn)) void reap_until_command_ends(struct child_ctx *
 		pid_t p = waitpid(-1, &st, 0);
 		if (p == cmd) {
 			trace_phase("init:cmd-exited", c->start);
+			/* Every other process of the sandbox, killed and reaped
+			 * before "X": once the supervisor has it, nothing of the
+			 * run is left but PID 1, and the answer may go out while
+			 * PID 1's exit tears the namespaces down (reaper.c). */
+			kill(-1, SIGKILL);
+			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+				;
 			collect_files(c);
 			ctl_say(c->ctl_w, "X %d\n", st);
 			_exit(0);

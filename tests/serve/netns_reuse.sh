@@ -31,9 +31,14 @@ r=$(post_exec "$(python3 -c 'import json,sys; print(json.dumps({"argv":["python3
 expect_eq "netns: a loopback sandbox still makes its own (it brings lo up)" "own" "$(jg "$(body_of "$r")" 'd["stdout"].strip()')"
 
 # --- an untouched namespace serves the next run ----------------------------------
-for _ in 1 2 3; do post_exec '{"argv":["true"]}' >/dev/null; done
+# (a run's sandbox is torn down just after its answer, so each run waits for
+# the namespace of the one before to be back: idle again)
+idle_is() { [ "$(metric ward_netns_idle)" = "$1" ]; }
+# quiet RUNS — that many runs of true, each once the last one's namespace is back
+quiet() { for _ in $(seq "$1"); do wait_for idle_is 1; post_exec '{"argv":["true"]}' >/dev/null; done; wait_for idle_is 1; }
+quiet 3
 m0=$(made); u0=$(reused)
-for _ in 1 2 3 4 5; do post_exec '{"argv":["true"]}' >/dev/null; done
+quiet 5
 d0=$(discarded)
 expect_eq "netns: five quiet runs in a row make no new namespace" "$m0" "$(made)"
 expect_eq "netns: ... they reuse the one given back" "$((u0 + 5))" "$(reused)"
@@ -43,6 +48,7 @@ s = socket.socket(); s.bind(("0.0.0.0", 47312)); s.listen()
 u = socket.socket(socket.AF_UNIX); u.bind("\0ward-netns"); u.listen()
 print("bound")')
 expect_contains "netns: a run binds a TCP listener and an abstract socket, and exits" "$(jg "$r" 'd["stdout"]')" "bound"
+wait_for idle_is 1
 expect_eq "netns: ... its sockets closed with it, so its namespace is kept" "$d0" "$(discarded)"
 LOOKS='import socket
 seen = []
@@ -80,7 +86,8 @@ req = struct.pack("16sIBBHHHI", socket.inet_pton(socket.AF_INET6, "2001:db8::1")
 s.setsockopt(41, 32, req)   # IPV6_FLOWLABEL_MGR: get, create, linger 60 s
 print("labels", open("/proc/net/ip6_flowlabel").read().count("\n") - 1)')
 expect_eq "netns: a run makes an IPv6 flow label" "labels 1" "$(jg "$r" 'd["stdout"].strip()')"
-expect_eq "netns: the namespace it lingers in is destroyed, not reused" "$((d0 + 1))" "$(discarded)"
+discarded_is() { [ "$(discarded)" = "$1" ]; }
+check "netns: the namespace it lingers in is destroyed, not reused" wait_for discarded_is "$((d0 + 1))"
 expect_eq "netns: the next run sees no flow label" "seen:" "$(jg "$(py "$LOOKS")" 'd["stdout"].strip()')"
 
 # A refused connect is counted (Ip OutNoRoutes): traffic, even refused, is a trace.
@@ -91,7 +98,7 @@ try:
 except OSError as e:
     print("refused", e.errno)')
 expect_eq "netns: inside, 127.0.0.1 is unreachable (lo is down)" "refused 101" "$(jg "$r" 'd["stdout"].strip()')"
-expect_eq "netns: a namespace with traffic counted is destroyed" "$((d0 + 1))" "$(discarded)"
+check "netns: a namespace with traffic counted is destroyed" wait_for discarded_is "$((d0 + 1))"
 expect_eq "netns: the next run's counters start at zero" "seen:" "$(jg "$(py "$LOOKS")" 'd["stdout"].strip()')"
 
 # --- the freshness scripts, through reused namespaces -----------------------------
