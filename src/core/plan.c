@@ -322,3 +322,10 @@ void plan_print(const struct plan *p, FILE *f)
 		fputc('\n', f);
 	}
 }
+
+void plan_size_work(struct plan *p, uint64_t work_size_mb)
+{
+	for (size_t i = 0; work_size_mb && i < p->nops; i++)
+		if (p->ops[i].kind == OP_TMPFS && strcmp(p->ops[i].dst, "/work") == 0)
+			p->ops[i].size_mb = work_size_mb;
+}

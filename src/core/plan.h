@@ -45,6 +45,9 @@ void plan_free(struct plan *p);
  * err set. */
 int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen);
 
+/* A session's ephemeral /work gets a size of its own (0: as planned). */
+void plan_size_work(struct plan *p, uint64_t work_size_mb);
+
 /* One line per op, for --print-plan and the tests. */
 void plan_print(const struct plan *p, FILE *f);
 

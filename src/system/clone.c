@@ -148,7 +148,7 @@ size_t landlock_write_paths(const struct ward_request *shape, const char **out, 
 #define SPAWN_PLAN_TTL 1.0
 static struct {
 	bool ok;
-	uint64_t tmp_size_mb;
+	uint64_t tmp_size_mb, work_size_mb;
 	double made;
 	struct plan plan;
 	int *trees;        /* all -1: the plain shape binds nothing held */
@@ -171,10 +171,11 @@ void spawn_own_mounts(void)
 	g_own_mounts = true;
 }
 
-static const struct plan *spawn_plan(uint64_t tmp_size_mb)
+static const struct plan *spawn_plan(uint64_t tmp_size_mb, uint64_t work_size_mb)
 {
 	double now = monotonic_now();
-	if (g_spawn_plan.ok && g_spawn_plan.tmp_size_mb == tmp_size_mb && now - g_spawn_plan.made < SPAWN_PLAN_TTL)
+	if (g_spawn_plan.ok && g_spawn_plan.tmp_size_mb == tmp_size_mb && g_spawn_plan.work_size_mb == work_size_mb &&
+	    now - g_spawn_plan.made < SPAWN_PLAN_TTL)
 		return &g_spawn_plan.plan;
 	if (g_spawn_plan.ok) {
 		plan_free(&g_spawn_plan.plan);
@@ -188,6 +189,7 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb)
 	char err[256];
 	if (plan_build(&g_spawn_plan.plan, &shape, geteuid(), err, sizeof(err)) < 0)
 		return NULL;
+	plan_size_work(&g_spawn_plan.plan, work_size_mb);
 	size_t n = g_spawn_plan.plan.nops;
 	g_spawn_plan.trees = malloc(sizeof(int) * (n ? n : 1));
 	if (!g_spawn_plan.trees) {
@@ -203,6 +205,7 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb)
 					? PREPARED_ROOT
 					: NULL;
 	g_spawn_plan.tmp_size_mb = tmp_size_mb;
+	g_spawn_plan.work_size_mb = work_size_mb;
 	g_spawn_plan.made = now;
 	g_spawn_plan.ok = true;
 	return &g_spawn_plan.plan;
@@ -215,7 +218,7 @@ pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, 
 		return -EINVAL;
 	if (fds[SP_SYNC] < 0 || fds[SP_CTL] < 0 || fds[SP_OUT] < 0 || fds[SP_ERR] < 0 || fds[SP_NOTIFY] < 0)
 		return -EINVAL;
-	const struct plan *plan = spawn_plan(r->tmp_size_mb);
+	const struct plan *plan = spawn_plan(r->tmp_size_mb, r->work_size_mb);
 	if (!plan)
 		return -ENOMEM;
 	const struct ward_request plain = {0};

@@ -41,6 +41,7 @@ struct spawn_req {
 	int32_t net;            /* enum ward_net */
 	uint32_t pad;
 	uint64_t tmp_size_mb;
+	uint64_t work_size_mb;  /* a session's /work (0: a run's, as planned) */
 	double start;           /* for WARD_TRACE */
 };
 

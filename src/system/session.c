@@ -41,6 +41,7 @@
 #include "system/session.h"
 #include "system/collect_walk.h"
 #include "system/session_proto.h"
+#include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
 
@@ -968,7 +969,7 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 		return NULL;
 	}
 	int lis = -1;
-	s->sb = sandbox_build_session(&shape, o->work_size_mb, &lis, err, errlen);
+	s->sb = sandbox_build_session(&shape, o->work_size_mb, spawner_cloner(), &lis, err, errlen);
 	if (s->sb && lis >= 0 && session_watch_start(s, lis, &s->watch) < 0) {
 		close(lis);
 		set_err(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));

@@ -320,9 +320,10 @@ static int make_pipes(struct build_fds *f, bool want_in, bool want_rep, char *er
 /* PID 1, cloned by a helper (the plain shape: the helper makes the plan
  * itself).  The pid, or -errno (-EPIPE, -ENOSYS: no helper took it). */
 static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const struct ward_request *shape,
-			     const struct build_fds *f, double start, bool *born_in_cg)
+			     const struct build_fds *f, uint64_t work_size_mb, double start, bool *born_in_cg)
 {
-	struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb, .start = start};
+	struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb,
+			       .work_size_mb = work_size_mb, .start = start};
 	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1], f->out[1], f->err[1], f->in[0], f->rep[1], f->nsock[1],
 			     cg_dirfd(sb->cg), netns_fd(sb->netns)};
 	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
@@ -436,14 +437,6 @@ static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead
  * the shape is plain (the helper makes the plan itself, and binds nothing
  * held, so none is made here), else a clone of our own.  *no_helper: the
  * helper did not take it (the caller starts over without). */
-/* A session's ephemeral /work gets a size of its own. */
-static void size_work(struct plan *p, uint64_t work_size_mb)
-{
-	for (size_t i = 0; work_size_mb && i < p->nops; i++)
-		if (p->ops[i].kind == OP_TMPFS && strcmp(p->ops[i].dst, "/work") == 0)
-			p->ops[i].size_mb = work_size_mb;
-}
-
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
 			     bool *no_helper, uint64_t session_work_mb, char *err, size_t errlen)
 {
@@ -469,7 +462,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	trace_phase("identity", start);
 	if (!spawn && plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
 		goto fail;
-	size_work(&sb->plan, session_work_mb);
+	plan_size_work(&sb->plan, session_work_mb);
 	trace_phase("plan", start);
 	trees = malloc(sizeof(int) * (sb->plan.nops ? sb->plan.nops : 1));
 	if (!trees) {
@@ -491,7 +484,7 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		goto fail;
 
 	bool born_in_cg = false;
-	pid_t pid = spawn ? clone_by_helper(sb, helper, shape, &f, start, &born_in_cg)
+	pid_t pid = spawn ? clone_by_helper(sb, helper, shape, &f, session_work_mb, start, &born_in_cg)
 			  : clone_by_us(sb, shape, trees, &f, start, &born_in_cg);
 	if (spawn && (pid == -EPIPE || pid == -ENOSYS)) {
 		*no_helper = true;
@@ -527,15 +520,19 @@ struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, doub
 	return sb;
 }
 
-struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, int *listener,
-				      char *err, size_t errlen)
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
+				      int *listener, char *err, size_t errlen)
 {
 	*listener = -1;
 	bool no_helper = false;
 	double start = monotonic_now();
-	struct sandbox *sb = build(shape, false, start, NULL, &no_helper,
-				   work_size_mb ? work_size_mb : shape->limits.tmp_size_mb ? shape->limits.tmp_size_mb : 1,
-				   err, errlen);
+	/* Through a spawner helper where the shape is plain, as a run's: PID 1
+	 * is then a copy of the small helper, not of the server, and so is
+	 * every exec it forks (a fork copies the forker's page tables). */
+	uint64_t work = work_size_mb ? work_size_mb : shape->limits.tmp_size_mb ? shape->limits.tmp_size_mb : 1;
+	struct sandbox *sb = build(shape, false, start, helper, &no_helper, work, err, errlen);
+	if (!sb && no_helper)
+		sb = build(shape, false, start, NULL, &no_helper, work, err, errlen);
 	if (!sb)
 		return NULL;
 	/* The filter's listener: session_seccomp.c reads it, so that a fatal

@@ -40,8 +40,9 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 void sandbox_destroy(struct sandbox *sb);
 /* Sessions (session.c): a sandbox whose PID 1 runs init_session.c's loop
  * instead of waiting for one handover; ephemeral /work of work_size_mb (0:
- * the shape's /tmp size).  Built by the calling thread (PID 1 dies with
- * it); returns once PID 1 is ready.  Its parts, for session.c: the session
+ * the shape's /tmp size).  Cloned through helper where one is alive and
+ * the shape is plain (as sandbox_build), else by the calling thread (PID 1
+ * dies with the thread that cloned it); returns once PID 1 is ready.  Its parts, for session.c: the session
  * cgroup, PID 1 and the control socket (a SOCK_SEQPACKET socket, see
  * init_session.c).  sandbox_session_kill kills and reaps PID 1 (the whole
  * sandbox with it), before session.c removes its exec cgroups and then
@@ -54,8 +55,8 @@ struct sandbox_session {
 	unsigned host_uid;
 	struct egress_proxy *egress; /* the session's proxy (network allow), or NULL */
 };
-struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, int *listener,
-				      char *err, size_t errlen);
+struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
+				      int *listener, char *err, size_t errlen);
 struct sandbox_session sandbox_session_parts(struct sandbox *sb);
 void sandbox_session_kill(struct sandbox *sb);
 /* Encode req's command as a handover and write it all to fd (blocking).

@@ -45,10 +45,17 @@ n=$(awk '$5=="/run/ward/root"' /proc/"$helper"/mountinfo | wc -l)
 expect_eq "prepared: the helper's namespace holds it once, however often it was made again" "1" "$n"
 expect_contains "prepared: ... read-only there" "$(awk '$5=="/run/ward/root"{print $6}' /proc/"$helper"/mountinfo)" "ro"
 
-# --- what a helper does not clone builds its whole root ----------------------------------
+# --- sessions come prepared too; what a helper does not clone builds its own ----------------
 r=$(http POST /sessions --data-binary '{}')
 sid=$(jg "$(body_of "$r")" 'd["id"]')
-r=$(http POST "/sessions/$sid/exec" --data-binary '{"argv":["stat","-c","%u","/"]}')
-expect_eq "prepared: a session (cloned by the server itself) builds its own root, owned by the sandbox user" "1000" \
-	"$(jg "$(body_of "$r")" 'd["stdout"].strip()')"
+r=$(http POST "/sessions/$sid/exec" --data-binary '{"argv":["sh","-c","stat -c %u /; touch /etc/x 2>/dev/null || echo read-only"]}')
+expect_eq "prepared: a session's root comes prepared too, read-only (a helper clones its PID 1)" "65534 read-only" \
+	"$(jg "$(body_of "$r")" 'd["stdout"]' | xargs)"
 http DELETE "/sessions/$sid" >/dev/null
+W=$(mktemp -d /tmp/ward-prep.XXXXXX)
+chmod 755 "$W"
+start_server prep-root --spawners 1 --allow-root "$W" || exit 0
+r=$(post_exec "$(python3 -c 'import json,sys; print(json.dumps({"argv":["stat","-c","%u","/"],"workdir":sys.argv[1]}))' "$W")")
+expect_eq "prepared: a request with a workdir (no helper's shape) builds its whole root, owned by the sandbox user" \
+	"200 1000" "$(code_of "$r") $(jg "$(body_of "$r")" 'd["stdout"].strip()')"
+rm -rf "$W"
