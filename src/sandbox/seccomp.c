@@ -88,6 +88,7 @@ enum cond {
 	SETID2,   /* ... in arg2 */
 	SETID3,   /* ... in arg3 */
 	NETLINK_NOT_ROUTE, /* socket(AF_NETLINK, *, protocol other than NETLINK_ROUTE) */
+	MCAST_MEMBERSHIP,  /* setsockopt(fd, IPPROTO_IP or IPPROTO_IPV6, a group-membership option) */
 };
 
 struct rule {
@@ -213,6 +214,27 @@ static const struct rule rules[] = {
 	 * sock_diag, uevents, audit, crypto, xfrm, netfilter...) is kernel
 	 * surface no sandboxed program needs; ss(8) falls back to /proc. */
 	{"socket", -1, EPROTONO, NETLINK_NOT_ROUTE, AF_NETLINK, "AF_NETLINK"},
+	/* Multicast group membership (IPv4 and IPv6 joins, leaves, source
+	 * filters, anycast): the kernel keeps a group's report timers running
+	 * after the socket and its process are gone, and their reports land
+	 * in the counters of a network namespace ward may give the next
+	 * sandbox (src/system/netns.c).  No sandbox has a network to join one
+	 * on; EPERM, as without CAP_NET_ADMIN where that is needed. */
+	{"setsockopt", -1, EPERM_, MCAST_MEMBERSHIP, 0, "a multicast membership option"},
+};
+
+/* The membership options MCAST_MEMBERSHIP refuses: IPPROTO_IP's
+ * IP_ADD_MEMBERSHIP..IP_MSFILTER (35-41) and IPPROTO_IPV6's
+ * IPV6_ADD/DROP_MEMBERSHIP (20, 21) and IPV6_JOIN/LEAVE_ANYCAST (27, 28);
+ * the protocol-independent MCAST_JOIN_GROUP..MCAST_MSFILTER (42-48) at
+ * either level. */
+static const struct {
+	unsigned level, lo, hi;
+} mcast_opts[] = {
+	{0 /* IPPROTO_IP */, 35, 48},
+	{41 /* IPPROTO_IPV6 */, 20, 21},
+	{41, 27, 28},
+	{41, 42, 48},
 };
 
 /* personality(2): only PER_LINUX (0) and the query 0xffffffff are allowed;
@@ -298,6 +320,14 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 		 * half (which the kernel drops) is refused too, never let by. */
 		rc = seccomp_rule_add(ctx, action, nr, 2, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val),
 				      SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
+		break;
+	case MCAST_MEMBERSHIP:
+		/* level and optname are ints: compared on their low 32 bits */
+		for (size_t i = 0; i < sizeof(mcast_opts) / sizeof(mcast_opts[0]) && rc == 0; i++)
+			for (unsigned o = mcast_opts[i].lo; o <= mcast_opts[i].hi && rc == 0; o++)
+				rc = seccomp_rule_add(ctx, action, nr, 2,
+						      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, mcast_opts[i].level),
+						      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffUL, o));
 		break;
 	case SETID1:
 	case SETID2:

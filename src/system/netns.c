@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "system/netns.h"
@@ -81,7 +82,21 @@ static void open_host(void)
 
 void netns_init(void)
 {
-	pthread_once(&g_once, open_host);
+	pthread_once(&g_once, open_host); /* done now, or inherited as done */
+	/* A helper forked from a process that had opened it holds that
+	 * number no more (it closed every fd but its socket): its own. */
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	struct stat a, b;
+	if (fd >= 0 && g_host >= 0 && fstat(g_host, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0 && setns(fd, CLONE_NEWNET) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	g_host = fd;
 }
 
 int netns_enter(int fd)

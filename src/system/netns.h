@@ -32,7 +32,8 @@ void netns_leave(void);
 
 /* Open the host's namespace now, on a thread that is in it (it is opened
  * on first use otherwise): a spawner helper does at start, so that what it
- * holds does not change with its first clone. */
+ * holds does not change with its first clone, and so that a helper forked
+ * from a process that had opened it holds a descriptor of its own. */
 void netns_init(void);
 
 #endif

@@ -8,7 +8,8 @@
  * cgroups' removal and giving the network namespace back.  None of it
  * changes the answer, so in a server one thread does it, while the
  * request's thread answers and takes the next request.  A queue of at most
- * REAPER_MAX; beyond it the requests' threads tear down their own
+ * REAPER_MAX, first in first out (each waiting sandbox holds its cgroups and
+ * its network namespace); beyond it the requests' threads tear down their own
  * (backpressure).  ward_reaper_stop tears down what is queued before it
  * returns, so a server that stops leaves no sandbox and no cgroup behind.
  *
@@ -26,8 +27,8 @@
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_more = PTHREAD_COND_INITIALIZER;
-static struct sandbox *g_queue[REAPER_MAX];
-static unsigned g_n;
+static struct sandbox *g_queue[REAPER_MAX]; /* a ring: the oldest goes first */
+static unsigned g_head, g_n;
 static bool g_running, g_stop;
 static pthread_t g_thread;
 
@@ -40,7 +41,9 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&g_lock);
 	for (;;) {
 		if (g_n) {
-			struct sandbox *sb = g_queue[--g_n];
+			struct sandbox *sb = g_queue[g_head];
+			g_head = (g_head + 1) % REAPER_MAX;
+			g_n--;
 			pthread_mutex_unlock(&g_lock);
 			sandbox_destroy(sb);
 			pthread_mutex_lock(&g_lock);
@@ -95,7 +98,7 @@ bool reaper_retire(struct sandbox *sb)
 	pthread_mutex_lock(&g_lock);
 	bool ok = g_running && !g_stop && g_n < REAPER_MAX;
 	if (ok) {
-		g_queue[g_n++] = sb;
+		g_queue[(g_head + g_n++) % REAPER_MAX] = sb;
 		pthread_cond_signal(&g_more);
 	}
 	pthread_mutex_unlock(&g_lock);

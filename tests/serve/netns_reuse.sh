@@ -101,6 +101,28 @@ expect_eq "netns: inside, 127.0.0.1 is unreachable (lo is down)" "refused 101" "
 check "netns: a namespace with traffic counted is destroyed" wait_for discarded_is "$((d0 + 1))"
 expect_eq "netns: the next run's counters start at zero" "seen:" "$(jg "$(py "$LOOKS")" 'd["stdout"].strip()')"
 
+# Multicast groups: their report timers outlive the socket and its process,
+# so a join is refused (seccomp), at either level.
+r=$(py 'import socket, struct
+res = []
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+for g in ("ff05::1", "ff05::2", "ff05::3"):
+    try:
+        s.setsockopt(41, 20, socket.inet_pton(socket.AF_INET6, g) + struct.pack("I", 1)); res.append("joined")
+    except OSError as e: res.append(str(e.errno))
+t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for opt, val in ((35, socket.inet_aton("239.1.1.1") + socket.inet_aton("0.0.0.0")),
+                 (42, struct.pack("I", 1) + b"\0" * 132)):
+    try:
+        t.setsockopt(0, opt, val); res.append("joined")
+    except OSError as e: res.append(str(e.errno))
+print(" ".join(res))')
+expect_eq "netns: multicast joins are refused (EPERM), IPv6 and IPv4" "1 1 1 1 1" "$(jg "$r" 'd["stdout"].strip()')"
+r=$(py 'import time; time.sleep(2.5)
+snmp6 = dict(l.split() for l in open("/proc/net/snmp6") if l.strip())
+print("Ip6OutRequests", snmp6["Ip6OutRequests"])')
+expect_eq "netns: 2.5 s later, the next run's namespace has sent nothing" "Ip6OutRequests 0" "$(jg "$r" 'd["stdout"].strip()')"
+
 # --- the freshness scripts, through reused namespaces -----------------------------
 LEAVE=$(cat "$ROOT/tests/fresh/leave.py")
 LOOK=$(cat "$ROOT/tests/fresh/look.py")
