@@ -45,9 +45,11 @@
 #include "ward.h"
 
 /* The per-namespace files whose bytes must not change: the SNMP and
- * extended counters (any packet, any refused send or connect), the
- * interface counters, IPv6 flow labels (they outlive their socket). */
-static const char *const g_files[] = {"snmp", "snmp6", "netstat", "dev", "ip6_flowlabel"};
+ * extended counters (any packet, any refused send or connect; SCTP's where
+ * the kernel has it), the interface counters, IPv6 flow labels (they
+ * outlive their socket).  Multicast groups, whose report timers outlive
+ * theirs, cannot be joined (seccomp.c). */
+static const char *const g_files[] = {"snmp", "snmp6", "netstat", "dev", "ip6_flowlabel", "sctp/snmp"};
 #define SNAP_MAX (64 * 1024)
 
 struct ward_netns {
