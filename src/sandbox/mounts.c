@@ -659,12 +659,14 @@ static bool topmost(const struct mount_op *ops, size_t nops, const struct mount_
 	return true;
 }
 
+/* The ops marked OPF_PREPARED, applied beneath rootfd; the mount points
+ * of the others made. */
 static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *trees, char *err, size_t errlen)
 {
 	int none = -1;
 	for (size_t i = 0; i < nops; i++) {
 		struct mount_op *op = &ops[i];
-		if (!preparable(ops, nops, op)) {
+		if (!(op->flags & OPF_PREPARED)) {
 			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK && op->kind != OP_READONLY) {
 				int t = open_target(rootfd, op->dst, false);
 				if (t < 0)
@@ -679,21 +681,32 @@ static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *tre
 	return 0;
 }
 
-int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, char *err, size_t errlen)
+/* Which ops go into the prepared root: marked once, the mark cleared on
+ * failure. */
+static void mark_prepared(struct mount_op *ops, size_t nops, bool on)
 {
 	for (size_t i = 0; i < nops; i++)
 		ops[i].flags &= ~(unsigned)OPF_PREPARED;
+	for (size_t i = 0; on && i < nops; i++)
+		if (preparable(ops, nops, &ops[i]))
+			ops[i].flags |= OPF_PREPARED;
+}
+
+int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, char *err, size_t errlen)
+{
+	mark_prepared(ops, nops, true);
 	while (umount2(path, MNT_DETACH) == 0) /* the last one, and any below it */
 		;
 	int *trees = malloc(sizeof(int) * (nops ? nops : 1));
 	if (!trees) {
+		mark_prepared(ops, nops, false);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	int rc = -1, rootfd = -1;
 	for (size_t i = 0; i < nops; i++) {
 		trees[i] = -1;
-		if (ops[i].kind == OP_BIND && preparable(ops, nops, &ops[i])) {
+		if (ops[i].kind == OP_BIND && (ops[i].flags & OPF_PREPARED)) {
 			trees[i] = clone_source(&ops[i], AT_FDCWD, ops[i].src, 0);
 			if (trees[i] < 0 && !(ops[i].flags & OPF_OPTIONAL)) {
 				errno = -trees[i];
@@ -716,9 +729,6 @@ int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, cha
 		fail(err, errlen, "cannot make the prepared root read-only");
 		goto out;
 	}
-	for (size_t i = 0; i < nops; i++)
-		if (preparable(ops, nops, &ops[i]))
-			ops[i].flags |= OPF_PREPARED;
 	rc = 0;
 out:
 	if (rootfd >= 0)
@@ -727,8 +737,10 @@ out:
 		if (trees[i] >= 0)
 			close(trees[i]);
 	free(trees);
-	if (rc < 0)
+	if (rc < 0) {
+		mark_prepared(ops, nops, false);
 		while (umount2(path, MNT_DETACH) == 0)
 			;
+	}
 	return rc;
 }

@@ -376,8 +376,9 @@ static pid_t start_command(struct child_ctx *c)
 
 /* Files out (SPEC §12), once the command has ended and every other process
  * of the sandbox is killed and reaped (reap_until_command_ends), so that
- * nothing changes /work while it is read; then the walk (collect_walk.c) sends the files down the
- * report pipe and closes it, before "X" says the run is over.  PID 1 reads
+ * nothing changes /work while it is read; then the walk (collect_walk.c)
+ * sends the files down the report pipe and closes it, before "X" says the
+ * run is over.  PID 1 reads
  * as the sandbox user (the fsuid mounts_build left), in the sandbox's mount
  * namespace, from its /work (PID 1's cwd). */
 static void collect_files(struct child_ctx *c)

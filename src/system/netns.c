@@ -67,6 +67,18 @@ static struct ward_netns **g_idle;
 static unsigned g_nidle, g_cap;
 static uint64_t g_made, g_reused, g_discarded;
 
+/* The calling thread's network namespace, if this process may come back
+ * to it (a setns into it works), else -1. */
+static int host_fd(void)
+{
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && setns(fd, CLONE_NEWNET) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static void open_host(void)
 {
 	/* The first caller is on a thread in the host's namespace: every
@@ -75,11 +87,7 @@ static void open_host(void)
 	 * over the user namespace that owns it), which root in a user
 	 * namespace of its own (a rootless container) lacks, though it could
 	 * make a namespace: so unless that works now, ward makes none. */
-	g_host = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (g_host >= 0 && setns(g_host, CLONE_NEWNET) < 0) {
-		close(g_host);
-		g_host = -1;
-	}
+	g_host = host_fd();
 }
 
 void netns_init(void)
@@ -87,16 +95,12 @@ void netns_init(void)
 	pthread_once(&g_once, open_host); /* done now, or inherited as done */
 	/* A helper forked from a process that had opened it holds that
 	 * number no more (it closed every fd but its socket): its own. */
-	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int fd = host_fd();
 	struct stat a, b;
 	if (fd >= 0 && g_host >= 0 && fstat(g_host, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		close(fd);
 		return;
-	}
-	if (fd >= 0 && setns(fd, CLONE_NEWNET) < 0) {
-		close(fd);
-		fd = -1;
 	}
 	g_host = fd;
 }

@@ -510,29 +510,33 @@ fail:
 	return NULL;
 }
 
+/* build through the helper, and once more without it when it did not take
+ * the clone. */
+static struct sandbox *build_any(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
+				 uint64_t session_work_mb, char *err, size_t errlen)
+{
+	bool no_helper = false;
+	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, session_work_mb, err, errlen);
+	if (!sb && no_helper)
+		sb = build(shape, ahead, start, NULL, &no_helper, session_work_mb, err, errlen);
+	return sb;
+}
+
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
 			      char *err, size_t errlen)
 {
-	bool no_helper = false;
-	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, 0, err, errlen);
-	if (!sb && no_helper)
-		sb = build(shape, ahead, start, NULL, &no_helper, 0, err, errlen);
-	return sb;
+	return build_any(shape, ahead, start, helper, 0, err, errlen);
 }
 
 struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
 				      int *listener, char *err, size_t errlen)
 {
 	*listener = -1;
-	bool no_helper = false;
-	double start = monotonic_now();
 	/* Through a spawner helper where the shape is plain, as a run's: PID 1
 	 * is then a copy of the small helper, not of the server, and so is
 	 * every exec it forks (a fork copies the forker's page tables). */
 	uint64_t work = work_size_mb ? work_size_mb : shape->limits.tmp_size_mb ? shape->limits.tmp_size_mb : 1;
-	struct sandbox *sb = build(shape, false, start, helper, &no_helper, work, err, errlen);
-	if (!sb && no_helper)
-		sb = build(shape, false, start, NULL, &no_helper, work, err, errlen);
+	struct sandbox *sb = build_any(shape, false, monotonic_now(), helper, work, err, errlen);
 	if (!sb)
 		return NULL;
 	/* The filter's listener: session_seccomp.c reads it, so that a fatal
