@@ -372,7 +372,11 @@ int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, stru
  *
  * Threads: every call is thread-safe against every other on the same
  * session except ward_session_destroy, which the caller makes sure no call
- * is in flight for (e.g. with a reference count).  The session's PID 1 dies
+ * is in flight for (e.g. with a reference count).  Ending a session never
+ * waits for a call on it: ward_session_kill, from any thread, kills
+ * everything in it at once, and a call blocked on it wakes with an error.
+ * A files or stdin call has one deadline in all (call_timeout_s): past it,
+ * -ETIMEDOUT.  The session's PID 1 dies
  * with the *thread* that called ward_session_new (PR_SET_PDEATHSIG): call it
  * from a thread that outlives the session. */
 struct ward_session;
@@ -384,6 +388,24 @@ struct ward_session;
 #define WARD_SESSION_MAX_PROCS 64
 /* The most ward_session_proc_output returns of one stream in one call. */
 #define WARD_SESSION_OUTPUT_CHUNK (256 * 1024)
+/* A files or stdin call's deadline, in all, when the options give none. */
+#define WARD_SESSION_CALL_TIMEOUT 60.0
+/* What ward_session_list keeps of one directory at most: entries, and
+ * bytes (names and records). */
+#define WARD_SESSION_LIST_MAX 100000
+#define WARD_SESSION_LIST_MAX_BYTES (8u << 20)
+/* What a session's background records may hold of their output, in all,
+ * when the options give no budget. */
+#define WARD_SESSION_BG_OUTPUT ((size_t)64 << 20)
+/* The bytes of a background process's argv its record keeps. */
+#define WARD_SESSION_ARGV_KEPT 4096
+
+/* Bytes that several sessions take from (a runner's shared budget): max
+ * is set by its owner, held is changed by libward, atomically. */
+struct ward_budget {
+	size_t max;
+	size_t held;
+};
 
 struct ward_session_opts {
 	/* The sandbox's shape and the session's limits together:
@@ -396,6 +418,13 @@ struct ward_session_opts {
 	struct ward_request shape;
 	uint64_t work_size_mb; /* size of /work when ephemeral (0: = tmp_size_mb) */
 	double cpu_budget_s;   /* CPU of the whole session, all execs (0: none) */
+	double call_timeout_s; /* a files or stdin call's deadline (0: WARD_SESSION_CALL_TIMEOUT) */
+	/* What its background processes' records may hold of their output in
+	 * all, ward's memory (0: WARD_SESSION_BG_OUTPUT); each reserves twice
+	 * its output_limit when it starts.  bg_output_shared: a budget every
+	 * session of a runner takes from too (NULL: none). */
+	size_t bg_output_bytes;
+	struct ward_budget *bg_output_shared;
 };
 
 /* Build the sandbox and keep it up.  NULL with err set on failure. */
@@ -404,6 +433,12 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 /* Kill every process, remove the sandbox, its cgroups (the execs' too), its
  * uid slot, mounts and temporary files.  NULL is a no-op. */
 void ward_session_destroy(struct ward_session *s);
+
+/* End it now: PID 1 and every process in it are killed; calls in flight
+ * (an exec, a files call, a stdin write blocked on a reader that never
+ * reads) wake with an error and return.  From any thread, at any time,
+ * more than once; ward_session_destroy still frees it afterwards. */
+void ward_session_kill(struct ward_session *s);
 
 /* false once the session's PID 1 has died (every later call: -ESRCH). */
 bool ward_session_alive(struct ward_session *s);
@@ -457,9 +492,11 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n);
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
 			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
 			     char *errbuf, size_t errlen);
-/* Write to its stdin pipe (blocking until written; -EPIPE when it is closed
- * or the process ended); close_after closes it after (len 0: just close).
- * -EINVAL when it was not started with stdin_pipe. */
+/* Write to its stdin pipe (waiting while the pipe is full, up to the
+ * call's deadline: then -ETIMEDOUT, with what was written said in err;
+ * -EPIPE when it is closed or the process ended); close_after closes it
+ * after (len 0: just close).  -EINVAL when it was not started with
+ * stdin_pipe. */
 int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
 			    char *err, size_t errlen);
 /* sig: SIGINT, SIGTERM or SIGKILL, to the process's whole tree (its exec
@@ -488,6 +525,11 @@ struct ward_dirent {
  * ward_session_list_free).  -ENOTDIR when path is not a directory. */
 int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
 		      size_t errlen);
+/* The same, keeping at most max_entries entries and max_bytes of names
+ * and records (those that come first from the directory, sorted);
+ * *truncated (may be NULL) says whether entries were left out. */
+int ward_session_list_max(struct ward_session *s, const char *path, size_t max_entries, size_t max_bytes,
+			  struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen);
 void ward_session_list_free(struct ward_dirent *d, size_t n);
 /* Remove a file, a symlink (not what it points to) or a directory with
  * everything in it. */
@@ -497,6 +539,10 @@ struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;
 };
 int ward_session_usage(struct ward_session *s, struct ward_session_usage *u);
+/* Has the session used its cpu_budget_s?  Then every exec's tree was
+ * killed when it did (reported as a CPU limit), and each later exec is
+ * killed as it starts; files calls still work. */
+bool ward_session_cpu_spent(struct ward_session *s);
 /* Network allow (SPEC §13): connections the session's proxy was asked for
  * so far, and how many it allowed.  -ENOENT for a session without egress.
  * (Each exec's result lists the connections tried while it ran.) */

@@ -70,6 +70,12 @@ static void usage(FILE *f)
 		"  --session-max-ttl S       largest ttl_s a session may ask for (default 86400)\n"
 		"  --session-max-idle S      largest idle_s a session may ask for (default 3600)\n"
 		"  --max-work-size MB        largest limits.work_size_mb of a session (default 4096)\n"
+		"  --session-call-timeout S  the most one files or stdin call on a session may take, in all\n"
+		"                            (default 60); past it: 504\n"
+		"  --session-bg-output BYTES what one session's background processes' output records may hold\n"
+		"                            in ward's memory, in all (default 64 MiB); each reserves twice its\n"
+		"                            max_output_chars; a start that does not fit: 429\n"
+		"  --max-bg-output-total BYTES  the same for every session together (default 512 MiB)\n"
 		"Egress (SPEC §13: network {\"allow\": [...]} through ward's proxy):\n"
 		"  --egress-allow PATTERN    a name (pypi.org), '*.' suffix (*.pythonhosted.org) or address, with\n"
 		"                            an optional :PORT, that requests may ask for (repeatable; default\n"
@@ -230,6 +236,10 @@ static const struct opt_desc opts[] = {
 	{"session-max-ttl", K_SECS, OFF(session_max_ttl), 0, NULL},
 	{"session-max-idle", K_SECS, OFF(session_max_idle), 0, NULL},
 	{"max-work-size", K_SIZE, OFF(max_work_size), 1ull << 20, "--max-work-size must be at least 1 (MB)"},
+	{"session-call-timeout", K_SECS, OFF(session_call_timeout), 0, NULL},
+	{"session-bg-output", K_SIZE, OFF(session_bg_output), 1ull << 40, "--session-bg-output must be at least 1"},
+	{"max-bg-output-total", K_SIZE, OFF(max_bg_output_total), 1ull << 40,
+	 "--max-bg-output-total must be at least 1"},
 	{"favor-dynmods", K_FLAG, OFF(favor_dynmods), 0, NULL},
 	{"egress-allow", K_EGRESS, OFF(egress_allow), 0, NULL},
 	{"egress-resolve", K_EGRESS, OFF(egress_resolve), 0, NULL},
@@ -298,6 +308,9 @@ static void opts_defaults(struct serve_opts *o)
 	o->session_max_ttl = 86400;
 	o->session_max_idle = 3600;
 	o->max_work_size = 4096;
+	o->session_call_timeout = WARD_SESSION_CALL_TIMEOUT;
+	o->session_bg_output = WARD_SESSION_BG_OUTPUT;
+	o->max_bg_output_total = (size_t)512 << 20;
 	default_node_id(o->node_id, sizeof(o->node_id));
 	o->egress.allow = o->egress_allow;
 	o->egress.resolve = o->egress_resolve;
@@ -389,6 +402,10 @@ static int check_opts(const struct serve_opts *o, int argc, char **argv)
 {
 	if (check_budgets(o) < 0)
 		return -1;
+	if (!(o->session_call_timeout > 0)) {
+		fprintf(stderr, "ward serve: --session-call-timeout must be more than 0 seconds\n");
+		return -1;
+	}
 	if (!o->node_id[0]) {
 		fprintf(stderr, "ward serve: the host name does not give a node id (1 to 63 of A-Z a-z 0-9 _ - before its "
 				"first '.'): give --node-id ID\n");

@@ -65,6 +65,8 @@ static enum MHD_Result send_answer(struct req *r)
 		snprintf(ra, sizeof(ra), "%u", r->retry_after ? r->retry_after : 1);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
 	}
+	if (r->truncated)
+		MHD_add_response_header(resp, "X-Ward-Truncated", "1");
 	if (r->code == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ward\"");
 	if (r->code == 405)

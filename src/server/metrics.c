@@ -170,6 +170,10 @@ static void capacity_section(struct buf *b, struct server *s, bool healthy)
 	bprintf(b, "# HELP ward_answer_bytes Encoded answers held until their clients take them "
 		   "(--max-answer-total caps it).\n# TYPE ward_answer_bytes gauge\nward_answer_bytes %zu\n",
 		__atomic_load_n(&s->answer_bytes, __ATOMIC_RELAXED));
+	bprintf(b, "# HELP ward_session_bg_output_bytes Output capture that sessions' background processes "
+		   "hold reserved (--max-bg-output-total caps it).\n# TYPE ward_session_bg_output_bytes gauge\n"
+		   "ward_session_bg_output_bytes %zu\n",
+		__atomic_load_n(&s->bg_output.held, __ATOMIC_RELAXED));
 	bprintf(b, "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
 		   "ward_max_concurrent %u\n"
 		   "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"

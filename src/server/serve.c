@@ -302,6 +302,7 @@ int ward_serve_main(int argc, char **argv)
 		rc = p > 0 ? 0 : WARD_EXIT_FAILED;
 		goto out;
 	}
+	s->bg_output.max = s->o.max_bg_output_total;
 	start_spawners(&s->o);
 	if (server_open(s, bound, sizeof(bound)) < 0)
 		goto out;

@@ -105,6 +105,9 @@ struct serve_opts {
 	unsigned max_sessions, client_sessions;
 	double session_max_ttl, session_max_idle;
 	size_t max_work_size;        /* MB */
+	double session_call_timeout; /* one files or stdin call's deadline, in all */
+	size_t session_bg_output;    /* what one session's background records may hold */
+	size_t max_bg_output_total;  /* ... every session's together */
 	char node_id[64];            /* [A-Za-z0-9_-]{1,63}: the prefix of session ids */
 	bool favor_dynmods;          /* --favor-dynmods */
 	/* egress (SPEC §13): --egress-allow, the ceiling (none: no egress),
@@ -204,6 +207,7 @@ struct req {
 	struct MHD_Connection *conn;
 	const struct route *route;  /* NULL: no such endpoint */
 	const char *allow;          /* no route: the methods its path takes (a 405), or NULL (a 404) */
+	bool truncated;             /* the answer is a listing cut short: X-Ward-Truncated: 1 */
 	enum rstate state;
 	double t_start, t_admit;
 	char client[176];           /* who, or who/sub: the log's name */
@@ -296,6 +300,7 @@ struct server {
 
 	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
 	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
+	struct ward_budget bg_output; /* sessions' background records (libward's, atomic); --max-bg-output-total */
 };
 
 /* config.c */

@@ -49,6 +49,7 @@ static unsigned errno_code(int e)
 	case -EPIPE: return 409;
 	case -EINVAL: return 400;
 	case -ENOSYS: return 501;
+	case -ETIMEDOUT: return 504;
 	default: return 500;
 	}
 }
@@ -154,6 +155,9 @@ void run_session_new(struct req *r)
 	o.shape = r->doc.req;
 	o.work_size_mb = x->work_set ? (uint64_t)x->work_size_mb : 0;
 	o.cpu_budget_s = x->cpu_set ? x->cpu_s : 0;
+	o.call_timeout_s = s->o.session_call_timeout;
+	o.bg_output_bytes = s->o.session_bg_output;
+	o.bg_output_shared = &s->bg_output;
 	char err[512] = "";
 	/* made here, on a worker: its PID 1 lives as long as this thread */
 	struct ward_session *ws = ward_session_new(&o, err, sizeof(err));
@@ -184,6 +188,7 @@ void run_session_info(struct req *r)
 	struct ward_session_proc *p = NULL;
 	size_t n = 0;
 	ward_session_usage(x->ws, &v.usage);
+	v.cpu_spent = ward_session_cpu_spent(x->ws);
 	v.egress = ward_session_egress(x->ws, &v.egress_tried, &v.egress_allowed) == 0;
 	if (ward_session_procs(x->ws, &p, &n) < 0)
 		p = NULL, n = 0;
@@ -343,10 +348,16 @@ void run_session_get_file(struct req *r)
 	struct server *s = r->srv;
 	char err[512] = "";
 	struct ward_dirent *d = NULL;
-	size_t n = 0;
-	int rc = ward_session_list(r->sess->ws, r->args.fpath, &d, &n, err, sizeof(err));
+	size_t n = 0, kept = 0;
+	bool cut = false;
+	/* a listing's text stays within --max-output, as an exec's stream does
+	 * (answer_bound counts that), however many entries the directory has */
+	size_t max = s->o.max.output_limit ? s->o.max.output_limit : FILE_READ_MAX_DFLT;
+	int rc = ward_session_list_max(r->sess->ws, r->args.fpath, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES,
+				       &d, &n, &cut, err, sizeof(err));
 	if (rc == 0) {
-		set_answer(r, 200, sj_list_json(d, n), "application/json");
+		set_answer(r, 200, sj_list_json(d, n, max, &kept), "application/json");
+		r->truncated = cut || kept < n;
 		ward_session_list_free(d, n);
 		return;
 	}
@@ -356,7 +367,6 @@ void run_session_get_file(struct req *r)
 	}
 	unsigned char *data = NULL;
 	size_t len = 0;
-	size_t max = s->o.max.output_limit ? s->o.max.output_limit : FILE_READ_MAX_DFLT;
 	err[0] = 0;
 	rc = ward_session_read(r->sess->ws, r->args.fpath, max, &data, &len, err, sizeof(err));
 	if (rc == -EFBIG) {

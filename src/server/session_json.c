@@ -183,6 +183,8 @@ static void emit_session(struct jw *w, const void *arg)
 		jw_member_int(w, "pids", (int64_t)v->usage.pids);
 		jw_member_int(w, "cpu_ms", (int64_t)v->usage.cpu_ms);
 		jw_object_end(w);
+		jw_key(w, "cpu_budget_exceeded");
+		jw_bool(w, v->cpu_spent);
 		jw_key(w, "processes");
 		emit_procs_array(w, v->procs, v->nprocs);
 		if (v->egress) {
@@ -226,8 +228,13 @@ char *sj_sessions_json(const struct sj_session *v, size_t n)
 
 struct list_arg {
 	const struct ward_dirent *d;
-	size_t n;
+	size_t n, max;
+	size_t *kept;
 };
+
+/* The most one entry's object takes: a name of 255 bytes, six each, and
+ * the rest of its members. */
+#define LIST_ENTRY_MAX (6 * 255 + 256)
 
 static void emit_list(struct jw *w, const void *arg)
 {
@@ -237,8 +244,14 @@ static void emit_list(struct jw *w, const void *arg)
 		const char *name;
 	} types[] = {{'f', "file"}, {'d', "directory"}, {'l', "symlink"}};
 	jw_array_begin(w);
+	*a->kept = a->n;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct ward_dirent *d = &a->d[i];
+		/* the same cut when counting and when writing: w->len is the same */
+		if (a->max && w->len + LIST_ENTRY_MAX + 2 > a->max) {
+			*a->kept = i;
+			break;
+		}
 		const char *type = "other";
 		for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
 			if (types[k].c == d->type)
@@ -257,9 +270,9 @@ static void emit_list(struct jw *w, const void *arg)
 	jw_array_end(w);
 }
 
-char *sj_list_json(const struct ward_dirent *d, size_t n)
+char *sj_list_json(const struct ward_dirent *d, size_t n, size_t max, size_t *kept)
 {
-	struct list_arg a = {d, n};
+	struct list_arg a = {d, n, max, kept};
 	return jw_build(emit_list, &a, NULL);
 }
 

@@ -29,6 +29,7 @@ struct sj_session {
 	bool detail, busy;
 	uint64_t execs;
 	struct ward_session_usage usage;
+	bool cpu_spent;                    /* its cpu_seconds budget ran out */
 	const struct ward_session_proc *procs;
 	size_t nprocs;
 	bool egress;                       /* network allow: the proxy's counts */
@@ -37,7 +38,9 @@ struct sj_session {
 /* malloc'd JSON, or NULL when out of memory. */
 char *sj_session_json(const struct sj_session *v);
 char *sj_sessions_json(const struct sj_session *v, size_t n);
-char *sj_list_json(const struct ward_dirent *d, size_t n);
+/* A directory's listing, its entries while the text stays within max
+ * bytes (0: all); *kept: how many are in it. */
+char *sj_list_json(const struct ward_dirent *d, size_t n, size_t max, size_t *kept);
 char *sj_procs_json(const struct ward_session_proc *p, size_t n);
 char *sj_event_json(const char *stream, const char *data, size_t len, size_t *outlen);
 /* The last line of an output stream: {"result": {"pid", "state", "status",

@@ -184,19 +184,22 @@ static void sess_destroy(struct server *s, struct sess *x, const char *why)
 	free(x);
 }
 
-/* Into the dying list (under sess_lock): destroyed once no call holds it. */
+/* Into the dying list (under sess_lock): its sandbox is killed now, so a
+ * call blocked on it (a stdin write, a files call, an exec) wakes with an
+ * error instead of keeping it alive; it is destroyed once no call holds it. */
 static void sess_doom(struct server *s, struct sess *x)
 {
 	x->retired = true;
 	sess_retire(s, x);
+	ward_session_kill(x->ws);
 	x->next = s->dying;
 	s->dying = x;
 }
 
 /* DELETE: r holds x.  With no other call on it, it is destroyed here,
- * before the 204; else (a call queued or running: it is cancelled, and
- * waiting for it here could hold the only worker it needs) the sweep
- * destroys it once the last call is over. */
+ * before the 204; else (a call queued or running: it is cancelled and its
+ * sandbox killed, and waiting for it here could hold the only worker it
+ * needs) the sweep frees it once the last call is over. */
 void sess_delete(struct server *s, struct req *r)
 {
 	struct sess *x = r->sess;
@@ -292,12 +295,15 @@ void sessions_stop(struct server *s)
 	log_event(s, "sessions-left", "calls still hold sessions after 10 s; they end with the server");
 }
 
-/* A drain that ran out of time: what runs in sessions is cancelled too. */
+/* A drain that ran out of time: what runs in sessions is cancelled, and
+ * every session's sandbox killed, so that no call on one holds the stop. */
 void sessions_cancel(struct server *s)
 {
 	pthread_mutex_lock(&s->sess_lock);
-	for (struct sess *x = s->sessions; x; x = x->next)
+	for (struct sess *x = s->sessions; x; x = x->next) {
 		x->cancel = 1;
+		ward_session_kill(x->ws);
+	}
 	pthread_mutex_unlock(&s->sess_lock);
 }
 

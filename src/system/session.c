@@ -62,6 +62,9 @@ struct ward_session {
 	struct session_bg *bg;        /* background processes (session_bg.c) */
 	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
 	struct session_watch *watch;  /* the seccomp listener's thread */
+	double call_s;                /* the deadline of one files or stdin call, in all */
+	volatile int killed;          /* ward_session_kill has ended it */
+	volatile int cpu_spent;       /* its CPU budget has run out */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,7 +93,7 @@ struct session_bg *session_bg_of(struct ward_session *s)
 
 bool ward_session_alive(struct ward_session *s)
 {
-	if (!s || s->parts.pidfd < 0)
+	if (!s || s->parts.pidfd < 0 || __atomic_load_n(&s->killed, __ATOMIC_RELAXED))
 		return false;
 	struct pollfd p = {.fd = s->parts.pidfd, .events = POLLIN};
 	return poll(&p, 1, 0) == 0;
@@ -191,6 +194,49 @@ void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid
 		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
 	if (pfd >= 0)
 		close(pfd);
+}
+
+/* How often the watch thread compares the session's CPU with its budget. */
+#define BUDGET_CHECK_S 0.1
+
+double session_budget_interval(const struct ward_session *s)
+{
+	return s->cpu_budget_s > 0 ? BUDGET_CHECK_S : 0;
+}
+
+bool session_budget_spent(const struct ward_session *s)
+{
+	return __atomic_load_n(&s->cpu_spent, __ATOMIC_RELAXED);
+}
+
+bool ward_session_cpu_spent(struct ward_session *s)
+{
+	return session_budget_spent(s);
+}
+
+void session_budget_check(struct ward_session *s)
+{
+	uint64_t used;
+	if (s->cpu_budget_s <= 0 || !s->parts.cg || cg_cpu_usage(s->parts.cg, &used) < 0 ||
+	    (double)used / 1e6 < s->cpu_budget_s)
+		return;
+	__atomic_store_n(&s->cpu_spent, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < sizeof(s->active) / sizeof(s->active[0]); i++) {
+		struct session_exec *x = s->active[i];
+		if (x && x->cg) {
+			__atomic_store_n(&x->budget_killed, true, __ATOMIC_RELEASE);
+			cg_kill(x->cg);
+		}
+	}
+	for (size_t i = 0; i < s->nlinger; i++) /* what ended execs left running */
+		cg_kill(s->linger[i]);
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool session_exec_budget(const struct session_exec *x)
+{
+	return __atomic_load_n(&x->budget_killed, __ATOMIC_ACQUIRE);
 }
 
 bool session_exec_seccomp(const struct session_exec *x)
@@ -527,9 +573,18 @@ static void seccomp_outcome(const struct session_exec *x, struct ward_result *re
 	res->err.len += k + 1;
 }
 
-static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, int *fd,
-		   char *err, size_t errlen);
-static int read_full(int fd, void *p, size_t n);
+/* One files call's stream to its worker, and the call's deadline: one for
+ * the whole call, however many reads and writes it takes, so that a worker
+ * the sandbox stops and continues, or one that trickles, cannot hold the
+ * caller (a server's worker thread) past it. */
+struct fcall {
+	int fd;
+	double until; /* monotonic */
+};
+static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max,
+		   struct fcall *c, char *err, size_t errlen);
+static ssize_t fcall_read(const struct fcall *c, void *p, size_t n);
+static int read_full(const struct fcall *c, void *p, size_t n);
 
 /* The globs, one a line, as a file op's string.  0, or -1: they do not
  * fit. */
@@ -547,10 +602,6 @@ static int join_globs(char *const *globs, char *out, size_t n)
 	return 0;
 }
 
-/* The longest a session exec waits for its collected files (a cut-short
- * stream counts as truncated). */
-#define COLLECT_WAIT_S 60.0
-
 /* Files out after an exec (SPEC §12): a file worker walks /work inside the
  * session (init_session.c's op_collect) and sends the frames, read here up
  * to what the caps allow.  0, or -1 with res->error set. */
@@ -564,28 +615,26 @@ static int session_collect(struct ward_session *s, const struct ward_request *re
 		return -1;
 	}
 	const struct ward_limits *l = &req->limits;
-	int fd;
-	int r = file_op(s, SM_COLLECT, m->str, l->collect_max_files, l->collect_max_bytes, &fd, res->error,
+	struct fcall c;
+	int r = file_op(s, SM_COLLECT, m->str, l->collect_max_files, l->collect_max_bytes, &c, res->error,
 			sizeof(res->error));
 	free(m);
 	if (r < 0)
 		return -1;
 	struct file_head h;
 	uint64_t bound = collect_stream_bound(l->collect_max_files, l->collect_max_bytes);
-	char *buf = read_full(fd, &h, sizeof(h)) == 0 && h.r == 0 ? malloc((size_t)bound) : NULL;
+	char *buf = read_full(&c, &h, sizeof(h)) == 0 && h.r == 0 ? malloc((size_t)bound) : NULL;
 	size_t got = 0;
-	/* the worker is bounded (files, bytes, entries, steps); this bounds
-	 * the wait for it in all, not just each read */
-	double until = monotonic_now() + COLLECT_WAIT_S;
-	while (buf && got < bound && monotonic_now() < until) {
-		ssize_t n = read(fd, buf + got, (size_t)(bound - got));
-		if (n < 0 && errno == EINTR)
-			continue;
+	/* the worker is bounded (files, bytes, entries, steps), and the call's
+	 * deadline bounds the wait for it (a cut-short stream counts as
+	 * truncated) */
+	while (buf && got < bound) {
+		ssize_t n = fcall_read(&c, buf + got, (size_t)(bound - got));
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	close(fd);
+	close(c.fd);
 	r = buf ? collect_decode(buf, got, l->collect_max_files, l->collect_max_bytes, res) : -EIO;
 	free(buf);
 	if (r < 0)
@@ -636,6 +685,9 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		outcome_collect(&sv, res);
 		exec_usage(&x, res, &o);
 		r = exec_outcome(&sv, res, &o);
+		if (r == 0 && session_exec_budget(&x)) { /* the session's CPU budget: a CPU limit */
+			o.cpu_exceeded = o.timed_out = true;
+		}
 		if (session_exec_seccomp(&x))
 			seccomp_outcome(&x, res, &o);
 		session_exec_done(s, &x);
@@ -664,10 +716,13 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 	return pathguard_check(path, strlen(path), err, errlen) == 0;
 }
 
-/* Start a file op: *fd is the supervisor's end of its stream. */
-static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, int *fd,
-		   char *err, size_t errlen)
+/* Start a file op: c->fd is the supervisor's end of its stream, c->until
+ * the call's deadline. */
+static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max,
+		   struct fcall *c, char *err, size_t errlen)
 {
+	c->fd = -1;
+	c->until = monotonic_now() + s->call_s;
 	if (op != SM_COLLECT && !path_ok(path, op == SM_LIST, err, errlen))
 		return -EINVAL;
 	int sp[2];
@@ -675,11 +730,6 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 		set_err(err, errlen, "cannot create a socket: %s", strerror(errno));
 		return -errno;
 	}
-	/* A worker that never answers (it should: it opens nothing that
-	 * blocks) costs a bounded wait, not a thread. */
-	struct timeval tv = {.tv_sec = 60};
-	setsockopt(sp[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(sp[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	struct session_msg m = {.op = (uint8_t)op, .mode = mode, .max = max};
 	snprintf(m.str, sizeof(m.str), "%s", path);
 	int r = send_request(s, &m, &sp[1], 1);
@@ -689,19 +739,49 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 		set_err(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
 		return r;
 	}
-	*fd = sp[0];
+	c->fd = sp[0];
 	return 0;
 }
 
-static int read_full(int fd, void *p, size_t n)
+/* Wait until c's stream is ready for ev: 0, -ETIMEDOUT at the call's
+ * deadline, or -errno. */
+static int fcall_wait(const struct fcall *c, short ev)
+{
+	for (;;) {
+		double left = c->until - monotonic_now();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = {.fd = c->fd, .events = ev};
+		int n = poll(&p, 1, (int)(left * 1000) + 1);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Up to n bytes: how many, 0 at the stream's end, or -errno (-ETIMEDOUT). */
+static ssize_t fcall_read(const struct fcall *c, void *p, size_t n)
+{
+	for (;;) {
+		int r = fcall_wait(c, POLLIN);
+		if (r < 0)
+			return r;
+		ssize_t k = recv(c->fd, p, n, MSG_DONTWAIT);
+		if (k >= 0)
+			return k;
+		if (errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+}
+
+static int read_full(const struct fcall *c, void *p, size_t n)
 {
 	char *b = p;
 	while (n) {
-		ssize_t k = read(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
+		ssize_t k = fcall_read(c, b, n);
 		if (k <= 0)
-			return k < 0 ? -errno : -EPROTO;
+			return k < 0 ? (int)k : -EPROTO;
 		b += k;
 		n -= (size_t)k;
 	}
@@ -709,9 +789,20 @@ static int read_full(int fd, void *p, size_t n)
 }
 
 /* The worker's head: its r, with a message for the errnos a caller sees. */
-static int file_head(int fd, struct file_head *h, const char *what, const char *path, char *err, size_t errlen)
+static int file_head(struct ward_session *s, const struct fcall *c, struct file_head *h, const char *what,
+		     const char *path, char *err, size_t errlen)
 {
-	int r = read_full(fd, h, sizeof(*h));
+	int r = read_full(c, h, sizeof(*h));
+	if (r == -ETIMEDOUT) {
+		set_err(err, errlen, "the session's file worker did not answer within the call's deadline (%g s): the "
+				     "sandbox may have stopped it",
+			s->call_s);
+		return r;
+	}
+	if (r < 0 && !ward_session_alive(s)) {
+		set_err(err, errlen, "the session ended during the call");
+		return -ESRCH;
+	}
 	if (r < 0) {
 		set_err(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
 		return -EIO;
@@ -721,40 +812,43 @@ static int file_head(int fd, struct file_head *h, const char *what, const char *
 	return h->r;
 }
 
+
 int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
 		       char *err, size_t errlen)
 {
-	int fd;
-	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &fd, err, errlen);
+	struct fcall c;
+	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &c, err, errlen);
 	if (r < 0)
 		return r;
 	const char *b = data;
 	for (size_t off = 0; off < len;) {
-		ssize_t n = send(fd, b + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		if (fcall_wait(&c, POLLOUT) < 0)
+			break; /* the deadline: the head's read says so */
+		ssize_t n = send(c.fd, b + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break; /* the worker stopped reading: its head says why */
 		off += (size_t)n;
 	}
-	shutdown(fd, SHUT_WR);
+	shutdown(c.fd, SHUT_WR);
 	struct file_head h;
-	r = file_head(fd, &h, "write", path, err, errlen);
-	close(fd);
+	r = file_head(s, &c, &h, "write", path, err, errlen);
+	close(c.fd);
 	return r;
 }
 
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
 		      char *err, size_t errlen)
 {
-	int fd;
+	struct fcall c;
 	*data = NULL;
 	*len = 0;
-	int r = file_op(s, SM_READ, path, 0, max, &fd, err, errlen);
+	int r = file_op(s, SM_READ, path, 0, max, &c, err, errlen);
 	if (r < 0)
 		return r;
 	struct file_head h;
-	r = file_head(fd, &h, "read", path, err, errlen);
+	r = file_head(s, &c, &h, "read", path, err, errlen);
 	if (r == 0 && h.len > max) {
 		set_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
 		r = -EFBIG;
@@ -766,14 +860,16 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 		r = -ENOMEM;
 	size_t got = 0;
 	while (r == 0 && got < h.len) {
-		ssize_t n = read(fd, buf + got, (size_t)h.len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = fcall_read(&c, buf + got, (size_t)h.len - got);
+		if (n == -ETIMEDOUT) {
+			set_err(err, errlen, "'%s' did not arrive within the call's deadline (%g s)", path, s->call_s);
+			r = (int)n;
+		}
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	close(fd);
+	close(c.fd);
 	if (r < 0) {
 		free(buf);
 		return r;
@@ -784,18 +880,18 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 	return 0;
 }
 
-static int read_entry(int fd, struct ward_dirent *d)
+static int read_entry(const struct fcall *c, struct ward_dirent *d)
 {
 	struct file_entry e;
-	ssize_t k = read(fd, &e, 1);
-	if (k <= 0)
+	ssize_t k = fcall_read(c, &e, 1);
+	if (k == 0)
 		return 1; /* the end */
-	if (read_full(fd, (char *)&e + 1, sizeof(e) - 1) < 0)
-		return -EPROTO;
+	if (k < 0 || (k = read_full(c, (char *)&e + 1, sizeof(e) - 1)) < 0)
+		return k == -ETIMEDOUT ? -ETIMEDOUT : -EPROTO;
 	d->name = malloc((size_t)e.name_len + 1);
-	if (!d->name || read_full(fd, d->name, e.name_len) < 0) {
+	if (!d->name || (k = read_full(c, d->name, e.name_len)) < 0) {
 		free(d->name);
-		return -EPROTO;
+		return k == -ETIMEDOUT ? -ETIMEDOUT : -EPROTO;
 	}
 	d->name[e.name_len] = 0;
 	d->type = (char)e.type;
@@ -810,24 +906,38 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct ward_dirent *)a)->name, ((const struct ward_dirent *)b)->name);
 }
 
-/* Entries a listing keeps at most (a directory of millions would make the
- * caller's memory grow without bound). */
-#define LIST_MAX 100000
-
 int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
 		      size_t errlen)
 {
-	int fd;
+	return ward_session_list_max(s, path, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, out, n, NULL, err,
+				     errlen);
+}
+
+int ward_session_list_max(struct ward_session *s, const char *path, size_t max_entries, size_t max_bytes,
+			  struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen)
+{
+	struct fcall c;
 	*out = NULL;
 	*n = 0;
-	int r = file_op(s, SM_LIST, path, 0, 0, &fd, err, errlen);
+	if (truncated)
+		*truncated = false;
+	int r = file_op(s, SM_LIST, path, 0, 0, &c, err, errlen);
 	if (r < 0)
 		return r;
 	struct file_head h;
-	r = file_head(fd, &h, "list", path, err, errlen);
+	r = file_head(s, &c, &h, "list", path, err, errlen);
 	struct ward_dirent *v = NULL;
-	size_t cnt = 0, cap = 0;
-	while (r == 0 && cnt < LIST_MAX) {
+	size_t cnt = 0, cap = 0, bytes = 0;
+	while (r == 0) {
+		if (cnt >= max_entries || bytes >= max_bytes) {
+			struct ward_dirent more;
+			int e = read_entry(&c, &more); /* is there one more? */
+			if (e == 0)
+				free(more.name);
+			if (truncated)
+				*truncated = e == 0;
+			break;
+		}
 		if (cnt == cap) {
 			struct ward_dirent *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			if (!nv) {
@@ -836,15 +946,18 @@ int ward_session_list(struct ward_session *s, const char *path, struct ward_dire
 			}
 			v = nv;
 		}
-		int e = read_entry(fd, &v[cnt]);
+		int e = read_entry(&c, &v[cnt]);
 		if (e == 1)
 			break;
+		if (e == -ETIMEDOUT)
+			set_err(err, errlen, "the listing of '%s' did not end within the call's deadline (%g s)", path,
+				s->call_s);
 		if (e < 0)
 			r = e;
 		else
-			cnt++;
+			bytes += strlen(v[cnt++].name) + sizeof(*v);
 	}
-	close(fd);
+	close(c.fd);
 	if (r < 0) {
 		ward_session_list_free(v, cnt);
 		return r;
@@ -865,13 +978,13 @@ void ward_session_list_free(struct ward_dirent *d, size_t n)
 
 int ward_session_remove(struct ward_session *s, const char *path, char *err, size_t errlen)
 {
-	int fd;
-	int r = file_op(s, SM_REMOVE, path, 0, 0, &fd, err, errlen);
+	struct fcall c;
+	int r = file_op(s, SM_REMOVE, path, 0, 0, &c, err, errlen);
 	if (r < 0)
 		return r;
 	struct file_head h;
-	r = file_head(fd, &h, "remove", path, err, errlen);
-	close(fd);
+	r = file_head(s, &c, &h, "remove", path, err, errlen);
+	close(c.fd);
 	return r;
 }
 
@@ -963,6 +1076,7 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
 	s->cpu_budget_s = o->cpu_budget_s;
+	s->call_s = o->call_timeout_s > 0 ? o->call_timeout_s : WARD_SESSION_CALL_TIMEOUT;
 	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {
 		set_err(err, errlen, "out of memory");
 		ward_session_destroy(s);
@@ -970,14 +1084,17 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 	}
 	int lis = -1;
 	s->sb = sandbox_build_session(&shape, o->work_size_mb, spawner_cloner(), &lis, err, errlen);
-	if (s->sb && lis >= 0 && session_watch_start(s, lis, &s->watch) < 0) {
-		close(lis);
+	if (s->sb)
+		s->parts = sandbox_session_parts(s->sb);
+	if (s->sb && (lis >= 0 || s->cpu_budget_s > 0) && session_watch_start(s, lis, &s->watch) < 0) {
+		if (lis >= 0)
+			close(lis);
 		set_err(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
 		ward_session_destroy(s);
 		return NULL;
 	}
 	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
-	    session_bg_new(s, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+	    session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
 		return NULL;
 	}
@@ -985,6 +1102,30 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 	sandbox_enforced(s->sb, &tmp);
 	s->enforced = tmp.enforced;
 	return s;
+}
+
+void ward_session_kill(struct ward_session *s)
+{
+	if (!s || __atomic_exchange_n(&s->killed, 1, __ATOMIC_RELAXED))
+		return;
+	/* PID 1's death takes the PID namespace, and with it every process,
+	 * file worker and stdin reader of the session: the calls waiting on
+	 * them see their ends close.  pidfd and cgroup stay open until
+	 * ward_session_destroy. */
+	if (s->parts.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->parts.pidfd, SIGKILL, NULL, 0);
+	if (s->parts.cg)
+		cg_kill(s->parts.cg);
+}
+
+double session_call_timeout(const struct ward_session *s)
+{
+	return s->call_s;
+}
+
+bool session_killed(const struct ward_session *s)
+{
+	return __atomic_load_n(&s->killed, __ATOMIC_RELAXED);
 }
 
 void ward_session_destroy(struct ward_session *s)

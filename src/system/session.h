@@ -12,6 +12,7 @@
 
 struct ward_cgroup;
 struct session_bg;
+struct ward_budget;
 
 /* One exec's supervisor ends, its command's pidfd and its cgroup. */
 struct session_exec {
@@ -21,6 +22,7 @@ struct session_exec {
 	 * fatal call was caught in it and its tree killed */
 	bool seccomp_killed;
 	char seccomp_text[128];
+	bool budget_killed; /* the session's CPU budget ran out while it ran (atomic) */
 };
 
 /* req as the session runs it: the session's limits and environment (*env:
@@ -28,6 +30,10 @@ struct session_exec {
  * / -ENOMEM with err set. */
 int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
 		    char ***env, char *err, size_t errlen);
+/* The deadline of one files or stdin call, in seconds. */
+double session_call_timeout(const struct ward_session *s);
+/* Has ward_session_kill ended it? */
+bool session_killed(const struct ward_session *s);
 /* Take (true: false when WARD_SESSION_MAX_EXECS run) or give back a slot. */
 bool session_slot(struct ward_session *s, bool take);
 /* Start req's command (its cgroup, its pidfd; it execs once handed over).
@@ -46,18 +52,33 @@ void session_exec_close(struct session_exec *x);
 void session_seccomp_kill(struct ward_session *s, int listener, uint64_t id, pid_t pid, const char *text);
 /* Did a fatal call end x?  Then text (what it was) for its stderr. */
 bool session_exec_seccomp(const struct session_exec *x);
+/* Did the session's CPU budget end x? */
+bool session_exec_budget(const struct session_exec *x);
+
+/* The session's CPU budget (cpu_budget_s), checked by its watch thread a
+ * few times a second: once the session's cgroup has used it, every exec's
+ * tree is killed (foreground, background, what ended execs left running)
+ * and each is marked; PID 1 and the files API live on.  The interval of
+ * the check (0: no budget, no check). */
+double session_budget_interval(const struct ward_session *s);
+void session_budget_check(struct ward_session *s);
+/* Has the budget run out (ward_session_cpu_spent)? */
+bool session_budget_spent(const struct ward_session *s);
 
 /* The session's listener thread (session_seccomp.c): start takes the
  * listener (on failure it stays the caller's); stop ends the thread and
  * closes it.  stop(NULL) is a no-op. */
 struct session_watch;
 int session_watch_start(struct ward_session *s, int listener, struct session_watch **out);
+/* (listener may be -1: the thread then only checks the CPU budget.) */
 void session_watch_stop(struct session_watch *w);
 
 /* Background processes (session_bg.c): made with the session, freed
  * after its PID 1 is dead. */
 struct session_bg *session_bg_of(struct ward_session *s);
-int session_bg_new(struct ward_session *s, struct session_bg **out);
+/* max_bytes: what its records' capture may hold in all (0: the default);
+ * shared: the runner's budget for every session's, or NULL. */
+int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget *shared, struct session_bg **out);
 void session_bg_free(struct session_bg *bg);
 
 #endif

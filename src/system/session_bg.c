@@ -7,6 +7,16 @@
  * under the session's background lock, enforces its timeout, and records
  * its end from PID 1's "X STATUS".  Readers take what is new from an offset
  * and may wait for more.  Nothing here runs inside the sandbox.
+ *
+ * What the records hold is ward's memory, not the sandbox's, so it is
+ * bounded: each record's capture is reserved (both streams' capacity) from
+ * the session's budget and the runner's shared one before the process
+ * starts; an exited record's buffers go when its output has been read to
+ * its end, when it is forgotten, or when a new process needs the room (the
+ * oldest exited first); its argv is kept up to WARD_SESSION_ARGV_KEPT bytes.
+ * A record's id is its pid inside the sandbox, and a pid names the newest
+ * record: a process that gets the pid of an exited one replaces that
+ * record, so a stale record never shadows a running process.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +47,7 @@ struct bg_proc {
 	double started_at, ended_at;
 	double timeout_s, cpu_s;
 	struct capbuf out, err;
+	size_t reserved;       /* bytes of the budgets its capture holds (0: freed) */
 	int in_w;              /* stdin pipe (stdin_pipe), -1 */
 	bool stdin_pipe;
 	struct session_exec x;
@@ -50,7 +61,28 @@ struct session_bg {
 	struct ward_session *s;
 	struct bg_proc *p[WARD_SESSION_MAX_PROCS];
 	size_t n;
+	size_t held, max;           /* the session's capture budget */
+	struct ward_budget *shared; /* the runner's, or NULL */
 };
+
+/* Take n bytes of b, atomically; false when they do not fit. */
+static bool budget_take(struct ward_budget *b, size_t n)
+{
+	if (!b)
+		return true;
+	size_t cur = __atomic_load_n(&b->held, __ATOMIC_RELAXED);
+	do {
+		if (n > b->max || cur > b->max - n)
+			return false;
+	} while (!__atomic_compare_exchange_n(&b->held, &cur, cur + n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+static void budget_give(struct ward_budget *b, size_t n)
+{
+	if (b && n)
+		__atomic_sub_fetch(&b->held, n, __ATOMIC_RELAXED);
+}
 
 static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int set_err(char *err, size_t errlen, int r, const char *fmt, ...)
@@ -64,7 +96,7 @@ static int set_err(char *err, size_t errlen, int r, const char *fmt, ...)
 	return r;
 }
 
-int session_bg_new(struct ward_session *s, struct session_bg **out)
+int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget *shared, struct session_bg **out)
 {
 	struct session_bg *bg = calloc(1, sizeof(*bg));
 	if (!bg)
@@ -72,17 +104,32 @@ int session_bg_new(struct ward_session *s, struct session_bg **out)
 	pthread_mutex_init(&bg->lock, NULL);
 	pthread_cond_init(&bg->changed, NULL);
 	bg->s = s;
+	bg->max = max_bytes ? max_bytes : WARD_SESSION_BG_OUTPUT;
+	bg->shared = shared;
 	*out = bg;
 	return 0;
 }
 
-static void proc_free(struct bg_proc *p)
+/* Its capture's buffers go, and what they held of the budgets.  Under
+ * lock, or with the record not yet shared. */
+static void proc_drop_output(struct session_bg *bg, struct bg_proc *p)
+{
+	struct capbuf *cb[2] = {&p->out, &p->err};
+	for (int i = 0; i < 2; i++) { /* empty, its total kept: a later read gets nothing, truncated */
+		capbuf_free(cb[i]);
+		cb[i]->head_cap = cb[i]->tail_cap = cb[i]->head_len = cb[i]->tail_len = cb[i]->tail_pos = 0;
+	}
+	bg->held -= p->reserved;
+	budget_give(bg->shared, p->reserved);
+	p->reserved = 0;
+}
+
+static void proc_free(struct session_bg *bg, struct bg_proc *p)
 {
 	for (char **a = p->argv; a && *a; a++)
 		free(*a);
 	free(p->argv);
-	capbuf_free(&p->out);
-	capbuf_free(&p->err);
+	proc_drop_output(bg, p);
 	if (p->in_w >= 0)
 		close(p->in_w);
 	free(p);
@@ -96,7 +143,7 @@ void session_bg_free(struct session_bg *bg)
 		return;
 	for (size_t i = 0; i < bg->n; i++) {
 		pthread_join(bg->p[i]->thread, NULL);
-		proc_free(bg->p[i]);
+		proc_free(bg, bg->p[i]);
 	}
 	pthread_cond_destroy(&bg->changed);
 	pthread_mutex_destroy(&bg->lock);
@@ -121,6 +168,8 @@ static void record_end(struct bg_proc *p, const char *ctl, bool timed_out, bool 
 		capbuf_feed(&p->err, p->x.seccomp_text, strlen(p->x.seccomp_text));
 		capbuf_feed(&p->err, "\n", 1);
 	}
+	if (session_exec_budget(&p->x)) /* the session's CPU budget: a CPU limit */
+		o.cpu_exceeded = o.timed_out = true;
 	struct ward_result res = {0};
 	if (ctl[0] == 'E') {
 		res.status = WARD_ST_ERROR;
@@ -215,6 +264,9 @@ static void *bg_main(void *arg)
 
 /* ------------------------------------------------------------ spawn */
 
+/* The argv a record keeps: its words up to WARD_SESSION_ARGV_KEPT bytes in
+ * all, the last one kept cut short and ended with "..." when more was
+ * given (a listing repeats it; the process got all of it). */
 static char **copy_argv(const struct ward_request *req)
 {
 	char **a = argv_build(req);
@@ -222,13 +274,24 @@ static char **copy_argv(const struct ward_request *req)
 	while (a && a[n])
 		n++;
 	char **c = a ? calloc(n + 1, sizeof(char *)) : NULL;
-	for (size_t i = 0; c && i < n; i++)
-		if (!(c[i] = strdup(a[i]))) {
+	size_t left = WARD_SESSION_ARGV_KEPT;
+	for (size_t i = 0; c && i < n && left; i++) {
+		size_t k = strlen(a[i]);
+		bool cut = k + 1 > left || (i + 1 < n && k + 1 == left);
+		if (cut)
+			k = left > 4 ? left - 4 : 0;
+		c[i] = malloc(k + (cut ? 4 : 1));
+		if (!c[i]) {
 			for (size_t j = 0; j < i; j++)
 				free(c[j]);
 			free(c);
 			c = NULL;
+			break;
 		}
+		memcpy(c[i], a[i], k);
+		memcpy(c[i] + k, cut ? "..." : "", cut ? 4 : 1);
+		left = cut ? 0 : left - (k + 1);
+	}
 	free(a);
 	return c;
 }
@@ -253,28 +316,79 @@ static int inner_pid(int pidfd)
 	return last ? atoi(last + 1) : -1;
 }
 
-/* Room for one more: the oldest that has ended is forgotten.  Under lock. */
-static bool make_room(struct session_bg *bg)
+static void forget(struct session_bg *bg, size_t i)
 {
+	struct bg_proc *old = bg->p[i];
+	memmove(&bg->p[i], &bg->p[i + 1], (bg->n - i - 1) * sizeof(bg->p[0]));
+	bg->n--;
+	pthread_join(old->thread, NULL);
+	proc_free(bg, old);
+}
+
+/* Room for one more record: a record that pid id names already is
+ * forgotten (its process has ended: the pid is the new one's now), else,
+ * when the session remembers WARD_SESSION_MAX_PROCS, the oldest that has
+ * ended.  Under lock. */
+static bool make_room(struct session_bg *bg, int id)
+{
+	for (size_t i = bg->n; i-- > 0;)
+		if (bg->p[i]->id == id)
+			forget(bg, i);
 	if (bg->n < WARD_SESSION_MAX_PROCS)
 		return true;
 	for (size_t i = 0; i < bg->n; i++)
 		if (!bg->p[i]->running) {
-			struct bg_proc *old = bg->p[i];
-			memmove(&bg->p[i], &bg->p[i + 1], (bg->n - i - 1) * sizeof(bg->p[0]));
-			bg->n--;
-			pthread_join(old->thread, NULL);
-			proc_free(old);
+			forget(bg, i);
 			return true;
 		}
 	return false;
 }
 
-static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request *req, bool stdin_pipe)
+/* Reserve n bytes of capture for a new record: the session's budget and
+ * the runner's; exited records' buffers go for it, the oldest first, when
+ * it does not fit.  Under lock.  false: even that is not enough. */
+static bool reserve_output(struct session_bg *bg, size_t n)
 {
-	struct bg_proc *p = calloc(1, sizeof(*p));
-	if (!p)
+	for (size_t i = 0;; i++) {
+		if (n <= bg->max && bg->held <= bg->max - n && budget_take(bg->shared, n)) {
+			bg->held += n;
+			return true;
+		}
+		while (i < bg->n && (bg->p[i]->running || !bg->p[i]->reserved))
+			i++;
+		if (i >= bg->n)
+			return false;
+		proc_drop_output(bg, bg->p[i]);
+	}
+}
+
+static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request *req, bool stdin_pipe,
+				char *err, size_t errlen)
+{
+	size_t need = 2 * (size_t)req->limits.output_limit;
+	pthread_mutex_lock(&bg->lock);
+	bool room = reserve_output(bg, need);
+	size_t held = bg->held;
+	pthread_mutex_unlock(&bg->lock);
+	if (!room) {
+		set_err(err, errlen, -EAGAIN,
+			"no room to keep this process's output (%zu bytes for its two streams at max_output_chars "
+			"%llu): the session's background processes hold %zu bytes of its budget of %zu (a runner's "
+			"--session-bg-output)%s; let running ones end or give a smaller max_output_chars",
+			need, (unsigned long long)req->limits.output_limit, held, bg->max,
+			bg->shared ? ", or the runner's budget for every session's (--max-bg-output-total) is spent" : "");
 		return NULL;
+	}
+	struct bg_proc *p = calloc(1, sizeof(*p));
+	if (!p) {
+		pthread_mutex_lock(&bg->lock);
+		bg->held -= need;
+		pthread_mutex_unlock(&bg->lock);
+		budget_give(bg->shared, need);
+		set_err(err, errlen, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	p->reserved = need;
 	p->bg = bg;
 	p->in_w = -1;
 	p->stdin_pipe = stdin_pipe;
@@ -288,7 +402,10 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	capbuf_init(&p->err, req->limits.output_limit, -1);
 	p->argv = copy_argv(req);
 	if (!p->argv) {
-		free(p);
+		pthread_mutex_lock(&bg->lock);
+		proc_free(bg, p);
+		pthread_mutex_unlock(&bg->lock);
+		set_err(err, errlen, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	return p;
@@ -301,6 +418,9 @@ static int give_stdin(struct bg_proc *p, const struct ward_request *req, char *e
 	if (p->stdin_pipe) {
 		p->in_w = p->x.in_w;
 		p->x.in_w = -1;
+		/* written by ward_session_proc_stdin, which never blocks in write */
+		if (fcntl(p->in_w, F_SETFL, O_NONBLOCK) < 0)
+			return set_err(err, errlen, -errno, "cannot make the stdin pipe non-blocking: %s", strerror(errno));
 		return 0;
 	}
 	if (p->x.in_w < 0)
@@ -324,7 +444,7 @@ static int bg_check(const struct ward_request *req, char *err, size_t errlen)
 static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&bg->lock);
-	bool room = make_room(bg);
+	bool room = make_room(bg, p->id);
 	int e = room ? pthread_create(&p->thread, NULL, bg_main, p) : EAGAIN;
 	if (!e)
 		bg->p[bg->n++] = p;
@@ -332,7 +452,9 @@ static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char
 	if (e) {
 		cg_kill(p->x.cg);
 		session_exec_done(bg->s, &p->x);
-		proc_free(p);
+		pthread_mutex_lock(&bg->lock);
+		proc_free(bg, p);
+		pthread_mutex_unlock(&bg->lock);
 		return set_err(err, errlen, -EAGAIN, "the session remembers %d background processes, all running",
 			       WARD_SESSION_MAX_PROCS);
 	}
@@ -365,11 +487,10 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 		r2.stdin_set = true;
 		r2.stdin_len = 0;
 	}
-	struct bg_proc *p = proc_new(bg, &r2, stdin_pipe);
+	struct bg_proc *p = proc_new(bg, &r2, stdin_pipe, err, errlen);
 	if (r2.limits.cpu_s <= 0 && r2.limits.timeout_s <= 0)
 		r2.limits.cpu_s = 1e9; /* its RLIMIT_CPU: none to speak of */
-	r = p ? session_exec_start(s, &r2, cwd, stdin_pipe || r2.stdin_set, &p->x, err, errlen)
-	      : set_err(err, errlen, -ENOMEM, "out of memory");
+	r = p ? session_exec_start(s, &r2, cwd, stdin_pipe || r2.stdin_set, &p->x, err, errlen) : -EAGAIN;
 	free(env);
 	if (r == 0 && (p->id = inner_pid(p->x.pidfd)) <= 0)
 		r = set_err(err, errlen, -ESRCH, "the process ended before it could be named");
@@ -378,8 +499,11 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 	if (r < 0) {
 		if (p && p->x.cg)
 			session_exec_done(s, &p->x);
-		if (p)
-			proc_free(p);
+		if (p) {
+			pthread_mutex_lock(&bg->lock);
+			proc_free(bg, p);
+			pthread_mutex_unlock(&bg->lock);
+		}
 		session_slot(s, false);
 		return r;
 	}
@@ -388,9 +512,10 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 
 /* ------------------------------------------------------------ queries */
 
+/* The record pid id names: the newest with it (make_room leaves one). */
 static struct bg_proc *find(struct session_bg *bg, int id)
 {
-	for (size_t i = 0; i < bg->n; i++)
+	for (size_t i = bg->n; i-- > 0;)
 		if (bg->p[i]->id == id)
 			return bg->p[i];
 	return NULL;
@@ -491,6 +616,10 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
 		wait_for_more(bg, p, from_out, from_err, wait_s);
 	if (p && (take(&p->out, from_out, out) < 0 || take(&p->err, from_err, err) < 0))
 		r = set_err(errbuf, errlen, -ENOMEM, "out of memory");
+	/* ended and read to its end: its buffers are not needed again */
+	if (r == 0 && p && !p->running && p->reserved && from_out <= p->out.total && from_err <= p->err.total &&
+	    out->bytes >= p->out.total && err->bytes >= p->err.total)
+		proc_drop_output(bg, p);
 	if (p && exited)
 		*exited = !p->running;
 	if (p && exit_code)
@@ -504,8 +633,12 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
 	return r;
 }
 
-/* write, without dying of SIGPIPE when the reader is gone */
-static ssize_t write_nopipe(int fd, const void *data, size_t len)
+/* write until the deadline (monotonic), without dying of SIGPIPE when the
+ * reader is gone: the pipe is non-blocking, and a full one is waited on
+ * with poll, so a reader that never reads (a daemon that inherited the
+ * pipe) costs the caller the deadline, never for ever.  *done: the bytes
+ * written; errno ETIMEDOUT at the deadline. */
+static ssize_t write_until(int fd, const void *data, size_t len, double until, size_t *done)
 {
 	sigset_t pipe_set, old;
 	sigemptyset(&pipe_set);
@@ -513,13 +646,25 @@ static ssize_t write_nopipe(int fd, const void *data, size_t len)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	size_t off = 0;
 	ssize_t r = 0;
-	while (off < len && (r = write(fd, (const char *)data + off, len - off)) != 0) {
+	while (off < len) {
+		r = write(fd, (const char *)data + off, len - off);
+		if (r > 0) {
+			off += (size_t)r;
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
+		if (r < 0 && errno != EAGAIN)
 			break;
-		off += (size_t)r;
+		double left = until - monotonic_now();
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		if (left <= 0 || (poll(&p, 1, (int)(left * 1000) + 1) == 0 && until <= monotonic_now())) {
+			r = -1;
+			errno = ETIMEDOUT;
+			break;
+		}
 	}
+	*done = off;
 	int e = errno;
 	if (r < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
 		struct timespec zero = {0, 0};
@@ -527,7 +672,7 @@ static ssize_t write_nopipe(int fd, const void *data, size_t len)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
-	return r < 0 ? -1 : (ssize_t)off;
+	return r < 0 && off < len ? -1 : (ssize_t)off;
 }
 
 int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
@@ -549,9 +694,18 @@ int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, si
 		return set_err(err, errlen, -EINVAL, "process %d was not started with a stdin pipe", id);
 	if (fd < 0)
 		return len ? set_err(err, errlen, -EPIPE, "process %d's stdin is closed", id) : 0;
-	ssize_t w = len ? write_nopipe(fd, data, len) : 0;
+	size_t done = 0;
+	double call_s = session_call_timeout(s);
+	ssize_t w = len ? write_until(fd, data, len, monotonic_now() + call_s, &done) : 0;
 	int e = errno;
 	close(fd);
+	if (w < 0 && e == ETIMEDOUT)
+		return set_err(err, errlen, -ETIMEDOUT,
+			       "process %d did not read its stdin within the call's deadline (%g s): %zu of %zu bytes "
+			       "written; read stdin in the process, or send less at a time",
+			       id, call_s, done, len);
+	if (w < 0 && session_killed(s))
+		return set_err(err, errlen, -ESRCH, "the session ended during the write");
 	if (w < 0)
 		return set_err(err, errlen, -e, "cannot write to process %d's stdin: %s", id, strerror(e));
 	return 0;

@@ -1,5 +1,7 @@
 /* session_seccomp.c — a session's seccomp listener, supervisor side, on the
  * host: a fatal call ends the exec it was made in, as it ends a one-shot run.
+ * The same thread compares the session's CPU with its budget a few times a
+ * second (session.c's session_budget_check ends every exec past it).
  *
  * The session's PID 1 loads the filter (init.c) and hands its listener
  * over; every exec inherits the filter, so one listener hears them all.  A
@@ -34,20 +36,28 @@ struct session_watch {
 static void *watch_main(void *arg)
 {
 	struct session_watch *w = arg;
+	/* the session's CPU budget is compared with its usage this often */
+	double every = session_budget_interval(w->s);
+	int ms = every > 0 ? (int)(every * 1000) : -1;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = w->listener, .events = POLLIN}, {.fd = w->stop[0], .events = POLLIN}};
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[2] = {{.fd = w->stop[0], .events = POLLIN}, {.fd = w->listener, .events = POLLIN}};
+		int n = poll(p, w->listener >= 0 ? 2 : 1, ms);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (p[1].revents)
+		if (every > 0)
+			session_budget_check(w->s);
+		if (p[0].revents)
 			break;
-		if (p[0].revents & POLLIN) {
+		if (w->listener < 0)
+			continue;
+		if (p[1].revents & POLLIN) {
 			struct ward_seccomp_event ev;
 			if (ward_seccomp_notify_read(w->listener, &ev) == 0)
 				session_seccomp_kill(w->s, w->listener, ev.id, ev.pid, ev.text);
-		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		} else if (p[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 			break; /* no process uses the filter any more: PID 1 is gone */
 		}
 	}
@@ -86,6 +96,7 @@ void session_watch_stop(struct session_watch *w)
 	pthread_join(w->thread, NULL);
 	close(w->stop[0]);
 	close(w->stop[1]);
-	close(w->listener);
+	if (w->listener >= 0)
+		close(w->listener);
 	free(w);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
@@ -666,6 +667,85 @@ static void test_seccomp_kill_stale(struct ward_session *s)
 	close(l);
 }
 
+
+struct stdin_call {
+	struct ward_session *s;
+	int id, rc;
+	char err[256];
+};
+
+static void *stdin_main(void *arg)
+{
+	struct stdin_call *c = arg;
+	static char big[256 * 1024];
+	c->rc = ward_session_proc_stdin(c->s, c->id, big, sizeof big, false, c->err, sizeof c->err);
+	return NULL;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A stdin write to a process whose pipe a daemon holds and never reads:
+ * it ends at the call's deadline (-ETIMEDOUT), and ward_session_kill from
+ * another thread wakes one blocked on it at once. */
+static void test_stdin_deadline_and_kill(void)
+{
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.call_timeout_s = 1;
+	o.bg_output_bytes = 3u << 20;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new with a 1 s call deadline", s != NULL);
+	if (!s)
+		return;
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "setsid -f sleep 3003; exit 0";
+	r.limits.timeout_s = 0;
+	r.limits.output_limit = 1u << 20;
+	int id = -1;
+	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	CHECK("session stdin: a daemon holds the pipe", rc == 0);
+	struct stdin_call c = {.s = s, .id = id};
+	double t0 = mono();
+	stdin_main(&c);
+	double t = mono() - t0;
+	CHECK("session stdin: a reader that never reads: -ETIMEDOUT at the deadline",
+	      c.rc == -ETIMEDOUT && t >= 0.9 && t < 10 && strstr(c.err, "bytes written"));
+	/* the background budget: 2 MiB each of 3 MiB (the exited one gives its room up); the next does not fit */
+	r.shell = "sleep 3004";
+	int id2 = -1, id3 = -1;
+	rc = ward_session_spawn(s, &r, NULL, false, &id2, err, sizeof err);
+	int rc3 = ward_session_spawn(s, &r, NULL, false, &id3, err, sizeof err);
+	CHECK("session bg: records past bg_output_bytes are refused (-EAGAIN)", rc == 0 && rc3 == -EAGAIN &&
+											    strstr(err, "budget"));
+	/* kill wakes a call blocked on the session */
+	ward_session_destroy(s);
+	o.call_timeout_s = 300;
+	s = ward_session_new(&o, err, sizeof err);
+	CHECK("session: new with a 300 s call deadline", s != NULL);
+	if (!s)
+		return;
+	r.shell = "setsid -f sleep 3003; exit 0";
+	rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	c = (struct stdin_call){.s = s, .id = id};
+	pthread_t th;
+	pthread_create(&th, NULL, stdin_main, &c);
+	usleep(300 * 1000);
+	t0 = mono();
+	ward_session_kill(s);
+	pthread_join(th, NULL);
+	t = mono() - t0;
+	CHECK("session kill: a stdin write blocked on the session wakes with an error", rc == 0 && c.rc < 0 && t < 10);
+	CHECK("session kill: the session is no longer alive", !ward_session_alive(s));
+	ward_session_destroy(s);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -702,4 +782,5 @@ void test_session(void)
 	test_caller_death();
 	test_cpu_budget();
 	test_workdir();
+	test_stdin_deadline_and_kill();
 }
