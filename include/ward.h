@@ -205,6 +205,10 @@ struct ward_usage {
 	uint64_t cpu_user_ms;
 	uint64_t cpu_sys_ms;
 	uint64_t max_rss_kb;
+	/* With WARD_NET_ALLOW: the CPU time of ward's egress proxy for this run
+	 * (a session's exec: while it ran), which runs in ward's process and no
+	 * cgroup of the sandbox's counts (SPEC §13). */
+	uint64_t proxy_cpu_ms;
 };
 
 struct ward_stream {

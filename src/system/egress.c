@@ -21,8 +21,13 @@
  *     swap it);
  *   - is bounded: EGRESS_MAX_CONNS at once (more are closed when
  *     accepted), two EGRESS_BUF buffers each, head / connect / idle / total
- *     timeouts, and limits.egress_bytes for the proxy's whole life (beyond:
- *     connections cut and new ones refused).
+ *     timeouts, and limits.egress_bytes for the proxy's whole life, request
+ *     heads included, refused ones too (beyond: connections cut and new
+ *     ones refused);
+ *   - is throttled: every accepted connection takes a token that only one
+ *     reaching its upstream gives back (egress.h: EGRESS_REFUSE_BURST,
+ *     EGRESS_REFUSE_RATE), so a loop of refused requests costs this thread
+ *     a bounded share of a core, not as much as the loop itself.
  * Every fd is CLOEXEC and non-blocking, but resolution: getaddrinfo blocks
  * this thread (only this sandbox's proxy; a pinned name never resolves).
  * The supervisor's loop never waits on it: stopping it is a pipe write and
@@ -63,7 +68,10 @@ struct conn {
 	struct buf c2u, u2c;
 	bool c_eof, u_eof, c_shut, u_shut;
 	bool capped; /* egress_bytes is spent: no more reading; cut once drained */
+	bool token;  /* holds a token of the bucket (until it relays) */
 	double born, last;
+	double read_at; /* a partial head: not read again before this */
+	uint64_t head_bytes; /* read while in C_HEAD (charged; its record's bytes_out) */
 	int rec; /* its record, or -1 (beyond the first 64) */
 	uint64_t moved; /* bytes read or written, both ways: progress */
 };
@@ -80,11 +88,14 @@ struct egress_proxy {
 	size_t nown;
 	uint64_t cap, used;
 	double accept_pause; /* accept failed (no fd, no memory): not before this */
+	double tokens, tokens_at; /* the bucket (egress.h), as of tokens_at */
+	bool dry; /* it ran out: the listener waits for EGRESS_REFUSE_RESUME */
 	struct conn conns[EGRESS_MAX_CONNS];
 	pthread_mutex_t mu; /* the records and counts below */
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
 	size_t nrec;
-	uint64_t tried, allowed;
+	uint64_t tried, allowed, throttled;
+	uint64_t cpu_us; /* the thread's CPU when it ended (done) */
 	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
 };
 
@@ -97,7 +108,8 @@ static double now_s(void)
 
 /* ---------------------------------------------------------------- records */
 
-static int add_record(struct egress_proxy *p, const char *host, unsigned port, bool allowed, const char *reason)
+static int add_record(struct egress_proxy *p, const char *host, unsigned port, bool allowed, const char *reason,
+		      uint64_t head_bytes)
 {
 	pthread_mutex_lock(&p->mu);
 	int i = -1;
@@ -111,6 +123,7 @@ static int add_record(struct egress_proxy *p, const char *host, unsigned port, b
 		snprintf(r->host, sizeof(r->host), "%s", host);
 		r->port = port;
 		r->allowed = allowed;
+		r->bytes_out = head_bytes;
 		snprintf(r->reason, sizeof(r->reason), "%s", reason ? reason : "");
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -171,6 +184,54 @@ void egress_counts(struct egress_proxy *p, uint64_t *tried, uint64_t *allowed)
 	pthread_mutex_unlock(&p->mu);
 }
 
+uint64_t egress_throttled(struct egress_proxy *p)
+{
+	pthread_mutex_lock(&p->mu);
+	uint64_t n = p->throttled;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+static uint64_t thread_cpu_us(pthread_t th)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (pthread_getcpuclockid(th, &cid) != 0 || clock_gettime(cid, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t egress_cpu_us(struct egress_proxy *p)
+{
+	/* under the lock: a thread not done yet cannot end meanwhile */
+	pthread_mutex_lock(&p->mu);
+	uint64_t us = p->done ? p->cpu_us : thread_cpu_us(p->th);
+	pthread_mutex_unlock(&p->mu);
+	return us;
+}
+
+/* ------------------------------------------------------------------ bucket */
+
+static void tokens_refill(struct egress_proxy *p, double t)
+{
+	if (t > p->tokens_at) {
+		p->tokens += (t - p->tokens_at) * EGRESS_REFUSE_RATE;
+		if (p->tokens > EGRESS_REFUSE_BURST)
+			p->tokens = EGRESS_REFUSE_BURST;
+	}
+	p->tokens_at = t;
+}
+
+/* A connection reached its upstream: its token back. */
+static void token_back(struct egress_proxy *p, struct conn *c)
+{
+	if (!c->token)
+		return;
+	c->token = false;
+	if (++p->tokens > EGRESS_REFUSE_BURST)
+		p->tokens = EGRESS_REFUSE_BURST;
+}
+
 /* ------------------------------------------------------------ connections */
 
 static void conn_reset(struct conn *c)
@@ -211,9 +272,18 @@ static void reply_error(struct conn *c, int code, const char *status, const char
 	c->st = C_REPLY;
 }
 
+static void head_in(struct egress_proxy *p, struct conn *c, double t);
+
+/* Accept while the bucket has tokens (the rest wait in the sandbox's
+ * accept queue), and read each one's head at once: it is usually there
+ * already, and a refusal then costs one wake of this thread, not three. */
 static void accept_conns(struct egress_proxy *p, double t)
 {
-	for (int k = 0; k < EGRESS_MAX_CONNS; k++) {
+	tokens_refill(p, t);
+	if (p->dry && p->tokens < EGRESS_REFUSE_RESUME)
+		return;
+	p->dry = false;
+	for (int k = 0; k < EGRESS_MAX_CONNS && p->tokens >= 1; k++) {
 		int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			/* out of fds or memory: the listener stays readable, so
@@ -221,6 +291,13 @@ static void accept_conns(struct egress_proxy *p, double t)
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				p->accept_pause = t + 1;
 			return;
+		}
+		p->tokens -= 1; /* kept by one closed at once, too */
+		if (p->tokens < 1) {
+			p->dry = true;
+			pthread_mutex_lock(&p->mu);
+			p->throttled++;
+			pthread_mutex_unlock(&p->mu);
 		}
 		struct conn *c = NULL;
 		for (size_t i = 0; i < EGRESS_MAX_CONNS && !c; i++)
@@ -240,7 +317,9 @@ static void accept_conns(struct egress_proxy *p, double t)
 		c->ufd = -1;
 		c->rec = -1;
 		c->st = C_HEAD;
+		c->token = true;
 		c->born = c->last = t;
+		head_in(p, c, t);
 	}
 }
 
@@ -513,7 +592,7 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 	socklen_t salen = 0;
 	char msg[96];
 	const char *why = decide(p, h->host, h->port, &sa, &salen, msg, sizeof(msg));
-	c->rec = add_record(p, h->host, h->port, why == NULL, why);
+	c->rec = add_record(p, h->host, h->port, why == NULL, why, c->head_bytes);
 	if (why) {
 		reply_error(c, 403, "Forbidden", why);
 		return;
@@ -541,13 +620,7 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 		memmove(c->c2u.d, c->c2u.d + h->head_len, rest);
 		c->c2u.len = rest;
 	}
-	c->c2u.off = 0;
-	if (c->c2u.len > p->cap - p->used) {
-		note_cut(p, c, "egress_bytes limit reached");
-		reply_error(c, 403, "Forbidden", "egress_bytes limit reached");
-		return;
-	}
-	count_bytes(p, c, c->c2u.len, true);
+	c->c2u.off = 0; /* its bytes were charged as they were read (read_head) */
 	c->ufd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->ufd < 0 || (connect(c->ufd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS)) {
 		snprintf(msg, sizeof(msg), "cannot connect: %s", strerror(errno));
@@ -564,16 +637,29 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 	}
 }
 
-static void read_head(struct egress_proxy *p, struct conn *c)
+/* Read what there is of a request head.  Every byte counts toward
+ * egress_bytes as it is read, whatever becomes of the request: refused and
+ * malformed heads spend the budget as forwarded ones do. */
+static void read_head(struct egress_proxy *p, struct conn *c, double t)
 {
-	ssize_t n = recv(c->cfd, c->c2u.d + c->c2u.len, EGRESS_HEAD_MAX - c->c2u.len, 0);
+	size_t room = EGRESS_HEAD_MAX - c->c2u.len;
+	if (p->used >= p->cap) {
+		reply_error(c, 403, "Forbidden", "egress_bytes limit reached");
+		return;
+	}
+	if (p->cap - p->used < room)
+		room = (size_t)(p->cap - p->used);
+	ssize_t n = recv(c->cfd, c->c2u.d + c->c2u.len, room, 0);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		conn_close(c);
 		return;
 	}
+	p->used += (size_t)n;
+	c->head_bytes += (size_t)n;
 	c->c2u.len += (size_t)n;
+	c->read_at = t + EGRESS_HEAD_DEFER_MS / 1000.0; /* when the head is not all in yet */
 	struct head h;
 	memset(&h, 0, sizeof(h));
 	int code = parse_head(c->c2u.d, c->c2u.len, &h);
@@ -584,6 +670,8 @@ static void read_head(struct egress_proxy *p, struct conn *c)
 			    "give CONNECT host:port HTTP/1.1, or an absolute http:// URI, then headers and a blank line");
 	else if (h.head_len)
 		start_upstream(p, c, &h);
+	else if (p->used >= p->cap)
+		reply_error(c, 403, "Forbidden", "egress_bytes limit reached");
 }
 
 /* ------------------------------------------------------------------ relay */
@@ -635,6 +723,16 @@ static bool flush(struct conn *c, int fd, struct buf *b, const char **why)
 	if (b->off == b->len)
 		b->off = b->len = 0;
 	return true;
+}
+
+/* A head's bytes in; an answer of the proxy's own goes out at once when
+ * the socket takes it (nearly always: it is the first thing written). */
+static void head_in(struct egress_proxy *p, struct conn *c, double t)
+{
+	const char *why = NULL;
+	read_head(p, c, t);
+	if (c->st == C_REPLY && (!flush(c, c->cfd, &c->u2c, &why) || c->u2c.off >= c->u2c.len))
+		conn_close(c);
 }
 
 /* Move what can move both ways without waiting, a few rounds at most (a
@@ -702,6 +800,7 @@ static void connected(struct egress_proxy *p, struct conn *c, double t)
 	}
 	c->st = C_RELAY;
 	c->last = t;
+	token_back(p, c);
 }
 
 /* Timeouts: a head, a connect, an idle or too long connection; and a
@@ -727,10 +826,10 @@ static void expire(struct egress_proxy *p, struct conn *c, double t)
 
 /* --------------------------------------------------------------- the loop */
 
-static short conn_events(const struct conn *c, bool client)
+static short conn_events(const struct conn *c, bool client, double t)
 {
 	switch (c->st) {
-	case C_HEAD: return client ? POLLIN : 0;
+	case C_HEAD: return client && t >= c->read_at ? POLLIN : 0;
 	case C_CONNECTING: return client ? 0 : POLLOUT;
 	case C_REPLY: return client ? POLLOUT : 0;
 	case C_RELAY:
@@ -749,7 +848,7 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 	switch (c->st) {
 	case C_HEAD:
 		if (cev)
-			read_head(p, c);
+			head_in(p, c, t);
 		break;
 	case C_CONNECTING:
 		if (cev & (POLLERR | POLLHUP)) {
@@ -785,16 +884,27 @@ static void *proxy_main(void *arg)
 {
 	struct egress_proxy *p = arg;
 	struct pollfd pf[2 + 2 * EGRESS_MAX_CONNS];
+	p->tokens = EGRESS_REFUSE_BURST;
+	p->tokens_at = now_s();
 	for (;;) {
 		size_t n = 0;
+		double t0 = now_s(), wake = t0 + 1; /* at least once a second */
+		tokens_refill(p, t0);
+		if (p->dry && p->tokens >= EGRESS_REFUSE_RESUME)
+			p->dry = false;
+		bool listen = t0 >= p->accept_pause && !p->dry;
+		if (t0 >= p->accept_pause && p->dry)
+			wake = t0 + (EGRESS_REFUSE_RESUME - p->tokens) / EGRESS_REFUSE_RATE;
 		pf[n++] = (struct pollfd){.fd = p->stop[0], .events = POLLIN};
-		pf[n++] = (struct pollfd){.fd = now_s() < p->accept_pause ? -1 : p->lfd, .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = listen ? p->lfd : -1, .events = POLLIN};
 		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
 			struct conn *c = &p->conns[i];
-			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1, .events = c->st ? conn_events(c, true) : 0};
-			pf[n++] = (struct pollfd){.fd = c->st ? c->ufd : -1, .events = c->st ? conn_events(c, false) : 0};
+			if (c->st == C_HEAD && c->read_at > t0 && c->read_at < wake)
+				wake = c->read_at;
+			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1, .events = c->st ? conn_events(c, true, t0) : 0};
+			pf[n++] = (struct pollfd){.fd = c->st ? c->ufd : -1, .events = c->st ? conn_events(c, false, t0) : 0};
 		}
-		int r = poll(pf, n, 1000);
+		int r = poll(pf, n, (int)((wake - t0) * 1000) + 1);
 		if (r < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents)
@@ -808,14 +918,17 @@ static void *proxy_main(void *arg)
 			if (c->st)
 				expire(p, c, t);
 		}
-		if (pf[1].revents & POLLIN)
+		/* the listener, or the bucket refilled while it was left out */
+		if ((pf[1].revents & POLLIN) || (p->dry && t >= p->accept_pause && t >= wake))
 			accept_conns(p, t);
 	}
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		if (p->conns[i].st)
 			conn_close(&p->conns[i]);
 	/* egress_stop gave up waiting (a resolution held us): ours to free */
+	uint64_t cpu = thread_cpu_us(pthread_self());
 	pthread_mutex_lock(&p->mu);
+	p->cpu_us = cpu;
 	p->done = true;
 	bool orphan = p->orphan;
 	pthread_mutex_unlock(&p->mu);

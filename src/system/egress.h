@@ -22,6 +22,21 @@
 #define EGRESS_IDLE_TIMEOUT_S 60
 #define EGRESS_TOTAL_TIMEOUT_S 3600
 
+/* What a connection that reaches no upstream costs is the proxy's thread's
+ * CPU: ward's, outside the sandbox's cgroup.  So each accepted connection
+ * takes a token, and gives it back once it is relaying to its upstream; a
+ * refused, malformed or empty one keeps it.  The bucket holds
+ * EGRESS_REFUSE_BURST and refills EGRESS_REFUSE_RATE a second; empty, the
+ * proxy accepts nothing until it holds EGRESS_REFUSE_RESUME again (the
+ * sandbox's connects wait in its own kernel's accept queue; taking them a
+ * few at a wake keeps the wakes, not just the refusals, few).  A head that arrives in pieces is read
+ * at most once per EGRESS_HEAD_DEFER_MS (a client dribbling bytes costs
+ * one wake per batch, not per byte). */
+#define EGRESS_REFUSE_BURST 128
+#define EGRESS_REFUSE_RATE 50
+#define EGRESS_REFUSE_RESUME 8
+#define EGRESS_HEAD_DEFER_MS 20
+
 struct egress_proxy;
 
 /* Start a proxy on listen_fd (taken: closed by egress_stop, or here on
@@ -35,6 +50,11 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 int egress_records(struct egress_proxy *p, size_t from, struct ward_result *res);
 /* How many connections were tried so far, and how many of them allowed. */
 void egress_counts(struct egress_proxy *p, uint64_t *tried, uint64_t *allowed);
+/* The CPU time the proxy's thread has used so far, in microseconds (it runs
+ * in ward's process: no cgroup of the sandbox's can be charged for it). */
+uint64_t egress_cpu_us(struct egress_proxy *p);
+/* How many times the proxy stopped accepting for want of a token. */
+uint64_t egress_throttled(struct egress_proxy *p);
 
 /* Stop the thread and close every connection and the listening socket.
  * NULL is a no-op. */

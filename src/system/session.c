@@ -675,9 +675,11 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		return result_from_outcome(&o, -1, res, start);
 	}
 	struct session_exec x;
-	uint64_t tried0 = 0, allowed0;
-	if (s->parts.egress)
+	uint64_t tried0 = 0, allowed0, cpu0 = 0;
+	if (s->parts.egress) {
 		egress_counts(s->parts.egress, &tried0, &allowed0);
+		cpu0 = egress_cpu_us(s->parts.egress);
+	}
 	r = session_exec_start(s, &r2, cwd, r2.stdin_set || r2.stdin_fd >= 0, &x, res->error, sizeof(res->error));
 	if (r == 0) {
 		struct supervise sv;
@@ -697,6 +699,8 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		 * a background process's count here too) */
 		if (s->parts.egress && egress_records(s->parts.egress, (size_t)tried0, res) < 0)
 			snprintf(res->error, sizeof(res->error), "out of memory for the egress records");
+		uint64_t cpu1 = s->parts.egress ? egress_cpu_us(s->parts.egress) : 0;
+		res->usage.proxy_cpu_ms = cpu1 > cpu0 ? (cpu1 - cpu0) / 1000 : 0;
 	}
 	session_slot(s, false);
 	free(env);

@@ -804,5 +804,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	collect_usage(sb, &ru, res, o);
 	if (sb->egress && egress_records(sb->egress, 0, res) < 0)
 		snprintf(res->error, sizeof(res->error), "out of memory for the egress records");
+	if (sb->egress)
+		res->usage.proxy_cpu_ms = egress_cpu_us(sb->egress) / 1000;
 	return run_outcome(&s, st, res, o);
 }

@@ -161,6 +161,10 @@ static void emit_result(struct jw *w, const void *arg)
 	jw_int(w, (int64_t)r->usage.cpu_sys_ms);
 	jw_key(w, "max_rss_kb");
 	jw_int(w, (int64_t)r->usage.max_rss_kb);
+	if (r->egress_on) {
+		jw_key(w, "proxy_cpu_ms");
+		jw_int(w, (int64_t)r->usage.proxy_cpu_ms);
+	}
 	jw_object_end(w);
 	emit_files(w, r, v->contents);
 	if (r->egress_on)
@@ -1134,6 +1138,7 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->usage.cpu_user_ms = get_u64(u, "cpu_user_ms");
 	r->usage.cpu_sys_ms = get_u64(u, "cpu_sys_ms");
 	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
+	r->usage.proxy_cpu_ms = get_u64(u, "proxy_cpu_ms");
 	if (get_files(o, r) < 0) {
 		wire_bad(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
 				      "ward is out of memory");

@@ -5,7 +5,8 @@
 # /proc/self/root/etc/shadow, a loop, a directory planted in a --workdir);
 # a FIFO skipped without hanging; 10,000 small files walked within the caps
 # and a generous time; binary content byte for byte; --json lists the files;
-# and --collect-dir never written through a symlink planted in it.
+# modes under the caller's umask; and --collect-dir never written through a
+# symlink planted in it.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e.inc"
 
@@ -22,6 +23,16 @@ expect_eq "collect: *.png at the top, a/**/*.txt at any depth, keep/ everything 
 	"a/b/c/z.txt a/y.txt keep/.hidden keep/deep/er/f top.png " "$(sorted_files "$D")"
 expect_eq "collect: a file's permission bits kept" 750 "$(stat -c %a "$D/a/y.txt")"
 expect_eq "collect: content" 5 "$(cat "$D/keep/deep/er/f")"
+
+# the caller's umask applies on the host: a sandbox's 0777 never lands
+# world-writable (and never set-id or sticky)
+for um in 022:755 077:700 002:775; do
+	rm -rf "$D"
+	(umask "${um%%:*}" && timeout 30 "$WARD" run --collect s --collect-dir "$D" \
+		--shell 'echo "#!/bin/sh" >s; chmod 0777 s' >/dev/null 2>&1 </dev/null)
+	expect_eq "collect: a 0777 file under the caller's umask ${um%%:*} lands ${um#*:}" "${um#*:}" \
+		"$(stat -c %a "$D/s" 2>/dev/null)"
+done
 
 # a directory matched by name takes all below it; '**' alone takes all
 rm -rf "$D"

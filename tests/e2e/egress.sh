@@ -86,6 +86,37 @@ expect_contains "egress: a listed name that resolves to 127.0.0.1 unpinned is re
 	"localhost:resolves to a loopback address"
 expect_contains "egress: the metadata address literal is refused" "$reasons" "169.254.169.254:not in the allow-list"
 
+# --- a loop of refused CONNECTs: throttled, counted, listed (the first 64),
+# its heads spend egress_bytes; the proxy's CPU is in usage.proxy_cpu_ms
+LOOP="import socket, time
+def ask(head, wait):
+    s = socket.socket(); s.settimeout(wait)
+    try:
+        s.connect(('127.0.0.1', 3128)); s.sendall(head); return s.recv(200)
+    except OSError:
+        return b''
+    finally:
+        s.close()
+t = time.monotonic(); n = answered = 0
+while n < 2000 and time.monotonic() - t < 3:
+    answered += ask(b'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n', 0.05).startswith(b'HTTP/1.1 403'); n += 1
+print(n, answered, round(time.monotonic() - t, 2))"
+ew refloop --timeout 30 --allow-host pypi.test:$H -- python3 -c "$LOOP"
+read -r n answered secs <<<"$(jq_ 'r["stdout"].strip()')"
+if [ "${answered:-9999}" -ge 64 ] && [ "$(egress_json "$J" "int($answered <= 128 + 50 * $secs + 8)")" = 1 ]; then
+	pass "egress: a loop of refused CONNECTs is throttled ($answered of $n answered in $secs s)"
+else fail "egress: a loop of refused CONNECTs is throttled" "$n $answered $secs: $(jq_ 'r["stderr"][-300:]')"; fi
+expect_eq "egress: ... the first 64 listed, refused, each with its head's 34 bytes; egress_truncated" True \
+	"$(jq_ 'len(r["egress"]) == 64 and r["egress_truncated"] and all(not e["allowed"] and e["bytes_out"] == 34 for e in r["egress"])')"
+expect_eq "egress: ... usage.proxy_cpu_ms tells the proxy's CPU (ward's, outside the cgroup), under 200 ms" True \
+	"$(jq_ '0 <= r["usage"]["proxy_cpu_ms"] < 200')"
+ew refbytes --egress-bytes 3400 --allow-host pypi.test:$H -- python3 -c "${LOOP/n < 2000/n < 100}
+print(ask(b'GET http://pypi.test:$H/hi.txt HTTP/1.1\\r\\n\\r\\n', 5).split(b'\\r\\n\\r\\n')[-1].decode().strip())"
+expect_eq "egress: 100 refused heads (3400 bytes) spend --egress-bytes 3400: then an allowed name is refused for it" \
+	"ward egress: egress_bytes limit reached" "$(jq_ 'r["stdout"].splitlines()[-1] if r["stdout"] else r["stderr"][-300:]')"
+expect_eq "egress: ... and 100 tries recorded, the 64 listed refused with their bytes" True \
+	"$(jq_ 'len(r["egress"]) == 64 and r["egress_truncated"] and sum(e["bytes_out"] for e in r["egress"]) == 64 * 34')"
+
 # --- the netns has no route: raw TCP to a host listener, DNS, UDP
 ew raw --allow-host pypi.test:$H -- python3 -c "
 import socket, errno, time

@@ -129,6 +129,10 @@ WARD_RUNNER_URL=$URL timeout 60 "$WARD" session exec "$sid" --collect 'out/*.png
 	--collect-max-files 10 --collect-max-bytes 1000000 -- true >/dev/null 2>&1
 expect_eq "ward session exec --collect: the PNG lands in --collect-dir" 89504e47 \
 	"$(head -c 4 "$SERVE_TMP/sc/out/plot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')"
+(umask 077 && WARD_RUNNER_URL=$URL timeout 60 "$WARD" session exec "$sid" --collect 'w/' --collect-dir "$SERVE_TMP/scm" \
+	--collect-max-files 10 --collect-max-bytes 1000000 --shell 'mkdir -p w; echo x >w/s; chmod 0777 w/s' >/dev/null 2>&1)
+expect_eq "ward session exec --collect: a 0777 file under umask 077 lands 0700" 700 \
+	"$(stat -c %a "$SERVE_TMP/scm/w/s" 2>/dev/null)"
 http DELETE "/sessions/$sid" >/dev/null
 stop_server "$SRV_PID"
 
@@ -148,6 +152,11 @@ rm -rf "$SERVE_TMP/rc"
 WARD_RUNNER_URL=$URL timeout 60 "$WARD" run --collect 'o/' --collect-dir "$SERVE_TMP/rc" \
 	--shell 'mkdir o; printf remote >o/r' >/dev/null 2>&1
 expect_eq "ward run --remote --collect: the file lands in --collect-dir" remote "$(cat "$SERVE_TMP/rc/o/r" 2>/dev/null)"
+rm -rf "$SERVE_TMP/rc"
+(umask 022 && WARD_RUNNER_URL=$URL timeout 60 "$WARD" run --collect 'o/' --collect-dir "$SERVE_TMP/rc" \
+	--shell 'mkdir o; printf remote >o/r; chmod 0777 o/r' >/dev/null 2>&1)
+expect_eq "ward run --remote --collect: a 0777 file under umask 022 lands 0755" 755 \
+	"$(stat -c %a "$SERVE_TMP/rc/o/r" 2>/dev/null)"
 stop_server "$SRV_PID"
 # A hostile runner answers paths that climb out, are absolute, or cross a
 # symlink it hopes is there: nothing is written outside --collect-dir.
@@ -155,7 +164,7 @@ mkdir -p "$SERVE_TMP/evil/dir" "$SERVE_TMP/outside"
 ln -s "$SERVE_TMP/outside" "$SERVE_TMP/evil/dir/link"
 python3 - "$SERVE_TMP/evil.port" <<'PY' &
 import base64, http.server, json, sys
-files = [{"path": p, "size": 1, "mode": 420, "encoding": "base64", "content": base64.b64encode(b"x").decode()}
+files = [{"path": p, "size": 1, "mode": 0o7777, "encoding": "base64", "content": base64.b64encode(b"x").decode()}
          for p in ("../escaped", "/tmp/ward-collect-abs-probe", "link/through", "ok")]
 res = {"status": "ok", "exit_code": 0, "stdout": "", "stderr": "", "error": "", "files": files, "files_truncated": False}
 class H(http.server.BaseHTTPRequestHandler):
@@ -172,11 +181,13 @@ s.handle_request()
 PY
 evil=$!
 wait_for test -s "$SERVE_TMP/evil.port"
-timeout 60 "$WARD" run --remote "http://127.0.0.1:$(cat "$SERVE_TMP/evil.port")" --collect x \
-	--collect-dir "$SERVE_TMP/evil/dir" -- true >/dev/null 2>"$SERVE_TMP/evil.err"
+(umask 022 && timeout 60 "$WARD" run --remote "http://127.0.0.1:$(cat "$SERVE_TMP/evil.port")" --collect x \
+	--collect-dir "$SERVE_TMP/evil/dir" -- true >/dev/null 2>"$SERVE_TMP/evil.err")
 wait "$evil" 2>/dev/null
 expect_eq "hostile runner: only the plain path is written" "ok " \
 	"$(cd "$SERVE_TMP/evil/dir" && find . -type f | sed 's|^\./||' | tr '\n' ' ')"
+expect_eq "hostile runner: a mode 07777 lands under the umask, never set-id or sticky" 755 \
+	"$(stat -c %a "$SERVE_TMP/evil/dir/ok" 2>/dev/null)"
 check "hostile runner: nothing above --collect-dir" test ! -e "$SERVE_TMP/evil/escaped"
 check "hostile runner: nothing at the absolute path" test ! -e /tmp/ward-collect-abs-probe
 expect_eq "hostile runner: nothing through a symlink in --collect-dir" "" "$(ls -A "$SERVE_TMP/outside")"

@@ -55,6 +55,8 @@ expect_eq "... the result lists each connection: host, port, allowed, bytes" \
 	"$(jq_ '" ".join("%s:%d:%s" % (e["host"], e["port"], e["allowed"]) for e in r["egress"])')"
 expect_eq "... with bytes both ways on the allowed ones, none on the refused" True \
 	"$(jq_ 'all(e["bytes_in"] > 0 and e["bytes_out"] > 0 for e in r["egress"][:2]) and r["egress"][2]["bytes_in"] == 0 and r["egress_truncated"] is False')"
+expect_eq "... and usage.proxy_cpu_ms, the proxy's CPU (ward's, outside the sandbox's cgroup)" True \
+	"$(jq_ 'type(r["usage"]["proxy_cpu_ms"]) is int and 0 <= r["usage"]["proxy_cpu_ms"] < 5000')"
 expect_eq "a request with network allow does not take a pooled sandbox" "$hits0" "$(metric 'ward_pool_takes_total{result="hit"}')"
 
 exec_json "{\"command\":\"python3 -m pip install --no-deps --disable-pip-version-check --no-cache-dir --trusted-host pypi.test --target /work/t --index-url http://pypi.test:$H/simple/ wardpkg >/dev/null 2>&1; PYTHONPATH=/work/t python3 -c 'import wardpkg; print(wardpkg.VALUE)'\",\"network\":{\"allow\":[\"pypi.test:$H\"]},\"limits\":{\"timeout_s\":120,\"memory_mb\":1024}}"
@@ -105,6 +107,7 @@ sexec() {
 sexec "{\"command\":\"curl -sS http://pypi.test:$H/hi.txt\"}"
 expect_eq "session exec 1: reaches the listed name through the session's proxy" "200 hello" "$CODE $(jq_ 'r["stdout"].strip()')"
 expect_eq "... its result lists its one connection" "pypi.test:True" "$(jq_ '" ".join("%s:%s" % (e["host"], e["allowed"]) for e in r["egress"])')"
+expect_eq "... and the proxy's CPU while it ran (usage.proxy_cpu_ms)" True "$(jq_ '0 <= r["usage"]["proxy_cpu_ms"] < 5000')"
 sexec "{\"command\":\"curl -s -o /dev/null -w '%{http_code}' http://evil.test:$H/\"}"
 expect_eq "session exec 2: an unlisted name 403, and only its own connection listed" "403 evil.test:False" \
 	"$(jq_ 'r["stdout"].strip()') $(jq_ '" ".join("%s:%s" % (e["host"], e["allowed"]) for e in r["egress"])')"

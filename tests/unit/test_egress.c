@@ -3,6 +3,8 @@
  * classifier over every refused range (IPv4-mapped IPv6 included).  Called
  * from tests/unit/main.c; prints PASS:/FAIL: lines. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <time.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -547,6 +549,193 @@ static void proxy_reset_while_connecting(void)
 		close(up);
 }
 
+/* The proxy's CPU, as the process's less this thread's (the test makes
+ * no other thread), in ms. */
+static double proxy_cpu_ms_now(void)
+{
+	struct timespec pr, th;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pr);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &th);
+	return (double)(pr.tv_sec - th.tv_sec) * 1e3 + (double)(pr.tv_nsec - th.tv_nsec) / 1e6;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One attempt at px_port: connect, send head, wait for an answer; each
+ * step at most wait_ms (a paused proxy leaves it in the accept queue).
+ * The answer's status, 0 when none came, -1 when the connect did not
+ * complete in time.  The answer's first bytes into buf when given. */
+static int attempt(unsigned px_port, const char *head, int wait_ms, char *buf, size_t buflen)
+{
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)px_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char local[256];
+	if (!buf) {
+		buf = local;
+		buflen = sizeof(local);
+	}
+	buf[0] = 0;
+	if (c < 0)
+		return -1;
+	int code = -1;
+	struct pollfd pf = {.fd = c, .events = POLLOUT};
+	int e = 0;
+	socklen_t el = sizeof(e);
+	if ((connect(c, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EINPROGRESS) && poll(&pf, 1, wait_ms) == 1 &&
+	    getsockopt(c, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0 && send(c, head, strlen(head), MSG_NOSIGNAL) > 0) {
+		code = 0;
+		size_t got = 0;
+		while (got < buflen - 1 && !strstr(buf, "\r\n\r\n")) {
+			pf.events = POLLIN;
+			ssize_t n = poll(&pf, 1, wait_ms) == 1 ? recv(c, buf + got, buflen - 1 - got, 0) : -1;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			buf[got] = 0;
+		}
+		sscanf(buf, "HTTP/1.1 %d", &code);
+	}
+	close(c);
+	return code;
+}
+
+/* A loop of refused CONNECTs (a sandbox's cheapest way to make ward work
+ * outside its cgroup): the proxy answers at most EGRESS_REFUSE_BURST of
+ * them, then EGRESS_REFUSE_RATE a second, pausing its listener between
+ * (the sandbox's connects wait in the kernel's queue), so its CPU stays a
+ * small, bounded figure however fast the loop; every refusal is counted
+ * (the first 64 listed); and an allowed connection after it is served. */
+static void proxy_refusal_loop(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	if (lfd >= 0)
+		listen(lfd, 64); /* as PID 1's */
+	char allow[64], pin[] = "pypi.test:127.0.0.1";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	const char *allows[] = {allow}, *pins[] = {pin};
+	struct ward_request shape;
+	ward_request_init(&shape);
+	shape.net = WARD_NET_ALLOW;
+	shape.egress_allow = allows;
+	shape.negress_allow = 1;
+	shape.egress_resolve = pins;
+	shape.negress_resolve = 1;
+	char err[256] = "";
+	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	CHECK("egress proxy (refusals): starts on 127.0.0.1", p != NULL);
+	if (!p) {
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	static const char refused[] = "CONNECT evil.test:443 HTTP/1.1\r\n\r\n";
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	double cpu0 = proxy_cpu_ms_now(), t0 = mono_s();
+	int n = 0, answered = 0;
+	/* 5000 attempts, or 1.5 s: each waits at most 20 ms per step (the
+	 * unthrottled proxy answers all 5000 well within it) */
+	for (; n < 5000 && mono_s() - t0 < 1.5; n++)
+		answered += attempt(px_port, refused, 20, NULL, 0) == 403;
+	double secs = mono_s() - t0;
+	uint64_t tried = 0, allowed = 0;
+	egress_counts(p, &tried, &allowed);
+	double cpu = proxy_cpu_ms_now() - cpu0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	printf("# %d refused CONNECTs tried in %.2f s (the loop's CPU %.1f ms): %d answered, %llu decided; proxy CPU "
+	       "%.1f ms (%.1f us each)\n",
+	       n, secs, (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6, answered,
+	       (unsigned long long)tried, cpu, tried ? cpu * 1000 / (double)tried : 0.0);
+	CHECK("egress proxy (refusals): the proxy decides at most the burst and the rate's share of a loop",
+	      tried >= 64 && (double)tried <= EGRESS_REFUSE_BURST + EGRESS_REFUSE_RATE * secs + 4);
+	CHECK("egress proxy (refusals): ... its bucket ran dry (the throttle's count)", egress_throttled(p) >= 1);
+#ifdef __SANITIZE_ADDRESS__
+	const double cpu_max = 80; /* throttled here: some 13 ms; unthrottled: some 320 ms */
+#else
+	const double cpu_max = 40; /* throttled: some 7 ms; unthrottled: some 190 ms (5000 at ~38 us) */
+#endif
+	CHECK("egress proxy (refusals): ... and the proxy's CPU for the loop stays under a bound", cpu < cpu_max);
+	double told = (double)egress_cpu_us(p) / 1000;
+	CHECK("egress proxy (refusals): egress_cpu_us tells the proxy thread's CPU", told >= cpu - 2 && told <= cpu + 10);
+	struct ward_result res;
+	memset(&res, 0, sizeof(res));
+	egress_records(p, 0, &res);
+	bool all_refused = res.negress == 64;
+	for (size_t i = 0; i < res.negress; i++)
+		all_refused = all_refused && !res.egress[i].allowed &&
+			      strcmp(res.egress[i].reason, "not in the allow-list") == 0 &&
+			      res.egress[i].bytes_out == sizeof(refused) - 1;
+	CHECK("egress proxy (refusals): the first 64 listed as refused, each with its head's bytes, the rest truncated",
+	      all_refused && res.egress_truncated);
+	free(res.egress);
+	/* an allowed connection is served once the queue the loop left drains */
+	char head[96];
+	snprintf(head, sizeof(head), "CONNECT pypi.test:%u HTTP/1.1\r\n\r\n", up_port);
+	int code = 0;
+	double t1 = mono_s();
+	while (code != 200 && mono_s() - t1 < 10)
+		code = attempt(px_port, head, 3000, NULL, 0);
+	CHECK("egress proxy (refusals): an allowed CONNECT after the loop is served", code == 200);
+	printf("# the allowed CONNECT after the loop: %.2f s\n", mono_s() - t1);
+	egress_stop(p);
+	close(up);
+}
+
+/* Refused heads count toward egress_bytes: a small budget is spent by
+ * them alone, and then even an allowed name is refused for it. */
+static void proxy_refused_heads_count(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	char allow[64], pin[] = "pypi.test:127.0.0.1";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	const char *allows[] = {allow}, *pins[] = {pin};
+	struct ward_request shape;
+	ward_request_init(&shape);
+	shape.net = WARD_NET_ALLOW;
+	shape.egress_allow = allows;
+	shape.negress_allow = 1;
+	shape.egress_resolve = pins;
+	shape.negress_resolve = 1;
+	static const char refused[] = "CONNECT evil.test:443 HTTP/1.1\r\n\r\n"; /* 34 bytes */
+	shape.limits.egress_bytes = 30 * (sizeof(refused) - 1);
+	char err[256] = "";
+	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	CHECK("egress proxy (head bytes): starts on 127.0.0.1", p != NULL);
+	if (!p) {
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	int n403 = 0;
+	for (int i = 0; i < 30; i++) /* 1020 bytes of refused heads: the budget */
+		n403 += attempt(px_port, refused, 5000, NULL, 0) == 403;
+	char head[96], buf[512];
+	snprintf(head, sizeof(head), "CONNECT pypi.test:%u HTTP/1.1\r\n\r\n", up_port);
+	int code = attempt(px_port, head, 5000, buf, sizeof(buf));
+	CHECK("egress proxy (head bytes): 30 refused heads answered 403", n403 == 30);
+	CHECK("egress proxy (head bytes): then an allowed CONNECT is refused: egress_bytes 1020 spent by refused heads",
+	      code == 403 && strstr(buf, "egress_bytes limit reached"));
+	struct ward_result res;
+	memset(&res, 0, sizeof(res));
+	egress_records(p, 0, &res);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < res.negress; i++)
+		sum += res.egress[i].bytes_out + res.egress[i].bytes_in;
+	CHECK("egress proxy (head bytes): 30 refused records, whose bytes add up to the budget exactly",
+	      res.negress == 30 && sum == 30 * (sizeof(refused) - 1));
+	free(res.egress);
+	egress_stop(p);
+	close(up);
+}
+
 void test_egress(void)
 {
 	front_ends();
@@ -556,4 +745,6 @@ void test_egress(void)
 	proxy_names();
 	proxy_plain_heads();
 	proxy_reset_while_connecting();
+	proxy_refusal_loop();
+	proxy_refused_heads_count();
 }
