@@ -446,7 +446,7 @@ bool store_layer_present(struct ward_image_store *s, const char *hex)
 
 int store_tmpdir(struct ward_image_store *s, int *fd, char name[32], char *err, size_t errlen)
 {
-	for (int tries = 0; tries < 16; tries++) {
+	for (int tries = 0; tries < 64; tries++) {
 		unsigned char r[8];
 		if (getrandom(r, sizeof(r), 0) != sizeof(r))
 			return store_failerr(err, errlen, "getrandom");
@@ -457,16 +457,15 @@ int store_tmpdir(struct ward_image_store *s, int *fd, char name[32], char *err, 
 				continue;
 			return store_failerr(err, errlen, "cannot create %s/%s", s->dir, name);
 		}
+		/* Between mkdir and flock another process's clean_tmp may take
+		 * it for a crashed import's and remove it: then try another. */
 		*fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) < 0) {
-			store_failerr(err, errlen, "cannot lock %s/%s", s->dir, name);
-			if (*fd >= 0)
-				close(*fd);
-			*fd = -1;
-			unlinkat(s->dirfd, name, AT_REMOVEDIR);
-			return -1;
-		}
-		return 0;
+		struct stat st;
+		if (*fd >= 0 && flock(*fd, LOCK_EX | LOCK_NB) == 0 && fstat(*fd, &st) == 0 && st.st_nlink > 0)
+			return 0;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 	}
 	return store_fail(err, errlen, "cannot make a temporary directory in %s/tmp", s->dir);
 }

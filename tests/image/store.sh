@@ -70,7 +70,7 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 fcntl.flock(fd, fcntl.LOCK_SH)
 time.sleep(30)' "$S/pins/$hex" &
 holder=$!
-sleep 0.3
+for _ in $(seq 100); do flock -xn "$S/pins/$hex" true || break; sleep 0.1; done
 wimg rm pinned
 expect_contains "rm: refused while in use" "$OUT" "image pinned:latest is in use by a running sandbox; retry when it ends"
 expect_eq "rm: the image stays listed" "1" "$(jg "$("$WARD" image ls --json --image-store "$S")" 'len(d)')"
@@ -94,7 +94,7 @@ for i in 1 2 3 4; do
 	pids+=($!)
 done
 ok=0
-for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+for i in 1 2 3 4; do wait "${pids[$((i - 1))]}" && ok=$((ok + 1)) || echo "import $i: $(cat "$T/conc$i")" >&2; done
 expect_eq "concurrent imports: all four succeed" "4" "$ok"
 expect_eq "concurrent imports: two names, one layer, tmp/ empty" "2 1 0" \
 	"$(jg "$("$WARD" image ls --json --image-store "$S")" 'len(d)') $(ls "$S/layers/sha256" | wc -l) $(ls -A "$S/tmp" | wc -l)"
