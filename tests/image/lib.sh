@@ -12,9 +12,10 @@ cleanup_image_test() {
 trap cleanup_image_test EXIT
 OCI=$ROOT/tests/image/oci.py
 
-# wimg ARGS... — `ward image ARGS --image-store $S`; output in OUT, status in RC.
+# wimg CMD ARGS... — `ward image CMD --image-store $S ARGS`; output in OUT,
+# status in RC.
 wimg() {
-	OUT=$("$WARD" image "$@" --image-store "$S" 2>&1)
+	OUT=$("$WARD" image "$1" --image-store "$S" "${@:2}" 2>&1)
 	RC=$?
 }
 
