@@ -36,7 +36,7 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
 all: $(B)/ward $(B)/ward-net $(B)/unit_tests helpers
 
 $(B)/%.o: %.c
@@ -111,6 +111,12 @@ $(B)/helpers/%: tests/helpers/%.c
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -static -o $@ $<
 
 asan: $(BA)/ward $(BA)/ward-net $(BA)/unit_tests
+
+# A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
+FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
+fuzz: $(B)/fuzz_unpack
+$(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
 
 deps:
 	@scripts/install-deps
