@@ -133,3 +133,11 @@ if mount -t tmpfs -o size=8m tmpfs "$T/small"; then
 else
 	fail "disk full: mount a tmpfs"
 fi
+
+# ward doctor reports the store and whether overlayfs mounts in a user namespace.
+S=$T/store-doctor
+python3 "$OCI" case good "$T/good2" >/dev/null
+wimg import g "oci:$T/good2"
+out=$(WARD_IMAGE_STORE=$S "$WARD" doctor 2>&1)
+expect_contains "doctor: the store, its images" "$out" "store $S: 1 image,"
+expect_contains "doctor: overlayfs in a user namespace" "$out" "overlay "
