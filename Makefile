@@ -13,14 +13,17 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS
 	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
-LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -lpthread -lm  # libcurl: dlopen (src/front/remote.c)
+LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -larchive -lpthread -lm  # libcurl: dlopen (src/front/remote.c)
 # `ward` itself is lean and static: `ward run` and `ward doctor` need only
 # libc, libseccomp and jansson (the dynamic loader's work for libcurl,
 # gnutls, libxml2 and ICU was a few milliseconds of every run).  `ward serve`,
 # `ward test` and `ward run --remote` exec ward-net beside it (or in
 # LIBEXECDIR), the same CLI linked with everything.
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
-NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c)
+# The image store's import (libarchive) is ward-net's too; its reading half
+# (src/image/store.c, sha256.c) is the lean ward's.
+NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
+	src/image/import.c src/image/unpack.c src/front/image_cli.c
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
 CLI_SRC  := src/front/cli.c
@@ -33,7 +36,7 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
 all: $(B)/ward $(B)/ward-net $(B)/unit_tests helpers
 
 $(B)/%.o: %.c
@@ -109,6 +112,12 @@ $(B)/helpers/%: tests/helpers/%.c
 
 asan: $(BA)/ward $(BA)/ward-net $(BA)/unit_tests
 
+# A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
+FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
+fuzz: $(B)/fuzz_unpack
+$(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
+
 deps:
 	@scripts/install-deps
 
@@ -138,6 +147,7 @@ install: $(B)/ward $(B)/ward-net
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
 	install -m 0755 $(B)/ward-net $(DESTDIR)$(LIBEXECDIR)/ward-net
 	install -m 0644 include/ward.h $(DESTDIR)$(PREFIX)/include/ward.h
+	install -m 0644 include/ward_image.h $(DESTDIR)$(PREFIX)/include/ward_image.h
 	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 
 format:

@@ -47,7 +47,7 @@ static int exec_net(char **argv, bool serve)
 		}
 	}
 	execv(WARD_LIBEXECDIR "/ward-net", argv);
-	fprintf(stderr, "ward: cannot run ward-net (needed for serve, test and --remote): %s; install it beside "
+	fprintf(stderr, "ward: cannot run ward-net (needed for serve, test, image and --remote): %s; install it beside "
 			"ward or in %s\n",
 		strerror(errno), WARD_LIBEXECDIR);
 	return WARD_EXIT_FAILED;
@@ -55,6 +55,7 @@ static int exec_net(char **argv, bool serve)
 #define ward_serve_main(c, v) exec_net((v)-1, true)
 #define ward_test_main(c, v) exec_net((v)-1, false)
 #define ward_session_main(c, v, t) exec_net((v)-1, false)
+#define ward_image_main(c, v) exec_net((v)-1, false)
 #define ward_remote_run(u, t, q, l, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
@@ -76,7 +77,8 @@ static void usage(FILE *f)
 		   "       ward serve [OPTIONS]                     the HTTP runner service\n"
 		   "       ward test JOB.json|-                     a test job; prints its report\n"
 		   "       ward doctor [--json]                     what this host can enforce\n"
-		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n\n"
+		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n"
+		   "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n\n"
 		   "`ward run --help` lists the options.\n",
 		   WARD_VERSION);
 }
@@ -335,6 +337,8 @@ int main(int argc, char **argv)
 		return ward_test_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session"))
 		return ward_session_main(argc - 1, argv + 1, read_token);
+	if (!strcmp(cmd, "image"))
+		return ward_image_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("ward %s\n", WARD_VERSION);
 		return 0;

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +26,7 @@
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp.h"
 #include "ward.h"
+#include "ward_image.h"
 
 static struct doctor_item *item(struct doctor_report *r, const char *name, bool ok, const char *fmt, ...)
 {
@@ -98,6 +102,116 @@ static void migration_item(struct doctor_report *r)
 		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless the kernel favours dynamic changes): each "
 		     "session exec pays it, and each sandbox on cgroup v1; ward serve --favor-dynmods makes it "
 		     "~0.1 ms", ms);
+}
+
+/* The image store (SPEC §14): where it is, how many images, how big. */
+static void images_item(struct doctor_report *r)
+{
+	char path[4096], err[256];
+	uint64_t n, bytes;
+	if (!ward_image_store_default(NULL, path, sizeof(path)))
+		item(r, "images", false, "cannot tell where the image store is: set WARD_IMAGE_STORE");
+	else if (ward_image_store_usage(NULL, &n, &bytes, err, sizeof(err)) < 0)
+		item(r, "images", false, "store %s: %s", path, err);
+	else
+		item(r, "images", true, "store %s: %llu image%s, %.1f MiB of layers", path, (unsigned long long)n,
+		     n == 1 ? "" : "s", (double)bytes / 1048576.0);
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* Does overlayfs mount in a user namespace here?  A child unshares a user
+ * and a mount namespace (its maps written by us) and mounts two lower
+ * directories of ours; 0 or an errno. */
+static int try_overlay_userns(const char *dir)
+{
+	int go[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0)
+		return errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		close(go[1]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(errno & 0x7f);
+		char c;
+		if (write(go[0], "u", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(EIO);
+		char opts[8300], m[4200], f[4200];
+		snprintf(opts, sizeof(opts), "lowerdir=%s/l2:%s/l1", dir, dir);
+		snprintf(m, sizeof(m), "%s/m", dir);
+		if (mount("overlay", m, "overlay", 0, opts) < 0)
+			_exit(errno & 0x7f);
+		snprintf(f, sizeof(f), "%s/m/a", dir);
+		struct stat st;
+		_exit(stat(f, &st) == 0 ? 0 : ENOENT);
+	}
+	/* The child says it has unshared, then waits for our byte: its maps
+	 * are written. */
+	close(go[0]);
+	char c, p[64], map[64];
+	int rc = 0;
+	if (read(go[1], &c, 1) != 1)
+		rc = EIO;
+	snprintf(map, sizeof(map), "0 %d 1", (int)geteuid());
+	snprintf(p, sizeof(p), "/proc/%d/uid_map", (int)pid);
+	if (!rc && write_str(p, map) < 0)
+		rc = errno;
+	snprintf(p, sizeof(p), "/proc/%d/setgroups", (int)pid);
+	if (!rc)
+		write_str(p, "deny");
+	snprintf(map, sizeof(map), "0 %d 1", (int)getegid());
+	snprintf(p, sizeof(p), "/proc/%d/gid_map", (int)pid);
+	if (!rc && write_str(p, map) < 0)
+		rc = errno;
+	if (write(go[1], "g", 1) != 1 && !rc)
+		rc = EIO;
+	close(go[1]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!rc)
+		rc = WIFEXITED(st) ? WEXITSTATUS(st) : EINTR;
+	return rc;
+}
+
+static void overlay_item(struct doctor_report *r)
+{
+	char dir[] = "/tmp/ward-doctor-ovl.XXXXXX", p[64];
+	if (!mkdtemp(dir)) {
+		item(r, "overlay", false, "cannot make a directory in /tmp to try overlayfs: %s", strerror(errno));
+		return;
+	}
+	chmod(dir, 0755);
+	const char *sub[] = {"l1", "l2", "m"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/l1/a", dir);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	int e = try_overlay_userns(dir);
+	unlink(p);
+	for (int i = 2; i >= 0; i--) {
+		snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
+		rmdir(p);
+	}
+	rmdir(dir);
+	if (e == 0)
+		item(r, "overlay", true, "overlayfs mounts in a user namespace here: an image's layers can be a "
+					 "sandbox's root");
+	else
+		item(r, "overlay", false, "overlayfs does not mount in a user namespace here (%s): images need Linux "
+					  "5.11 or later with overlayfs (modprobe overlay)", strerror(e));
 }
 
 void doctor_run(struct doctor_report *r)
@@ -178,6 +292,8 @@ void doctor_run(struct doctor_report *r)
 	ward_result_free(&res);
 	if (r->system_ok)
 		egress_item(r);
+	images_item(r);
+	overlay_item(r);
 	item(r, "application", r->application_allowed,
 	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
 				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");

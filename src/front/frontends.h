@@ -34,4 +34,9 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 typedef char *ward_token_reader(const char *file, char *err, size_t errlen);
 int ward_session_main(int argc, char **argv, ward_token_reader *read_token);
 
+/* `ward image import|pull|ls|inspect|rm ...` (argv[0] = "image"): the
+ * image store (SPEC §14, include/ward_image.h).  Returns the exit status
+ * (125 for a refusal or failure). */
+int ward_image_main(int argc, char **argv);
+
 #endif

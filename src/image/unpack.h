@@ -1,0 +1,44 @@
+/* unpack.h — a layer (or an OCI layout's archive) unpacked from hostile
+ * bytes into a directory of ward's, never writing outside it.  libarchive
+ * reads; ward writes every entry itself beneath the directory's fd
+ * (docs/security.md, "Images: the unpack threat model").  ward-net only. */
+#ifndef WARD_IMAGE_UNPACK_H
+#define WARD_IMAGE_UNPACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct unpack_opts {
+	uint64_t max_bytes;  /* regular files' bytes this unpack may write */
+	uint64_t max_inodes; /* entries it may create */
+	uint64_t max_stream; /* uncompressed bytes it may read (headers, padding, data) */
+	bool layout;         /* an OCI layout's tar (oci-archive:): no whiteouts, nothing dropped silently */
+	bool quiet;          /* do not name dropped entries on stderr */
+	void (*progress)(void *ctx, uint64_t in, uint64_t bytes);
+	void *ctx;
+};
+
+struct unpack_stats {
+	uint64_t in;       /* compressed bytes read */
+	uint64_t stream;   /* uncompressed bytes read */
+	uint64_t bytes;    /* regular files' bytes written */
+	uint64_t inodes;   /* entries made */
+	unsigned dropped;  /* entries dropped (devices, sockets) */
+	char blob_hex[65]; /* sha256 of all of the input */
+	char diff_hex[65]; /* sha256 of the uncompressed stream (an OCI diff_id) */
+};
+
+/* Reads in_fd (a tar, gzip'd or zstd'd) to its end and unpacks it beneath
+ * dest_fd (an empty directory).  0, or -1 with err: what was refused and
+ * why.  On -1 dest holds a partial tree the caller removes. */
+int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err,
+		 size_t errlen);
+
+/* An entry's name made relative and plain: leading '/' and "./" parts
+ * dropped, '.' parts dropped, ".." refused, at most PATH_MAX bytes and
+ * STORE_MAX_DEPTH parts, each at most NAME_MAX.  "" is the layer's root.
+ * 0 or -1 with err. */
+int unpack_clean_path(const char *in, char *out, size_t outlen, char *err, size_t errlen);
+
+#endif
