@@ -109,6 +109,13 @@ struct ward_request {
 
 	const char *workdir; /* host dir mounted rw at /work; NULL = ephemeral tmpfs */
 	const char *rootfs;  /* NULL = the host's system directories */
+	/* An image as the root (SPEC §14), opened with ward_image_root_open
+	 * (include/ward_image.h): its layers merged read-only are /, its /etc
+	 * beside ward's generated files, its Env under env.  NULL: none. */
+	const struct ward_image_root *image;
+	/* The image's name, for a runner (ward run --remote: "image" in the
+	 * request; the runner opens its own). */
+	const char *image_name;
 
 	const struct ward_file *files;
 	size_t nfiles;

@@ -123,6 +123,20 @@ char *ward_image_inspect_json(struct ward_image_store *s, const char *name, char
  * in use by a running sandbox; retry when it ends". */
 int ward_image_remove(struct ward_image_store *s, const char *name, char *err, size_t errlen);
 
+/* ---- an image as a sandbox's root ----
+ *
+ * Its layers merged read-only (overlayfs; one layer: that directory),
+ * prepared once and kept as a detached mount, nothing mounted on the host;
+ * the image stays pinned while the root is open.  Give it to any number of
+ * requests (ward_request.image), from any thread; close it after the last
+ * of them has ended.  Needs root (CAP_SYS_ADMIN) for the mount. */
+struct ward_image_root;
+int ward_image_root_open(const char *store_dir, const char *name, struct ward_image_root **out, char *err,
+			 size_t errlen);
+void ward_image_root_close(struct ward_image_root *r);
+/* The image a root is of: its config (Env, Entrypoint, Cmd), digest, name. */
+const struct ward_image *ward_image_root_image(const struct ward_image_root *r);
+
 /* ---- import: linked only where libarchive is (ward-net, libward.a) ---- */
 
 struct ward_image_import_opts {

@@ -127,6 +127,38 @@ static int mirror_rootfs(struct plan *p, const char *rootfs)
 	return 0;
 }
 
+/* An image's /etc, each entry but the files ward generates, found beneath
+ * the root (its etc may be a symlink to anywhere: then it counts as absent). */
+static void mirror_image_etc(struct plan *p, const char *root)
+{
+	static const char *const own[] = {"passwd", "group", "hostname", "hosts", "nsswitch.conf", "shadow",
+					  "gshadow", "resolv.conf", "mtab"};
+	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, root, "/etc"), .below = strlen(root)};
+	int fd = mounts_open_source(&probe);
+	int dfd = fd >= 0 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0)
+		close(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		bool skip = false;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			skip |= strcmp(e->d_name, own[i]) == 0;
+		if (skip)
+			continue;
+		const char *dst = fmt(p, "/etc/", e->d_name);
+		mirror(p, fmt(p, root, dst), strlen(root), dst, 0);
+	}
+	closedir(d);
+}
+
 static const char *passwd_text(struct plan *p)
 {
 	char buf[512];
@@ -203,8 +235,11 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
 						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
 						    "/etc/services"};
-	for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
-		mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);
+	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
+		mirror_image_etc(p, base);
+	else
+		for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
+			mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);
 
 	/* A fresh /proc with the host-leaking parts masked. */
 	add(p, OP_PROC, NULL, "/proc");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "image/root.h"
 #include "core/backend.h"
 #include "ward.h"
 
@@ -34,14 +35,24 @@ int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, stru
 	res->enforced.time = "ward";
 
 	char err[sizeof(res->error)];
-	if (ward_request_validate(req, err, sizeof(err)) < 0) {
+	struct ward_request on_image;
+	char **env = NULL;
+	if (req->image && req->isolation != WARD_ISO_SYSTEM) {
+		set_error(res, "an image is a system-level sandbox's root: use isolation system");
+		return -1;
+	}
+	if (image_root_apply(req, &on_image, &env, err, sizeof(err)) < 0 ||
+	    ward_request_validate(&on_image, err, sizeof(err)) < 0) {
+		free(env);
 		set_error(res, err);
 		return -1;
 	}
+	req = &on_image;
 
 	struct backend_outcome o = {0};
 	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(pool, req, res, &o, start)
 						  : backend_application_run(req, res, &o, start);
+	free(env);
 	return result_from_outcome(&o, r, res, start);
 }
 

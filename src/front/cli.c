@@ -19,6 +19,7 @@
 #include "system/spawner.h"
 #include "wire/wire.h"
 #include "ward.h"
+#include "ward_image.h"
 
 #ifdef WARD_LEAN
 /* main's argv, set once by main: the lean build's --remote hands the whole
@@ -146,6 +147,38 @@ static int absolutize_paths(struct cli_run *c, char **keep, char *err, size_t er
 	return 0;
 }
 
+/* --image: the image's root, opened (kept in *root, the image pinned until
+ * the run ends); without a command, its Entrypoint and Cmd (*argv keeps
+ * the vector).  0, or -1 with the message printed (exit 125). */
+static int open_image(struct cli_run *c, struct ward_image_root **root, char ***argv)
+{
+	char err[512];
+	if (ward_image_root_open(c->image_store, c->image, root, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ward: --image %s: %s\n", c->image, err);
+		return -1;
+	}
+	c->req.image = *root;
+	if (c->req.argv || c->req.shell)
+		return 0;
+	const struct ward_image *img = ward_image_root_image(*root);
+	size_t n = img->nentrypoint + img->ncmd;
+	if (n == 0) {
+		fprintf(stderr, "ward: --image %s names no Entrypoint or Cmd: give a command after --\n", c->image);
+		return -1;
+	}
+	*argv = calloc(n + 1, sizeof(char *));
+	if (!*argv) {
+		fprintf(stderr, "ward: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < img->nentrypoint; i++)
+		(*argv)[i] = img->entrypoint[i];
+	for (size_t i = 0; i < img->ncmd; i++)
+		(*argv)[img->nentrypoint + i] = img->cmd[i];
+	c->req.argv = *argv;
+	return 0;
+}
+
 /* --print-plan: the exit status. */
 static int print_plan(const struct cli_run *c)
 {
@@ -245,11 +278,20 @@ static int cmd_run(int argc, char **argv)
 	int rc = WARD_EXIT_FAILED;
 	int stdin_fd = -1;
 	char *token = NULL;
+	struct ward_image_root *root = NULL;
+	char **img_argv = NULL;
 	char *abs_keep[CLI_MAX_LIST + 2] = {0};
 	if (absolutize_paths(&c, abs_keep, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ward: %s\n", err);
 		goto out;
 	}
+	if (c.image && c.remote && !c.req.argv && !c.req.shell) {
+		fprintf(stderr, "ward: --image with --remote: give a command (a runner runs only the command it is "
+				"given on an image)\n");
+		goto out;
+	}
+	if (c.image && !c.remote && open_image(&c, &root, &img_argv) < 0)
+		goto out;
 	if (c.print_plan) {
 		rc = print_plan(&c);
 		goto out;
@@ -276,7 +318,9 @@ out:
 	if (stdin_fd >= 0)
 		close(stdin_fd);
 	free(token);
+	free(img_argv);
 	cli_run_free(&c);
+	ward_image_root_close(root);
 	return rc;
 }
 

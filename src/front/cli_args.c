@@ -71,6 +71,9 @@ void cli_print_run_help(FILE *f)
 		   "  --bind HOST[:PATH]      extra read-write mount (repeatable)\n"
 		   "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
 		   "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
+		   "  --image NAME[:TAG]      an image of the store as the root (ward image import); without a\n"
+		   "                          command, its Entrypoint and Cmd run\n"
+		   "  --image-store DIR       the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
 		   "  --env K=V               environment variable (repeatable); nothing else enters\n"
 		   "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
 		   "                          (HTTP_PROXY...) to the --allow-host names only\n"
@@ -200,6 +203,13 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 		r->workdir = val;
 	} else if (!strcmp(name, "--rootfs")) {
 		r->rootfs = val;
+	} else if (!strcmp(name, "--image")) {
+		if (!val[0])
+			return bad(err, errlen, "--image is empty: give NAME[:TAG] of an imported image (ward image ls)");
+		c->image = val;
+		r->image_name = val;
+	} else if (!strcmp(name, "--image-store")) {
+		c->image_store = val;
 	} else if (!strcmp(name, "--bind") || !strcmp(name, "--ro-bind")) {
 		if (add_mount(c, nmounts, val, name[2] == 'r', err, errlen) < 0)
 			return -1;
@@ -285,9 +295,11 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 		if (r->shell)
 			return bad(err, errlen, "give either --shell 'STRING' or -- PROGRAM [ARG...], not both");
 		r->argv = argv + i;
-	} else if (!r->shell) {
+	} else if (!r->shell && !c->image) {
 		return bad(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
 	}
+	if (c->image && r->rootfs)
+		return bad(err, errlen, "give --image or --rootfs, not both");
 	if (c->nenv)
 		r->env = c->env;
 	if (c->collect_dir && !c->ncollect)

@@ -28,6 +28,8 @@ struct cli_run {
 	size_t nallow;
 	const char *resolve[CLI_MAX_LIST]; /* --egress-resolve NAME:ADDR */
 	size_t nresolve;
+	const char *image;         /* --image NAME[:TAG] (SPEC §14) */
+	const char *image_store;   /* --image-store DIR (NULL: the default) */
 	unsigned limits_given;     /* 1 << LIM_x for each limit option given: a request to a
 				    * runner carries only these (the others are the runner's
 				    * defaults, within its maxima) */

@@ -81,6 +81,11 @@ static void usage(FILE *f)
 		"                            an optional :PORT, that requests may ask for (repeatable; default\n"
 		"                            none: no egress); a request asking for more: 400\n"
 		"  --egress-resolve N:A      the proxy reaches name N at address A, whatever A is (repeatable)\n"
+		"Images (SPEC §14):\n"
+		"  --image NAME[:TAG]        offer an image of the store as requests' \"image\" (repeatable;\n"
+		"                            default none: the host's directories only); its root is\n"
+		"                            prepared once, and it stays pinned while the server runs\n"
+		"  --image-store DIR         the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -196,6 +201,7 @@ enum opt_kind {
 	K_NODE,   /* --node-id: [A-Za-z0-9_-]{1,63} into o->node_id */
 	K_FLAG,   /* no argument: sets a bool */
 	K_EGRESS, /* --egress-allow / --egress-resolve, repeatable */
+	K_IMAGE,  /* --image NAME, repeatable */
 	K_HELP,
 };
 
@@ -243,6 +249,8 @@ static const struct opt_desc opts[] = {
 	{"favor-dynmods", K_FLAG, OFF(favor_dynmods), 0, NULL},
 	{"egress-allow", K_EGRESS, OFF(egress_allow), 0, NULL},
 	{"egress-resolve", K_EGRESS, OFF(egress_resolve), 0, NULL},
+	{"image", K_IMAGE, OFF(images), 0, NULL},
+	{"image-store", K_PATH, OFF(image_store), 0, NULL},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -378,6 +386,13 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		return 0;
 	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
 	case K_NODE: return set_node_id(o, v);
+	case K_IMAGE:
+		if (o->nimages == MAX_IMAGES) {
+			fprintf(stderr, "ward serve: at most %d --image\n", MAX_IMAGES);
+			return -1;
+		}
+		o->images[o->nimages++] = v;
+		return 0;
 	case K_EGRESS: {
 		bool allow = d->off == OFF(egress_allow);
 		size_t *n = allow ? &o->egress.nallow : &o->egress.nresolve;

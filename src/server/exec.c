@@ -137,7 +137,7 @@ static bool check_exec(struct server *s, struct req *r)
 /* POST /exec before admission: false with the answer (an error) set. */
 bool prepare_exec(struct server *s, struct req *r)
 {
-	return decode_exec(s, r) && hold_paths(s, r) && check_exec(s, r);
+	return decode_exec(s, r) && hold_paths(s, r) && image_resolve(s, r, &r->doc.req) && check_exec(s, r);
 }
 
 void run_exec(struct req *r)

@@ -57,7 +57,7 @@ void answer_health(struct server *s, struct req *r)
 				       s->o.session_max_idle, s->o.max_work_size, s->o.node_id};
 	char *body = ward_health_egress_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max,
 						s->o.egress_allow, s->o.egress.nallow);
-	set_answer(r, ok ? 200 : 503, sj_health_sessions(body, &sl), "application/json");
+	set_answer(r, ok ? 200 : 503, images_health(s, sj_health_sessions(body, &sl)), "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;
 }

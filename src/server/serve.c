@@ -97,6 +97,7 @@ static void server_init(struct server *s)
 
 static void server_free(struct server *s)
 {
+	images_close(s);
 	tokens_free(s);
 	roots_free(s);
 	clients_free(s);
@@ -304,7 +305,7 @@ int ward_serve_main(int argc, char **argv)
 	}
 	s->bg_output.max = s->o.max_bg_output_total;
 	start_spawners(&s->o);
-	if (server_open(s, bound, sizeof(bound)) < 0)
+	if (server_open(s, bound, sizeof(bound)) < 0 || images_open(s) < 0)
 		goto out;
 	double next_probe = start_backend(s);
 	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0)

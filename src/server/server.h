@@ -73,6 +73,7 @@
 
 #define MAX_ROOTS 32
 #define MAX_TOKENS 256
+#define MAX_IMAGES 32
 #define CLIENT_BUCKETS 256
 #define PEER_BUCKETS 1024
 #define PROBE_OK_INTERVAL 30.0
@@ -114,6 +115,16 @@ struct serve_opts {
 	 * and --egress-resolve pins; egress.allow / resolve point here */
 	const char *egress_allow[EGRESS_MAX_PATTERNS], *egress_resolve[EGRESS_MAX_PATTERNS];
 	struct egress_policy egress;
+	/* images (SPEC §14): --image NAME (repeatable), --image-store DIR */
+	const char *images[MAX_IMAGES];
+	size_t nimages;
+	const char *image_store;
+};
+
+/* An image the runner offers: its root prepared once (images.c). */
+struct offered_image {
+	const char *name;
+	struct ward_image_root *root;
 };
 
 struct token {
@@ -301,6 +312,8 @@ struct server {
 	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
 	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
 	struct ward_budget bg_output; /* sessions' background records (libward's, atomic); --max-bg-output-total */
+	struct offered_image images[MAX_IMAGES]; /* opened at start, read-only after */
+	size_t nimages;
 };
 
 /* config.c */
@@ -425,6 +438,14 @@ void stream_release(struct req *r);
 
 /* routes.c */
 const struct route *route_find(const char *path, const char *method, struct route_args *a, const char **allow);
+
+/* images.c */
+int images_open(struct server *s);
+void images_close(struct server *s);
+/* q's "image" as one of the offered roots (q->image), or false with the 400 set. */
+bool image_resolve(struct server *s, struct req *r, struct ward_request *q);
+/* health with "images": [{"name", "digest"}] added (health freed, or returned as it was). */
+char *images_health(struct server *s, char *health);
 
 /* workers.c */
 int workers_start(struct server *s);

@@ -128,7 +128,8 @@ bool prepare_session_new(struct server *s, struct req *r)
 		set_error(r, 400, "%s", err);
 		return false;
 	}
-	return decode_shape(s, r) && hold_paths(s, r) && check_session_limits(s, r, x);
+	return decode_shape(s, r) && hold_paths(s, r) && image_resolve(s, r, &r->doc.req) &&
+	       check_session_limits(s, r, x);
 }
 
 static void answer_made(struct server *s, struct req *r, struct sess *x, struct ward_session *ws)

@@ -35,6 +35,7 @@
 #include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/supervise.h"
+#include "image/root.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/seccomp.h"
 #include "system/egress.h"
@@ -1055,9 +1056,24 @@ static int write_files(struct ward_session *s, const struct ward_request *shape,
 	return 0;
 }
 
+static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
+					       char *err, size_t errlen);
+
 struct ward_session *ward_session_new(const struct ward_session_opts *o, char *err, size_t errlen)
 {
-	struct ward_request shape = o->shape;
+	struct ward_request shape;
+	char **img_env = NULL; /* an image's Env under the shape's: copied by copy_env */
+	if (image_root_apply(&o->shape, &shape, &img_env, err, errlen) < 0)
+		return NULL;
+	struct ward_session *s = session_new_shaped(o, &shape, err, errlen);
+	free(img_env);
+	return s;
+}
+
+static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
+					       char *err, size_t errlen)
+{
+	struct ward_request shape = *on;
 	char *const true_argv[] = {"true", NULL};
 	shape.argv = true_argv;
 	shape.shell = NULL;

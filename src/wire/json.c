@@ -631,6 +631,8 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 		return -1;
 	if ((v = wire_member(root, "rootfs")) && wire_cstr(v, "rootfs", &req->rootfs, err, errlen) < 0)
 		return -1;
+	if ((v = wire_member_nonempty(root, "image")) && wire_cstr(v, "image", &req->image_name, err, errlen) < 0)
+		return -1;
 	if ((v = wire_member(root, "env")) && wire_decode_env(doc, v, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(root, "mounts")) && decode_mounts(doc, v, err, errlen) < 0)
@@ -926,7 +928,8 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 	if (put_command(o, req, err, errlen) < 0 || (req->env && put_env(o, req->env, err, errlen) < 0))
 		goto done;
 	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
-	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0)) {
+	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0) ||
+	    (req->image_name && put_str(o, "image", req->image_name) < 0)) {
 		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
 		goto done;
 	}

@@ -1,0 +1,15 @@
+/* overlay.h — a read-only overlayfs of directories, as a detached mount:
+ * an image's layers merged into one tree that a sandbox's plan binds from
+ * ("/proc/self/fd/N"), with no mount point on the host. */
+#ifndef WARD_OVERLAY_H
+#define WARD_OVERLAY_H
+
+#include <stddef.h>
+
+/* The directories dirs[0..n) merged, dirs[n-1] on top, read-only, nosuid,
+ * nodev: *fd is the mount's (O_CLOEXEC; close it to let it go).  One
+ * directory is cloned as it is.  Needs CAP_SYS_ADMIN (ward as root).
+ * 0, or -1 with err set (what failed and the fix). */
+int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,88 @@
+/* images.c — the images a runner offers (SPEC §14: `ward serve --image
+ * NAME`, repeatable): each opened at start-up (pinned in the store for the
+ * server's life, its root prepared once: sandbox/overlay.c via
+ * image/root.c), a request's "image" resolved to one of them, and /health's
+ * list.  Owns s->images; read-only once the server serves. */
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+#include "ward_image.h"
+
+int images_open(struct server *s)
+{
+	for (size_t i = 0; i < s->o.nimages; i++) {
+		char err[512];
+		struct offered_image *im = &s->images[i];
+		im->name = s->o.images[i];
+		if (ward_image_root_open(s->o.image_store, im->name, &im->root, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ward serve: --image %s: %s\n", im->name, err);
+			return -1;
+		}
+		s->nimages = i + 1;
+		log_event(s, "image", "%s %s offered", im->name, ward_image_root_image(im->root)->digest);
+	}
+	return 0;
+}
+
+void images_close(struct server *s)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		ward_image_root_close(s->images[i].root);
+	s->nimages = 0;
+}
+
+/* NAME and NAME:latest are the same image. */
+static bool same_name(const char *offered, const char *asked)
+{
+	size_t a = strcspn(offered, ":"), b = strcspn(asked, ":");
+	const char *ta = offered[a] ? offered + a + 1 : "latest", *tb = asked[b] ? asked + b + 1 : "latest";
+	return a == b && strncmp(offered, asked, a) == 0 && strcmp(ta, tb) == 0;
+}
+
+bool image_resolve(struct server *s, struct req *r, struct ward_request *q)
+{
+	if (!q->image_name)
+		return true;
+	for (size_t i = 0; i < s->nimages; i++)
+		if (same_name(s->images[i].name, q->image_name)) {
+			q->image = s->images[i].root;
+			return true;
+		}
+	char list[1024] = "";
+	size_t k = 0;
+	for (size_t i = 0; i < s->nimages && k < sizeof(list); i++)
+		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s", i ? ", " : "", s->images[i].name);
+	if (s->nimages)
+		set_error(r, 400, "image: '%.200s' is not offered by this runner; it offers: %s", q->image_name, list);
+	else
+		set_error(r, 400, "image: '%.200s' is not offered by this runner: it offers no image (its operator "
+				  "gives them with ward serve --image NAME)",
+			  q->image_name);
+	return false;
+}
+
+char *images_health(struct server *s, char *health)
+{
+	json_t *o = health ? json_loads(health, 0, NULL) : NULL;
+	json_t *a = json_array();
+	if (!o || !a) {
+		json_decref(o);
+		json_decref(a);
+		return health;
+	}
+	for (size_t i = 0; i < s->nimages; i++) {
+		const struct ward_image *img = ward_image_root_image(s->images[i].root);
+		json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->images[i].name, "digest", img->digest));
+	}
+	json_object_set_new(o, "images", a);
+	char *out = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!out)
+		return health;
+	free(health);
+	return out;
+}
