@@ -1,15 +1,15 @@
 /* overlay.c — a read-only overlayfs of directories, as a detached mount.
  *
  * Linux 6.8 and later take the lower directories one at a time
- * (fsconfig "lowerdir+", each path up to 256 bytes), in the calling process:
- * fsopen, fsconfig, fsmount, and the mount is an fd, attached nowhere.
- * Older kernels take them only as one "lowerdir=a:b:c" string, which
- * fsconfig caps at 256 bytes and mount(2) at a page: there a child process
- * (raw fork: the caller may have threads) makes a mount namespace of its
- * own, changes into the directories' common parent so that each is named
- * by its last component, mounts the overlay over that parent (in its own
- * namespace only), clones it with open_tree and sends the clone back.
- * Either way nothing is mounted in the host's namespace.
+ * (fsconfig "lowerdir+", each path up to 256 bytes): fsopen, fsconfig,
+ * fsmount, and the mount is an fd, attached nowhere.  Older kernels take
+ * them only as one "lowerdir=a:b:c" string, which fsconfig caps at 256
+ * bytes: there each layer is opened and named by its fd ("/dev/fd/N",
+ * which the kernel resolves in this process as it makes the overlay), so
+ * that up to 20 layers fit.  (A detached overlay cannot be a lower layer of
+ * another on those kernels, and a mount made in another process's
+ * namespace cannot be bound from, so there is no stacking around that
+ * cap.)  Either way nothing is mounted in the host's namespace.
  *
  * Host side only; needs CAP_SYS_ADMIN.  Nothing of it runs in a sandbox.
  */
@@ -18,17 +18,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -71,103 +66,54 @@ static int by_fsconfig(char *const *dirs, size_t n)
 	return m;
 }
 
-/* The child's half of the older kernels' way: everything is prepared
- * before the fork; only syscalls here. */
-static void child(int sock, const char *parent, const char *opts)
-{
-	int fd = -1;
-	if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 && chdir(parent) == 0 &&
-	    mount("overlay", parent, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) == 0)
-		fd = (int)syscall(SYS_open_tree, AT_FDCWD, parent, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	int e = fd < 0 ? errno : 0;
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct iovec iov = {.iov_base = &e, .iov_len = sizeof(e)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
-	_exit(0);
-}
+/* The most layers one "lowerdir=" string of fsconfig (256 bytes) holds as
+ * "/dev/fd/N" names, N below 1000: "/dev/fd/NNN:" is 12 bytes. */
+#define LEGACY_MAX_LAYERS 20
 
-/* Older kernels: "lowerdir=" names relative to the common parent, in a
- * child's own mount namespace.  The fd, or -1 with err set. */
-static int by_child(char *const *dirs, size_t n, char *err, size_t errlen)
+/* Older kernels: one "lowerdir=" string, each layer named by an fd of ours
+ * ("/dev/fd/N", resolved in this process when the overlay is made).  The
+ * fd, or -1 with err set. */
+static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 {
-	const char *slash = strrchr(dirs[0], '/');
-	size_t plen = slash ? (size_t)(slash - dirs[0]) : 0;
-	char parent[PATH_MAX];
-	if (!slash || plen == 0 || plen >= sizeof(parent))
-		return fail(err, errlen, "overlay: '%s' is not an absolute path below a directory", dirs[0]);
-	memcpy(parent, dirs[0], plen);
-	parent[plen] = 0;
-	size_t cap = 16, len = 0;
-	for (size_t i = 0; i < n; i++)
-		cap += strlen(dirs[i]) + 1;
-	char *opts = malloc(cap);
-	if (!opts)
-		return fail(err, errlen, "out of memory");
-	len = (size_t)snprintf(opts, cap, "lowerdir=");
-	for (size_t i = n; i-- > 0;) {
-		if (strncmp(dirs[i], parent, plen) != 0 || dirs[i][plen] != '/' || strchr(dirs[i] + plen + 1, '/') ||
-		    strpbrk(dirs[i] + plen + 1, ":,\\")) {
-			free(opts);
-			return fail(err, errlen, "overlay: the layers are not all directories of '%s' with plain names", parent);
+	if (n > LEGACY_MAX_LAYERS)
+		return fail(err, errlen, "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
+					 "layers fit in one overlayfs mount): squash it into fewer layers",
+			    n, LEGACY_MAX_LAYERS);
+	int fds[LEGACY_MAX_LAYERS];
+	size_t k = 0;
+	char opts[256] = "";
+	size_t len = 0;
+	int m = -1, e = 0;
+	for (; k < n; k++) {
+		fds[k] = open(dirs[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fds[k] < 0) {
+			e = errno;
+			break;
 		}
-		len += (size_t)snprintf(opts + len, cap - len, "%s%s", dirs[i] + plen + 1, i ? ":" : "");
 	}
-	if (len >= 4096) {
-		free(opts);
-		return fail(err, errlen, "overlay: %zu layers do not fit in one mount on this kernel (before Linux 6.8: "
-					 "a page of names): squash the image into fewer layers",
-			    n);
+	for (size_t i = n; !e && i-- > 0;) {
+		int w = snprintf(opts + len, sizeof(opts) - len, "%s/dev/fd/%d", i + 1 < n ? ":" : "", fds[i]);
+		if (w < 0 || (size_t)w >= sizeof(opts) - len)
+			e = E2BIG;
+		else
+			len += (size_t)w;
 	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(opts);
-		return fail(err, errlen, "overlay: socketpair: %s", strerror(errno));
-	}
-	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL); /* not glibc's fork: no atfork, no locks */
-	if (pid == 0) {
-		close(sv[0]);
-		child(sv[1], parent, opts);
-	}
-	free(opts);
-	close(sv[1]);
-	int e = EIO, fd = -1;
-	if (pid > 0) {
-		union {
-			struct cmsghdr h;
-			char b[CMSG_SPACE(sizeof(int))];
-		} u;
-		struct iovec iov = {.iov_base = &e, .iov_len = sizeof(e)};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-		ssize_t k;
-		while ((k = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-			;
-		struct cmsghdr *cm = k > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-		if (cm && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	} else
+	int fs = e ? -1 : fsopen("overlay", FSOPEN_CLOEXEC);
+	if (!e && fs < 0)
 		e = errno;
-	close(sv[0]);
-	if (fd < 0)
+	if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", opts, 0) < 0 ||
+		   fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+		e = errno;
+	if (fs >= 0)
+		close(fs);
+	for (size_t i = 0; i < k; i++)
+		close(fds[i]);
+	if (m < 0)
 		return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
 					 "kernel with overlayfs)",
 			    strerror(e));
-	return fd;
+	return m;
 }
 
 int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errlen)
@@ -181,12 +127,14 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
 		if (m < 0)
 			return fail(err, errlen, "cannot clone '%s': %s", dirs[0], strerror(errno));
 	} else {
-		m = by_fsconfig(dirs, n);
+		/* WARD_OVERLAY_LEGACY=1: the older kernels' way here too (tests) */
+		const char *legacy = getenv("WARD_OVERLAY_LEGACY");
+		m = legacy && legacy[0] == '1' ? (errno = EINVAL, -1) : by_fsconfig(dirs, n);
 		if (m < 0 && errno != EINVAL)
 			return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and "
 						 "a kernel with overlayfs)",
 				    strerror(errno));
-		if (m < 0 && (m = by_child(dirs, n, err, errlen)) < 0)
+		if (m < 0 && (m = by_fd_names(dirs, n, err, errlen)) < 0)
 			return -1;
 	}
 	if (seal(m) < 0) {

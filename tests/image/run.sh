@@ -1,0 +1,100 @@
+#!/bin/bash
+# Images as the sandbox's root (SPEC §14): ward run --image and ward serve
+# --image on an image of three layers made here (busybox as its shell, a
+# file deleted by a whiteout, a file replaced, a hostile config: WorkingDir
+# outside, User 0, a Volume, an /etc/passwd giving uid 0 to `user`, a
+# setuid `su`), and on the real python3 (and numpy, when built) images of
+# tests/image/build-image.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/serve/lib.bash"
+[ "$(id -u)" = 0 ] || { echo "PASS: images at run time skipped (needs root)"; exit 0; }
+
+python3 - "$T/layout" <<'PY'
+import sys
+import os; sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests/image"))
+import oci
+bb = open("/bin/busybox", "rb").read()
+l1 = (oci.T().dir("bin").file("bin/busybox", bb, 0o755).symlink("bin/sh", "busybox")
+      .file("bin/su", bb, 0o4755).file("gone", b"old\n").file("a", b"layer1\n")
+      .dir("etc").file("etc/os-release", b"ID=wardtest\n")
+      .file("etc/passwd", b"root:x:0:0::/root:/bin/sh\nuser:x:0:0::/:/bin/sh\n").bytes())
+l2 = oci.T().file(".wh.gone", b"").file("a", b"layer2\n").bytes()
+l3 = oci.T().file("a", b"layer3\n").dir("etc").file("etc/motd", b"hello from layer 3\n").bytes()
+oci.layout(sys.argv[1], [l1, l2, l3], ref="1")
+PY
+check "a three-layer image is made" [ -f "$T/layout/index.json" ]
+wimg import three "oci:$T/layout:1"
+check "it imports" [ "$RC" -eq 0 ]
+export WARD_IMAGE_STORE=$S
+
+out=$("$WARD" run --image three -- /bin/sh -c 'cat /a; test -e /gone && echo gone-present || echo gone-absent; cat /etc/os-release /etc/motd; id -u; pwd' 2>&1)
+expect_eq "the top layer's file wins, a whiteout deletes, /etc is the image's, uid 1000, cwd /work" \
+	"layer3 gone-absent ID=wardtest hello from layer 3 1000 /work" "$(echo $out)"
+out=$(WARD_OVERLAY_LEGACY=1 "$WARD" run --image three -- /bin/sh -c 'cat /a; test -e /gone || echo gone-absent' 2>&1)
+expect_eq "the same through a child's mount namespace (kernels before 6.8)" "layer3 gone-absent" "$(echo $out)"
+out=$("$WARD" run --image three -- /bin/sh -c 'grep -c "^user:" /etc/passwd; grep "^sandbox:" /etc/passwd | cut -d: -f3' 2>&1)
+expect_eq "/etc/passwd is ward's, not the image's (no user with uid 0)" "0 1000" "$(echo $out)"
+out=$("$WARD" run --image three -- /bin/sh -c 'stat -c %a /bin/su; grep ^CapEff /proc/self/status' 2>&1)
+expect_eq "the image's setuid su is stripped, no capability" "755 CapEff: 0000000000000000" "$(echo $out)"
+out=$("$WARD" run --image three -- /bin/sh -c 'echo $PATH $LANG $X' 2>&1)
+expect_eq "the image's Env is the environment" "/usr/bin:/bin C.UTF-8" "$(echo $out)"
+out=$("$WARD" run --image three --env PATH=/bin --env X=y -- /bin/sh -c 'echo $PATH $X' 2>&1)
+expect_eq "the request's env over the image's" "/bin y" "$(echo $out)"
+"$WARD" run --image three >/dev/null 2>&1
+expect_eq "no command: the image's Cmd (/bin/sh, stdin /dev/null) runs" 0 "$?"
+out=$("$WARD" run --image three -- /bin/sh -c 'echo x > /a' 2>&1)
+expect_contains "the image's root is read-only" "$out" "Read-only"
+out=$("$WARD" run --image three -- /bin/sh -c 'ls /host 2>&1; echo rc=$?' 2>&1)
+expect_contains "a Volume of the config is not bound" "$out" "rc=1"
+out=$("$WARD" run --image nosuch -- true 2>&1); rc=$?
+expect_eq "an unknown image: exit 125" 125 "$rc"
+expect_contains "... saying how to import it" "$out" "ward image import"
+out=$("$WARD" run --json --image nosuch -- true 2>/dev/null); rc=$?
+expect_eq "an unknown image with --json: exit 125" 125 "$rc"
+
+# rm while a sandbox runs on it: refused; the running sandbox is unaffected
+"$WARD" run --image three -- /bin/sh -c 'sleep 3; cat /a' >"$T/during" 2>&1 &
+runner=$!
+sleep 1
+wimg rm three
+expect_eq "rm of an image a sandbox uses is refused" 125 "$RC"
+expect_contains "... saying it is in use" "$OUT" "in use by a running sandbox"
+wait "$runner"
+expect_eq "the running sandbox was unaffected" "layer3" "$(cat "$T/during")"
+
+# ward serve --image: offered images only, /health lists them, sessions too
+start_server images --image three --image-store "$S" || exit 0
+h=$(curl -s "$URL/health")
+expect_eq "/health lists the offered image and its digest" "three" "$(jg "$h" 'd["images"][0]["name"]')"
+expect_contains "... with its digest" "$(jg "$h" 'd["images"][0]["digest"]')" "sha256:"
+r=$(post_exec '{"argv": ["/bin/sh", "-c", "cat /a; id -u"], "image": "three"}')
+expect_eq "/exec on an offered image" "layer3 1000" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+r=$(post_exec '{"argv": ["true"], "image": "other"}')
+expect_eq "/exec on another image: 400" 400 "$(code_of "$r")"
+expect_contains "... naming the offered ones" "$r" "it offers: three"
+r=$(http POST /sessions --data-binary '{"image": "three"}')
+SID=$(jg "$(body_of "$r")" 'd["id"]')
+r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "cat /a /etc/motd"}')
+expect_eq "a session on an image" "layer3 hello from layer 3" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+http DELETE "/sessions/$SID" >/dev/null
+r=$(ward_remote_out=$("$WARD" run --remote "$URL" --image three -- /bin/sh -c 'cat /a' 2>&1); echo "$ward_remote_out")
+expect_eq "ward run --remote --image" "layer3" "$r"
+wimg rm three
+expect_eq "rm of an image a server offers is refused" 125 "$RC"
+stop_server "$SRV_PID"
+wimg rm three
+expect_eq "rm once the server has stopped" 0 "$RC"
+
+# A real image: python3 from Debian (tests/image/build-image, cached)
+P=$("$ROOT/tests/image/build-images.sh" python3 python3) || { fail "images at run time: build python3"; exit 0; }
+wimg import py "oci:$P:1"
+out=$("$WARD" run --image py -- python3 -c 'import sys; print(sys.version_info[0])' 2>&1)
+expect_eq "python3 runs from a Debian image" 3 "$out"
+N=$(ls -d "$ROOT"/build/image-cache/numpy-*/oci 2>/dev/null | head -n1)
+if [ -n "$N" ]; then
+	wimg import np "oci:$N:1"
+	host=$(python3 -c 'import numpy' >/dev/null 2>&1 && echo has-numpy || echo no-numpy)
+	out=$("$WARD" run --image np -- python3 -c 'import numpy; print(int(numpy.arange(5).sum()))' 2>&1)
+	expect_eq "numpy runs from a python3-numpy image ($host on the host)" 10 "$out"
+fi
