@@ -1,7 +1,7 @@
 #!/bin/bash
 # Real images, made here the way users make them: mmdebstrap (a minimal
 # Debian bookworm from the Debian archive) turned into an OCI image with
-# umoci (tests/image/build-images.sh, cached under build/image-cache/), then
+# umoci (tests/image/build-image, cached under build/image-cache/), then
 # skopeo between oci:, oci-archive:, docker-archive: and a local
 # docker-registry on 127.0.0.1 (started and stopped here, by pid); `ward
 # image import` and `pull` from each.  The unpacked python3 image is mounted
@@ -12,8 +12,8 @@
 for t in mmdebstrap umoci skopeo docker-registry; do
 	command -v "$t" >/dev/null || { fail "real images: $t is missing (scripts/install-deps installs it)"; exit 0; }
 done
-M=$("$ROOT/tests/image/build-images.sh" minbase) || { fail "real images: build minbase"; exit 0; }
-P=$("$ROOT/tests/image/build-images.sh" python3 python3) || { fail "real images: build python3"; exit 0; }
+M=$("$ROOT/tests/image/build-image" minbase) || { fail "real images: build minbase"; exit 0; }
+P=$("$ROOT/tests/image/build-image" python3 python3) || { fail "real images: build python3"; exit 0; }
 
 start=$(date +%s.%N)
 wimg import minbase:oci "oci:$M:1"
@@ -72,7 +72,7 @@ out=$(unshare -m sh -c 'mkdir -p "$2" && mount -t overlay overlay -o "lowerdir=$
 	sh "$L" "$T/root" "$T/empty" 2>&1)
 expect_eq "python3: runs from its unpacked layers" "true" "$out"
 
-# numpy, when it was built (tests/image/build-images.sh numpy python3-numpy).
+# numpy, when it was built (tests/image/build-image numpy python3-numpy).
 N=$(ls -d "$ROOT"/build/image-cache/numpy-*/done 2>/dev/null | head -1)
 if [ -n "$N" ]; then
 	wimg import numpy "oci:$(dirname "$N")/oci:1"
