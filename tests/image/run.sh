@@ -87,7 +87,7 @@ wimg rm three
 expect_eq "rm once the server has stopped" 0 "$RC"
 
 # A real image: python3 from Debian (tests/image/build-image, cached)
-P=$("$ROOT/tests/image/build-images.sh" python3 python3) || { fail "images at run time: build python3"; exit 0; }
+P=$("$ROOT/tests/image/build-image" python3 python3) || { fail "images at run time: build python3"; exit 0; }
 wimg import py "oci:$P:1"
 out=$("$WARD" run --image py -- python3 -c 'import sys; print(sys.version_info[0])' 2>&1)
 expect_eq "python3 runs from a Debian image" 3 "$out"
