@@ -331,6 +331,10 @@ struct ward_pool_stats {
 	uint64_t failures;    /* sandboxes that could not be built or had died */
 };
 struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, size_t errlen);
+/* The same for requests on an image (ward_request.image == image, no
+ * workdir or mounts): sandboxes on that image's root, built ahead. */
+struct ward_pool *ward_pool_new_on(unsigned size, enum ward_net net, const struct ward_image_root *image, char *err,
+				   size_t errlen);
 void ward_pool_free(struct ward_pool *pool);
 void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
 

@@ -530,9 +530,10 @@ class Runner:
         run without a shell) in a fresh sandbox on the runner.  An empty
         ``command``, ``argv`` or ``workdir`` counts as not given, as the
         runner reads them (SPEC §5).  ``collect``: globs relative to /work
-        whose files come back in the result's ``files`` (SPEC §12).  The
-        other keywords: workdir, env, mounts, limits, files, stdin,
-        network, isolation."""
+        whose files come back in the result's ``files`` (SPEC §12).
+        ``image``: an image the runner offers (SPEC §14, ``ward serve
+        --image``) as the root.  The other keywords: workdir, env, mounts,
+        limits, files, stdin, network, isolation."""
         body = self._exec_body(command, **kw)
         status, raw, headers = self._call("POST", "/exec", body, _wait_of(self, body))
         if status != 200:
@@ -555,7 +556,8 @@ class Runner:
                    files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
                    stdin: Union[str, bytes, None] = None,
                    network: Union[str, Mapping[str, Any], None] = None,
-                   isolation: Optional[str] = None, collect: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+                   isolation: Optional[str] = None, collect: Optional[Sequence[str]] = None,
+                   image: Optional[str] = None) -> Dict[str, Any]:
         if not command and not argv:
             raise ValueError("give command (a non-empty shell string) or argv (a non-empty list)")
         body: Dict[str, Any] = {
@@ -569,6 +571,7 @@ class Runner:
             "network": network,
             "isolation": isolation,
             "collect": list(collect) if collect is not None else None,
+            "image": image,
         }
         _stdin_json(body, stdin)
         return _clean(body)
@@ -617,7 +620,7 @@ class Runner:
                 files: Optional[Sequence[Union[File, Mapping[str, Any]]]] = None,
                 workdir: Optional[str] = None,
                 mounts: Optional[Sequence[Union[Mount, Mapping[str, Any]]]] = None,
-                rootfs: Optional[str] = None) -> "Session":
+                rootfs: Optional[str] = None, image: Optional[str] = None) -> "Session":
         """A new session (SPEC §11): one sandbox that stays up between
         calls, until :meth:`Session.close`, the end of a ``with`` block,
         ``ttl_s`` (runner default 3600) or ``idle_s`` without a call (600).
@@ -632,6 +635,7 @@ class Runner:
             "workdir": workdir,
             "mounts": [_mount_json(m) for m in mounts] if mounts is not None else None,
             "rootfs": rootfs,
+            "image": image,
         })
         status, raw, headers = self._call("POST", "/sessions", body)
         if status == 404:

@@ -145,7 +145,7 @@ void run_exec(struct req *r)
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
 	stream_start(r, &r->doc.req);
-	ward_run_pooled(r->srv->pool, &r->doc.req, &res);
+	ward_run_pooled(image_pool(r->srv, &r->doc.req), &r->doc.req, &res);
 	stream_totals(r, &res.out, &res.err);
 	/* 200 also when the sandbox failed: the result says so in "error" */
 	set_answer(r, 200, ward_result_to_json(&res), "application/json");

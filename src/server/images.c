@@ -28,10 +28,32 @@ int images_open(struct server *s)
 	return 0;
 }
 
+void images_pools(struct server *s)
+{
+	for (size_t i = 0; s->o.pool && i < s->nimages; i++) {
+		char err[512];
+		s->images[i].pool = ward_pool_new_on(s->o.pool, WARD_NET_NONE, s->images[i].root, err, sizeof(err));
+		if (!s->images[i].pool)
+			log_event(s, "pool-unavailable", "image %s: %s", s->images[i].name, err);
+	}
+}
+
+struct ward_pool *image_pool(struct server *s, const struct ward_request *q)
+{
+	if (!q->image)
+		return s->pool;
+	for (size_t i = 0; i < s->nimages; i++)
+		if (s->images[i].root == q->image)
+			return s->images[i].pool;
+	return NULL;
+}
+
 void images_close(struct server *s)
 {
-	for (size_t i = 0; i < s->nimages; i++)
+	for (size_t i = 0; i < s->nimages; i++) {
+		ward_pool_free(s->images[i].pool); /* its sandboxes use the root: first */
 		ward_image_root_close(s->images[i].root);
+	}
 	s->nimages = 0;
 }
 

@@ -186,6 +186,7 @@ static double start_backend(struct server *s)
 		s->pool = ward_pool_new(s->o.pool, WARD_NET_NONE, perr, sizeof(perr));
 		if (!s->pool)
 			log_event(s, "pool-unavailable", "%s", perr);
+		images_pools(s);
 	}
 	return next_probe;
 }

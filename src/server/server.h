@@ -125,6 +125,7 @@ struct serve_opts {
 struct offered_image {
 	const char *name;
 	struct ward_image_root *root;
+	struct ward_pool *pool; /* --pool: sandboxes on it built ahead, or NULL */
 };
 
 struct token {
@@ -444,6 +445,10 @@ int images_open(struct server *s);
 void images_close(struct server *s);
 /* q's "image" as one of the offered roots (q->image), or false with the 400 set. */
 bool image_resolve(struct server *s, struct req *r, struct ward_request *q);
+/* --pool: a pool of sandboxes per offered image (after the host's). */
+void images_pools(struct server *s);
+/* The pool for q: its image's, or the host's (either may be NULL). */
+struct ward_pool *image_pool(struct server *s, const struct ward_request *q);
 /* health with "images": [{"name", "digest"}] added (health freed, or returned as it was). */
 char *images_health(struct server *s, char *health);
 

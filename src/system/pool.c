@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "core/supervise.h"
+#include "image/root.h"
 #include "system/pool.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
@@ -115,6 +116,12 @@ static void *filler_main(void *arg)
 
 struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, size_t errlen)
 {
+	return ward_pool_new_on(size, net, NULL, err, errlen);
+}
+
+struct ward_pool *ward_pool_new_on(unsigned size, enum ward_net net, const struct ward_image_root *image, char *err,
+				   size_t errlen)
+{
 	if (size == 0 || size > 4096) {
 		snprintf(err, errlen, "a pool holds 1 to 4096 sandboxes");
 		return NULL;
@@ -141,6 +148,18 @@ struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, siz
 	ward_request_init(&p->shape);
 	p->shape.net = net;
 	p->shape.isolation = WARD_ISO_SYSTEM;
+	if (image) { /* the image's root, as image_root_apply gives it to each request */
+		struct ward_request on;
+		char **env = NULL;
+		p->shape.image = image;
+		if (image_root_apply(&p->shape, &on, &env, err, errlen) < 0) {
+			ward_pool_free(p);
+			return NULL;
+		}
+		free(env);
+		on.env = NULL;
+		p->shape = on;
+	}
 	p->size = size;
 	int e = pthread_create(&p->filler, NULL, filler_main, p);
 	if (e) {

@@ -95,10 +95,18 @@ static bool binds_nothing(const struct ward_request *r)
 	return !r->workdir && !r->rootfs && r->nmounts == 0;
 }
 
+/* On an image's root and nothing of the host's else (the root's path is
+ * the image's: one for every sandbox on it). */
+static bool image_only(const struct ward_request *r)
+{
+	return r->image && !r->workdir && r->nmounts == 0;
+}
+
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
 {
-	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && binds_nothing(a) &&
-	       binds_nothing(b) && a->net == b->net &&
+	bool same_root = (binds_nothing(a) && binds_nothing(b)) ||
+			 (image_only(a) && image_only(b) && a->image == b->image);
+	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && same_root && a->net == b->net &&
 	       a->limits.tmp_size_mb == b->limits.tmp_size_mb;
 }
 

@@ -78,6 +78,12 @@ SID=$(jg "$(body_of "$r")" 'd["id"]')
 r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "cat /a /etc/motd"}')
 expect_eq "a session on an image" "layer3 hello from layer 3" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
 http DELETE "/sessions/$SID" >/dev/null
+out=$(PYTHONPATH="$ROOT/clients/python" python3 -c 'import sys, ward_client
+r = ward_client.Runner(sys.argv[1])
+print(r.exec(argv=["/bin/sh", "-c", "cat /a"], image="three").stdout.strip())
+with r.session(image="three") as s:
+    print(s.exec("cat /etc/motd").stdout.strip())' "$URL" 2>&1)
+expect_eq "the Python client: exec and a session on an image" "layer3 hello from layer 3" "$(echo $out)"
 r=$(ward_remote_out=$("$WARD" run --remote "$URL" --image three -- /bin/sh -c 'cat /a' 2>&1); echo "$ward_remote_out")
 expect_eq "ward run --remote --image" "layer3" "$r"
 wimg rm three
@@ -85,6 +91,19 @@ expect_eq "rm of an image a server offers is refused" 125 "$RC"
 stop_server "$SRV_PID"
 wimg rm three
 expect_eq "rm once the server has stopped" 0 "$RC"
+
+# --pool: sandboxes on each offered image built ahead; each runs one request
+wimg import three "oci:$T/layout:1"
+start_server imgpool --pool 1 --image three --image-store "$S" || exit 0
+seen=""
+for i in 1 2 3; do
+	r=$(post_exec '{"argv": ["/bin/sh", "-c", "cat /tmp/mark 2>/dev/null; echo '$i' > /tmp/mark; cat /a"], "image": "three"}')
+	seen="$seen $(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+done
+expect_eq "pooled sandboxes on an image: its root, and never a predecessor's /tmp" " layer3 layer3 layer3" "$seen"
+grep -q '"pool-unavailable"' "$SRV_LOG" && fail "the image's pool was built" "$(grep pool-unavailable "$SRV_LOG")" ||
+	pass "the image's pool was built"
+stop_server "$SRV_PID"
 
 # A real image: python3 from Debian (tests/image/build-image, cached)
 P=$("$ROOT/tests/image/build-image" python3 python3) || { fail "images at run time: build python3"; exit 0; }
