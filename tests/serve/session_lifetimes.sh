@@ -26,7 +26,7 @@ session_with_marker() {
 	esac
 	SID=$(jget "$(body_of "$r")" 'd["id"]')
 	http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 & echo ok\"}" >/dev/null
-	wait_for test -n "$(marker_pids "$M")"
+	wait_for markers_up "$M"
 	MPID=$(marker_pids "$M" | head -n1)
 	MCG=$(cg_dir "$MPID")
 	check "$1: a marker runs in the session" test -n "$MPID"
