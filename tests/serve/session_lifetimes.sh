@@ -118,7 +118,11 @@ print(bad)
 PY
 )
 expect_eq "$N create/exec/put/get/delete cycles all answered as expected" 0 "$bad"
-sleep 2
+# (the abandoned follow streams and the last connection close on the
+# server's side a moment later: wait for fds and threads to come back, up
+# to 10 s, rather than for a fixed time)
+settled() { local a; a=$(snap); [ "${a% *}" = "${before% *}" ]; }
+wait_for settled
 after=$(snap)
 read -r f0 t0 m0 <<<"$before"
 read -r f1 t1 m1 <<<"$after"
