@@ -156,7 +156,9 @@ def verdict():
         slow.recv(1, socket.MSG_PEEK)  # its run has begun (peeked: nothing taken)
     except socket.timeout:
         return "bad: the slow client's run never began"
-    live = [post("echo up; exec sleep 37.1") for _ in range(2)]
+    # (each outlasts the 60 s this waits for the two: a slot they would wait
+    # for is not freed by one of them ending)
+    live = [post("echo up; exec sleep 137.1", {"timeout_s": 120}) for _ in range(2)]
     for i, c in enumerate(live):
         got = b""
         try:
@@ -218,8 +220,8 @@ PY
 expect_eq "slow client: the output it did not take is dropped with a marker, the timeout lands, both slots free meanwhile" ok "$verdict"
 went_away() { grep -c 'the client went away' "$SRV_LOG"; }
 went_away_is() { [ "$(went_away)" = "$1" ]; }
-wait_for markers_gone 37.1
-expect_eq "slow client: the two runs beside it cancelled, nothing left" "" "$(marker_pids 37.1)"
+wait_for markers_gone 137.1
+expect_eq "slow client: the two runs beside it cancelled, nothing left" "" "$(marker_pids 137.1)"
 check "slow client: the two runs beside it logged as cancelled" wait_for went_away_is 2
 rss1=$(awk '/VmHWM/{print $2}' /proc/"$SRV_PID"/status)
 # the run keeps its head and tail (32 MiB at most); the stream adds a bounded buffer, not the flood
