@@ -353,13 +353,17 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	*ctx = NULL;
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)r->code : 0;
 	const char *cut = conn_cut_reason(s, c);
+	/* an orphan is the worker's at once, which may free it before the next
+	 * line here: what is needed of r is read first */
+	double t_start = r->t_start;
+	bool admitted = r->t_admit > 0;
 	bool orphan = r->live && stream_orphan(r, toe, cut);
-	if (r->t_admit > 0)
-		trace_phase("http:completed", r->t_start);
+	if (admitted)
+		trace_phase("http:completed", t_start);
 	pthread_mutex_lock(&s->lock);
 	if (code > 0 && code < 600)
 		s->m.http[code]++;
-	if (r->t_admit > 0) /* admitted; the worker is done with it (MHD does not end suspended requests) */
+	if (admitted) /* the worker is done with it (MHD does not end suspended requests), or owns the orphan */
 		s->answering--;
 	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);

@@ -138,7 +138,7 @@ stop_server "$SRV_PID"
 
 # --- a pooled server ------------------------------------------------------
 start_server c2 --pool 2 || exit 0
-wait_for test "$(metric ward_pool_ready)" = 2
+wait_for metric_is ward_pool_ready = 2
 for i in 1 2 3; do
 	r=$(post_exec "$(json '{"command": "mkdir -p o; printf run'"$i"' >o/r.txt", "collect": ["o/"]}')")
 	expect_eq "pooled exec $i collect: the file comes back" "o/r.txt 4 420 4 $(sha "b'run$i'")" "$(files_of "$(body_of "$r")")"

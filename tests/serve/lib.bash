@@ -52,6 +52,18 @@ wait_for() {
 	return 1
 }
 
+# For wait_for, which runs its command again each try (a "$(...)" in its
+# arguments would be read once, before the first):
+# markers_gone M / markers_up M — no process / some process runs `sleep M`
+markers_gone() { [ -z "$(marker_pids "$1")" ]; }
+markers_up() { [ -n "$(marker_pids "$1")" ]; }
+# metric_is NAME OP VALUE [CURL ARGS...] — GET /metrics's NAME compares so
+metric_is() {
+	local m=$1 op=$2 v=$3
+	shift 3
+	[ "$(metric "$m" "$@")" "$op" "$v" ] 2>/dev/null
+}
+
 # wait_proc_exited SID PID — up to 10 s for background process PID of session
 # SID (on $URL) to have exited; prints its entry of GET .../processes (JSON)
 wait_proc_exited() {

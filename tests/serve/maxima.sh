@@ -24,7 +24,6 @@ health_limits() { # EXPR on d["limits"]
 	jget "$(body_of "$(http GET /health)")" "$1"
 }
 vmkb() { awk -v k="$2:" '$1==k{print $2}' "/proc/$1/status"; }
-metric_is() { [ "$(metric "$1")" "$2" "$3" ]; } # metric_is NAME OP VALUE, for wait_for
 
 start_server defaults --max-concurrent 2 || exit 0
 

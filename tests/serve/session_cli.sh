@@ -38,11 +38,16 @@ out=$("$WARD" session exec "$id" "${WA[@]}" --timeout 1 -- sleep 30)
 expect_eq "session exec --timeout: 124" 124 "$?"
 out=$("$WARD" session exec "$id" "${WA[@]}" --json -- echo x)
 expect_eq "session exec --json: a result object" 'x' "$(jget "$out" 'd["stdout"].strip()')"
-# live output (SPEC §12), as ward run --remote's: the first line shows while the program runs
-"$WARD" session exec "$id" "${WA[@]}" -- sh -c 'echo first; sleep 2; echo second; exit 5' >"$SERVE_TMP/live.out" 2>&1 &
+# live output (SPEC §12), as ward run --remote's: the first line shows while
+# the program runs (it waits on a marker this script ends once the line is
+# there; the shell's word on it goes to live.err)
+"$WARD" session exec "$id" "${WA[@]}" --timeout 25 -- sh -c 'echo first; sleep 41.5; echo second; exit 5' \
+	>"$SERVE_TMP/live.out" 2>"$SERVE_TMP/live.err" &
 wpid=$!
-wait_for grep -q first "$SERVE_TMP/live.out"
-if kill -0 "$wpid" 2>/dev/null; then alive=yes; else alive=no; fi
+alive=no
+wait_for grep -q first "$SERVE_TMP/live.out" && kill -0 "$wpid" 2>/dev/null && alive=yes
+wait_for markers_up 41.5
+for p in $(marker_pids 41.5); do kill -KILL "$p"; done
 wait "$wpid"; rc=$?
 expect_eq "session exec: its first line appears while the program still runs" yes "$alive"
 expect_eq "session exec: streamed output and exit status" "first second 5" "$(tr '\n' ' ' <"$SERVE_TMP/live.out")$rc"

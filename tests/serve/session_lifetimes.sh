@@ -26,7 +26,7 @@ session_with_marker() {
 	esac
 	SID=$(jget "$(body_of "$r")" 'd["id"]')
 	http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 & echo ok\"}" >/dev/null
-	wait_for test -n "$(marker_pids "$M")"
+	wait_for markers_up "$M"
 	MPID=$(marker_pids "$M" | head -n1)
 	MCG=$(cg_dir "$MPID")
 	check "$1: a marker runs in the session" test -n "$MPID"
@@ -118,7 +118,11 @@ print(bad)
 PY
 )
 expect_eq "$N create/exec/put/get/delete cycles all answered as expected" 0 "$bad"
-sleep 2
+# (the abandoned follow streams and the last connection close on the
+# server's side a moment later: wait for fds and threads to come back, up
+# to 10 s, rather than for a fixed time)
+settled() { local a; a=$(snap); [ "${a% *}" = "${before% *}" ]; }
+wait_for settled
 after=$(snap)
 read -r f0 t0 m0 <<<"$before"
 read -r f1 t1 m1 <<<"$after"

@@ -234,13 +234,13 @@ background_tests() {
 	expect_contains "stdin reached it" "$out" 'got hello'
 	r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary "{\"command\": \"sleep $M\", \"background\": true}")
 	P3=$(jget "$(body_of "$r")" 'd["pid"]')
-	wait_for test -n "$(marker_pids "$M")"
+	wait_for markers_up "$M"
 	check "a background marker runs" test -n "$(marker_pids "$M")"
 	r=$(http POST "/sessions/$SA/processes/$P3/signal" "${A[@]}" --data-binary '{"signal": "HUP"}')
 	expect_eq "signal HUP: 400" 400 "$(code_of "$r")"
 	r=$(http POST "/sessions/$SA/processes/$P3/signal" "${A[@]}" --data-binary '{"signal": "KILL"}')
 	expect_eq "signal KILL: 204" 204 "$(code_of "$r")"
-	wait_for test -z "$(marker_pids "$M")"
+	wait_for markers_gone "$M"
 	check "KILL ended the marker" test -z "$(marker_pids "$M")"
 
 	# a follow stream that is never read holds no worker (--max-concurrent 1)
@@ -299,7 +299,7 @@ done
 
 # DELETE leaves nothing: a marker daemon and its cgroup go
 r=$(http POST "/sessions/$SA/exec" "${A[@]}" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 & echo started\"}")
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 mp=$(marker_pids "$M" | head -n1)
 cg=$(cg_dir "$mp")
 check "a daemon left by an exec stays up in the session" test -n "$mp"
@@ -316,7 +316,7 @@ expect_eq "the same body as an unknown id" "$unknown_body" "$(body_of "$r")"
 r=$(http POST /sessions "${B[@]}" --data-binary '{"idle_s": 2}')
 SE=$(jget "$(body_of "$r")" 'd["id"]')
 http POST "/sessions/$SE/exec" "${B[@]}" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 &\"}" >/dev/null
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 check "the expiring session's marker runs" test -n "$(marker_pids "$M")"
 for _ in $(seq 100); do [ -z "$(marker_pids "$M")" ] && break; sleep 0.1; done
 expect_eq "idle_s: the session expires and its marker is gone" "" "$(marker_pids "$M")"
@@ -342,15 +342,15 @@ r=$(http POST /sessions "${B[@]}" --data-binary '{}')
 SD=$(jget "$(body_of "$r")" 'd["id"]')
 curl -s --max-time 30 "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "sleep 2"}' >/dev/null &
 c1=$!
-wait_for test "$(metric ward_in_flight "${A[@]}")" = 1
+wait_for metric_is ward_in_flight = 1 "${A[@]}"
 curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X DELETE "$URL/sessions/$SD" >"$SERVE_TMP/del.code" &
 c2=$!
-wait_for test "$(metric ward_queued "${A[@]}")" = 1   # the DELETE waits for the worker: then the late exec
+wait_for metric_is ward_queued = 1 "${A[@]}"   # the DELETE waits for the worker: then the late exec
 late=$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' "${B[@]}" -X POST "$URL/sessions/$SD/exec" --data-binary '{"command": "echo late"}')
 wait "$c2"; wait "$c1"
 expect_eq "DELETE behind a running exec, before a queued one, with one worker: 204" 204 "$(cat "$SERVE_TMP/del.code")"
 expect_eq "the exec queued behind the DELETE: 404" 404 "$late"
-wait_for test "$(metric ward_sessions "${A[@]}")" = 1
+wait_for metric_is ward_sessions = 1 "${A[@]}"
 expect_eq "the deleted session is destroyed once its calls are over" 1 "$(metric ward_sessions "${A[@]}")"
 
 # the defaults: 64 sessions (--max-sessions), 8 per client (--client-sessions)

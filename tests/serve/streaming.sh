@@ -7,7 +7,9 @@
 . "$(dirname "$0")/lib.bash"
 PYDIR=$ROOT/clients/python
 
-start_server stream --max-concurrent 2 --request-timeout 20 || exit 0
+# (the slow client below takes its whole answer within the run's timeout plus
+# --request-timeout)
+start_server stream --max-concurrent 2 --request-timeout 60 || exit 0
 ND=(-H 'Accept: application/x-ndjson' -H 'Content-Type: application/json')
 
 # ---- shapes, with curl -N
@@ -52,26 +54,44 @@ expect_contains "no Accept: application/json" "$(cat "$SERVE_TMP/h2")" "applicat
 r=$(http POST /exec "${ND[@]}" --data-binary '{"command":"true","limits":{"timeout_s":-1}}')
 expect_eq "a 400 before the run is plain JSON" "400 yes" "$(code_of "$r") $(jg "$(body_of "$r")" '"yes" if d["error"] else "no"')"
 
-# ---- live: the first line comes while the program sleeps; the Python client
+# ---- live: the first line comes while the program still runs; the Python client
+# (the program waits on a marker that only this client ends, once the line is
+# there: a first line held back until the end fails, however fast the machine)
 cd "$PYDIR" || exit 1
 verdict=$(python3 - "$URL" <<'PY'
-import sys, time, ward_client as w
+import os, signal, sys, time, ward_client as w
+
+def markers(m):
+    pids = []
+    for p in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                a = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if len(a) > 1 and os.path.basename(a[0]) == b"sleep" and a[1] == m:
+            pids.append(int(p))
+    return pids
+
 r = w.Runner(sys.argv[1])
-t0 = time.monotonic()
-first = done = None
-events = []
-for e in r.exec_stream("echo first; sleep 2; echo done"):
+events, live = [], None
+for e in r.exec_stream("echo first; sleep 41.3; echo done", limits={"timeout_s": 25}):
     events.append(e)
-    if first is None and e.get("data") == "first\n":
-        first = time.monotonic()
-    if "result" in e:
-        done = time.monotonic()
-ok = first is not None and done is not None and done - first >= 1.0 and events[-1]["result"]["stdout"] == "first\ndone\n"
-print("ok" if ok else "bad: first=%r done=%r events=%r" % (first and first - t0, done and done - t0, events))
+    if live is None and e.get("data") == "first\n":
+        end = time.monotonic() + 20
+        while not markers(b"41.3") and time.monotonic() < end:
+            time.sleep(0.05)
+        pids = markers(b"41.3")
+        live = bool(pids)  # the program still ran when its first line came
+        for p in pids:
+            os.kill(p, signal.SIGKILL)
+res = events[-1].get("result", {}) if events else {}
+ok = live and res.get("stdout") == "first\ndone\n" and res.get("status") == "ok"
+print("ok" if ok else "bad: live=%r events=%r" % (live, events))
 PY
 )
 cd "$ROOT" || exit 1
-expect_eq "python exec_stream: the first line arrives during the sleep (>= 1 s before the result)" ok "$verdict"
+expect_eq "python exec_stream: the first line arrives while the program still runs" ok "$verdict"
 
 # ---- caps: the head streams, the tail comes in the result
 verdict=$(curl -sN --max-time 30 "${ND[@]}" \
@@ -106,49 +126,103 @@ print("ok" if s == "\u20ac \ufffd" and ev[-1]["result"]["stdout"] == s else "bad
 expect_eq "utf-8: split euro sign arrives whole, a bad byte is U+FFFD" ok "$verdict"
 
 # ---- a slow client: dropped with a marker, the timeout lands, no worker held
+# It reads nothing (a 4 KiB receive buffer, never drained) while `yes` floods
+# far more than the socket pair and the TCP buffers hold, until its 2 s
+# timeout.  Meanwhile two more streamed runs must be running at once: with
+# --max-concurrent 2 that is only possible once the flood's run is over and
+# its stream holds no slot, so a held worker fails here however fast the
+# machine is (the slow stream, unread, could not free it).  Then the slow
+# client takes its whole answer, which must end with the timeout's result.
 rss0=$(awk '/VmRSS/{print $2}' /proc/"$SRV_PID"/status)
 verdict=$(python3 - "$PORT" <<'PY'
-import json, socket, sys, time, urllib.request
+import json, socket, sys
 port = int(sys.argv[1])
-body = json.dumps({"command": "while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done",
-                   "limits": {"timeout_s": 2, "max_output_chars": 16 << 20}}).encode()
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(("127.0.0.1", port))
-s.sendall(b"POST /exec HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\nContent-Type: application/json\r\n"
-          b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
-time.sleep(3)   # read nothing while it floods and times out
-# both workers are free: two runs answer meanwhile
-t = time.monotonic()
-for _ in range(2):
-    req = urllib.request.Request("http://127.0.0.1:%d/exec" % port, data=b'{"command":"true"}')
-    urllib.request.urlopen(req, timeout=10).read()
-free = time.monotonic() - t < 8
-s.settimeout(30)
-data = b""
-while True:
-    b = s.recv(1 << 20)
-    if not b:
-        break
-    data += b
-head, _, rest = data.partition(b"\r\n\r\n")
-body = b""
-while rest:  # the chunked encoding undone
-    size, _, rest = rest.partition(b"\r\n")
-    n = int(size.split(b";")[0] or b"0", 16)
-    if n == 0:
-        break
-    body += rest[:n]
-    rest = rest[n + 2:]
-lines = [l for l in body.split(b"\n") if l.startswith(b"{")]
-res = json.loads(lines[-1]) if lines else {}
-dropped = any(b'"dropped"' in l for l in lines)
-r = res.get("result", {})
-print("ok" if free and dropped and r.get("status") == "timeout" else
-      "bad: free=%s dropped=%s status=%r" % (free, dropped, r.get("status")))
+
+def post(command, limits=None, rcvbuf=None):
+    body = json.dumps({"command": command, "limits": limits or {}}).encode()
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(60)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"POST /exec HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n"
+              b"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+              % len(body) + body)
+    return s
+
+def verdict():
+    slow = post("yes " + "x" * 63, {"timeout_s": 2, "max_output_chars": 16 << 20}, rcvbuf=4096)
+    try:
+        slow.recv(1, socket.MSG_PEEK)  # its run has begun (peeked: nothing taken)
+    except socket.timeout:
+        return "bad: the slow client's run never began"
+    # (each outlasts the 60 s this waits for the two: a slot they would wait
+    # for is not freed by one of them ending)
+    live = [post("echo up; exec sleep 137.1", {"timeout_s": 120}) for _ in range(2)]
+    for i, c in enumerate(live):
+        got = b""
+        try:
+            while b'"data":"up\\n"' not in got:
+                b = c.recv(4096)
+                if not b:
+                    break
+                got += b
+        except socket.timeout:
+            pass
+        if b'"data":"up\\n"' not in got:
+            return "bad: run %d of 2 did not start while the slow client read nothing (slot held?)" % (i + 1)
+    for c in live:
+        c.close()  # (cancels them)
+    parts = []
+    try:
+        while True:
+            b = slow.recv(65536)
+            if not b:
+                break
+            parts.append(b)
+    except socket.timeout:
+        return "bad: the slow client's answer stalled"
+    data = b"".join(parts)
+    # the chunked encoding undone, in one pass
+    pos = data.find(b"\r\n\r\n")
+    if pos < 0:
+        return "bad: no response head in %d bytes" % len(data)
+    pos += 4
+    chunks, complete = [], False
+    while pos < len(data):
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            break
+        try:
+            n = int(data[pos:eol].split(b";")[0], 16)
+        except ValueError:
+            return "bad: chunk size %r" % data[pos:eol][:40]
+        if n == 0:
+            complete = True
+            break
+        chunks.append(data[eol + 2:eol + 2 + n])
+        pos = eol + 2 + n + 2
+    if not complete:
+        return "bad: the answer was cut after %d bytes" % len(data)
+    lines = [l for l in b"".join(chunks).split(b"\n") if l.startswith(b"{")]
+    try:
+        res = json.loads(lines[-1])["result"]
+    except (IndexError, KeyError, ValueError) as e:
+        return "bad: no result line (%s)" % e
+    dropped = any(b'"dropped"' in l for l in lines[:-1])
+    if not dropped or res.get("status") != "timeout":
+        return "bad: dropped=%s status=%r" % (dropped, res.get("status"))
+    return "ok"
+
+print(verdict())
 PY
 )
-expect_eq "slow client: the output it did not take is dropped with a marker, the timeout lands, workers free" ok "$verdict"
+expect_eq "slow client: the output it did not take is dropped with a marker, the timeout lands, both slots free meanwhile" ok "$verdict"
+went_away() { grep -c 'the client went away' "$SRV_LOG"; }
+went_away_is() { [ "$(went_away)" = "$1" ]; }
+wait_for markers_gone 137.1
+expect_eq "slow client: the two runs beside it cancelled, nothing left" "" "$(marker_pids 137.1)"
+check "slow client: the two runs beside it logged as cancelled" wait_for went_away_is 2
 rss1=$(awk '/VmHWM/{print $2}' /proc/"$SRV_PID"/status)
 # the run keeps its head and tail (32 MiB at most); the stream adds a bounded buffer, not the flood
 if [ -z "${WARD_ASAN:-}" ]; then # (the sanitizer's own memory is another matter)
@@ -162,6 +236,7 @@ snap() { # fds children
 idle() { [ "$(metric ward_in_flight)" = 0 ] && [ "$(metric ward_answering)" = 0 ]; }
 fdlist() { for f in /proc/"$SRV_PID"/fd/*; do echo "${f##*/} $(readlink "$f")"; done 2>/dev/null | sort; }
 wait_for idle
+gone0=$(went_away)
 before=$(snap)
 fdlist >"$SERVE_TMP/fds.before"
 verdict=$(python3 - "$PORT" <<'PY'
@@ -192,7 +267,7 @@ PY
 )
 expect_eq "disconnect: 100 streams cut after their first chunk each got it (max-concurrent 2)" ok "$verdict"
 check "disconnect: in-flight back to 0" wait_for idle
-wait_for test -z "$(marker_pids 31.7)"
+wait_for markers_gone 31.7
 expect_eq "disconnect: no sandboxed process left" "" "$(marker_pids 31.7)"
 back() { [ "$(snap)" = "$before" ]; }
 # (up to 30 s: a cancelled run's teardown and its connection's close are the
@@ -200,7 +275,8 @@ back() { [ "$(snap)" = "$before" ]; }
 for _ in 1 2 3; do wait_for back && break; done
 expect_eq "disconnect: the server's fds and children back where they were" "$before" "$(snap)"
 back || { fdlist | diff "$SERVE_TMP/fds.before" - | sed 's/^/# fd: /'; }
-expect_contains "disconnect: logged as cancelled" "$(grep -c 'the client went away' "$SRV_LOG")" "100"
+wait_for went_away_is $((gone0 + 100))
+expect_eq "disconnect: logged as cancelled" 100 "$(($(went_away) - gone0))"
 
 # ---- POST /test streams its run, then the report
 job='{"runner":"junit","command":["sh","-c","echo from-test; sleep 1; printf \"<testsuite><testcase name=\\\"t\\\"/></testsuite>\" > $WARD_REPORT"],"source_files":[],"test_files":[]}'
@@ -236,13 +312,17 @@ expect_eq "python Session.exec_stream" ok "$verdict"
 r=$(http POST /sessions/nope.0123456789abcdef0123456789abcdef/exec "${ND[@]}" --data-binary '{"command":"true"}')
 expect_eq "session exec: unknown session is a plain 404" 404 "$(code_of "$r")"
 
-# ---- ward run --remote: live output, same exit status
-"$WARD" run --remote "$URL" -- sh -c 'echo first; sleep 2; echo second; exit 7' >"$SERVE_TMP/remote.out" 2>&1 &
+# ---- ward run --remote: live output, same exit status (the program waits on
+# a marker this script ends once the first line has appeared)
+"$WARD" run --remote "$URL" --timeout 25 -- sh -c 'echo first; sleep 41.4; echo second; exit 7' >"$SERVE_TMP/remote.out" 2>"$SERVE_TMP/remote.err" &
 wpid=$!
-wait_for grep -q first "$SERVE_TMP/remote.out"
-if kill -0 "$wpid" 2>/dev/null; then alive=yes; else alive=no; fi
+alive=no
+wait_for grep -q first "$SERVE_TMP/remote.out" && kill -0 "$wpid" 2>/dev/null && alive=yes
+wait_for markers_up 41.4
+for p in $(marker_pids 41.4); do kill -KILL "$p"; done
 wait "$wpid"; rc=$?
 expect_eq "ward run --remote: its first line appears while the program still runs" yes "$alive"
+# (its stderr has the shell's word on the marker it lost)
 expect_eq "ward run --remote: output and exit status" "first second 7" "$(tr '\n' ' ' <"$SERVE_TMP/remote.out")$rc"
 a=$("$WARD" run --remote "$URL" --output-limit 100 -- seq 1 100)
 b=$("$WARD" run --output-limit 100 -- seq 1 100)
