@@ -41,7 +41,7 @@ new_session '{"ttl_s": 120}'
 # end (its stdin) and never reads
 r=$(http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"setsid -f sleep $M; exit 0\", \"background\": true, \"stdin\": \"pipe\"}")
 P=$(jget "$(body_of "$r")" 'd["pid"]')
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 head -c 200000 /dev/zero >"$SERVE_TMP/big"
 t0=$(date +%s.%N)
 # two at once: every worker of --max-concurrent 2
@@ -68,14 +68,14 @@ start_server held --session-call-timeout 300 --drain-timeout 3 || exit 0
 new_session '{"ttl_s": 120}'
 r=$(http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"setsid -f sleep $M; exit 0\", \"background\": true, \"stdin\": \"pipe\"}")
 P=$(jget "$(body_of "$r")" 'd["pid"]')
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 curl -s -o /dev/null -w '%{http_code}' --max-time 60 -X POST --data-binary @"$SERVE_TMP/big" \
 	"$URL/sessions/$SID/processes/$P/stdin" >"$SERVE_TMP/held" &
 held=$!
 sleep 1
 r=$(http DELETE "/sessions/$SID")
 expect_eq "DELETE while a stdin call is blocked on the session: 204" 204 "$(code_of "$r")"
-wait_for test -z "$(marker_pids "$M")"
+wait_for markers_gone "$M"
 expect_eq "DELETE killed the session's processes while the call held it" "" "$(marker_pids "$M")"
 t0=$(date +%s.%N)
 wait "$held"
@@ -89,7 +89,7 @@ case "$(cat "$SERVE_TMP/held")" in 2*|000) fail "the woken call answers an error
 new_session '{"ttl_s": 120}'
 r=$(http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"setsid -f sleep $M; exit 0\", \"background\": true, \"stdin\": \"pipe\"}")
 P=$(jget "$(body_of "$r")" 'd["pid"]')
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 curl -s -o /dev/null --max-time 60 -X POST --data-binary @"$SERVE_TMP/big" "$URL/sessions/$SID/processes/$P/stdin" &
 held=$!
 sleep 1
@@ -113,7 +113,7 @@ expect_contains "the session ended with the server" "$(cat "$SRV_LOG")" "the ser
 start_server files --session-call-timeout 3 || exit 0
 new_session '{"ttl_s": 120}'
 http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 & echo ok\"}" >/dev/null
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 P1=$(pid1_of "$M")
 check "the session's PID 1 is found" test -n "$P1"
 kill -STOP "$P1"
@@ -150,8 +150,8 @@ r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "sleep 1", "backg
 expect_contains "the 429 says which budget" "$r" "budget"
 http DELETE "/sessions/$SID1" >/dev/null
 http DELETE "/sessions/$SID" >/dev/null
-wait_for test -z "$(marker_pids "$M")"
-wait_for test "$(metric ward_session_bg_output_bytes)" = 0
+wait_for markers_gone "$M"
+wait_for metric_is ward_session_bg_output_bytes = 0
 expect_eq "the sessions' ends gave their records' budget back" 0 "$(metric ward_session_bg_output_bytes)"
 # an exited record's buffers go once its output has been read to the end
 new_session '{"ttl_s": 120}'
@@ -217,7 +217,7 @@ http DELETE "/sessions/$SID" >/dev/null
 # ---- 7. pid reuse inside the sandbox: the pid names the newest process
 new_session '{"ttl_s": 120}'
 http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"nohup sleep $M >/dev/null 2>&1 & echo ok\"}" >/dev/null
-wait_for test -n "$(marker_pids "$M")"
+wait_for markers_up "$M"
 P1=$(pid1_of "$M")
 r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "echo old", "background": true}')
 A=$(jget "$(body_of "$r")" 'd["pid"]')
@@ -228,13 +228,13 @@ nsenter -t "$P1" -p -- /bin/sh -c "echo $((A - 1)) > /proc/sys/kernel/ns_last_pi
 r=$(http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"echo new; exec sleep $((M + 1))\", \"background\": true}")
 B=$(jget "$(body_of "$r")" 'd["pid"]')
 expect_eq "the new process got the old one's pid" "$A" "$B"
-wait_for test -n "$(marker_pids $((M + 1)))"
+wait_for markers_up $((M + 1))
 out=$(curl -s --max-time 20 "$URL/sessions/$SID/processes/$B/output")
 expect_contains "its output is the new process's" "$out" 'new'
 expect_not_contains "not the exited one's" "$out" 'old'
 r=$(http POST "/sessions/$SID/processes/$B/signal" --data-binary '{"signal": "KILL"}')
 expect_eq "a signal reaches the new process (not ESRCH from the old record)" 204 "$(code_of "$r")"
-wait_for test -z "$(marker_pids $((M + 1)))"
+wait_for markers_gone $((M + 1))
 expect_eq "the new process is gone" "" "$(marker_pids $((M + 1)))"
 r=$(http GET "/sessions/$SID/processes")
 expect_eq "the pid is listed once" 1 "$(jg "$(body_of "$r")" 'len([p for p in d if p["pid"]=='"$B"'])')"
