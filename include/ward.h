@@ -113,6 +113,10 @@ struct ward_request {
 	 * (include/ward_image.h): its layers merged read-only are /, its /etc
 	 * beside ward's generated files, its Env under env.  NULL: none. */
 	const struct ward_image_root *image;
+	/* With an image: a writable layer over it (SPEC §14 "root": "overlay"),
+	 * on a tmpfs of limits.tmp_size_mb in the sandbox's memory, where the
+	 * sandbox's user owns the image's files; gone with the sandbox. */
+	bool root_overlay;
 	/* The image's name, for a runner (ward run --remote: "image" in the
 	 * request; the runner opens its own). */
 	const char *image_name;

@@ -105,7 +105,7 @@ static void mirror(struct plan *p, const char *host, size_t below, const char *d
 }
 
 /* Everything at the top of a --rootfs but what ward builds itself. */
-static int mirror_rootfs(struct plan *p, const char *rootfs)
+static int mirror_rootfs(struct plan *p, const char *rootfs, unsigned flags)
 {
 	static const char *const own[] = {"proc", "dev", "tmp", "work", "etc", "sys", "run"};
 	DIR *d = opendir(rootfs);
@@ -121,7 +121,7 @@ static int mirror_rootfs(struct plan *p, const char *rootfs)
 		if (skip)
 			continue;
 		const char *dst = fmt(p, "/", e->d_name);
-		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, 0);
+		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, flags);
 	}
 	closedir(d);
 	return 0;
@@ -129,7 +129,7 @@ static int mirror_rootfs(struct plan *p, const char *rootfs)
 
 /* An image's /etc, each entry but the files ward generates, found beneath
  * the root (its etc may be a symlink to anywhere: then it counts as absent). */
-static void mirror_image_etc(struct plan *p, const char *root)
+static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 {
 	static const char *const own[] = {"passwd", "group", "hostname", "hosts", "nsswitch.conf", "shadow",
 					  "gshadow", "resolv.conf", "mtab"};
@@ -154,7 +154,7 @@ static void mirror_image_etc(struct plan *p, const char *root)
 		if (skip)
 			continue;
 		const char *dst = fmt(p, "/etc/", e->d_name);
-		mirror(p, fmt(p, root, dst), strlen(root), dst, 0);
+		mirror(p, fmt(p, root, dst), strlen(root), dst, flags);
 	}
 	closedir(d);
 }
@@ -213,7 +213,8 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		for (size_t i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++)
 			mirror(p, sysdirs[i], 0, sysdirs[i], 0);
 	} else {
-		if (mirror_rootfs(p, req->rootfs) < 0) {
+		/* a writable root (an image's "root": "overlay"): its binds too */
+		if (mirror_rootfs(p, req->rootfs, req->root_overlay ? OPF_RW : 0) < 0) {
 			snprintf(err, errlen, "--rootfs '%s' cannot be listed: %s", req->rootfs, strerror(errno));
 			plan_free(p);
 			return -1;
@@ -236,7 +237,7 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
 						    "/etc/services"};
 	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
-		mirror_image_etc(p, base);
+		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
 	else
 		for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
 			mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);

@@ -60,6 +60,12 @@ void ward_image_root_close(struct ward_image_root *r)
 	free(r);
 }
 
+void image_root_layers(const struct ward_image_root *r, char *const **dirs, size_t *n)
+{
+	*dirs = r->img->layers;
+	*n = r->img->nlayers;
+}
+
 const struct ward_image *ward_image_root_image(const struct ward_image_root *r)
 {
 	return r->img;
@@ -75,6 +81,11 @@ int image_root_apply(const struct ward_request *req, struct ward_request *out, c
 		return 0;
 	if (req->rootfs) {
 		snprintf(err, errlen, "give an image or a rootfs, not both");
+		return -1;
+	}
+	if (req->root_overlay && geteuid() != 0) {
+		snprintf(err, errlen, "root: overlay needs ward to run as root (its writable layer is an idmapped "
+				      "overlayfs mount)");
 		return -1;
 	}
 	/* the image's Env first, the request's after it (a later entry wins;

@@ -11,4 +11,8 @@
 int image_root_apply(const struct ward_request *req, struct ward_request *out, char ***env, char *err,
 		     size_t errlen);
 
+/* The layer directories of r's image, bottom first. */
+struct ward_image_root;
+void image_root_layers(const struct ward_image_root *r, char *const **dirs, size_t *n);
+
 #endif

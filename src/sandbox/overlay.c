@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -114,6 +115,80 @@ static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 					 "kernel with overlayfs)",
 			    strerror(e));
 	return m;
+}
+
+int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
+		    int *fd, char *err, size_t errlen)
+{
+	*fd = -1;
+	if (n == 0 || n > 500)
+		return fail(err, errlen, "overlay: %zu layers: give 1 to 500", n);
+	int *low = calloc(n, sizeof(int));
+	if (!low)
+		return fail(err, errlen, "out of memory");
+	size_t k = 0;
+	int tm = -1, fs = -1, m = -1, e = 0;
+	const char *step = "";
+	for (; k < n; k++) { /* each layer, idmapped: its root-owned files become the sandbox user's */
+		low[k] = (int)syscall(SYS_open_tree, AT_FDCWD, dirs[k], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t)idmap_ns};
+		if (low[k] < 0 || (idmap_ns >= 0 && mount_setattr(low[k], "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)) {
+			e = errno;
+			step = "an idmapped layer";
+			if (low[k] >= 0)
+				close(low[k]);
+			break;
+		}
+	}
+	char size[32];
+	snprintf(size, sizeof(size), "%llum", (unsigned long long)(size_mb ? size_mb : 1));
+	if (!e) {
+		step = "the writable layer's tmpfs";
+		int t = fsopen("tmpfs", FSOPEN_CLOEXEC);
+		if (t < 0 || fsconfig(t, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+		    fsconfig(t, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+		    fsconfig(t, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		    (tm = fsmount(t, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0 ||
+		    mkdirat(tm, "upper", 0755) < 0 || mkdirat(tm, "work", 0700) < 0 ||
+		    fchownat(tm, "upper", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			e = errno;
+		if (t >= 0)
+			close(t);
+	}
+	if (!e) {
+		step = "the overlay";
+		fs = fsopen("overlay", FSOPEN_CLOEXEC);
+		if (fs < 0)
+			e = errno;
+		char path[64];
+		for (size_t i = n; !e && i-- > 0;) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", low[i]);
+			if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", path, 0) < 0)
+				e = errno;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/upper", tm);
+		if (!e && fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", path, 0) < 0)
+			e = errno;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/work", tm);
+		if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "workdir", path, 0) < 0 ||
+			   fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+			   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+			e = errno;
+	}
+	for (size_t i = 0; i < k; i++)
+		close(low[i]);
+	free(low);
+	if (tm >= 0)
+		close(tm);
+	if (fs >= 0)
+		close(fs);
+	if (m < 0)
+		return fail(err, errlen, "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
+					 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
+					 "later; use the image read-only, or write under /work and /tmp)",
+			    step, strerror(e ? e : EIO));
+	*fd = m;
+	return 0;
 }
 
 int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errlen)

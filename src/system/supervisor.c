@@ -39,6 +39,8 @@
 #include "system/handover.h"
 #include "system/netns.h"
 #include "system/supervisor.h"
+#include "image/root.h"
+#include "sandbox/overlay.h"
 
 static const char *landlock_name(int abi)
 {
@@ -79,6 +81,8 @@ struct sandbox {
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 	struct egress_proxy *egress; /* network allow: ward's proxy for it */
 	struct ward_netns *netns;    /* network none: ward's namespace for it (netns.c) */
+	int root_fd;                 /* an image's writable root ("root": "overlay"), or -1 */
+	char root_path[40];          /* "/proc/self/fd/N" of it */
 };
 
 /* Files out (SPEC §12): PID 1 sends them on the report pipe. */
@@ -121,6 +125,7 @@ void sandbox_destroy(struct sandbox *sb)
 			;
 	}
 	close_fd(&sb->pidfd);
+	close_fd(&sb->root_fd);
 	/* Every process of the sandbox is gone with its PID 1 (reaped above,
 	 * or never cloned): its network namespace may serve another. */
 	netns_give(sb->netns);
@@ -337,6 +342,10 @@ static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const s
 	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
 }
 
+/* Landlock's writable paths at most: /tmp, /work, /dev/shm, the request's
+ * writable mounts, and a writable root's binds. */
+#define WRITE_PATHS_MAX 256
+
 /* PID 1, cloned by us: it runs init_main on a copy of this stack, where
  * its child_ctx and the Landlock write paths live.  The pid, or -errno. */
 static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, int *trees,
@@ -344,8 +353,13 @@ static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, i
 {
 	/* Landlock: writes stay allowed only where the sandbox has writable
 	 * mounts. */
-	const char *write_paths[80];
-	size_t nwrite = landlock_write_paths(shape, write_paths, 80);
+	const char *write_paths[WRITE_PATHS_MAX];
+	size_t nwrite = landlock_write_paths(shape, write_paths, WRITE_PATHS_MAX);
+	/* a writable root (an image's "root": "overlay"): each of its binds */
+	for (size_t i = 0; shape->root_overlay && i < sb->plan.nops && nwrite < WRITE_PATHS_MAX; i++)
+		if (sb->plan.ops[i].kind == OP_BIND && (sb->plan.ops[i].flags & OPF_RW) &&
+		    strncmp(sb->plan.ops[i].dst, "/dev/", 5) != 0)
+			write_paths[nwrite++] = sb->plan.ops[i].dst;
 	struct child_ctx c = {
 		.facts = sb->facts,
 		.plan = &sb->plan,
@@ -437,8 +451,40 @@ static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead
 	sb->id = (struct ward_identity){.lock_fd = -1, .slot = -1};
 	sb->pid = -1;
 	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
+	sb->root_fd = -1;
 	sb->ahead = ahead;
 	return sb;
+}
+
+/* An image's "root": "overlay" (SPEC §14): the image's layers, idmapped so
+ * that their root-owned files are the sandbox user's, under a writable
+ * layer on a tmpfs of the shape's /tmp size, mounted for this sandbox
+ * alone (sb->root_fd); *own is shape with it as the rootfs.  0, or -1 with
+ * err set. */
+static int writable_root(struct sandbox *sb, const struct ward_request *shape, struct ward_request *own, char *err,
+			 size_t errlen)
+{
+	if (!shape->image) {
+		snprintf(err, errlen, "root: overlay is a writable layer over an image: give an image");
+		return -1;
+	}
+	char *const *dirs;
+	size_t n;
+	image_root_layers(shape->image, &dirs, &n);
+	int ns = userns_idmap_fd(&sb->id, 0, 0);
+	if (ns < 0) {
+		snprintf(err, errlen, "root: overlay: cannot make the idmapping of its layers: %s", strerror(-ns));
+		return -1;
+	}
+	int r = overlay_open_rw(dirs, n, ns, shape->limits.tmp_size_mb, sb->id.host_uid, sb->id.host_gid, &sb->root_fd,
+				err, errlen);
+	close(ns);
+	if (r < 0)
+		return -1;
+	snprintf(sb->root_path, sizeof(sb->root_path), "/proc/self/fd/%d", sb->root_fd);
+	*own = *shape;
+	own->rootfs = sb->root_path;
+	return 0;
 }
 
 /* One attempt at sandbox_build: through the helper when there is one and
@@ -468,6 +514,12 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	if (userns_acquire(&sb->id, err, errlen) < 0)
 		goto fail;
 	trace_phase("identity", start);
+	struct ward_request own;
+	if (shape->root_overlay) { /* a writable root of its own, its layers idmapped to its uid */
+		if (writable_root(sb, shape, &own, err, errlen) < 0)
+			goto fail;
+		shape = &own;
+	}
 	if (!spawn && plan_build(&sb->plan, shape, geteuid(), err, errlen) < 0)
 		goto fail;
 	plan_size_work(&sb->plan, session_work_mb);

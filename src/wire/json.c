@@ -633,6 +633,14 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 		return -1;
 	if ((v = wire_member_nonempty(root, "image")) && wire_cstr(v, "image", &req->image_name, err, errlen) < 0)
 		return -1;
+	const char *rootk = NULL;
+	if ((v = wire_member_nonempty(root, "root")) && wire_cstr(v, "root", &rootk, err, errlen) < 0)
+		return -1;
+	if (rootk && strcmp(rootk, "overlay") != 0)
+		return wire_bad(err, errlen, "root: give \"overlay\" (a writable layer over the image) or leave it out");
+	if (rootk && !req->image_name)
+		return wire_bad(err, errlen, "root: \"overlay\" is a writable layer over an image: give \"image\" too");
+	req->root_overlay = rootk != NULL;
 	if ((v = wire_member(root, "env")) && wire_decode_env(doc, v, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(root, "mounts")) && decode_mounts(doc, v, err, errlen) < 0)

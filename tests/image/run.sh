@@ -84,6 +84,37 @@ print(r.exec(argv=["/bin/sh", "-c", "cat /a"], image="three").stdout.strip())
 with r.session(image="three") as s:
     print(s.exec("cat /etc/motd").stdout.strip())' "$URL" 2>&1)
 expect_eq "the Python client: exec and a session on an image" "layer3 hello from layer 3" "$(echo $out)"
+# "root": "overlay": a writable layer over the image, the session's own, in its memory
+r=$(http POST /sessions --data-binary '{"image": "three", "root": "overlay", "limits": {"tmp_size_mb": 16, "memory_mb": 256}}')
+if [ "$(code_of "$r")" != 201 ] && [[ "$r" == *"Linux 6.15"* ]]; then
+	echo "PASS: root overlay skipped: this kernel's overlayfs takes no detached layers ($(uname -r))"
+else
+	expect_eq "a session with a writable root: 201" 201 "$(code_of "$r")"
+	SID=$(jg "$(body_of "$r")" 'd["id"]')
+	r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "stat -c %u /bin /a; echo mine > /a; echo new > /bin/tool; rm /bin/su; mkdir /bin/d; cat /a /bin/tool"}')
+	expect_eq "the image's files are the sandbox user's; it writes, replaces and removes anywhere" \
+		"1000 1000 mine new" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+	r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "cat /a /bin/tool; test -e /bin/su || echo su-gone"}')
+	expect_eq "what it wrote stays for the session's next exec" "mine new su-gone" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+	r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "head -c 41943040 /dev/zero > /bin/big; echo rc=$?; stat -c %s /bin/big"}')
+	out=$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))
+	n=${out#rc=1 }
+	if [ "${out%% *}" = rc=1 ] && [ "$n" -le 16777216 ] 2>/dev/null; then
+		pass "the writable layer is held to tmp_size_mb: 40 MiB written, $n bytes kept of 16 MiB"
+	else fail "the writable layer is held to tmp_size_mb (16 MiB)" "$out"; fi
+	expect_eq "the store's layers are untouched" "layer3" "$(cat "$(layer_dir three 3)/a")"
+	check "... and nothing was added to them" test ! -e "$(layer_dir three 1)/bin/tool"
+	r=$(http POST /sessions --data-binary '{"image": "three", "root": "overlay"}')
+	SID2=$(jg "$(body_of "$r")" 'd["id"]')
+	r=$(http POST "/sessions/$SID2/exec" --data-binary '{"command": "cat /a; test -e /bin/tool || echo none"}')
+	expect_eq "another session's writable root starts from the image" "layer3 none" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]'))"
+	http DELETE "/sessions/$SID" >/dev/null
+	http DELETE "/sessions/$SID2" >/dev/null
+fi
+r=$(http POST /sessions --data-binary '{"root": "overlay"}')
+expect_eq "root overlay without an image: 400" 400 "$(code_of "$r")"
+r=$(http POST /sessions --data-binary '{"image": "three", "root": "tmpfs"}')
+expect_eq "another root: 400" 400 "$(code_of "$r")"
 r=$(ward_remote_out=$("$WARD" run --remote "$URL" --image three -- /bin/sh -c 'cat /a' 2>&1); echo "$ward_remote_out")
 expect_eq "ward run --remote --image" "layer3" "$r"
 wimg rm three
