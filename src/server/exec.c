@@ -169,12 +169,19 @@ static void test_ended(void *arg, const struct ward_result *res)
 	stream_totals(arg, &res->out, &res->err);
 }
 
+static const struct ward_image_root *test_image(void *arg, const char *name, char *err, size_t errlen)
+{
+	struct req *r = arg;
+	return image_find(r->srv, name, err, errlen);
+}
+
 void run_test(struct req *r)
 {
 	char *out = NULL;
-	struct testjob_observer obs = {.started = test_started, .ended = test_ended, .arg = r};
+	struct testjob_observer obs = {.started = r->live ? test_started : NULL, .ended = r->live ? test_ended : NULL,
+				       .image = test_image, .arg = r};
 	int code = ward_testjob_http_observed(r->srv->pool, &r->srv->o.max, &r->srv->o.egress, r->body ? r->body : "",
-					      r->len, r->live ? &obs : NULL, &out);
+					      r->len, &obs, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;

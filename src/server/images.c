@@ -65,26 +65,33 @@ static bool same_name(const char *offered, const char *asked)
 	return a == b && strncmp(offered, asked, a) == 0 && strcmp(ta, tb) == 0;
 }
 
-bool image_resolve(struct server *s, struct req *r, struct ward_request *q)
+const struct ward_image_root *image_find(struct server *s, const char *name, char *err, size_t errlen)
 {
-	if (!q->image_name)
-		return true;
 	for (size_t i = 0; i < s->nimages; i++)
-		if (same_name(s->images[i].name, q->image_name)) {
-			q->image = s->images[i].root;
-			return true;
-		}
+		if (same_name(s->images[i].name, name))
+			return s->images[i].root;
 	char list[1024] = "";
 	size_t k = 0;
 	for (size_t i = 0; i < s->nimages && k < sizeof(list); i++)
 		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s", i ? ", " : "", s->images[i].name);
 	if (s->nimages)
-		set_error(r, 400, "image: '%.200s' is not offered by this runner; it offers: %s", q->image_name, list);
+		snprintf(err, errlen, "image: '%.200s' is not offered by this runner; it offers: %s", name, list);
 	else
-		set_error(r, 400, "image: '%.200s' is not offered by this runner: it offers no image (its operator "
-				  "gives them with ward serve --image NAME)",
-			  q->image_name);
-	return false;
+		snprintf(err, errlen, "image: '%.200s' is not offered by this runner: it offers no image (its operator "
+				      "gives them with ward serve --image NAME)",
+			 name);
+	return NULL;
+}
+
+bool image_resolve(struct server *s, struct req *r, struct ward_request *q)
+{
+	if (!q->image_name)
+		return true;
+	char err[1400];
+	q->image = image_find(s, q->image_name, err, sizeof(err));
+	if (!q->image)
+		set_error(r, 400, "%s", err);
+	return q->image != NULL;
 }
 
 char *images_health(struct server *s, char *health)

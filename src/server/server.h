@@ -443,6 +443,9 @@ const struct route *route_find(const char *path, const char *method, struct rout
 /* images.c */
 int images_open(struct server *s);
 void images_close(struct server *s);
+/* The offered image NAME (or NAME:latest) names, or NULL with err saying
+ * which are offered. */
+const struct ward_image_root *image_find(struct server *s, const char *name, char *err, size_t errlen);
 /* q's "image" as one of the offered roots (q->image), or false with the 400 set. */
 bool image_resolve(struct server *s, struct req *r, struct ward_request *q);
 /* --pool: a pool of sandboxes per offered image (after the host's). */

@@ -423,10 +423,10 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep)
 		rc = TJ_REFUSED_RC;
 		goto out;
 	}
-	if (job->observer)
+	if (job->observer && job->observer->started)
 		job->observer->started(job->observer->arg, &req);
 	int run = ward_run_pooled(job->pool, &req, &res);
-	if (job->observer)
+	if (job->observer && job->observer->ended)
 		job->observer->ended(job->observer->arg, &res);
 	rep->timed_out = res.timed_out;
 	rep->exit_code = res.exit_code;
@@ -630,6 +630,18 @@ int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits 
 	}
 	job.pool = pool;
 	job.observer = obs;
+	if (job.doc.req.image_name) { /* SPEC §14: one of the images the runner offers */
+		const struct ward_image_root *root =
+			obs && obs->image ? obs->image(obs->arg, job.doc.req.image_name, err, sizeof(err)) : NULL;
+		if (!root) {
+			if (!obs || !obs->image)
+				snprintf(err, sizeof(err), "image: this runner offers no image");
+			testjob_free(&job);
+			*report_json = refusal_json(err);
+			return 400;
+		}
+		job.doc.req.image = root;
+	}
 	struct testjob_report rep;
 	int rc = testjob_run(&job, &rep);
 	*report_json = testjob_report_to_json(&rep);

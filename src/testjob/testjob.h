@@ -49,8 +49,11 @@ enum testjob_framework {
  * (it may set the request's observe fields); ended right after the run,
  * with its result. */
 struct testjob_observer {
-	void (*started)(void *arg, struct ward_request *req);
-	void (*ended)(void *arg, const struct ward_result *res);
+	void (*started)(void *arg, struct ward_request *req); /* or NULL */
+	void (*ended)(void *arg, const struct ward_result *res); /* or NULL */
+	/* The job's "image" (SPEC §14): the root of one the runner offers, or
+	 * NULL with err set (NULL function: the runner offers none). */
+	const struct ward_image_root *(*image)(void *arg, const char *name, char *err, size_t errlen);
 	void *arg;
 };
 

@@ -166,6 +166,9 @@ static int tj_decode_job(struct testjob *job, const json_t *root, char *err, siz
 		return -1;
 	if ((v = wire_member(root, "env")) && wire_decode_env(&job->doc, v, err, errlen) < 0)
 		return -1;
+	if ((v = wire_member_nonempty(root, "image")) &&
+	    wire_cstr(v, "image", &job->doc.req.image_name, err, errlen) < 0)
+		return -1;
 	return wire_decode_network_isolation(&job->doc, root, err, errlen);
 }
 

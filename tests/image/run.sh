@@ -73,6 +73,10 @@ expect_eq "/exec on an offered image" "layer3 1000" "$(echo $(jg "$(body_of "$r"
 r=$(post_exec '{"argv": ["true"], "image": "other"}')
 expect_eq "/exec on another image: 400" 400 "$(code_of "$r")"
 expect_contains "... naming the offered ones" "$r" "it offers: three"
+r=$(http POST /test --data-binary '{"runner": "junit", "command": ["/bin/sh", "-c", "cat /a; printf \"<testsuite tests=\\\"1\\\"><testcase name=\\\"t\\\"/></testsuite>\" > $WARD_REPORT"], "source_files": [], "test_files": [], "image": "three"}')
+expect_eq "/test on an image: its job ran there" "layer3 1" "$(echo $(jg "$(body_of "$r")" 'd["stdout"]') $(jg "$(body_of "$r")" 'd["passed"]'))"
+r=$(http POST /test --data-binary '{"runner": "junit", "command": ["true"], "image": "other"}')
+expect_eq "/test on another image: 400" 400 "$(code_of "$r")"
 r=$(http POST /sessions --data-binary '{"image": "three"}')
 SID=$(jg "$(body_of "$r")" 'd["id"]')
 r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "cat /a /etc/motd"}')
