@@ -30,6 +30,7 @@ struct client {
 	struct client *next;   /* the hash chain, or the parent's subs list */
 	struct client *subs;   /* its sub-clients (at most MAX_SUBCLIENTS) */
 	unsigned nsubs;
+	size_t answers;        /* bytes of its answers held until sent (--max-answer-client) */
 };
 
 /* Take more bytes of a budget (*held of at most max), atomically; false
@@ -76,31 +77,63 @@ void answer_release(struct server *s, size_t n)
 		__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
 }
 
+static struct client *client_get(struct server *s, const char *key);
+
 /* An answer is held from its encoding until its client has taken it or
  * the connection ends, and a client that does not read keeps it that long:
- * so answers have a budget of their own.  One that does not fit now is
- * dropped for a 503 (the run has happened; the server's memory stays
- * bounded). */
+ * so answers have a budget of their own, and each client a share of it
+ * (--max-answer-client), so that one client's unread answers cannot take
+ * the budget from the others.  One that does not fit now is dropped for a
+ * 503 (the run has happened; the server's memory stays bounded). */
 void hold_answer(struct server *s, struct req *r)
 {
 	if (!r->resp)
 		return;
 	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
-	if (budget_take(&s->answer_bytes, s->o.max_answer_total, n)) {
+	pthread_mutex_lock(&s->lock);
+	struct client *c = client_get(s, r->who); /* NULL (the table is full): the total alone */
+	bool mine = !c || (n <= s->o.max_answer_client && c->answers <= s->o.max_answer_client - n);
+	bool fits = mine && budget_take(&s->answer_bytes, s->o.max_answer_total, n);
+	if (fits && c) {
+		c->answers += n;
+		r->answer_cl = c;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (fits) {
 		r->answer_bytes = n;
 		return;
 	}
 	r->retry_after = 1;
-	set_error(r, 503,
-		  "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet taken "
-		  "by their clients hold it; retry later",
-		  n, s->o.max_answer_total);
+	if (!mine)
+		set_error(r, 503,
+			  "the answer (%zu bytes) does not fit in this client's share of the answer budget "
+			  "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
+			  n, s->o.max_answer_client);
+	else
+		set_error(r, 503,
+			  "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
+			  "taken by their clients hold it; retry later",
+			  n, s->o.max_answer_total);
+}
+
+void answer_done(struct server *s, struct req *r)
+{
+	if (!r->answer_bytes)
+		return;
+	__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
+	if (r->answer_cl) {
+		pthread_mutex_lock(&s->lock);
+		r->answer_cl->answers -= r->answer_bytes;
+		pthread_mutex_unlock(&s->lock);
+		r->answer_cl = NULL;
+	}
+	r->answer_bytes = 0;
 }
 
 /* A record with no run and a full bucket holds nothing worth keeping. */
 static bool client_idle(const struct client *c, unsigned rate, double t)
 {
-	return c->active == 0 && c->nsubs == 0 && (!rate || c->tokens + (t - c->last) * rate / 60.0 >= rate);
+	return c->active == 0 && c->nsubs == 0 && c->answers == 0 && (!rate || c->tokens + (t - c->last) * rate / 60.0 >= rate);
 }
 
 /* Drop c's idle sub-clients. */

@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"                            (default 268435456)\n"
 		"  --max-answer-total BYTES  encoded answers held at once until their clients take them\n"
 		"                            (default 1073741824)\n"
+		"  --max-answer-client BYTES  the most of it one client's answers hold (default a quarter of\n"
+		"                            --max-answer-total, at least the largest answer)\n"
 		"  --isolation LEVEL         default isolation of requests: system|application\n"
 		"  --client-concurrency N    runs in progress per client (0 = no limit, default)\n"
 		"  --client-rate N           runs per minute per client (0 = no limit, default)\n"
@@ -179,6 +181,12 @@ static int check_budgets(const struct serve_opts *o)
 			(unsigned long long)need);
 		return -1;
 	}
+	if (o->max_answer_client && (o->max_answer_client < need || o->max_answer_client > o->max_answer_total)) {
+		fprintf(stderr, "ward serve: --max-answer-client %zu must hold the largest answer (%llu bytes) and be at "
+				"most --max-answer-total (%zu)\n",
+			o->max_answer_client, (unsigned long long)need, o->max_answer_total);
+		return -1;
+	}
 	if (o->max_body_total < o->max_body) {
 		fprintf(stderr, "ward serve: --max-body-total (%zu) must be at least --max-body (%zu)\n", o->max_body_total,
 			o->max_body);
@@ -223,6 +231,7 @@ static const struct opt_desc opts[] = {
 	{"max-body", K_SIZE, OFF(max_body), 1ull << 30, NULL},
 	{"max-body-total", K_SIZE, OFF(max_body_total), 1ull << 40, NULL},
 	{"max-answer-total", K_SIZE, OFF(max_answer_total), 1ull << 40, NULL},
+	{"max-answer-client", K_SIZE, OFF(max_answer_client), 1ull << 40, NULL},
 	{"isolation", K_ISO, OFF(isolation), 0, NULL},
 	{"client-concurrency", K_UINT, OFF(client_concurrency), 1u << 20, NULL},
 	{"client-rate", K_UINT, OFF(client_rate), 1u << 24, NULL},
@@ -474,5 +483,11 @@ int parse_opts(struct serve_opts *o, int argc, char **argv)
 		fprintf(stderr, "ward serve: %s\n", eerr);
 		return -1;
 	}
-	return check_opts(o, argc, argv);
+	if (check_opts(o, argc, argv) < 0)
+		return -1;
+	if (!o->max_answer_client) { /* a quarter of the total, and never less than the largest answer */
+		uint64_t need = answer_bound(&o->max);
+		o->max_answer_client = o->max_answer_total / 4 > need ? o->max_answer_total / 4 : (size_t)need;
+	}
+	return 0;
 }

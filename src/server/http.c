@@ -331,8 +331,7 @@ void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode
 	log_request(s, r, cut, toe, code);
 	body_release(s, r);
 	free(r->resp);
-	if (r->answer_bytes) /* MHD frees the answer it sent now */
-		__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
+	answer_done(s, r); /* MHD frees the answer it sent now */
 	doc_release(r);
 	sess_release(r);
 	free(r->ext);

@@ -107,6 +107,7 @@ struct serve_opts {
 	double session_max_ttl, session_max_idle;
 	size_t max_work_size;        /* MB */
 	double session_call_timeout; /* one files or stdin call's deadline, in all */
+	size_t max_answer_client;    /* answers one client holds unread at once (0: a quarter of the total) */
 	size_t session_bg_output;    /* what one session's background records may hold */
 	size_t max_bg_output_total;  /* ... every session's together */
 	char node_id[64];            /* [A-Za-z0-9_-]{1,63}: the prefix of session ids */
@@ -230,6 +231,7 @@ struct req {
 	char *body;
 	size_t len, cap;
 	struct client *cl, *subcl;  /* hold an active count while queued/running */
+	struct client *answer_cl;   /* holds answer_bytes of its client's share until sent */
 	struct ward_request_doc doc;
 	bool have_doc;
 	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
@@ -360,6 +362,8 @@ void conns_free(struct server *s);
 bool body_reserve(struct server *s, size_t more);
 void body_release(struct server *s, struct req *r);
 void hold_answer(struct server *s, struct req *r);
+/* The answer was sent (or its connection ended): its bytes leave the budget and its client's share. */
+void answer_done(struct server *s, struct req *r);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
