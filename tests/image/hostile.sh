@@ -5,7 +5,7 @@
 # there, the entry is dropped or the import refused as designed, and a
 # refused import leaves nothing in the store.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: hostile layers skipped (needs root: whiteouts are device nodes)"; exit 0; }
 TARGET=$T/target
 mkdir -p "$TARGET"

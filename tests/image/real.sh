@@ -7,7 +7,7 @@
 # image import` and `pull` from each.  The unpacked python3 image is mounted
 # (overlayfs) and chrooted into, to prove the layers are whole.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: real images skipped (needs root)"; exit 0; }
 for t in mmdebstrap umoci skopeo docker-registry; do
 	command -v "$t" >/dev/null || { fail "real images: $t is missing (scripts/install-deps installs it)"; exit 0; }

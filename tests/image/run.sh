@@ -6,7 +6,7 @@
 # setuid `su`), and on the real python3 (and numpy, when built) images of
 # tests/image/build-image.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 . "$ROOT/tests/serve/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: images at run time skipped (needs root)"; exit 0; }
 

@@ -3,7 +3,7 @@
 # imports at once, a full disk, a crash mid-import, rm of an image in use,
 # and the CLI's shapes.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: store skipped (needs root)"; exit 0; }
 
 python3 "$OCI" case good "$T/good" >/dev/null

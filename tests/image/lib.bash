@@ -1,4 +1,4 @@
-# tests/image/lib.sh — sourced by tests/image/*.sh, after tests/lib.sh.
+# tests/image/lib.bash — sourced by tests/image/*.sh, after tests/lib.sh.
 # A scratch directory per script (removed at exit, mounts in it unmounted
 # first), a store in it, and the checks every image test shares.
 T=$(mktemp -d /tmp/ward-image-test.XXXXXX)
