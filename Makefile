@@ -23,7 +23,7 @@ LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
 # (src/image/store.c, sha256.c) is the lean ward's.
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/front/image_cli.c
+	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
 CLI_SRC  := src/front/cli.c
