@@ -10,7 +10,8 @@ HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
 LIBEXECDIR ?= $(PREFIX)/libexec/ward
 ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP \
-	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
+	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	-DWARD_DATADIR='"$(PREFIX)/share/ward"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -larchive -lpthread -lm  # libcurl: dlopen (src/front/remote.c)
@@ -23,7 +24,7 @@ LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
 # (src/image/store.c, sha256.c) is the lean ward's.
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/front/image_cli.c
+	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
 CLI_SRC  := src/front/cli.c
@@ -148,6 +149,9 @@ install: $(B)/ward $(B)/ward-net
 	install -m 0755 $(B)/ward-net $(DESTDIR)$(LIBEXECDIR)/ward-net
 	install -m 0644 include/ward.h $(DESTDIR)$(PREFIX)/include/ward.h
 	install -m 0644 include/ward_image.h $(DESTDIR)$(PREFIX)/include/ward_image.h
+	install -m 0644 include/ward_judge.h $(DESTDIR)$(PREFIX)/include/ward_judge.h
+	install -d $(DESTDIR)$(PREFIX)/share/ward
+	install -m 0644 languages.json $(DESTDIR)$(PREFIX)/share/ward/languages.json
 	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 
 format:

@@ -150,6 +150,11 @@ struct ward_request {
 	 * stream_fd[1] (normally 1 and 2), with the same caps. */
 	bool capture;
 	int stream_fd[2];
+	/* A judge's output limit (SPEC §15): when set, a stream that passes
+	 * limits.output_limit bytes kills the run's whole tree at once
+	 * (result.output_exceeded) instead of being cut to head and tail
+	 * while the program runs on.  One-shot runs (ward_run). */
+	bool output_limit_kills;
 
 	/* A report channel: when set, the child gets the write end of a pipe
 	 * as fd 3 (the only fd beyond 0-2 it ever gets) and whatever it writes
@@ -255,6 +260,7 @@ struct ward_result {
 	int signal;       /* 0 = none */
 	bool timed_out;
 	bool oom_killed;
+	bool output_exceeded; /* request.output_limit_kills: a stream passed the limit, the tree was killed */
 	struct ward_stream out, err;
 	char error[512];  /* non-empty only when the sandbox itself failed */
 	enum ward_isolation isolation;

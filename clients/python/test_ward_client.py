@@ -159,6 +159,25 @@ class RunnerTests(unittest.TestCase):
         self.assertIn('ward_runs_total{status="ok",isolation="system"}', m)
         self.assertIn("ward_run_duration_seconds_bucket", m)
 
+    def test_judge(self):
+        tests = [{"id": "1", "stdin": "1 2\n", "expected_stdout": "3\n"},
+                 {"id": "2", "stdin": "2 2\n", "expected_stdout": "5\n"},
+                 {"id": "3", "stdin": b"\xff", "expected_stdout": b"\xff"}]
+        src = "import sys\nd = sys.stdin.buffer.read()\n" \
+              "sys.stdout.buffer.write(d if d[:1] == b'\\xff' else b'%d\\n' % sum(map(int, d.split())))\n"
+        res = self.r.judge("python", src, tests, compare="exact")
+        self.assertEqual(res.verdict, "WA", res)
+        self.assertEqual([t.verdict for t in res.tests], ["AC", "WA", "AC"])
+        self.assertEqual(res.tests[2].stdout, b"\xff")
+        self.assertEqual(res.summary["first_failed"], "2")
+        self.assertIn("python", [l.id for l in self.r.languages()])
+        events = list(self.r.judge_stream("python", {"main.py": src}, tests[:1]))
+        self.assertEqual([type(e).__name__ for e in events], ["JudgeTest", "JudgeResult"])
+        self.assertTrue(events[-1].ok)
+        with self.assertRaises(RunnerError) as cm:
+            self.r.judge("cobol", "x", tests)
+        self.assertEqual(cm.exception.status, 400)
+
     def test_test_job(self):
         job = {
             "source_files": [{"path": "sol.py", "content": "def add(a, b):\n    return a + b\n"}],

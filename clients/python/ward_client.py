@@ -36,6 +36,7 @@ __all__ = [
     "TestDetail", "Health", "Mount", "File", "Limits", "CollectedFile",
     "Session", "SessionGone", "SessionLimits", "SessionInfo", "SessionUsage",
     "Process", "ProcessInfo", "ProcessOutput", "OutputEvent", "FileEntry", "PIPE", "node_of",
+    "JudgeResult", "JudgeTest", "Language",
 ]
 
 
@@ -253,6 +254,94 @@ class TestReport:
         r = _from_dict(cls, d)
         r.details = [_from_dict(TestDetail, x) for x in (d.get("details") or [])]
         return r
+
+
+@dataclass
+class JudgeTest:
+    """One test of a judge job (SPEC §15): its verdict (AC, WA, TLE, MLE,
+    OLE, RE, IE or SKIPPED), what the program printed (bytes when it was
+    not UTF-8), its usage and a message ("killed by SIGSEGV")."""
+    id: str = ""
+    verdict: str = ""
+    exit_code: int = 0
+    signal: Optional[int] = None
+    stdout: Union[str, bytes] = ""
+    stderr: Union[str, bytes] = ""
+    usage: Dict[str, int] = field(default_factory=dict)
+    message: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "JudgeTest":
+        t = _from_dict(cls, d)
+        for name in ("stdout", "stderr"):
+            if d.get(name + "_encoding") == "base64":
+                setattr(t, name, base64.b64decode(d.get(name) or ""))
+        return t
+
+
+@dataclass
+class JudgeResult:
+    """A judge job's answer (SPEC §15): the job's verdict (the first failing
+    test's, or CE, or AC), the compile's result (None for an interpreter),
+    each test, and the summary {"total", "passed", "first_failed"}."""
+    verdict: str = ""
+    language: str = ""
+    version: str = ""
+    compile: Optional[Dict[str, Any]] = None
+    tests: List[JudgeTest] = field(default_factory=list)
+    summary: Dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "AC"
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "JudgeResult":
+        r = _from_dict(cls, d)
+        r.tests = [JudgeTest.from_json(t) for t in d.get("tests") or []]
+        return r
+
+
+@dataclass
+class Language:
+    """An entry of GET /languages."""
+    id: str = ""
+    display: str = ""
+    version: str = ""
+    aliases: List[str] = field(default_factory=list)
+    compiled: bool = False
+
+
+def _judge_body(language: str, files: Union[str, Mapping[str, Union[str, bytes]], Sequence[Any]],
+                tests: Sequence[Mapping[str, Any]], kw: Mapping[str, Any]) -> Dict[str, Any]:
+    """A POST /judge body: files as one source string (the language's main
+    file), {path: content} or a list of File / dicts; a test's stdin and
+    expected_stdout may be bytes (sent base64)."""
+    if isinstance(files, str):
+        fl: List[Dict[str, Any]] = [{"content": files}]
+    elif isinstance(files, Mapping):
+        fl = [_file_json(File(path=p, content=c)) for p, c in files.items()]
+    else:
+        fl = [_file_json(f) for f in files]
+    ts = []
+    for t in tests:
+        t = dict(t)
+        for k in ("stdin", "expected_stdout"):
+            if isinstance(t.get(k), (bytes, bytearray)):
+                t[k] = base64.b64encode(bytes(t[k])).decode("ascii")
+                t[k + "_encoding"] = "base64"
+        ts.append(t)
+    body: Dict[str, Any] = {"language": language, "files": fl, "tests": ts}
+    body.update({k: v for k, v in kw.items() if v is not None})
+    return body
+
+
+def _judge_wait(runner: "Runner", body: Mapping[str, Any]) -> float:
+    run = ((body.get("run") or {}).get("limits") or {})
+    per = float(run.get("timeout_s") or 5) + float(run.get("extra_cpu_seconds") or 0) + 1
+    comp = float(((body.get("compile") or {}).get("limits") or {}).get("timeout_s") or 30)
+    return runner.timeout + comp + per * max(1, len(body.get("tests") or []))
 
 
 @dataclass
@@ -588,6 +677,39 @@ class Runner:
         if status != 200:
             self._raise(status, raw, headers)
         return TestReport.from_json(json.loads(raw.decode("utf-8")))
+
+    def judge(self, language: str, files: Union[str, Mapping[str, Union[str, bytes]], Sequence[Any]],
+              tests: Sequence[Mapping[str, Any]], **kw: Any) -> JudgeResult:
+        """Judge a program (SPEC §15): built once, run against each test
+        ({"stdin", "expected_stdout", "args", "limits"}) in a fresh sandbox.
+        Keyword arguments are the job's other members: version, compile
+        ({"flags", "limits"}), run ({"args", "limits"}), compare ("exact",
+        "lines", "tokens" or {"float": eps}), stop_on_first_failure,
+        parallel, image.  A refused job (unknown language, a limit over the
+        runner's maxima) raises RunnerError with the runner's message."""
+        body = _judge_body(language, files, tests, kw)
+        status, raw, headers = self._call("POST", "/judge", body, _judge_wait(self, body))
+        if status != 200:
+            self._raise(status, raw, headers)
+        return JudgeResult.from_json(json.loads(raw.decode("utf-8")))
+
+    def judge_stream(self, language: str, files: Union[str, Mapping[str, Union[str, bytes]], Sequence[Any]],
+                     tests: Sequence[Mapping[str, Any]], **kw: Any) -> Iterator[Union[JudgeTest, JudgeResult]]:
+        """``judge``, each test as it ends: yields a :class:`JudgeTest` per
+        finished test, then the :class:`JudgeResult`."""
+        body = _judge_body(language, files, tests, kw)
+        for ev in _stream(self, "POST", "/judge", body, _judge_wait(self, body), self.url):
+            if "test" in ev:
+                yield JudgeTest.from_json(ev["test"])
+            elif "result" in ev:
+                yield JudgeResult.from_json(ev["result"])
+
+    def languages(self) -> List[Language]:
+        """The languages the runner can judge (GET /languages)."""
+        status, raw, headers = self._call("GET", "/languages")
+        if status != 200:
+            self._raise(status, raw, headers)
+        return [_from_dict(Language, d) for d in json.loads(raw.decode("utf-8"))]
 
     def health(self) -> Health:
         """The runner's health; a 503 answers a Health whose ``ok`` is

@@ -241,6 +241,7 @@ static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, s
 		.kill_tree = kill_group,
 		.kill_arg = &k,
 		.output_limit = req->limits.output_limit,
+		.output_kill = req->output_limit_kills,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = req->report_limit,
 		.start = start,
@@ -268,6 +269,7 @@ static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, s
 	o->wait_status = st;
 	o->timed_out = s.timed_out;
 	o->cancelled = s.cancelled;
+	o->output_exceeded = s.output_exceeded;
 	return 0;
 }
 

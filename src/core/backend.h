@@ -16,6 +16,7 @@ struct backend_outcome {
 	int wait_status;     /* of the command, as from waitpid */
 	bool timed_out;
 	bool cpu_exceeded;
+	bool output_exceeded; /* request.output_limit_kills: a stream passed output_limit */
 	bool oom_killed;
 	bool exec_failed;
 	bool cancelled;

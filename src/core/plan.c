@@ -233,9 +233,12 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 					  "networks: files\nprotocols: files\nservices: files\n");
 	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
 	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
+	/* /etc/java-17-openjdk: Debian's JDK keeps its conf/ there (the JVM
+	 * will not start without its java.security); public configuration,
+	 * no secret, absent on most hosts (then skipped). */
 	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
 						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
-						    "/etc/services"};
+						    "/etc/services", "/etc/java-17-openjdk"};
 	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
 		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
 	else

@@ -85,6 +85,7 @@ int result_from_outcome(const struct backend_outcome *op, int r, struct ward_res
 		return 0;
 	}
 	res->oom_killed = o.oom_killed;
+	res->output_exceeded = o.output_exceeded;
 	if (o.timed_out || o.cpu_exceeded || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)) {
 		res->status = WARD_ST_TIMEOUT;
 		res->timed_out = true;

@@ -530,6 +530,10 @@ static void loop_enforce_limits(struct supervise *s, struct loop *l, double now)
 		s->cancelled = true;
 		loop_kill(s, l);
 	}
+	if (!l->killed && s->output_kill && (s->out.total > s->output_limit || s->err.total > s->output_limit)) {
+		s->output_exceeded = true;
+		loop_kill(s, l);
+	}
 	if (!l->killed && now >= l->deadline) {
 		s->timed_out = true;
 		loop_kill(s, l);

@@ -122,6 +122,7 @@ struct supervise {
 	void (*kill_tree)(void *arg);
 	void *kill_arg;
 	uint64_t output_limit;
+	bool output_kill;          /* a stream past output_limit kills the tree (output_exceeded) */
 	int live_fd[2];            /* -1 = capture */
 	size_t report_limit;
 	double start;              /* monotonic seconds, when the run began */
@@ -142,6 +143,7 @@ struct supervise {
 	size_t ctl_len;
 	bool timed_out;            /* wall clock */
 	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
+	bool output_exceeded;      /* output_kill: a stream passed output_limit, the tree was killed */
 	bool cancelled;            /* *cancel became non-zero, or the observer went away */
 	bool seccomp_killed;       /* a fatal syscall was caught through the listener */
 	int seccomp_nr;

@@ -15,6 +15,7 @@
 #include "front/cli_args.h"
 #include "front/doctor.h"
 #include "front/frontends.h"
+#include "judge/judge_cli.h"
 #include "core/plan.h"
 #include "system/spawner.h"
 #include "wire/wire.h"
@@ -57,6 +58,8 @@ static int exec_net(char **argv, bool serve)
 #define ward_test_main(c, v) exec_net((v)-1, false)
 #define ward_session_main(c, v, t) exec_net((v)-1, false)
 #define ward_image_main(c, v) exec_net((v)-1, false)
+#define ward_judge_main(c, v) exec_net((v)-1, false)
+#define ward_languages_main(c, v) exec_net((v)-1, false)
 #define ward_remote_run(u, t, q, l, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
@@ -79,7 +82,9 @@ static void usage(FILE *f)
 		   "       ward test JOB.json|-                     a test job; prints its report\n"
 		   "       ward doctor [--json]                     what this host can enforce\n"
 		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n"
-		   "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n\n"
+		   "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n"
+		   "       ward judge --lang L FILE... --tests DIR  build once, run each test, verdicts (SPEC §15)\n"
+		   "       ward languages [--all] [--json]          the languages this host can judge\n\n"
 		   "`ward run --help` lists the options.\n",
 		   WARD_VERSION);
 }
@@ -383,6 +388,10 @@ int main(int argc, char **argv)
 		return ward_session_main(argc - 1, argv + 1, read_token);
 	if (!strcmp(cmd, "image"))
 		return ward_image_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "judge"))
+		return ward_judge_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "languages"))
+		return ward_languages_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("ward %s\n", WARD_VERSION);
 		return 0;

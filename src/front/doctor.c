@@ -27,6 +27,7 @@
 #include "sandbox/seccomp.h"
 #include "ward.h"
 #include "ward_image.h"
+#include "ward_judge.h"
 
 static struct doctor_item *item(struct doctor_report *r, const char *name, bool ok, const char *fmt, ...)
 {
@@ -38,6 +39,37 @@ static struct doctor_item *item(struct doctor_report *r, const char *name, bool 
 	vsnprintf(it->detail, sizeof(it->detail), fmt, ap);
 	va_end(ap);
 	return it;
+}
+
+/* Languages (SPEC §15): the installed table, each version_cmd run in a
+ * sandbox; the disabled ones named with why and the fix. */
+static void languages_item(struct doctor_report *r)
+{
+	char buf[4096], err[512];
+	const char *path = ward_languages_default_path(buf, sizeof(buf));
+	struct ward_languages t;
+	if (!path) {
+		item(r, "languages", false, "no language table (make install puts languages.json in share/ward; or set "
+					    "$WARD_LANGUAGES): ward judge and POST /judge have no language");
+		return;
+	}
+	if (ward_languages_load(path, &t, err, sizeof(err)) < 0) {
+		item(r, "languages", false, "%s", err);
+		return;
+	}
+	/* an entry on an image is disabled here ("image X is not available"):
+	 * ward serve --image X checks it */
+	ward_languages_probe(&t, NULL);
+	char off[900] = "";
+	size_t k = 0, on = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		if (t.v[i].enabled)
+			on++;
+		else if (k < sizeof(off))
+			k += (size_t)snprintf(off + k, sizeof(off) - k, "; %s disabled: %s", t.v[i].id, t.v[i].why);
+	}
+	item(r, "languages", on > 0, "%zu of %zu enabled (%s)%s", on, t.n, path, off);
+	ward_languages_free(&t);
 }
 
 /* Egress (SPEC §13): a sandbox with network allow, its proxy up. */
@@ -294,6 +326,8 @@ void doctor_run(struct doctor_report *r)
 		egress_item(r);
 	images_item(r);
 	overlay_item(r);
+	if (r->system_ok)
+		languages_item(r);
 	item(r, "application", r->application_allowed,
 	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
 				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");

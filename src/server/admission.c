@@ -312,7 +312,7 @@ static bool admit(struct server *s, struct req *r)
 	}
 	if (refuse_unhealthy(s, r))
 		return false;
-	if (s->queued + s->running >= s->o.max_concurrent + s->o.queue) {
+	if (s->queued + s->running + s->borrowed >= s->o.max_concurrent + s->o.queue) {
 		s->m.rejected_busy++;
 		r->retry_after = 1;
 		set_error(r, 429, "the runner is busy: %u running and %u queued (--max-concurrent %u, --queue %u); retry later",
@@ -373,7 +373,8 @@ bool admit_and_queue(struct server *s, struct req *r)
 struct req *queue_take(struct server *s)
 {
 	pthread_mutex_lock(&s->lock);
-	while (!s->qhead && !s->stopping)
+	/* a judge's borrowed slots count as runs (slots_borrow) */
+	while (!s->stopping && (!s->qhead || s->running + s->borrowed >= s->o.max_concurrent))
 		pthread_cond_wait(&s->work, &s->lock);
 	struct req *r = s->qhead;
 	if (r) {
@@ -385,6 +386,25 @@ struct req *queue_take(struct server *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r;
+}
+
+unsigned slots_borrow(struct server *s, unsigned want)
+{
+	pthread_mutex_lock(&s->lock);
+	unsigned busy = s->running + s->borrowed + s->queued;
+	unsigned idle = busy < s->o.max_concurrent ? s->o.max_concurrent - busy : 0;
+	unsigned n = want < idle ? want : idle;
+	s->borrowed += n;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+void slots_return(struct server *s, unsigned n)
+{
+	pthread_mutex_lock(&s->lock);
+	s->borrowed -= n;
+	pthread_cond_broadcast(&s->work);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* A worker is done with r: its slot and quotas are free (a streamed
@@ -401,6 +421,8 @@ void queue_release(struct server *s, struct req *r)
 		r->subcl->active--;
 		r->subcl = NULL;
 	}
+	if (s->borrowed)
+		pthread_cond_broadcast(&s->work); /* a worker may wait for a judge's borrowed slot */
 	pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
 }

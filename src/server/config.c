@@ -88,6 +88,13 @@ static void usage(FILE *f)
 		"                            default none: the host's directories only); its root is\n"
 		"                            prepared once, and it stays pinned while the server runs\n"
 		"  --image-store DIR         the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
+		"Languages and judging (SPEC §15: POST /judge, GET /languages):\n"
+		"  --languages FILE          the language table (default: the installed languages.json); each\n"
+		"                            entry's version_cmd runs at start, a missing toolchain is disabled\n"
+		"  --max-tests N             tests a judge job may have (default 1000); more: 400\n"
+		"  --max-test-bytes BYTES    stdin and expected output of a job's tests together (default 64 MiB)\n"
+		"  --max-parallel N          a job's \"parallel\" above it: 400 (default 64); up to it, lowered to\n"
+		"                            --max-concurrent (its tests run on slots nothing else needs)\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -260,6 +267,10 @@ static const struct opt_desc opts[] = {
 	{"egress-resolve", K_EGRESS, OFF(egress_resolve), 0, NULL},
 	{"image", K_IMAGE, OFF(images), 0, NULL},
 	{"image-store", K_PATH, OFF(image_store), 0, NULL},
+	{"languages", K_PATH, OFF(languages_file), 0, NULL},
+	{"max-tests", K_UINT, OFF(max_tests), 1u << 20, "--max-tests must be at least 1"},
+	{"max-test-bytes", K_SIZE, OFF(max_test_bytes), 1ull << 34, "--max-test-bytes must be at least 1"},
+	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -328,6 +339,9 @@ static void opts_defaults(struct serve_opts *o)
 	o->session_call_timeout = WARD_SESSION_CALL_TIMEOUT;
 	o->session_bg_output = WARD_SESSION_BG_OUTPUT;
 	o->max_bg_output_total = (size_t)512 << 20;
+	o->max_tests = WARD_JUDGE_MAX_TESTS;
+	o->max_test_bytes = WARD_JUDGE_MAX_TEST_BYTES;
+	o->max_parallel = 64;
 	default_node_id(o->node_id, sizeof(o->node_id));
 	o->egress.allow = o->egress_allow;
 	o->egress.resolve = o->egress_resolve;

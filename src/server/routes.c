@@ -18,6 +18,8 @@ static const struct route routes[] = {
 	{.path = "/health", .method = "GET", .allow = "GET, HEAD", .open = true, .answer = answer_health},
 	{.path = "/exec", .method = "POST", .allow = "POST", .streams = true, .prepare = prepare_exec, .run = run_exec},
 	{.path = "/test", .method = "POST", .allow = "POST", .streams = true, .run = run_test},
+	{.path = "/judge", .method = "POST", .allow = "POST", .streams = true, .run = run_judge},
+	{.path = "/languages", .method = "GET", .allow = "GET, HEAD", .answer = answer_languages},
 	{.path = "/metrics", .method = "GET", .allow = "GET, HEAD", .answer = answer_metrics},
 	SESSION_ROUTE("/sessions", "POST", "GET, HEAD, POST", .prepare = prepare_session_new, .run = run_session_new),
 	SESSION_ROUTE("/sessions", "GET", "GET, HEAD, POST", .answer = answer_session_list),

@@ -98,6 +98,7 @@ static void server_init(struct server *s)
 static void server_free(struct server *s)
 {
 	images_close(s);
+	languages_free(s);
 	tokens_free(s);
 	roots_free(s);
 	clients_free(s);
@@ -309,6 +310,8 @@ int ward_serve_main(int argc, char **argv)
 	if (server_open(s, bound, sizeof(bound)) < 0 || images_open(s) < 0)
 		goto out;
 	double next_probe = start_backend(s);
+	if (languages_start(s) < 0)
+		goto stop;
 	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,

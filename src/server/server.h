@@ -70,6 +70,7 @@
 #include "core/egress.h"
 #include "wire/wire.h"
 #include "ward.h"
+#include "ward_judge.h"
 
 #define MAX_ROOTS 32
 #define MAX_TOKENS 256
@@ -120,6 +121,10 @@ struct serve_opts {
 	const char *images[MAX_IMAGES];
 	size_t nimages;
 	const char *image_store;
+	/* languages and judging (SPEC §15) */
+	const char *languages_file;  /* --languages FILE, or NULL: the installed table */
+	unsigned max_tests, max_parallel;
+	size_t max_test_bytes;
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -317,6 +322,8 @@ struct server {
 	struct ward_budget bg_output; /* sessions' background records (libward's, atomic); --max-bg-output-total */
 	struct offered_image images[MAX_IMAGES]; /* opened at start, read-only after */
 	size_t nimages;
+	struct ward_languages langs; /* loaded and probed at start, read-only after */
+	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
 };
 
 /* config.c */
@@ -371,12 +378,23 @@ bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
 void queue_release(struct server *s, struct req *r);
 void queue_done(struct server *s, struct req *r);
+/* A judge's tests beside its own slot: up to want more of --max-concurrent
+ * that neither a run nor a queued request needs now (never waiting); and
+ * back. */
+unsigned slots_borrow(struct server *s, unsigned want);
+void slots_return(struct server *s, unsigned n);
 void clients_free(struct server *s);
 
 /* health.c */
 void probe(struct server *s);
 double probe_next(const struct server *s);
 void answer_health(struct server *s, struct req *r);
+
+/* judge_api.c */
+int languages_start(struct server *s);
+void languages_free(struct server *s);
+void answer_languages(struct server *s, struct req *r);
+void run_judge(struct req *r);
 
 /* metrics.c */
 void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs);
@@ -435,6 +453,10 @@ void ticker_stop(struct server *s);
 /* stream.c */
 bool stream_want(struct server *s, struct req *r);
 void stream_start(struct req *r, struct ward_request *q);
+/* A stream of whole events (a judge's tests, SPEC §15): answered now;
+ * stream_event adds one, from any thread (taking json). */
+bool stream_start_events(struct req *r, double run_s);
+void stream_event(struct req *r, const char *name, char *json, size_t len);
 bool stream_started(const struct req *r);
 void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err);
 void stream_finish(struct server *s, struct req *r);

@@ -65,7 +65,15 @@ struct live {
 	size_t out_len, out_pos, out_cap;
 	char *result;         /* the last event, once done */
 	bool ended;
+	/* whole events made by the worker (a judge's tests), under lock,
+	 * waiting for the I/O thread */
+	char *ev;
+	size_t ev_len, ev_cap;
 };
+
+/* A message on the socket pair that says: events are waiting (libward's
+ * own messages are WARD_OBSERVE_STDOUT / _STDERR, maybe | DROPPED). */
+#define LIVE_EVENTS 0x40
 
 static const char *const stream_names[2] = {"stdout", "stderr"};
 
@@ -130,6 +138,7 @@ static void live_unref(struct live *l)
 	free(l->msg);
 	free(l->out);
 	free(l->result);
+	free(l->ev);
 	free(l);
 }
 
@@ -258,6 +267,15 @@ static void dropped_event(struct live *l, int i, uint64_t n)
 	out_chunk(l, i, m, (size_t)k, n);
 }
 
+/* The events the worker left, into what goes out. */
+static void take_events(struct live *l)
+{
+	pthread_mutex_lock(&l->lock);
+	if (l->ev_len && out_add(l, l->ev, l->ev_len))
+		l->ev_len = 0;
+	pthread_mutex_unlock(&l->lock);
+}
+
 /* The run is over: what was carried, what was dropped and not announced
  * yet (libward announces a drop with its next piece: there was none),
  * then the result. */
@@ -269,6 +287,7 @@ static void live_end(struct live *l)
 	uint64_t total[2] = {l->total[0], l->total[1]};
 	pthread_mutex_unlock(&l->lock);
 	pend_flush(l, false);
+	take_events(l);
 	for (int i = 0; i < 2; i++) {
 		uint64_t head = total[i] < l->head_cap ? total[i] : l->head_cap;
 		if (total[i] != UINT64_MAX && l->seen[i] < head)
@@ -299,6 +318,10 @@ static void live_fill(struct live *l)
 			return;
 		}
 		unsigned char id = (unsigned char)l->msg[0];
+		if (id == LIVE_EVENTS) {
+			take_events(l);
+			continue;
+		}
 		int i = (id & ~WARD_OBSERVE_DROPPED) == WARD_OBSERVE_STDERR ? 1 : 0;
 		if (id & WARD_OBSERVE_DROPPED) {
 			uint64_t cnt = 0;
@@ -359,11 +382,12 @@ static void live_gone(void *cls)
 
 /* On the worker, just before the run: answer 200 now and stream from
  * here; q is the request about to run (its output is watched). */
-void stream_start(struct req *r, struct ward_request *q)
+/* Answer 200 now and stream from here; run_s: how long the run may take
+ * (the connection's deadline).  false when out of memory (the answer then
+ * comes whole, at the end). */
+static bool live_answer(struct req *r, double run_s)
 {
 	struct live *l = r->live;
-	if (!l)
-		return;
 	struct server *s = r->srv;
 	l->pend = malloc(LIVE_CHUNK + WARD_OBSERVE_MAX + 8);
 	l->msg = malloc(1 + WARD_OBSERVE_MAX);
@@ -371,16 +395,13 @@ void stream_start(struct req *r, struct ward_request *q)
 		l->pend && l->msg ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, live_read, l, live_gone)
 				  : NULL;
 	if (!resp)
-		return; /* out of memory: the answer comes whole, at the end */
+		return false;
 	pthread_mutex_lock(&l->lock);
 	l->refs++; /* the response's */
 	pthread_mutex_unlock(&l->lock);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, l->sse ? "text/event-stream" : "application/x-ndjson");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-	q->observe = true;
-	q->observe_fd = l->wfd;
-	l->head_cap = q->limits.output_limit - q->limits.output_limit / 2;
 	l->started = true;
 	r->stream = resp;
 	r->code = 200;
@@ -389,8 +410,59 @@ void stream_start(struct req *r, struct ward_request *q)
 	s->m.streamed++;
 	pthread_mutex_unlock(&s->lock);
 	/* the run, then the whole answer taken within the request timeout */
-	conn_set_deadline(s, r->conn, now_mono() + q->limits.timeout_s + s->o.request_timeout);
+	conn_set_deadline(s, r->conn, now_mono() + run_s + s->o.request_timeout);
 	MHD_resume_connection(r->conn); /* the I/O thread sends the response (http.c) */
+	return true;
+}
+
+void stream_start(struct req *r, struct ward_request *q)
+{
+	struct live *l = r->live;
+	if (!l)
+		return;
+	l->head_cap = q->limits.output_limit - q->limits.output_limit / 2;
+	if (!live_answer(r, q->limits.timeout_s))
+		return;
+	q->observe = true;
+	q->observe_fd = l->wfd;
+}
+
+bool stream_start_events(struct req *r, double run_s)
+{
+	return r->live && live_answer(r, run_s);
+}
+
+void stream_event(struct req *r, const char *name, char *json, size_t len)
+{
+	struct live *l = r->live;
+	if (!l || !l->started || !json) {
+		free(json);
+		return;
+	}
+	pthread_mutex_lock(&l->lock);
+	size_t need = l->ev_len + len + strlen(name) + 32;
+	if (need > l->ev_cap) {
+		size_t cap = l->ev_cap ? l->ev_cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *e = realloc(l->ev, cap);
+		if (e) {
+			l->ev = e;
+			l->ev_cap = cap;
+		}
+	}
+	if (need <= l->ev_cap) {
+		if (l->sse)
+			l->ev_len += (size_t)sprintf(l->ev + l->ev_len, "event: %s\ndata: ", name);
+		memcpy(l->ev + l->ev_len, json, len);
+		l->ev_len += len;
+		l->ev_len += (size_t)sprintf(l->ev + l->ev_len, "%s", l->sse ? "\n\n" : "\n");
+	}
+	pthread_mutex_unlock(&l->lock);
+	free(json);
+	/* wake the I/O thread; a full pair already has its attention */
+	unsigned char m = LIVE_EVENTS;
+	(void)!send(l->wfd, &m, 1, MSG_DONTWAIT);
 }
 
 /* On the worker, after the run: how much the program wrote (the head's

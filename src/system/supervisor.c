@@ -759,6 +759,7 @@ static int run_outcome(const struct supervise *s, int st, struct ward_result *re
 	o->cancelled = s->cancelled;
 	o->seccomp_killed = s->seccomp_killed;
 	o->cpu_exceeded = s->cpu_exceeded;
+	o->output_exceeded = s->output_exceeded;
 
 	int wst;
 	if (sscanf(s->ctl, "X %d", &wst) == 1) {
@@ -766,7 +767,8 @@ static int run_outcome(const struct supervise *s, int st, struct ward_result *re
 		o->wait_status = wst;
 		return 0;
 	}
-	if (s->timed_out || s->cpu_exceeded || s->seccomp_killed || (WIFSIGNALED(st) && o->oom_killed)) {
+	if (s->timed_out || s->cpu_exceeded || s->output_exceeded || s->seccomp_killed ||
+	    (WIFSIGNALED(st) && o->oom_killed)) {
 		/* killed before PID 1 could report: still a timeout (or PID 1
 		 * itself was OOM-killed with the command) */
 		o->ran = true;
@@ -833,6 +835,7 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.kill_tree = kill_tree,
 		.kill_arg = &sb->pidfd,
 		.output_limit = req->limits.output_limit,
+		.output_kill = req->output_limit_kills,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = collect ? (size_t)collect_stream_bound(req->limits.collect_max_files,
 								       req->limits.collect_max_bytes)

@@ -117,11 +117,9 @@ struct result_view {
 
 /* The result object, written by jsonw (its streams are the program's
  * output: see jsonw.h for why not jansson). */
-static void emit_result(struct jw *w, const void *arg)
+static void emit_result_members(struct jw *w, const struct result_view *v)
 {
-	const struct result_view *v = arg;
 	const struct ward_result *r = v->r;
-	jw_object_begin(w);
 	jw_key(w, "status");
 	jw_cstring(w, ward_status_name(r->status));
 	jw_key(w, "exit_code");
@@ -169,7 +167,19 @@ static void emit_result(struct jw *w, const void *arg)
 	emit_files(w, r, v->contents);
 	if (r->egress_on)
 		jw_egress(w, r);
+}
+
+static void emit_result(struct jw *w, const void *arg)
+{
+	jw_object_begin(w);
+	emit_result_members(w, arg);
 	jw_object_end(w);
+}
+
+void jw_result_members(struct jw *w, const struct ward_result *r)
+{
+	struct result_view v = {r, true};
+	emit_result_members(w, &v);
 }
 
 char *ward_result_to_json(const struct ward_result *r)

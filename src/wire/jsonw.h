@@ -60,6 +60,9 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e);
 /* A result's "egress" and "egress_truncated" members (SPEC §13). */
 struct ward_result;
 void jw_egress(struct jw *w, const struct ward_result *r);
+/* A result's members (SPEC §4), inside an object the caller opened (a
+ * judge's compile: the result and its verdict; src/wire/json.c). */
+void jw_result_members(struct jw *w, const struct ward_result *r);
 /* A member and its value in one call: bytes (NULL data: the empty
  * string), a whole number, true or false. */
 void jw_member_string(struct jw *w, const char *key, const char *data, size_t len);

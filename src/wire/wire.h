@@ -110,7 +110,7 @@ char *ward_log_to_json(const struct ward_log_entry *e);
 struct doctor_item {
 	const char *name;
 	bool ok;
-	char detail[256];  /* what was found, or why not and the fix */
+	char detail[1024]; /* what was found, or why not and the fix */
 };
 
 struct doctor_report {

@@ -1,0 +1,2 @@
+local a, b = io.read("n", "n")
+print(math.floor(a + b))
