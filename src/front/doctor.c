@@ -25,6 +25,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/overlay.h"
 #include "ward.h"
 #include "ward_image.h"
 #include "ward_judge.h"
@@ -232,18 +233,35 @@ static void overlay_item(struct doctor_report *r)
 	snprintf(p, sizeof(p), "%s/l1/a", dir);
 	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	int e = try_overlay_userns(dir);
+	/* what ward itself does as root: an image's root read-only, and a
+	 * session's writable one (detached layers under a tmpfs layer) */
+	char l1[80], l2[80], err[256] = "", werr[256] = "";
+	snprintf(l1, sizeof(l1), "%s/l1", dir);
+	snprintf(l2, sizeof(l2), "%s/l2", dir);
+	char *layers[] = {l1, l2};
+	int ro = -1, rw = -1;
+	bool root = geteuid() == 0;
+	if (root && overlay_open_ro(layers, 2, &ro, err, sizeof(err)) == 0)
+		close(ro);
+	if (root && overlay_open_rw(layers, 2, -1, 1, 0, 0, &rw, werr, sizeof(werr)) == 0)
+		close(rw);
 	unlink(p);
 	for (int i = 2; i >= 0; i--) {
 		snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
 		rmdir(p);
 	}
 	rmdir(dir);
-	if (e == 0)
-		item(r, "overlay", true, "overlayfs mounts in a user namespace here: an image's layers can be a "
-					 "sandbox's root");
+	if (!root)
+		item(r, "overlay", false, "images need ward to run as root (it merges their layers with overlayfs); "
+					  "in a user namespace overlayfs %s here",
+		     e == 0 ? "mounts" : "does not mount");
+	else if (ro < 0)
+		item(r, "overlay", false, "%s", err);
 	else
-		item(r, "overlay", false, "overlayfs does not mount in a user namespace here (%s): images need Linux "
-					  "5.11 or later with overlayfs (modprobe overlay)", strerror(e));
+		item(r, "overlay", true, "an image's layers merge read-only here; writable session roots (\"root\": "
+					 "\"overlay\") %s; in a user namespace overlayfs %s",
+		     rw >= 0 ? "too" : "not (this kernel's overlayfs takes no detached layers: Linux 6.15+)",
+		     e == 0 ? "mounts too" : "does not mount");
 }
 
 void doctor_run(struct doctor_report *r)
