@@ -24,9 +24,9 @@ LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
 # (src/image/store.c, sha256.c) is the lean ward's.
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c
+	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c $(wildcard src/dialect/*/*.c)
 
-LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)))
+LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(wildcard src/dialect/*/*.c))
 CLI_SRC  := src/front/cli.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 HELPERS  := $(sort $(wildcard tests/helpers/*.c))
@@ -55,6 +55,13 @@ $(B)/gen/harness_py.h: src/testjob/ward_harness.py
 	{ echo 'static const unsigned char ward_harness_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
 $(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: $(B)/gen/harness_py.h
 $(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: ALL_CFLAGS += -I$(B)/gen
+
+# The code interpreter's kernel (src/dialect/e2b/e2b_interp.c), the same way.
+$(B)/gen/ward_kernel_py.h: src/dialect/e2b/ward_kernel.py
+	@mkdir -p $(dir $@)
+	{ echo 'static const unsigned char ward_kernel_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
+$(B)/src/dialect/e2b/e2b_interp.o $(BA)/src/dialect/e2b/e2b_interp.o: $(B)/gen/ward_kernel_py.h
+$(B)/src/dialect/e2b/e2b_interp.o $(BA)/src/dialect/e2b/e2b_interp.o: ALL_CFLAGS += -I$(B)/gen
 
 # The seccomp programs, compiled once at build time (tools/seccomp_gen.c).
 $(B)/gen/seccomp-runtime.o: src/sandbox/seccomp.c src/sandbox/seccomp.h

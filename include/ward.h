@@ -108,6 +108,10 @@ struct ward_request {
 	size_t nmounts;
 
 	const char *workdir; /* host dir mounted rw at /work; NULL = ephemeral tmpfs */
+	/* A second name of /work inside the sandbox: a symlink at this path
+	 * (e.g. "/home/user", E2B's home; parents made in the root tmpfs).
+	 * "/home/" and one name of [a-z0-9_-]; NULL = none. */
+	const char *work_link;
 	const char *rootfs;  /* NULL = the host's system directories */
 	/* An image as the root (SPEC §14), opened with ward_image_root_open
 	 * (include/ward_image.h): its layers merged read-only are /, its /etc

@@ -104,8 +104,9 @@ static void mirror(struct plan *p, const char *host, size_t below, const char *d
 	}
 }
 
-/* Everything at the top of a --rootfs but what ward builds itself. */
-static int mirror_rootfs(struct plan *p, const char *rootfs, unsigned flags)
+/* Everything at the top of a --rootfs but what ward builds itself (and
+ * /home when a work_link goes there: the link is all of it). */
+static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsigned flags)
 {
 	static const char *const own[] = {"proc", "dev", "tmp", "work", "etc", "sys", "run"};
 	DIR *d = opendir(rootfs);
@@ -118,7 +119,7 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, unsigned flags)
 		bool skip = false;
 		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 			skip |= strcmp(e->d_name, own[i]) == 0;
-		if (skip)
+		if (skip || (no_home && strcmp(e->d_name, "home") == 0))
 			continue;
 		const char *dst = fmt(p, "/", e->d_name);
 		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, flags);
@@ -214,7 +215,7 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 			mirror(p, sysdirs[i], 0, sysdirs[i], 0);
 	} else {
 		/* a writable root (an image's "root": "overlay"): its binds too */
-		if (mirror_rootfs(p, req->rootfs, req->root_overlay ? OPF_RW : 0) < 0) {
+		if (mirror_rootfs(p, req->rootfs, req->work_link != NULL, req->root_overlay ? OPF_RW : 0) < 0) {
 			snprintf(err, errlen, "--rootfs '%s' cannot be listed: %s", req->rootfs, strerror(errno));
 			plan_free(p);
 			return -1;
@@ -278,6 +279,9 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		op->mode = 0755;
 		op->flags = OPF_OWNED;
 	}
+
+	if (req->work_link)
+		add(p, OP_SYMLINK, "/work", req->work_link);
 
 	/* The caller's binds, in order, after ward's own (so they may nest in
 	 * /work or /tmp). */

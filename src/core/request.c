@@ -271,6 +271,16 @@ static int check_egress(const struct ward_request *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* "/home/" and one plain name: a symlink there shadows nothing of the
+ * sandbox's own (its root tmpfs has no /home but this). */
+static bool work_link_ok(const char *p)
+{
+	if (strncmp(p, "/home/", 6) != 0)
+		return false;
+	size_t n = strlen(p + 6);
+	return n >= 1 && n <= 32 && strspn(p + 6, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
 int ward_request_validate(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->argv && r->argv[0]) {
@@ -294,6 +304,9 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 		return bad(err, errlen, "unknown network mode: use none, loopback or allow");
 	if (check_egress(r, err, errlen) < 0)
 		return -1;
+	if (r->work_link && !work_link_ok(r->work_link))
+		return bad(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
+			   r->work_link);
 
 	const struct ward_limits *l = &r->limits;
 	if (check_limit(LIM_TIMEOUT, l->timeout_s, err, errlen) < 0)

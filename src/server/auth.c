@@ -26,7 +26,18 @@ static bool secret_equal(const char *guess, size_t glen, const struct token *t)
 	return diff == 0;
 }
 
-/* The token the request carries, or NULL. Checks every token, always. */
+/* The token whose secret is g, or NULL.  Checks every token, always. */
+const struct token *token_find(struct server *s, const char *g)
+{
+	size_t glen = strlen(g);
+	const struct token *found = NULL;
+	for (size_t i = 0; i < s->ntokens; i++)
+		if (secret_equal(g, glen, &s->tokens[i]))
+			found = &s->tokens[i];
+	return found;
+}
+
+/* The token the request carries, or NULL. */
 const struct token *authorize(struct server *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -35,12 +46,7 @@ const struct token *authorize(struct server *s, struct MHD_Connection *c)
 	const char *g = h + 7;
 	while (*g == ' ')
 		g++;
-	size_t glen = strlen(g);
-	const struct token *found = NULL;
-	for (size_t i = 0; i < s->ntokens; i++)
-		if (secret_equal(g, glen, &s->tokens[i]))
-			found = &s->tokens[i];
-	return found;
+	return token_find(s, g);
 }
 
 int load_tokens(struct server *s, const char *path)

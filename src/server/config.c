@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"                            instead of an RCU grace period (~9 ms), paid by each session\n"
 		"                            exec and each sandbox on cgroup v1; ward doctor measures it\n"
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
+		"  --e2b ADDR:PORT           also speak E2B's API there (SPEC §17): E2B_API_URL and\n"
+		"                            E2B_SANDBOX_URL = http://ADDR:PORT, E2B_API_KEY = a token\n"
 		"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
 		"                            1 to 63 (default: the host name up to its first '.')\n"
 		"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
@@ -271,6 +273,7 @@ static const struct opt_desc opts[] = {
 	{"max-tests", K_UINT, OFF(max_tests), 1u << 20, "--max-tests must be at least 1"},
 	{"max-test-bytes", K_SIZE, OFF(max_test_bytes), 1ull << 34, "--max-test-bytes must be at least 1"},
 	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
+	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -386,12 +389,12 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 	char flag[40];
 	snprintf(flag, sizeof(flag), "--%s", d->name);
 	switch (d->kind) {
-	case K_LISTEN:
+	case K_LISTEN: /* listen and e2b_listen: both char[128] */
 		if (strlen(v) >= sizeof(o->listen)) {
-			fprintf(stderr, "ward serve: --listen '%s' is too long\n", v);
+			fprintf(stderr, "ward serve: %s '%s' is too long\n", flag, v);
 			return -1;
 		}
-		snprintf(o->listen, sizeof(o->listen), "%s", v);
+		snprintf((char *)o + d->off, sizeof(o->listen), "%s", v);
 		return 0;
 	case K_PATH: *(const char **)((char *)o + d->off) = v; return 0;
 	case K_ROOT:

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "server/serve.h"
+#include "dialect/e2b/e2b.h"
 #include "server/server.h"
 
 /* The signal handler's self-pipe: a global, because a handler gets no
@@ -197,6 +198,7 @@ static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next
 {
 	sweep(s);
 	sessions_sweep(s);
+	e2b_sweep(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
 	if (healed)
@@ -312,7 +314,7 @@ int ward_serve_main(int argc, char **argv)
 	double next_probe = start_backend(s);
 	if (languages_start(s) < 0)
 		goto stop;
-	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0)
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || e2b_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
 		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
@@ -324,6 +326,7 @@ stop:
 	/* before the workers end: a session's PID 1 dies with the worker that
 	 * made it, and destroying it first also removes what it holds */
 	sessions_stop(s);
+	e2b_stop(s); /* its makers' sessions are gone now */
 	workers_stop(s);
 	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
 	if (s->d) {

@@ -2,7 +2,8 @@
  * (struct server), one HTTP request (struct req), an endpoint of the
  * routing table (struct route), and each part's functions.  The one header
  * of src/server/; nothing outside src/server/ includes it (the rest of ward
- * sees ward_serve_main in server/serve.h).
+ * sees ward_serve_main in server/serve.h) but the dialects above it
+ * (src/dialect/, started by serve.c), which make and use its sessions.
  *
  * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
  * HTTP: read headers and the whole body, answer errors, and hand a complete,
@@ -125,6 +126,7 @@ struct serve_opts {
 	const char *languages_file;  /* --languages FILE, or NULL: the installed table */
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
+	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -324,6 +326,7 @@ struct server {
 	size_t nimages;
 	struct ward_languages langs; /* loaded and probed at start, read-only after */
 	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
+	struct e2b *e2b;             /* the E2B listener (src/dialect/e2b/), or NULL */
 };
 
 /* config.c */
@@ -346,6 +349,7 @@ void set_error(struct req *r, unsigned code, const char *fmt, ...) __attribute__
 /* auth.c */
 int load_tokens(struct server *s, const char *path);
 const struct token *authorize(struct server *s, struct MHD_Connection *c);
+const struct token *token_find(struct server *s, const char *secret);
 void tokens_free(struct server *s);
 
 /* paths.c */
@@ -424,6 +428,8 @@ void sess_delete(struct server *s, struct req *r);
 bool sess_retired(struct server *s, struct sess *x);
 bool sess_busy(struct server *s, struct sess *x);
 void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);
+/* x now ends ttl_s from now (and never idles out before): E2B's setTimeout. */
+void sess_set_end(struct server *s, struct sess *x, double ttl_s);
 void sessions_sweep(struct server *s);
 void sessions_stop(struct server *s);
 void sessions_cancel(struct server *s);

@@ -364,3 +364,14 @@ void sess_count_exec(struct server *s, struct sess *x, enum ward_status st)
 		s->sm.execs[st]++;
 	pthread_mutex_unlock(&s->sess_lock);
 }
+
+void sess_set_end(struct server *s, struct sess *x, double ttl_s)
+{
+	pthread_mutex_lock(&s->sess_lock);
+	double t = now_mono();
+	x->ttl_s = t + ttl_s - (x->end - x->ttl_s); /* from its start, as ttl_s always is */
+	x->end = t + ttl_s;
+	x->idle_s = fmax(x->idle_s, ttl_s);
+	x->idle_end = fmax(x->idle_end, x->end);
+	pthread_mutex_unlock(&s->sess_lock);
+}

@@ -92,18 +92,19 @@ static bool wants_collect(const struct ward_request *r)
 }
 
 /* Binds nothing of the host's but the system directories every sandbox
- * has (no workdir, mounts or rootfs): the shape a pool or a spawner helper
- * builds without the caller's paths. */
+ * has (no workdir, mounts or rootfs) and adds nothing to them (no
+ * work_link): the shape a pool or a spawner helper builds without the
+ * caller's plan. */
 static bool binds_nothing(const struct ward_request *r)
 {
-	return !r->workdir && !r->rootfs && r->nmounts == 0;
+	return !r->workdir && !r->rootfs && r->nmounts == 0 && !r->work_link;
 }
 
 /* On an image's root and nothing of the host's else (the root's path is
  * the image's: one for every sandbox on it). */
 static bool image_only(const struct ward_request *r)
 {
-	return r->image && !r->workdir && r->nmounts == 0;
+	return r->image && !r->workdir && r->nmounts == 0 && !r->work_link;
 }
 
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)

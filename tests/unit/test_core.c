@@ -189,6 +189,24 @@ void test_plan(void)
 	CHECK("plan: unprivileged has no idmap", plan_build(&p, &r, 1000, err, sizeof(err)) == 0 &&
 							 !(find(&p, "/work")->flags & OPF_IDMAP));
 	plan_free(&p);
+
+	/* work_link: a second name of /work (E2B's /home/user), after /work */
+	r.work_link = "/home/user";
+	CHECK("plan: work_link validates", ward_request_validate(&r, err, sizeof(err)) == 0);
+	CHECK("plan: work_link builds", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
+	op = find(&p, "/home/user");
+	CHECK("plan: work_link is a symlink to /work after it",
+	      op && op->kind == OP_SYMLINK && strcmp(op->src, "/work") == 0 &&
+		      index_of(&p, "/home/user") > index_of(&p, "/work"));
+	plan_free(&p);
+	static const char *const bad_links[] = {"/etc/x", "/home/../etc", "/home/", "/home/a/b", "home/user",
+						"/home/User", "/home/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+	for (size_t i = 0; i < sizeof(bad_links) / sizeof(bad_links[0]); i++) {
+		r.work_link = bad_links[i];
+		CHECK("plan: a work_link outside /home/NAME is refused", ward_request_validate(&r, err, sizeof(err)) < 0 &&
+										 strstr(err, "work_link"));
+	}
+	r.work_link = NULL;
 }
 
 /* Streaming into a pipe nobody reads: nothing waits on the reader, what

@@ -1,0 +1,337 @@
+/* e2b_http.c — the E2B listener (--e2b ADDR): a libmicrohttpd daemon of
+ * its own, one thread per connection, beside the native one; a request's
+ * body (bounded by --max-body, and by --request-timeout from its first
+ * byte), its route, its credentials, its answer.
+ *
+ * Credentials: the control plane's X-API-KEY is a ward token (its name
+ * owns the sandboxes it makes); the data plane names its sandbox in
+ * E2b-Sandbox-Id and must carry one of that sandbox's own tokens
+ * (X-Access-Token, or E2B-Traffic-Access-Token): an unknown sandbox is 502
+ * (what E2B's proxy answers, and what makes the SDK's isRunning false), a
+ * missing or wrong token 401. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "dialect/e2b/e2b.h"
+#include "dialect/e2b/e2b_int.h"
+
+static const struct eroute routes[] = {
+	{"POST", "/v2/sandboxes", false, e2b_create},
+	{"POST", "/sandboxes", false, e2b_create},
+	{"GET", "/v2/sandboxes", false, e2b_list},
+	{"GET", "/sandboxes", false, e2b_list},
+	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx},
+	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx},
+	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout},
+	{"GET", "/sandboxes/{id}", false, e2b_info},
+	{"DELETE", "/sandboxes/{id}", false, e2b_kill},
+	{"GET", "/health", true, e2b_health},
+	{"GET", "/files", true, files_get},
+	{"POST", "/files", true, files_post},
+	{"POST", "/process.Process/Start", true, px_start},
+	{"POST", "/process.Process/Connect", true, px_connect},
+	{"POST", "/process.Process/List", true, px_list},
+	{"POST", "/process.Process/SendInput", true, px_send_input},
+	{"POST", "/process.Process/CloseStdin", true, px_close_stdin},
+	{"POST", "/process.Process/SendSignal", true, px_send_signal},
+	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat},
+	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list},
+	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir},
+	{"POST", "/filesystem.Filesystem/Move", true, fs_move},
+	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove},
+	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch},
+	{"POST", "/execute", true, ci_execute},
+	{"POST", "/contexts", true, ci_ctx_create},
+	{"GET", "/contexts", true, ci_ctx_list},
+	{"DELETE", "/contexts/{id}", true, ci_ctx_delete},
+	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart},
+};
+
+/* path against pattern: exact, or "{id}" matching one segment of
+ * [A-Za-z0-9._-] into arg. */
+static bool match(const char *pat, const char *path, char *arg, size_t n)
+{
+	const char *brace = strstr(pat, "{id}");
+	if (!brace)
+		return strcmp(pat, path) == 0;
+	size_t pre = (size_t)(brace - pat);
+	if (strncmp(pat, path, pre) != 0)
+		return false;
+	const char *p = path + pre;
+	size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	if (k == 0 || k >= n)
+		return false;
+	if (strcmp(p + k, brace + 4) != 0)
+		return false;
+	memcpy(arg, p, k);
+	arg[k] = 0;
+	return true;
+}
+
+static const struct eroute *route(struct ereq *q, bool *path_known)
+{
+	*path_known = false;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (!match(routes[i].path, q->path, q->arg, sizeof(q->arg)))
+			continue;
+		*path_known = true;
+		if (strcmp(routes[i].method, q->method) == 0 ||
+		    (strcmp(q->method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0))
+			return &routes[i];
+	}
+	return NULL;
+}
+
+const char *e2b_header(struct ereq *q, const char *name)
+{
+	return MHD_lookup_connection_value(q->c, MHD_HEADER_KIND, name);
+}
+
+const char *e2b_query(struct ereq *q, const char *name)
+{
+	return MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
+								 body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (ctype)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (code == 429 || code == 503)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	q->code = code;
+	enum MHD_Result rc = MHD_queue_response(q->c, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v)
+{
+	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(v);
+	if (!t)
+		return MHD_NO;
+	return e2b_answer(q, code, "application/json", t, strlen(t));
+}
+
+enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", msg));
+}
+
+/* The control plane's caller: the token named by X-API-KEY (checked as
+ * auth.c checks a bearer token); without a token file, the peer's address. */
+static bool control_auth(struct ereq *q)
+{
+	struct server *s = q->s;
+	if (!s->ntokens) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
+		return true;
+	}
+	const char *key = e2b_header(q, "X-API-Key");
+	const struct token *t = key ? token_find(s, key) : NULL;
+	if (!t)
+		return false;
+	snprintf(q->who, sizeof(q->who), "%s", t->name);
+	return true;
+}
+
+/* The data plane's sandbox and token: NULL after answering 400, 401 or
+ * 502. */
+static bool data_auth(struct ereq *q, enum MHD_Result *rc)
+{
+	const char *id = e2b_header(q, "E2b-Sandbox-Id");
+	if (!id || !*id) {
+		*rc = e2b_api_error(q, 400, "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener (the SDK "
+					    "then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
+		return false;
+	}
+	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
+	if (!x) {
+		*rc = e2b_api_error(q, 502, "sandbox %.80s is not running: it was killed, timed out or never existed",
+				    id);
+		return false;
+	}
+	const char *tok = e2b_header(q, "X-Access-Token");
+	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
+	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
+		e2b_sbx_put(q->e, x);
+		*rc = e2b_api_error(q, 401, "missing or wrong access token for sandbox %s: send the envdAccessToken "
+					    "that created or connected it as X-Access-Token",
+				    id);
+		return false;
+	}
+	q->x = x;
+	return true;
+}
+
+/* The body is in: credentials, then the endpoint. */
+static enum MHD_Result dispatch(struct ereq *q, bool path_known)
+{
+	if (q->too_big)
+		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
+				     q->s->o.max_body);
+	if (!q->rt) {
+		if (path_known)
+			return e2b_api_error(q, 405, "%s is not allowed on %s", q->method, q->path);
+		return e2b_api_error(q, 404, "no such endpoint on the E2B listener: %s", q->path);
+	}
+	if (q->rt->data) {
+		enum MHD_Result rc;
+		if (!data_auth(q, &rc))
+			return rc;
+		return q->rt->fn(q);
+	}
+	if (!control_auth(q))
+		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
+	return q->rt->fn(q);
+}
+
+static bool body_append(struct ereq *q, const char *data, size_t n)
+{
+	struct server *s = q->s;
+	if (q->too_big || q->len + n > s->o.max_body) {
+		q->too_big = true;
+		return true; /* read on, keep nothing: the 413 goes out at the end */
+	}
+	if (q->len + n + 1 > q->cap) {
+		size_t cap = q->cap ? q->cap : 4096;
+		while (cap < q->len + n + 1)
+			cap *= 2;
+		char *b = realloc(q->body, cap);
+		if (!b)
+			return false;
+		q->body = b;
+		q->cap = cap;
+	}
+	memcpy(q->body + q->len, data, n);
+	q->len += n;
+	q->body[q->len] = 0;
+	return true;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	struct e2b *e = cls;
+	struct ereq *q = *ctx;
+	(void)version;
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			return MHD_NO;
+		q->e = e;
+		q->s = e->s;
+		q->c = c;
+		q->t0 = now_mono();
+		snprintf(q->method, sizeof(q->method), "%s", method);
+		snprintf(q->path, sizeof(q->path), "%s", url);
+		*ctx = q;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* a body that trickles on past the request timeout is cut */
+		if (now_mono() - q->t0 > q->s->o.request_timeout) {
+			q->late = true;
+			return MHD_NO;
+		}
+		size_t n = *upload_size;
+		*upload_size = 0;
+		return body_append(q, upload, n) ? MHD_YES : MHD_NO;
+	}
+	bool known;
+	q->rt = route(q, &known);
+	return dispatch(q, known);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
+{
+	struct e2b *e = cls;
+	struct ereq *q = *ctx;
+	(void)c;
+	if (!q)
+		return;
+	*ctx = NULL;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || q->code >= 400)
+		log_event(e->s, "e2b", "%s %s: %u%s", q->method, q->path, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? q->code : 0,
+			  q->late ? " (the body took longer than --request-timeout)" : "");
+	if (q->x)
+		e2b_sbx_put(e, q->x);
+	free(q->body);
+	free(q);
+}
+
+int e2b_start(struct server *s)
+{
+	if (!s->o.e2b_listen[0])
+		return 0;
+	struct e2b *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -1;
+	e->s = s;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->mk_lock, NULL);
+	pthread_cond_init(&e->mk_cond, NULL);
+	s->e2b = e;
+	char bound[160];
+	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0)
+		return -1;
+	/* idle connections: the native listener's bound; a stream says
+	 * keepalive every E2B_KEEPALIVE_S, well within it */
+	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, E2B_KEEPALIVE_S)) + 5;
+	e->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
+				NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
+				MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
+				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e, MHD_OPTION_END);
+	if (!e->d) {
+		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
+		return -1;
+	}
+	log_event(s, "e2b-listening", "%s (E2B_API_URL and E2B_SANDBOX_URL: http://%s)", bound, bound);
+	return 0;
+}
+
+void e2b_stop(struct server *s)
+{
+	struct e2b *e = s->e2b;
+	if (!e)
+		return;
+	e->stopping = 1;
+	if (e->d)
+		MHD_stop_daemon(e->d); /* closes the listening socket; waits for the connections' threads */
+	else if (e->listen_fd >= 0)
+		close(e->listen_fd);
+	e2b_makers_stop(e);
+	e2b_records_free(e);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->mk_lock);
+	pthread_cond_destroy(&e->mk_cond);
+	free(e);
+	s->e2b = NULL;
+}
+
+void e2b_sweep(struct server *s)
+{
+	if (s->e2b)
+		e2b_prune(s->e2b);
+}

@@ -1,0 +1,708 @@
+/* e2b_sandbox.c — E2B's control plane (SPEC §17): a sandbox is a session
+ * of the server (sessions.c) plus a record here: its E2B id (lowercase
+ * letters and digits, the node id first), its two tokens, its template and
+ * metadata.  Sessions are made by the maker threads (which live as long as
+ * the server: a session's PID 1 dies with the thread that made it).
+ *
+ * Owns e->sbxs and the makers.  An unknown id, another key's sandbox and an
+ * ended one answer alike: 404 {"code":404} here, 502 on the data plane. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "core/request.h"
+#include "dialect/e2b/e2b_int.h"
+
+#define DEFAULT_TIMEOUT_S 300 /* E2B's own default */
+#define MAX_ENVS 256
+
+struct make_job {
+	const struct ward_session_opts *o;
+	struct ward_session *ws;
+	char err[512];
+	bool done;
+	pthread_cond_t cond;
+	struct make_job *next;
+};
+
+static void *maker_main(void *arg)
+{
+	struct e2b *e = arg;
+	pthread_mutex_lock(&e->mk_lock);
+	for (;;) {
+		while (!e->jobs && !e->mk_stop)
+			pthread_cond_wait(&e->mk_cond, &e->mk_lock);
+		if (e->mk_stop)
+			break;
+		struct make_job *j = e->jobs;
+		e->jobs = j->next;
+		pthread_mutex_unlock(&e->mk_lock);
+		struct ward_session *ws = ward_session_new(j->o, j->err, sizeof(j->err));
+		pthread_mutex_lock(&e->mk_lock);
+		j->ws = ws;
+		j->done = true;
+		pthread_cond_broadcast(&j->cond);
+	}
+	pthread_mutex_unlock(&e->mk_lock);
+	return NULL;
+}
+
+int e2b_makers_start(struct e2b *e)
+{
+	for (int i = 0; i < E2B_MAKERS; i++) {
+		int rc = pthread_create(&e->makers[i], NULL, maker_main, e);
+		if (rc) {
+			fprintf(stderr, "ward serve: cannot start the E2B maker thread: %s\n", strerror(rc));
+			return -1;
+		}
+		e->nmakers++;
+	}
+	return 0;
+}
+
+void e2b_makers_stop(struct e2b *e)
+{
+	pthread_mutex_lock(&e->mk_lock);
+	e->mk_stop = true;
+	pthread_cond_broadcast(&e->mk_cond);
+	pthread_mutex_unlock(&e->mk_lock);
+	for (int i = 0; i < e->nmakers; i++)
+		pthread_join(e->makers[i], NULL);
+	e->nmakers = 0;
+}
+
+/* A session made by a maker thread; NULL with err set. */
+static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, char *err, size_t n)
+{
+	struct make_job j = {.o = o};
+	pthread_cond_init(&j.cond, NULL);
+	pthread_mutex_lock(&e->mk_lock);
+	if (e->mk_stop) {
+		pthread_mutex_unlock(&e->mk_lock);
+		pthread_cond_destroy(&j.cond);
+		snprintf(err, n, "the server is stopping");
+		return NULL;
+	}
+	struct make_job **pp = &e->jobs;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = &j;
+	pthread_cond_signal(&e->mk_cond);
+	while (!j.done)
+		pthread_cond_wait(&j.cond, &e->mk_lock);
+	pthread_mutex_unlock(&e->mk_lock);
+	pthread_cond_destroy(&j.cond);
+	if (!j.ws)
+		snprintf(err, n, "%s", j.err);
+	return j.ws;
+}
+
+/* ---- records ---- */
+
+static void hex_random(char *out, size_t bytes)
+{
+	unsigned char b[32];
+	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
+		abort(); /* getrandom does not fail for 32 bytes once the pool is up */
+	for (size_t i = 0; i < bytes; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void sbx_free(struct e2b_sbx *x)
+{
+	ci_free_all(x);
+	free(x->metadata);
+	explicit_bzero(x->access, sizeof(x->access));
+	explicit_bzero(x->traffic, sizeof(x->traffic));
+	free(x);
+}
+
+struct e2b_sbx *e2b_sbx_get(struct e2b *e, const char *id)
+{
+	pthread_mutex_lock(&e->lock);
+	struct e2b_sbx *x = e->sbxs;
+	while (x && strcmp(x->id, id) != 0)
+		x = x->next;
+	if (x)
+		x->refs++;
+	pthread_mutex_unlock(&e->lock);
+	return x;
+}
+
+void e2b_sbx_put(struct e2b *e, struct e2b_sbx *x)
+{
+	pthread_mutex_lock(&e->lock);
+	bool last = --x->refs == 0 && x->gone;
+	pthread_mutex_unlock(&e->lock);
+	if (last)
+		sbx_free(x);
+}
+
+/* Off the list (its data-plane calls now get 502); freed with its last
+ * reference. */
+static void sbx_unlist(struct e2b *e, struct e2b_sbx *x)
+{
+	pthread_mutex_lock(&e->lock);
+	bool was = !x->gone;
+	for (struct e2b_sbx **pp = &e->sbxs; *pp; pp = &(*pp)->next)
+		if (*pp == x) {
+			*pp = x->next;
+			break;
+		}
+	x->gone = true;
+	bool now = was && x->refs == 0;
+	pthread_mutex_unlock(&e->lock);
+	if (now)
+		sbx_free(x);
+}
+
+/* Constant time in the token's length. */
+bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
+{
+	if (!tok)
+		return false;
+	size_t n = strlen(x->access), g = strlen(tok);
+	unsigned char d1 = (unsigned char)(g != n), d2 = (unsigned char)(g != strlen(x->traffic));
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = i < g ? (unsigned char)tok[i] : 0;
+		d1 |= c ^ (unsigned char)x->access[i];
+		d2 |= c ^ (unsigned char)x->traffic[i];
+	}
+	return d1 == 0 || d2 == 0;
+}
+
+struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x)
+{
+	struct req q;
+	memset(&q, 0, sizeof(q));
+	q.srv = e->s;
+	snprintf(q.args.sid, sizeof(q.args.sid), "%s", x->sid);
+	snprintf(q.who, sizeof(q.who), "%s", x->owner);
+	bool ok = sess_find(e->s, &q);
+	free(q.resp);
+	return ok ? q.sess : NULL;
+}
+
+/* Every record, held (*n of them; free the array, put each). */
+static struct e2b_sbx **snapshot(struct e2b *e, size_t *n)
+{
+	pthread_mutex_lock(&e->lock);
+	size_t k = 0;
+	for (struct e2b_sbx *x = e->sbxs; x; x = x->next)
+		k++;
+	struct e2b_sbx **v = calloc(k ? k : 1, sizeof(*v));
+	*n = 0;
+	for (struct e2b_sbx *x = e->sbxs; v && x; x = x->next) {
+		x->refs++;
+		v[(*n)++] = x;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return v;
+}
+
+static void snapshot_put(struct e2b *e, struct e2b_sbx **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		e2b_sbx_put(e, v[i]);
+	free(v);
+}
+
+void e2b_prune(struct e2b *e)
+{
+	size_t n;
+	struct e2b_sbx **v = snapshot(e, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		struct sess *ss = e2b_sess(e, v[i]);
+		if (ss) {
+			sess_unref(e->s, ss);
+			continue;
+		}
+		log_event(e->s, "e2b-sandbox-end", "%s (session %s)", v[i]->id, v[i]->sid);
+		sbx_unlist(e, v[i]);
+	}
+	snapshot_put(e, v, n);
+}
+
+void e2b_records_free(struct e2b *e)
+{
+	while (e->sbxs) {
+		struct e2b_sbx *x = e->sbxs;
+		e->sbxs = x->next;
+		sbx_free(x);
+	}
+}
+
+/* The record id names, if it is q's caller's and its session lives. */
+static struct e2b_sbx *own_sbx(struct ereq *q, const char *id)
+{
+	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
+	if (x && strcmp(x->owner, q->who) != 0) {
+		e2b_sbx_put(q->e, x);
+		return NULL;
+	}
+	return x;
+}
+
+static enum MHD_Result not_found(struct ereq *q, const char *id)
+{
+	return e2b_api_error(q, 404, "sandbox \"%.80s\" not found (it was killed, timed out, belongs to another "
+				     "API key, or never existed)", id);
+}
+
+static double end_rt(struct server *s, struct sess *ss)
+{
+	double ex, idle;
+	pthread_mutex_lock(&s->sess_lock);
+	sess_times(ss, &ex, &idle);
+	pthread_mutex_unlock(&s->sess_lock);
+	return ex;
+}
+
+static void iso_time(char *buf, size_t n, double t)
+{
+	time_t sec = (time_t)t;
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char b[32];
+	strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03dZ", b, (int)((t - (double)sec) * 1000));
+}
+
+/* The Sandbox object of create and connect. */
+static json_t *sandbox_json(const struct e2b_sbx *x)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "sandboxID", x->id, "templateID", x->tmpl, "clientID", "ward",
+			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken", x->traffic,
+			 "domain", E2B_DOMAIN);
+}
+
+/* A listed sandbox (and, detail, getInfo's). */
+static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end, bool detail)
+{
+	char st[40], en[40];
+	iso_time(st, sizeof(st), x->started_rt);
+	iso_time(en, sizeof(en), end);
+	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
+			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount", 1,
+			      "memoryMB", (int)s->o.defaults.memory_mb, "metadata", md ? md : json_object(),
+			      "envdVersion", E2B_ENVD_VERSION);
+	if (v && detail)
+		json_object_set_new(v, "domain", json_string(E2B_DOMAIN));
+	return v;
+}
+
+/* ---- POST /v2/sandboxes ---- */
+
+struct create_in {
+	const char *tmpl;
+	double timeout_s;
+	char *env[MAX_ENVS + 4];
+	size_t nenv;
+	const char *allow[EGRESS_MAX_PATTERNS];
+	size_t nallow;
+	bool net_off, net_asked;
+	char *metadata;
+};
+
+static void create_in_free(struct create_in *c)
+{
+	for (size_t i = 0; i < c->nenv; i++)
+		free(c->env[i]);
+	free(c->metadata);
+}
+
+static bool add_env(struct create_in *c, const char *k, const char *v)
+{
+	if (c->nenv >= MAX_ENVS + 3)
+		return false;
+	if (asprintf(&c->env[c->nenv], "%s=%s", k, v) < 0)
+		return false;
+	c->nenv++;
+	return true;
+}
+
+/* The body's fields; false with the message in err. */
+static bool create_parse(struct server *s, json_t *b, struct create_in *c, char *err, size_t n)
+{
+	json_t *t = json_object_get(b, "templateID");
+	c->tmpl = json_is_string(t) ? json_string_value(t) : "base";
+	json_t *to = json_object_get(b, "timeout");
+	c->timeout_s = DEFAULT_TIMEOUT_S;
+	if (to && !json_is_null(to)) {
+		if (!json_is_number(to) || json_number_value(to) < 0) {
+			snprintf(err, n, "timeout: give whole seconds");
+			return false;
+		}
+		c->timeout_s = json_number_value(to);
+	}
+	if (c->timeout_s > s->o.session_max_ttl)
+		c->timeout_s = s->o.session_max_ttl; /* E2B caps it too (at its plan's limit) */
+	if (c->timeout_s < 1)
+		c->timeout_s = 1;
+	add_env(c, "HOME", E2B_HOME);
+	add_env(c, "USER", "user");
+	add_env(c, "LOGNAME", "user");
+	json_t *ev = json_object_get(b, "envVars");
+	const char *k;
+	json_t *v;
+	if (ev && json_is_object(ev))
+		json_object_foreach(ev, k, v)
+		{
+			if (!json_is_string(v) || !*k || strchr(k, '=') || !add_env(c, k, json_string_value(v))) {
+				snprintf(err, n, "envVars: at most %d, each a name without '=' and a string", MAX_ENVS);
+				return false;
+			}
+		}
+	json_t *md = json_object_get(b, "metadata");
+	c->metadata = json_dumps(json_is_object(md) ? md : json_object(), JSON_COMPACT | JSON_ENSURE_ASCII);
+	if (json_is_object(md) && json_object_size(md) > 256) {
+		snprintf(err, n, "metadata: at most 256 keys");
+		return false;
+	}
+	json_t *ai = json_object_get(b, "allow_internet_access");
+	if (json_is_false(ai))
+		c->net_off = true;
+	json_t *net = json_object_get(b, "network");
+	json_t *out = json_is_object(net) ? json_object_get(net, "allowOut") : NULL;
+	if (json_is_array(out) && json_array_size(out)) {
+		size_t i;
+		json_array_foreach(out, i, v)
+		{
+			if (!json_is_string(v) || c->nallow == EGRESS_MAX_PATTERNS) {
+				snprintf(err, n, "network.allowOut: at most %d names", EGRESS_MAX_PATTERNS);
+				return false;
+			}
+			c->allow[c->nallow++] = json_string_value(v);
+		}
+		c->net_asked = true;
+	}
+	return true;
+}
+
+/* The session's shape from what was asked, under the operator's ceiling:
+ * allowInternetAccess (true or absent) asks for the ceiling itself. */
+static bool shape_build(struct server *s, struct create_in *c, struct ward_request *q, char *err, size_t n)
+{
+	ward_request_init(q);
+	q->isolation = WARD_ISO_SYSTEM;
+	q->limits = s->o.defaults;
+	q->env = c->env;
+	q->work_link = E2B_HOME;
+	static char *const argv[] = {"true", NULL};
+	q->argv = argv; /* a shape's argv is not run; validation wants one */
+	const struct egress_policy *pol = &s->o.egress;
+	if (!c->net_off && c->net_asked) {
+		q->net = WARD_NET_ALLOW;
+		q->egress_allow = c->allow;
+		q->negress_allow = c->nallow;
+	} else if (!c->net_off && pol->nallow) {
+		q->net = WARD_NET_ALLOW;
+		q->egress_allow = pol->allow;
+		q->negress_allow = pol->nallow;
+	}
+	if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
+		bool found = false;
+		for (size_t i = 0; i < s->nimages; i++)
+			if (strcmp(s->images[i].name, c->tmpl) == 0) {
+				q->image = s->images[i].root;
+				found = true;
+			}
+		if (!found) {
+			int k = snprintf(err, n, "template '%.64s' is not offered here: use base", c->tmpl);
+			for (size_t i = 0; i < s->nimages && k > 0 && (size_t)k < n; i++)
+				k += snprintf(err + k, n - (size_t)k, ", %s", s->images[i].name);
+			if (k > 0 && (size_t)k < n)
+				snprintf(err + k, n - (size_t)k, " (ward serve --image NAME offers one)");
+			return false;
+		}
+	}
+	if (egress_policy_apply(pol, q, err, n) < 0 || ward_request_validate(q, err, n) < 0)
+		return false;
+	return true;
+}
+
+/* The E2B id of session id "NODE.HEX": NODE's letters and digits,
+ * lowercased, then HEX. */
+static void e2b_id(const char *sid, char *out, size_t n)
+{
+	size_t k = 0;
+	const char *dot = strrchr(sid, '.');
+	for (const char *p = sid; *p && p != dot && k + 1 < n; p++)
+		if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+			out[k++] = *p;
+		else if (*p >= 'A' && *p <= 'Z')
+			out[k++] = (char)(*p - 'A' + 'a');
+	for (const char *p = dot ? dot + 1 : ""; *p && k + 1 < n; p++)
+		out[k++] = *p;
+	out[k] = 0;
+}
+
+static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct create_in *c, double ttl)
+{
+	struct e2b_sbx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	snprintf(x->sid, sizeof(x->sid), "%s", slot->id);
+	e2b_id(slot->id, x->id, sizeof(x->id));
+	snprintf(x->owner, sizeof(x->owner), "%s", q->who);
+	snprintf(x->tmpl, sizeof(x->tmpl), "%s", c->tmpl);
+	hex_random(x->access, 16);
+	hex_random(x->traffic, 16);
+	x->metadata = c->metadata;
+	c->metadata = NULL;
+	x->started_rt = now_real();
+	x->end_rt = x->started_rt + ttl;
+	return x;
+}
+
+enum MHD_Result e2b_create(struct ereq *q)
+{
+	struct server *s = q->s;
+	json_error_t je;
+	json_t *b = json_loadb(q->body ? q->body : "{}", q->len ? q->len : 2, 0, &je);
+	if (!json_is_object(b)) {
+		json_decref(b);
+		return e2b_api_error(q, 400, "the body is not a JSON object: %s", je.text);
+	}
+	struct create_in c;
+	memset(&c, 0, sizeof(c));
+	char err[600] = "";
+	struct ward_request shape;
+	enum MHD_Result rc;
+	if (!create_parse(s, b, &c, err, sizeof(err)) || !shape_build(s, &c, &shape, err, sizeof(err))) {
+		rc = e2b_api_error(q, 400, "%s", err);
+		goto out;
+	}
+	struct req fake;
+	memset(&fake, 0, sizeof(fake));
+	fake.srv = s;
+	snprintf(fake.who, sizeof(fake.who), "%s", q->who);
+	struct sess *slot = sess_reserve(s, &fake);
+	if (!slot) {
+		rc = e2b_api_error(q, fake.code == 429 ? 429 : 500, "%s", fake.message);
+		free(fake.resp);
+		goto out;
+	}
+	c.env[c.nenv] = NULL;
+	struct ward_session_opts o;
+	memset(&o, 0, sizeof(o));
+	o.shape = shape;
+	o.call_timeout_s = s->o.session_call_timeout;
+	o.bg_output_bytes = s->o.session_bg_output;
+	o.bg_output_shared = &s->bg_output;
+	struct ward_session *ws = make_session(q->e, &o, err, sizeof(err));
+	if (!ws) {
+		sess_commit(s, slot, NULL, 0, 0);
+		rc = e2b_api_error(q, 500, "cannot make the sandbox: %s", err);
+		goto out;
+	}
+	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
+	sess_commit(s, slot, ws, c.timeout_s, c.timeout_s + 1);
+	if (!x) {
+		rc = e2b_api_error(q, 500, "out of memory");
+		goto out;
+	}
+	pthread_mutex_lock(&q->e->lock);
+	x->next = q->e->sbxs;
+	q->e->sbxs = x;
+	pthread_mutex_unlock(&q->e->lock);
+	log_event(s, "e2b-sandbox-new", "%s (session %s) for %s, template %s", x->id, x->sid, q->who, x->tmpl);
+	rc = e2b_answer_json(q, 201, sandbox_json(x));
+out:
+	create_in_free(&c);
+	json_decref(b);
+	return rc;
+}
+
+/* ---- the others ---- */
+
+/* "k=v&k2=v2" (each part percent-encoded twice more): does x's metadata
+ * hold every pair? */
+static void pct_decode(char *t)
+{
+	char *w = t;
+	for (char *p = t; *p; p++) {
+		if (*p == '%' && p[1] && p[2]) {
+			char h[3] = {p[1], p[2], 0};
+			char *end;
+			long v = strtol(h, &end, 16);
+			if (!*end) {
+				*w++ = (char)v;
+				p += 2;
+				continue;
+			}
+		}
+		*w++ = *p == '+' ? ' ' : *p;
+	}
+	*w = 0;
+}
+
+static bool metadata_match(const struct e2b_sbx *x, const char *filter)
+{
+	if (!filter || !*filter)
+		return true;
+	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
+	char *f = strdup(filter);
+	bool ok = md && f;
+	char *save = NULL;
+	for (char *kv = f ? strtok_r(f, "&", &save) : NULL; ok && kv; kv = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			ok = false;
+			break;
+		}
+		*eq = 0;
+		char *k = kv, *v = eq + 1;
+		pct_decode(k);
+		pct_decode(k);
+		pct_decode(v);
+		pct_decode(v);
+		json_t *have = json_object_get(md, k);
+		ok = json_is_string(have) && strcmp(json_string_value(have), v) == 0;
+	}
+	free(f);
+	json_decref(md);
+	return ok;
+}
+
+enum MHD_Result e2b_list(struct ereq *q)
+{
+	struct e2b *e = q->e;
+	const char *md = e2b_query(q, "metadata");
+	const char *state = e2b_query(q, "state");
+	json_t *arr = json_array();
+	if (state && !strstr(state, "running"))
+		return e2b_answer_json(q, 200, arr); /* nothing here is ever paused */
+	size_t n;
+	struct e2b_sbx **v = snapshot(e, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		struct e2b_sbx *x = v[i];
+		if (strcmp(x->owner, q->who) != 0 || !metadata_match(x, md))
+			continue;
+		struct sess *ss = e2b_sess(e, x);
+		if (!ss)
+			continue;
+		double end = end_rt(q->s, ss);
+		sess_unref(q->s, ss);
+		json_array_append_new(arr, listed_json(q->s, x, end, false));
+	}
+	snapshot_put(e, v, n);
+	return e2b_answer_json(q, 200, arr);
+}
+
+enum MHD_Result e2b_info(struct ereq *q)
+{
+	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return not_found(q, q->arg);
+	}
+	double end = end_rt(q->s, ss);
+	sess_unref(q->s, ss);
+	json_t *v = listed_json(q->s, x, end, true);
+	e2b_sbx_put(q->e, x);
+	return e2b_answer_json(q, 200, v);
+}
+
+enum MHD_Result e2b_kill(struct ereq *q)
+{
+	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return not_found(q, q->arg);
+	}
+	/* the session's DELETE: killed now, destroyed once no call holds it */
+	struct req fake;
+	memset(&fake, 0, sizeof(fake));
+	fake.srv = q->s;
+	fake.sess = ss;
+	sbx_unlist(q->e, x);
+	sess_delete(q->s, &fake);
+	log_event(q->s, "e2b-sandbox-kill", "%s by %s", x->id, q->who);
+	e2b_sbx_put(q->e, x);
+	return e2b_answer(q, 204, NULL, NULL, 0);
+}
+
+/* {"timeout": seconds} of a body (0 when absent). */
+static double body_timeout(struct ereq *q, bool *bad)
+{
+	*bad = false;
+	if (!q->len)
+		return 0;
+	json_t *b = json_loadb(q->body, q->len, 0, NULL);
+	json_t *t = json_object_get(b, "timeout");
+	double v = 0;
+	if (t && !json_is_number(t))
+		*bad = true;
+	else if (t)
+		v = json_number_value(t);
+	if (!b || v < 0)
+		*bad = true;
+	json_decref(b);
+	return v;
+}
+
+enum MHD_Result e2b_timeout(struct ereq *q)
+{
+	bool bad;
+	double t = body_timeout(q, &bad);
+	if (bad || t <= 0)
+		return e2b_api_error(q, 400, "give {\"timeout\": seconds}, more than 0");
+	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return not_found(q, q->arg);
+	}
+	sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
+	sess_unref(q->s, ss);
+	e2b_sbx_put(q->e, x);
+	return e2b_answer(q, 204, NULL, NULL, 0);
+}
+
+enum MHD_Result e2b_connect_sbx(struct ereq *q)
+{
+	bool bad;
+	double t = body_timeout(q, &bad);
+	if (bad)
+		return e2b_api_error(q, 400, "give {} or {\"timeout\": seconds}");
+	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return not_found(q, q->arg);
+	}
+	/* E2B: connecting extends the timeout, never shortens it */
+	if (t > 0 && now_real() + t > end_rt(q->s, ss))
+		sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
+	sess_unref(q->s, ss);
+	json_t *v = sandbox_json(x);
+	e2b_sbx_put(q->e, x);
+	return e2b_answer_json(q, 200, v);
+}
+
+/* GET /health: 204 while the sandbox lives (the data plane's auth found
+ * it), 502 once its session ended. */
+enum MHD_Result e2b_health(struct ereq *q)
+{
+	struct sess *ss = e2b_sess(q->e, q->x);
+	if (!ss)
+		return e2b_api_error(q, 502, "sandbox %s is not running", q->x->id);
+	bool alive = ward_session_alive(ss->ws);
+	sess_unref(q->s, ss);
+	if (!alive)
+		return e2b_api_error(q, 502, "sandbox %s is not running", q->x->id);
+	return e2b_answer(q, 204, NULL, NULL, 0);
+}
