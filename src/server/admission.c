@@ -92,8 +92,11 @@ void hold_answer(struct server *s, struct req *r)
 	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
 	pthread_mutex_lock(&s->lock);
 	struct client *c = client_get(s, r->who); /* NULL (the table is full): the total alone */
+	bool total = budget_take(&s->answer_bytes, s->o.max_answer_total, n);
 	bool mine = !c || (n <= s->o.max_answer_client && c->answers <= s->o.max_answer_client - n);
-	bool fits = mine && budget_take(&s->answer_bytes, s->o.max_answer_total, n);
+	if (total && !mine) /* the total has room, this client's share has not */
+		__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
+	bool fits = total && mine;
 	if (fits && c) {
 		c->answers += n;
 		r->answer_cl = c;
@@ -104,7 +107,7 @@ void hold_answer(struct server *s, struct req *r)
 		return;
 	}
 	r->retry_after = 1;
-	if (!mine)
+	if (total)
 		set_error(r, 503,
 			  "the answer (%zu bytes) does not fit in this client's share of the answer budget "
 			  "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",

@@ -115,10 +115,12 @@ sed -e "s/server runner1 10\.0\.0\.11:8900$/server runner1 127.0.0.1:${RPORT[1]}
     -e "s/server runner2 10\.0\.0\.12:8900$/server runner2 127.0.0.1:${RPORT[2]}/" \
     -e "s/server runner3 10\.0\.0\.13:8900$/server runner3 127.0.0.1:${RPORT[3]}/" \
     -e "s/^\(\s*\)bind :8900$/\1bind 127.0.0.1:$HAP_PORT/" \
+    -e "s/^\(\s*\)bind :49983$/\1bind 127.0.0.1:$(free_port)/" \
     -e "s#^\(\s*\)log /dev/log local0#\1log stderr format raw local0#" \
     "$ROOT/deploy/haproxy.cfg" >"$LB/haproxy.cfg"
 changed=$(diff "$ROOT/deploy/haproxy.cfg" "$LB/haproxy.cfg" | grep -c '^>')
-expect_eq "fleet: HAProxy runs the shipped haproxy.cfg, 5 lines adapted" 5 "$changed"
+# (the E2B frontend's port too: tests/e2b/fleet.sh is the one that uses it)
+expect_eq "fleet: HAProxy runs the shipped haproxy.cfg, 6 lines adapted" 6 "$changed"
 if out=$(timeout 10 "$HAPROXY" -c -f "$LB/haproxy.cfg" 2>&1); then pass "fleet: haproxy -c accepts the config"
 else fail "fleet: haproxy -c accepts the config" "$out"; exit 0; fi
 "$HAPROXY" -db -f "$LB/haproxy.cfg" </dev/null >"$LB/haproxy.out" 2>&1 &

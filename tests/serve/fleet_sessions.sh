@@ -58,10 +58,11 @@ start_balancers() {
 	    -e "s/server runner2 10\.0\.0\.12:8900$/server runner2 127.0.0.1:$2/" \
 	    -e "s/server runner3 10\.0\.0\.13:8900$/server runner3 127.0.0.1:$3/" \
 	    -e "s/^\(\s*\)bind :8900$/\1bind 127.0.0.1:$port/" \
+	    -e "s/^\(\s*\)bind :49983$/\1bind 127.0.0.1:$(free_port)/" \
 	    -e "s#^\(\s*\)log /dev/log local0#\1log stderr format raw local0#" \
 	    "$ROOT/deploy/haproxy.cfg" >"$LB/$name-haproxy.cfg"
 	changed=$(diff "$ROOT/deploy/haproxy.cfg" "$LB/$name-haproxy.cfg" | grep -c '^>')
-	expect_eq "fleet sessions/$name: HAProxy runs the shipped haproxy.cfg, 5 lines adapted" 5 "$changed"
+	expect_eq "fleet sessions/$name: HAProxy runs the shipped haproxy.cfg, 6 lines adapted" 6 "$changed"
 	if out=$(timeout 10 "$HAPROXY" -c -f "$LB/$name-haproxy.cfg" 2>&1); then
 		pass "fleet sessions/$name: haproxy -c accepts the config"
 	else

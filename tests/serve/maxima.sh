@@ -187,6 +187,7 @@ stop_server "$SRV_PID"
 # 120 MiB and is refused (503) instead of held; once the slow clients are
 # gone the budget is free again.
 start_server answers --max-concurrent 2 --max-output $((4 << 20)) --max-answer-total $((120 << 20)) \
+	--max-answer-client $((120 << 20)) \
 	--request-timeout 300 || exit 0
 M=$((4 << 20))
 AMP="{\"command\":\"head -c $M /dev/zero | tr '\\\\0' '\\\\1'; head -c $M /dev/zero | tr '\\\\0' '\\\\1' >&2\",\"limits\":{\"max_output_chars\":$M}}"
