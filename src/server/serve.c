@@ -311,9 +311,11 @@ int ward_serve_main(int argc, char **argv)
 	start_spawners(&s->o);
 	if (server_open(s, bound, sizeof(bound)) < 0 || images_open(s) < 0)
 		goto out;
-	double next_probe = start_backend(s);
+	/* the language table's probes first: their sandboxes' network
+	 * namespaces are not kept for reuse (start_backend turns that on) */
 	if (languages_start(s) < 0)
-		goto stop;
+		goto out;
+	double next_probe = start_backend(s);
 	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || e2b_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
