@@ -35,6 +35,11 @@ const struct token *authorize(struct server *s, struct MHD_Connection *c)
 	const char *g = h + 7;
 	while (*g == ' ')
 		g++;
+	return token_find(s, g);
+}
+
+const struct token *token_find(struct server *s, const char *g)
+{
 	size_t glen = strlen(g);
 	const struct token *found = NULL;
 	for (size_t i = 0; i < s->ntokens; i++)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dialect/piston/piston.h"
 #include "server/serve.h"
 #include "server/server.h"
 
@@ -98,6 +99,7 @@ static void server_init(struct server *s)
 static void server_free(struct server *s)
 {
 	images_close(s);
+	listeners_free(s);
 	languages_free(s);
 	tokens_free(s);
 	roots_free(s);
@@ -196,6 +198,7 @@ static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next
 {
 	sweep(s);
 	sessions_sweep(s);
+	listeners_tick(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
 	if (healed)
@@ -268,6 +271,7 @@ static void drain_or_exit(struct server *s)
 	if (lfd >= 0)
 		close(lfd);
 	s->listen_fd = -1;
+	listeners_quiesce(s);
 	bool drained = drain(s, now_mono() + s->o.drain_timeout);
 	if (!drained) {
 		/* out of time: cancel what still runs (each sandbox is killed and
@@ -292,6 +296,12 @@ static void drain_or_exit(struct server *s)
 	_exit(0);
 }
 
+/* The dialects' listeners (SPEC §16), when their options name an address. */
+static int dialects_add(struct server *s)
+{
+	return listener_add(s, &piston_api, s->o.piston_listen);
+}
+
 int ward_serve_main(int argc, char **argv)
 {
 	struct server srv, *s = &srv;
@@ -309,9 +319,9 @@ int ward_serve_main(int argc, char **argv)
 	if (server_open(s, bound, sizeof(bound)) < 0 || images_open(s) < 0)
 		goto out;
 	double next_probe = start_backend(s);
-	if (languages_start(s) < 0)
+	if (languages_start(s) < 0 || dialects_add(s) < 0 || listeners_open(s) < 0)
 		goto stop;
-	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0)
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || listeners_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
 		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
@@ -325,6 +335,7 @@ stop:
 	sessions_stop(s);
 	workers_stop(s);
 	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
+	listeners_stop(s);
 	if (s->d) {
 		MHD_stop_daemon(s->d);
 		s->listen_fd = -1; /* quiesced and closed above */
