@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dialect/judge0/judge0.h"
 #include "dialect/piston/piston.h"
 #include "server/serve.h"
 #include "server/server.h"
@@ -299,7 +300,9 @@ static void drain_or_exit(struct server *s)
 /* The dialects' listeners (SPEC §16), when their options name an address. */
 static int dialects_add(struct server *s)
 {
-	return listener_add(s, &piston_api, s->o.piston_listen);
+	return listener_add(s, &piston_api, s->o.piston_listen) < 0 || listener_add(s, &judge0_api, s->o.judge0_listen) < 0
+		       ? -1
+		       : 0;
 }
 
 int ward_serve_main(int argc, char **argv)
