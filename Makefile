@@ -23,10 +23,12 @@ LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -larchive -lpthread -lm  # li
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
 # (src/image/store.c, sha256.c) is the lean ward's.
+# The dialects (SPEC §16) sit above the server: ward-net's only.
+DIALECT_SRC := $(wildcard src/dialect/*.c src/dialect/*/*.c)
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c $(wildcard src/dialect/*/*.c)
+	src/image/import.c src/image/unpack.c src/front/image_cli.c src/judge/judge_cli.c $(DIALECT_SRC)
 
-LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(wildcard src/dialect/*/*.c))
+LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(DIALECT_SRC))
 CLI_SRC  := src/front/cli.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 HELPERS  := $(sort $(wildcard tests/helpers/*.c))

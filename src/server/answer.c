@@ -32,5 +32,7 @@ void set_error(struct req *r, unsigned code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->message, sizeof(r->message), fmt, ap);
 	va_end(ap);
-	set_answer(r, code, ward_error_to_json(r->message), "application/json");
+	/* a dialect's listener answers errors in its API's shape */
+	char *(*shape)(const char *) = r->ln && r->ln->api->error_json ? r->ln->api->error_json : ward_error_to_json;
+	set_answer(r, code, shape(r->message), "application/json");
 }

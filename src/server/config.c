@@ -97,6 +97,16 @@ static void usage(FILE *f)
 		"  --max-test-bytes BYTES    stdin and expected output of a job's tests together (default 64 MiB)\n"
 		"  --max-parallel N          a job's \"parallel\" above it: 400 (default 64); up to it, lowered to\n"
 		"                            --max-concurrent (its tests run on slots nothing else needs)\n"
+		"Dialects (SPEC §16): Piston and Judge0 clients on listeners of their own, the same engine,\n"
+		"tokens, quotas and maxima:\n"
+		"  --piston ADDR:PORT        speak Piston v2 there (its port is 2000)\n"
+		"  --piston-version-fallback major|any  a version range that matches no language reaches\n"
+		"                            the installed one of the same major (any: whatever its version)\n"
+		"  --judge0 ADDR:PORT        speak Judge0 CE 1.13.1 there (its port is 2358)\n"
+		"  --judge0-keep S           how long a submission is kept in memory (default 3600); then 404\n"
+		"  --judge0-max-queue N      submissions held at once (default 1000); more: 503 queue is full\n"
+		"  --judge0-callback-allow HOST  a host callback_url may name (repeatable; default none: a\n"
+		"                            callback_url is refused); never loopback, link-local or private\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -219,6 +229,9 @@ enum opt_kind {
 	K_FLAG,   /* no argument: sets a bool */
 	K_EGRESS, /* --egress-allow / --egress-resolve, repeatable */
 	K_IMAGE,  /* --image NAME, repeatable */
+	K_DIALECT, /* --piston / --judge0 ADDR:PORT into a char[128] */
+	K_FALLBACK, /* --piston-version-fallback major|any */
+	K_CALLBACK, /* --judge0-callback-allow HOST, repeatable */
 	K_HELP,
 };
 
@@ -274,6 +287,12 @@ static const struct opt_desc opts[] = {
 	{"max-test-bytes", K_SIZE, OFF(max_test_bytes), 1ull << 34, "--max-test-bytes must be at least 1"},
 	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
 	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
+	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
+	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
+	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},
+	{"judge0-keep", K_SECS, OFF(judge0_keep), 0, NULL},
+	{"judge0-max-queue", K_UINT, OFF(judge0_max_queue), 1u << 20, "--judge0-max-queue must be at least 1"},
+	{"judge0-callback-allow", K_CALLBACK, OFF(judge0_callback_allow), 0, NULL},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -345,6 +364,8 @@ static void opts_defaults(struct serve_opts *o)
 	o->max_tests = WARD_JUDGE_MAX_TESTS;
 	o->max_test_bytes = WARD_JUDGE_MAX_TEST_BYTES;
 	o->max_parallel = 64;
+	o->judge0_keep = 3600;
+	o->judge0_max_queue = 1000;
 	default_node_id(o->node_id, sizeof(o->node_id));
 	o->egress.allow = o->egress_allow;
 	o->egress.resolve = o->egress_resolve;
@@ -395,6 +416,27 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 			return -1;
 		}
 		snprintf((char *)o + d->off, sizeof(o->listen), "%s", v);
+		return 0;
+	case K_DIALECT:
+		if (strlen(v) >= sizeof(o->piston_listen) || !strchr(v, ':')) {
+			fprintf(stderr, "ward serve: %s '%s': give ADDR:PORT, e.g. 127.0.0.1:2000\n", flag, v);
+			return -1;
+		}
+		snprintf((char *)o + d->off, sizeof(o->piston_listen), "%s", v);
+		return 0;
+	case K_FALLBACK:
+		if (strcmp(v, "major") && strcmp(v, "any") && strcmp(v, "none")) {
+			fprintf(stderr, "ward serve: %s '%s': use major, any or none\n", flag, v);
+			return -1;
+		}
+		o->piston_version_fallback = !strcmp(v, "major") ? 1 : !strcmp(v, "any") ? 2 : 0;
+		return 0;
+	case K_CALLBACK:
+		if (o->njudge0_callback_allow == EGRESS_MAX_PATTERNS) {
+			fprintf(stderr, "ward serve: at most %d %s\n", EGRESS_MAX_PATTERNS, flag);
+			return -1;
+		}
+		o->judge0_callback_allow[o->njudge0_callback_allow++] = v;
 		return 0;
 	case K_PATH: *(const char **)((char *)o + d->off) = v; return 0;
 	case K_ROOT:

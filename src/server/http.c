@@ -130,17 +130,20 @@ bad:
 
 /* A new request: its names for the log, its endpoint, and the request
  * timeout as its connection's deadline. */
-static struct req *req_new(struct server *s, struct MHD_Connection *c, const char *url, const char *method)
+static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Connection *c, const char *url,
+			   const char *method)
 {
 	struct req *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->srv = s;
+	r->ln = ln;
 	r->conn = c;
 	r->t_start = now_mono();
 	sanitize(r->method, sizeof(r->method), method);
 	sanitize(r->path, sizeof(r->path), url);
-	r->route = route_find(url, method, &r->args, &r->allow);
+	r->route = ln ? route_find_in(ln->api->routes, ln->api->nroutes, url, method, &r->args, &r->allow)
+		      : route_find(url, method, &r->args, &r->allow);
 	conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
 	return r;
 }
@@ -151,7 +154,12 @@ static struct req *req_new(struct server *s, struct MHD_Connection *c, const cha
 static const struct token *identify(struct server *s, struct req *r)
 {
 	struct MHD_Connection *c = r->conn;
-	const struct token *tok = s->ntokens ? authorize(s, c) : NULL;
+	const struct token *tok = NULL;
+	if (s->ntokens && r->ln && r->ln->api->token) {
+		const char *g = r->ln->api->token(c);
+		tok = g ? token_find(s, g) : NULL;
+	} else if (s->ntokens)
+		tok = authorize(s, c);
 	if (tok) {
 		snprintf(r->who, sizeof(r->who), "%s", tok->name);
 		conn_trust(s, c);
@@ -190,6 +198,8 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 	const struct route *rt = r->route;
 	if (!rt && r->allow)
 		set_error(r, 405, "%s %s is not allowed: use %s", r->method, r->path, r->allow);
+	else if (!rt && r->ln && r->ln->api->not_found)
+		r->ln->api->not_found(s, r);
 	else if (!rt)
 		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /sessions, /health or /metrics)", r->path);
 	else if (!rt->open && s->ntokens && !authorized)
@@ -262,14 +272,14 @@ static bool dispatch(struct server *s, struct req *r)
 	return admit_and_queue(s, r);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+static enum MHD_Result on_any_request(struct server *s, struct listener *ln, struct MHD_Connection *c,
+				      const char *url, const char *method, const char *upload, size_t *upload_size,
+				      void **ctx)
 {
-	struct server *s = cls;
 	struct req *r = *ctx;
 
 	if (!r) {
-		r = req_new(s, c, url, method);
+		r = req_new(s, ln, c, url, method);
 		if (!r)
 			return MHD_NO;
 		*ctx = r;
@@ -295,6 +305,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->state == S_STREAM) /* the run has begun: its stream goes out as it runs */
 		return send_stream(r);
 	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	return on_any_request(cls, NULL, c, url, method, upload, upload_size, ctx);
+}
+
+/* A request on a dialect's listener (listeners.c): cls is the listener. */
+static enum MHD_Result on_listener_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+					   const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	struct listener *ln = cls;
+	return on_any_request(ln->s, ln, c, url, method, upload, upload_size, ctx);
 }
 
 /* The request's line in the log: code 0 when the connection ended before
@@ -345,8 +369,8 @@ void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode
  * it, but a stream whose run still goes on, which its worker ends. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
-	struct server *s = cls;
 	struct req *r = *ctx;
+	struct server *s = r ? r->srv : cls;
 	if (!r)
 		return;
 	*ctx = NULL;
@@ -388,16 +412,22 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 /* MHD on s->listen_fd: two I/O threads (epoll), the connection limit, and
  * an idle timeout beyond the deadlines that conns.c enforces.  -1 with a
  * message. */
-int http_start(struct server *s, const char *bound)
+struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, unsigned pool_threads)
 {
 	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, s->o.request_timeout)) + 5;
-	s->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
-				NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-				MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
-				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-				MHD_OPTION_END);
+	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
+	void *cls = l ? (void *)l : (void *)s;
+	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+				NULL, cb, cls, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, pool_threads,
+				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+				on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
+				MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+}
+
+int http_start(struct server *s, const char *bound)
+{
+	s->d = http_daemon(s, NULL, s->listen_fd, 2u);
 	if (!s->d) {
 		fprintf(stderr, "ward serve: cannot start the HTTP server on %s\n", bound);
 		return -1;

@@ -5,7 +5,9 @@
  * handler in struct route_args.
  *
  * Owns nothing mutable.  Never decides anything about a request but which
- * endpoint it names: http.c checks the token, the handlers do the rest. */
+ * endpoint it names: http.c checks the token, the handlers do the rest.
+ * A dialect's listener (listeners.c) has a table of its own, matched the
+ * same way (route_find_in). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -103,17 +105,24 @@ static bool method_is(const struct route *rt, const char *method)
 
 /* The endpoint of path and method, its parts in *a; NULL when none, with
  * *allow the methods the path takes (a 405) or NULL (a 404). */
-const struct route *route_find(const char *path, const char *method, struct route_args *a, const char **allow)
+const struct route *route_find_in(const struct route *table, size_t n, const char *path, const char *method,
+				  struct route_args *a, const char **allow)
 {
 	*allow = NULL;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		memset(a, 0, sizeof(*a));
-		if (!match(routes[i].path, path, a))
+		if (!match(table[i].path, path, a))
 			continue;
-		if (method_is(&routes[i], method))
-			return &routes[i];
-		*allow = routes[i].allow;
+		if (method_is(&table[i], method))
+			return &table[i];
+		*allow = table[i].allow;
 	}
 	memset(a, 0, sizeof(*a));
 	return NULL;
+}
+
+/* The native API's (--listen). */
+const struct route *route_find(const char *path, const char *method, struct route_args *a, const char **allow)
+{
+	return route_find_in(routes, sizeof(routes) / sizeof(routes[0]), path, method, a, allow);
 }

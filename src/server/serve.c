@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dialect/judge0/judge0.h"
+#include "dialect/piston/piston.h"
 #include "server/serve.h"
 #include "dialect/e2b/e2b.h"
 #include "server/server.h"
@@ -99,6 +101,7 @@ static void server_init(struct server *s)
 static void server_free(struct server *s)
 {
 	images_close(s);
+	listeners_free(s);
 	languages_free(s);
 	tokens_free(s);
 	roots_free(s);
@@ -199,6 +202,7 @@ static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next
 	sweep(s);
 	sessions_sweep(s);
 	e2b_sweep(s);
+	listeners_tick(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
 	if (healed)
@@ -271,6 +275,7 @@ static void drain_or_exit(struct server *s)
 	if (lfd >= 0)
 		close(lfd);
 	s->listen_fd = -1;
+	listeners_quiesce(s);
 	bool drained = drain(s, now_mono() + s->o.drain_timeout);
 	if (!drained) {
 		/* out of time: cancel what still runs (each sandbox is killed and
@@ -295,6 +300,14 @@ static void drain_or_exit(struct server *s)
 	_exit(0);
 }
 
+/* The dialects' listeners (SPEC §16), when their options name an address. */
+static int dialects_add(struct server *s)
+{
+	return listener_add(s, &piston_api, s->o.piston_listen) < 0 || listener_add(s, &judge0_api, s->o.judge0_listen) < 0
+		       ? -1
+		       : 0;
+}
+
 int ward_serve_main(int argc, char **argv)
 {
 	struct server srv, *s = &srv;
@@ -316,7 +329,10 @@ int ward_serve_main(int argc, char **argv)
 	if (languages_start(s) < 0)
 		goto out;
 	double next_probe = start_backend(s);
-	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || e2b_start(s) < 0)
+	if (dialects_add(s) < 0 || listeners_open(s) < 0)
+		goto stop;
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || e2b_start(s) < 0 ||
+	    listeners_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
 		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
@@ -331,6 +347,7 @@ stop:
 	e2b_stop(s); /* its makers' sessions are gone now */
 	workers_stop(s);
 	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
+	listeners_stop(s);
 	if (s->d) {
 		MHD_stop_daemon(s->d);
 		s->listen_fd = -1; /* quiesced and closed above */

@@ -33,6 +33,9 @@
  *   serve.c      ward_serve_main: start-up, the main thread's loop, signals, drain
  *   http.c       libmicrohttpd: the listening socket, a request's life, sending answers
  *   routes.c     the routing table: path pattern + method -> handler
+ *   listeners.c  more listeners beside --listen, each speaking another API
+ *                (a dialect: src/dialect/) with its own route table, on the
+ *                same engine, tokens, admission, quotas and maxima
  *   session_api.c the session endpoints (SPEC §11): a libward call each, on a
  *                worker; output follow streams sent by the I/O threads
  *   session_json.c their wire shapes
@@ -127,6 +130,13 @@ struct serve_opts {
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
 	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
+	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
+	char piston_listen[128], judge0_listen[128];
+	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
+	double judge0_keep;              /* --judge0-keep S */
+	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions held */
+	const char *judge0_callback_allow[EGRESS_MAX_PATTERNS]; /* --judge0-callback-allow HOST */
+	size_t njudge0_callback_allow;
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -180,6 +190,41 @@ struct route {
 	void (*run)(struct req *r);                       /* on a worker thread */
 };
 
+/* An API a listener speaks: the native one (routes.c) or a dialect's
+ * (src/dialect/NAME/, above the server: it uses this header, nothing
+ * below includes it).  Its routes go through the same request life as the
+ * native ones (http.c): token, body within --max-body(-total), admission,
+ * a worker.  Only the shapes differ, through these hooks. */
+struct api {
+	const char *name;                 /* "piston": its option is --NAME ADDR, its log lines say so */
+	const struct route *routes;
+	size_t nroutes;
+	char *(*error_json)(const char *msg); /* the API's error body (malloc'd); NULL: ward's {"error": msg} */
+	/* The token a request carries in this API's way (a pointer into the
+	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
+	const char *(*token)(struct MHD_Connection *c);
+	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
+	/* State of its own: start before the listener opens (-1: a message
+	 * on stderr), tick once a second on the main thread, stop after the
+	 * listener and the workers have stopped.  Any may be NULL. */
+	int (*start)(struct server *s, void **state);
+	void (*tick)(struct server *s, void *state);
+	void (*stop)(struct server *s, void *state);
+};
+
+/* A listener beside --listen (listeners.c). */
+#define MAX_LISTENERS 4
+struct listener {
+	const struct api *api;
+	struct server *s;
+	char addr[128];                   /* the option's ADDR:PORT */
+	char bound[160];                  /* what it listens on */
+	int fd;
+	struct MHD_Daemon *d;
+	void *state;                      /* the api's (start/stop) */
+	bool started;
+};
+
 /* What a path pattern's parts matched (route_find). */
 struct route_args {
 	char sid[100];     /* {id}: at most 99 bytes, else no match */
@@ -224,6 +269,7 @@ struct park {
 /* One HTTP request. */
 struct req {
 	struct server *srv;
+	struct listener *ln;        /* the listener it came on, NULL: --listen (the native API) */
 	struct MHD_Connection *conn;
 	const struct route *route;  /* NULL: no such endpoint */
 	const char *allow;          /* no route: the methods its path takes (a 405), or NULL (a 404) */
@@ -327,6 +373,8 @@ struct server {
 	struct ward_languages langs; /* loaded and probed at start, read-only after */
 	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
 	struct e2b *e2b;             /* the E2B listener (src/dialect/e2b/), or NULL */
+	struct listener listeners[MAX_LISTENERS]; /* beside --listen (listeners.c) */
+	size_t nlisteners;
 };
 
 /* config.c */
@@ -388,6 +436,24 @@ void queue_done(struct server *s, struct req *r);
 unsigned slots_borrow(struct server *s, unsigned want);
 void slots_return(struct server *s, unsigned n);
 void clients_free(struct server *s);
+
+/* routes.c */
+const struct route *route_find_in(const struct route *table, size_t n, const char *path, const char *method,
+				  struct route_args *a, const char **allow);
+
+/* http.c */
+/* MHD on an open listening socket for l (NULL: the native --listen, s->d). */
+struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, unsigned pool_threads);
+
+/* listeners.c */
+/* Add a listener of api on addr (nothing when addr is ""). */
+int listener_add(struct server *s, const struct api *api, const char *addr);
+int listeners_open(struct server *s);      /* their sockets and states: before the workers */
+int listeners_start(struct server *s);     /* their MHD daemons: after http_start */
+void listeners_quiesce(struct server *s);  /* the drain: no new connections */
+void listeners_tick(struct server *s);
+void listeners_stop(struct server *s);     /* after the workers */
+void listeners_free(struct server *s);     /* states and sockets, at the end */
 
 /* health.c */
 void probe(struct server *s);

@@ -1,0 +1,8 @@
+// ward's own check for the dialects: the sum of two numbers, the arguments' count.
+use std::io::Read;
+fn main() {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).unwrap();
+    let v: Vec<i64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    println!("sum {} args {}", v[0] + v[1], std::env::args().count() - 1);
+}
