@@ -66,6 +66,8 @@ def unary(sb, method, msg, tok=None):
 
 
 a, a2, b_ = create(KEY), create(KEY), create(OTHER)
+st, body, _ = http("POST", "/v2/sandboxes", b'{"timeout":2}', {"X-API-KEY": KEY, "Content-Type": "application/json"})
+short, short_t = json.loads(body), time.time()
 
 # tokens and ids
 st, _, _ = http("GET", "/health", hdr=dp(a))
@@ -252,3 +254,9 @@ st, _, _ = http("GET", "/health", hdr=dp(a))
 res("... the sandbox is gone: 502", st == 502, st)
 for sb, k in ((a2, KEY), (b_, OTHER)):
     http("DELETE", "/sandboxes/" + sb["sandboxID"], hdr={"X-API-KEY": k})
+
+# a sandbox's timeout ends it (its session's ttl), with everything in it
+time.sleep(max(0, short_t + 3.5 - time.time()))
+st, _, _ = http("GET", "/health", hdr=dp(short))
+st2, _, _ = http("GET", "/sandboxes/" + short["sandboxID"], hdr={"X-API-KEY": KEY})
+res("a sandbox past its timeout is gone (502 on the data plane, 404 on the control plane)", st == 502 and st2 == 404, (st, st2))
