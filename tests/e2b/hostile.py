@@ -66,6 +66,8 @@ def unary(sb, method, msg, tok=None):
 
 
 a, a2, b_ = create(KEY), create(KEY), create(OTHER)
+st, body, _ = http("POST", "/v2/sandboxes", b'{"timeout":2}', {"X-API-KEY": KEY, "Content-Type": "application/json"})
+short, short_t = json.loads(body), time.time()
 
 # tokens and ids
 st, _, _ = http("GET", "/health", hdr=dp(a))
@@ -94,6 +96,27 @@ res("control plane without an API key: 401", st == 401, st)
 st, _, _ = http("POST", "/v2/sandboxes", b"{}", {"X-API-KEY": "wrong", "Content-Type": "application/json"})
 res("control plane with a wrong API key: 401", st == 401, st)
 res("domain is never E2B's", "e2b" not in a.get("domain", "e2b"), a.get("domain"))
+
+# egress (the server runs with --egress-allow example.invalid): asked for, narrowed, refused
+def proxy_of(body):
+    st, b, _ = http("POST", "/v2/sandboxes", json.dumps(body).encode(), {"X-API-KEY": KEY, "Content-Type": "application/json"})
+    if st != 201:
+        return st, None
+    sb = json.loads(b)
+    st2, fr = start(sb, "echo ${HTTPS_PROXY:-none}")
+    out = b"".join(__import__("base64").b64decode(f[1]["event"]["data"]["stdout"]) for f in fr if "data" in f[1].get("event", {}))
+    http("DELETE", "/sandboxes/" + sb["sandboxID"], hdr={"X-API-KEY": KEY})
+    return st, out.strip()
+
+
+st, out = proxy_of({"allow_internet_access": True})
+res("allowInternetAccess true: the operator's ceiling (a proxy)", st == 201 and out.startswith(b"http://"), (st, out))
+st, out = proxy_of({"allow_internet_access": False})
+res("allowInternetAccess false: no network", st == 201 and out == b"none", (st, out))
+st, out = proxy_of({"network": {"allowOut": ["example.invalid"]}})
+res("network.allowOut within the ceiling: a proxy", st == 201 and out.startswith(b"http://"), (st, out))
+st, out = proxy_of({"network": {"allowOut": ["elsewhere.invalid"]}})
+res("network.allowOut beyond the ceiling: 400", st == 400, (st, out))
 
 # paths
 for p in ("/home/user/../../etc/passwd", "/etc/passwd", "/proc/self/environ", "../../../etc/shadow",
@@ -252,3 +275,9 @@ st, _, _ = http("GET", "/health", hdr=dp(a))
 res("... the sandbox is gone: 502", st == 502, st)
 for sb, k in ((a2, KEY), (b_, OTHER)):
     http("DELETE", "/sandboxes/" + sb["sandboxID"], hdr={"X-API-KEY": k})
+
+# a sandbox's timeout ends it (its session's ttl), with everything in it
+time.sleep(max(0, short_t + 3.5 - time.time()))
+st, _, _ = http("GET", "/health", hdr=dp(short))
+st2, _, _ = http("GET", "/sandboxes/" + short["sandboxID"], hdr={"X-API-KEY": KEY})
+res("a sandbox past its timeout is gone (502 on the data plane, 404 on the control plane)", st == 502 and st2 == 404, (st, st2))

@@ -6,7 +6,7 @@
 # --request-timeout, socket timeouts in the script.
 . "$(dirname "$0")/lib.bash"
 printf 'alice sekrit-alice-0123456789\nbob sekrit-bob-0123456789\n' >"$SERVE_TMP/tokens"
-start_e2b hostile --token-file "$SERVE_TMP/tokens" --max-body 1048576 --request-timeout 4 || exit 1
+start_e2b hostile --token-file "$SERVE_TMP/tokens" --max-body 1048576 --request-timeout 4 --egress-allow example.invalid || exit 1
 timeout -k 5 240 python3 "$ROOT/tests/e2b/hostile.py" "$E2B_URL" sekrit-alice-0123456789 sekrit-bob-0123456789 1048576
 rc=$?
 [ $rc -eq 0 ] || fail "hostile.py" "exited $rc: $(tail -c 600 "$SRV_LOG")"

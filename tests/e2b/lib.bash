@@ -5,7 +5,8 @@
 # changes).  Everything started here is killed by pid when the script ends.
 . "$(dirname "${BASH_SOURCE[0]}")/../serve/lib.bash"
 E2B_DIR=$ROOT/tests/e2b
-NODE_DIR=$ROOT/build/e2b-node
+PKG_DIR=${PKG_DIR:-$E2B_DIR}            # where package.json and its lock are
+NODE_DIR=${NODE_DIR:-$ROOT/build/e2b-node}
 
 # node_ready — node >= 20.18.1 and the SDK installed under $NODE_DIR; 1
 # (with a note) when that cannot be had here.
@@ -16,10 +17,10 @@ node_ready() {
 	[ "$v" = 1 ] || { echo "# node $(node --version) is older than 20.18.1: E2B SDK tests skipped"; return 1; }
 	mkdir -p "$NODE_DIR"
 	local want have
-	want=$(sha256sum "$E2B_DIR/package-lock.json" | cut -d' ' -f1)
+	want=$(sha256sum "$PKG_DIR/package-lock.json" | cut -d' ' -f1)
 	have=$(cat "$NODE_DIR/.lock-sha" 2>/dev/null || true)
 	if [ "$want" != "$have" ] || [ ! -d "$NODE_DIR/node_modules/e2b" ]; then
-		cp "$E2B_DIR/package.json" "$E2B_DIR/package-lock.json" "$NODE_DIR/"
+		cp "$PKG_DIR/package.json" "$PKG_DIR/package-lock.json" "$NODE_DIR/"
 		(cd "$NODE_DIR" && timeout 300 npm ci --no-audit --no-fund >"$NODE_DIR/npm.log" 2>&1) ||
 			{ echo "# npm ci failed (no registry?): E2B SDK tests skipped: $(tail -3 "$NODE_DIR/npm.log")"; return 1; }
 		echo "$want" >"$NODE_DIR/.lock-sha"

@@ -339,9 +339,8 @@ enum MHD_Result ci_execute(struct ereq *q)
 			return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 		}
 	}
-	json_t *req = json_pack("{s:O,s:O}", "code", code, "env", json_is_object(json_object_get(m, "env_vars"))
-								       ? json_object_get(m, "env_vars")
-								       : json_object());
+	json_t *ev = json_object_get(m, "env_vars");
+	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
 	json_decref(m);
 	char *line = json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(req);

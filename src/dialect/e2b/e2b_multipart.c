@@ -93,6 +93,9 @@ static bool part_headers(const char *h, const char *end, struct mp_part *p)
 		if (!le)
 			le = end;
 		if (le - h > 20 && strncasecmp(h, "Content-Disposition:", 20) == 0) {
+			/* a second one replaces the first (the fuzzer's find) */
+			free(p->name);
+			free(p->filename);
 			p->name = disp_param(h + 20, le, "name");
 			p->filename = disp_param(h + 20, le, "filename");
 		}

@@ -360,7 +360,7 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 			}
 		}
 	json_t *md = json_object_get(b, "metadata");
-	c->metadata = json_dumps(json_is_object(md) ? md : json_object(), JSON_COMPACT | JSON_ENSURE_ASCII);
+	c->metadata = json_is_object(md) ? json_dumps(md, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("{}");
 	if (json_is_object(md) && json_object_size(md) > 256) {
 		snprintf(err, n, "metadata: at most 256 keys");
 		return false;
