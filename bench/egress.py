@@ -11,9 +11,15 @@ One run, on one machine, interleaved:
     socket, ward starts its thread) against --net none.
 Prints a markdown section on stdout; details on stderr.
 
-Knobs (environment): WARD (default build/ward), BENCH_EGRESS_MB (100),
-BENCH_EGRESS_N (5 downloads of each kind), BENCH_EGRESS_STARTS (40 starts of each).
+The proxy's CPU per MiB is the result's usage.proxy_cpu_ms (the proxy thread's
+CPU time) over the download's size.  With WARD_BEFORE (another ward binary), its
+downloads are interleaved with the others' and reported beside them.
+
+Knobs (environment): WARD (default build/ward), WARD_BEFORE (none), BENCH_EGRESS_MB
+(100), BENCH_EGRESS_N (5 downloads of each kind), BENCH_EGRESS_STARTS (40 starts of
+each).
 """
+import json
 import http.server
 import os
 import statistics
@@ -27,6 +33,8 @@ WARD = os.path.abspath(os.environ.get("WARD", "build/ward"))
 MB = int(os.environ.get("BENCH_EGRESS_MB", "100"))
 N = int(os.environ.get("BENCH_EGRESS_N", "5"))
 STARTS = int(os.environ.get("BENCH_EGRESS_STARTS", "40"))
+BEFORE = os.environ.get("WARD_BEFORE", "")
+BEFORE = os.path.abspath(BEFORE) if BEFORE and os.access(BEFORE, os.X_OK) else ""
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -48,16 +56,21 @@ def host_download(port):
     return float(out.stdout)
 
 
-def proxy_download(port):
-    cmd = [WARD, "run", "--net", "allow", "--allow-host", "big.test:%d" % port, "--egress-resolve",
+def proxy_download(port, ward=WARD):
+    """curl's time_total through ward's proxy, and the proxy's CPU (ms)."""
+    cmd = [ward, "run", "--json", "--net", "allow", "--allow-host", "big.test:%d" % port, "--egress-resolve",
            "big.test:127.0.0.1", "--egress-bytes", str((MB + 16) << 20), "--timeout", "120", "--", "curl", "-s",
            "-o", "/dev/null", "-w", "%{time_total} %{size_download}", "http://big.test:%d/big" % port]
     out = subprocess.run(cmd, capture_output=True, text=True)
-    t, size = out.stdout.split()
+    try:
+        r = json.loads(out.stdout)
+        t, size = r["stdout"].split()
+    except (ValueError, KeyError):
+        raise SystemExit("bench/egress.py: no result from %s: %s" % (ward, (out.stdout + out.stderr)[-300:]))
     if int(size) != MB << 20:
         raise SystemExit("bench/egress.py: the download through the proxy got %s bytes of %d: %s" %
-                         (size, MB << 20, out.stderr[-300:]))
-    return float(t)
+                         (size, MB << 20, r.get("stderr", "")[-300:]))
+    return float(t), float(r["usage"].get("proxy_cpu_ms", 0))
 
 
 def start(net):
@@ -74,17 +87,20 @@ def main():
             f.truncate(MB << 20)
         port = serve(d)
         host_download(port)  # warm the page cache and the server
-        host, proxy = [], []
+        host, proxy, before = [], [], []
         for _ in range(N):
             host.append(host_download(port))
             proxy.append(proxy_download(port))
+            if BEFORE:
+                before.append(proxy_download(port, BEFORE))
         for net in ("none", "allow"):
             start(net)
         none, allow = [], []
         for _ in range(STARTS):
             none.append(start("none"))
             allow.append(start("allow"))
-    mh, mp = statistics.median(host), statistics.median(proxy)
+    mh, mp = statistics.median(host), statistics.median(t for t, _ in proxy)
+    cpu = statistics.median(ms for _, ms in proxy) / MB
     rate = lambda s: MB / s  # MiB/s
     print("## Egress (`--net allow`): the proxy's throughput and start-up cost\n")
     print("bench/egress.py: a %d MiB download from a local HTTP server on 127.0.0.1 (Python's http.server), "
@@ -93,12 +109,18 @@ def main():
     print("| what | figure |\n| --- | --- |")
     print("| host curl | %.0f MiB/s (%.3f s) |" % (rate(mh), mh))
     print("| curl in a sandbox through ward's proxy | %.0f MiB/s (%.3f s) |" % (rate(mp), mp))
-    print("| proxy / host throughput | %.2fx (goal >= 0.7x) |" % (mh / mp))
+    print("| proxy / host throughput | %.2fx (goal >= 0.9x) |" % (mh / mp))
+    print("| the proxy's CPU per MiB (usage.proxy_cpu_ms) | %.3f ms |" % cpu)
+    if before:
+        mb = statistics.median(t for t, _ in before)
+        print("| before (WARD_BEFORE): through its proxy | %.0f MiB/s (%.3f s), %.2fx the host's |" %
+              (rate(mb), mb, mh / mb))
+        print("| before: its proxy's CPU per MiB | %.3f ms |" % (statistics.median(ms for _, ms in before) / MB))
     print("| start-up, --net none | %.2f ms |" % statistics.median(none))
     print("| start-up, --net allow | %.2f ms |" % statistics.median(allow))
     print("| start-up cost of allow | %+.2f ms (goal <= +1 ms) |" %
           (statistics.median(allow) - statistics.median(none)))
-    print("host %s proxy %s" % (host, proxy), file=sys.stderr)
+    print("host %s proxy %s before %s" % (host, proxy, before), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,17 @@
  *     name is resolved here, once, and its first public address is the one
  *     it connects to (no second resolution, so a rebinding answer cannot
  *     swap it);
+ *   - relays without copying: once a connection reaches its upstream,
+ *     each direction moves socket -> pipe -> socket with splice(2), the
+ *     kernel handing on references to the pages it received (the copy
+ *     through two user-space buffers cost most of this thread's CPU, and
+ *     on a busy 2-core host the proxy's CPU is its speed); the counts are
+ *     splice's return values, each read asking no more than egress_bytes
+ *     still allows; with no pipe to be had it copies, as before;
  *   - is bounded: EGRESS_MAX_CONNS at once (more are closed when
- *     accepted), two EGRESS_BUF buffers each, head / connect / idle / total
+ *     accepted), two EGRESS_BUF buffers each until it relays, then two
+ *     pipes (64 KiB, grown to EGRESS_PIPE_MAX while full within
+ *     EGRESS_PIPE_TOTAL for the proxy), head / connect / idle / total
  *     timeouts, and limits.egress_bytes for the proxy's whole life, request
  *     heads included, refused ones too (beyond: connections cut and new
  *     ones refused);
@@ -57,9 +66,23 @@
 
 enum conn_state { C_FREE = 0, C_HEAD, C_CONNECTING, C_RELAY, C_REPLY };
 
+/* One direction's bytes in flight.  A relaying connection moves them
+ * through a pipe with splice(2), socket to pipe to socket, so they never
+ * enter this process (the kernel hands on references to the pages it
+ * received); d carries what the proxy wrote itself (its answers, a
+ * rewritten head and the early bytes read with it), which always goes out
+ * before anything piped, and the whole relay where no pipe can be had
+ * (out of fds: the copy through d is the fallback, never an error). */
 struct buf {
 	char *d;
 	size_t len, off; /* bytes d[off..len) wait to be written */
+	int pipe[2];     /* made at the relay's first read; -1: none yet */
+	size_t piped;    /* bytes in the pipe, read and counted, not yet written */
+	size_t pipe_sz;  /* what the pipe holds at most */
+	bool copy;       /* no pipe: relay through d */
+	bool nogrow;     /* its pipe may not grow (pipe_grow) */
+	bool dry, full;  /* its source had nothing, its sink took nothing: not tried again before poll says so */
+	bool woke;       /* poll found its source readable, and nothing was read from it since */
 };
 
 struct conn {
@@ -239,6 +262,15 @@ static void conn_reset(struct conn *c)
 	memset(c, 0, sizeof(*c));
 	c->cfd = c->ufd = -1;
 	c->rec = -1;
+	c->c2u.pipe[0] = c->c2u.pipe[1] = c->u2c.pipe[0] = c->u2c.pipe[1] = -1;
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->d);
+	for (int i = 0; i < 2; i++)
+		if (b->pipe[i] >= 0)
+			close(b->pipe[i]);
 }
 
 static void conn_close(struct conn *c)
@@ -247,9 +279,15 @@ static void conn_close(struct conn *c)
 		close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
-	free(c->c2u.d);
-	free(c->u2c.d);
+	buf_free(&c->c2u);
+	buf_free(&c->u2c);
 	conn_reset(c);
+}
+
+/* Nothing of this direction waits to be written. */
+static bool drained(const struct buf *b)
+{
+	return b->off >= b->len && !b->piped;
 }
 
 /* Answer the sandbox with an error (status line, a one-line reason) and
@@ -676,22 +714,89 @@ static void read_head(struct egress_proxy *p, struct conn *c, double t)
 
 /* ------------------------------------------------------------------ relay */
 
-/* Move bytes from fd into b (when it is empty), within the byte budget.
- * false when the connection must end (why set). */
+/* This direction's pipe, made on first use; false when there is none to
+ * be had (then d carries the bytes).  Once it is made, d (drained: fill
+ * comes here only then) is freed: a relaying connection holds its pipes
+ * instead of its buffers.  Its use is bounded by its size: the sockets are
+ * polled for reading only while it is empty. */
+static bool pipe_ready(struct buf *b)
+{
+	if (b->pipe[0] >= 0)
+		return true;
+	if (b->copy || pipe2(b->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		b->copy = true;
+		return false;
+	}
+	int sz = fcntl(b->pipe[1], F_GETPIPE_SZ);
+	b->pipe_sz = sz > 0 ? (size_t)sz : 4096;
+	free(b->d);
+	b->d = NULL;
+	b->off = b->len = 0;
+	return true;
+}
+
+/* A pipe that a read filled grows (x4, to EGRESS_PIPE_MAX) while the
+ * proxy's pipes hold at most EGRESS_PIPE_TOTAL together: a bulk transfer
+ * then moves in a few large splices rather than many 64 KiB ones (fewer
+ * syscalls and wakes; it is the proxy's CPU per byte that bounds its speed
+ * on a busy host). */
+static void pipe_grow(struct egress_proxy *p, struct buf *b)
+{
+	if (b->piped < b->pipe_sz || b->pipe_sz >= EGRESS_PIPE_MAX || b->nogrow)
+		return;
+	size_t total = 0, want = b->pipe_sz * 4 > EGRESS_PIPE_MAX ? EGRESS_PIPE_MAX : b->pipe_sz * 4;
+	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
+		total += p->conns[i].c2u.pipe_sz + p->conns[i].u2c.pipe_sz;
+	int sz = total - b->pipe_sz + want <= EGRESS_PIPE_TOTAL ? fcntl(b->pipe[1], F_SETPIPE_SZ, (int)want) : -1;
+	if (sz > 0)
+		b->pipe_sz = (size_t)sz;
+	else
+		b->nogrow = true; /* no room (or the kernel's limit): it stays as it is */
+}
+
+/* Move bytes from fd into b (into its pipe while it has room; into d when
+ * d is empty), within the byte budget: each read asks for no more than the
+ * budget still allows, and counts what it got.  false when the connection
+ * must end (why set). */
 static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, bool *eof, bool out, const char **why)
 {
 	if (b->off < b->len || *eof)
 		return true;
-	size_t room = EGRESS_BUF;
 	if (p->used >= p->cap) {
 		c->capped = true; /* what is buffered still goes out */
 		return true;
 	}
+	if (b->dry)
+		return true;
+	bool piped = pipe_ready(b);
+	if (piped && b->piped >= b->pipe_sz)
+		return true;
+	size_t room = piped ? b->pipe_sz - b->piped : EGRESS_BUF;
 	if (p->cap - p->used < room)
 		room = (size_t)(p->cap - p->used);
-	ssize_t n = recv(fd, b->d, room, 0);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	ssize_t n = piped ? splice(fd, NULL, b->pipe[1], NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+			  : recv(fd, b->d, room, 0);
+	/* splice stops at TCP's urgent mark (tcp_read_sock never steps over
+	 * it, whatever SO_OOBINLINE says): it then finds nothing where poll
+	 * said readable, or ends early, as at EOF.  recv steps over the mark
+	 * as the copy always did, into d, once the pipe is empty (d goes out
+	 * before the pipe's next bytes); that is also how EOF is confirmed. */
+	bool stuck = piped && (n == 0 || (n < 0 && errno == EAGAIN && b->woke));
+	b->woke = false;
+	if (stuck && b->piped) {
+		n = -1; /* looked at again once the pipe is empty */
+		errno = EAGAIN;
+	} else if (stuck && (b->d || (b->d = malloc(EGRESS_BUF)))) {
+		piped = false;
+		n = recv(fd, b->d, room < EGRESS_BUF ? room : EGRESS_BUF, 0);
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		/* nothing to read, or the pipe is full (its slots, not its
+		 * bytes): either way poll says when to try again (the socket
+		 * is polled for reading once the pipe is empty) */
+		b->dry = errno == EAGAIN;
 		return true;
+	}
 	if (n < 0) {
 		*why = "connection reset";
 		return false;
@@ -700,28 +805,49 @@ static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, 
 		*eof = true;
 		return true;
 	}
-	b->off = 0;
-	b->len = (size_t)n;
+	if (piped) {
+		b->piped += (size_t)n;
+		pipe_grow(p, b);
+	} else {
+		b->off = 0;
+		b->len = (size_t)n;
+	}
 	c->moved += (size_t)n;
 	count_bytes(p, c, (size_t)n, out);
 	return true;
 }
 
+/* Write what b holds to fd: d's bytes first, then the pipe's. */
 static bool flush(struct conn *c, int fd, struct buf *b, const char **why)
 {
-	if (b->off >= b->len)
+	bool piped = b->off >= b->len;
+	if ((piped && !b->piped) || b->full)
 		return true;
-	ssize_t n = send(fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	/* a splice to a peer gone raises SIGPIPE (it has no MSG_NOSIGNAL):
+	 * this thread blocks every signal, so it stays pending, harmless */
+	ssize_t n = piped ? splice(b->pipe[0], NULL, fd, NULL, b->piped, SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+			  : send(fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		b->full = errno == EAGAIN;
 		return true;
+	}
 	if (n < 0) {
 		*why = "connection reset";
 		return false;
 	}
-	b->off += (size_t)n;
 	c->moved += (size_t)n;
-	if (b->off == b->len)
+	if (piped) {
+		b->piped -= (size_t)n;
+		return true;
+	}
+	b->off += (size_t)n;
+	if (b->off == b->len) {
 		b->off = b->len = 0;
+		if (b->pipe[0] >= 0) { /* it carried bytes past TCP's urgent mark: the pipe again */
+			free(b->d);
+			b->d = NULL;
+		}
+	}
 	return true;
 }
 
@@ -762,6 +888,14 @@ static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, 
 	bool ok = !((cev | uev) & POLLERR) && !((cev & POLLHUP) && c->c_eof) && !((uev & POLLHUP) && c->u_eof);
 	if (!ok)
 		why = "connection reset";
+	/* what poll found ready is tried again (a hang-up or an error: all of it) */
+	short any = (short)(POLLHUP | POLLERR);
+	c->c2u.dry &= !(cev & (POLLIN | any));
+	c->u2c.dry &= !(uev & (POLLIN | any));
+	c->c2u.woke = cev & POLLIN;
+	c->u2c.woke = uev & POLLIN;
+	c->u2c.full &= !(cev & (POLLOUT | any));
+	c->c2u.full &= !(uev & (POLLOUT | any));
 	ok = ok && pump(p, c, &why);
 	if (!ok) {
 		/* a peer's reset is how a connection often ends: only ward's
@@ -771,11 +905,11 @@ static void relay(struct egress_proxy *p, struct conn *c, short cev, short uev, 
 		conn_close(c);
 		return;
 	}
-	if (c->c_eof && c->c2u.off >= c->c2u.len && !c->u_shut) {
+	if (c->c_eof && drained(&c->c2u) && !c->u_shut) {
 		shutdown(c->ufd, SHUT_WR);
 		c->u_shut = true;
 	}
-	if (c->u_eof && c->u2c.off >= c->u2c.len && !c->c_shut) {
+	if (c->u_eof && drained(&c->u2c) && !c->c_shut) {
 		shutdown(c->cfd, SHUT_WR);
 		c->c_shut = true;
 	}
@@ -808,7 +942,7 @@ static void connected(struct egress_proxy *p, struct conn *c, double t)
 static void expire(struct egress_proxy *p, struct conn *c, double t)
 {
 	const char *why = NULL;
-	if (c->capped && c->c2u.off >= c->c2u.len && c->u2c.off >= c->u2c.len)
+	if (c->capped && drained(&c->c2u) && drained(&c->u2c))
 		why = "egress_bytes limit reached";
 	else if (c->st == C_HEAD && t - c->born > EGRESS_HEAD_TIMEOUT_S)
 		why = "no request head in time";
@@ -834,10 +968,10 @@ static short conn_events(const struct conn *c, bool client, double t)
 	case C_REPLY: return client ? POLLOUT : 0;
 	case C_RELAY:
 		if (client)
-			return (short)((c->c2u.off >= c->c2u.len && !c->c_eof && !c->capped ? POLLIN : 0) |
-				       (c->u2c.off < c->u2c.len ? POLLOUT : 0));
-		return (short)((c->u2c.off >= c->u2c.len && !c->u_eof && !c->capped ? POLLIN : 0) |
-			       (c->c2u.off < c->c2u.len ? POLLOUT : 0));
+			return (short)((drained(&c->c2u) && !c->c_eof && !c->capped ? POLLIN : 0) |
+				       (drained(&c->u2c) ? 0 : POLLOUT));
+		return (short)((drained(&c->u2c) && !c->u_eof && !c->capped ? POLLIN : 0) |
+			       (drained(&c->c2u) ? 0 : POLLOUT));
 	default: return 0;
 	}
 }

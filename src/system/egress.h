@@ -17,6 +17,12 @@
 #define EGRESS_MAX_CONNS 64
 #define EGRESS_HEAD_MAX (16 * 1024)
 #define EGRESS_BUF (64 * 1024)
+/* A relaying connection moves each direction's bytes through a pipe
+ * (splice(2)): made at the kernel's default size (64 KiB), grown up to
+ * EGRESS_PIPE_MAX once a read fills it, while the proxy's pipes hold at most
+ * EGRESS_PIPE_TOTAL together: what a proxy holds in flight. */
+#define EGRESS_PIPE_MAX (1024 * 1024)
+#define EGRESS_PIPE_TOTAL (8 * 1024 * 1024)
 #define EGRESS_HEAD_TIMEOUT_S 10
 #define EGRESS_CONNECT_TIMEOUT_S 10
 #define EGRESS_IDLE_TIMEOUT_S 60

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 void test_egress(void);
+void test_egress_relay(void); /* test_egress_relay.c */
 
 static struct egress_pattern pat(const char *s)
 {
@@ -747,4 +748,5 @@ void test_egress(void)
 	proxy_reset_while_connecting();
 	proxy_refusal_loop();
 	proxy_refused_heads_count();
+	test_egress_relay();
 }
