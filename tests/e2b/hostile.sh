@@ -11,3 +11,4 @@ timeout -k 5 240 python3 "$ROOT/tests/e2b/hostile.py" "$E2B_URL" sekrit-alice-01
 rc=$?
 [ $rc -eq 0 ] || fail "hostile.py" "exited $rc: $(tail -c 600 "$SRV_LOG")"
 kill -0 "$SRV_PID" 2>/dev/null && pass "e2b hostile: the server lives" || fail "e2b hostile: the server died" "$(tail -c 600 "$SERVE_TMP/hostile.out")"
+stop_e2b hostile

@@ -48,3 +48,14 @@ sdk() {
 	(cd "$NODE_DIR" && E2B_API_URL=$E2B_URL E2B_SANDBOX_URL=$E2B_URL E2B_API_KEY=${KEY:-} E2B_DOMAIN=ward.invalid \
 		timeout -k 5 "${SDK_TIMEOUT:-240}" node "$s" "$@")
 }
+
+# stop_e2b NAME — SIGTERM to the server started last; it must exit 0 and
+# (under ASan) report nothing: the dialect's records, streams and threads
+# all end with it.
+stop_e2b() {
+	local rc
+	stop_server "$SRV_PID"
+	rc=$?
+	expect_eq "e2b $1: the server stops cleanly on SIGTERM" 0 "$rc"
+	expect_not_contains "e2b $1: no sanitizer report" "$(cat "$SERVE_TMP/$1.out")" "Sanitizer"
+}

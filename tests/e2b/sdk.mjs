@@ -215,6 +215,7 @@ async function interp() {
     const fresh = await sbx.runCode('"z" in globals()', { context: ctx })
     return eq(after.text, '7') && eq(fresh.text, 'False')
   })
+  await check('the kernels are not listed as commands', async () => !(await sbx.commands.list()).some((p) => /python3/.test(p.cmd)))
   await check('removeCodeContext', async () => {
     const ctx = await sbx.createCodeContext()
     await sbx.removeCodeContext(ctx)

@@ -9,3 +9,4 @@ start_e2b sdk --token-file "$SERVE_TMP/tokens" || exit 1
 KEY=sekrit-alice-0123456789 OTHER_KEY=sekrit-bob-0123456789 sdk sdk.mjs all
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "sdk.mjs" "exited $rc (timeout or crash): $(tail -c 600 "$SRV_LOG")"
+stop_e2b sdk

@@ -565,9 +565,20 @@ enum MHD_Result px_list(struct ereq *q)
 	sess_unref(q->s, ss);
 	if (r < 0)
 		return cx_error(q, cx_code(r), "cannot list the processes");
+	/* the code contexts' kernels are the interpreter's, not commands */
+	int kernels[64];
+	size_t nk = 0;
+	pthread_mutex_lock(&q->e->lock);
+	for (struct e2b_ctx *c = q->x->ctxs; c && nk < 64; c = c->next)
+		if (c->pid > 0)
+			kernels[nk++] = c->pid;
+	pthread_mutex_unlock(&q->e->lock);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++) {
-		if (!p[i].running)
+		bool kernel = false;
+		for (size_t k = 0; k < nk; k++)
+			kernel |= kernels[k] == p[i].id;
+		if (!p[i].running || kernel)
 			continue;
 		json_t *args = json_array();
 		const char *cmd = p[i].argv && p[i].argv[0] ? p[i].argv[0] : "";

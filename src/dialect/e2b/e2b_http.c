@@ -186,6 +186,9 @@ static bool data_auth(struct ereq *q, enum MHD_Result *rc)
 /* The body is in: credentials, then the endpoint. */
 static enum MHD_Result dispatch(struct ereq *q, bool path_known)
 {
+	if (q->busy)
+		return e2b_api_error(q, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+					     "retry later", q->s->o.max_body_total);
 	if (q->too_big)
 		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
 				     q->s->o.max_body);
@@ -208,6 +211,8 @@ static enum MHD_Result dispatch(struct ereq *q, bool path_known)
 static bool body_append(struct ereq *q, const char *data, size_t n)
 {
 	struct server *s = q->s;
+	if (q->busy)
+		return true;
 	if (q->too_big || q->len + n > s->o.max_body) {
 		q->too_big = true;
 		return true; /* read on, keep nothing: the 413 goes out at the end */
@@ -216,9 +221,18 @@ static bool body_append(struct ereq *q, const char *data, size_t n)
 		size_t cap = q->cap ? q->cap : 4096;
 		while (cap < q->len + n + 1)
 			cap *= 2;
+		if (cap > s->o.max_body + 1)
+			cap = s->o.max_body + 1;
+		/* the native listener's budget of held bodies (--max-body-total) */
+		if (!body_reserve(s, cap - q->cap)) {
+			q->busy = true;
+			return true; /* read on, keep nothing: the 503 goes out at the end */
+		}
 		char *b = realloc(q->body, cap);
-		if (!b)
+		if (!b) {
+			__atomic_sub_fetch(&s->body_bytes, cap - q->cap, __ATOMIC_RELAXED);
 			return false;
+		}
 		q->body = b;
 		q->cap = cap;
 	}
@@ -275,6 +289,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 			  q->late ? " (the body took longer than --request-timeout)" : "");
 	if (q->x)
 		e2b_sbx_put(e, q->x);
+	if (q->cap)
+		__atomic_sub_fetch(&e->s->body_bytes, q->cap, __ATOMIC_RELAXED);
 	free(q->body);
 	free(q);
 }

@@ -97,7 +97,7 @@ struct ereq {
 	char who[96];         /* control plane: the API key's token name (or the peer) */
 	char *body;
 	size_t len, cap;
-	bool too_big, late;
+	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
 	double t0;
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
 	unsigned code;        /* for the log */
