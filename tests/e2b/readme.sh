@@ -6,7 +6,7 @@
 node_ready || exit 0
 printf 'alice sekrit-alice-0123456789\n' >"$SERVE_TMP/tokens"
 start_e2b readme --token-file "$SERVE_TMP/tokens" || exit 1
-block=$(awk '/^### E2B.s SDK, self-hosted/ { on = 1 } on && /^    / { sub(/^    /, ""); print } on && /^## / { exit }' "$ROOT/README.md")
+block=$(awk '/^## E2B.s SDK, self-hosted/ { on = 1; next } on && /^    / { sub(/^    /, ""); print } on && /^## / { exit }' "$ROOT/README.md")
 expect_contains "README: the E2B block is there" "$block" "Sandbox.create()"
 block=${block//http:\/\/127.0.0.1:49983/$E2B_URL}
 block=${block//<a token from --token-file>/sekrit-alice-0123456789}
