@@ -138,6 +138,33 @@ static void migration_item(struct doctor_report *r)
 }
 
 /* The image store (SPEC §14): where it is, how many images, how big. */
+/* Can ward shield a session's PID 1 from the OOM killer (oom_score_adj
+ * -1000 needs CAP_SYS_RESOURCE)?  Without it a memory kill inside a session
+ * may pick PID 1, and the session ends. */
+static void oom_item(struct doctor_report *r)
+{
+	if (geteuid() != 0) {
+		item(r, "oom-shield", false, "not root: a session's PID 1 cannot be shielded from the OOM killer (a "
+					      "memory kill inside a session may end it)");
+		return;
+	}
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	bool ok = eff & (1ull << 24); /* CAP_SYS_RESOURCE */
+	item(r, "oom-shield", ok,
+	     ok ? "a session's PID 1 is shielded from the OOM killer (oom_score_adj -1000): a memory kill ends "
+		  "what ran in it, never the session"
+		: "root here lacks CAP_SYS_RESOURCE (a container's bounding set?): a session's PID 1 cannot be "
+		  "shielded from the OOM killer, so a memory kill inside a session may end it; give ward the "
+		  "capability to keep sessions alive through memory kills");
+}
+
 static void images_item(struct doctor_report *r)
 {
 	char path[4096], err[256];
@@ -342,6 +369,7 @@ void doctor_run(struct doctor_report *r)
 	ward_result_free(&res);
 	if (r->system_ok)
 		egress_item(r);
+	oom_item(r);
 	images_item(r);
 	overlay_item(r);
 	if (r->system_ok)

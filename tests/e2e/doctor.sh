@@ -24,3 +24,9 @@ print(libc.syscall(444, None, 0, 1))' 2>/dev/null)
 if [ -n "$abi" ] && [ "$abi" -gt 0 ] 2>/dev/null; then
 	expect_contains "doctor --json: Landlock ABI $abi" "$flat" "$abi"
 fi
+# oom-shield: whether root here may set a session's PID 1 to oom_score_adj
+# -1000 (CAP_SYS_RESOURCE), read from this shell's own capabilities
+eff=$(awk '/^CapEff:/{print $2}' /proc/self/status)
+if [ "$(id -u)" = 0 ] && [ $(( 0x$eff >> 24 & 1 )) = 1 ]; then want=ok; else want=no; fi
+line=$("$WARD" doctor 2>/dev/null | grep -E '^\s+oom-shield ')
+expect_eq "doctor: oom-shield says whether a session's PID 1 can be shielded here" "$want" "$(echo $line | awk '{print $2}')"
