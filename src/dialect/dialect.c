@@ -52,6 +52,7 @@ void dialect_judge(struct server *s, struct ward_judge_job *job, struct ward_jud
 	if (!job->parallel)
 		job->parallel = s->o.max_concurrent;
 	ward_judge(job, res);
+	metrics_count_judge(s, res);
 }
 
 const struct ward_language *dialect_lang(struct server *s, const char *id)

@@ -149,6 +149,7 @@ void run_judge(struct req *r)
 	}
 	struct ward_judge_result res;
 	ward_judge(&doc.job, &res);
+	metrics_count_judge(s, &res);
 	size_t n = 0;
 	char *out = judge_result_to_json(&doc.job, &res, &n);
 	if (!out)

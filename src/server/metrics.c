@@ -30,6 +30,16 @@ void metrics_count_run(struct server *s, enum ward_status status, enum ward_isol
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* One judge job finished: its compile, when it ran one. */
+void metrics_count_judge(struct server *s, const struct ward_judge_result *res)
+{
+	if (!res->compiled)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->m.judge_compiles++;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res)
 {
 	if (!res->egress_on)
@@ -115,6 +125,10 @@ static void runs_section(struct buf *b, const struct metrics *m)
 		   "ward_egress_connections_total{result=\"allowed\"} %llu\n"
 		   "ward_egress_connections_total{result=\"refused\"} %llu\n",
 		(unsigned long long)m->egress_allowed, (unsigned long long)m->egress_refused);
+	bprintf(b, "# HELP ward_judge_compiles_total Compile steps run by judge jobs (POST /judge and the dialects: "
+		   "one per job whose language compiles, whatever its test count).\n"
+		   "# TYPE ward_judge_compiles_total counter\nward_judge_compiles_total %llu\n",
+		(unsigned long long)m->judge_compiles);
 }
 
 static void requests_section(struct buf *b, const struct snapshot *n)

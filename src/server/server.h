@@ -316,6 +316,7 @@ struct metrics {
 	uint64_t http[600];
 	uint64_t egress_allowed, egress_refused; /* connections through the egress proxies */
 	uint64_t streamed;          /* runs answered as a stream */
+	uint64_t judge_compiles;    /* compile steps of judge jobs (POST /judge, the dialects) */
 };
 
 /* The server's context: the only mutable state of `ward serve` (but the
@@ -470,6 +471,7 @@ void run_judge(struct req *r);
 void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs);
 /* A result's egress connections (SPEC §13): counted, and one log line
  * each (client, host, port, allowed or why not, bytes each way). */
+void metrics_count_judge(struct server *s, const struct ward_judge_result *res);
 void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res);
 void answer_metrics(struct server *s, struct req *r);
 
