@@ -263,7 +263,7 @@ done
 
 # HAProxy's active check (GET /health every 2 s, fall 2) takes runner 1 out ...
 down=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do  # fall 2 checks 2 s apart, generously bounded
 	grep -q 'runner1 is DOWN' "$LB/haproxy.out" && { down=1; break; }
 	sleep 0.1
 done
@@ -272,7 +272,7 @@ check "fleet/haproxy: its health check marks the stopped runner DOWN" test -n "$
 start_server r1b --token-file "$SERVE_TMP/tokens" --listen "127.0.0.1:${RPORT[1]}" || exit 0
 R1B_LOG=$SRV_LOG
 up=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do  # rise 2 checks 2 s apart, generously bounded for a loaded host
 	grep -q 'runner1 is UP' "$LB/haproxy.out" && { up=1; break; }
 	sleep 0.1
 done
