@@ -169,4 +169,4 @@ format:
 clean:
 	rm -rf $(B) $(BA)
 
--include $(shell find $(B) $(BA) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(BA) -path '*/image-cache' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -9,7 +9,7 @@
 # then {"type": "__done__"}.  What the code prints goes through sys.stdout /
 # sys.stderr replacements that emit events; fd 1 of the code's own children
 # is fd 2 (never the protocol).  SIGINT interrupts the running code only.
-import ast, base64, datetime, io, json, os, signal, sys, traceback
+import ast, base64, datetime, importlib.machinery, io, json, os, signal, sys, traceback
 
 proto = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)
@@ -49,8 +49,21 @@ class Stream(io.TextIOBase):
             self.buf = ""
 
 
+def is_figure(value):
+    mf = sys.modules.get("matplotlib.figure")
+    return mf is not None and isinstance(value, mf.Figure)
+
+
+def png_of(fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
 def result_of(value):
     r = {"type": "result", "is_main_result": True, "text": repr(value)}
+    if is_figure(value):  # as Jupyter's inline backend shows it
+        r["png"] = png_of(value)
     for attr, key in (("_repr_html_", "html"), ("_repr_markdown_", "markdown"), ("_repr_svg_", "svg"),
                       ("_repr_latex_", "latex"), ("_repr_json_", "json")):
         f = getattr(value, attr, None)
@@ -64,17 +77,48 @@ def result_of(value):
     return r
 
 
-def figures():
+def figures(shown=None):
+    # every open figure (but shown, the main result's own) as a png result,
+    # then all closed: what Jupyter's inline backend does at plt.show() and
+    # at a cell's end
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return
-    for num in plt.get_fignums():
-        fig = plt.figure(num)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        emit({"type": "result", "is_main_result": False, "text": repr(fig),
-              "png": base64.b64encode(buf.getvalue()).decode("ascii")})
-    plt.close("all")
+    try:
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            if fig is not shown:
+                emit({"type": "result", "is_main_result": False, "text": repr(fig), "png": png_of(fig)})
+    finally:
+        plt.close("all")
+
+
+class PyplotHook:
+    # sys.meta_path: matplotlib.pyplot's show() replaced as it is imported,
+    # whatever the backend (matplotlib.use("Agg") too), by one that shows
+    # the open figures as png results there and then, in order with the
+    # cell's output, and closes them (the next plot a figure of its own)
+    def find_spec(self, name, path=None, target=None):
+        if name != "matplotlib.pyplot":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+
+            def show(*args, **kwargs):
+                for f in (sys.stdout, sys.stderr):
+                    f.flush()
+                figures()
+
+            show.__doc__ = module.show.__doc__
+            module.show = show
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def run(code):
@@ -82,16 +126,20 @@ def run(code):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, "<cell>", "exec"), ns)
-    value = eval(compile(last, "<cell>", "eval"), ns) if last is not None else None
-    figures()
-    if value is not None:
-        emit(result_of(value))
+    value = None
+    try:
+        exec(compile(tree, "<cell>", "exec"), ns)
+        value = eval(compile(last, "<cell>", "eval"), ns) if last is not None else None
+        if value is not None:
+            emit(result_of(value))
+    finally:  # a failed cell's figures too: none is left for the next
+        figures(value)
 
 
 def main():
     global count
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.meta_path.insert(0, PyplotHook())
     sys.stdout, sys.stderr = Stream("stdout"), Stream("stderr")
     for line in stdin:
         try:
