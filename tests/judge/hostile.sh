@@ -11,7 +11,7 @@
 start_server hostile --max-concurrent 2 || exit 0
 T=$SERVE_TMP
 lim='{"timeout_s": 2, "cpu_seconds": 1, "memory_mb": 64, "pids": 16, "fsize_mb": 8, "max_output_bytes": 65536}'
-tests='[{"id":"forkbomb","stdin":"forkbomb"}, {"id":"after-forkbomb","stdin":"1 2","expected_stdout":"3\n"},
+tests='[{"id":"forkbomb","stdin":"forkbomb","limits":{"memory_mb":512}}, {"id":"after-forkbomb","stdin":"1 2","expected_stdout":"3\n"},
  {"id":"disk","stdin":"disk"}, {"id":"after-disk","stdin":"3 4","expected_stdout":"7\n"},
  {"id":"print","stdin":"print"}, {"id":"after-print","stdin":"5 6","expected_stdout":"11\n"},
  {"id":"sleep","stdin":"sleep"}, {"id":"spin","stdin":"spin","limits":{"timeout_s":30}},

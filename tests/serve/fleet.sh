@@ -264,7 +264,7 @@ done
 # HAProxy's active check (GET /health every 2 s, fall 2) takes runner 1 out ...
 down=""
 for _ in $(seq 300); do  # fall 2 checks 2 s apart, generously bounded
-	grep -q 'runner1 is DOWN' "$LB/haproxy.out" && { down=1; break; }
+	grep -q 'ward_runners/runner1 is DOWN' "$LB/haproxy.out" && { down=1; break; }
 	sleep 0.1
 done
 check "fleet/haproxy: its health check marks the stopped runner DOWN" test -n "$down"
@@ -273,7 +273,7 @@ start_server r1b --token-file "$SERVE_TMP/tokens" --listen "127.0.0.1:${RPORT[1]
 R1B_LOG=$SRV_LOG
 up=""
 for _ in $(seq 300); do  # rise 2 checks 2 s apart, generously bounded for a loaded host
-	grep -q 'runner1 is UP' "$LB/haproxy.out" && { up=1; break; }
+	grep -q 'ward_runners/runner1 is UP' "$LB/haproxy.out" && { up=1; break; }
 	sleep 0.1
 done
 check "fleet/haproxy: a runner back on that address is marked UP" test -n "$up"
@@ -296,14 +296,14 @@ for _ in $(seq 60); do
 			bad="$bad $lbn:$(code_of "$r")"
 	done
 	grep -q "upstream=127.0.0.1:${RPORT[1]}, .* upstream_status=503, 200 " "$LB/nginx-access.log" &&
-		grep -q 'runner1 is DOWN, reason: Layer7 wrong status, code: 503' "$LB/haproxy.out" && break
+		grep -q 'ward_runners/runner1 is DOWN, reason: Layer7 wrong status, code: 503' "$LB/haproxy.out" && break
 	sleep 0.25
 done
 expect_eq "fleet: with runner 1 unhealthy, requests through both balancers answer 200" "" "$bad"
 check "fleet/nginx: a runner's 503 sends the POST on to another runner" \
 	grep -q "upstream=127.0.0.1:${RPORT[1]}, .* upstream_status=503, 200 " "$LB/nginx-access.log"
 check "fleet/haproxy: its health check takes out a runner whose /health is 503" \
-	grep -q 'runner1 is DOWN, reason: Layer7 wrong status, code: 503' "$LB/haproxy.out"
+	grep -q 'ward_runners/runner1 is DOWN, reason: Layer7 wrong status, code: 503' "$LB/haproxy.out"
 
 # ---- no runner at all: a prompt error, not a hang ----
 stop_server "$SRV_PID"; stop_server "${RPID[2]}"; stop_server "${RPID[3]}"
