@@ -118,7 +118,7 @@ $(B)/helpers/cgtool: src/sandbox/cgroup.c src/sandbox/cgroup.h  # cgtool include
 helpers: $(HELPER_BINS)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -static -o $@ $<
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -Iinclude -static -o $@ $<
 
 asan: $(BA)/ward $(BA)/ward-net $(BA)/unit_tests
 

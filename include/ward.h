@@ -381,6 +381,21 @@ struct ward_netns_stats {
 };
 void ward_netns_stats(struct ward_netns_stats *st);
 
+/* The cgroups of sandboxes, likewise: a process that runs many keeps up to
+ * n emptied ones for the next sandbox (ward serve does; the default, 0,
+ * removes each after its run).  One is kept only when no process, no
+ * cgroup beneath it and at most 1 MiB of charged memory is left in it and
+ * its counters can start again (src/sandbox/cgroup.c); else it is removed.
+ * ward_cgroup_keep(0) removes every kept one (a server does at exit). */
+void ward_cgroup_keep(unsigned n);
+struct ward_cgroup_stats {
+	unsigned keep, idle;
+	uint64_t made;      /* cgroups made while keeping */
+	uint64_t reused;    /* sandboxes given a kept one */
+	uint64_t discarded; /* returned not reusable, so removed */
+};
+void ward_cgroup_stats(struct ward_cgroup_stats *st);
+
 /* ward_run, taking a sandbox from pool when the request fits (pool may be
  * NULL). */
 int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *result);

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "sandbox/cgroup.h"
+#include "ward.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,6 +53,7 @@
 /* The controllers ward uses, as bits.  On v1 "cpu" means cpuacct. */
 enum { C_MEM = 1, C_PIDS = 2, C_CPU = 4 };
 #define NHIER 3 /* at most one v1 hierarchy per controller */
+#define CF_MAX 8 /* files kept open per hierarchy of a recycled cgroup */
 
 /* How long cg_destroy waits for a cgroup to empty before giving up: long
  * enough for a killed tree to exit, short enough never to hang a run. */
@@ -92,6 +94,19 @@ struct ward_cgroup {
 	} d[NHIER];
 	bool tcp;      /* socket buffers are charged to a limit (see cg_charges_sockets) */
 	char name[64];
+	/* Recycling (ward_cgroup_keep): */
+	bool recyclable;       /* made by cg_create while cgroups are kept */
+	bool parent;           /* cg_child_create made one beneath it: never kept */
+	struct cg_limits lim;  /* as last written */
+	int procs[NHIER];      /* cgroup.procs, kept open: -1 until first used */
+	int peak_fd;           /* v2: memory.peak, reset through this fd; -1 */
+	struct {
+		const char *file;
+		bool w;
+		int fd;
+	} cf[NHIER][CF_MAX];   /* files of a recycled cgroup, kept open */
+	uint64_t base_cpu_us, base_user_us, base_sys_us; /* v2: cpu.stat when this run began */
+	uint64_t base_oom;     /* OOM kills counted when this run began */
 };
 
 /* ------------------------------------------------------------ small I/O */
@@ -178,6 +193,27 @@ static bool read_u64_at(int dirfd, const char *file, uint64_t *v)
 	errno = 0;
 	*v = strtoull(buf, &end, 10);
 	return errno == 0 && end != buf;
+}
+
+/* A number read again from an fd kept open (pread from 0 makes a cgroup
+ * file anew). */
+static bool pread_u64(int fd, uint64_t *v)
+{
+	char buf[64];
+	ssize_t r = pread(fd, buf, sizeof buf - 1, 0);
+	if (r <= 0)
+		return false;
+	buf[r] = 0;
+	char *end;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return errno == 0 && end != buf;
+}
+
+/* A counter's growth since base (never below 0). */
+static uint64_t since(uint64_t now, uint64_t base)
+{
+	return now > base ? now - base : 0;
 }
 
 /* Open a directory that must be on a cgroup filesystem.  flags: O_PATH or
@@ -794,7 +830,90 @@ static void close_all(struct ward_cgroup *cg)
 		if (cg->d[i].parent >= 0)
 			close(cg->d[i].parent);
 	}
+	for (int i = 0; i < NHIER; i++)
+		if (cg->procs[i] >= 0)
+			close(cg->procs[i]);
+	if (cg->peak_fd >= 0)
+		close(cg->peak_fd);
+	for (int i = 0; i < NHIER; i++)
+		for (int k = 0; k < CF_MAX && cg->cf[i][k].file; k++)
+			close(cg->cf[i][k].fd);
 	free(cg);
+}
+
+/* The fd of file in hierarchy i, opened once and kept (for writing when
+ * w): a recycled cgroup's files are read and written run after run.  -1
+ * when it cannot be kept (the caller opens it for once). */
+static int kept_fd(struct ward_cgroup *cg, int i, const char *file, bool w)
+{
+	if (!cg->recyclable)
+		return -1;
+	int k = 0;
+	for (; k < CF_MAX && cg->cf[i][k].file; k++)
+		if (cg->cf[i][k].w == w && !strcmp(cg->cf[i][k].file, file))
+			return cg->cf[i][k].fd;
+	if (k == CF_MAX)
+		return -1;
+	int fd = openat(cg->d[i].dir, file, (w ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0)
+		cg->cf[i][k] = (typeof(cg->cf[i][k])){.file = file, .w = w, .fd = fd};
+	return fd;
+}
+
+/* read_at and write_at of a run cgroup's file, through a kept fd where
+ * there is one (a read from offset 0 makes a cgroup file anew). */
+static ssize_t cg_read(struct ward_cgroup *cg, int i, const char *file, char *buf, size_t len)
+{
+	int fd = kept_fd(cg, i, file, false);
+	if (fd < 0)
+		return read_at(cg->d[i].dir, file, buf, len);
+	size_t got = 0;
+	while (got < len - 1) {
+		ssize_t r = pread(fd, buf + got, len - 1 - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+static bool cg_read_u64(struct ward_cgroup *cg, int i, const char *file, uint64_t *v)
+{
+	char buf[64];
+	if (cg_read(cg, i, file, buf, sizeof buf) <= 0)
+		return false;
+	char *end;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return errno == 0 && end != buf;
+}
+
+static int cg_write(struct ward_cgroup *cg, int i, const char *file, const char *s)
+{
+	int fd = kept_fd(cg, i, file, true);
+	if (fd < 0)
+		return write_at(cg->d[i].dir, file, s);
+	size_t len = strlen(s);
+	ssize_t w = write(fd, s, len);
+	return w < 0 ? -errno : (size_t)w != len ? -EIO : 0;
+}
+
+/* A ward_cgroup with no directory yet: every fd -1. */
+static struct ward_cgroup *cg_alloc(enum cg_version version)
+{
+	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	if (!cg)
+		return NULL;
+	cg->version = version;
+	for (int i = 0; i < NHIER; i++)
+		cg->d[i].parent = cg->d[i].dir = cg->procs[i] = -1;
+	cg->peak_fd = -1;
+	return cg;
 }
 
 /* v1: socket buffers have a counter of their own, charged only once a
@@ -857,6 +976,163 @@ static int set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim
 
 static int remove_dirs(struct ward_cgroup *cg);
 
+/* ------------------------------------------------ recycling (ward serve)
+ *
+ * Making a cgroup and removing it is most of what cgroups cost a sandbox:
+ * three mkdirs on v1 (each memory cgroup allocates per-CPU counters and
+ * some thirty files), the limits written, three rmdirs whose offlining
+ * the kernel finishes in workers.  A process that runs many sandboxes
+ * (ward serve: ward_cgroup_keep) keeps up to n emptied run cgroups for the
+ * next sandbox instead, but only one that, after its run's PID 1 was
+ * reaped:
+ *   - lists no process and counts no task (pids.current 0), has no cgroup
+ *     beneath it (a session's), and
+ *   - holds at most KEEP_LEFT_BYTES of memory still charged to it (kernel
+ *     objects and page cache the run left, which the kernel reclaims under
+ *     the next run's limit; a fresh cgroup would have had them reparented);
+ * and whose counters can start again at this run's end:
+ *   - v1: cpuacct.usage and memory(.memsw).max_usage_in_bytes are reset
+ *     (written 0: the peak restarts at what is charged now), the OOM kill
+ *     count read as a baseline;
+ *   - v2: cpu.stat and memory.events are read as baselines, memory.peak is
+ *     reset through an fd held for it (kernel 6.12 and later: before, the
+ *     file cannot be reset, and no cgroup is kept).
+ * Anything else and it is removed as before.  The next run's memory peak
+ * starts at what was left charged (at most KEEP_LEFT_BYTES, as a fresh
+ * cgroup's starts at the kernel objects its first process brings): it is
+ * not subtracted, since the kernel frees part of it lazily during the run,
+ * and a peak must not read lower than the run's own use.  What stays the
+ * same is the directory's name, which says nothing a sandbox wrote; nothing
+ * inside a sandbox can see or write its cgroup's files. */
+#define KEEP_LEFT_BYTES (1u << 20)
+static atomic_bool K_on;
+static pthread_mutex_t K_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ward_cgroup **K_idle;
+static unsigned K_n, K_keep, K_cap;
+static uint64_t K_made, K_reused, K_discarded;
+
+static struct ward_cgroup *keep_take(const struct cg_limits *lim, char *err, size_t errlen)
+{
+	if (!atomic_load(&K_on))
+		return NULL;
+	pthread_mutex_lock(&K_lock);
+	struct ward_cgroup *cg = K_n ? K_idle[--K_n] : NULL;
+	if (cg)
+		K_reused++;
+	else
+		K_made++;
+	pthread_mutex_unlock(&K_lock);
+	if (!cg)
+		return NULL;
+	if ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
+	    cg_set_limits(cg, lim, err, errlen) < 0) {
+		cg->recyclable = false; /* its limits are unknown now */
+		cg_destroy(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+/* Ready cg for another run: true, or false and it is removed instead. */
+static bool keep_reset(struct ward_cgroup *cg)
+{
+	if (!cg->recyclable || cg->parent || cg->n == 0)
+		return false;
+	char buf[1024];
+	uint64_t v;
+	for (int i = 0; i < cg->n; i++) {
+		int fd = cg->d[i].dir;
+		unsigned m = cg->d[i].mask;
+		bool v2 = cg->version == CG_V2;
+		if (cg->d[i].removed || cg_read(cg, i, "cgroup.procs", buf, 16) != 0)
+			return false;
+		if ((m & C_PIDS) && (!cg_read_u64(cg, i, "pids.current", &v) || v != 0))
+			return false;
+		if (m & C_MEM) {
+			uint64_t left;
+			if (!cg_read_u64(cg, i, v2 ? "memory.current" : "memory.usage_in_bytes", &left) ||
+			    left > KEEP_LEFT_BYTES)
+				return false;
+			if (v2) {
+				if (cg->peak_fd < 0)
+					cg->peak_fd = openat(fd, "memory.peak", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+				if (cg->peak_fd < 0 || write(cg->peak_fd, "reset\n", 6) != 6 ||
+				    cg_read(cg, i, "memory.events", buf, sizeof buf) <= 0 ||
+				    !kv_get(buf, "oom_kill", &cg->base_oom))
+					return false;
+			} else if (cg_write(cg, i, "memory.max_usage_in_bytes", "0") < 0 ||
+				   (P.memsw && cg_write(cg, i, "memory.memsw.max_usage_in_bytes", "0") < 0) ||
+				   cg_read(cg, i, "memory.oom_control", buf, sizeof buf) <= 0 ||
+				   !kv_get(buf, "oom_kill", &cg->base_oom)) {
+				return false;
+			}
+		}
+		if (v2) {
+			if (cg_read(cg, i, "cpu.stat", buf, sizeof buf) <= 0 || !kv_get(buf, "usage_usec", &cg->base_cpu_us) ||
+			    !kv_get(buf, "user_usec", &cg->base_user_us) || !kv_get(buf, "system_usec", &cg->base_sys_us))
+				return false;
+		} else if ((m & C_CPU) && cg_write(cg, i, "cpuacct.usage", "0") < 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* cg_destroy's first step: keep cg for the next run when it may be. */
+static bool keep_put(struct ward_cgroup *cg)
+{
+	if (!cg->recyclable)
+		return false;
+	pthread_mutex_lock(&K_lock);
+	bool room = K_n < K_keep;
+	pthread_mutex_unlock(&K_lock);
+	bool ok = room && keep_reset(cg);
+	pthread_mutex_lock(&K_lock);
+	if (ok && K_n < K_keep) {
+		K_idle[K_n++] = cg;
+		pthread_mutex_unlock(&K_lock);
+		return true;
+	}
+	if (room)
+		K_discarded++;
+	pthread_mutex_unlock(&K_lock);
+	cg->recyclable = false;
+	return false;
+}
+
+void ward_cgroup_keep(unsigned n)
+{
+	pthread_mutex_lock(&K_lock);
+	if (n > K_cap) {
+		struct ward_cgroup **grown = realloc(K_idle, sizeof(*K_idle) * n);
+		if (!grown) {
+			pthread_mutex_unlock(&K_lock);
+			return;
+		}
+		K_idle = grown;
+		K_cap = n;
+	}
+	K_keep = n;
+	atomic_store(&K_on, n > 0);
+	for (;;) {
+		struct ward_cgroup *drop = K_n > K_keep ? K_idle[--K_n] : NULL;
+		pthread_mutex_unlock(&K_lock);
+		if (!drop)
+			return;
+		drop->recyclable = false;
+		cg_destroy(drop);
+		pthread_mutex_lock(&K_lock);
+	}
+}
+
+void ward_cgroup_stats(struct ward_cgroup_stats *st)
+{
+	pthread_mutex_lock(&K_lock);
+	*st = (struct ward_cgroup_stats){
+		.keep = K_keep, .idle = K_n, .made = K_made, .reused = K_reused, .discarded = K_discarded};
+	pthread_mutex_unlock(&K_lock);
+}
+
 struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t errlen)
 {
 	const struct cg_probe *pr = cg_probe();
@@ -864,14 +1140,16 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		set_err(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
 		return NULL;
 	}
-	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	struct ward_cgroup *cg = keep_take(lim, err, errlen);
+	if (cg)
+		return cg;
+	cg = cg_alloc(pr->version);
 	if (!cg) {
 		set_err(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
-	cg->version = pr->version;
-	for (int i = 0; i < NHIER; i++)
-		cg->d[i].parent = cg->d[i].dir = -1;
+	cg->lim = *lim;
+	cg->recyclable = atomic_load(&K_on);
 
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
@@ -925,6 +1203,7 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 			return -1;
 		}
 	}
+	cg->lim = *lim;
 	return 0;
 }
 
@@ -934,10 +1213,18 @@ int cg_attach(struct ward_cgroup *cg, pid_t pid)
 		return -EINVAL;
 	char buf[24];
 	snprintf(buf, sizeof buf, "%d", (int)pid);
+	size_t len = strlen(buf);
 	for (int i = 0; i < cg->n; i++) {
-		int r = write_at(cg->d[i].dir, "cgroup.procs", buf);
-		if (r < 0)
-			return r;
+		/* Kept open: a recycled cgroup takes many PID 1s. */
+		if (cg->procs[i] < 0)
+			cg->procs[i] = openat(cg->d[i].dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (cg->procs[i] < 0)
+			return -errno;
+		ssize_t w = write(cg->procs[i], buf, len);
+		if (w < 0)
+			return -errno;
+		if ((size_t)w != len)
+			return -EIO;
 	}
 	return 0;
 }
@@ -1070,13 +1357,16 @@ int cg_cpu_usage(struct ward_cgroup *cg, uint64_t *usage_us)
 			continue;
 		if (cg->version == CG_V2) {
 			char buf[512];
-			ssize_t r = read_at(cg->d[i].dir, "cpu.stat", buf, sizeof buf);
+			ssize_t r = cg_read(cg, i, "cpu.stat", buf, sizeof buf);
 			if (r < 0)
 				return (int)r;
-			return kv_get(buf, "usage_usec", usage_us) ? 0 : -EIO;
+			if (!kv_get(buf, "usage_usec", usage_us))
+				return -EIO;
+			*usage_us -= *usage_us > cg->base_cpu_us ? cg->base_cpu_us : *usage_us;
+			return 0;
 		}
 		uint64_t ns;
-		if (!read_u64_at(cg->d[i].dir, "cpuacct.usage", &ns))
+		if (!cg_read_u64(cg, i, "cpuacct.usage", &ns))
 			return -EIO;
 		*usage_us = ns / 1000;
 		return 0;
@@ -1095,24 +1385,29 @@ int cg_stats(struct ward_cgroup *cg, struct cg_stats *st)
 		int fd = cg->d[i].dir;
 		unsigned m = cg->d[i].mask;
 		if (cg->version == CG_V2) {
-			if (read_at(fd, "cpu.stat", buf, sizeof buf) > 0) {
+			if (cg_read(cg, i, "cpu.stat", buf, sizeof buf) > 0) {
 				kv_get(buf, "usage_usec", &st->cpu_usage_us);
 				kv_get(buf, "user_usec", &st->cpu_user_us);
 				kv_get(buf, "system_usec", &st->cpu_sys_us);
+				st->cpu_usage_us = since(st->cpu_usage_us, cg->base_cpu_us);
+				st->cpu_user_us = since(st->cpu_user_us, cg->base_user_us);
+				st->cpu_sys_us = since(st->cpu_sys_us, cg->base_sys_us);
 			}
 			if (m & C_MEM) {
-				if (!read_u64_at(fd, "memory.peak", &st->memory_peak))
+				/* A recycled cgroup's peak: through the fd that reset it. */
+				if (cg->peak_fd >= 0 ? !pread_u64(cg->peak_fd, &st->memory_peak)
+						     : !cg_read_u64(cg, i, "memory.peak", &st->memory_peak))
 					st->memory_peak = 0; /* before 5.19 */
-				if (read_at(fd, "memory.events", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
-					st->oom_killed = v > 0;
+				if (cg_read(cg, i, "memory.events", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
+					st->oom_killed = v > cg->base_oom;
 			}
 			continue;
 		}
 		if (m & C_CPU) {
-			if (read_u64_at(fd, "cpuacct.usage", &v))
+			if (cg_read_u64(cg, i, "cpuacct.usage", &v))
 				st->cpu_usage_us = v / 1000;
 			uint64_t u, s;
-			if (read_u64_at(fd, "cpuacct.usage_user", &u) && read_u64_at(fd, "cpuacct.usage_sys", &s)) {
+			if (cg_read_u64(cg, i, "cpuacct.usage_user", &u) && cg_read_u64(cg, i, "cpuacct.usage_sys", &s)) {
 				st->cpu_user_us = u / 1000;
 				st->cpu_sys_us = s / 1000;
 			} else if (read_at(fd, "cpuacct.stat", buf, sizeof buf) > 0 && kv_get(buf, "user", &u) &&
@@ -1125,13 +1420,13 @@ int cg_stats(struct ward_cgroup *cg, struct cg_stats *st)
 			}
 		}
 		if (m & C_MEM) {
-			if (!read_u64_at(fd, P.memsw ? "memory.memsw.max_usage_in_bytes" : "memory.max_usage_in_bytes",
+			if (!cg_read_u64(cg, i, P.memsw ? "memory.memsw.max_usage_in_bytes" : "memory.max_usage_in_bytes",
 					 &st->memory_peak))
 				st->memory_peak = 0;
 			/* oom_kill in memory.oom_control since 4.13; before
 			 * that, hitting the limit (failcnt) is the best sign. */
-			if (read_at(fd, "memory.oom_control", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
-				st->oom_killed = v > 0;
+			if (cg_read(cg, i, "memory.oom_control", buf, sizeof buf) > 0 && kv_get(buf, "oom_kill", &v))
+				st->oom_killed = v > cg->base_oom;
 			else if (read_u64_at(fd, P.memsw ? "memory.memsw.failcnt" : "memory.failcnt", &v))
 				st->oom_killed = v > 0;
 		}
@@ -1156,7 +1451,7 @@ static int remove_dirs(struct ward_cgroup *cg)
 
 void cg_destroy(struct ward_cgroup *cg)
 {
-	if (!cg)
+	if (!cg || keep_put(cg))
 		return;
 	/* Fast path: the supervisor has reaped the sandbox's init, and with
 	 * it its PID namespace, so the cgroup is normally empty already. */
@@ -1181,15 +1476,13 @@ void cg_destroy(struct ward_cgroup *cg)
 
 struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *prefix, char *err, size_t errlen)
 {
-	struct ward_cgroup *cg = calloc(1, sizeof *cg);
+	struct ward_cgroup *cg = cg_alloc(parent->version);
 	if (!cg) {
 		set_err(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
-	cg->version = parent->version;
 	cg->tcp = parent->tcp;
-	for (int i = 0; i < NHIER; i++)
-		cg->d[i].parent = cg->d[i].dir = -1;
+	parent->parent = true; /* a directory beneath: never recycled */
 	/* Unique on the host (the parent's name is), so that pid_in_cgroup's
 	 * match on "/NAME\n" names only this one. */
 	unsigned n = atomic_fetch_add(&name_counter, 1);

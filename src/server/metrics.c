@@ -213,6 +213,17 @@ static void sandboxes_section(struct buf *b, struct server *s)
 		"ward_netns_total{event=\"made\"} %llu\nward_netns_total{event=\"reused\"} %llu\n"
 		"ward_netns_total{event=\"discarded\"} %llu\n",
 		ns.idle, (unsigned long long)ns.made, (unsigned long long)ns.reused, (unsigned long long)ns.discarded);
+	struct ward_cgroup_stats cs;
+	ward_cgroup_stats(&cs);
+	bprintf(b,
+		"# HELP ward_cgroups_idle Cgroups of finished sandboxes kept for the next, idle now.\n"
+		"# TYPE ward_cgroups_idle gauge\nward_cgroups_idle %u\n"
+		"# HELP ward_cgroups_total Sandbox cgroups: made, reused (emptied, reset and given to the next "
+		"sandbox), discarded (left with a process or memory charged, so removed).\n"
+		"# TYPE ward_cgroups_total counter\n"
+		"ward_cgroups_total{event=\"made\"} %llu\nward_cgroups_total{event=\"reused\"} %llu\n"
+		"ward_cgroups_total{event=\"discarded\"} %llu\n",
+		cs.idle, (unsigned long long)cs.made, (unsigned long long)cs.reused, (unsigned long long)cs.discarded);
 	if (!s->pool)
 		return;
 	struct ward_pool_stats ps;

@@ -180,6 +180,8 @@ static double start_backend(struct server *s)
 	 * sandbox waiting for its teardown may come back untouched and serve
 	 * the next (system/netns.c); an idle one is ~160 KiB of the kernel's. */
 	ward_netns_keep(s->o.max_concurrent + s->o.pool + 16);
+	/* Their cgroups likewise, emptied and reset (sandbox/cgroup.c). */
+	ward_cgroup_keep(s->o.max_concurrent + s->o.pool + 4);
 	/* Used sandboxes are torn down after their answers (system/reaper.c);
 	 * where the thread cannot start, each request tears down its own. */
 	if (ward_reaper_start() < 0)
@@ -359,6 +361,7 @@ out:
 		close(s->listen_fd);
 	ward_reaper_stop(); /* what waits for teardown, torn down */
 	server_free(s);
+	ward_cgroup_keep(0); /* the kept cgroups, removed */
 	ward_spawner_stop();
 	return rc;
 }

@@ -76,14 +76,15 @@ wait_proc_exited() {
 	printf '%s' "$e"
 }
 
-# fd_count PID — how many fds PID holds, less the network namespaces it keeps
-# for reuse (src/system/netns.c: how many are idle depends on how runs
-# overlapped, with the health probe's for one, so a leak check leaves them out)
+# fd_count PID — how many fds PID holds, less the network namespaces and the
+# cgroups' files it keeps for reuse (src/system/netns.c, src/sandbox/cgroup.c:
+# how many are idle depends on how runs overlapped, with the health probe's
+# for one, so a leak check leaves them out)
 fd_count() {
 	local f n=0
 	for f in /proc/"$1"/fd/*; do
 		case "$(readlink "$f" 2>/dev/null)" in
-		'' | net:\[*) ;;
+		'' | net:\[* | /sys/fs/cgroup/*) ;;
 		*) n=$((n + 1)) ;;
 		esac
 	done
