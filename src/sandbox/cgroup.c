@@ -78,6 +78,7 @@ static struct {
 	bool cg_kill;      /* v2: cgroup.kill exists (5.14+) */
 	bool kmem_tcp;     /* v1: memory.kmem.tcp.limit_in_bytes exists */
 	bool nosocket;     /* v2: booted with cgroup.memory=nosocket */
+	bool peak_reset;   /* v2: memory.peak can be reset (6.12+) */
 } P;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static atomic_uint name_counter; /* makes run cgroups' names unique in this process */
@@ -704,6 +705,10 @@ static void probe_v2_files(void)
 		return;
 	P.cg_kill = faccessat(pfd, "cgroup.kill", F_OK, 0) == 0;
 	P.swap_max = faccessat(pfd, "memory.swap.max", F_OK, 0) == 0;
+	/* memory.peak is writable (a per-fd reset) since Linux 6.12: without
+	 * it, no cgroup can be kept for another run (see recycling) */
+	struct stat st;
+	P.peak_reset = fstatat(pfd, "memory.peak", &st, 0) == 0 && (st.st_mode & S_IWUSR);
 	close(pfd);
 	if (P.pub.memory && !P.swap_max)
 		why("cgroup v2: no memory.swap.max (kernel without swap accounting): swap is not limited");
@@ -1149,7 +1154,8 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		return NULL;
 	}
 	cg->lim = *lim;
-	cg->recyclable = atomic_load(&K_on);
+	/* v2 keeps one only where its memory peak can start again */
+	cg->recyclable = atomic_load(&K_on) && (cg->version != CG_V2 || !P.pub.memory || P.peak_reset);
 
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
