@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/pooltrace.py — where the time of one pooled POST /exec goes.
+"""bench/pooltrace.py — where the time of one pooled (or fresh) POST /exec goes.
 
 Starts `ward serve --pool 4` with WARD_TRACE=1, waits until the pool is
 full, sends N requests of `true` one at a time with a pause between them
@@ -15,7 +15,12 @@ Prints the median of each step.  Standard library only; runs where
 bench/scale.sh runs (WARD: the binary; WARD_LD_LIBRARY_PATH: libraries for
 the server only, as bench/pack-device.sh packs them).
 
-    bench/pooltrace.py [N] [PAUSE_MS]       (defaults 100 and 20)
+    bench/pooltrace.py [--fresh] [N] [PAUSE_MS]       (defaults 100 and 20)
+
+--fresh: no pool, so each request clones a sandbox of its own (through a
+spawner helper, as a server does by default), and the steps are those of
+the fresh path: validation to the spawner's clone, PID 1's mounts and
+filters, the command, the report.
 """
 import http.client
 import json
@@ -28,8 +33,10 @@ import sys
 import tempfile
 import time
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-PAUSE = (int(sys.argv[2]) if len(sys.argv) > 2 else 20) / 1000.0
+FRESH = "--fresh" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--fresh"]
+N = int(ARGS[0]) if len(ARGS) > 0 else 100
+PAUSE = (int(ARGS[1]) if len(ARGS) > 1 else 20) / 1000.0
 WARD = os.environ.get("WARD", "build/ward")
 
 tmp = tempfile.mkdtemp(prefix="ward-pooltrace.")
@@ -37,8 +44,8 @@ log, err = os.path.join(tmp, "log"), os.path.join(tmp, "err")
 env = dict(os.environ, WARD_TRACE="1")
 if os.environ.get("WARD_LD_LIBRARY_PATH"):  # libraries for ward-net only (a packed .devbench/)
     env["LD_LIBRARY_PATH"] = os.environ["WARD_LD_LIBRARY_PATH"]
-srv = subprocess.Popen([WARD, "serve", "--listen", "127.0.0.1:0", "--pool", "4", "--max-concurrent", "2",
-                        "--log", log], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+srv = subprocess.Popen([WARD, "serve", "--listen", "127.0.0.1:0"] + ([] if FRESH else ["--pool", "4"]) +
+                       ["--max-concurrent", "2", "--log", log], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=open(err, "wb"), env=env)
 try:
     port = None
@@ -61,7 +68,7 @@ try:
         m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
         return float(m.group(1)) if m else -1
 
-    for _ in range(200):
+    for _ in range(0 if FRESH else 200):
         if metric("ward_pool_ready") >= 4:
             break
         time.sleep(0.05)
@@ -106,7 +113,41 @@ def add(name, v):
         steps.setdefault(name, []).append(v)
 
 
+
+
+def fresh_steps(i):
+    """One fresh request's steps: libward's, PID 1's and the command's
+    phases share ward_run's start as their origin."""
+    a, p, r, ans, done = (nth("http:" + k, i) for k in ("admitted", "picked", "ran", "answering", "completed"))
+    ph = dict((k, nth(k, i)) for k in ("netns", "spawn", "attach", "init:ns", "init:mounts", "init:seccomp",
+                                        "init:handover", "init:cmd-exited", "supervised", "teardown"))
+    cm = cmd[i] if i < len(cmd) else {}
+
+    def d(x, y):
+        return x - y if x is not None and y is not None else None
+
+    add("1 http: headers and body read, JSON decoded, admitted", a)
+    add("2 http: queued until a worker picks it", d(p, a))
+    add("3 ward_run: validate, uid, plan, cgroup, network namespace", ph["netns"])
+    add("4 spawner helper: clone PID 1 into its namespaces", d(ph["spawn"], ph["netns"]))
+    add("5 ward_run: uid/gid maps, cgroup attach, go", d(ph["attach"], ph["spawn"]))
+    add("6 PID 1: mounts (its root, /proc and its masks, /dev/pts, tmpfs)", d(ph["init:mounts"], ph["init:ns"]))
+    add("7 PID 1: Landlock and seccomp", d(ph["init:seccomp"], ph["init:mounts"]))
+    add("8 PID 1: the command's process and its fds", d(cm.get("cmd:fds"), ph["init:handover"]))
+    add("9 command: rlimits, uid 1000, no capabilities, Landlock", d(cm.get("cmd:landlock"), cm.get("cmd:fds")))
+    add("10 command: execve, run and exit of true", d(ph["init:cmd-exited"], cm.get("cmd:landlock")))
+    add("11 supervisor: the status in (PID 1's report)", d(ph["supervised"], ph["init:cmd-exited"]))
+    add("12 ward_run: result, cgroup usage, hand the sandbox to the reaper", d(ph["teardown"], ph["supervised"]))
+    add("13 http: result to JSON, after ward_run", d(d(r, p), ph["teardown"]))
+    add("14 http: resumed, answer handler", d(ans, r))
+    add("15 http: answer sent (completed)", d(done, ans))
+    add("server: request began to completed", done)
+
+
 for i in range(N):
+    if FRESH:
+        fresh_steps(i)
+        continue
     a, p, r, ans, done = (nth("http:" + k, i) for k in ("admitted", "picked", "ran", "answering", "completed"))
     h, sup, td = nth("handover", i), nth("supervised", i), nth("teardown", i)
     ih, ix = nth("init:handover", i), nth("init:cmd-exited", i)
@@ -135,8 +176,12 @@ for i in range(N):
         add("12 http: answer sent (completed)", done - ans)
     add("server: request began to completed", done)
 
-print("pooltrace: %d requests of `true`, %.0f ms apart, --pool 4; %d took a pooled sandbox; %d cores, %s"
-      % (N, PAUSE * 1000, hits, os.cpu_count(), os.uname().release))
+if FRESH:
+    print("pooltrace --fresh: %d requests of `true`, %.0f ms apart, no pool (a sandbox cloned for each); %d cores, %s"
+          % (N, PAUSE * 1000, os.cpu_count(), os.uname().release))
+else:
+    print("pooltrace: %d requests of `true`, %.0f ms apart, --pool 4; %d took a pooled sandbox; %d cores, %s"
+          % (N, PAUSE * 1000, hits, os.cpu_count(), os.uname().release))
 print("")
 print("| step | median µs | p90 µs | n |")
 print("| --- | ---: | ---: | ---: |")
