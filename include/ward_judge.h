@@ -152,6 +152,11 @@ struct ward_judge_job {
 	const struct ward_language *lang;
 	const struct ward_file *files;   /* files[0] is the main file */
 	size_t nfiles;
+	/* More files in /work for the compile and for every test (data, headers,
+	 * a zip's contents), never among {sources}; one whose path a job file
+	 * or the build already has is left out (the job's own file wins). */
+	const struct ward_file *extra;
+	size_t nextra;
 	char *const *flags;              /* {flags}; NULL: none */
 	char *const *args;               /* {args}; NULL: none */
 	struct ward_limits compile_limits;

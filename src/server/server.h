@@ -137,6 +137,7 @@ struct serve_opts {
 	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions held */
 	const char *judge0_callback_allow[EGRESS_MAX_PATTERNS]; /* --judge0-callback-allow HOST */
 	size_t njudge0_callback_allow;
+	bool judge0_additional_files;    /* --judge0-additional-files on|off (default on) */
 };
 
 /* An image the runner offers: its root prepared once (images.c). */

@@ -25,6 +25,7 @@
 
 #include "dialect/dialect.h"
 #include "dialect/judge0/judge0.h"
+#include "dialect/judge0/judge0_int.h"
 #include "judge/judge_json.h"
 #include "wire/base64.h"
 
@@ -81,6 +82,7 @@ struct sub {
 	int language_id;
 	const struct ward_language *lang;
 	struct buf source, stdin_, expected, stdout_, stderr_, compile_output;
+	struct buf zip;            /* additional_files, decoded */
 	char *compiler_options, *args;
 	double cpu_time_limit, cpu_extra_time, wall_time_limit;
 	long memory_limit;
@@ -109,6 +111,7 @@ struct j0 {
 	pthread_t runners[RUNNERS_MAX];
 	unsigned nrunners;
 	unsigned next_group;
+	struct j0_files files;     /* additional_files, language 89 */
 };
 
 static struct j0 *J(struct req *r)
@@ -170,6 +173,7 @@ static void sub_free(struct sub *x)
 {
 	buf_free(&x->source), buf_free(&x->stdin_), buf_free(&x->expected);
 	buf_free(&x->stdout_), buf_free(&x->stderr_), buf_free(&x->compile_output);
+	buf_free(&x->zip);
 	free(x->compiler_options);
 	free(x->args);
 	free(x);
@@ -197,8 +201,11 @@ static void iso(double t, char *out, size_t n)
 	snprintf(out, n, "%s.%03dZ", b, (int)((t - (double)sec) * 1000) % 1000);
 }
 
-static const struct ward_language *lang_of(struct server *s, int id)
+static const struct ward_language *lang_of(struct j0 *j, int id)
 {
+	struct server *s = j->s;
+	if (id == J0_MULTI_FILE_ID)
+		return j->files.multi_on ? &j->files.multi : NULL;
 	for (size_t i = 0; i < sizeof(jids) / sizeof(jids[0]); i++)
 		for (size_t k = 0; k < 8 && jids[i].ids[k]; k++)
 			if (jids[i].ids[k] == id)
@@ -383,7 +390,9 @@ static json_t *sub_json(const struct sub *x, const char *fields, bool b64)
 	SET("command_line_arguments", x->args ? json_string(x->args) : json_null());
 	SET("redirect_stderr_to_stdout", json_false());
 	SET("callback_url", json_null());
-	SET("additional_files", json_null());
+	char *zip = x->zip.set ? base64_encode(x->zip.p, x->zip.n) : NULL;
+	SET("additional_files", zip ? json_string(zip) : json_null()); /* always base64, as Judge0 */
+	free(zip);
 	SET("enable_network", json_false());
 	SET("status", json_pack("{s:i,s:s}", "id", x->status, "description", status_desc[x->status]));
 	SET("language", json_pack("{s:i,s:s}", "id", x->language_id, "name", x->lang ? x->lang->display : ""));
@@ -511,10 +520,46 @@ static bool callback_ok(struct req *r, const char *url)
 	return false;
 }
 
+/* additional_files: always base64 (whatever base64_encoded says), a zip of
+ * at most max_extract_size; required by language 89.  false with the 422. */
+static bool get_zip(struct req *r, json_t *o, bool multi, struct sub *x)
+{
+	json_t *af = json_object_get(o, "additional_files");
+	bool given = json_is_string(af) && json_string_length(af);
+	if (af && !json_is_null(af) && !json_is_string(af)) {
+		unprocessable(r, "additional_files", "is not a string");
+		return false;
+	}
+	if (!given) {
+		if (multi)
+			unprocessable(r, "additional_files", "can't be blank");
+		return !multi;
+	}
+	if (!J(r)->files.prog) {
+		unprocessable(r, "additional_files", "setting additional files is not allowed");
+		return false;
+	}
+	char m[120];
+	snprintf(m, sizeof(m), "is too large (a zip of at most %u KB)", J0_MAX_EXTRACT_KB);
+	if (json_string_length(af) > (size_t)J0_MAX_EXTRACT_KB * 1024 / 3 * 4 + 8192) {
+		unprocessable(r, "additional_files", m);
+		return false;
+	}
+	size_t n;
+	unsigned char *p = judge0_b64_lenient(json_string_value(af), json_string_length(af), &n);
+	if (!p)
+		return false;
+	x->zip = (struct buf){p, n, true};
+	if (n > (size_t)J0_MAX_EXTRACT_KB * 1024) {
+		unprocessable(r, "additional_files", m);
+		return false;
+	}
+	return true;
+}
+
 /* One submission object into a new record; NULL with the 422 set. */
 static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 {
-	struct server *s = r->srv;
 	if (!json_is_object(o)) {
 		unprocessable(r, "submission", "must be an object");
 		return NULL;
@@ -535,16 +580,19 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	if (!num(r, o, "language_id", 0, false, 1e9, &id))
 		goto bad;
 	x->language_id = (int)id;
-	if (!(x->lang = lang_of(s, x->language_id))) {
+	if (!(x->lang = lang_of(J(r), x->language_id))) {
 		snprintf(m, sizeof(m), "language with id %d doesn't exist", x->language_id);
 		unprocessable(r, "language_id", m);
 		goto bad;
 	}
 	json_t *sc = json_object_get(o, "source_code");
-	if (!json_is_string(sc) || !json_string_length(sc)) {
-		unprocessable(r, "source_code", "can't be blank");
+	bool multi = x->language_id == J0_MULTI_FILE_ID, blank = !json_is_string(sc) || !json_string_length(sc);
+	if (blank != multi) {
+		unprocessable(r, "source_code", multi ? "must be blank" : "can't be blank");
 		goto bad;
 	}
+	if (!get_zip(r, o, multi, x))
+		goto bad;
 	if (!get_text(r, o, "source_code", b64, &x->source) || !get_text(r, o, "stdin", b64, &x->stdin_) ||
 	    !get_text(r, o, "expected_output", b64, &x->expected))
 		goto bad;
@@ -571,11 +619,7 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	}
 	if (json_is_string(ca) && json_string_length(ca))
 		x->args = strdup(json_string_value(ca));
-	json_t *af = json_object_get(o, "additional_files"), *cb = json_object_get(o, "callback_url");
-	if (af && !json_is_null(af)) {
-		unprocessable(r, "additional_files", "setting additional files is not allowed");
-		goto bad;
-	}
+	json_t *cb = json_object_get(o, "callback_url");
 	if (json_is_true(json_object_get(o, "enable_network"))) {
 		unprocessable(r, "enable_network", "enabling network is not allowed");
 		goto bad;
@@ -584,7 +628,7 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 		goto bad;
 	uuid4(x->token);
 	x->created = now_real();
-	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + 256;
+	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + x->zip.n + 256;
 	return x;
 bad:
 	sub_free(x);
@@ -635,6 +679,115 @@ static void verdict(struct sub *x, const struct ward_judge_test_result *t)
 	}
 }
 
+/* A group's additional_files, unpacked once (its submissions share them). */
+struct unpacked {
+	struct ward_result res;
+	struct ward_file *files;
+	size_t n;
+	bool done;
+};
+
+/* 0, or -1 with why: the zip could not be unpacked (the group's CE). */
+static int unpack(struct server *s, struct j0 *j, const struct sub *x, struct unpacked *u, char *why, size_t n)
+{
+	if (!x->zip.set)
+		return 0;
+	u->done = true;
+	if (j0_unzip(s, &j->files, x->zip.p, x->zip.n, &u->res, why, n) < 0)
+		return -1;
+	u->files = calloc(u->res.nfiles + 1, sizeof(*u->files));
+	if (!u->files) {
+		snprintf(why, n, "additional_files: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < u->res.nfiles; i++) {
+		const struct ward_collected *c = &u->res.files[i];
+		u->files[i] = (struct ward_file){.path = c->path, .data = c->data, .len = c->size, .mode = c->mode};
+		if (i && !strcmp(c->path, "run")) { /* language 89: its run script first */
+			struct ward_file t = u->files[0];
+			u->files[0] = u->files[i];
+			u->files[i] = t;
+		}
+	}
+	u->n = u->res.nfiles;
+	if (x->language_id == J0_MULTI_FILE_ID && !u->n) {
+		snprintf(why, n, "additional_files: the zip has no files (language 89 runs its `run` script)");
+		return -1;
+	}
+	return 0;
+}
+
+static void unpacked_free(struct unpacked *u)
+{
+	if (u->done)
+		ward_result_free(&u->res);
+	free(u->files);
+}
+
+/* The job's language and files: the submission's source with the zip's
+ * files beside it; language 89's are the zip's only, `run` the main one. */
+static void job_files(struct j0 *j, const struct sub *x, struct ward_judge_job *job, struct ward_file *src,
+		      const struct unpacked *u)
+{
+	job->lang = x->lang;
+	job->files = src;
+	job->nfiles = 1;
+	job->extra = u->files;
+	job->nextra = u->n;
+	if (x->language_id == J0_MULTI_FILE_ID) {
+		bool compiles = false;
+		for (size_t i = 0; i < u->n; i++)
+			compiles = compiles || !strcmp(u->files[i].path, "compile");
+		job->lang = compiles ? &j->files.multi_compiled : &j->files.multi;
+		job->files = u->files;
+		job->nfiles = u->n;
+		job->extra = NULL;
+		job->nextra = 0;
+	}
+}
+
+/* Each submission's fields from the group's outcome (the lock held).  why
+ * set: the zip could not be unpacked; ie set: ward could not judge. */
+static void group_results(struct server *s, struct sub **v, size_t n, const struct ward_judge_result *res,
+			  const char *why, const char *ie)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sub *x = v[i];
+		x->finished = now_real();
+		x->expires = now_mono() + s->o.judge0_keep;
+		if (ie) {
+			x->status = 13;
+			snprintf(x->message, sizeof(x->message), "%.190s", ie);
+		} else if (why) {
+			x->status = 6;
+			buf_set(&x->compile_output, why, strlen(why));
+		} else if (res->verdict == WARD_V_CE) {
+			x->status = 6;
+			const struct ward_stream *o = &res->compile.out, *e = &res->compile.err;
+			size_t len = o->len + e->len;
+			unsigned char *both = malloc(len + 1);
+			if (both) {
+				if (o->len)
+					memcpy(both, o->data, o->len);
+				if (e->len)
+					memcpy(both + o->len, e->data, e->len);
+				buf_set(&x->compile_output, both, len);
+				free(both);
+			}
+			if (res->compile.timed_out)
+				buf_set(&x->compile_output, "Compilation time limit exceeded.", 32);
+		} else if (res->verdict == WARD_V_IE || i >= res->ntests) {
+			x->status = 13;
+			snprintf(x->message, sizeof(x->message), "%.190s", res->error[0] ? res->error : "not run");
+		} else {
+			verdict(x, &res->tests[i]);
+			if (res->compiled && (res->compile.out.len || res->compile.err.len))
+				buf_set(&x->compile_output, res->compile.err.data ? res->compile.err.data : "",
+					res->compile.err.len);
+		}
+	}
+}
+
 /* Run n submissions that share a compile as one job (compile once, a test
  * each); the lock not held.  Their results are written under it. */
 static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
@@ -642,9 +795,11 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 	struct ward_judge_job job = {0};
 	struct ward_judge_test *tests = calloc(n, sizeof(*tests));
 	struct ward_judge_limits *lims = calloc(n, sizeof(*lims));
-	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200];
+	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200] = "out of memory", why[512] = "";
 	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
 	struct ward_judge_result res = {0};
+	struct unpacked u = {0};
+	bool multi = v[0]->language_id == J0_MULTI_FILE_ID;
 	bool ok = tests && lims && args;
 	if (ok && v[0]->compiler_options && judge_split_words(v[0]->compiler_options, &flags, err, sizeof(err)) < 0)
 		ok = false;
@@ -663,14 +818,14 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 		uint64_t mb = (uint64_t)((x->memory_limit + 1023) / 1024);
 		lims[i].l.memory_mb = mb < s->o.max.memory_mb ? mb : s->o.max.memory_mb;
 		tests[i].limits = &lims[i];
-		if (x->args && judge_split_words(x->args, &args[i], err, sizeof(err)) < 0)
+		/* language 89 runs its script as it is: Judge0 passes it no arguments */
+		if (x->args && !multi && judge_split_words(x->args, &args[i], err, sizeof(err)) < 0)
 			ok = false;
 		tests[i].args = args[i];
 	}
-	if (ok) {
-		job.lang = v[0]->lang;
-		job.files = &f;
-		job.nfiles = 1;
+	bool unpacked = ok && unpack(s, j, v[0], &u, why, sizeof(why)) == 0;
+	if (unpacked) {
+		job_files(j, v[0], &job, &f, &u);
 		job.flags = flags;
 		job.tests = tests;
 		job.ntests = n;
@@ -678,41 +833,12 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 		dialect_judge(s, &job, &res);
 	}
 	pthread_mutex_lock(&j->lock);
-	for (size_t i = 0; i < n; i++) {
-		struct sub *x = v[i];
-		x->finished = now_real();
-		x->expires = now_mono() + s->o.judge0_keep;
-		if (!ok) {
-			x->status = 13;
-			snprintf(x->message, sizeof(x->message), "%.190s", tests && lims && args ? err : "out of memory");
-		} else if (res.verdict == WARD_V_CE) {
-			x->status = 6;
-			const struct ward_stream *o = &res.compile.out, *e = &res.compile.err;
-			size_t len = o->len + e->len;
-			unsigned char *both = malloc(len + 1);
-			if (both) {
-				if (o->len)
-					memcpy(both, o->data, o->len);
-				if (e->len)
-					memcpy(both + o->len, e->data, e->len);
-				buf_set(&x->compile_output, both, len);
-				free(both);
-			}
-			if (res.compile.timed_out)
-				buf_set(&x->compile_output, "Compilation time limit exceeded.", 32);
-		} else if (res.verdict == WARD_V_IE || i >= res.ntests) {
-			x->status = 13;
-			snprintf(x->message, sizeof(x->message), "%.190s", res.error[0] ? res.error : "not run");
-		} else {
-			verdict(x, &res.tests[i]);
-			if (res.compiled && (res.compile.out.len || res.compile.err.len))
-				buf_set(&x->compile_output, res.compile.err.data ? res.compile.err.data : "", res.compile.err.len);
-		}
-	}
+	group_results(s, v, n, &res, ok && !unpacked ? why : NULL, ok ? NULL : err);
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
-	if (ok || res.ntests)
+	if (unpacked)
 		ward_judge_result_free(&res);
+	unpacked_free(&u);
 	for (size_t i = 0; args && i < n; i++)
 		free(args[i]);
 	free(args);
@@ -724,6 +850,7 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 static bool same_compile(const struct sub *a, const struct sub *b)
 {
 	return a->lang == b->lang && a->source.n == b->source.n && !memcmp(a->source.p, b->source.p, a->source.n) &&
+	       a->zip.n == b->zip.n && (!a->zip.n || !memcmp(a->zip.p, b->zip.p, a->zip.n)) &&
 	       !strcmp(a->compiler_options ? a->compiler_options : "", b->compiler_options ? b->compiler_options : "");
 }
 
@@ -996,12 +1123,14 @@ static void j0_languages(struct server *s, struct req *r)
 		if (l)
 			json_array_append_new(a, json_pack("{s:i,s:s}", "id", jids[i].ids[0], "name", l->display));
 	}
+	if (J(r)->files.multi_on)
+		json_array_append_new(a, json_pack("{s:i,s:s}", "id", J0_MULTI_FILE_ID, "name", J(r)->files.multi.display));
 	answer_json(r, 200, a);
 }
 
 static void j0_language(struct server *s, struct req *r)
 {
-	const struct ward_language *l = lang_of(s, r->args.pid);
+	const struct ward_language *l = lang_of(J(r), r->args.pid);
 	if (!l) {
 		set_answer(r, 404, error_json("Not Found"), "application/json");
 		return;
@@ -1037,7 +1166,7 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "enable_callbacks", json_boolean(s->o.njudge0_callback_allow > 0));
 	json_object_set_new(o, "callbacks_max_tries", json_integer(3));
 	json_object_set_new(o, "callbacks_timeout", json_real(5.0));
-	json_object_set_new(o, "enable_additional_files", json_false());
+	json_object_set_new(o, "enable_additional_files", json_boolean(J(r)->files.prog != NULL));
 	json_object_set_new(o, "max_queue_size", json_integer(s->o.judge0_max_queue));
 	json_object_set_new(o, "cpu_time_limit", json_real(5.0));
 	json_object_set_new(o, "max_cpu_time_limit", json_real(15.0));
@@ -1060,7 +1189,7 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "number_of_runs", json_integer(1));
 	json_object_set_new(o, "max_number_of_runs", json_integer(1));
 	json_object_set_new(o, "redirect_stderr_to_stdout", json_false());
-	json_object_set_new(o, "max_extract_size", json_integer(10240));
+	json_object_set_new(o, "max_extract_size", json_integer(J0_MAX_EXTRACT_KB));
 	json_object_set_new(o, "enable_batched_submissions", json_true());
 	json_object_set_new(o, "max_submission_batch_size", json_integer(MAX_BATCH));
 	json_object_set_new(o, "submission_cache_duration", json_real(1.0));
@@ -1107,6 +1236,7 @@ static int start(struct server *s, void **state)
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->cond, NULL);
 	*state = j;
+	j0_files_start(s, &j->files);
 	unsigned n = s->o.max_concurrent < RUNNERS_MAX ? s->o.max_concurrent : RUNNERS_MAX;
 	for (; j->nrunners < n; j->nrunners++)
 		if (pthread_create(&j->runners[j->nrunners], NULL, runner_main, j)) {
@@ -1132,6 +1262,7 @@ static void stop(struct server *s, void *state)
 		__atomic_sub_fetch(&s->body_bytes, x->held, __ATOMIC_RELAXED);
 		sub_free(x);
 	}
+	j0_files_stop(&j->files);
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
 	free(j);
