@@ -12,10 +12,8 @@
  * source and compiler options are one job: compiled once, a test each.
  * Statuses are honest: a signal is 7-10 or 12, never a blanket NZEC. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <math.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +82,7 @@ struct sub {
 	struct buf source, stdin_, expected, stdout_, stderr_, compile_output;
 	struct buf zip;            /* additional_files, decoded */
 	char *compiler_options, *args;
+	char *callback_url;        /* PUT when it ends, or NULL */
 	double cpu_time_limit, cpu_extra_time, wall_time_limit;
 	long memory_limit;
 	int status;                /* 1..14 */
@@ -112,6 +111,7 @@ struct j0 {
 	unsigned nrunners;
 	unsigned next_group;
 	struct j0_files files;     /* additional_files, language 89 */
+	struct j0_callbacks *cb;   /* callback_url's senders, or NULL: refused */
 };
 
 static struct j0 *J(struct req *r)
@@ -176,6 +176,7 @@ static void sub_free(struct sub *x)
 	buf_free(&x->zip);
 	free(x->compiler_options);
 	free(x->args);
+	free(x->callback_url);
 	free(x);
 }
 
@@ -389,7 +390,7 @@ static json_t *sub_json(const struct sub *x, const char *fields, bool b64)
 	SET("compiler_options", x->compiler_options ? json_string(x->compiler_options) : json_null());
 	SET("command_line_arguments", x->args ? json_string(x->args) : json_null());
 	SET("redirect_stderr_to_stdout", json_false());
-	SET("callback_url", json_null());
+	SET("callback_url", x->callback_url ? json_string(x->callback_url) : json_null());
 	char *zip = x->zip.set ? base64_encode(x->zip.p, x->zip.n) : NULL;
 	SET("additional_files", zip ? json_string(zip) : json_null()); /* always base64, as Judge0 */
 	free(zip);
@@ -484,40 +485,18 @@ static bool get_text(struct req *r, json_t *o, const char *key, bool b64, struct
 	return buf_set(b, json_string_value(v), json_string_length(v));
 }
 
-static bool callback_ok(struct req *r, const char *url)
+static bool callback_ok(struct req *r, const char *url, struct sub *x)
 {
-	struct server *s = r->srv;
-	char host[256] = "";
-	if (sscanf(url, "http%*[s]://%255[^/:?#]", host) != 1 && sscanf(url, "http://%255[^/:?#]", host) != 1) {
-		unprocessable(r, "callback_url", "is not an http(s) URL");
+	char why[300];
+	if (!J(r)->cb) {
+		unprocessable(r, "callback_url", "setting callback is not allowed");
 		return false;
 	}
-	bool listed = false;
-	for (size_t i = 0; i < s->o.njudge0_callback_allow; i++)
-		listed = listed || !strcasecmp(s->o.judge0_callback_allow[i], host);
-	if (!listed) {
-		unprocessable(r, "callback_url", "setting callback is not allowed for this host (the operator lists the "
-						 "hosts a callback may reach: ward serve --judge0-callback-allow HOST)");
+	if (j0_callback_refused(r->srv, url, why, sizeof(why))) {
+		unprocessable(r, "callback_url", why);
 		return false;
 	}
-	/* never loopback, link-local or private: every address the name has */
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	if (getaddrinfo(host, "80", &hints, &ai) != 0) {
-		unprocessable(r, "callback_url", "its host does not resolve");
-		return false;
-	}
-	const char *why = NULL;
-	for (struct addrinfo *a = ai; a && !why; a = a->ai_next)
-		why = egress_addr_refused(a->ai_addr, NULL, 0);
-	freeaddrinfo(ai);
-	if (why) {
-		char m[160];
-		snprintf(m, sizeof(m), "its host resolves to a %s address, which a callback never reaches", why);
-		unprocessable(r, "callback_url", m);
-		return false;
-	}
-	unprocessable(r, "callback_url", "callbacks are not sent by this runner yet: poll GET /submissions/{token}");
-	return false;
+	return (x->callback_url = strdup(url)) != NULL;
 }
 
 /* additional_files: always base64 (whatever base64_encoded says), a zip of
@@ -624,11 +603,16 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 		unprocessable(r, "enable_network", "enabling network is not allowed");
 		goto bad;
 	}
-	if (cb && !json_is_null(cb) && (!json_is_string(cb) || !callback_ok(r, json_string_value(cb))))
+	if (cb && !json_is_null(cb) && !json_is_string(cb)) {
+		unprocessable(r, "callback_url", "is not a string");
+		goto bad;
+	}
+	if (json_is_string(cb) && json_string_length(cb) && !callback_ok(r, json_string_value(cb), x))
 		goto bad;
 	uuid4(x->token);
 	x->created = now_real();
-	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + x->zip.n + 256;
+	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + x->zip.n +
+		  (x->callback_url ? strlen(x->callback_url) : 0) + 256;
 	return x;
 bad:
 	sub_free(x);
@@ -834,6 +818,13 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 	}
 	pthread_mutex_lock(&j->lock);
 	group_results(s, v, n, &res, ok && !unpacked ? why : NULL, ok ? NULL : err);
+	/* callbacks: the default fields, base64, as Judge0 sends them */
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->callback_url) {
+			json_t *o = sub_json(v[i], NULL, true);
+			j0_callback_queue(j->cb, v[i]->callback_url, o ? json_dumps(o, JSON_COMPACT) : NULL);
+			json_decref(o);
+		}
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
 	if (unpacked)
@@ -1163,7 +1154,7 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "allowed_languages_for_compile_options", json_array());
 	json_object_set_new(o, "enable_command_line_arguments", json_true());
 	json_object_set_new(o, "enable_submission_delete", json_false());
-	json_object_set_new(o, "enable_callbacks", json_boolean(s->o.njudge0_callback_allow > 0));
+	json_object_set_new(o, "enable_callbacks", json_boolean(J(r)->cb != NULL));
 	json_object_set_new(o, "callbacks_max_tries", json_integer(3));
 	json_object_set_new(o, "callbacks_timeout", json_real(5.0));
 	json_object_set_new(o, "enable_additional_files", json_boolean(J(r)->files.prog != NULL));
@@ -1237,6 +1228,8 @@ static int start(struct server *s, void **state)
 	pthread_cond_init(&j->cond, NULL);
 	*state = j;
 	j0_files_start(s, &j->files);
+	if (s->o.njudge0_callback_allow)
+		j->cb = j0_callbacks_start(s, J0_CALLBACKS_PENDING);
 	unsigned n = s->o.max_concurrent < RUNNERS_MAX ? s->o.max_concurrent : RUNNERS_MAX;
 	for (; j->nrunners < n; j->nrunners++)
 		if (pthread_create(&j->runners[j->nrunners], NULL, runner_main, j)) {
@@ -1257,6 +1250,7 @@ static void stop(struct server *s, void *state)
 	pthread_mutex_unlock(&j->lock);
 	for (unsigned i = 0; i < j->nrunners; i++)
 		pthread_join(j->runners[i], NULL);
+	j0_callbacks_stop(j->cb);
 	for (struct sub *x = j->subs, *nx; x; x = nx) {
 		nx = x->next;
 		__atomic_sub_fetch(&s->body_bytes, x->held, __ATOMIC_RELAXED);

@@ -37,8 +37,11 @@ int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zi
 
 /* ---- judge0_callback.c ---- */
 
+/* Callbacks waiting to be sent, at most; more are dropped (and logged). */
+#define J0_CALLBACKS_PENDING 256
+
 struct j0_callbacks;
-/* The sender thread and its queue (at most cap pending). NULL: none could
+/* The sender threads and its queue (at most cap pending). NULL: none could
  * start (callbacks are then refused). */
 struct j0_callbacks *j0_callbacks_start(struct server *s, unsigned cap);
 void j0_callbacks_stop(struct j0_callbacks *cb);
