@@ -85,6 +85,7 @@ struct sub {
 	char *callback_url;        /* PUT when it ends, or NULL */
 	double cpu_time_limit, cpu_extra_time, wall_time_limit;
 	long memory_limit;
+	unsigned runs;             /* number_of_runs */
 	int status;                /* 1..14 */
 	char message[200];
 	double time, wall_time;    /* -1: null */
@@ -375,7 +376,7 @@ static json_t *sub_json(const struct sub *x, const char *fields, bool b64)
 	SET("time", decimal(x->time));
 	SET("wall_time", decimal(x->wall_time));
 	SET("memory", intn(x->memory));
-	SET("number_of_runs", json_integer(1));
+	SET("number_of_runs", json_integer(x->runs));
 	SET("cpu_time_limit", decimal(x->cpu_time_limit));
 	SET("cpu_extra_time", decimal(x->cpu_extra_time));
 	SET("wall_time_limit", decimal(x->wall_time_limit));
@@ -581,6 +582,15 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	    !num(r, o, "memory_limit", 2048, false, 512000, &mem))
 		goto bad;
 	x->memory_limit = (long)mem;
+	double runs = 1;
+	if (!num(r, o, "number_of_runs", 0, true, 1e9, &runs))
+		goto bad;
+	if (runs > r->srv->o.judge0_max_runs) {
+		snprintf(m, sizeof(m), "must be less than or equal to %u", r->srv->o.judge0_max_runs);
+		unprocessable(r, "number_of_runs", m);
+		goto bad;
+	}
+	x->runs = runs < 1 ? 1 : (unsigned)runs;
 	json_t *co = json_object_get(o, "compiler_options"), *ca = json_object_get(o, "command_line_arguments");
 	if ((co && !json_is_null(co) && (!json_is_string(co) || json_string_length(co) > 512)) ||
 	    (ca && !json_is_null(ca) && (!json_is_string(ca) || json_string_length(ca) > 512))) {
@@ -730,11 +740,35 @@ static void job_files(struct j0 *j, const struct sub *x, struct ward_judge_job *
 	}
 }
 
+/* A submission's fields from its runs (x->runs tests from t): the last
+ * that ran (the first not Accepted ends them), with time and memory the
+ * averages of those that ran, as Judge0 (memory whole KB). */
+static void runs_result(struct sub *x, const struct ward_judge_test_result *t)
+{
+	double time = 0, memory = 0;
+	unsigned ran = 0;
+	for (unsigned r = 0; r < x->runs; r++) {
+		if (t[r].verdict == WARD_V_SKIPPED)
+			break;
+		verdict(x, &t[r]);
+		time += x->time > 0 ? x->time : 0;
+		memory += x->memory > 0 ? (double)x->memory : 0;
+		ran++;
+	}
+	if (!ran)
+		verdict(x, &t[0]); /* none ran (cancelled): Internal Error */
+	if (ran > 1) {
+		x->time = time / ran;
+		x->memory = (long)(memory / ran);
+	}
+}
+
 /* Each submission's fields from the group's outcome (the lock held).  why
  * set: the zip could not be unpacked; ie set: ward could not judge. */
 static void group_results(struct server *s, struct sub **v, size_t n, const struct ward_judge_result *res,
 			  const char *why, const char *ie)
 {
+	size_t first = 0; /* the submission's first test */
 	for (size_t i = 0; i < n; i++) {
 		struct sub *x = v[i];
 		x->finished = now_real();
@@ -760,25 +794,60 @@ static void group_results(struct server *s, struct sub **v, size_t n, const stru
 			}
 			if (res->compile.timed_out)
 				buf_set(&x->compile_output, "Compilation time limit exceeded.", 32);
-		} else if (res->verdict == WARD_V_IE || i >= res->ntests) {
+		} else if (res->verdict == WARD_V_IE || first + x->runs > res->ntests) {
 			x->status = 13;
 			snprintf(x->message, sizeof(x->message), "%.190s", res->error[0] ? res->error : "not run");
 		} else {
-			verdict(x, &res->tests[i]);
+			runs_result(x, &res->tests[first]);
 			if (res->compiled && (res->compile.out.len || res->compile.err.len))
 				buf_set(&x->compile_output, res->compile.err.data ? res->compile.err.data : "",
 					res->compile.err.len);
 		}
+		first += x->runs;
 	}
 }
 
+/* Each submission's runs as tests of the job (number_of_runs of them, in
+ * order), from *k on.  false with err. */
+static bool add_tests(struct server *s, const struct ward_judge_job *job, struct sub *x, bool multi,
+		      struct ward_judge_test *tests, struct ward_judge_limits *lims, char ***args, size_t *k, char *err,
+		      size_t errlen)
+{
+	/* language 89 runs its script as it is: Judge0 passes it no arguments */
+	if (x->args && !multi && judge_split_words(x->args, args, err, errlen) < 0)
+		return false;
+	struct ward_judge_limits l = job->run_limits;
+	l.l.cpu_s = fmin(x->cpu_time_limit > 0 ? x->cpu_time_limit : 0.001, s->o.max.timeout_s);
+	l.extra_cpu_s = x->cpu_extra_time;
+	l.l.timeout_s = fmin(x->wall_time_limit, s->o.max.timeout_s);
+	uint64_t mb = (uint64_t)((x->memory_limit + 1023) / 1024);
+	l.l.memory_mb = mb < s->o.max.memory_mb ? mb : s->o.max.memory_mb;
+	for (unsigned r = 0; r < x->runs; r++, (*k)++) {
+		struct ward_judge_test *t = &tests[*k];
+		t->id = x->token;
+		t->stdin_data = x->stdin_.p;
+		t->stdin_len = x->stdin_.n;
+		t->expected = x->expected.set ? x->expected.p : NULL;
+		t->expected_len = x->expected.n;
+		lims[*k] = l;
+		t->limits = &lims[*k];
+		t->args = *args;
+	}
+	return true;
+}
+
 /* Run n submissions that share a compile as one job (compile once, a test
- * each); the lock not held.  Their results are written under it. */
+ * each; a submission of number_of_runs > 1 is alone in its job, its runs
+ * one at a time, stopping at the first that is not Accepted, as Judge0);
+ * the lock not held.  Their results are written under it. */
 static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 {
 	struct ward_judge_job job = {0};
-	struct ward_judge_test *tests = calloc(n, sizeof(*tests));
-	struct ward_judge_limits *lims = calloc(n, sizeof(*lims));
+	size_t ntests = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		ntests += v[i]->runs;
+	struct ward_judge_test *tests = calloc(ntests, sizeof(*tests));
+	struct ward_judge_limits *lims = calloc(ntests, sizeof(*lims));
 	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200] = "out of memory", why[512] = "";
 	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
 	struct ward_judge_result res = {0};
@@ -788,32 +857,19 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 	if (ok && v[0]->compiler_options && judge_split_words(v[0]->compiler_options, &flags, err, sizeof(err)) < 0)
 		ok = false;
 	dialect_limits(s, v[0]->lang, &job.compile_limits, &job.run_limits);
-	for (size_t i = 0; ok && i < n; i++) {
-		struct sub *x = v[i];
-		tests[i].id = x->token;
-		tests[i].stdin_data = x->stdin_.p;
-		tests[i].stdin_len = x->stdin_.n;
-		tests[i].expected = x->expected.set ? x->expected.p : NULL;
-		tests[i].expected_len = x->expected.n;
-		lims[i] = job.run_limits;
-		lims[i].l.cpu_s = fmin(x->cpu_time_limit > 0 ? x->cpu_time_limit : 0.001, s->o.max.timeout_s);
-		lims[i].extra_cpu_s = x->cpu_extra_time;
-		lims[i].l.timeout_s = fmin(x->wall_time_limit, s->o.max.timeout_s);
-		uint64_t mb = (uint64_t)((x->memory_limit + 1023) / 1024);
-		lims[i].l.memory_mb = mb < s->o.max.memory_mb ? mb : s->o.max.memory_mb;
-		tests[i].limits = &lims[i];
-		/* language 89 runs its script as it is: Judge0 passes it no arguments */
-		if (x->args && !multi && judge_split_words(x->args, &args[i], err, sizeof(err)) < 0)
-			ok = false;
-		tests[i].args = args[i];
-	}
+	for (size_t i = 0; ok && i < n; i++)
+		ok = add_tests(s, &job, v[i], multi, tests, lims, &args[i], &k, err, sizeof(err));
 	bool unpacked = ok && unpack(s, j, v[0], &u, why, sizeof(why)) == 0;
 	if (unpacked) {
 		job_files(j, v[0], &job, &f, &u);
 		job.flags = flags;
 		job.tests = tests;
-		job.ntests = n;
+		job.ntests = ntests;
 		job.compare = WARD_CMP_LINES;
+		if (ntests > n) {
+			job.stop_on_first_failure = true;
+			job.parallel = 1;
+		}
 		dialect_judge(s, &job, &res);
 	}
 	pthread_mutex_lock(&j->lock);
@@ -840,7 +896,8 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 
 static bool same_compile(const struct sub *a, const struct sub *b)
 {
-	return a->lang == b->lang && a->source.n == b->source.n && !memcmp(a->source.p, b->source.p, a->source.n) &&
+	return a->runs == 1 && b->runs == 1 && a->lang == b->lang && a->source.n == b->source.n &&
+	       !memcmp(a->source.p, b->source.p, a->source.n) &&
 	       a->zip.n == b->zip.n && (!a->zip.n || !memcmp(a->zip.p, b->zip.p, a->zip.n)) &&
 	       !strcmp(a->compiler_options ? a->compiler_options : "", b->compiler_options ? b->compiler_options : "");
 }
@@ -1178,7 +1235,7 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "max_file_size", json_integer(1024));
 	json_object_set_new(o, "max_max_file_size", json_integer(4096));
 	json_object_set_new(o, "number_of_runs", json_integer(1));
-	json_object_set_new(o, "max_number_of_runs", json_integer(1));
+	json_object_set_new(o, "max_number_of_runs", json_integer(s->o.judge0_max_runs));
 	json_object_set_new(o, "redirect_stderr_to_stdout", json_false());
 	json_object_set_new(o, "max_extract_size", json_integer(J0_MAX_EXTRACT_KB));
 	json_object_set_new(o, "enable_batched_submissions", json_true());
