@@ -46,6 +46,10 @@ struct ward_language {
 	char *source_file;    /* the main file's name: "main.cpp" */
 	char **compile;       /* argv with placeholders; NULL for an interpreter */
 	char **run;           /* argv with placeholders */
+	/* argv that runs the main file as it is, no compile (Java's source
+	 * launcher: its first class, whatever its name); NULL: none.  Piston's
+	 * dialect runs it, as Piston's own package does. */
+	char **run_source;
 	char **version_cmd;   /* argv; run at start-up in a sandbox */
 	char **env;           /* "K=V", NULL-terminated */
 	char **artifacts;     /* what the build leaves for the run (globs of /work); NULL: all of /work */
