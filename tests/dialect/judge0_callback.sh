@@ -155,9 +155,11 @@ check("hostile: no connection ever reached a loopback, private or link-local lis
 check("the redirect was not followed", events(path="/followed") == [], events(path="/followed"))
 PY
 
+stop_dialects callback
 # the default: no --judge0-callback-allow, no callbacks
 start_dialects nocallback --judge0 127.0.0.1:0 || exit 0
 J=$(dialect_url judge0)
 expect_eq "no --judge0-callback-allow: enable_callbacks false" False "$(jg "$(curl -s "$J/config_info")" 'd["enable_callbacks"]')"
 out=$(curl -s -H 'Content-Type: application/json' -d '{"language_id":71,"source_code":"print(1)","callback_url":"http://cb.public.test:8080/x"}' "$J/submissions")
 expect_eq "... and a callback_url: 422 setting callback is not allowed" "setting callback is not allowed" "$(jg "$out" 'd["callback_url"][0]')"
+stop_dialects nocallback

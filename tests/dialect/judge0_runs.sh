@@ -66,3 +66,4 @@ for v, msg in ((0, "must be greater than 0"), (6, "must be less than or equal to
     code, a = call(J + "/submissions", {"language_id": 71, "source_code": "print(1)", "number_of_runs": v})
     check(f"number_of_runs {v!r}: 422 {msg}", code == 422 and a == {"number_of_runs": [msg]}, a)
 PY
+stop_dialects runs
