@@ -40,7 +40,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
 .PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
-all: $(B)/ward $(B)/ward-net $(B)/unit_tests helpers
+all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests helpers
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -120,13 +120,26 @@ $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -Iinclude -static -o $@ $<
 
-asan: $(BA)/ward $(BA)/ward-net $(BA)/unit_tests
+asan: $(BA)/ward $(BA)/ward-net $(BA)/ward-unzip $(BA)/unit_tests
+
+# Programs ward runs inside its sandboxes (libexec/, installed in LIBEXECDIR;
+# ward serve finds them beside ward-net first).  ward-unzip unpacks Judge0's
+# additional_files there (SPEC §16); it runs on the host's directories, so
+# it links libarchive as the host has it.  build-asan gets the same program,
+# without the sanitizers' shadow memory inside a sandbox's memory limit.
+UNZIP_SRC := libexec/ward-unzip.c libexec/unzip.c
+$(B)/ward-unzip $(BA)/ward-unzip: $(UNZIP_SRC) libexec/unzip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -Ilibexec $(ALL_LDFLAGS) -o $@ $(UNZIP_SRC) -larchive
 
 # A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
 FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
-fuzz: $(B)/fuzz_unpack
+fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip
 $(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
 	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
+# ... and of ward-unzip's writer (libexec/unzip.c), the Judge0 zips' parser.
+$(B)/fuzz_unzip: tests/fuzz/fuzz_unzip.c libexec/unzip.c $(FUZZ_SRC)
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -Ilibexec -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
 
 deps:
 	@scripts/install-deps
@@ -151,11 +164,12 @@ demo: deps
 bench: all
 	bench/run
 
-install: $(B)/ward $(B)/ward-net
+install: $(B)/ward $(B)/ward-net $(B)/ward-unzip
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
 	install -m 0755 $(B)/ward-net $(DESTDIR)$(LIBEXECDIR)/ward-net
+	install -m 0755 $(B)/ward-unzip $(DESTDIR)$(LIBEXECDIR)/ward-unzip
 	install -m 0644 include/ward.h $(DESTDIR)$(PREFIX)/include/ward.h
 	install -m 0644 include/ward_image.h $(DESTDIR)$(PREFIX)/include/ward_image.h
 	install -m 0644 include/ward_judge.h $(DESTDIR)$(PREFIX)/include/ward_judge.h
@@ -164,7 +178,7 @@ install: $(B)/ward $(B)/ward-net
 	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h
+	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h libexec/*.[ch]
 
 clean:
 	rm -rf $(B) $(BA)

@@ -46,6 +46,10 @@ struct ward_language {
 	char *source_file;    /* the main file's name: "main.cpp" */
 	char **compile;       /* argv with placeholders; NULL for an interpreter */
 	char **run;           /* argv with placeholders */
+	/* argv that runs the main file as it is, no compile (Java's source
+	 * launcher: its first class, whatever its name); NULL: none.  Piston's
+	 * dialect runs it, as Piston's own package does. */
+	char **run_source;
 	char **version_cmd;   /* argv; run at start-up in a sandbox */
 	char **env;           /* "K=V", NULL-terminated */
 	char **artifacts;     /* what the build leaves for the run (globs of /work); NULL: all of /work */
@@ -152,6 +156,11 @@ struct ward_judge_job {
 	const struct ward_language *lang;
 	const struct ward_file *files;   /* files[0] is the main file */
 	size_t nfiles;
+	/* More files in /work for the compile and for every test (data, headers,
+	 * a zip's contents), never among {sources}; one whose path a job file
+	 * or the build already has is left out (the job's own file wins). */
+	const struct ward_file *extra;
+	size_t nextra;
 	char *const *flags;              /* {flags}; NULL: none */
 	char *const *args;               /* {args}; NULL: none */
 	struct ward_limits compile_limits;

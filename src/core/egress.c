@@ -3,6 +3,7 @@
  * allocation; every string it takes is hostile and bounded here. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <ifaddrs.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,24 @@ const char *egress_addr_refused(const struct sockaddr *sa, const struct sockaddr
 		if (egress_addr_equal(sa, (const struct sockaddr *)&own[i]))
 			return "the runner's own address";
 	return NULL;
+}
+
+size_t egress_own_addresses(struct sockaddr_storage *own, size_t max)
+{
+	struct ifaddrs *ifa = NULL;
+	size_t n = 0;
+	if (getifaddrs(&ifa) < 0)
+		return 0;
+	for (struct ifaddrs *i = ifa; i && n < max; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		size_t l = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+			 : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+		if (l)
+			memcpy(&own[n++], i->ifa_addr, l);
+	}
+	freeifaddrs(ifa);
+	return n;
 }
 
 int egress_policy_init(struct egress_policy *pol, char *err, size_t errlen)

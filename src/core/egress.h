@@ -85,6 +85,10 @@ int egress_policy_apply(const struct egress_policy *pol, struct ward_request *re
  * "the runner's own address". */
 const char *egress_addr_refused(const struct sockaddr *sa, const struct sockaddr_storage *own, size_t nown);
 
+/* The runner's own addresses (getifaddrs: every interface's), at most max
+ * of them; how many. */
+size_t egress_own_addresses(struct sockaddr_storage *own, size_t max);
+
 /* Two addresses equal, ports ignored (an IPv4-mapped one equals its IPv4). */
 bool egress_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 

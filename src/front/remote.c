@@ -6,17 +6,11 @@
  * falls back to running locally, which would silently drop the isolation
  * the caller asked the runner for.  The wire format is json.c's: this file
  * only moves its bytes. */
-/* libcurl is loaded (dlopen) the first time --remote is used, not linked:
- * it drags in OpenSSL, Kerberos, LDAP and more, a few MB of every `ward
- * serve`'s memory and of every ward-net start, for a path the server never
- * takes. */
+/* libcurl is loaded (dlopen) the first time --remote is used, not linked
+ * (server/libcurl.h). */
 #define _GNU_SOURCE
-#define CURL_DISABLE_TYPECHECK
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +20,7 @@
 #include "core/request.h"
 #include "front/frontends.h"
 #include "front/remote.h"
+#include "server/libcurl.h"
 #include "ward.h"
 #include "wire/wire.h"
 
@@ -129,57 +124,17 @@ void remote_write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* libcurl's entry points, process-wide because the library is: loaded
- * once (dlopen, under curl_once) and read-only after. */
-static struct {
-	CURLcode (*global_init)(long);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_perform)(CURL *);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	const char *(*easy_strerror)(CURLcode);
-	void (*easy_cleanup)(CURL *);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	void (*slist_free_all)(struct curl_slist *);
-} lc;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-static void init_curl(void)
-{
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return;
-	struct {
-		void **slot;
-		const char *name;
-	} syms[] = {
-		{(void **)&lc.global_init, "curl_global_init"},
-		{(void **)&lc.easy_init, "curl_easy_init"},
-		{(void **)&lc.easy_setopt, "curl_easy_setopt"},
-		{(void **)&lc.easy_perform, "curl_easy_perform"},
-		{(void **)&lc.easy_getinfo, "curl_easy_getinfo"},
-		{(void **)&lc.easy_strerror, "curl_easy_strerror"},
-		{(void **)&lc.easy_cleanup, "curl_easy_cleanup"},
-		{(void **)&lc.slist_append, "curl_slist_append"},
-		{(void **)&lc.slist_free_all, "curl_slist_free_all"},
-	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
-		if (!(*syms[i].slot = dlsym(h, syms[i].name)))
-			return; /* the handle stays: nothing is unloaded in a process */
-	curl_init_rc = lc.global_init(CURL_GLOBAL_DEFAULT);
-}
-
 #undef curl_easy_setopt /* curl.h's pass-through macros */
 #undef curl_easy_getinfo
-#define curl_easy_init lc.easy_init
-#define curl_easy_setopt lc.easy_setopt
-#define curl_easy_perform lc.easy_perform
-#define curl_easy_getinfo lc.easy_getinfo
-#define curl_easy_strerror lc.easy_strerror
-#define curl_easy_cleanup lc.easy_cleanup
-#define curl_slist_append lc.slist_append
-#define curl_slist_free_all lc.slist_free_all
+/* Called once libcurl_load() answered (the entry points check). */
+#define curl_easy_init libcurl_load()->easy_init
+#define curl_easy_setopt libcurl_load()->easy_setopt
+#define curl_easy_perform libcurl_load()->easy_perform
+#define curl_easy_getinfo libcurl_load()->easy_getinfo
+#define curl_easy_strerror libcurl_load()->easy_strerror
+#define curl_easy_cleanup libcurl_load()->easy_cleanup
+#define curl_slist_append libcurl_load()->slist_append
+#define curl_slist_free_all libcurl_load()->slist_free_all
 
 /* A streamed answer (Accept: application/x-ndjson, when the output goes
  * to the caller's fds): each event's output is written as it comes, the
@@ -417,8 +372,7 @@ int remote_exec_at(const char *endpoint, const char *token, const struct ward_re
 
 	if (!(body = remote_body(req, limits, &input, res)))
 		goto out;
-	pthread_once(&curl_once, init_curl);
-	if (curl_init_rc != CURLE_OK || !(c = curl_easy_init())) {
+	if (!libcurl_load() || !(c = curl_easy_init())) {
 		fail(res, "--remote: cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
 		goto out;
 	}
@@ -476,8 +430,7 @@ int remote_call(const struct remote_call *rc, long *code, char **answer, size_t 
 	*code = 0;
 	*answer = NULL;
 	*alen = 0;
-	pthread_once(&curl_once, init_curl);
-	CURL *c = curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+	CURL *c = libcurl_load() ? curl_easy_init() : NULL;
 	if (!c) {
 		snprintf(err, errlen, "cannot load or initialise libcurl (libcurl.so.4): install Debian's libcurl4");
 		return -1;

@@ -88,6 +88,32 @@ static void build_free(struct build *b)
 	memset(b, 0, sizeof(*b));
 }
 
+static bool has_path(const struct ward_file *f, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(f[i].path, path))
+			return true;
+	return false;
+}
+
+/* f[0..n) and then the job's extra files whose paths are not among them:
+ * a malloc'd array (entries borrowed), its length in *out. */
+static struct ward_file *with_extra(const struct ward_judge_job *job, const struct ward_file *f, size_t n,
+				    size_t *out)
+{
+	struct ward_file *v = calloc(n + job->nextra + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	if (n)
+		memcpy(v, f, n * sizeof(*v));
+	size_t k = n;
+	for (size_t i = 0; i < job->nextra; i++)
+		if (!has_path(v, k, job->extra[i].path))
+			v[k++] = job->extra[i];
+	*out = k;
+	return v;
+}
+
 /* The job's file paths, NULL-terminated (borrowed). */
 static char **file_paths(const struct ward_file *f, size_t n)
 {
@@ -134,12 +160,20 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 		set_ie(res, "out of memory for the compile command");
 		return -1;
 	}
+	size_t nall = 0;
+	struct ward_file *all_files = with_extra(job, job->files, job->nfiles, &nall);
+	if (!all_files) {
+		free(argv);
+		free(paths);
+		set_ie(res, "out of memory for the compile's files");
+		return -1;
+	}
 	struct ward_request q;
 	ward_request_init(&q);
 	q.argv = argv;
 	q.env = lang->env;
-	q.files = job->files;
-	q.nfiles = job->nfiles;
+	q.files = all_files;
+	q.nfiles = nall;
 	q.image = root;
 	q.mounts = lang->mount_v;
 	q.nmounts = lang->nmounts;
@@ -151,6 +185,7 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 	q.collect = lang->artifacts ? lang->artifacts : all;
 	res->compiled = true;
 	int rc = ward_run_pooled(job->pool, &q, &res->compile);
+	free(all_files);
 	free(argv);
 	free(paths);
 	struct ward_result *r = &res->compile;
@@ -188,15 +223,16 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 	b->nowned = r->nfiles;
 	r->files = NULL;
 	r->nfiles = 0;
-	b->files = calloc(b->nowned, sizeof(*b->files));
+	struct ward_file *built = calloc(b->nowned + 1, sizeof(*built));
+	for (size_t i = 0; built && i < b->nowned; i++)
+		built[i] = (struct ward_file){.path = b->owned[i].path, .data = b->owned[i].data,
+					      .len = b->owned[i].size, .mode = b->owned[i].mode};
+	b->files = built ? with_extra(job, built, b->nowned, &b->n) : NULL;
+	free(built);
 	if (!b->files) {
 		set_ie(res, "out of memory for the build's files");
 		return -1;
 	}
-	for (size_t i = 0; i < b->nowned; i++)
-		b->files[i] = (struct ward_file){.path = b->owned[i].path, .data = b->owned[i].data,
-						 .len = b->owned[i].size, .mode = b->owned[i].mode};
-	b->n = b->nowned;
 	res->compile_verdict = WARD_V_AC;
 	return 0;
 }
@@ -441,13 +477,11 @@ int ward_judge(const struct ward_judge_job *job, struct ward_judge_result *res)
 			return res->verdict == WARD_V_IE ? -1 : 0;
 		}
 	} else {
-		b.files = calloc(job->nfiles, sizeof(*b.files));
+		b.files = with_extra(job, job->files, job->nfiles, &b.n);
 		if (!b.files) {
 			set_ie(res, "out of memory");
 			return -1;
 		}
-		memcpy(b.files, job->files, job->nfiles * sizeof(*b.files));
-		b.n = job->nfiles;
 	}
 	res->tests = calloc(job->ntests ? job->ntests : 1, sizeof(*res->tests));
 	if (!res->tests) {

@@ -81,6 +81,7 @@ static void lang_free(struct ward_language *l)
 	free_strv(l->aliases);
 	free_strv(l->compile);
 	free_strv(l->run);
+	free_strv(l->run_source);
 	free_strv(l->version_cmd);
 	free_strv(l->env);
 	free_strv(l->artifacts);
@@ -219,6 +220,7 @@ static int parse_entry(const json_t *o, struct ward_language *l, const char *at,
 	    get_strv(o, "aliases", false, &l->aliases, at, err, errlen) < 0 ||
 	    get_strv(o, "compile", false, &l->compile, at, err, errlen) < 0 ||
 	    get_strv(o, "run", true, &l->run, at, err, errlen) < 0 ||
+	    get_strv(o, "run_source", false, &l->run_source, at, err, errlen) < 0 ||
 	    get_strv(o, "version_cmd", true, &l->version_cmd, at, err, errlen) < 0 ||
 	    get_strv(o, "artifacts", false, &l->artifacts, at, err, errlen) < 0 ||
 	    get_strv(o, "mounts", false, &l->mounts, at, err, errlen) < 0 || get_env(o, l, at, err, errlen) < 0)

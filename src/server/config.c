@@ -107,6 +107,10 @@ static void usage(FILE *f)
 		"  --judge0-max-queue N      submissions held at once (default 1000); more: 503 queue is full\n"
 		"  --judge0-callback-allow HOST  a host callback_url may name (repeatable; default none: a\n"
 		"                            callback_url is refused); never loopback, link-local or private\n"
+		"  --judge0-additional-files on|off  additional_files (a zip) and language 89 (default on); the\n"
+		"                            zip is unpacked by ward-unzip inside a sandbox, never on the host\n"
+		"  --judge0-max-runs N       number_of_runs a submission may ask for (default and most 20); its\n"
+		"                            runs are one at a time, averaged, the first not Accepted ends them\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -232,6 +236,7 @@ enum opt_kind {
 	K_DIALECT, /* --piston / --judge0 ADDR:PORT into a char[128] */
 	K_FALLBACK, /* --piston-version-fallback major|any */
 	K_CALLBACK, /* --judge0-callback-allow HOST, repeatable */
+	K_ONOFF,  /* on|off into a bool */
 	K_HELP,
 };
 
@@ -293,6 +298,8 @@ static const struct opt_desc opts[] = {
 	{"judge0-keep", K_SECS, OFF(judge0_keep), 0, NULL},
 	{"judge0-max-queue", K_UINT, OFF(judge0_max_queue), 1u << 20, "--judge0-max-queue must be at least 1"},
 	{"judge0-callback-allow", K_CALLBACK, OFF(judge0_callback_allow), 0, NULL},
+	{"judge0-additional-files", K_ONOFF, OFF(judge0_additional_files), 0, NULL},
+	{"judge0-max-runs", K_UINT, OFF(judge0_max_runs), 20, "--judge0-max-runs must be at least 1"},
 	{"help", K_HELP, 0, 0, NULL},
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -366,6 +373,8 @@ static void opts_defaults(struct serve_opts *o)
 	o->max_parallel = 64;
 	o->judge0_keep = 3600;
 	o->judge0_max_queue = 1000;
+	o->judge0_additional_files = true;
+	o->judge0_max_runs = 20;
 	default_node_id(o->node_id, sizeof(o->node_id));
 	o->egress.allow = o->egress_allow;
 	o->egress.resolve = o->egress_resolve;
@@ -437,6 +446,13 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 			return -1;
 		}
 		o->judge0_callback_allow[o->njudge0_callback_allow++] = v;
+		return 0;
+	case K_ONOFF:
+		if (strcmp(v, "on") && strcmp(v, "off")) {
+			fprintf(stderr, "ward serve: %s '%s': use on or off\n", flag, v);
+			return -1;
+		}
+		*(bool *)((char *)o + d->off) = !strcmp(v, "on");
 		return 0;
 	case K_PATH: *(const char **)((char *)o + d->off) = v; return 0;
 	case K_ROOT:

@@ -33,10 +33,12 @@ void metrics_count_run(struct server *s, enum ward_status status, enum ward_isol
 /* One judge job finished: its compile, when it ran one. */
 void metrics_count_judge(struct server *s, const struct ward_judge_result *res)
 {
-	if (!res->compiled)
-		return;
+	unsigned long long ran = 0;
+	for (size_t i = 0; i < res->ntests; i++)
+		ran += res->tests[i].verdict != WARD_V_SKIPPED;
 	pthread_mutex_lock(&s->lock);
-	s->m.judge_compiles++;
+	s->m.judge_compiles += res->compiled;
+	s->m.judge_tests += ran;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -129,6 +131,10 @@ static void runs_section(struct buf *b, const struct metrics *m)
 		   "one per job whose language compiles, whatever its test count).\n"
 		   "# TYPE ward_judge_compiles_total counter\nward_judge_compiles_total %llu\n",
 		(unsigned long long)m->judge_compiles);
+	bprintf(b, "# HELP ward_judge_tests_total Tests run by judge jobs (POST /judge and the dialects; a Judge0 "
+		   "run of number_of_runs is one), skipped ones not counted.\n"
+		   "# TYPE ward_judge_tests_total counter\nward_judge_tests_total %llu\n",
+		(unsigned long long)m->judge_tests);
 }
 
 static void requests_section(struct buf *b, const struct snapshot *n)

@@ -137,6 +137,8 @@ struct serve_opts {
 	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions held */
 	const char *judge0_callback_allow[EGRESS_MAX_PATTERNS]; /* --judge0-callback-allow HOST */
 	size_t njudge0_callback_allow;
+	bool judge0_additional_files;    /* --judge0-additional-files on|off (default on) */
+	unsigned judge0_max_runs;        /* --judge0-max-runs N: number_of_runs at most (20) */
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -317,6 +319,7 @@ struct metrics {
 	uint64_t egress_allowed, egress_refused; /* connections through the egress proxies */
 	uint64_t streamed;          /* runs answered as a stream */
 	uint64_t judge_compiles;    /* compile steps of judge jobs (POST /judge, the dialects) */
+	uint64_t judge_tests;       /* tests of judge jobs that ran (not skipped) */
 };
 
 /* The server's context: the only mutable state of `ward serve` (but the

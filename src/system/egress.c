@@ -47,7 +47,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1077,18 +1076,7 @@ static void *proxy_main(void *arg)
  * (a service bound to a public interface of the runner is the host's). */
 static void own_addresses(struct egress_proxy *p)
 {
-	struct ifaddrs *ifa = NULL;
-	if (getifaddrs(&ifa) < 0)
-		return;
-	for (struct ifaddrs *i = ifa; i && p->nown < sizeof(p->own) / sizeof(p->own[0]); i = i->ifa_next) {
-		if (!i->ifa_addr)
-			continue;
-		size_t l = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-			 : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
-		if (l)
-			memcpy(&p->own[p->nown++], i->ifa_addr, l);
-	}
-	freeifaddrs(ifa);
+	p->nown = egress_own_addresses(p->own, sizeof(p->own) / sizeof(p->own[0]));
 }
 
 static int configure(struct egress_proxy *p, const struct ward_request *shape, char *err, size_t errlen)

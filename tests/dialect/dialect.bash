@@ -37,3 +37,11 @@ node_modules_ready() {
 	(cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund >npm.log 2>&1) || return 1
 	echo "$want" >"$stamp"
 }
+
+# stop_dialects NAME — the server started last (by start_dialects NAME)
+# stops cleanly and, under ASan (tests/run asan), reports nothing: the
+# dialects' submissions, runner and sender threads and the unpacked files
+# all end with it.
+stop_dialects() {
+	stop_checked "$1"
+}

@@ -118,6 +118,10 @@ for name, prog, sid in [("SIGSEGV", "int main(){*(volatile int*)0=1;}", 7), ("SI
                         ("CE", "int main(){return x;}", 6), ("TLE", "int main(){for(;;);}", 5)]:
     code, a = one(50, prog, cpu_time_limit=1)
     check(f"status: {name} is {sid}", a["status"]["id"] == sid, a)
+if 62 in ids:
+    # Judge0's Java is javac Main.java then java Main: another public class is a Compilation Error there too
+    code, a = one(62, "public class Solution { public static void main(String[] a) { System.out.println(1); } }")
+    check("Java 62: public class Solution is Compilation Error, as Judge0 (Main.java)", a["status"]["id"] == 6 and "Solution" in (a["compile_output"] or ""), a)
 code, a = call("POST", "/submissions?wait=true", {"language_id": 71, "source_code": "import sys; sys.stdout.buffer.write(b'\\xff')"})
 check("plain mode, invalid UTF-8: 201 {token, error}", code == 201 and "cannot be converted to UTF-8" in a.get("error", ""), a)
 code, a = call("POST", "/submissions", {"source_code": "x"})

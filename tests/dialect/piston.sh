@@ -55,6 +55,7 @@ expect_eq "anything else: Piston's 404" '{"message":"Not Found"} 404' "$(curl -s
 expect_eq "the native API is not on the dialect's port" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$P/exec")"
 expect_eq "the native listener still answers" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")"
 
+stop_dialects piston
 # --piston-version-fallback major: an exact pin reaches the installed 3.x, and says which
 start_dialects fallback --piston 127.0.0.1:0 --piston-version-fallback major || exit 0
 P=$(dialect_url piston)
@@ -62,3 +63,4 @@ pexec '{"language":"python","version":"3.10.0","files":[{"content":"print(1)"}]}
 expect_eq "fallback major: 3.10.0 reaches python 3.x, the answer names the real version" "200 1 3" "$CODE $(jg "$ANS" 'd["run"]["stdout"].strip()+" "+d["version"].split(".")[0]')"
 pexec '{"language":"python","version":"2.7.0","files":[{"content":"print(1)"}]}'
 expect_eq "fallback major: not another major" 400 "$CODE"
+stop_dialects fallback

@@ -24,7 +24,19 @@ const check = (name, ok, detail) => {
 		check(`execute(${lang}) runs our program`, r.run && r.run.stdout === 'sum 42 args 3\n' && r.run.code === 0, r);
 		check(`execute(${lang}) names the language`, r.language === lang, r.language);
 	}
-	let r = await client.execute('py', 'print(input())', { stdin: 'hi' });
+	// Java as Piston runs it (the source launcher): any public class, any file name
+	const sol = 'import java.util.*;\npublic class Solution {\n  public static void main(String[] a) {\n' +
+		'    System.out.println("solution " + new Scanner(System.in).nextInt() * 2 + " " + a.length);\n  }\n}\n';
+	let r = await client.execute('java', sol, { stdin: '21' });
+	check('java: public class Solution (not Main) runs', r.run && r.run.stdout === 'solution 42 3\n' && r.run.code === 0, r);
+	check('java: no compile stage, as Piston\'s java package', r.compile === undefined, r.compile);
+	r = await client.execute({ language: 'java', version: '*', files: [{ name: 'anything.java', content: sol }], stdin: '1', args: [] });
+	check('java: a file named anything.java', r.run && r.run.stdout === 'solution 2 0\n', r);
+	r = await client.execute({ language: 'java', files: [{ content: 'class HelloWorld { public static void main(String[] a) { System.out.println("OK"); } }' }] });
+	check('java: class HelloWorld in an unnamed file (Piston\'s own test)', r.run && r.run.stdout === 'OK\n', r);
+	r = await client.execute('java', 'public class Broken { void f() { int x = } }');
+	check('java: a syntax error: a non-zero exit, the error on stderr', r.run && r.run.code !== 0 && /error/.test(r.run.stderr), r);
+	r = await client.execute('py', 'print(input())', { stdin: 'hi' });
 	check('an alias without a version (the client leaves version out)', r.run && r.run.stdout === 'hi\n', r);
 	r = await client.execute({ language: 'c', version: '*', files: [{ name: 'main.c', content: 'int main(void){return 0;}' }] });
 	check('execute(config) with files: compile is there, code 0', r.compile && r.compile.code === 0 && r.run.code === 0, r);

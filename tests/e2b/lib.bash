@@ -53,9 +53,5 @@ sdk() {
 # (under ASan) report nothing: the dialect's records, streams and threads
 # all end with it.
 stop_e2b() {
-	local rc
-	stop_server "$SRV_PID"
-	rc=$?
-	expect_eq "e2b $1: the server stops cleanly on SIGTERM" 0 "$rc"
-	expect_not_contains "e2b $1: no sanitizer report" "$(cat "$SERVE_TMP/$1.out")" "Sanitizer"
+	stop_checked "$1" "e2b $1"
 }

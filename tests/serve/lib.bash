@@ -125,6 +125,17 @@ stop_server() {
 	return $rc
 }
 
+# stop_checked NAME [LABEL] — SIGTERM to the server started last (by
+# start_server NAME): it must exit 0 and, under ASan, report nothing (the
+# server's output holds LeakSanitizer's report at exit, if any).
+stop_checked() {
+	local rc label=${2:-$1}
+	stop_server "$SRV_PID"
+	rc=$?
+	expect_eq "$label: the server stops cleanly on SIGTERM" 0 "$rc"
+	expect_not_contains "$label: no sanitizer report" "$(cat "$SERVE_TMP/$1.out")" "Sanitizer"
+}
+
 # http METHOD PATH [CURL ARGS...] — prints "CODE BODY" (body on one line).
 http() {
 	local m=$1 p=$2; shift 2

@@ -12,10 +12,8 @@
  * source and compiler options are one job: compiled once, a test each.
  * Statuses are honest: a signal is 7-10 or 12, never a blanket NZEC. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <math.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +23,7 @@
 
 #include "dialect/dialect.h"
 #include "dialect/judge0/judge0.h"
+#include "dialect/judge0/judge0_int.h"
 #include "judge/judge_json.h"
 #include "wire/base64.h"
 
@@ -81,9 +80,12 @@ struct sub {
 	int language_id;
 	const struct ward_language *lang;
 	struct buf source, stdin_, expected, stdout_, stderr_, compile_output;
+	struct buf zip;            /* additional_files, decoded */
 	char *compiler_options, *args;
+	char *callback_url;        /* PUT when it ends, or NULL */
 	double cpu_time_limit, cpu_extra_time, wall_time_limit;
 	long memory_limit;
+	unsigned runs;             /* number_of_runs */
 	int status;                /* 1..14 */
 	char message[200];
 	double time, wall_time;    /* -1: null */
@@ -109,6 +111,8 @@ struct j0 {
 	pthread_t runners[RUNNERS_MAX];
 	unsigned nrunners;
 	unsigned next_group;
+	struct j0_files files;     /* additional_files, language 89 */
+	struct j0_callbacks *cb;   /* callback_url's senders, or NULL: refused */
 };
 
 static struct j0 *J(struct req *r)
@@ -170,8 +174,10 @@ static void sub_free(struct sub *x)
 {
 	buf_free(&x->source), buf_free(&x->stdin_), buf_free(&x->expected);
 	buf_free(&x->stdout_), buf_free(&x->stderr_), buf_free(&x->compile_output);
+	buf_free(&x->zip);
 	free(x->compiler_options);
 	free(x->args);
+	free(x->callback_url);
 	free(x);
 }
 
@@ -197,8 +203,11 @@ static void iso(double t, char *out, size_t n)
 	snprintf(out, n, "%s.%03dZ", b, (int)((t - (double)sec) * 1000) % 1000);
 }
 
-static const struct ward_language *lang_of(struct server *s, int id)
+static const struct ward_language *lang_of(struct j0 *j, int id)
 {
+	struct server *s = j->s;
+	if (id == J0_MULTI_FILE_ID)
+		return j->files.multi_on ? &j->files.multi : NULL;
 	for (size_t i = 0; i < sizeof(jids) / sizeof(jids[0]); i++)
 		for (size_t k = 0; k < 8 && jids[i].ids[k]; k++)
 			if (jids[i].ids[k] == id)
@@ -367,7 +376,7 @@ static json_t *sub_json(const struct sub *x, const char *fields, bool b64)
 	SET("time", decimal(x->time));
 	SET("wall_time", decimal(x->wall_time));
 	SET("memory", intn(x->memory));
-	SET("number_of_runs", json_integer(1));
+	SET("number_of_runs", json_integer(x->runs));
 	SET("cpu_time_limit", decimal(x->cpu_time_limit));
 	SET("cpu_extra_time", decimal(x->cpu_extra_time));
 	SET("wall_time_limit", decimal(x->wall_time_limit));
@@ -382,8 +391,10 @@ static json_t *sub_json(const struct sub *x, const char *fields, bool b64)
 	SET("compiler_options", x->compiler_options ? json_string(x->compiler_options) : json_null());
 	SET("command_line_arguments", x->args ? json_string(x->args) : json_null());
 	SET("redirect_stderr_to_stdout", json_false());
-	SET("callback_url", json_null());
-	SET("additional_files", json_null());
+	SET("callback_url", x->callback_url ? json_string(x->callback_url) : json_null());
+	char *zip = x->zip.set ? base64_encode(x->zip.p, x->zip.n) : NULL;
+	SET("additional_files", zip ? json_string(zip) : json_null()); /* always base64, as Judge0 */
+	free(zip);
 	SET("enable_network", json_false());
 	SET("status", json_pack("{s:i,s:s}", "id", x->status, "description", status_desc[x->status]));
 	SET("language", json_pack("{s:i,s:s}", "id", x->language_id, "name", x->lang ? x->lang->display : ""));
@@ -475,46 +486,60 @@ static bool get_text(struct req *r, json_t *o, const char *key, bool b64, struct
 	return buf_set(b, json_string_value(v), json_string_length(v));
 }
 
-static bool callback_ok(struct req *r, const char *url)
+static bool callback_ok(struct req *r, const char *url, struct sub *x)
 {
-	struct server *s = r->srv;
-	char host[256] = "";
-	if (sscanf(url, "http%*[s]://%255[^/:?#]", host) != 1 && sscanf(url, "http://%255[^/:?#]", host) != 1) {
-		unprocessable(r, "callback_url", "is not an http(s) URL");
+	char why[300];
+	if (!J(r)->cb) {
+		unprocessable(r, "callback_url", "setting callback is not allowed");
 		return false;
 	}
-	bool listed = false;
-	for (size_t i = 0; i < s->o.njudge0_callback_allow; i++)
-		listed = listed || !strcasecmp(s->o.judge0_callback_allow[i], host);
-	if (!listed) {
-		unprocessable(r, "callback_url", "setting callback is not allowed for this host (the operator lists the "
-						 "hosts a callback may reach: ward serve --judge0-callback-allow HOST)");
+	if (j0_callback_refused(r->srv, url, why, sizeof(why))) {
+		unprocessable(r, "callback_url", why);
 		return false;
 	}
-	/* never loopback, link-local or private: every address the name has */
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	if (getaddrinfo(host, "80", &hints, &ai) != 0) {
-		unprocessable(r, "callback_url", "its host does not resolve");
+	return (x->callback_url = strdup(url)) != NULL;
+}
+
+/* additional_files: always base64 (whatever base64_encoded says), a zip of
+ * at most max_extract_size; required by language 89.  false with the 422. */
+static bool get_zip(struct req *r, json_t *o, bool multi, struct sub *x)
+{
+	json_t *af = json_object_get(o, "additional_files");
+	bool given = json_is_string(af) && json_string_length(af);
+	if (af && !json_is_null(af) && !json_is_string(af)) {
+		unprocessable(r, "additional_files", "is not a string");
 		return false;
 	}
-	const char *why = NULL;
-	for (struct addrinfo *a = ai; a && !why; a = a->ai_next)
-		why = egress_addr_refused(a->ai_addr, NULL, 0);
-	freeaddrinfo(ai);
-	if (why) {
-		char m[160];
-		snprintf(m, sizeof(m), "its host resolves to a %s address, which a callback never reaches", why);
-		unprocessable(r, "callback_url", m);
+	if (!given) {
+		if (multi)
+			unprocessable(r, "additional_files", "can't be blank");
+		return !multi;
+	}
+	if (!J(r)->files.prog) {
+		unprocessable(r, "additional_files", "setting additional files is not allowed");
 		return false;
 	}
-	unprocessable(r, "callback_url", "callbacks are not sent by this runner yet: poll GET /submissions/{token}");
-	return false;
+	char m[120];
+	snprintf(m, sizeof(m), "is too large (a zip of at most %u KB)", J0_MAX_EXTRACT_KB);
+	if (json_string_length(af) > (size_t)J0_MAX_EXTRACT_KB * 1024 / 3 * 4 + 8192) {
+		unprocessable(r, "additional_files", m);
+		return false;
+	}
+	size_t n;
+	unsigned char *p = judge0_b64_lenient(json_string_value(af), json_string_length(af), &n);
+	if (!p)
+		return false;
+	x->zip = (struct buf){p, n, true};
+	if (n > (size_t)J0_MAX_EXTRACT_KB * 1024) {
+		unprocessable(r, "additional_files", m);
+		return false;
+	}
+	return true;
 }
 
 /* One submission object into a new record; NULL with the 422 set. */
 static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 {
-	struct server *s = r->srv;
 	if (!json_is_object(o)) {
 		unprocessable(r, "submission", "must be an object");
 		return NULL;
@@ -535,16 +560,19 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	if (!num(r, o, "language_id", 0, false, 1e9, &id))
 		goto bad;
 	x->language_id = (int)id;
-	if (!(x->lang = lang_of(s, x->language_id))) {
+	if (!(x->lang = lang_of(J(r), x->language_id))) {
 		snprintf(m, sizeof(m), "language with id %d doesn't exist", x->language_id);
 		unprocessable(r, "language_id", m);
 		goto bad;
 	}
 	json_t *sc = json_object_get(o, "source_code");
-	if (!json_is_string(sc) || !json_string_length(sc)) {
-		unprocessable(r, "source_code", "can't be blank");
+	bool multi = x->language_id == J0_MULTI_FILE_ID, blank = !json_is_string(sc) || !json_string_length(sc);
+	if (blank != multi) {
+		unprocessable(r, "source_code", multi ? "must be blank" : "can't be blank");
 		goto bad;
 	}
+	if (!get_zip(r, o, multi, x))
+		goto bad;
 	if (!get_text(r, o, "source_code", b64, &x->source) || !get_text(r, o, "stdin", b64, &x->stdin_) ||
 	    !get_text(r, o, "expected_output", b64, &x->expected))
 		goto bad;
@@ -554,6 +582,15 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	    !num(r, o, "memory_limit", 2048, false, 512000, &mem))
 		goto bad;
 	x->memory_limit = (long)mem;
+	double runs = 1;
+	if (!num(r, o, "number_of_runs", 0, true, 1e9, &runs))
+		goto bad;
+	if (runs > r->srv->o.judge0_max_runs) {
+		snprintf(m, sizeof(m), "must be less than or equal to %u", r->srv->o.judge0_max_runs);
+		unprocessable(r, "number_of_runs", m);
+		goto bad;
+	}
+	x->runs = runs < 1 ? 1 : (unsigned)runs;
 	json_t *co = json_object_get(o, "compiler_options"), *ca = json_object_get(o, "command_line_arguments");
 	if ((co && !json_is_null(co) && (!json_is_string(co) || json_string_length(co) > 512)) ||
 	    (ca && !json_is_null(ca) && (!json_is_string(ca) || json_string_length(ca) > 512))) {
@@ -571,20 +608,21 @@ static struct sub *decode_sub(struct req *r, json_t *o, bool b64)
 	}
 	if (json_is_string(ca) && json_string_length(ca))
 		x->args = strdup(json_string_value(ca));
-	json_t *af = json_object_get(o, "additional_files"), *cb = json_object_get(o, "callback_url");
-	if (af && !json_is_null(af)) {
-		unprocessable(r, "additional_files", "setting additional files is not allowed");
-		goto bad;
-	}
+	json_t *cb = json_object_get(o, "callback_url");
 	if (json_is_true(json_object_get(o, "enable_network"))) {
 		unprocessable(r, "enable_network", "enabling network is not allowed");
 		goto bad;
 	}
-	if (cb && !json_is_null(cb) && (!json_is_string(cb) || !callback_ok(r, json_string_value(cb))))
+	if (cb && !json_is_null(cb) && !json_is_string(cb)) {
+		unprocessable(r, "callback_url", "is not a string");
+		goto bad;
+	}
+	if (json_is_string(cb) && json_string_length(cb) && !callback_ok(r, json_string_value(cb), x))
 		goto bad;
 	uuid4(x->token);
 	x->created = now_real();
-	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + 256;
+	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + x->zip.n +
+		  (x->callback_url ? strlen(x->callback_url) : 0) + 256;
 	return x;
 bad:
 	sub_free(x);
@@ -635,59 +673,115 @@ static void verdict(struct sub *x, const struct ward_judge_test_result *t)
 	}
 }
 
-/* Run n submissions that share a compile as one job (compile once, a test
- * each); the lock not held.  Their results are written under it. */
-static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
+/* A group's additional_files, unpacked once (its submissions share them). */
+struct unpacked {
+	struct ward_result res;
+	struct ward_file *files;
+	size_t n;
+	bool done;
+};
+
+/* 0, or -1 with why: the zip could not be unpacked (the group's CE). */
+static int unpack(struct server *s, struct j0 *j, const struct sub *x, struct unpacked *u, char *why, size_t n)
 {
-	struct ward_judge_job job = {0};
-	struct ward_judge_test *tests = calloc(n, sizeof(*tests));
-	struct ward_judge_limits *lims = calloc(n, sizeof(*lims));
-	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200];
-	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
-	struct ward_judge_result res = {0};
-	bool ok = tests && lims && args;
-	if (ok && v[0]->compiler_options && judge_split_words(v[0]->compiler_options, &flags, err, sizeof(err)) < 0)
-		ok = false;
-	dialect_limits(s, v[0]->lang, &job.compile_limits, &job.run_limits);
-	for (size_t i = 0; ok && i < n; i++) {
-		struct sub *x = v[i];
-		tests[i].id = x->token;
-		tests[i].stdin_data = x->stdin_.p;
-		tests[i].stdin_len = x->stdin_.n;
-		tests[i].expected = x->expected.set ? x->expected.p : NULL;
-		tests[i].expected_len = x->expected.n;
-		lims[i] = job.run_limits;
-		lims[i].l.cpu_s = fmin(x->cpu_time_limit > 0 ? x->cpu_time_limit : 0.001, s->o.max.timeout_s);
-		lims[i].extra_cpu_s = x->cpu_extra_time;
-		lims[i].l.timeout_s = fmin(x->wall_time_limit, s->o.max.timeout_s);
-		uint64_t mb = (uint64_t)((x->memory_limit + 1023) / 1024);
-		lims[i].l.memory_mb = mb < s->o.max.memory_mb ? mb : s->o.max.memory_mb;
-		tests[i].limits = &lims[i];
-		if (x->args && judge_split_words(x->args, &args[i], err, sizeof(err)) < 0)
-			ok = false;
-		tests[i].args = args[i];
+	if (!x->zip.set)
+		return 0;
+	u->done = true;
+	if (j0_unzip(s, &j->files, x->zip.p, x->zip.n, &u->res, why, n) < 0)
+		return -1;
+	u->files = calloc(u->res.nfiles + 1, sizeof(*u->files));
+	if (!u->files) {
+		snprintf(why, n, "additional_files: out of memory");
+		return -1;
 	}
-	if (ok) {
-		job.lang = v[0]->lang;
-		job.files = &f;
-		job.nfiles = 1;
-		job.flags = flags;
-		job.tests = tests;
-		job.ntests = n;
-		job.compare = WARD_CMP_LINES;
-		dialect_judge(s, &job, &res);
+	for (size_t i = 0; i < u->res.nfiles; i++) {
+		const struct ward_collected *c = &u->res.files[i];
+		u->files[i] = (struct ward_file){.path = c->path, .data = c->data, .len = c->size, .mode = c->mode};
+		if (i && !strcmp(c->path, "run")) { /* language 89: its run script first */
+			struct ward_file t = u->files[0];
+			u->files[0] = u->files[i];
+			u->files[i] = t;
+		}
 	}
-	pthread_mutex_lock(&j->lock);
+	u->n = u->res.nfiles;
+	if (x->language_id == J0_MULTI_FILE_ID && !u->n) {
+		snprintf(why, n, "additional_files: the zip has no files (language 89 runs its `run` script)");
+		return -1;
+	}
+	return 0;
+}
+
+static void unpacked_free(struct unpacked *u)
+{
+	if (u->done)
+		ward_result_free(&u->res);
+	free(u->files);
+}
+
+/* The job's language and files: the submission's source with the zip's
+ * files beside it; language 89's are the zip's only, `run` the main one. */
+static void job_files(struct j0 *j, const struct sub *x, struct ward_judge_job *job, struct ward_file *src,
+		      const struct unpacked *u)
+{
+	job->lang = x->lang;
+	job->files = src;
+	job->nfiles = 1;
+	job->extra = u->files;
+	job->nextra = u->n;
+	if (x->language_id == J0_MULTI_FILE_ID) {
+		bool compiles = false;
+		for (size_t i = 0; i < u->n; i++)
+			compiles = compiles || !strcmp(u->files[i].path, "compile");
+		job->lang = compiles ? &j->files.multi_compiled : &j->files.multi;
+		job->files = u->files;
+		job->nfiles = u->n;
+		job->extra = NULL;
+		job->nextra = 0;
+	}
+}
+
+/* A submission's fields from its runs (x->runs tests from t): the last
+ * that ran (the first not Accepted ends them), with time and memory the
+ * averages of those that ran, as Judge0 (memory whole KB). */
+static void runs_result(struct sub *x, const struct ward_judge_test_result *t)
+{
+	double time = 0, memory = 0;
+	unsigned ran = 0;
+	for (unsigned r = 0; r < x->runs; r++) {
+		if (t[r].verdict == WARD_V_SKIPPED)
+			break;
+		verdict(x, &t[r]);
+		time += x->time > 0 ? x->time : 0;
+		memory += x->memory > 0 ? (double)x->memory : 0;
+		ran++;
+	}
+	if (!ran)
+		verdict(x, &t[0]); /* none ran (cancelled): Internal Error */
+	if (ran > 1) {
+		x->time = time / ran;
+		x->memory = (long)(memory / ran);
+	}
+}
+
+/* Each submission's fields from the group's outcome (the lock held).  why
+ * set: the zip could not be unpacked; ie set: ward could not judge. */
+static void group_results(struct server *s, struct sub **v, size_t n, const struct ward_judge_result *res,
+			  const char *why, const char *ie)
+{
+	size_t first = 0; /* the submission's first test */
 	for (size_t i = 0; i < n; i++) {
 		struct sub *x = v[i];
 		x->finished = now_real();
 		x->expires = now_mono() + s->o.judge0_keep;
-		if (!ok) {
+		if (ie) {
 			x->status = 13;
-			snprintf(x->message, sizeof(x->message), "%.190s", tests && lims && args ? err : "out of memory");
-		} else if (res.verdict == WARD_V_CE) {
+			snprintf(x->message, sizeof(x->message), "%.190s", ie);
+		} else if (why) {
 			x->status = 6;
-			const struct ward_stream *o = &res.compile.out, *e = &res.compile.err;
+			buf_set(&x->compile_output, why, strlen(why));
+		} else if (res->verdict == WARD_V_CE) {
+			x->status = 6;
+			const struct ward_stream *o = &res->compile.out, *e = &res->compile.err;
 			size_t len = o->len + e->len;
 			unsigned char *both = malloc(len + 1);
 			if (both) {
@@ -698,21 +792,100 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 				buf_set(&x->compile_output, both, len);
 				free(both);
 			}
-			if (res.compile.timed_out)
+			if (res->compile.timed_out)
 				buf_set(&x->compile_output, "Compilation time limit exceeded.", 32);
-		} else if (res.verdict == WARD_V_IE || i >= res.ntests) {
+		} else if (res->verdict == WARD_V_IE || first + x->runs > res->ntests) {
 			x->status = 13;
-			snprintf(x->message, sizeof(x->message), "%.190s", res.error[0] ? res.error : "not run");
+			snprintf(x->message, sizeof(x->message), "%.190s", res->error[0] ? res->error : "not run");
 		} else {
-			verdict(x, &res.tests[i]);
-			if (res.compiled && (res.compile.out.len || res.compile.err.len))
-				buf_set(&x->compile_output, res.compile.err.data ? res.compile.err.data : "", res.compile.err.len);
+			runs_result(x, &res->tests[first]);
+			if (res->compiled && (res->compile.out.len || res->compile.err.len))
+				buf_set(&x->compile_output, res->compile.err.data ? res->compile.err.data : "",
+					res->compile.err.len);
 		}
+		first += x->runs;
 	}
+}
+
+/* Each submission's runs as tests of the job (number_of_runs of them, in
+ * order), from *k on.  false with err. */
+static bool add_tests(struct server *s, const struct ward_judge_job *job, struct sub *x, bool multi,
+		      struct ward_judge_test *tests, struct ward_judge_limits *lims, char ***args, size_t *k, char *err,
+		      size_t errlen)
+{
+	/* language 89 runs its script as it is: Judge0 passes it no arguments */
+	if (x->args && !multi && judge_split_words(x->args, args, err, errlen) < 0)
+		return false;
+	struct ward_judge_limits l = job->run_limits;
+	l.l.cpu_s = fmin(x->cpu_time_limit > 0 ? x->cpu_time_limit : 0.001, s->o.max.timeout_s);
+	l.extra_cpu_s = x->cpu_extra_time;
+	l.l.timeout_s = fmin(x->wall_time_limit, s->o.max.timeout_s);
+	uint64_t mb = (uint64_t)((x->memory_limit + 1023) / 1024);
+	l.l.memory_mb = mb < s->o.max.memory_mb ? mb : s->o.max.memory_mb;
+	for (unsigned r = 0; r < x->runs; r++, (*k)++) {
+		struct ward_judge_test *t = &tests[*k];
+		t->id = x->token;
+		t->stdin_data = x->stdin_.p;
+		t->stdin_len = x->stdin_.n;
+		t->expected = x->expected.set ? x->expected.p : NULL;
+		t->expected_len = x->expected.n;
+		lims[*k] = l;
+		t->limits = &lims[*k];
+		t->args = *args;
+	}
+	return true;
+}
+
+/* Run n submissions that share a compile as one job (compile once, a test
+ * each; a submission of number_of_runs > 1 is alone in its job, its runs
+ * one at a time, stopping at the first that is not Accepted, as Judge0);
+ * the lock not held.  Their results are written under it. */
+static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
+{
+	struct ward_judge_job job = {0};
+	size_t ntests = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		ntests += v[i]->runs;
+	struct ward_judge_test *tests = calloc(ntests, sizeof(*tests));
+	struct ward_judge_limits *lims = calloc(ntests, sizeof(*lims));
+	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200] = "out of memory", why[512] = "";
+	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
+	struct ward_judge_result res = {0};
+	struct unpacked u = {0};
+	bool multi = v[0]->language_id == J0_MULTI_FILE_ID;
+	bool ok = tests && lims && args;
+	if (ok && v[0]->compiler_options && judge_split_words(v[0]->compiler_options, &flags, err, sizeof(err)) < 0)
+		ok = false;
+	dialect_limits(s, v[0]->lang, &job.compile_limits, &job.run_limits);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = add_tests(s, &job, v[i], multi, tests, lims, &args[i], &k, err, sizeof(err));
+	bool unpacked = ok && unpack(s, j, v[0], &u, why, sizeof(why)) == 0;
+	if (unpacked) {
+		job_files(j, v[0], &job, &f, &u);
+		job.flags = flags;
+		job.tests = tests;
+		job.ntests = ntests;
+		job.compare = WARD_CMP_LINES;
+		if (ntests > n) {
+			job.stop_on_first_failure = true;
+			job.parallel = 1;
+		}
+		dialect_judge(s, &job, &res);
+	}
+	pthread_mutex_lock(&j->lock);
+	group_results(s, v, n, &res, ok && !unpacked ? why : NULL, ok ? NULL : err);
+	/* callbacks: the default fields, base64, as Judge0 sends them */
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->callback_url) {
+			json_t *o = sub_json(v[i], NULL, true);
+			j0_callback_queue(j->cb, v[i]->callback_url, o ? json_dumps(o, JSON_COMPACT) : NULL);
+			json_decref(o);
+		}
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
-	if (ok || res.ntests)
+	if (unpacked)
 		ward_judge_result_free(&res);
+	unpacked_free(&u);
 	for (size_t i = 0; args && i < n; i++)
 		free(args[i]);
 	free(args);
@@ -723,7 +896,9 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 
 static bool same_compile(const struct sub *a, const struct sub *b)
 {
-	return a->lang == b->lang && a->source.n == b->source.n && !memcmp(a->source.p, b->source.p, a->source.n) &&
+	return a->runs == 1 && b->runs == 1 && a->lang == b->lang && a->source.n == b->source.n &&
+	       !memcmp(a->source.p, b->source.p, a->source.n) &&
+	       a->zip.n == b->zip.n && (!a->zip.n || !memcmp(a->zip.p, b->zip.p, a->zip.n)) &&
 	       !strcmp(a->compiler_options ? a->compiler_options : "", b->compiler_options ? b->compiler_options : "");
 }
 
@@ -996,12 +1171,14 @@ static void j0_languages(struct server *s, struct req *r)
 		if (l)
 			json_array_append_new(a, json_pack("{s:i,s:s}", "id", jids[i].ids[0], "name", l->display));
 	}
+	if (J(r)->files.multi_on)
+		json_array_append_new(a, json_pack("{s:i,s:s}", "id", J0_MULTI_FILE_ID, "name", J(r)->files.multi.display));
 	answer_json(r, 200, a);
 }
 
 static void j0_language(struct server *s, struct req *r)
 {
-	const struct ward_language *l = lang_of(s, r->args.pid);
+	const struct ward_language *l = lang_of(J(r), r->args.pid);
 	if (!l) {
 		set_answer(r, 404, error_json("Not Found"), "application/json");
 		return;
@@ -1034,10 +1211,10 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "allowed_languages_for_compile_options", json_array());
 	json_object_set_new(o, "enable_command_line_arguments", json_true());
 	json_object_set_new(o, "enable_submission_delete", json_false());
-	json_object_set_new(o, "enable_callbacks", json_boolean(s->o.njudge0_callback_allow > 0));
+	json_object_set_new(o, "enable_callbacks", json_boolean(J(r)->cb != NULL));
 	json_object_set_new(o, "callbacks_max_tries", json_integer(3));
 	json_object_set_new(o, "callbacks_timeout", json_real(5.0));
-	json_object_set_new(o, "enable_additional_files", json_false());
+	json_object_set_new(o, "enable_additional_files", json_boolean(J(r)->files.prog != NULL));
 	json_object_set_new(o, "max_queue_size", json_integer(s->o.judge0_max_queue));
 	json_object_set_new(o, "cpu_time_limit", json_real(5.0));
 	json_object_set_new(o, "max_cpu_time_limit", json_real(15.0));
@@ -1058,9 +1235,9 @@ static void answer_config(struct server *s, struct req *r)
 	json_object_set_new(o, "max_file_size", json_integer(1024));
 	json_object_set_new(o, "max_max_file_size", json_integer(4096));
 	json_object_set_new(o, "number_of_runs", json_integer(1));
-	json_object_set_new(o, "max_number_of_runs", json_integer(1));
+	json_object_set_new(o, "max_number_of_runs", json_integer(s->o.judge0_max_runs));
 	json_object_set_new(o, "redirect_stderr_to_stdout", json_false());
-	json_object_set_new(o, "max_extract_size", json_integer(10240));
+	json_object_set_new(o, "max_extract_size", json_integer(J0_MAX_EXTRACT_KB));
 	json_object_set_new(o, "enable_batched_submissions", json_true());
 	json_object_set_new(o, "max_submission_batch_size", json_integer(MAX_BATCH));
 	json_object_set_new(o, "submission_cache_duration", json_real(1.0));
@@ -1107,6 +1284,9 @@ static int start(struct server *s, void **state)
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->cond, NULL);
 	*state = j;
+	j0_files_start(s, &j->files);
+	if (s->o.njudge0_callback_allow)
+		j->cb = j0_callbacks_start(s, J0_CALLBACKS_PENDING);
 	unsigned n = s->o.max_concurrent < RUNNERS_MAX ? s->o.max_concurrent : RUNNERS_MAX;
 	for (; j->nrunners < n; j->nrunners++)
 		if (pthread_create(&j->runners[j->nrunners], NULL, runner_main, j)) {
@@ -1127,11 +1307,13 @@ static void stop(struct server *s, void *state)
 	pthread_mutex_unlock(&j->lock);
 	for (unsigned i = 0; i < j->nrunners; i++)
 		pthread_join(j->runners[i], NULL);
+	j0_callbacks_stop(j->cb);
 	for (struct sub *x = j->subs, *nx; x; x = nx) {
 		nx = x->next;
 		__atomic_sub_fetch(&s->body_bytes, x->held, __ATOMIC_RELAXED);
 		sub_free(x);
 	}
+	j0_files_stop(&j->files);
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
 	free(j);

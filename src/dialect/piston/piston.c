@@ -180,6 +180,7 @@ struct exec_doc {
 	const char *args[PISTON_MAX_ARGS + 1];
 	unsigned char *stdin_buf;
 	size_t nfiles;
+	struct ward_language source_lang; /* the language run as a source file (run_source) */
 };
 
 static void exec_doc_free(struct exec_doc *d)
@@ -358,6 +359,15 @@ static bool decode_execute(struct server *s, struct req *r, struct exec_doc *d, 
 	t->stdin_data = (const unsigned char *)in;
 	t->stdin_len = inl;
 	job->lang = *lang;
+	if ((*lang)->run_source) {
+		/* Piston runs a Java file with the source launcher (its package
+		 * has no compile): the file's first class, whatever its name */
+		d->source_lang = **lang;
+		d->source_lang.compile = NULL;
+		d->source_lang.artifacts = NULL;
+		d->source_lang.run = (*lang)->run_source;
+		job->lang = &d->source_lang;
+	}
 	job->files = d->files;
 	job->nfiles = d->nfiles;
 	job->args = (char *const *)d->args;
