@@ -111,13 +111,10 @@ def timed(c, method, path, body):
     return dt
 
 
-def bare_ms():
-    lat = []
-    for _ in range(N):
-        t0 = time.perf_counter()
-        subprocess.call(["/bin/true"])
-        lat.append((time.perf_counter() - t0) * 1000)
-    return lat
+def bare_once():
+    t0 = time.perf_counter()
+    subprocess.call(["/bin/true"])
+    return (time.perf_counter() - t0) * 1000
 
 
 def pss_kb(pid):
@@ -189,7 +186,10 @@ def main():
         for c, path in warm:
             timed(c, "POST", path, ex)  # warm-up
         lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": []}
+        bare = []
         for _ in range(N):
+            bare.append(bare_once())  # in the same rhythm as the requests: same idle, same load
+            time.sleep(0.03)
             lat["health"].append(timed(cs, "GET", "/health", None))
             time.sleep(0.03)
             lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
@@ -205,7 +205,6 @@ def main():
         lat["session-b2b"] = [timed(cs, "POST", "/sessions/%s/exec" % sid, ex) for _ in range(N)]
         if BEFORE:
             lat["before-b2b"] = [timed(cb, "POST", "/sessions/%s/exec" % bid, ex) for _ in range(N)]
-        bare = bare_ms()
         call(cs, "DELETE", "/sessions/%s" % sid)
 
         # memory of idle sessions (a server of its own, no pool: only sessions)
@@ -231,8 +230,8 @@ def main():
         b = med(bare)
         print("## Sessions\n")
         print("bench/session.py: one client, %d requests of each kind interleaved, 30 ms apart, keep-alive "
-              "(send to answer), each kind on a server of its own; bare fork+exec of `true` measured in the "
-              "same run.\n" % N)
+              "(send to answer), each kind on a server of its own; bare fork+exec of `true` (Python's "
+              "subprocess.call) interleaved with them, 30 ms apart too.\n" % N)
         print("| request | median ms | p99 ms | × bare |")
         print("| --- | ---: | ---: | ---: |")
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))

@@ -402,6 +402,7 @@ static __attribute__((noreturn)) void exec_child(struct session_state *st, const
 		_exit(WARD_EXIT_FAILED);
 	}
 	close(fds[0]);
+	trace_phase("si:handover-read", 0);
 	command_session_main(&cc);
 }
 

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/backend.h"
@@ -476,6 +477,10 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
  * that just ended wakes it; at the execs' priority it would take the CPU
  * from that exec's caller (wakeup preemption) before the result is out. */
 #define ARMER_NICE 19
+/* How long after an exec the armer starts: the exec's caller (a server's
+ * worker answering, its client reading) has the CPU first.  PID 1's fork
+ * for the armer is not niced. */
+#define ARM_DELAY_MS 2
 
 static void *armer_main(void *arg)
 {
@@ -488,6 +493,18 @@ static void *armer_main(void *arg)
 		if (s->arm_stop)
 			break;
 		s->arm_wanted = false;
+		/* after the exec's caller has had the CPU for its answer */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += ARM_DELAY_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!s->arm_stop && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
+			;
+		if (s->arm_stop)
+			break;
 		bool need = !s->armed_ok;
 		s->arming = need;
 		pthread_mutex_unlock(&s->lock);
@@ -1305,7 +1322,11 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->sock_lock, NULL);
-	pthread_cond_init(&s->arm_cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->arm_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&s->armed_cv, NULL);
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
