@@ -570,9 +570,13 @@ static void armer_stop(struct ward_session *s)
 static int send_cwd(int fd, const char *cwd)
 {
 	char buf[sizeof(uint32_t) + SM_MAX_STR];
-	uint32_t n = (uint32_t)strnlen(cwd ? cwd : "", SM_MAX_STR - 1);
+	const char *c = cwd ? cwd : "";
+	size_t k = strlen(c);
+	if (k >= SM_MAX_STR)
+		return -ENAMETOOLONG;
+	uint32_t n = (uint32_t)k;
 	memcpy(buf, &n, sizeof(n));
-	memcpy(buf + sizeof(n), cwd ? cwd : "", n);
+	memcpy(buf + sizeof(n), c, n);
 	size_t len = sizeof(n) + n, off = 0;
 	while (off < len) {
 		ssize_t w = write(fd, buf + off, len - off);
@@ -879,9 +883,9 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	char **env = NULL;
 	struct backend_outcome o = {0};
 	int r = session_request(s, req, &r2, &env, res->error, sizeof(res->error));
-	if (r == 0 && cwd && cwd[0] != '/') {
-		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox: '%.200s'",
-			 cwd);
+	if (r == 0 && cwd && (cwd[0] != '/' || strlen(cwd) >= SM_MAX_STR)) {
+		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox, of at most %d "
+							 "bytes: '%.200s'", SM_MAX_STR - 1, cwd);
 		r = -EINVAL;
 	}
 	char globs_fit[SM_MAX_STR];
