@@ -12,7 +12,12 @@ One run, on one machine, interleaved:
 Prints a markdown section on stdout; details on stderr.
 
 Knobs (environment): WARD (default build/ward), BENCH_SESSION_N (60 requests
-of each kind), BENCH_SESSION_IDLE (16 idle sessions for the memory figure).
+of each kind), BENCH_SESSION_IDLE (16 idle sessions for the memory figure),
+WARD_BEFORE (a ward binary built before a change, e.g. from main: its
+session exec is measured too, on a server of its own, interleaved with the
+others, and bench/sessexec's libward row gets a before figure; the
+sessexec next to it, DIR/bench/sessexec, is built from this tree's
+bench/sessexec.c against DIR/libward.a when it is missing or older).
 """
 import http.client
 import json
@@ -24,18 +29,39 @@ import tempfile
 import time
 
 WARD = os.environ.get("WARD", "build/ward")
+BEFORE = os.environ.get("WARD_BEFORE", "")
 N = int(os.environ.get("BENCH_SESSION_N", "60"))
 IDLE = int(os.environ.get("BENCH_SESSION_IDLE", "16"))
 
 
+def build_before_sessexec():
+    """bench/sessexec.c against the before build's libward.a, next to its binary; True when it is there."""
+    d = os.path.dirname(BEFORE) or "."
+    exe, lib = os.path.join(d, "bench", "sessexec"), os.path.join(d, "libward.a")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sessexec.c")
+    inc = os.path.join(os.path.dirname(os.path.abspath(d)), "include")
+    if os.path.exists(exe) and os.path.getmtime(exe) >= max(os.path.getmtime(src), os.path.getmtime(lib)):
+        return True
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    return subprocess.call([os.environ.get("CC", "cc"), "-std=gnu11", "-O2", "-g", "-I" + inc, "-o", exe, src, lib,
+                            "-lseccomp", "-ljansson", "-lpthread", "-lm"]) == 0
+
+
 def libward_row():
-    """bench/sessexec's session and bare medians and the session's p99 (ms), or None."""
+    """bench/sessexec's session and bare medians, the session's p99, and the before build's median and p99
+    (or None) (ms), or None."""
     exe = os.path.join(os.path.dirname(WARD) or ".", "bench", "sessexec")
     if not os.access(exe, os.X_OK):
         return None
+    env = dict(os.environ)
+    env.pop("WARD_BEFORE", None)
+    if BEFORE and build_before_sessexec():
+        env["WARD_BEFORE"] = BEFORE
     try:
-        out = subprocess.run([exe, str(N), "0.03"], capture_output=True, text=True, timeout=300).stdout.split()
-        return float(out[1]), float(out[2]), float(out[4])
+        out = subprocess.run([exe, str(N), "0.03"], capture_output=True, text=True, timeout=600,
+                             env=env).stdout.split()
+        prev = (float(out[7]), float(out[8])) if len(out) >= 9 else None
+        return float(out[1]), float(out[2]), float(out[4]), prev
     except (subprocess.SubprocessError, IndexError, ValueError):
         return None
 
@@ -51,10 +77,10 @@ def migration_line():
     return "no migration figure"
 
 
-def start_server(tmp, name, *args):
+def start_server(tmp, name, *args, ward=None):
     log = os.path.join(tmp, name + ".log")
     open(log, "w").close()
-    p = subprocess.Popen([WARD, "serve", "--listen", "127.0.0.1:0", "--log", log, "--max-sessions", "64",
+    p = subprocess.Popen([ward or WARD, "serve", "--listen", "127.0.0.1:0", "--log", log, "--max-sessions", "64",
                           "--client-sessions", "64", *args],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):
@@ -85,13 +111,10 @@ def timed(c, method, path, body):
     return dt
 
 
-def bare_ms():
-    lat = []
-    for _ in range(N):
-        t0 = time.perf_counter()
-        subprocess.call(["/bin/true"])
-        lat.append((time.perf_counter() - t0) * 1000)
-    return lat
+def bare_once():
+    t0 = time.perf_counter()
+    subprocess.call(["/bin/true"])
+    return (time.perf_counter() - t0) * 1000
 
 
 def pss_kb(pid):
@@ -151,21 +174,37 @@ def main():
             return
         sid = json.loads(body)["id"]
         ex = {"argv": ["true"]}
-        for c, path in ((cs, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")):
+        warm = [(cs, "/sessions/%s/exec" % sid), (cp, "/exec"), (cf, "/exec")]
+        if BEFORE:
+            prev, cb = start_server(tmp, "session-before", ward=BEFORE)
+            servers.append(prev)
+            st, body = call(cb, "POST", "/sessions", {})
+            if st != 201:
+                sys.exit("bench/session.py: the before build's POST /sessions answered %d" % st)
+            bid = json.loads(body)["id"]
+            warm.append((cb, "/sessions/%s/exec" % bid))
+        for c, path in warm:
             timed(c, "POST", path, ex)  # warm-up
-        lat = {"session": [], "pooled": [], "fresh": [], "health": []}
+        lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": []}
+        bare = []
         for _ in range(N):
+            bare.append(bare_once())  # in the same rhythm as the requests: same idle, same load
+            time.sleep(0.03)
             lat["health"].append(timed(cs, "GET", "/health", None))
             time.sleep(0.03)
             lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
             time.sleep(0.03)
+            if BEFORE:
+                lat["before"].append(timed(cb, "POST", "/sessions/%s/exec" % bid, ex))
+                time.sleep(0.03)
             lat["pooled"].append(timed(cp, "POST", "/exec", ex))
             time.sleep(0.03)
             lat["fresh"].append(timed(cf, "POST", "/exec", ex))
             time.sleep(0.03)
         # the same exec back to back (no idle time between calls)
         lat["session-b2b"] = [timed(cs, "POST", "/sessions/%s/exec" % sid, ex) for _ in range(N)]
-        bare = bare_ms()
+        if BEFORE:
+            lat["before-b2b"] = [timed(cb, "POST", "/sessions/%s/exec" % bid, ex) for _ in range(N)]
         call(cs, "DELETE", "/sessions/%s" % sid)
 
         # memory of idle sessions (a server of its own, no pool: only sessions)
@@ -191,13 +230,17 @@ def main():
         b = med(bare)
         print("## Sessions\n")
         print("bench/session.py: one client, %d requests of each kind interleaved, 30 ms apart, keep-alive "
-              "(send to answer), each kind on a server of its own; bare fork+exec of `true` measured in the "
-              "same run.\n" % N)
+              "(send to answer), each kind on a server of its own; bare fork+exec of `true` (Python's "
+              "subprocess.call) interleaved with them, 30 ms apart too.\n" % N)
         print("| request | median ms | p99 ms | × bare |")
         print("| --- | ---: | ---: | ---: |")
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
-        for k, label in (("session", "exec of `true` in an existing session"),
-                         ("session-b2b", "... the same, back to back (no gap between calls)"),
+        rows = [("session", "exec of `true` in an existing session"),
+                ("session-b2b", "... the same, back to back (no gap between calls)")]
+        if BEFORE:
+            rows += [("before", "exec of `true` in an existing session, the before build (WARD_BEFORE)"),
+                     ("before-b2b", "... the same, back to back")]
+        for k, label in (*rows,
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox"),
                          ("health", "GET /health: the HTTP round trip alone (no sandbox)")):
             print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
@@ -205,6 +248,9 @@ def main():
         if lib:
             print("| exec of `true` in a session through libward (bench/sessexec.c, no HTTP; bare in its "
                   "own run: %.2f ms) | %.2f | %.2f | %.2f× |" % (lib[2], lib[0], lib[1], lib[0] / lib[2]))
+            if lib[3]:
+                print("| ... the same, the before build's libward (WARD_BEFORE), interleaved in that run | %.2f | "
+                      "%.2f | %.2f× |" % (lib[3][0], lib[3][1], lib[3][0] / lib[2]))
         print("\n`ward doctor` on this host: %s\n" % migration_line())
         print("\nAn idle session, ward's own memory (%d sessions; PSS, so pages the server shares with the PID 1s "
               "it cloned count once): the server's PSS changed by %+.0f KiB, their %d PID 1s hold %.0f KiB: "

@@ -34,6 +34,7 @@
 #include "core/backend.h"
 #include "core/pathguard.h"
 #include "core/request.h"
+#include "core/supervise.h"
 #include "sandbox/caps.h"
 #include "sandbox/landlock.h"
 #include "sandbox/userns.h"
@@ -343,10 +344,28 @@ static __attribute__((noreturn)) void file_worker(struct session_state *st, cons
 
 /* ------------------------------------------------------------------ execs */
 
-/* In the exec's fork: its own copy of the context, its handover (which
- * arrives once the supervisor has moved it into its cgroup), then the
- * command's steps (command.c). */
-static __attribute__((noreturn)) void exec_child(struct session_state *st, const char *cwd, const int *fds, int nfds)
+/* All n bytes from fd: 0, 1 at its end (the supervisor discarded the
+ * exec), or -errno. */
+static int read_all(int fd, void *p, size_t n)
+{
+	char *b = p;
+	while (n) {
+		ssize_t k = read(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : 1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* In the exec's fork: its own copy of the context, then, once the
+ * supervisor has moved it into its cgroup (which may be long before the
+ * exec: session.c arms the next exec ahead), its cwd and its handover on
+ * the handover pipe, then the command's steps (command.c). */
+static __attribute__((noreturn)) void exec_child(struct session_state *st, const int *fds, int nfds)
 {
 	struct child_ctx cc = *st->c;
 	/* PID 1 reset every disposition and the umask before its session
@@ -360,8 +379,20 @@ static __attribute__((noreturn)) void exec_child(struct session_state *st, const
 	cc.in_r = nfds > 4 ? fds[4] : -1;
 	cc.rep_w = -1;
 	cc.fail_fd = fcntl(fds[1], F_DUPFD_CLOEXEC, 64); /* above what command.c arranges */
-	cc.cwd = cwd[0] ? cwd : NULL;
-	int r = handover_read(fds[0], &cc.ho);
+	cc.start = 0; /* WARD_TRACE: the cmd: lines in monotonic time, as the supervisor's sx: */
+	char cwd[SM_MAX_STR];
+	uint32_t len = 0;
+	int r = read_all(fds[0], &len, sizeof(len));
+	trace_phase("si:handover", 0);
+	if (r == 0 && len >= sizeof(cwd))
+		r = -EPROTO;
+	if (r == 0)
+		r = read_all(fds[0], cwd, len);
+	if (r == 0) {
+		cwd[len] = 0;
+		cc.cwd = cwd[0] ? cwd : NULL;
+		r = handover_read(fds[0], &cc.ho);
+	}
 	if (r != 0) {
 		if (r < 0) {
 			char line[200];
@@ -371,6 +402,7 @@ static __attribute__((noreturn)) void exec_child(struct session_state *st, const
 		_exit(WARD_EXIT_FAILED);
 	}
 	close(fds[0]);
+	trace_phase("si:handover-read", 0);
 	command_session_main(&cc);
 }
 
@@ -405,13 +437,13 @@ static void reply(struct session_state *st, int r, int fd)
 		;
 }
 
-static void start_exec(struct session_state *st, const struct session_msg *m, const int *fds, int nfds)
+static void start_exec(struct session_state *st, const int *fds, int nfds)
 {
 	struct tracked *t = free_slot(st);
 	int pidfd = -1;
 	pid_t pid = nfds >= 4 && t ? raw_fork(&pidfd) : -1;
 	if (pid == 0)
-		exec_child(st, m->str, fds, nfds);
+		exec_child(st, fds, nfds);
 	int e = nfds < 4 ? EPROTO : !t ? EAGAIN : errno;
 	for (int i = 0; i < nfds; i++)
 		if (i != 1 || pid < 0)
@@ -469,8 +501,11 @@ static bool handle_request(struct session_state *st)
 				memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 		}
 	m.str[SM_MAX_STR - 1] = 0;
-	if (m.op == SM_EXEC)
-		start_exec(st, &m, fds, nfds);
+	if (m.op == SM_EXEC) {
+		trace_phase("si:request", 0);
+		start_exec(st, fds, nfds);
+		trace_phase("si:replied", 0);
+	}
 	else if (m.op == SM_WRITE || m.op == SM_READ || m.op == SM_LIST || m.op == SM_REMOVE || m.op == SM_COLLECT)
 		start_file_op(st, &m, fds, nfds);
 	else
@@ -492,6 +527,7 @@ static void reap(struct session_state *st)
 			return;
 		for (int i = 0; i < MAX_TRACKED; i++)
 			if (st->t[i].pid == p) {
+				trace_phase("si:reaped", 0);
 				char line[32];
 				int k = snprintf(line, sizeof(line), "X %d\n", wst);
 				(void)!write(st->t[i].ctl_w, line, (size_t)k);

@@ -26,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/backend.h"
@@ -63,6 +65,12 @@ struct ward_session {
 	struct session_bg *bg;        /* background processes (session_bg.c) */
 	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
 	struct session_watch *watch;  /* the seccomp listener's thread */
+	struct session_exec armed;    /* the next exec's, made ahead (armed_ok) */
+	bool armed_ok;
+	pthread_cond_t arm_cv;        /* the armer waits on it */
+	pthread_cond_t armed_cv;      /* an exec waits on it for what is arming */
+	pthread_t armer;
+	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
 	double call_s;                /* the deadline of one files or stdin call, in all */
 	volatile int killed;          /* ward_session_kill has ended it */
 	volatile int cpu_spent;       /* its CPU budget has run out */
@@ -102,33 +110,48 @@ bool ward_session_alive(struct ward_session *s)
 
 /* ------------------------------------------------------------ exec cgroups */
 
-/* Exec cgroups nothing runs in any more go; the others wait. */
+/* Exec cgroups nothing runs in any more go; the others wait.  The empty
+ * ones are taken out under the lock and removed after it (an rmdir is
+ * slow: the lock stays free for the execs meanwhile). */
 static void sweep_linger(struct ward_session *s)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < s->nlinger; i++) {
-		if (cg_empty(s->linger[i]))
-			cg_destroy(s->linger[i]);
-		else
-			s->linger[k++] = s->linger[i];
-	}
-	s->nlinger = k;
+	struct ward_cgroup *gone[16];
+	size_t ngone;
+	do {
+		ngone = 0;
+		pthread_mutex_lock(&s->lock);
+		size_t k = 0;
+		for (size_t i = 0; i < s->nlinger; i++) {
+			if (ngone < sizeof(gone) / sizeof(gone[0]) && cg_empty(s->linger[i]))
+				gone[ngone++] = s->linger[i];
+			else
+				s->linger[k++] = s->linger[i];
+		}
+		s->nlinger = k;
+		pthread_mutex_unlock(&s->lock);
+		for (size_t i = 0; i < ngone; i++)
+			cg_destroy(gone[i]);
+	} while (ngone == sizeof(gone) / sizeof(gone[0]));
 }
 
-/* An exec's cgroup after its main process: destroyed when empty, else kept
- * (what it left running lives on, within the session's limits). */
+/* An exec's cgroup after its main process: kept while something it left
+ * runs there (that lives on, within the session's limits), removed once
+ * empty: by the armer after it has armed the next exec, so that the rmdir
+ * is not on the exec's path, else here. */
 static void retire_exec_cg(struct ward_session *s, struct ward_cgroup *cg)
 {
 	pthread_mutex_lock(&s->lock);
-	sweep_linger(s);
-	struct ward_cgroup **n = cg_empty(cg) ? NULL : realloc(s->linger, (s->nlinger + 1) * sizeof(*n));
+	struct ward_cgroup **n = realloc(s->linger, (s->nlinger + 1) * sizeof(*n));
 	if (n) {
 		s->linger = n;
 		s->linger[s->nlinger++] = cg;
 		cg = NULL;
 	}
+	bool later = s->armer_on;
 	pthread_mutex_unlock(&s->lock);
-	cg_destroy(cg); /* empty, or out of memory: killed rather than leaked */
+	cg_destroy(cg); /* out of memory: killed rather than leaked */
+	if (!later)
+		sweep_linger(s);
 }
 
 /* x's tree is one of the session's execs from its cgroup's creation to its
@@ -347,11 +370,10 @@ void session_exec_close(struct session_exec *x)
 		close_fd(fds[i]);
 }
 
-/* Ask PID 1 for the command; it answers with its pidfd. */
-static int request_command(struct ward_session *s, const char *cwd, int remote[5], int *pidfd)
+/* Ask PID 1 for the exec's process; it answers with its pidfd. */
+static int request_command(struct ward_session *s, int remote[5], int *pidfd)
 {
 	struct session_msg m = {.op = SM_EXEC};
-	snprintf(m.str, sizeof(m.str), "%s", cwd ? cwd : "");
 	pthread_mutex_lock(&s->sock_lock);
 	int r = send_request(s, &m, remote, remote[4] >= 0 ? 5 : 4);
 	if (r == 0)
@@ -375,17 +397,45 @@ static void unshield(pid_t hp)
 	}
 }
 
-int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		       struct session_exec *x, char *err, size_t errlen)
+/* ------------------------------------------------------------ armed execs
+ *
+ * Everything of an exec but its command can be made before the command is
+ * known: its pipes, its cgroup, its process (PID 1's fork), moved into that
+ * cgroup and waiting for its handover.  After each exec a thread of the
+ * session's (the armer, started with the first exec) makes the next one's
+ * that way while the session is idle, so that an exec's own path is only:
+ * the handover, the command, its status and its cgroup's usage.  An exec
+ * that finds none ready (the first, or one right behind another) makes its
+ * own as before.  The armed process runs nothing of the user's: it waits
+ * in PID 1's credentials (root in the sandbox's user namespace, not
+ * dumpable), which the sandbox user can neither signal nor trace; it is one
+ * process of the session's pids while it waits. */
+
+/* x's tree is gone, or about to: kill it, close its ends, remove its
+ * cgroup. */
+static void exec_discard(struct session_exec *x)
+{
+	if (x->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
+	session_exec_close(x);
+	cg_destroy(x->cg);
+	x->cg = NULL;
+}
+
+/* An exec's process, waiting for its handover (see above).  0, or -errno
+ * with err set and nothing left. */
+static int exec_arm(struct ward_session *s, struct session_exec *x, char *err, size_t errlen)
 {
 	*x = (struct session_exec){.ho_w = -1, .ctl_r = -1, .out_r = -1, .err_r = -1, .in_w = -1, .pidfd = -1};
 	int remote[5];
-	if (make_exec_pipes(x, remote, want_in, err, errlen) < 0)
+	trace_phase("sx:arm", 0);
+	if (make_exec_pipes(x, remote, true, err, errlen) < 0)
 		return -EMFILE;
+	trace_phase("sx:pipes", 0);
 	x->cg = cg_child_create(s->parts.cg, "x", err, errlen);
-	if (x->cg)
-		exec_track(s, x, true);
-	int r = x->cg ? request_command(s, cwd, remote, &x->pidfd) : -EIO;
+	trace_phase("sx:cgroup", 0);
+	int r = x->cg ? request_command(s, remote, &x->pidfd) : -EIO;
+	trace_phase("sx:reply", 0);
 	if (!x->cg)
 		for (int i = 0; i < 5; i++)
 			close_fd(&remote[i]);
@@ -393,24 +443,201 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 		set_err(err, errlen, "the session cannot start the command: %s", strerror(-r));
 	pid_t hp = r == 0 ? pidfd_pid(x->pidfd) : -1;
 	if (r == 0 && (hp <= 0 || (r = cg_attach(x->cg, hp)) < 0)) {
-		syscall(SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
 		set_err(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
 		r = r < 0 ? r : -ESRCH;
 	}
-	if (r == 0)
-		unshield(hp);
+	trace_phase("sx:attach", 0);
+	if (r < 0) {
+		exec_discard(x);
+		return r;
+	}
+	unshield(hp);
+	return 0;
+}
+
+/* Take the armed exec, if one is ready. */
+static bool take_armed(struct ward_session *s, struct session_exec *x)
+{
+	pthread_mutex_lock(&s->lock);
+	/* one the armer is making now: wait for it, rather than make another
+	 * at the same price (a cgroup migration may take an RCU grace period) */
+	while (s->arming && !s->armed_ok)
+		pthread_cond_wait(&s->armed_cv, &s->lock);
+	bool ok = s->armed_ok;
+	if (ok)
+		*x = s->armed;
+	s->armed_ok = false;
+	pthread_mutex_unlock(&s->lock);
+	if (ok)
+		trace_phase("sx:armed", 0);
+	return ok;
+}
+
+/* The armer's nice value: it works while the session is idle, and an exec
+ * that just ended wakes it; at the execs' priority it would take the CPU
+ * from that exec's caller (wakeup preemption) before the result is out. */
+#define ARMER_NICE 19
+/* How long after an exec the armer starts: the exec's caller (a server's
+ * worker answering, its client reading) has the CPU first.  PID 1's fork
+ * for the armer is not niced. */
+#define ARM_DELAY_MS 2
+
+static void *armer_main(void *arg)
+{
+	struct ward_session *s = arg;
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ARMER_NICE); /* this thread only */
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->arm_stop && !s->arm_wanted)
+			pthread_cond_wait(&s->arm_cv, &s->lock);
+		if (s->arm_stop)
+			break;
+		s->arm_wanted = false;
+		/* after the exec's caller has had the CPU for its answer */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += ARM_DELAY_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!s->arm_stop && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
+			;
+		if (s->arm_stop)
+			break;
+		bool need = !s->armed_ok;
+		s->arming = need;
+		pthread_mutex_unlock(&s->lock);
+		struct session_exec a;
+		int r = !need || session_killed(s) || session_budget_spent(s) ? -ESRCH : exec_arm(s, &a, NULL, 0);
+		pthread_mutex_lock(&s->lock);
+		bool keep = r == 0 && !s->armed_ok && !s->arm_stop;
+		if (keep) {
+			s->armed = a;
+			s->armed_ok = true;
+		}
+		s->arming = false;
+		pthread_cond_broadcast(&s->armed_cv);
+		pthread_mutex_unlock(&s->lock);
+		if (r == 0 && !keep)
+			exec_discard(&a);
+		sweep_linger(s); /* the ended execs' cgroups */
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* The armer's stack: it makes a cgroup and asks PID 1, nothing deeper. */
+#define ARMER_STACK (256 * 1024)
+
+/* Have the next exec armed (the armer starts with the first call). */
+static void arm_next(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->armer_on && !s->armer_failed && !s->arm_stop) {
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setstacksize(&at, ARMER_STACK);
+		/* its signals blocked as the caller's are (a server's worker's) */
+		s->armer_on = pthread_create(&s->armer, &at, armer_main, s) == 0;
+		s->armer_failed = !s->armer_on; /* then every exec makes its own */
+		pthread_attr_destroy(&at);
+	}
+	s->arm_wanted = true;
+	pthread_cond_signal(&s->arm_cv);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Stop the armer (after PID 1 is dead: nothing it waits on blocks then)
+ * and discard what it armed. */
+static void armer_stop(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->arm_stop = true;
+	pthread_cond_broadcast(&s->arm_cv);
+	bool on = s->armer_on;
+	pthread_mutex_unlock(&s->lock);
+	if (on)
+		pthread_join(s->armer, NULL);
+	if (s->armed_ok)
+		exec_discard(&s->armed);
+	s->armed_ok = false;
+}
+
+/* The exec's cwd on its handover pipe, before the handover: a length,
+ * then the bytes (init_session.c's exec_child reads them).  0 or -errno. */
+static int send_cwd(int fd, const char *cwd)
+{
+	char buf[sizeof(uint32_t) + SM_MAX_STR];
+	const char *c = cwd ? cwd : "";
+	size_t k = strlen(c);
+	if (k >= SM_MAX_STR)
+		return -ENAMETOOLONG;
+	uint32_t n = (uint32_t)k;
+	memcpy(buf, &n, sizeof(n));
+	memcpy(buf + sizeof(n), c, n);
+	size_t len = sizeof(n) + n, off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? (errno == EPIPE ? -ESRCH : -errno) : -EIO;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* Give x its command: its cwd, then the handover.  0 or -errno. */
+static int exec_give(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
+		     struct session_exec *x)
+{
+	if (!want_in)
+		close_fd(&x->in_w); /* the command reads /dev/null (no HO_STDIN_PIPE) */
+	/* SIGPIPE: sandbox_write_handover blocks it for this thread */
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	int r = send_cwd(x->ho_w, cwd);
+	if (r == -ESRCH || r == -EPIPE) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero); /* the one our write raised */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		r = sandbox_write_handover(x->ho_w, req, !cg_limits_memory(s->parts.cg));
 	close_fd(&x->ho_w);
+	trace_phase("sx:handover", 0);
+	return r;
+}
+
+int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
+		       struct session_exec *x, char *err, size_t errlen)
+{
+	trace_phase("sx:begin", 0);
+	int r = -1;
+	if (take_armed(s, x)) {
+		exec_track(s, x, true);
+		r = exec_give(s, req, cwd, want_in, x);
+		if (r < 0) { /* it died waiting (a memory kill may pick it): make another */
+			exec_track(s, x, false);
+			exec_discard(x);
+		}
+	}
+	if (r < 0) {
+		r = exec_arm(s, x, err, errlen);
+		if (r < 0)
+			return r;
+		exec_track(s, x, true);
+		r = exec_give(s, req, cwd, want_in, x);
+	}
 	if (r < 0) {
 		if (!err || !err[0])
 			set_err(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
-		session_exec_close(x);
-		if (x->cg) {
-			exec_track(s, x, false);
-			cg_destroy(x->cg);
-		}
-		x->cg = NULL;
+		exec_track(s, x, false);
+		exec_discard(x);
 		return r;
 	}
 	return 0;
@@ -423,6 +650,7 @@ void session_exec_done(struct ward_session *s, struct session_exec *x)
 	if (x->cg)
 		retire_exec_cg(s, x->cg);
 	x->cg = NULL;
+	arm_next(s);
 }
 
 static void kill_exec(void *arg)
@@ -655,9 +883,9 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	char **env = NULL;
 	struct backend_outcome o = {0};
 	int r = session_request(s, req, &r2, &env, res->error, sizeof(res->error));
-	if (r == 0 && cwd && cwd[0] != '/') {
-		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox: '%.200s'",
-			 cwd);
+	if (r == 0 && cwd && (cwd[0] != '/' || strlen(cwd) >= SM_MAX_STR)) {
+		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox, of at most %d "
+							 "bytes: '%.200s'", SM_MAX_STR - 1, cwd);
 		r = -EINVAL;
 	}
 	char globs_fit[SM_MAX_STR];
@@ -685,8 +913,10 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	if (r == 0) {
 		struct supervise sv;
 		supervise_exec(s, &r2, &x, &sv, start);
+		trace_phase("sx:supervised", 0);
 		outcome_collect(&sv, res);
 		exec_usage(&x, res, &o);
+		trace_phase("sx:usage", 0);
 		r = exec_outcome(&sv, res, &o);
 		if (r == 0 && session_exec_budget(&x)) { /* the session's CPU budget: a CPU limit */
 			o.cpu_exceeded = o.timed_out = true;
@@ -694,6 +924,7 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		if (session_exec_seccomp(&x))
 			seccomp_outcome(&x, res, &o);
 		session_exec_done(s, &x);
+		trace_phase("sx:retired", 0);
 		if (r == 0 && req->collect && req->collect[0] && session_collect(s, req, res) < 0)
 			r = -1;
 		/* the connections tried while it ran (of the session's first 64;
@@ -705,7 +936,9 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	}
 	session_slot(s, false);
 	free(env);
-	return result_from_outcome(&o, r, res, start);
+	r = result_from_outcome(&o, r, res, start);
+	trace_phase("sx:end", 0);
+	return r;
 }
 
 /* ------------------------------------------------------------ files */
@@ -1093,6 +1326,12 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->sock_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->arm_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&s->armed_cv, NULL);
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
 	s->cpu_budget_s = o->cpu_budget_s;
@@ -1152,8 +1391,12 @@ void ward_session_destroy(struct ward_session *s)
 {
 	if (!s)
 		return;
+	pthread_mutex_lock(&s->lock);
+	s->arm_stop = true; /* no more arming */
+	pthread_mutex_unlock(&s->lock);
 	if (s->sb)
 		sandbox_session_kill(s->sb); /* PID 1, and with it every process inside */
+	armer_stop(s);
 	session_watch_stop(s->watch);
 	session_bg_free(s->bg);
 	for (size_t i = 0; i < s->nlinger; i++)
@@ -1166,6 +1409,8 @@ void ward_session_destroy(struct ward_session *s)
 	free(s->env);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->sock_lock);
+	pthread_cond_destroy(&s->arm_cv);
+	pthread_cond_destroy(&s->armed_cv);
 	free(s);
 }
 

@@ -3,15 +3,19 @@
  * SOCK_SEQPACKET socketpair: one message is one request).  This file is the
  * only one that knows the layout.
  *
- * Each request is a struct session_msg, then a NUL-terminated string (an
- * exec's cwd, a file op's path relative to /work), with fds by SCM_RIGHTS:
+ * Each request is a struct session_msg, then a NUL-terminated string (a
+ * file op's path relative to /work; empty for SM_EXEC), with fds by
+ * SCM_RIGHTS:
  *   SM_EXEC: handover read end, control pipe write end, stdout and stderr
- *            write ends, stdin read end (optional).  PID 1 clones the
- *            command, answers a struct session_reply with the command's
- *            pidfd (or r < 0 and no fd), and writes "X STATUS" on the
- *            control pipe when it has reaped it.  The command execs only
- *            once the handover arrives: the supervisor writes it after it
- *            has moved the command into the exec's cgroup.
+ *            write ends, stdin read end (optional).  PID 1 forks the
+ *            exec's process, answers a struct session_reply with its pidfd
+ *            (or r < 0 and no fd), and writes "X STATUS" on the control
+ *            pipe when it has reaped it.  The process waits on the
+ *            handover pipe for its cwd (a uint32_t length, then that many
+ *            bytes, no NUL) and then the handover, and execs the command:
+ *            the supervisor writes them after it has moved the process
+ *            into the exec's cgroup, possibly long after (session.c arms
+ *            the next exec ahead); end-of-file there: it exits.
  *   SM_WRITE, SM_READ, SM_LIST, SM_REMOVE, SM_COLLECT: one end of a
  *            SOCK_STREAM pair (SM_COLLECT: str is the globs, one a line;
  *            mode the most files, max the most bytes; its answer is

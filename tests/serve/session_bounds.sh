@@ -222,9 +222,16 @@ P1=$(pid1_of "$M")
 r=$(http POST "/sessions/$SID/exec" --data-binary '{"command": "echo old", "background": true}')
 A=$(jget "$(body_of "$r")" 'd["pid"]')
 wait_proc_exited "$SID" "$A" >/dev/null
+# the session forks each exec's process ahead, after the last exec: wait
+# for that one (the session counts PID 1, the marker and it)
+armed() { [ "$(jg "$(body_of "$(http GET "/sessions/$SID")")" 'd["usage"]["pids"]')" = 3 ]; }
+wait_for armed || fail "the next exec's process is forked ahead" "$(http GET "/sessions/$SID")"
 # the sandbox's next pid is A again (host root sets its PID namespace's
 # ns_last_pid from inside it; nsenter's own child takes a pid first)
 nsenter -t "$P1" -p -- /bin/sh -c "echo $((A - 1)) > /proc/sys/kernel/ns_last_pid"
+# the process forked before the write goes to an exec of `true`; the next
+# one, forked after it, gets pid A
+http POST "/sessions/$SID/exec" --data-binary '{"argv": ["true"]}' >/dev/null
 r=$(http POST "/sessions/$SID/exec" --data-binary "{\"command\": \"echo new; exec sleep $((M + 1))\", \"background\": true}")
 B=$(jget "$(body_of "$r")" 'd["pid"]')
 expect_eq "the new process got the old one's pid" "$A" "$B"
