@@ -252,48 +252,6 @@ struct ward_netns *netns_take(void)
 	return ns;
 }
 
-static void *take_thread(void *arg)
-{
-	struct netns_taking *t = arg;
-	t->ns = netns_take();
-	return NULL;
-}
-
-void netns_take_begin(struct netns_taking *t)
-{
-	t->ns = NULL;
-	t->running = false;
-	pthread_once(&g_once, open_host);
-	pthread_mutex_lock(&g_lock);
-	bool make_one = g_host >= 0 && !g_off && g_nidle == 0;
-	pthread_mutex_unlock(&g_lock);
-	if (!make_one) {
-		t->ns = netns_take(); /* a kept one, or none at all: no thread */
-		return;
-	}
-	/* A small stack: the thread reads a few files at most (a snapshot is
-	 * malloc'd). */
-	pthread_attr_t a;
-	if (pthread_attr_init(&a) == 0) {
-		t->running = pthread_attr_setstacksize(&a, 64 * 1024) == 0 &&
-			     pthread_create(&t->thread, &a, take_thread, t) == 0;
-		pthread_attr_destroy(&a);
-	}
-	if (!t->running)
-		t->ns = netns_take();
-}
-
-struct ward_netns *netns_take_end(struct netns_taking *t)
-{
-	if (t->running) {
-		pthread_join(t->thread, NULL);
-		t->running = false;
-	}
-	struct ward_netns *ns = t->ns;
-	t->ns = NULL;
-	return ns;
-}
-
 int netns_fd(const struct ward_netns *ns)
 {
 	return ns ? ns->fd : -1;

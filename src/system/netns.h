@@ -7,9 +7,6 @@
 #ifndef WARD_NETNS_H
 #define WARD_NETNS_H
 
-#include <pthread.h>
-#include <stdbool.h>
-
 struct ward_netns;
 
 /* A network namespace for one sandbox: a kept one, or a new one.  NULL
@@ -17,19 +14,6 @@ struct ward_netns;
  * namespace): the sandbox then clones a namespace of its own
  * (CLONE_NEWNET), as every network mode but `none` does. */
 struct ward_netns *netns_take(void);
-
-/* netns_take on a thread of its own, so that the caller's next steps (the
- * cgroup, the pipes) run beside the kernel's making of the namespace, the
- * costliest step of a sandbox's birth: a kept one is taken at once, with no
- * thread.  netns_take_end joins it and returns what netns_take would have
- * (the caller must call it once for every netns_take_begin). */
-struct netns_taking {
-	struct ward_netns *ns;
-	pthread_t thread;
-	bool running; /* false: done on the caller's thread */
-};
-void netns_take_begin(struct netns_taking *t);
-struct ward_netns *netns_take_end(struct netns_taking *t);
 
 /* Its descriptor (/proc/thread-self/ns/net), for the clone or a helper. */
 int netns_fd(const struct ward_netns *ns);

@@ -511,12 +511,6 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	int *trees = NULL;
 	struct build_fds f;
 	memset(&f, -1, sizeof(f));
-	/* The network namespace is made on a thread of its own meanwhile: the
-	 * identity, the plan, the trees and the cgroup do not need it. */
-	struct netns_taking nt;
-	bool taking = shape->net == WARD_NET_NONE;
-	if (taking)
-		netns_take_begin(&nt);
 
 	if (userns_acquire(&sb->id, err, errlen) < 0)
 		goto fail;
@@ -543,9 +537,8 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	trace_phase("idmap", start);
 	if (make_cgroup(sb, shape, start, err, errlen) < 0)
 		goto fail;
-	if (taking)
-		sb->netns = netns_take_end(&nt);
-	taking = false;
+	if (shape->net == WARD_NET_NONE)
+		sb->netns = netns_take();
 	trace_phase("netns", start);
 	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0,
 		       ahead || shape->report_channel || wants_collect(shape), err, errlen) < 0)
@@ -573,8 +566,6 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 	return sb;
 
 fail:
-	if (taking)
-		netns_give(netns_take_end(&nt));
 	build_fds_close(&f, trees, sb->plan.nops);
 	sandbox_destroy(sb);
 	return NULL;

@@ -121,30 +121,6 @@ void test_netns(void)
 	s0 = stats();
 	netns_give(a);
 	CHECK("netns: with a limit of 0, none is kept", stats().idle == 0 && stats().discarded == s0.discarded);
-
-	/* made on a thread while the caller goes on: a fresh one, made by
-	 * the thread (the caller's own namespace never changes); a kept one
-	 * is taken at once, with no thread */
-	struct netns_taking t;
-	ward_netns_keep(1);
-	netns_take_begin(&t);
-	bool threaded = t.running;
-	a = netns_take_end(&t);
-	back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	CHECK("netns: taken on a thread, a new one is made there", threaded && a && ino(netns_fd(a)) != ino(here) &&
-									    ino(netns_fd(a)) != 0);
-	CHECK("netns: taken on a thread, the caller stays in the host's namespace", ino(back) == ino(here));
-	if (back >= 0)
-		close(back);
-	netns_give(a);
-	s0 = stats();
-	netns_take_begin(&t);
-	threaded = t.running;
-	a = netns_take_end(&t);
-	CHECK("netns: a kept one is taken at once, on the caller's thread",
-	      !threaded && a && stats().reused == s0.reused + 1);
-	netns_give(a);
-	ward_netns_keep(0);
 	if (here >= 0)
 		close(here);
 }
