@@ -96,6 +96,7 @@ struct cmd {
 struct phase {
 	char *name;
 	double *at, *delta; /* µs since start; µs since the previous phase */
+	double *cpu;        /* µs of CPU its process used since its own previous phase (-1: not printed) */
 	size_t n, cap;
 	double med_at;
 };
@@ -647,23 +648,35 @@ static struct phase *phase_get(struct phase **ph, size_t *nph, const char *name)
 	return p;
 }
 
-static void phase_add(struct phase *p, double at, double delta)
+static void phase_add(struct phase *p, double at, double delta, double cpu)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 64;
 		p->at = xrealloc(p->at, p->cap * sizeof(double));
 		p->delta = xrealloc(p->delta, p->cap * sizeof(double));
+		p->cpu = xrealloc(p->cpu, p->cap * sizeof(double));
 	}
 	p->at[p->n] = at;
 	p->delta[p->n] = delta;
+	p->cpu[p->n] = cpu;
 	p->n++;
 }
+
+/* The process a phase is printed by: the supervisor (ward), the sandbox's
+ * init ("init:") or the command before its exec ("cmd:"). */
+static int phase_proc(const char *name)
+{
+	return strncmp(name, "init:", 5) == 0 ? 1 : strncmp(name, "cmd:", 4) == 0 ? 2 : 0;
+}
+
+static const char *const proc_names[] = {"ward", "PID 1", "command"};
 
 #define MAX_EVENTS 128 /* ward-trace lines kept from one run */
 
 struct event {
 	char name[64];
 	double us;
+	double cpu; /* "cpu=US": the CPU its process has used so far; -1: absent */
 };
 
 static int cmp_event(const void *a, const void *b)
@@ -707,14 +720,24 @@ static void trace(struct cmd *c, const struct opts *o, struct trace *tr)
 			if (nl)
 				*nl = '\0';
 			if (nev < MAX_EVENTS &&
-			    sscanf(line, "ward-trace: %63s %lf", ev[nev].name, &ev[nev].us) == 2)
+			    sscanf(line, "ward-trace: %63s %lf", ev[nev].name, &ev[nev].us) == 2) {
+				const char *cp = strstr(line, " cpu=");
+				ev[nev].cpu = cp ? atof(cp + 5) : -1;
 				nev++;
+			}
 			line = nl ? nl + 1 : NULL;
 		}
 		qsort(ev, nev, sizeof(ev[0]), cmp_event);
-		for (size_t e = 0; e < nev; e++)
+		/* CPU: each process's clock, from its previous phase (or its start) */
+		double last_cpu[3] = {0, 0, 0};
+		for (size_t e = 0; e < nev; e++) {
+			int pr = phase_proc(ev[e].name);
+			double cpu = ev[e].cpu >= 0 ? ev[e].cpu - last_cpu[pr] : -1;
+			if (ev[e].cpu >= 0)
+				last_cpu[pr] = ev[e].cpu;
 			phase_add(phase_get(&tr->ph, &tr->nph, ev[e].name), ev[e].us,
-				  ev[e].us - (e ? ev[e - 1].us : 0));
+				  ev[e].us - (e ? ev[e - 1].us : 0), cpu);
+		}
 		free(err);
 	}
 	tr->wall_med = median_of(wall, nwall);
@@ -832,10 +855,11 @@ static int write_json(const char *path, struct cmd *cmds, size_t n, const struct
 		json_t *pa = json_array();
 		for (size_t i = 0; i < tr->nph; i++)
 			json_array_append_new(
-				pa, json_pack("{s:s,s:o,s:o,s:I}", "phase", tr->ph[i].name,
+				pa, json_pack("{s:s,s:o,s:o,s:o,s:I}", "phase", tr->ph[i].name,
 					      "median_us", jnum(median_of(tr->ph[i].at, tr->ph[i].n)),
 					      "median_delta_us",
-					      jnum(median_of(tr->ph[i].delta, tr->ph[i].n)), "n",
+					      jnum(median_of(tr->ph[i].delta, tr->ph[i].n)), "median_cpu_us",
+					      jnum(median_of(tr->ph[i].cpu, tr->ph[i].n)), "n",
 					      (json_int_t)tr->ph[i].n));
 		json_object_set_new(jt, "phases", pa);
 	}
@@ -1016,11 +1040,23 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		fprintf(f, "%sward start-up phases (WARD_TRACE=1, %ld runs; median wall %.3f ms)\n\n",
 			h, tr->runs, tr->wall_med);
 		fprintf(f, "| phase | at, µs since start (median) | since previous phase, µs "
-			   "(median) |\n| --- | ---: | ---: |\n");
-		for (size_t i = 0; i < tr->nph; i++)
-			fprintf(f, "| %s | %.0f | %.0f |\n", tr->ph[i].name,
+			   "(median) | process | its CPU since its previous phase, µs (median) |\n"
+			   "| --- | ---: | ---: | --- | ---: |\n");
+		for (size_t i = 0; i < tr->nph; i++) {
+			fprintf(f, "| %s | %.0f | %.0f | %s |", tr->ph[i].name,
 				median_of(tr->ph[i].at, tr->ph[i].n),
-				median_of(tr->ph[i].delta, tr->ph[i].n));
+				median_of(tr->ph[i].delta, tr->ph[i].n), proc_names[phase_proc(tr->ph[i].name)]);
+			double cpu = median_of(tr->ph[i].cpu, tr->ph[i].n);
+			if (cpu >= 0)
+				fprintf(f, " %.0f |\n", cpu);
+			else
+				fprintf(f, " |\n");
+		}
+		fprintf(f, "\nCPU: the CPU clock of the process that printed the phase "
+			   "(`cpu=` in WARD_TRACE's lines): ward's counts from its exec (the first row "
+			   "holds ward's own start-up), PID 1's and the command's from their clones. "
+			   "Wall and CPU differ where a process waits (another process, the kernel's "
+			   "RCU grace periods) or where two run at once.\n");
 		fprintf(f, "\n");
 	}
 
@@ -1231,6 +1267,7 @@ out:
 		free(tr.ph[i].name);
 		free(tr.ph[i].at);
 		free(tr.ph[i].delta);
+		free(tr.ph[i].cpu);
 	}
 	free(tr.ph);
 	free(tr.skip);
