@@ -95,7 +95,7 @@ with open(err, "rb") as f:
     lines = f.read().decode(errors="replace").splitlines()
 seq = {}
 for ln in lines:
-    m = re.match(r"ward-trace: (\S+) (\d+)$", ln)
+    m = re.match(r"ward-trace: (\S+) (\d+)(?: cpu=\d+)?$", ln)
     if m:
         seq.setdefault(m.group(1), []).append(float(m.group(2)))
 

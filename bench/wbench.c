@@ -3,7 +3,9 @@
  * Timing is done here, in C, rather than in a shell loop: a shell adds its
  * own fork/exec to every sample, which is the very cost being measured.
  * Each sample is posix_spawnp() + wait4() of one command, timed with
- * CLOCK_MONOTONIC around both, child stdin/stdout/stderr on /dev/null.
+ * CLOCK_MONOTONIC around both, child stdin/stdout/stderr on /dev/null; its
+ * CPU is the whole tree's, the descendants it left behind included (the
+ * latency phase runs as a child subreaper: see reap_orphans).
  *
  * Commands are given as NAME=CMDLINE; CMDLINE is split into words with
  * wordexp(3) (no command substitution) and may start with VAR=VALUE words,
@@ -40,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,6 +81,7 @@ struct cmd {
 	bool fa_ready;
 	double *samples;   /* ms, all passes */
 	double *cpu;       /* CPU ms of the whole tree, one per sample */
+	double *cpu_own;   /* CPU ms that the command's own wait4 reported */
 	size_t n, cap;
 	size_t pass_start; /* first sample of the current pass */
 	double *pass_median;
@@ -86,11 +90,13 @@ struct cmd {
 	/* summary, filled by summarize() */
 	double med, p99, p90, min, max, mean;
 	double cpu_med;    /* median CPU ms per run */
+	double cpu_own_med; /* the same, without the orphans it left */
 };
 
 struct phase {
 	char *name;
 	double *at, *delta; /* µs since start; µs since the previous phase */
+	double *cpu;        /* µs of CPU its process used since its own previous phase (-1: not printed) */
 	size_t n, cap;
 	double med_at;
 };
@@ -250,15 +256,15 @@ static void cmd_free(struct cmd *c)
 	free(c->trace_envp);
 	free(c->samples);
 	free(c->cpu);
+	free(c->cpu_own);
 	free(c->pass_median);
 	free(c->skip);
 	free(c->name);
 	free(c->line);
 }
 
-/* waitpid, and (ru non-NULL) the CPU the child used, its reaped
- * descendants included: for ward run and bwrap alike, the whole tree's
- * (each reaps its sandbox's PID 1, which reaps the command). */
+/* waitpid, and (ru non-NULL) the CPU the child used, with the
+ * descendants it reaped. */
 static int wait_pid_ru(pid_t pid, int *status, struct rusage *ru)
 {
 	for (;;) {
@@ -280,10 +286,36 @@ static double ru_cpu_ms(const struct rusage *ru)
 	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
 }
 
+/* The latency phase runs as a child subreaper (one command at a time): a
+ * command that exits before its descendants leaves them to us, not to the
+ * host's init.  bwrap does: its monitor exits as soon as its PID 1 reports
+ * the command's status on an eventfd, without reaping that PID 1, which
+ * holds the command's CPU (it reaped the command) and still has to exit.
+ * Reap them all (waiting up to 2 s for them to end); the CPU they used. */
+static double reap_orphans(void)
+{
+	double cpu = 0, t0 = now_ms();
+	for (;;) {
+		struct rusage ru;
+		int st;
+		pid_t p = wait4(-1, &st, WNOHANG, &ru);
+		if (p > 0) {
+			cpu += ru_cpu_ms(&ru);
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0 || now_ms() - t0 > 2000)
+			return cpu; /* ECHILD: none left */
+		usleep(20);
+	}
+}
+
 /* One timed run, all streams on /dev/null; *cpu_ms (when cpu_ms is not
- * NULL) the CPU of its whole tree.  Returns -1 when it could not be started
- * at all. */
-static int run_timed_cpu(const struct cmd *c, int *status, double *ms, double *cpu_ms)
+ * NULL) the CPU of its whole tree, the orphans it left included, and
+ * *own_ms what its own wait4 reported.  Returns -1 when it could not be
+ * started at all. */
+static int run_timed_cpu(const struct cmd *c, int *status, double *ms, double *cpu_ms, double *own_ms)
 {
 	pid_t pid;
 	double t0 = now_ms();
@@ -296,14 +328,17 @@ static int run_timed_cpu(const struct cmd *c, int *status, double *ms, double *c
 	if (wait_pid_ru(pid, status, &ru) < 0)
 		return -1;
 	*ms = now_ms() - t0;
-	if (cpu_ms)
-		*cpu_ms = ru_cpu_ms(&ru);
+	double orphans = reap_orphans();
+	if (cpu_ms) {
+		*own_ms = ru_cpu_ms(&ru);
+		*cpu_ms = *own_ms + orphans;
+	}
 	return 0;
 }
 
 static int run_timed(const struct cmd *c, int *status, double *ms)
 {
-	return run_timed_cpu(c, status, ms, NULL);
+	return run_timed_cpu(c, status, ms, NULL, NULL);
 }
 
 /* One run with stderr captured (probe, trace).  Killed after timeout_ms, so
@@ -420,14 +455,16 @@ static void probe(struct cmd *c)
 	printf("  probe %-16s %s%s\n", c->name, c->ok ? "ok" : "SKIPPED: ", c->ok ? "" : c->skip);
 }
 
-static void add_sample(struct cmd *c, double ms, double cpu_ms)
+static void add_sample(struct cmd *c, double ms, double cpu_ms, double own_ms)
 {
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 512;
 		c->samples = xrealloc(c->samples, c->cap * sizeof(double));
 		c->cpu = xrealloc(c->cpu, c->cap * sizeof(double));
+		c->cpu_own = xrealloc(c->cpu_own, c->cap * sizeof(double));
 	}
 	c->cpu[c->n] = cpu_ms;
+	c->cpu_own[c->n] = own_ms;
 	c->samples[c->n++] = ms;
 }
 
@@ -467,10 +504,13 @@ static void summarize(struct cmd *c)
 	c->mean = sum / (double)n;
 	free(s);
 	c->cpu_med = median_of(c->cpu, n);
+	c->cpu_own_med = median_of(c->cpu_own, n);
 }
 
 static void latency(struct cmd **live, size_t nlive, struct opts *o)
 {
+	/* see reap_orphans; off again before the throughput threads run */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!nlive)
 		return;
 	long runs = o->runs;
@@ -502,8 +542,8 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 			for (size_t k = 0; k < nlive; k++) {
 				struct cmd *c = live[(k + (size_t)i) % nlive];
 				int st;
-				double ms, cpu;
-				if (run_timed_cpu(c, &st, &ms, &cpu) < 0) {
+				double ms, cpu, own;
+				if (run_timed_cpu(c, &st, &ms, &cpu, &own) < 0) {
 					c->failures++;
 					continue;
 				}
@@ -511,7 +551,7 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 				if (st != 0)
 					c->failures++;
 				else
-					add_sample(c, ms, cpu);
+					add_sample(c, ms, cpu, own);
 			}
 		for (size_t k = 0; k < nlive; k++) {
 			struct cmd *c = live[k];
@@ -522,6 +562,7 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 		       o->passes, runs, nlive, (now_ms() - t0) / 1000);
 	}
 	o->runs = runs;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 struct worker {
@@ -607,23 +648,35 @@ static struct phase *phase_get(struct phase **ph, size_t *nph, const char *name)
 	return p;
 }
 
-static void phase_add(struct phase *p, double at, double delta)
+static void phase_add(struct phase *p, double at, double delta, double cpu)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 64;
 		p->at = xrealloc(p->at, p->cap * sizeof(double));
 		p->delta = xrealloc(p->delta, p->cap * sizeof(double));
+		p->cpu = xrealloc(p->cpu, p->cap * sizeof(double));
 	}
 	p->at[p->n] = at;
 	p->delta[p->n] = delta;
+	p->cpu[p->n] = cpu;
 	p->n++;
 }
+
+/* The process a phase is printed by: the supervisor (ward), the sandbox's
+ * init ("init:") or the command before its exec ("cmd:"). */
+static int phase_proc(const char *name)
+{
+	return strncmp(name, "init:", 5) == 0 ? 1 : strncmp(name, "cmd:", 4) == 0 ? 2 : 0;
+}
+
+static const char *const proc_names[] = {"ward", "PID 1", "command"};
 
 #define MAX_EVENTS 128 /* ward-trace lines kept from one run */
 
 struct event {
 	char name[64];
 	double us;
+	double cpu; /* "cpu=US": the CPU its process has used so far; -1: absent */
 };
 
 static int cmp_event(const void *a, const void *b)
@@ -667,14 +720,24 @@ static void trace(struct cmd *c, const struct opts *o, struct trace *tr)
 			if (nl)
 				*nl = '\0';
 			if (nev < MAX_EVENTS &&
-			    sscanf(line, "ward-trace: %63s %lf", ev[nev].name, &ev[nev].us) == 2)
+			    sscanf(line, "ward-trace: %63s %lf", ev[nev].name, &ev[nev].us) == 2) {
+				const char *cp = strstr(line, " cpu=");
+				ev[nev].cpu = cp ? atof(cp + 5) : -1;
 				nev++;
+			}
 			line = nl ? nl + 1 : NULL;
 		}
 		qsort(ev, nev, sizeof(ev[0]), cmp_event);
-		for (size_t e = 0; e < nev; e++)
+		/* CPU: each process's clock, from its previous phase (or its start) */
+		double last_cpu[3] = {0, 0, 0};
+		for (size_t e = 0; e < nev; e++) {
+			int pr = phase_proc(ev[e].name);
+			double cpu = ev[e].cpu >= 0 ? ev[e].cpu - last_cpu[pr] : -1;
+			if (ev[e].cpu >= 0)
+				last_cpu[pr] = ev[e].cpu;
 			phase_add(phase_get(&tr->ph, &tr->nph, ev[e].name), ev[e].us,
-				  ev[e].us - (e ? ev[e - 1].us : 0));
+				  ev[e].us - (e ? ev[e - 1].us : 0), cpu);
+		}
 		free(err);
 	}
 	tr->wall_med = median_of(wall, nwall);
@@ -743,6 +806,7 @@ static int write_json(const char *path, struct cmd *cmds, size_t n, const struct
 		json_object_set_new(lat, "n", json_integer((json_int_t)c->n));
 		json_object_set_new(lat, "failures", json_integer(c->failures));
 		json_object_set_new(lat, "cpu_median_ms", jnum(c->cpu_med));
+		json_object_set_new(lat, "cpu_own_wait4_median_ms", jnum(c->cpu_own_med));
 		json_object_set_new(lat, "median_ms", jnum(c->med));
 		json_object_set_new(lat, "p90_ms", jnum(c->p90));
 		json_object_set_new(lat, "p99_ms", jnum(c->p99));
@@ -791,10 +855,11 @@ static int write_json(const char *path, struct cmd *cmds, size_t n, const struct
 		json_t *pa = json_array();
 		for (size_t i = 0; i < tr->nph; i++)
 			json_array_append_new(
-				pa, json_pack("{s:s,s:o,s:o,s:I}", "phase", tr->ph[i].name,
+				pa, json_pack("{s:s,s:o,s:o,s:o,s:I}", "phase", tr->ph[i].name,
 					      "median_us", jnum(median_of(tr->ph[i].at, tr->ph[i].n)),
 					      "median_delta_us",
-					      jnum(median_of(tr->ph[i].delta, tr->ph[i].n)), "n",
+					      jnum(median_of(tr->ph[i].delta, tr->ph[i].n)), "median_cpu_us",
+					      jnum(median_of(tr->ph[i].cpu, tr->ph[i].n)), "n",
 					      (json_int_t)tr->ph[i].n));
 		json_object_set_new(jt, "phases", pa);
 	}
@@ -875,9 +940,12 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 			fprintf(f, " = %.2f× bwrap (%.2f ms)", ward->med / bwrap->med, bwrap->med);
 		if (bare)
 			fprintf(f, ", %.1f× bare fork+exec (%.2f ms)", ward->med / bare->med, bare->med);
-		fprintf(f, "; CPU per run (the whole tree's, from wait4) %.2f ms", ward->cpu_med);
+		fprintf(f, "; CPU per run (the whole tree's, from wait4, orphans reaped as a subreaper) %.2f ms",
+			ward->cpu_med);
 		if (bwrap)
-			fprintf(f, " = %.2f× bwrap's (%.2f ms)", ward->cpu_med / bwrap->cpu_med, bwrap->cpu_med);
+			fprintf(f, " = %.2f× bwrap's (%.2f ms; %.2f ms without the PID 1 bwrap leaves unreaped, "
+				   "which holds the command's CPU)",
+				ward->cpu_med / bwrap->cpu_med, bwrap->cpu_med, bwrap->cpu_own_med);
 		fprintf(f, ".\n");
 		for (int j = 0; j < o->ncallers && ward->throughput; j++) {
 			fprintf(f, "%s%d callers: ward %.0f runs/s", md ? "\n" : "", o->callers[j],
@@ -902,8 +970,8 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		   "iterations per pass discarded)\n\n",
 		h, o->runs, o->passes, o->warmup);
 	fprintf(f, "| command | median | p99 | p90 | min | mean | pass medians | ×bare | ×bwrap | "
-		   "CPU ms (median) | CPU ×bwrap | failed |\n");
-	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		   "CPU ms (median) | CPU ×bwrap | CPU ms, own wait4 only | failed |\n");
+	fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (size_t i = 0; i < n; i++) {
 		struct cmd *c = &cmds[i];
 		if (!c->ok || !c->n)
@@ -917,7 +985,7 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		ratio_cell(f, c->med, bwrap ? bwrap->med : NAN);
 		fprintf(f, " %.3f |", c->cpu_med);
 		ratio_cell(f, c->cpu_med, bwrap ? bwrap->cpu_med : NAN);
-		fprintf(f, " %ld |\n", c->failures);
+		fprintf(f, " %.3f | %ld |\n", c->cpu_own_med, c->failures);
 	}
 	fprintf(f, "\n");
 
@@ -972,11 +1040,23 @@ static void write_tables(FILE *f, struct cmd *cmds, size_t n, const struct opts 
 		fprintf(f, "%sward start-up phases (WARD_TRACE=1, %ld runs; median wall %.3f ms)\n\n",
 			h, tr->runs, tr->wall_med);
 		fprintf(f, "| phase | at, µs since start (median) | since previous phase, µs "
-			   "(median) |\n| --- | ---: | ---: |\n");
-		for (size_t i = 0; i < tr->nph; i++)
-			fprintf(f, "| %s | %.0f | %.0f |\n", tr->ph[i].name,
+			   "(median) | process | its CPU since its previous phase, µs (median) |\n"
+			   "| --- | ---: | ---: | --- | ---: |\n");
+		for (size_t i = 0; i < tr->nph; i++) {
+			fprintf(f, "| %s | %.0f | %.0f | %s |", tr->ph[i].name,
 				median_of(tr->ph[i].at, tr->ph[i].n),
-				median_of(tr->ph[i].delta, tr->ph[i].n));
+				median_of(tr->ph[i].delta, tr->ph[i].n), proc_names[phase_proc(tr->ph[i].name)]);
+			double cpu = median_of(tr->ph[i].cpu, tr->ph[i].n);
+			if (cpu >= 0)
+				fprintf(f, " %.0f |\n", cpu);
+			else
+				fprintf(f, " |\n");
+		}
+		fprintf(f, "\nCPU: the CPU clock of the process that printed the phase "
+			   "(`cpu=` in WARD_TRACE's lines): ward's counts from its exec (the first row "
+			   "holds ward's own start-up), PID 1's and the command's from their clones. "
+			   "Wall and CPU differ where a process waits (another process, the kernel's "
+			   "RCU grace periods) or where two run at once.\n");
 		fprintf(f, "\n");
 	}
 
@@ -1016,7 +1096,11 @@ static int write_md(const char *path, struct cmd *cmds, size_t n, const struct o
 		   "rotating their order each iteration, so drift hits all alike. Throughput: N "
 		   "threads each spawning the command back to back, in two alternating rounds; "
 		   "runs/s counts completed runs over the time until the last one was reaped. "
-		   "Ratios are against the `bare` and `bwrap` rows of the same run.\n\n");
+		   "CPU: the rusage of the command's wait4 plus that of every descendant it left "
+		   "behind, which the driver reaps as a child subreaper (bwrap exits when its PID 1 "
+		   "reports the command's status and leaves that PID 1, with the command's CPU in it, "
+		   "unreaped; ward reaps its own); the column \"own wait4 only\" is the first part "
+		   "alone. Ratios are against the `bare` and `bwrap` rows of the same run.\n\n");
 	fprintf(f, "Reproduce: `make bench` (full run, rewrites this file and bench.png), or "
 		   "`bench/run --quick` (smoke run into bench/out/ only); raw samples are in "
 		   "bench/out/results.json. Knobs: `bench/run --help`.\n\n");
@@ -1183,6 +1267,7 @@ out:
 		free(tr.ph[i].name);
 		free(tr.ph[i].at);
 		free(tr.ph[i].delta);
+		free(tr.ph[i].cpu);
 	}
 	free(tr.ph);
 	free(tr.skip);

@@ -372,6 +372,16 @@ void ward_reaper_stop(void);
  * socket and its counters read as when it was made (src/system/netns.c);
  * any traffic or leftover socket and it is destroyed. */
 void ward_netns_keep(unsigned n);
+/* Across processes: up to `slots` (at most 64) proven-untouched namespaces
+ * are left for the next process in /run/ward/netns (root only: a bind
+ * mount of each, with the snapshot it is proven against); a process takes
+ * a free slot's (an OFD lock on it while in use), and gives it back after
+ * its sandbox under the same rule as ward_netns_keep.  `ward run` shares
+ * WARD_NETNS_SHARED (unless $WARD_NETNS_SHARE is 0): a one-shot run then
+ * does not pay for making and destroying a namespace.  0 (the default):
+ * none. */
+#define WARD_NETNS_SHARED 4
+void ward_netns_share(unsigned slots);
 struct ward_netns_stats {
 	unsigned keep, idle;
 	uint64_t made;      /* namespaces made */

@@ -42,8 +42,15 @@ void trace_phase(const char *phase, double start)
 		const char *v = getenv("WARD_TRACE");
 		on = v && *v && strcmp(v, "0") != 0;
 	}
-	if (on)
-		fprintf(stderr, "ward-trace: %s %.0f\n", phase, (monotonic_now() - start) * 1e6);
+	if (!on)
+		return;
+	/* and the CPU this process has used (PID 1 and the command count from
+	 * their clones) */
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) < 0)
+		cpu.tv_sec = cpu.tv_nsec = 0;
+	fprintf(stderr, "ward-trace: %s %.0f cpu=%.0f\n", phase, (monotonic_now() - start) * 1e6,
+		(double)cpu.tv_sec * 1e6 + (double)cpu.tv_nsec / 1e3);
 }
 
 enum { NB_PLAIN, NB_OWN, NB_SOCK, NB_GUARDED };

@@ -234,8 +234,14 @@ static void catch_stop_signals(struct ward_request *req)
  * could not be read (the message printed). */
 static int run_request(struct cli_run *c, char **token, struct ward_result *res)
 {
-	if (!c->remote)
+	if (!c->remote) {
+		/* A --net none sandbox takes a network namespace an earlier run
+		 * left proven untouched, and leaves its own so (ward.h). */
+		const char *share = getenv("WARD_NETNS_SHARE");
+		if (c->req.net == WARD_NET_NONE && !(share && strcmp(share, "0") == 0))
+			ward_netns_share(WARD_NETNS_SHARED);
 		return ward_run(&c->req, res);
+	}
 	char err[512];
 	if (c->token_file) {
 		*token = read_token(c->token_file, err, sizeof(err));

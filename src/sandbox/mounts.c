@@ -48,12 +48,42 @@ static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
-/* Open the parent directory of dst (absolute, beneath root), creating
- * missing directories, never through a symlink.  *leaf points at the last
- * component in dst.  fd or -1. */
-static int open_parent(int rootfd, const char *dst, const char **leaf)
+/* Where the ops are applied: the new root, and the directory the last
+ * op's destination was in, kept open (most ops land in /etc or /dev, one
+ * after another), so that each op does not walk to it again.  A mount on
+ * that directory or above it hides what the kept descriptor names: the
+ * op that makes one forgets it (beneath_mounted). */
+struct beneath {
+	int root;
+	int dir;             /* -1, or dirpath's descriptor */
+	char dirpath[PATH_MAX];
+	int mask_dir;        /* the first masked directory's empty tmpfs, or -1 */
+};
+
+static void beneath_forget(struct beneath *b)
 {
-	char buf[4096];
+	if (b->dir >= 0)
+		close(b->dir);
+	b->dir = -1;
+	b->dirpath[0] = 0;
+}
+
+static bool covers(const char *a, const char *b);
+
+/* An op mounted something at dst. */
+static void beneath_mounted(struct beneath *b, const char *dst)
+{
+	if (b->dir >= 0 && covers(dst, b->dirpath))
+		beneath_forget(b);
+}
+
+/* The parent directory of dst (absolute, beneath root), creating missing
+ * directories, never through a symlink.  *leaf points at the last
+ * component in dst.  A descriptor b owns (the caller does not close it),
+ * or -1. */
+static int open_parent(struct beneath *b, const char *dst, const char **leaf)
+{
+	char buf[PATH_MAX];
 	size_t n = strlen(dst);
 	if (n >= sizeof(buf) || dst[0] != '/') {
 		errno = ENAMETOOLONG;
@@ -63,9 +93,12 @@ static int open_parent(int rootfd, const char *dst, const char **leaf)
 	char *slash = strrchr(buf, '/');
 	*leaf = dst + (slash - buf) + 1;
 	*slash = 0;
-	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0 || slash == buf)
-		return fd; /* the parent is the root itself */
+	if (slash == buf)
+		return b->root; /* the parent is the root itself */
+	if (b->dir >= 0 && strcmp(b->dirpath, buf) == 0)
+		return b->dir;
+	beneath_forget(b);
+	int fd = b->root;
 	for (char *p = buf + 1, *q; *p; p = q) {
 		q = strchr(p, '/');
 		if (q)
@@ -74,53 +107,51 @@ static int open_parent(int rootfd, const char *dst, const char **leaf)
 			q = p + strlen(p);
 		if (!*p)
 			continue;
-		int nfd = openat2_beneath(fd, p, O_PATH | O_DIRECTORY, 0);
-		if (nfd < 0 && errno == ENOENT) {
-			if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+		/* made first: on a fresh root, most are missing */
+		if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+			if (fd != b->root)
 				close(fd);
-				return -1;
-			}
-			nfd = openat2_beneath(fd, p, O_PATH | O_DIRECTORY, 0);
+			return -1;
 		}
-		close(fd);
+		int nfd = openat2_beneath(fd, p, O_PATH | O_DIRECTORY, 0);
+		if (fd != b->root)
+			close(fd);
 		if (nfd < 0)
 			return -1;
 		fd = nfd;
 	}
+	b->dir = fd;
+	memcpy(b->dirpath, dst, (size_t)(slash - buf));
+	b->dirpath[slash - buf] = 0;
 	return fd;
 }
 
 /* Open (creating if needed) the mount point dst: a directory, or a file
- * when as_file.  O_PATH fd or -1. */
-static int open_target(int rootfd, const char *dst, bool as_file)
+ * when as_file.  An fd the caller closes, or -1. */
+static int open_target(struct beneath *b, const char *dst, bool as_file)
 {
 	const char *leaf;
 	if (strcmp(dst, "/") == 0)
-		return fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-	int pfd = open_parent(rootfd, dst, &leaf);
+		return fcntl(b->root, F_DUPFD_CLOEXEC, 3);
+	int pfd = open_parent(b, dst, &leaf);
 	if (pfd < 0)
 		return -1;
-	int fd = openat2_beneath(pfd, leaf, O_PATH, 0);
-	if (fd < 0 && errno == ENOENT) {
-		if (as_file) {
-			int c = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, 0644);
-			if (c >= 0)
-				close(c);
-		} else {
-			mkdirat(pfd, leaf, 0755);
-		}
-		fd = openat2_beneath(pfd, leaf, O_PATH, 0);
-	}
-	int e = errno;
-	close(pfd);
-	errno = e;
-	if (fd >= 0) {
-		struct stat st;
-		if (fstat(fd, &st) < 0 || (as_file ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode))) {
-			close(fd);
-			errno = as_file ? EISDIR : ENOTDIR;
+	if (!as_file) {
+		/* made first (a symlink there makes mkdirat fail with EEXIST,
+		 * and the open below refuses it) */
+		if (mkdirat(pfd, leaf, 0755) < 0 && errno != EEXIST)
 			return -1;
-		}
+		return openat2_beneath(pfd, leaf, O_PATH | O_DIRECTORY, 0);
+	}
+	int fd = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	if (fd >= 0 || errno != EEXIST)
+		return fd;
+	fd = openat2_beneath(pfd, leaf, O_PATH, 0);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))) {
+		close(fd);
+		errno = EISDIR;
+		return -1;
 	}
 	return fd;
 }
@@ -130,9 +161,9 @@ static void fdpath(char *buf, size_t n, int fd)
 	snprintf(buf, n, "/proc/self/fd/%d", fd);
 }
 
-static int attach(int tree, int rootfd, const char *dst, bool as_file)
+static int attach(int tree, struct beneath *b, const char *dst, bool as_file)
 {
-	int t = open_target(rootfd, dst, as_file);
+	int t = open_target(b, dst, as_file);
 	if (t < 0)
 		return -1;
 	int r = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
@@ -148,9 +179,10 @@ static int set_attrs(int tree, unsigned long long set)
 	return mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
 }
 
-static int mount_fs_at(int rootfd, const char *dst, const char *type, unsigned long flags, const char *opts)
+static int mount_fs_at(struct beneath *b, const char *dst, const char *type, unsigned long flags,
+		       const char *opts)
 {
-	int t = open_target(rootfd, dst, false);
+	int t = open_target(b, dst, false);
 	if (t < 0)
 		return -1;
 	char p[64];
@@ -162,25 +194,21 @@ static int mount_fs_at(int rootfd, const char *dst, const char *type, unsigned l
 	return r;
 }
 
-static int write_file_at(int rootfd, const char *dst, const char *data, size_t len, unsigned mode)
+static int write_file_at(struct beneath *b, const char *dst, const char *data, size_t len, unsigned mode)
 {
 	const char *leaf;
-	int pfd = open_parent(rootfd, dst, &leaf);
+	int pfd = open_parent(b, dst, &leaf);
 	if (pfd < 0)
 		return -1;
 	int fd = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, mode);
-	int e = errno;
-	close(pfd);
-	if (fd < 0) {
-		errno = e;
+	if (fd < 0)
 		return -1;
-	}
 	while (len) {
 		ssize_t w = write(fd, data, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			e = w < 0 ? errno : EIO;
+			int e = w < 0 ? errno : EIO;
 			close(fd);
 			errno = e;
 			return -1;
@@ -440,19 +468,19 @@ static int stage_prepared(int tree, char *err, size_t errlen)
 }
 
 /* OP_BIND: attach the cloned tree (consumed), unless optional and missing. */
-static int bind_at(int rootfd, const struct mount_op *op, int *tree)
+static int bind_at(struct beneath *b, const struct mount_op *op, int *tree)
 {
 	if (*tree < 0)
 		return 0; /* optional and missing */
 	struct stat st;
 	bool as_file = fstat(*tree, &st) == 0 && !S_ISDIR(st.st_mode);
-	int r = attach(*tree, rootfd, op->dst, as_file);
+	int r = attach(*tree, b, op->dst, as_file);
 	close(*tree);
 	*tree = -1;
 	return r;
 }
 
-static int tmpfs_at(int rootfd, const struct mount_op *op)
+static int tmpfs_at(struct beneath *b, const struct mount_op *op)
 {
 	char opts[128];
 	unsigned long fl = MS_NOSUID | MS_NODEV;
@@ -461,31 +489,29 @@ static int tmpfs_at(int rootfd, const struct mount_op *op)
 			 op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
 	else
 		snprintf(opts, sizeof(opts), "size=%llum,mode=%04o", (unsigned long long)op->size_mb, op->mode);
-	return mount_fs_at(rootfd, op->dst, "tmpfs", fl, opts);
+	return mount_fs_at(b, op->dst, "tmpfs", fl, opts);
 }
 
-static int devpts_at(int rootfd, const struct mount_op *op)
+static int devpts_at(struct beneath *b, const struct mount_op *op)
 {
 	char opts[128];
 	snprintf(opts, sizeof(opts), "newinstance,ptmxmode=0666,mode=0620,max=%d", WARD_PTY_MAX);
-	return mount_fs_at(rootfd, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
+	return mount_fs_at(b, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
 }
 
-static int symlink_at(int rootfd, const struct mount_op *op)
+static int symlink_at(struct beneath *b, const struct mount_op *op)
 {
 	const char *leaf;
-	int pfd = open_parent(rootfd, op->dst, &leaf);
-	int r = pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
-	if (pfd >= 0)
-		close(pfd);
-	return r;
+	int pfd = open_parent(b, op->dst, &leaf);
+	return pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
 }
 
 /* OP_MASK: /dev/null over a file, an empty read-only tmpfs over a
  * directory.  *mask_dir: the first masked directory's tmpfs, or -1. */
-static int mask_at(int rootfd, const struct mount_op *op, int *mask_dir)
+static int mask_at(struct beneath *b, const struct mount_op *op)
 {
-	int t = openat2_beneath(rootfd, op->dst + 1, O_PATH, 0);
+	int *mask_dir = &b->mask_dir;
+	int t = openat2_beneath(b->root, op->dst + 1, O_PATH, 0);
 	if (t < 0)
 		return (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
 	struct stat st;
@@ -504,7 +530,7 @@ static int mask_at(int rootfd, const struct mount_op *op, int *mask_dir)
 		r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,nr_inodes=1,mode=0555");
 		if (r == 0) /* its root now (else the next mask makes its own) */
-			*mask_dir = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+			*mask_dir = openat2_beneath(b->root, op->dst + 1, O_PATH | O_DIRECTORY, 0);
 	} else if (r == 0)
 		r = mount("/dev/null", tp, NULL, MS_BIND, NULL);
 	close(t);
@@ -513,9 +539,9 @@ static int mask_at(int rootfd, const struct mount_op *op, int *mask_dir)
 
 /* OP_READONLY: bind the path onto itself, read-only, before anything
  * inside can run: /etc, /dev, /proc/sys. */
-static int readonly_at(int rootfd, const struct mount_op *op)
+static int readonly_at(struct beneath *b, const struct mount_op *op)
 {
-	int t = openat2_beneath(rootfd, op->dst + 1, O_PATH | O_DIRECTORY, 0);
+	int t = openat2_beneath(b->root, op->dst + 1, O_PATH | O_DIRECTORY, 0);
 	if (t < 0)
 		return (op->flags & OPF_OPTIONAL && errno == ENOENT) ? 0 : -1;
 	int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
@@ -529,42 +555,61 @@ static int readonly_at(int rootfd, const struct mount_op *op)
 }
 
 /* One op, beneath the new root.  0, or -1 with errno set. */
-static int apply_op(int rootfd, const struct mount_op *op, int *tree, int *mask_dir)
+static int apply_op(struct beneath *b, const struct mount_op *op, int *tree)
 {
+	int r = 0;
 	switch (op->kind) {
-	case OP_BIND: return bind_at(rootfd, op, tree);
-	case OP_TMPFS: return tmpfs_at(rootfd, op);
-	case OP_PROC: return mount_fs_at(rootfd, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	case OP_DEVPTS: return devpts_at(rootfd, op);
+	case OP_BIND: r = bind_at(b, op, tree); break;
+	case OP_TMPFS: r = tmpfs_at(b, op); break;
+	case OP_PROC: r = mount_fs_at(b, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL); break;
+	case OP_DEVPTS: r = devpts_at(b, op); break;
 	case OP_DIR: {
-		int t = open_target(rootfd, op->dst, false);
+		int t = open_target(b, op->dst, false);
 		return t < 0 ? -1 : close(t);
 	}
-	case OP_SYMLINK: return symlink_at(rootfd, op);
-	case OP_FILE: return write_file_at(rootfd, op->dst, op->data, op->data_len, op->mode);
-	case OP_MASK: return mask_at(rootfd, op, mask_dir);
-	case OP_READONLY: return readonly_at(rootfd, op);
+	case OP_SYMLINK: return symlink_at(b, op);
+	case OP_FILE: return write_file_at(b, op->dst, op->data, op->data_len, op->mode);
+	case OP_MASK: r = mask_at(b, op); break;
+	case OP_READONLY: r = readonly_at(b, op); break;
 	}
-	return 0;
+	int e = errno;
+	beneath_mounted(b, op->dst); /* (failed or not: forgetting is always safe) */
+	errno = e;
+	return r;
+}
+
+static void beneath_init(struct beneath *b, int rootfd)
+{
+	b->root = rootfd;
+	b->dir = -1;
+	b->dirpath[0] = 0;
+	b->mask_dir = -1;
+}
+
+static void beneath_end(struct beneath *b)
+{
+	beneath_forget(b);
+	if (b->mask_dir >= 0)
+		close(b->mask_dir);
+	b->mask_dir = -1;
 }
 
 /* Step 3: the plan, in order.  0, or -1 with err set. */
 static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *err, size_t errlen)
 {
-	int mask_dir = -1; /* the first masked directory's empty tmpfs */
+	struct beneath b;
+	beneath_init(&b, rootfd);
 	for (size_t i = 0; i < in->nops; i++) {
 		const struct mount_op *op = &in->ops[i];
 		if (prepared && (op->flags & OPF_PREPARED))
 			continue;
-		if (apply_op(rootfd, op, &in->trees[i], &mask_dir) < 0) {
+		if (apply_op(&b, op, &in->trees[i]) < 0) {
 			fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
-			if (mask_dir >= 0)
-				close(mask_dir);
+			beneath_end(&b);
 			return -1;
 		}
 	}
-	if (mask_dir >= 0)
-		close(mask_dir);
+	beneath_end(&b);
 	return 0;
 }
 
@@ -663,22 +708,26 @@ static bool topmost(const struct mount_op *ops, size_t nops, const struct mount_
  * of the others made. */
 static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *trees, char *err, size_t errlen)
 {
-	int none = -1;
-	for (size_t i = 0; i < nops; i++) {
+	struct beneath b;
+	beneath_init(&b, rootfd);
+	int r = 0;
+	for (size_t i = 0; i < nops && r == 0; i++) {
 		struct mount_op *op = &ops[i];
 		if (!(op->flags & OPF_PREPARED)) {
 			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK && op->kind != OP_READONLY) {
-				int t = open_target(rootfd, op->dst, false);
+				int t = open_target(&b, op->dst, false);
 				if (t < 0)
-					return fail(err, errlen, "cannot make the mount point %s", op->dst);
-				close(t);
+					r = fail(err, errlen, "cannot make the mount point %s", op->dst);
+				else
+					close(t);
 			}
 			continue;
 		}
-		if (apply_op(rootfd, op, &trees[i], &none) < 0)
-			return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+		if (apply_op(&b, op, &trees[i]) < 0)
+			r = fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
 	}
-	return 0;
+	beneath_end(&b);
+	return r;
 }
 
 /* Which ops go into the prepared root: marked once, the mark cleared on

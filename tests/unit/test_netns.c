@@ -121,6 +121,26 @@ void test_netns(void)
 	s0 = stats();
 	netns_give(a);
 	CHECK("netns: with a limit of 0, none is kept", stats().idle == 0 && stats().discarded == s0.discarded);
+
+	/* shared across processes: kept in a slot of /run/ward/netns */
+	ward_netns_share(WARD_NETNS_SHARED);
+	a = netns_take();
+	ia = a ? ino(netns_fd(a)) : 0;
+	netns_give(a);
+	s0 = stats();
+	a = netns_take();
+	CHECK("netns: shared, one given back untouched is taken again (from its slot, not the idle list)",
+	      a && ino(netns_fd(a)) == ia && stats().reused == s0.reused + 1 && stats().idle == 0);
+	sk = a ? socket_in(a, SOCK_STREAM) : -1;
+	s0 = stats();
+	netns_give(a);
+	if (sk >= 0)
+		close(sk);
+	CHECK("netns: shared, one given back with a socket open is destroyed", stats().discarded == s0.discarded + 1);
+	a = netns_take();
+	CHECK("netns: shared, the destroyed one is not taken again", a && ino(netns_fd(a)) != ia);
+	netns_give(a);
+	ward_netns_share(0);
 	if (here >= 0)
 		close(here);
 }
