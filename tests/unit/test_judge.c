@@ -144,6 +144,16 @@ static void decode(const struct ward_languages *t)
 		judge_doc_free(&d);
 }
 
+/* A request's default limits for the compile and the runs, 5 s a run. */
+static void default_limits(struct ward_judge_job *job)
+{
+	struct ward_request dflt;
+	ward_request_init(&dflt);
+	job->compile_limits = dflt.limits;
+	job->run_limits.l = dflt.limits;
+	job->run_limits.l.timeout_s = 5;
+}
+
 static void judge_c(const struct ward_language *c)
 {
 	struct ward_file f = {.path = "main.c", .data = (const unsigned char *)prog, .len = sizeof(prog) - 1};
@@ -154,12 +164,7 @@ static void judge_c(const struct ward_language *c)
 	};
 	struct ward_judge_job job = {.lang = c, .files = &f, .nfiles = 1, .tests = tests, .ntests = 3, .parallel = 2,
 				     .compare = WARD_CMP_LINES};
-	ward_request_init(&(struct ward_request){0});
-	struct ward_request dflt;
-	ward_request_init(&dflt);
-	job.compile_limits = dflt.limits;
-	job.run_limits.l = dflt.limits;
-	job.run_limits.l.timeout_s = 5;
+	default_limits(&job);
 	struct ward_judge_result r;
 	int rc = ward_judge(&job, &r);
 	CHECK("judge: a C job is judged", rc == 0 && r.compiled && r.compile_verdict == WARD_V_AC && r.ntests == 3);
@@ -210,11 +215,7 @@ static void judge_extra(const struct ward_language *c)
 	struct ward_judge_test tests[] = {{.id = "1", .expected = U("42\n")}, {.id = "2", .expected = U("42\n")}};
 	struct ward_judge_job job = {.lang = c, .files = &f, .nfiles = 1, .extra = extra, .nextra = 4, .tests = tests,
 				     .ntests = 2, .parallel = 2, .compare = WARD_CMP_EXACT};
-	struct ward_request dflt;
-	ward_request_init(&dflt);
-	job.compile_limits = dflt.limits;
-	job.run_limits.l = dflt.limits;
-	job.run_limits.l.timeout_s = 5;
+	default_limits(&job);
 	struct ward_judge_result r;
 	int rc = ward_judge(&job, &r);
 	CHECK("judge: extra files: a header at the compile, a data file at each run; the job's main.c wins, "
