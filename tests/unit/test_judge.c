@@ -144,6 +144,16 @@ static void decode(const struct ward_languages *t)
 		judge_doc_free(&d);
 }
 
+/* A request's default limits for the compile and the runs, 5 s a run. */
+static void default_limits(struct ward_judge_job *job)
+{
+	struct ward_request dflt;
+	ward_request_init(&dflt);
+	job->compile_limits = dflt.limits;
+	job->run_limits.l = dflt.limits;
+	job->run_limits.l.timeout_s = 5;
+}
+
 static void judge_c(const struct ward_language *c)
 {
 	struct ward_file f = {.path = "main.c", .data = (const unsigned char *)prog, .len = sizeof(prog) - 1};
@@ -154,12 +164,7 @@ static void judge_c(const struct ward_language *c)
 	};
 	struct ward_judge_job job = {.lang = c, .files = &f, .nfiles = 1, .tests = tests, .ntests = 3, .parallel = 2,
 				     .compare = WARD_CMP_LINES};
-	ward_request_init(&(struct ward_request){0});
-	struct ward_request dflt;
-	ward_request_init(&dflt);
-	job.compile_limits = dflt.limits;
-	job.run_limits.l = dflt.limits;
-	job.run_limits.l.timeout_s = 5;
+	default_limits(&job);
 	struct ward_judge_result r;
 	int rc = ward_judge(&job, &r);
 	CHECK("judge: a C job is judged", rc == 0 && r.compiled && r.compile_verdict == WARD_V_AC && r.ntests == 3);
@@ -192,6 +197,33 @@ static void judge_c(const struct ward_language *c)
 	ward_judge_result_free(&r);
 }
 
+/* ward_judge_job.extra: in /work for the compile and every test (the
+ * build keeps only the artifact "main"), never among {sources}, and the
+ * job's own file wins a path both have. */
+static void judge_extra(const struct ward_language *c)
+{
+	static const char src[] = "#include <stdio.h>\n#include \"inc/k.h\"\nint main(void){int v = 0; FILE *f = "
+				  "fopen(\"data.txt\", \"r\"); if (!f || fscanf(f, \"%d\", &v) != 1) return 3; "
+				  "printf(\"%d\\n\", v + K); return 0;}\n";
+	struct ward_file f = {.path = "main.c", .data = (const unsigned char *)src, .len = sizeof(src) - 1};
+	struct ward_file extra[] = {
+		{.path = "inc/k.h", .data = (const unsigned char *)"#define K 2\n", .len = 12},
+		{.path = "data.txt", .data = (const unsigned char *)"40\n", .len = 3},
+		{.path = "main.c", .data = (const unsigned char *)"int main(void){return 9;}\n", .len = 26},
+		{.path = "other.c", .data = (const unsigned char *)"int main(void){return 8;}\n", .len = 26},
+	};
+	struct ward_judge_test tests[] = {{.id = "1", .expected = U("42\n")}, {.id = "2", .expected = U("42\n")}};
+	struct ward_judge_job job = {.lang = c, .files = &f, .nfiles = 1, .extra = extra, .nextra = 4, .tests = tests,
+				     .ntests = 2, .parallel = 2, .compare = WARD_CMP_EXACT};
+	default_limits(&job);
+	struct ward_judge_result r;
+	int rc = ward_judge(&job, &r);
+	CHECK("judge: extra files: a header at the compile, a data file at each run; the job's main.c wins, "
+	      "other.c is not compiled",
+	      rc == 0 && r.verdict == WARD_V_AC && r.ntests == 2 && r.tests[1].verdict == WARD_V_AC);
+	ward_judge_result_free(&r);
+}
+
 void test_judge(void)
 {
 	compare_modes();
@@ -210,7 +242,9 @@ void test_judge(void)
 	CHECK("judge: probed, found by alias and version prefix", c && c->enabled && c->version[0] != 0);
 	CHECK("judge: a version that is not there", ward_language_find(&t, "c", "1") == NULL);
 	decode(&t);
-	if (c)
+	if (c) {
 		judge_c(c);
+		judge_extra(c);
+	}
 	ward_languages_free(&t);
 }

@@ -697,11 +697,6 @@ static int unpack(struct server *s, struct j0 *j, const struct sub *x, struct un
 	for (size_t i = 0; i < u->res.nfiles; i++) {
 		const struct ward_collected *c = &u->res.files[i];
 		u->files[i] = (struct ward_file){.path = c->path, .data = c->data, .len = c->size, .mode = c->mode};
-		if (i && !strcmp(c->path, "run")) { /* language 89: its run script first */
-			struct ward_file t = u->files[0];
-			u->files[0] = u->files[i];
-			u->files[i] = t;
-		}
 	}
 	u->n = u->res.nfiles;
 	if (x->language_id == J0_MULTI_FILE_ID && !u->n) {
@@ -719,9 +714,9 @@ static void unpacked_free(struct unpacked *u)
 }
 
 /* The job's language and files: the submission's source with the zip's
- * files beside it; language 89's are the zip's only, `run` the main one. */
+ * files beside it; language 89's are the zip's only, its scripts run. */
 static void job_files(struct j0 *j, const struct sub *x, struct ward_judge_job *job, struct ward_file *src,
-		      const struct unpacked *u)
+		      const struct unpacked *u, struct j0_multi *m)
 {
 	job->lang = x->lang;
 	job->files = src;
@@ -729,10 +724,8 @@ static void job_files(struct j0 *j, const struct sub *x, struct ward_judge_job *
 	job->extra = u->files;
 	job->nextra = u->n;
 	if (x->language_id == J0_MULTI_FILE_ID) {
-		bool compiles = false;
-		for (size_t i = 0; i < u->n; i++)
-			compiles = compiles || !strcmp(u->files[i].path, "compile");
-		job->lang = compiles ? &j->files.multi_compiled : &j->files.multi;
+		j0_multi_lang(&j->files, u->files, u->n, m);
+		job->lang = &m->lang;
 		job->files = u->files;
 		job->nfiles = u->n;
 		job->extra = NULL;
@@ -852,6 +845,7 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
 	struct ward_judge_result res = {0};
 	struct unpacked u = {0};
+	struct j0_multi multi_lang;
 	bool multi = v[0]->language_id == J0_MULTI_FILE_ID;
 	bool ok = tests && lims && args;
 	if (ok && v[0]->compiler_options && judge_split_words(v[0]->compiler_options, &flags, err, sizeof(err)) < 0)
@@ -861,7 +855,7 @@ static void run_group(struct server *s, struct j0 *j, struct sub **v, size_t n)
 		ok = add_tests(s, &job, v[i], multi, tests, lims, &args[i], &k, err, sizeof(err));
 	bool unpacked = ok && unpack(s, j, v[0], &u, why, sizeof(why)) == 0;
 	if (unpacked) {
-		job_files(j, v[0], &job, &f, &u);
+		job_files(j, v[0], &job, &f, &u, &multi_lang);
 		job.flags = flags;
 		job.tests = tests;
 		job.ntests = ntests;
@@ -1183,8 +1177,11 @@ static void j0_language(struct server *s, struct req *r)
 		set_answer(r, 404, error_json("Not Found"), "application/json");
 		return;
 	}
-	answer_json(r, 200, json_pack("{s:i,s:s,s:b,s:s,s:n,s:n}", "id", r->args.pid, "name", l->display, "is_archived",
-				      0, "source_file", l->source_file, "compile_cmd", "run_cmd"));
+	/* language 89 has no source file of its own (Judge0: null) */
+	bool multi = r->args.pid == J0_MULTI_FILE_ID;
+	answer_json(r, 200, json_pack("{s:i,s:s,s:b,s:o,s:n,s:n}", "id", r->args.pid, "name", l->display, "is_archived",
+				      0, "source_file", multi ? json_null() : json_string(l->source_file), "compile_cmd",
+				      "run_cmd"));
 }
 
 static void answer_statuses(struct server *s, struct req *r)

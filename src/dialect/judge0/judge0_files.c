@@ -16,7 +16,8 @@
  * (unzip -n).  The zip itself never touches the host's disk.
  *
  * Language 89 ("Multi-file program") is the table's bash entry running the
- * zip's `run` script, after its `compile` script when it has one. */
+ * zip's `run` script, after its `compile` script when it has one (or
+ * run.sh and compile.sh, Judge0 master's names). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,6 @@
 #define UNZIP_MAX_PROG (32u << 20)
 
 static char *const multi_run[] = {"/bin/bash", "run", NULL};
-static char *const multi_compile[] = {"/bin/bash", "compile", NULL};
 
 /* The whole of a regular file at path, at most UNZIP_MAX_PROG bytes. */
 static unsigned char *slurp(const char *path, size_t *len)
@@ -101,9 +101,30 @@ void j0_files_start(struct server *s, struct j0_files *f)
 	f->multi.compile = NULL;
 	f->multi.run = (char **)multi_run;
 	f->multi.artifacts = NULL;
-	f->multi_compiled = f->multi;
-	f->multi_compiled.compile = (char **)multi_compile;
 	f->multi_on = true;
+}
+
+static const char *has(const struct ward_file *files, size_t n, const char *a, const char *b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(files[i].path, a))
+			return a;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(files[i].path, b))
+			return b;
+	return NULL;
+}
+
+void j0_multi_lang(const struct j0_files *f, const struct ward_file *files, size_t n, struct j0_multi *m)
+{
+	const char *run = has(files, n, "run.sh", "run"), *compile = has(files, n, "compile.sh", "compile");
+	m->lang = f->multi;
+	m->run[0] = m->compile[0] = "/bin/bash";
+	m->run[1] = (char *)(run ? run : "run"); /* none: bash says so, exit 127, as Judge0's */
+	m->compile[1] = (char *)compile;
+	m->run[2] = m->compile[2] = NULL;
+	m->lang.run = m->run;
+	m->lang.compile = compile ? m->compile : NULL;
 }
 
 void j0_files_stop(struct j0_files *f)

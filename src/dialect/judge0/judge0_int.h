@@ -18,10 +18,18 @@
 struct j0_files {
 	unsigned char *prog; /* ward-unzip's bytes, read at start; NULL: additional_files are refused */
 	size_t len;
-	/* language 89, on the table's bash entry: without and with a compile */
-	struct ward_language multi, multi_compiled;
+	struct ward_language multi; /* language 89, on the table's bash entry */
 	bool multi_on;
 };
+
+/* Language 89 for one zip's files: bash runs its run script (run.sh, else
+ * run: Judge0 master's name, else 1.13.1's) after its compile script
+ * (compile.sh, else compile) when it has one. */
+struct j0_multi {
+	struct ward_language lang;
+	char *run[3], *compile[3];
+};
+void j0_multi_lang(const struct j0_files *f, const struct ward_file *files, size_t n, struct j0_multi *m);
 
 /* Find ward-unzip (beside this binary, else in LIBEXECDIR) and read it;
  * set up language 89 from the table's bash.  When --judge0-additional-files
