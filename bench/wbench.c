@@ -292,9 +292,13 @@ static double ru_cpu_ms(const struct rusage *ru)
  * the command's status on an eventfd, without reaping that PID 1, which
  * holds the command's CPU (it reaped the command) and still has to exit.
  * Reap them all (waiting up to 2 s for them to end); the CPU they used. */
+static bool g_reaping; /* the latency phase's: one command at a time, as a subreaper */
+
 static double reap_orphans(void)
 {
 	double cpu = 0, t0 = now_ms();
+	if (!g_reaping)
+		return 0; /* the throughput threads: a wait for any child would take another's */
 	for (;;) {
 		struct rusage ru;
 		int st;
@@ -511,6 +515,7 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 {
 	/* see reap_orphans; off again before the throughput threads run */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	g_reaping = true;
 	if (!nlive)
 		return;
 	long runs = o->runs;
@@ -563,6 +568,7 @@ static void latency(struct cmd **live, size_t nlive, struct opts *o)
 	}
 	o->runs = runs;
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	g_reaping = false;
 }
 
 struct worker {
