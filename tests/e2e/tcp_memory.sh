@@ -42,12 +42,14 @@ while kill -0 "$w" 2>/dev/null; do
 		for d in /sys/fs/cgroup/memory/ward/ward-"$w"-*; do
 			[ -d "$d" ] || continue
 			v=$(cat "$d/memory.kmem.tcp.max_usage_in_bytes" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-			tcp_limit=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null || echo "$tcp_limit")
+			# (a read between the cgroup's mkdir and its limit's write sees
+			# the kernel's default; one after its rmdir fails: neither counts)
+			l=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null) && [ "${#l}" -lt 13 ] && tcp_limit=$l
 		done
 	else
 		for d in $(find /sys/fs/cgroup -maxdepth 4 -type d -name "ward-$w-*" 2>/dev/null); do
 			v=$(awk '$1 == "sock" {print $2}' "$d/memory.stat" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-			tcp_limit=$(cat "$d/memory.max" 2>/dev/null || echo "$tcp_limit")
+			l=$(cat "$d/memory.max" 2>/dev/null) && [ "$l" != max ] && tcp_limit=$l
 		done
 	fi
 	sleep 0.05
