@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -770,6 +772,16 @@ static void sweep_orphans(const char *parent)
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 		    now - st.st_mtime < ORPHAN_AGE_S)
 			continue;
+		/* Its ward may live where we cannot see its pid (another PID
+		 * namespace on the same hierarchy): a live ward holds a shared
+		 * lock on each of its run cgroups (cg_create), kept ones too. */
+		int lk = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (lk < 0)
+			continue;
+		bool held = flock(lk, LOCK_EX | LOCK_NB) < 0;
+		close(lk);
+		if (held)
+			continue;
 		sweep_children(dirfd(d), e->d_name);
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	}
@@ -1029,6 +1041,16 @@ static struct ward_cgroup *keep_take(const struct cg_limits *lim, char *err, siz
 	pthread_mutex_unlock(&K_lock);
 	if (!cg)
 		return NULL;
+	/* Still there (a ward that could not see our pid may have removed
+	 * it, before the lock above existed): else a fresh one. */
+	for (int i = 0; i < cg->n; i++) {
+		struct stat st;
+		if (fstatat(cg->d[i].parent, cg->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			cg->recyclable = false;
+			cg_destroy(cg);
+			return NULL;
+		}
+	}
 	if ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
 	    cg_set_limits(cg, lim, err, errlen) < 0) {
 		cg->recyclable = false; /* its limits are unknown now */
@@ -1049,7 +1071,9 @@ static bool keep_reset(struct ward_cgroup *cg)
 		int fd = cg->d[i].dir;
 		unsigned m = cg->d[i].mask;
 		bool v2 = cg->version == CG_V2;
-		if (cg->d[i].removed || cg_read(cg, i, "cgroup.procs", buf, 16) != 0)
+		/* cgroup.procs read anew (v1 serves a kept fd the list it made
+		 * up to a second before) */
+		if (cg->d[i].removed || read_at(fd, "cgroup.procs", buf, 16) != 0)
 			return false;
 		if ((m & C_PIDS) && (!cg_read_u64(cg, i, "pids.current", &v) || v != 0))
 			return false;
@@ -1105,8 +1129,16 @@ static bool keep_put(struct ward_cgroup *cg)
 	return false;
 }
 
+/* The most fds one kept cgroup holds: per hierarchy its directory, its
+ * parent, cgroup.procs and CF_MAX files; and memory.peak. */
+#define KEEP_FDS (NHIER * (3 + CF_MAX) + 1)
+
 void ward_cgroup_keep(unsigned n)
 {
+	/* Kept cgroups may hold at most a quarter of the open-files limit. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && n > rl.rlim_cur / 4 / KEEP_FDS)
+		n = (unsigned)(rl.rlim_cur / 4 / KEEP_FDS);
 	pthread_mutex_lock(&K_lock);
 	if (n > K_cap) {
 		struct ward_cgroup **grown = realloc(K_idle, sizeof(*K_idle) * n);
@@ -1185,6 +1217,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 			goto fail;
 		}
 		cg->d[cg->n - 1].dir = r;
+		flock(r, LOCK_SH); /* ours while this fd lives: see sweep_orphans */
 		r = set_limits(cg, cg->n - 1, lim, &what, false);
 		if (r < 0) {
 			set_err(err, errlen, "cgroup: cannot write %s/%s/%s: %s", P.h[i].path, cg->name, what, strerror(-r));

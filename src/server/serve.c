@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,8 +180,17 @@ static double start_backend(struct server *s)
 	/* A network namespace per concurrent run, per pooled sandbox and per
 	 * sandbox waiting for its teardown may come back untouched and serve
 	 * the next (system/netns.c); an idle one is ~160 KiB of the kernel's. */
+	/* Every sandbox holds pipes, every kept namespace and cgroup fds:
+	 * the server may open what the hard limit allows (each command gets
+	 * its own limit, limits.nofile). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	ward_netns_keep(s->o.max_concurrent + s->o.pool + 16);
-	/* Their cgroups likewise, emptied and reset (sandbox/cgroup.c). */
+	/* Their cgroups likewise, emptied and reset (sandbox/cgroup.c; at
+	 * most a quarter of the open-files limit in the fds they hold). */
 	ward_cgroup_keep(s->o.max_concurrent + s->o.pool + 4);
 	/* Used sandboxes are torn down after their answers (system/reaper.c);
 	 * where the thread cannot start, each request tears down its own. */

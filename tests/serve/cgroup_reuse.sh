@@ -48,7 +48,8 @@ expect_eq "cgroup reuse: five runs in a row make no new cgroup" "$m0" "$(made)"
 expect_eq "cgroup reuse: ... each reuses the one given back" "$((u0 + 5))" "$(reused)"
 PARENT=$(cg_parent)
 n=$(find "$PARENT" -maxdepth 1 -name "ward-$SRV_PID-*" | wc -l)
-expect_eq "cgroup reuse: the server has one run cgroup on the host (max-concurrent 1, idle)" 1 "$n"
+expect_eq "cgroup reuse: the server's run cgroups on the host are the ones it keeps idle (no run now)" \
+	"$(metric ward_cgroups_idle)" "$n"
 
 # --- usage: the run before never shows --------------------------------------
 BURN='import time
@@ -115,11 +116,27 @@ expect_eq "cgroup reuse: ... its cgroup, left with the file's page cache charged
 
 # --- no growth, and nothing left after a stop -------------------------------------
 fds_cg() { local f n=0; for f in /proc/"$SRV_PID"/fd/*; do case "$(readlink "$f")" in /sys/fs/cgroup/*) n=$((n + 1)) ;; esac; done; echo "$n"; }
+run '{"argv":["true"]}' >/dev/null
 wait_for settled
 f0=$(fds_cg)
 for _ in $(seq 10); do wait_for settled; run '{"argv":["true"]}' >/dev/null; done
 wait_for settled
 expect_eq "cgroup reuse: ten more runs hold no more cgroup files open" "$f0" "$(fds_cg)"
+
+# --- another ward that cannot see this server's pid ---------------------------------
+# Any ward removes the empty run cgroups of a ward that is gone (its pid not
+# there, the directory 30 s old); one in another PID namespace cannot see this
+# server's pid, so only the lock a live ward holds on its cgroups keeps them.
+wait_for settled
+kept=$(find "$PARENT" -maxdepth 1 -name "ward-$SRV_PID-*" | head -1)
+age=$(($(date +%s) - $(stat -c %Y "$kept")))
+[ "$age" -le 31 ] && sleep $((32 - age))
+unshare -p -f "$WARD" run -- true >/dev/null 2>&1
+expect_eq "cgroup reuse: a ward in another PID namespace (this server's pid unseen) leaves its idle cgroup" \
+	yes "$([ -d "$kept" ] && echo yes || echo gone)"
+r=$(run '{"argv":["true"]}')
+expect_eq "cgroup reuse: ... and the next run takes it" ok "$(jg "$r" 'd["status"]')"
+
 pid=$SRV_PID
 stop_server "$SRV_PID"
 n=$(find "$PARENT" -maxdepth 1 -name "ward-$pid-*" | wc -l)
