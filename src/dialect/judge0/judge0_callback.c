@@ -22,11 +22,13 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "core/egress.h"
 #include "dialect/judge0/judge0_int.h"
@@ -39,8 +41,15 @@
 
 struct cb_item {
 	char *url, *body;
+	char host[256];
+	size_t bytes;
 	struct cb_item *next;
 };
+/* What waits to be sent: at most cap callbacks (j0_callbacks_start), at
+ * most a quarter of them for one host (a host that never answers holds a
+ * sender for 3 x 5 s a callback: it must not crowd out the others'), and
+ * at most CB_MAX_BYTES of bodies. */
+#define CB_MAX_BYTES (64u << 20)
 
 struct j0_callbacks {
 	struct server *s;
@@ -49,6 +58,7 @@ struct j0_callbacks {
 	pthread_cond_t cond;
 	struct cb_item *head, *tail;
 	unsigned n, cap;
+	size_t bytes;
 	volatile int stop;
 	pthread_t th[CB_SENDERS];
 	unsigned nth;
@@ -106,15 +116,108 @@ static bool parse_url(const char *url, struct cb_url *u)
 	return u->port > 0 && u->port < 65536 && (!*p || *p == '/' || *p == '?' || *p == '#');
 }
 
+/* A lookup with a deadline: getaddrinfo has none of its own, and a
+ * listed host whose name server stalls must not hold a request's handler
+ * or a sender for long.  It runs on a thread of its own; the caller waits
+ * up to CB_DNS_MS and leaves it behind when the time is up (the job is
+ * freed by whichever of the two is last).  At most CB_DNS_THREADS lookups
+ * run at once: past that a lookup fails at once. */
+#define CB_DNS_MS 5000
+#define CB_DNS_THREADS 16
+struct gai_job {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int refs, rc;
+	bool done;
+	struct addrinfo *res;
+	char host[256], port[8];
+};
+static atomic_uint g_dns_running;
+
+static void gai_put(struct gai_job *j)
+{
+	pthread_mutex_lock(&j->m);
+	int left = --j->refs;
+	pthread_mutex_unlock(&j->m);
+	if (left)
+		return;
+	if (j->res)
+		freeaddrinfo(j->res);
+	pthread_mutex_destroy(&j->m);
+	pthread_cond_destroy(&j->c);
+	free(j);
+}
+
+static void *gai_thread(void *arg)
+{
+	struct gai_job *j = arg;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+	int rc = getaddrinfo(j->host, j->port, &hints, &res);
+	pthread_mutex_lock(&j->m);
+	j->rc = rc;
+	j->res = res;
+	j->done = true;
+	pthread_cond_signal(&j->c);
+	pthread_mutex_unlock(&j->m);
+	atomic_fetch_sub(&g_dns_running, 1);
+	gai_put(j);
+	return NULL;
+}
+
+/* getaddrinfo(host, port) within CB_DNS_MS: 0 and *res, or why not. */
+static const char *gai_timed(const char *host, unsigned port, struct addrinfo **res)
+{
+	*res = NULL;
+	struct gai_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return "out of memory";
+	snprintf(j->host, sizeof(j->host), "%s", host);
+	snprintf(j->port, sizeof(j->port), "%u", port);
+	j->refs = 2;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&j->m, NULL);
+	pthread_cond_init(&j->c, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_t at;
+	pthread_t th;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	bool started = atomic_fetch_add(&g_dns_running, 1) < CB_DNS_THREADS &&
+		       pthread_create(&th, &at, gai_thread, j) == 0;
+	pthread_attr_destroy(&at);
+	if (!started) {
+		atomic_fetch_sub(&g_dns_running, 1);
+		j->refs = 1;
+		gai_put(j);
+		return "its host's lookup could not start (too many lookups at once)";
+	}
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += CB_DNS_MS / 1000;
+	pthread_mutex_lock(&j->m);
+	while (!j->done && pthread_cond_timedwait(&j->c, &j->m, &dl) == 0)
+		;
+	const char *why = !j->done ? "its host's lookup took over 5 s" : j->rc || !j->res ? "its host does not resolve"
+											   : NULL;
+	if (!why) {
+		*res = j->res;
+		j->res = NULL;
+	}
+	pthread_mutex_unlock(&j->m);
+	gai_put(j);
+	return why;
+}
+
 /* The host's addresses, every one public; the first in *pin.  NULL, or
  * why not (why holds the words). */
 static const char *resolve_public(const struct cb_url *u, struct sockaddr_storage *pin, char *why, size_t n)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	char port[8];
-	snprintf(port, sizeof(port), "%u", u->port);
-	if (getaddrinfo(u->host, port, &hints, &ai) != 0 || !ai) {
-		snprintf(why, n, "its host does not resolve");
+	struct addrinfo *ai = NULL;
+	const char *failed = gai_timed(u->host, u->port, &ai);
+	if (failed) {
+		snprintf(why, n, "%s", failed);
 		return why;
 	}
 	struct sockaddr_storage own[64];
@@ -274,6 +377,7 @@ static void *sender(void *arg)
 		if (!cb->head)
 			cb->tail = NULL;
 		cb->n--;
+		cb->bytes -= it->bytes;
 		pthread_mutex_unlock(&cb->lock);
 		send_one(cb, it);
 		free(it->url);
@@ -346,9 +450,21 @@ bool j0_callback_queue(struct j0_callbacks *cb, const char *url, char *body)
 		return false;
 	}
 	it->body = body;
+	it->bytes = strlen(body) + strlen(url);
+	struct cb_url u;
+	if (parse_url(url, &u))
+		snprintf(it->host, sizeof(it->host), "%s", u.host);
 	pthread_mutex_lock(&cb->lock);
-	bool room = cb->n < cb->cap && !cb->stop;
+	unsigned same = 0;
+	for (struct cb_item *q = cb->head; q; q = q->next)
+		same += !strcasecmp(q->host, it->host);
+	const char *full = cb->n >= cb->cap ? "callbacks are already waiting"
+			   : same >= (cb->cap + 3) / 4 ? "callbacks to its host are already waiting (a quarter of all)"
+			   : cb->bytes + it->bytes > CB_MAX_BYTES ? "MiB of callbacks are already waiting"
+								  : NULL;
+	bool room = !full && !cb->stop;
 	if (room) {
+		cb->bytes += it->bytes;
 		if (cb->tail)
 			cb->tail->next = it;
 		else
@@ -359,7 +475,9 @@ bool j0_callback_queue(struct j0_callbacks *cb, const char *url, char *body)
 	}
 	pthread_mutex_unlock(&cb->lock);
 	if (!room) {
-		log_event(cb->s, "judge0-callback", "PUT %.300s dropped: %u callbacks are already waiting", url, cb->cap);
+		log_event(cb->s, "judge0-callback", "PUT %.300s dropped: %u %s", url,
+			  full && strstr(full, "MiB") ? CB_MAX_BYTES >> 20 : full && strstr(full, "host") ? same : cb->cap,
+			  full ? full : "the server is stopping");
 		free(it->url);
 		free(it->body);
 		free(it);
