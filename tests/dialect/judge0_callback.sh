@@ -151,6 +151,33 @@ ev = wait_events("11.0.0.2:8082", None, 3, max(1, 25 - (time.time() - t_hang)))
 ts = [e["t"] for e in ev]
 check("a receiver that never answers: 3 tries, 5 s each (callbacks_timeout)", len(ts) == 3 and all(4.5 < b - a < 7 for a, b in zip(ts, ts[1:])), ts)
 
+# one host that never answers cannot take the whole queue: past a quarter of
+# it (64 of 256) its callbacks are dropped, another host's are still taken
+toks = []
+for b in range(4):
+    code, a = call("/submissions/batch", {"submissions": [{"language_id": 71, "source_code": "print(1)", "callback_url": "http://cb.public.test:8082/flood"} for _ in range(20)]})
+    toks += [x.get("token") for x in a if isinstance(x, dict)]
+check("a flood: 80 submissions with a callback to a host that never answers", len(toks) == 80, len(toks))
+def all_done():
+    for i in range(0, len(toks), 20):
+        code, bs = call("/submissions/batch?tokens=" + ",".join(toks[i:i + 20]) + "&fields=status_id")
+        if code != 200 or not all(x["status_id"] > 2 for x in bs["submissions"]):
+            return False
+    return True
+for _ in range(600):
+    if all_done():
+        break
+    time.sleep(0.1)
+time.sleep(0.5)
+log = open(LOG).read()
+check("... past 64 waiting for that host, its callbacks are dropped and logged", "callbacks to its host are already waiting" in log, log[-600:])
+with open("/etc/hosts", "r+") as f:
+    hosts = f.read().replace("10.9.9.9 rebind.test", "11.0.0.2 rebind.test")
+    f.seek(0); f.truncate(); f.write(hosts)
+code, a = call("/submissions?wait=true", {"language_id": 71, "source_code": "print(1)", "callback_url": "http://rebind.test:8080/other"})
+time.sleep(0.3)
+check("... while another host's callback is still queued", code == 201 and "rebind.test:8080/other dropped" not in open(LOG).read(), a)
+
 check("hostile: no connection ever reached a loopback, private or link-local listener", all(events(l) == [] for l in PRIVATE), [events(l) for l in PRIVATE])
 check("the redirect was not followed", events(path="/followed") == [], events(path="/followed"))
 PY
