@@ -149,6 +149,20 @@ print("| --- | ---: | ---: | ---: |")
 for k in sorted(steps, key=lambda s: (not s[0].isdigit(), int(s.split()[0]) if s[0].isdigit() else 0)):
     v = sorted(steps[k])
     print("| %s | %.0f | %.0f | %d |" % (k, statistics.median(v), v[int(len(v) * 0.9)], len(v)))
+# the slowest execs, step by step: where an outlier's time went
+per = []
+for i in range(N):
+    b, e = nth("sx:begin", i), nth("sx:end", i)
+    if b is not None and e is not None:
+        per.append((e - b, i))
+for tot, i in sorted(per)[-3:]:
+    parts = []
+    for k, (label, a, b2) in enumerate(ORDER):
+        x = cmds[i].get(a) if a.startswith("cmd:") and i < len(cmds) else nth(a, i)
+        y = cmds[i].get(b2) if b2.startswith("cmd:") and i < len(cmds) else nth(b2, i)
+        if x is not None and y is not None and y - x > 200:
+            parts.append("step %d %.0f" % (k + 1, y - x))
+    print("slow exec %d: %.0f µs (%s)" % (i, tot, ", ".join(parts)), file=sys.stderr)
 cl = sorted(client)
 print("| client: send to answer (python http.client) | %.0f | %.0f | %d |"
       % (statistics.median(cl), cl[int(len(cl) * 0.9)], len(cl)))
