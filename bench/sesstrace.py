@@ -104,6 +104,7 @@ ORDER = [
     # (label, from, to): names of trace points, in order on the exec's path.
     # Steps 2-7 are the arming: on the exec's path when it found no armed
     # exec (sx:armed), else done by the session's armer after the last exec.
+    ("supervisor: the request checked, the session's environment added", "sx:call", "sx:begin"),
     ("supervisor: an armed exec taken (sx:armed), or arming begins", "sx:begin", "sx:armed"),
     ("arm: the exec's pipes", "sx:arm", "sx:pipes"),
     ("arm: the exec's cgroup made", "sx:pipes", "sx:cgroup"),
@@ -132,9 +133,9 @@ for i in range(N):
         x, y = at(a), at(b)
         if x is not None and y is not None:
             steps.setdefault("%d %s" % (k + 1, label), []).append(y - x)
-    b, e = at("sx:begin"), at("sx:end")
+    b, e = at("sx:call"), at("sx:end")
     if b is not None and e is not None:
-        steps.setdefault("libward: ward_session_exec's exec, begin to end", []).append(e - b)
+        steps.setdefault("libward: ward_session_exec, called to returned", []).append(e - b)
     a, p, r, ans, done = (nth("http:" + k, i) for k in ("admitted", "picked", "ran", "answering", "completed"))
     if a is not None:
         steps.setdefault("http: headers and body read, JSON decoded, admitted", []).append(a)

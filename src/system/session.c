@@ -900,6 +900,7 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		      struct ward_result *res)
 {
 	double start = monotonic_now();
+	trace_phase("sx:call", 0);
 	memset(res, 0, sizeof(*res));
 	res->isolation = WARD_ISO_SYSTEM;
 	*res = (struct ward_result){.isolation = WARD_ISO_SYSTEM, .enforced = s->enforced};
