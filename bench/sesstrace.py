@@ -93,7 +93,7 @@ with open(err, "rb") as f:
 # path).  The server's http: lines are paired by their count.
 seg, seq = [], {}
 for ln in lines:
-    m = re.match(r"ward-trace: (\S+) (\d+)$", ln)
+    m = re.match(r"ward-trace: (\S+) (\d+)(?: cpu=\d+)?$", ln)
     if not m:
         continue
     name, v = m.group(1), float(m.group(2))
