@@ -465,6 +465,9 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	bool ok = s->armed_ok;
 	if (ok)
 		*x = s->armed;
+	else
+		s->arm_wanted = false; /* this exec makes its own (and asks again at its end): the
+					  armer, in its delay still, makes none beside it */
 	s->armed_ok = false;
 	pthread_mutex_unlock(&s->lock);
 	if (ok)
@@ -523,14 +526,14 @@ static void *armer_main(void *arg)
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
-		s->arm_wanted = false;
 		/* after the exec's caller has had the CPU for its answer */
 		until = in_ms(ARM_DELAY_MS);
 		while (!s->arm_stop && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
 			;
 		if (s->arm_stop)
 			break;
-		bool need = !s->armed_ok;
+		bool need = s->arm_wanted && !s->armed_ok; /* (an exec may have withdrawn it) */
+		s->arm_wanted = false;
 		s->arming = need;
 		pthread_mutex_unlock(&s->lock);
 		struct session_exec a;
