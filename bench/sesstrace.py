@@ -87,14 +87,28 @@ finally:
 with open(err, "rb") as f:
     f.seek(start_at)
     lines = f.read().decode(errors="replace").splitlines()
-seq = {}
+# The lines of exec i: from its sx:call to the next exec's (they are in
+# time order: one stderr for the server, PID 1 and the execs' processes);
+# the arming's lines there are the next exec's (or this one's, made on its
+# path).  The server's http: lines are paired by their count.
+seg, seq = [], {}
 for ln in lines:
-    m = re.match(r"ward-trace: (\S+) (\d+)$", ln)
-    if m:
-        seq.setdefault(m.group(1), []).append(float(m.group(2)))
+    m = re.match(r"ward-trace: (\S+) (\d+)(?: cpu=\d+)?$", ln)
+    if not m:
+        continue
+    name, v = m.group(1), float(m.group(2))
+    if name.startswith("http:"):
+        seq.setdefault(name, []).append(v)
+        continue
+    if name == "sx:call":
+        seg.append({})
+    if seg:
+        seg[-1].setdefault(name, v)
 
 
 def nth(name, i):
+    if not name.startswith("http:"):
+        return seg[i].get(name) if i < len(seg) else None
     v = seq.get(name, [])
     return v[i] if i < len(v) else None
 
@@ -102,9 +116,10 @@ def nth(name, i):
 steps = {}
 ORDER = [
     # (label, from, to): names of trace points, in order on the exec's path.
-    # Steps 2-7 are the arming: on the exec's path when it found no armed
-    # exec (sx:armed), else done by the session's armer after the last exec.
-    ("supervisor: an armed exec taken (sx:armed), or arming begins", "sx:begin", "sx:armed"),
+    # Steps 3-8 are the arming: on the exec's path when it found no armed
+    # exec (no sx:armed), else done by the session's armer after the last one.
+    ("supervisor: the request checked, the session's environment added", "sx:call", "sx:begin"),
+    ("supervisor: an armed exec taken (no armed one: not counted)", "sx:begin", "sx:armed"),
     ("arm: the exec's pipes", "sx:arm", "sx:pipes"),
     ("arm: the exec's cgroup made", "sx:pipes", "sx:cgroup"),
     ("arm: the request on the control socket", "sx:cgroup", "si:request"),
@@ -132,23 +147,38 @@ for i in range(N):
         x, y = at(a), at(b)
         if x is not None and y is not None:
             steps.setdefault("%d %s" % (k + 1, label), []).append(y - x)
-    b, e = at("sx:begin"), at("sx:end")
+    b, e = at("sx:call"), at("sx:end")
     if b is not None and e is not None:
-        steps.setdefault("libward: ward_session_exec's exec, begin to end", []).append(e - b)
+        steps.setdefault("libward: ward_session_exec, called to returned", []).append(e - b)
     a, p, r, ans, done = (nth("http:" + k, i) for k in ("admitted", "picked", "ran", "answering", "completed"))
     if a is not None:
         steps.setdefault("http: headers and body read, JSON decoded, admitted", []).append(a)
     if done is not None:
         steps.setdefault("http: server, request began to completed", []).append(done)
 
-print("sesstrace: %d execs of `true` in one session, %.0f ms apart; %d cores, %s"
-      % (N, PAUSE * 1000, os.cpu_count(), os.uname().release))
+armed = sum(1 for i in range(min(N, len(seg))) if "sx:armed" in seg[i])
+print("sesstrace: %d execs of `true` in one session, %.0f ms apart (%d found their process armed); %d cores, %s"
+      % (N, PAUSE * 1000, armed, os.cpu_count(), os.uname().release))
 print("")
 print("| step | median µs | p90 µs | n |")
 print("| --- | ---: | ---: | ---: |")
 for k in sorted(steps, key=lambda s: (not s[0].isdigit(), int(s.split()[0]) if s[0].isdigit() else 0)):
     v = sorted(steps[k])
     print("| %s | %.0f | %.0f | %d |" % (k, statistics.median(v), v[int(len(v) * 0.9)], len(v)))
+# the slowest execs, step by step: where an outlier's time went
+per = []
+for i in range(N):
+    b, e = nth("sx:call", i), nth("sx:end", i)
+    if b is not None and e is not None:
+        per.append((e - b, i))
+for tot, i in sorted(per)[-3:]:
+    parts = []
+    for k, (label, a, b2) in enumerate(ORDER):
+        x = cmds[i].get(a) if a.startswith("cmd:") and i < len(cmds) else nth(a, i)
+        y = cmds[i].get(b2) if b2.startswith("cmd:") and i < len(cmds) else nth(b2, i)
+        if x is not None and y is not None and y - x > 200:
+            parts.append("step %d %.0f" % (k + 1, y - x))
+    print("slow exec %d: %.0f µs (%s)" % (i, tot, ", ".join(parts)), file=sys.stderr)
 cl = sorted(client)
 print("| client: send to answer (python http.client) | %.0f | %.0f | %d |"
       % (statistics.median(cl), cl[int(len(cl) * 0.9)], len(cl)))

@@ -368,6 +368,14 @@ static int read_all(int fd, void *p, size_t n)
 static __attribute__((noreturn)) void exec_child(struct session_state *st, const int *fds, int nfds)
 {
 	struct child_ctx cc = *st->c;
+	/* It may wait long for its command (armed ahead): meanwhile it keeps
+	 * none of PID 1's ends (its control socket, its signalfd, the other
+	 * execs' control pipes), only its own. */
+	close(st->sock);
+	close(st->sigfd);
+	for (int i = 0; i < MAX_TRACKED; i++)
+		if (st->t[i].pid)
+			close(st->t[i].ctl_w);
 	/* PID 1 reset every disposition and the umask before its session
 	 * (init.c); all that differs here is the SIGCHLD it blocks for its
 	 * signalfd: unblock, rather than reset 64 dispositions again. */

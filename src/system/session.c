@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -466,6 +465,9 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	bool ok = s->armed_ok;
 	if (ok)
 		*x = s->armed;
+	else
+		s->arm_wanted = false; /* this exec makes its own (and asks again at its end): the
+					  armer, in its delay still, makes none beside it */
 	s->armed_ok = false;
 	pthread_mutex_unlock(&s->lock);
 	if (ok)
@@ -473,39 +475,65 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	return ok;
 }
 
-/* The armer's nice value: it works while the session is idle, and an exec
- * that just ended wakes it; at the execs' priority it would take the CPU
- * from that exec's caller (wakeup preemption) before the result is out. */
-#define ARMER_NICE 19
 /* How long after an exec the armer starts: the exec's caller (a server's
- * worker answering, its client reading) has the CPU first.  PID 1's fork
- * for the armer is not niced. */
+ * worker answering, its client reading) has the CPU first (woken at once,
+ * the armer would take it: wakeup preemption).  Not a lower priority
+ * instead: an exec may wait for the armer, which a loaded host would then
+ * starve. */
 #define ARM_DELAY_MS 2
+
+/* How long an armed exec waits for its command: after that the session is
+ * idle, and its process and cgroup go (the next exec makes its own, and the
+ * armer arms again after it). */
+#define ARM_KEEP_S 60
+
+/* CLOCK_MONOTONIC's now, plus ms. */
+static struct timespec in_ms(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 
 static void *armer_main(void *arg)
 {
 	struct ward_session *s = arg;
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ARMER_NICE); /* this thread only */
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		while (!s->arm_stop && !s->arm_wanted)
-			pthread_cond_wait(&s->arm_cv, &s->lock);
+		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
+		bool idle = false;
+		while (!s->arm_stop && !s->arm_wanted && !idle) {
+			if (!s->armed_ok)
+				pthread_cond_wait(&s->arm_cv, &s->lock);
+			else
+				idle = pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == ETIMEDOUT;
+		}
 		if (s->arm_stop)
 			break;
-		s->arm_wanted = false;
-		/* after the exec's caller has had the CPU for its answer */
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += ARM_DELAY_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		if (!s->arm_wanted) { /* no exec for ARM_KEEP_S: the armed process goes */
+			struct session_exec a = s->armed;
+			bool had = s->armed_ok;
+			s->armed_ok = false;
+			pthread_mutex_unlock(&s->lock);
+			if (had)
+				exec_discard(&a);
+			pthread_mutex_lock(&s->lock);
+			continue;
 		}
+		/* after the exec's caller has had the CPU for its answer */
+		until = in_ms(ARM_DELAY_MS);
 		while (!s->arm_stop && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
 			;
 		if (s->arm_stop)
 			break;
-		bool need = !s->armed_ok;
+		bool need = s->arm_wanted && !s->armed_ok; /* (an exec may have withdrawn it) */
+		s->arm_wanted = false;
 		s->arming = need;
 		pthread_mutex_unlock(&s->lock);
 		struct session_exec a;
@@ -875,6 +903,7 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		      struct ward_result *res)
 {
 	double start = monotonic_now();
+	trace_phase("sx:call", 0);
 	memset(res, 0, sizeof(*res));
 	res->isolation = WARD_ISO_SYSTEM;
 	*res = (struct ward_result){.isolation = WARD_ISO_SYSTEM, .enforced = s->enforced};
