@@ -40,13 +40,22 @@ if [ -z "${WARD_CB_INNER:-}" ]; then
 	ip netns exec "$NS-b" /usr/bin/python3 "$here/callback_receiver.py" "$CB_DIR" \
 		11.0.0.2:8080:ok 11.0.0.2:8081:close 11.0.0.2:8082:hang >/dev/null 2>&1 &
 	pids="$pids $!"
+	# a name server that takes every question and answers none (a lookup's deadline)
+	ip netns exec "$NS-b" /usr/bin/python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("11.0.0.2", 53))
+t = time.time()
+while time.time() - t < 300: s.recvfrom(4096)' >/dev/null 2>&1 &
+	pids="$pids $!"
 	ip netns exec "$NS-a" /usr/bin/python3 "$here/callback_receiver.py" "$CB_DIR" \
 		127.0.0.1:8090:ok 10.9.9.9:8080:ok 169.254.169.254:80:ok >/dev/null 2>&1 &
 	pids="$pids $!"
 	for _ in $(seq 100); do [ "$(ls "$CB_DIR" | grep -c '^ready-')" = 2 ] && break; sleep 0.1; done
 	printf '127.0.0.1 localhost\n11.0.0.2 cb.public.test\n10.9.9.9 cb.private.test\n11.0.0.2 rebind.test\n' >"$CB_DIR/hosts"
+	printf 'nameserver 11.0.0.2\noptions timeout:4 attempts:3\n' >"$CB_DIR/resolv.conf"
+	printf 'hosts: files dns\n' >"$CB_DIR/nsswitch.conf"
 	WARD_CB_INNER=1 CB_DIR=$CB_DIR ip netns exec "$NS-a" unshare -m --propagation private \
-		bash -c 'mount --bind "$CB_DIR/hosts" /etc/hosts && exec bash "$0"' "$0"
+		bash -c 'mount --bind "$CB_DIR/hosts" /etc/hosts && mount --bind "$CB_DIR/resolv.conf" /etc/resolv.conf &&
+			mount --bind "$CB_DIR/nsswitch.conf" /etc/nsswitch.conf && exec bash "$0"' "$0"
 	exit $?
 fi
 
@@ -55,7 +64,7 @@ fi
 start_dialects callback --judge0 127.0.0.1:0 --judge0-callback-allow cb.public.test \
 	--judge0-callback-allow cb.private.test --judge0-callback-allow rebind.test \
 	--judge0-callback-allow 127.0.0.1 --judge0-callback-allow localhost \
-	--judge0-callback-allow 169.254.169.254 || exit 0
+	--judge0-callback-allow 169.254.169.254 --judge0-callback-allow stall.test || exit 0
 J=$(dialect_url judge0)
 
 timeout 200 /usr/bin/python3 - "$J" "$CB_DIR" "$SRV_LOG" <<'PY'
@@ -177,6 +186,13 @@ with open("/etc/hosts", "r+") as f:
 code, a = call("/submissions?wait=true", {"language_id": 71, "source_code": "print(1)", "callback_url": "http://rebind.test:8080/other"})
 time.sleep(0.3)
 check("... while another host's callback is still queued", code == 201 and "rebind.test:8080/other dropped" not in open(LOG).read(), a)
+
+# a listed name whose name server never answers: the lookup's deadline (5 s),
+# not the resolver's 3 x 4 s, ends the submission's check
+t0 = time.time()
+code, a = call("/submissions", {"language_id": 71, "source_code": prog, "stdin": "1", "callback_url": "http://stall.test:8080/x"})
+dt = time.time() - t0
+check("a listed host whose name server never answers: 422 within the 5 s lookup deadline", code == 422 and "lookup took over 5 s" in json.dumps(a) and 4.5 < dt < 8.5, (code, a, round(dt, 2)))
 
 check("hostile: no connection ever reached a loopback, private or link-local listener", all(events(l) == [] for l in PRIVATE), [events(l) for l in PRIVATE])
 check("the redirect was not followed", events(path="/followed") == [], events(path="/followed"))
