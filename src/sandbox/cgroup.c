@@ -187,30 +187,44 @@ static bool kv_get(const char *buf, const char *key, uint64_t *v)
 	return false;
 }
 
-static bool read_u64_at(int dirfd, const char *file, uint64_t *v)
+/* The number a single-value cgroup file starts with. */
+static bool parse_u64(const char *buf, uint64_t *v)
 {
-	char buf[64];
-	if (read_at(dirfd, file, buf, sizeof buf) <= 0)
-		return false;
 	char *end;
 	errno = 0;
 	*v = strtoull(buf, &end, 10);
 	return errno == 0 && end != buf;
 }
 
-/* A number read again from an fd kept open (pread from 0 makes a cgroup
- * file anew). */
+static bool read_u64_at(int dirfd, const char *file, uint64_t *v)
+{
+	char buf[64];
+	return read_at(dirfd, file, buf, sizeof buf) > 0 && parse_u64(buf, v);
+}
+
+/* Up to len-1 bytes of an fd kept open, from its start (a read from
+ * offset 0 makes a cgroup file anew), NUL-terminated.  Bytes or -errno. */
+static ssize_t pread_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len - 1) {
+		ssize_t r = pread(fd, buf + got, len - 1 - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
 static bool pread_u64(int fd, uint64_t *v)
 {
 	char buf[64];
-	ssize_t r = pread(fd, buf, sizeof buf - 1, 0);
-	if (r <= 0)
-		return false;
-	buf[r] = 0;
-	char *end;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return errno == 0 && end != buf;
+	return pread_all(fd, buf, sizeof buf) > 0 && parse_u64(buf, v);
 }
 
 /* A counter's growth since base (never below 0). */
@@ -878,36 +892,17 @@ static int kept_fd(struct ward_cgroup *cg, int i, const char *file, bool w)
 }
 
 /* read_at and write_at of a run cgroup's file, through a kept fd where
- * there is one (a read from offset 0 makes a cgroup file anew). */
+ * there is one. */
 static ssize_t cg_read(struct ward_cgroup *cg, int i, const char *file, char *buf, size_t len)
 {
 	int fd = kept_fd(cg, i, file, false);
-	if (fd < 0)
-		return read_at(cg->d[i].dir, file, buf, len);
-	size_t got = 0;
-	while (got < len - 1) {
-		ssize_t r = pread(fd, buf + got, len - 1 - got, (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	buf[got] = 0;
-	return (ssize_t)got;
+	return fd < 0 ? read_at(cg->d[i].dir, file, buf, len) : pread_all(fd, buf, len);
 }
 
 static bool cg_read_u64(struct ward_cgroup *cg, int i, const char *file, uint64_t *v)
 {
 	char buf[64];
-	if (cg_read(cg, i, file, buf, sizeof buf) <= 0)
-		return false;
-	char *end;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return errno == 0 && end != buf;
+	return cg_read(cg, i, file, buf, sizeof buf) > 0 && parse_u64(buf, v);
 }
 
 static int cg_write(struct ward_cgroup *cg, int i, const char *file, const char *s)
@@ -1034,29 +1029,27 @@ static struct ward_cgroup *keep_take(const struct cg_limits *lim, char *err, siz
 		return NULL;
 	pthread_mutex_lock(&K_lock);
 	struct ward_cgroup *cg = K_n ? K_idle[--K_n] : NULL;
+	pthread_mutex_unlock(&K_lock);
+	/* Still there (a ward that could not see our pid may have removed
+	 * it, before the lock above existed), and with this run's limits:
+	 * else a fresh one. */
+	bool gone = false;
+	for (int i = 0; cg && i < cg->n; i++) {
+		struct stat st;
+		gone = gone || fstatat(cg->d[i].parent, cg->name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+	}
+	if (cg && (gone || ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
+			    cg_set_limits(cg, lim, err, errlen) < 0))) {
+		cg->recyclable = false; /* its limits are unknown now */
+		cg_destroy(cg);
+		cg = NULL;
+	}
+	pthread_mutex_lock(&K_lock);
 	if (cg)
 		K_reused++;
 	else
-		K_made++;
+		K_made++; /* the caller makes one */
 	pthread_mutex_unlock(&K_lock);
-	if (!cg)
-		return NULL;
-	/* Still there (a ward that could not see our pid may have removed
-	 * it, before the lock above existed): else a fresh one. */
-	for (int i = 0; i < cg->n; i++) {
-		struct stat st;
-		if (fstatat(cg->d[i].parent, cg->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			cg->recyclable = false;
-			cg_destroy(cg);
-			return NULL;
-		}
-	}
-	if ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
-	    cg_set_limits(cg, lim, err, errlen) < 0) {
-		cg->recyclable = false; /* its limits are unknown now */
-		cg_destroy(cg);
-		return NULL;
-	}
 	return cg;
 }
 

@@ -177,9 +177,6 @@ static double start_backend(struct server *s)
 {
 	s->healthy = false;
 	snprintf(s->health_reason, sizeof(s->health_reason), "not probed yet");
-	/* A network namespace per concurrent run, per pooled sandbox and per
-	 * sandbox waiting for its teardown may come back untouched and serve
-	 * the next (system/netns.c); an idle one is ~160 KiB of the kernel's. */
 	/* Every sandbox holds pipes, every kept namespace and cgroup fds:
 	 * the server may open what the hard limit allows (each command gets
 	 * its own limit, limits.nofile). */
@@ -188,6 +185,9 @@ static double start_backend(struct server *s)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/* A network namespace per concurrent run, per pooled sandbox and per
+	 * sandbox waiting for its teardown may come back untouched and serve
+	 * the next (system/netns.c); an idle one is ~160 KiB of the kernel's. */
 	ward_netns_keep(s->o.max_concurrent + s->o.pool + 16);
 	/* Their cgroups likewise, emptied and reset (sandbox/cgroup.c; at
 	 * most a quarter of the open-files limit in the fds they hold). */

@@ -458,11 +458,16 @@ bool j0_callback_queue(struct j0_callbacks *cb, const char *url, char *body)
 	unsigned same = 0;
 	for (struct cb_item *q = cb->head; q; q = q->next)
 		same += !strcasecmp(q->host, it->host);
-	const char *full = cb->n >= cb->cap ? "callbacks are already waiting"
-			   : same >= (cb->cap + 3) / 4 ? "callbacks to its host are already waiting (a quarter of all)"
-			   : cb->bytes + it->bytes > CB_MAX_BYTES ? "MiB of callbacks are already waiting"
-								  : NULL;
-	bool room = !full && !cb->stop;
+	char full[96] = "";
+	if (cb->stop)
+		snprintf(full, sizeof(full), "the server is stopping");
+	else if (cb->n >= cb->cap)
+		snprintf(full, sizeof(full), "%u callbacks are already waiting", cb->cap);
+	else if (same >= (cb->cap + 3) / 4)
+		snprintf(full, sizeof(full), "%u callbacks to its host are already waiting (a quarter of all)", same);
+	else if (cb->bytes + it->bytes > CB_MAX_BYTES)
+		snprintf(full, sizeof(full), "%u MiB of callbacks are already waiting", CB_MAX_BYTES >> 20);
+	bool room = !full[0];
 	if (room) {
 		cb->bytes += it->bytes;
 		if (cb->tail)
@@ -475,9 +480,7 @@ bool j0_callback_queue(struct j0_callbacks *cb, const char *url, char *body)
 	}
 	pthread_mutex_unlock(&cb->lock);
 	if (!room) {
-		log_event(cb->s, "judge0-callback", "PUT %.300s dropped: %u %s", url,
-			  full && strstr(full, "MiB") ? CB_MAX_BYTES >> 20 : full && strstr(full, "host") ? same : cb->cap,
-			  full ? full : "the server is stopping");
+		log_event(cb->s, "judge0-callback", "PUT %.300s dropped: %s", url, full);
 		free(it->url);
 		free(it->body);
 		free(it);
