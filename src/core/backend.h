@@ -1,6 +1,8 @@
-/* backend.h — the ways a request can be run.  ward_run() (src/core/run.c)
- * validates, picks the backend by isolation level, and maps the outcome to
- * a result the same way for all of them. */
+/* backend.h — what the levels share (core/level.c, core/outcome.c) and the
+ * application level's entry (core/application.c).  The dispatcher above
+ * the levels (src/dispatch/run.c) validates, picks the level by isolation
+ * and maps the outcome to a result the same way for all of them; the system
+ * level's entry is src/system/backend.h. */
 #ifndef WARD_BACKEND_H
 #define WARD_BACKEND_H
 
@@ -10,7 +12,7 @@
 #include "core/supervise.h"
 #include "ward.h"
 
-/* What a backend hands back to run.c. */
+/* What a level hands back to the dispatcher (result_from_outcome). */
 struct backend_outcome {
 	bool ran;            /* the command started (false: setup failed, error set) */
 	int wait_status;     /* of the command, as from waitpid */
@@ -51,12 +53,6 @@ void reset_signals(void);
  * limit ward inherited, say).  Only syscalls and snprintf. */
 int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen);
 
-/* The system level (src/system/backend.c).  With a pool, a request of the
- * pool's shape takes a sandbox built ahead; any other request (or an empty
- * pool) builds one. */
-int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
-		       struct backend_outcome *o, double start);
-
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
 			    double start);
 
@@ -67,6 +63,8 @@ void usage_from_rusage(const struct rusage *ru, struct ward_usage *u);
 /* What a backend's outcome (and return r) come to in res (SPEC §2's
  * statuses); ward_run's return.  start: monotonic, for usage.wall_ms. */
 int result_from_outcome(const struct backend_outcome *o, int r, struct ward_result *res, double start);
+/* A setup error in res (status error, exit 125), unless one is there. */
+void outcome_set_error(struct ward_result *res, const char *msg);
 /* Fill res->out/err/report from a finished supervise. */
 int outcome_collect(struct supervise *s, struct ward_result *res);
 

@@ -1,8 +1,9 @@
 /* level.c — what every isolation level shares (declared in backend.h):
  * the command's environment and argv, its last steps in the child (a
  * fresh signal state, rlimits, the PATH search and execve), and, in the
- * parent, the usage and streams of a finished run.  Below run.c and the
- * levels (application.c, src/system/): it calls none of them, and the
+ * parent, the usage and streams of a finished run.  Below the dispatcher
+ * (src/dispatch/run.c) and the levels (application.c, src/system/): it
+ * calls none of them, and the
  * child's parts use only syscalls and snprintf. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* backend.c — the system level's entry (core/backend.h: backend_system_run):
+/* backend.c — the system level's entry (system/backend.h: backend_system_run):
  * where a run's sandbox comes from.  A request of the pool's shape takes one
  * built ahead (pool.c); any other request, or an empty pool, builds one now
  * (supervisor.c), cloned by a spawner helper while one is alive
@@ -11,6 +11,7 @@
 
 #include "core/backend.h"
 #include "core/supervise.h"
+#include "system/backend.h"
 #include "system/pool.h"
 #include "system/reaper.h"
 #include "system/spawner.h"

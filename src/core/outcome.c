@@ -1,8 +1,7 @@
-/* run.c — ward_run(): validate, dispatch to a level (application.c, or
- * src/system/'s backend_system_run), map the outcome to the result of SPEC
- * §4.  The top of core: no level calls back into it (what they share is
- * level.c's).  Never builds a sandbox itself and never formats a result
- * for output (the front ends do). */
+/* outcome.c — what a level's outcome comes to in the result of SPEC §4
+ * (result_from_outcome), for both levels (application.c, src/system/) and
+ * the dispatcher above them (src/dispatch/run.c); the result's own
+ * helpers.  Never formats a result for output (the front ends do). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,50 +9,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "image/root.h"
 #include "core/backend.h"
 #include "ward.h"
 
-static void set_error(struct ward_result *res, const char *msg)
+void outcome_set_error(struct ward_result *res, const char *msg)
 {
 	res->status = WARD_ST_ERROR;
 	res->exit_code = WARD_EXIT_FAILED;
 	if (!res->error[0])
 		snprintf(res->error, sizeof(res->error), "%s", msg);
-}
-
-int ward_run(const struct ward_request *req, struct ward_result *res)
-{
-	return ward_run_pooled(NULL, req, res);
-}
-
-int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res)
-{
-	double start = monotonic_now();
-	memset(res, 0, sizeof(*res));
-	res->isolation = req->isolation;
-	res->enforced.time = "ward";
-
-	char err[sizeof(res->error)];
-	struct ward_request on_image;
-	char **env = NULL;
-	if (req->image && req->isolation != WARD_ISO_SYSTEM) {
-		set_error(res, "an image is a system-level sandbox's root: use isolation system");
-		return -1;
-	}
-	if (image_root_apply(req, &on_image, &env, err, sizeof(err)) < 0 ||
-	    ward_request_validate(&on_image, err, sizeof(err)) < 0) {
-		free(env);
-		set_error(res, err);
-		return -1;
-	}
-	req = &on_image;
-
-	struct backend_outcome o = {0};
-	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(pool, req, res, &o, start)
-						  : backend_application_run(req, res, &o, start);
-	free(env);
-	return result_from_outcome(&o, r, res, start);
 }
 
 int result_from_outcome(const struct backend_outcome *op, int r, struct ward_result *res, double start)
@@ -66,12 +30,12 @@ int result_from_outcome(const struct backend_outcome *op, int r, struct ward_res
 	}
 	if (o.cancelled) {
 		res->error[0] = 0;
-		set_error(res, "cancelled: ward was asked to stop (a signal, the server shutting down, or a streaming "
+		outcome_set_error(res, "cancelled: ward was asked to stop (a signal, the server shutting down, or a streaming "
 			       "client going away); the sandbox was killed");
 		return -1;
 	}
 	if (r < 0 || !o.ran) {
-		set_error(res, "the sandbox failed for an unknown reason");
+		outcome_set_error(res, "the sandbox failed for an unknown reason");
 		return -1;
 	}
 
