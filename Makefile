@@ -10,7 +10,7 @@ HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS  ?= -O2 -g
 LIBEXECDIR ?= $(PREFIX)/libexec/ward
 ALL_CFLAGS = -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP \
-	-ffunction-sections -fdata-sections -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	-ffunction-sections -fdata-sections -fvisibility=hidden -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"' \
 	-DWARD_DATADIR='"$(PREFIX)/share/ward"'
 LDFLAGS ?=
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
@@ -40,7 +40,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
 .PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
-all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests helpers
+all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a helpers
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,6 +78,17 @@ $(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: ALL_CFLAGS += -I$(B)/gen
 
 $(B)/libward.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
+
+# The archive `make install` installs: the library as one relocatable object
+# whose only global symbols are the API of include/ward*.h (declared there
+# with default visibility; everything else is built hidden and localized
+# here), so a program that links libward meets none of its internal names.
+# tests/house/symbols.sh checks the exported set.
+$(B)/libward-export.a: $(LIB_OBJ)
+	rm -f $@ $(B)/libward-export.o
+	$(LD) -r -o $(B)/libward-export.o $^
+	objcopy --localize-hidden --strip-unneeded $(B)/libward-export.o
+	ar rcs $@ $(B)/libward-export.o
 
 $(BA)/libward.a: $(LIBA_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -164,7 +175,7 @@ demo: deps
 bench: all
 	bench/run
 
-install: $(B)/ward $(B)/ward-net $(B)/ward-unzip
+install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
@@ -175,7 +186,7 @@ install: $(B)/ward $(B)/ward-net $(B)/ward-unzip
 	install -m 0644 include/ward_judge.h $(DESTDIR)$(PREFIX)/include/ward_judge.h
 	install -d $(DESTDIR)$(PREFIX)/share/ward
 	install -m 0644 languages.json $(DESTDIR)$(PREFIX)/share/ward/languages.json
-	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
+	install -m 0644 $(B)/libward-export.a $(DESTDIR)$(PREFIX)/lib/libward.a
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h libexec/*.[ch]

@@ -25,6 +25,11 @@
 extern "C" {
 #endif
 
+/* The API is what libward exports: every other symbol of the library is
+ * hidden (built with -fvisibility=hidden, localized in the installed
+ * archive; tests/house/symbols.sh checks the set). */
+#pragma GCC visibility push(default)
+
 #define WARD_VERSION "0.1.0"
 
 /* Exit statuses of SPEC §2. */
@@ -629,6 +634,8 @@ char *ward_result_to_json(const struct ward_result *result);
 /* The same object and a newline written to fd through a small buffer, with
  * no copy of the streams.  0, or -1 with errno set. */
 int ward_result_to_json_fd(const struct ward_result *result, int fd);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

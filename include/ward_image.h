@@ -43,6 +43,11 @@
 extern "C" {
 #endif
 
+/* The API is what libward exports: every other symbol of the library is
+ * hidden (built with -fvisibility=hidden, localized in the installed
+ * archive; tests/house/symbols.sh checks the set). */
+#pragma GCC visibility push(default)
+
 #define WARD_IMAGE_NAME_MAX 128
 #define WARD_IMAGE_TAG_MAX 128
 #define WARD_IMAGE_DIGEST_LEN 72 /* "sha256:" + 64 hex + NUL, rounded */
@@ -169,6 +174,8 @@ int ward_image_pull(struct ward_image_store *s, const char *ref, const char *nam
 
 /* The default name `pull` gives ref, in out (NAME:TAG).  0 or -1. */
 int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size_t errlen);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

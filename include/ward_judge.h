@@ -24,6 +24,11 @@
 extern "C" {
 #endif
 
+/* The API is what libward exports: every other symbol of the library is
+ * hidden (built with -fvisibility=hidden, localized in the installed
+ * archive; tests/house/symbols.sh checks the set). */
+#pragma GCC visibility push(default)
+
 /* ---- the language table ---- */
 
 /* The most entries a table may have, and what one entry may hold. */
@@ -220,6 +225,8 @@ bool ward_judge_compare(enum ward_compare mode, double eps, const unsigned char 
  * (ENOMEM, or more than WARD_LANG_MAX_ARGV + the words given). */
 char **ward_judge_argv(char *const *tmpl, const char *main_file, char *const *sources, char *const *flags,
 		       char *const *args);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
