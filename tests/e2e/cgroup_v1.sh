@@ -10,11 +10,13 @@
 T=$(mktemp -d /tmp/ward-test.XXXXXX); trap 'rm -rf "$T"' EXIT
 chmod 0755 "$T"
 CG=$HELPERS/cgtool
-# cgtool #includes src/sandbox/cgroup.c, which make's helper rule does not
-# know: rebuild it when the source is newer.
-if [ -x "$CG" ] && { [ "$CG" -ot "$ROOT/src/sandbox/cgroup.c" ] || [ "$CG" -ot "$ROOT/src/sandbox/cgroup.h" ]; }; then
-	make -s -B -C "$ROOT" build/helpers/cgtool >&2
-fi
+# cgtool #includes src/sandbox/cgroup*.c: rebuild it when a source is newer.
+for f in "$ROOT"/src/sandbox/cgroup*.[ch]; do
+	if [ -x "$CG" ] && [ "$CG" -ot "$f" ]; then
+		make -s -B -C "$ROOT" build/helpers/cgtool >&2
+		break
+	fi
+done
 for h in cgtool probe_forks probe_mem probe_spin; do
 	[ -x "$HELPERS/$h" ] || { fail "cgroup-v1: helper $h built" "run make helpers"; exit 0; }
 done

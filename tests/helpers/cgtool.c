@@ -1,4 +1,4 @@
-/* cgtool — drives src/sandbox/cgroup.c on its own, the way the supervisor
+/* cgtool — drives the cgroup mechanism (src/sandbox/cgroup*.c) on its own, the way the supervisor
  * does, so that the cgroup tests need no working `ward run`.  Built like
  * every helper (one static file), hence the #include of the source.
  *
@@ -15,7 +15,14 @@
  * CGTOOL_NO_CGKILL=1 in the environment: ignore cgroup.kill (as before 5.14).
  */
 #include "../../src/sandbox/cgroup.c"
+#include "../../src/sandbox/cgroup_io.c"
+#include "../../src/sandbox/cgroup_keep.c"
+#include "../../src/sandbox/cgroup_probe.c"
+#include "../../src/sandbox/cgroup_v1.c"
+#include "../../src/sandbox/cgroup_v2.c"
 
+#include <dirent.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 static void usage(void)
@@ -24,7 +31,7 @@ static void usage(void)
 	exit(125);
 }
 
-static double secs(void) { return (double)now_ns() / 1e9; }
+static double secs(void) { return (double)cg_now_ns() / 1e9; }
 
 /* Fork a child that waits until it is in the cgroup, then runs argv (or
  * just exits when argv is NULL).  Returns its pid and the pipe's write end
@@ -71,7 +78,7 @@ static int cmd_probe(void)
 	       p->cpu, p->where, p->why);
 	/* Where this process ended up (v2 delegation moves it). */
 	char own[PATH_MAX];
-	if (own_cgroup("", own, sizeof own))
+	if (cg_own_cgroup("", own, sizeof own))
 		printf("self=%s\n", own);
 	return 0;
 }
@@ -79,14 +86,14 @@ static int cmd_probe(void)
 static int cmd_list(void)
 {
 	cg_probe();
-	for (int i = 0; i < P.nh; i++) {
-		DIR *d = opendir(P.h[i].path);
+	for (int i = 0; i < cg_host.nh; i++) {
+		DIR *d = opendir(cg_host.h[i].path);
 		if (!d)
 			continue;
 		struct dirent *e;
 		while ((e = readdir(d)))
 			if (strncmp(e->d_name, "ward-", 5) == 0 && strcmp(e->d_name, "ward-supervisor") != 0)
-				printf("%s/%s\n", P.h[i].path, e->d_name);
+				printf("%s/%s\n", cg_host.h[i].path, e->d_name);
 		closedir(d);
 	}
 	return 0;
@@ -150,7 +157,7 @@ static int cmd_run(int argc, char **argv)
 			killed = "timeout";
 			cg_kill(cg);
 		}
-		nap_us(10000);
+		cg_nap_us(10000);
 	}
 	struct cg_stats st;
 	cg_stats(cg, &st);
@@ -173,9 +180,9 @@ static int cmd_run(int argc, char **argv)
 static int cycle(const struct cg_limits *lim, long long t[3])
 {
 	char err[512];
-	long long a = now_ns();
+	long long a = cg_now_ns();
 	struct ward_cgroup *cg = cg_create(lim, err, sizeof err);
-	long long b = now_ns();
+	long long b = cg_now_ns();
 	if (!cg) {
 		fprintf(stderr, "cgtool: %s\n", err);
 		return -1;
@@ -186,14 +193,14 @@ static int cycle(const struct cg_limits *lim, long long t[3])
 		cg_destroy(cg);
 		return -1;
 	}
-	long long c = now_ns();
+	long long c = cg_now_ns();
 	int r = cg_attach(cg, pid);
-	long long d = now_ns();
+	long long d = cg_now_ns();
 	let_go(go);
 	waitpid(pid, &status, 0);
-	long long e = now_ns();
+	long long e = cg_now_ns();
 	cg_destroy(cg);
-	long long f = now_ns();
+	long long f = cg_now_ns();
 	t[0] += b - a;
 	t[1] += d - c;
 	t[2] += f - e;
@@ -212,11 +219,11 @@ static int cmd_bench(int argc, char **argv)
 	parse_limits(&argc, &argv, &lim, NULL, NULL);
 	long long t[3] = {0};
 	cg_probe();
-	long long t0 = now_ns();
+	long long t0 = cg_now_ns();
 	for (int i = 0; i < n; i++)
 		if (cycle(&lim, t) < 0)
 			return 1;
-	double per = (double)(now_ns() - t0) / n / 1000;
+	double per = (double)(cg_now_ns() - t0) / n / 1000;
 	printf("cgtool: bench n=%d create_us=%.1f attach_us=%.1f destroy_us=%.1f total_us=%.1f (with fork+wait %.1f)\n",
 	       n, (double)t[0] / n / 1000, (double)t[1] / n / 1000, (double)t[2] / n / 1000,
 	       (double)(t[0] + t[1] + t[2]) / n / 1000, per);
@@ -269,7 +276,7 @@ int main(int argc, char **argv)
 	 * so that the kill loop is tested on v2 too. */
 	cg_probe();
 	if (getenv("CGTOOL_NO_CGKILL"))
-		P.cg_kill = false;
+		cg_host.cg_kill = false;
 	const char *c = argv[1];
 	if (strcmp(c, "probe") == 0)
 		return cmd_probe();
