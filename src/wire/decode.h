@@ -1,8 +1,8 @@
 /* decode.h — the checks every JSON decoder of ward's shares (implemented in
- * json.c): a member that is absent or null counts as not given, each value
+ * decode.c): a member that is absent or null counts as not given, each value
  * is checked for its type and shape, and a message names the offending
  * field ("files[2].mode: must be an integer from 0 to 4095").  The /exec
- * request (json.c) and the test job (src/testjob/testjob_json.c) are both
+ * request (request_json.c) and the test job (src/testjob/testjob_json.c) are both
  * decoded with these, so the two formats can never drift apart on what a
  * limit, an env or a file's content looks like.
  *

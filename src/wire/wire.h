@@ -1,8 +1,9 @@
 /* wire.h — the /exec request and the result on the wire (SPEC §4, §5),
  * decoded into and encoded from the C API's structs, and the other records
  * ward writes as JSON (/health, the server's log, the doctor's report).
- * Implemented in json.c, the one file that knows the format; it only reads
- * and writes these structs, and calls no front end.
+ * Implemented in json.c (results and the records) and request_json.c (the
+ * /exec request), the files that know the format; they only read and write
+ * these structs, and call no front end.
  *
  * Decoding checks only types and shapes and names the offending field
  * ("limits.memory_mb: must be a non-negative integer"); what values are
