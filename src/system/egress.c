@@ -10,7 +10,7 @@
  *     sandbox's network namespace (a socket stays in the namespace it was
  *     made in, whoever holds it: the sandbox reaches this one and nothing
  *     else of the host's);
- *   - reads one request head (at most EGRESS_HEAD_MAX: 431 beyond): CONNECT
+ *   - reads one request head (egress_head.c; at most EGRESS_HEAD_MAX: 431 beyond): CONNECT
  *     host:port (TLS; then bytes both ways), or an absolute-URI request for
  *     http:// (rewritten to origin form, with Host set from the URI and
  *     Connection: close, so one client connection reaches one upstream);
@@ -62,6 +62,8 @@
 
 #include "core/egress.h"
 #include "system/egress.h"
+#include "system/egress_head.h"
+#include "system/egress_rules.h"
 
 enum conn_state { C_FREE = 0, C_HEAD, C_CONNECTING, C_RELAY, C_REPLY };
 
@@ -102,12 +104,7 @@ struct egress_proxy {
 	pthread_t th;
 	bool running;
 	int lfd, stop[2];
-	struct egress_pattern allow[EGRESS_MAX_PATTERNS];
-	size_t nallow;
-	struct egress_pin pins[EGRESS_MAX_PATTERNS];
-	size_t npins;
-	struct sockaddr_storage own[64];
-	size_t nown;
+	struct egress_rules pol; /* who may be reached (egress_rules.c) */
 	uint64_t cap, used;
 	double accept_pause; /* accept failed (no fd, no memory): not before this */
 	double tokens, tokens_at; /* the bucket (egress.h), as of tokens_at */
@@ -360,275 +357,14 @@ static void accept_conns(struct egress_proxy *p, double t)
 	}
 }
 
-/* ----------------------------------------------------------------- policy */
-
-/* host as an address literal into sa (port 0); false when it is not one. */
-static bool literal_addr(const char *host, struct sockaddr_storage *sa)
-{
-	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1)
-		v4->sin_family = AF_INET;
-	else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1)
-		v6->sin6_family = AF_INET6;
-	else
-		return false;
-	return true;
-}
-
-/* A name resolved here, once: its first public address into sa, or why
- * none is (a static string, or msg). */
-static const char *resolve_public(struct egress_proxy *p, const char *host, struct sockaddr_storage *sa, char *msg,
-				  size_t msglen)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
-		return "the name does not resolve";
-	const char *why = "no address";
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		if (ai->ai_addrlen > sizeof(*sa))
-			continue;
-		const char *w = egress_addr_refused(ai->ai_addr, p->own, p->nown);
-		if (!w) {
-			memcpy(sa, ai->ai_addr, ai->ai_addrlen);
-			break;
-		}
-		if (ai == res)
-			why = w;
-	}
-	freeaddrinfo(res);
-	if (sa->ss_family)
-		return NULL;
-	if (strcmp(why, "the runner's own address") == 0)
-		snprintf(msg, msglen, "resolves to %s", why);
-	else
-		snprintf(msg, msglen, "resolves to a %s address", why);
-	return msg;
-}
-
-/* The address to connect to for host:port, or a reason not to (a static
- * string, or msg).  A listed literal is reached as it is, a pinned name at
- * its pin, any other name at its first public address. */
-static const char *decide(struct egress_proxy *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen, char *msg, size_t msglen)
-{
-	/* the name as matched: lower case, without the root's dot (so that
-	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */
-	char host[256];
-	size_t hl = strlen(asked);
-	if (hl >= sizeof(host))
-		return "not in the allow-list";
-	for (size_t i = 0; i <= hl; i++)
-		host[i] = (char)tolower((unsigned char)asked[i]);
-	if (hl > 1 && host[hl - 1] == '.')
-		host[--hl] = 0;
-	if (hl && host[hl - 1] == '.')
-		return "not in the allow-list"; /* "a..": no host name (the matcher would take it as "a.") */
-	bool listed = false;
-	for (size_t i = 0; i < p->nallow && !listed; i++)
-		listed = egress_pattern_matches(&p->allow[i], host, port);
-	if (!listed)
-		return "not in the allow-list";
-	if (p->used >= p->cap)
-		return "egress_bytes limit reached";
-	memset(sa, 0, sizeof(*sa));
-	if (!literal_addr(host, sa)) {
-		for (size_t i = 0; i < p->npins && !sa->ss_family; i++)
-			if (strcmp(p->pins[i].name, host) == 0)
-				*sa = p->pins[i].addr;
-		const char *why = sa->ss_family ? NULL : resolve_public(p, host, sa, msg, msglen);
-		if (why)
-			return why;
-	}
-	if (sa->ss_family == AF_INET) {
-		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
-		*salen = sizeof(struct sockaddr_in);
-	} else {
-		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
-		*salen = sizeof(struct sockaddr_in6);
-	}
-	return NULL;
-}
-
-/* ------------------------------------------------------------ request head */
-
-/* host[:port] or [v6][:port] of an authority into host (no brackets) and
- * *port (dflt when absent).  false when malformed. */
-static bool split_authority(const char *a, size_t n, unsigned dflt, char *host, size_t hostlen, unsigned *port)
-{
-	const char *end = a + n, *hs = a, *he;
-	const char *colon;
-	if (n && a[0] == '[') {
-		he = memchr(a, ']', n);
-		if (!he)
-			return false;
-		hs = a + 1;
-		colon = he + 1 < end ? he + 1 : NULL;
-		if (colon && *colon != ':')
-			return false;
-	} else {
-		colon = memchr(a, ':', n);
-		he = colon ? colon : end;
-	}
-	size_t hl = (size_t)(he - hs);
-	if (hl == 0 || hl >= hostlen)
-		return false;
-	for (const char *c = hs; c < he; c++)
-		if (*c <= ' ' || *c == '@' || *c == '/' || (unsigned char)*c >= 0x7f)
-			return false;
-	memcpy(host, hs, hl);
-	host[hl] = 0;
-	*port = dflt;
-	if (colon) {
-		if (colon + 1 >= end || end - colon - 1 > 5)
-			return false;
-		unsigned v = 0;
-		for (const char *c = colon + 1; c < end; c++) {
-			if (*c < '0' || *c > '9')
-				return false;
-			v = v * 10 + (unsigned)(*c - '0');
-		}
-		if (v == 0 || v > 65535)
-			return false;
-		*port = v;
-	}
-	return true;
-}
-
-struct head {
-	char method[16], version[16];
-	char host[256];
-	unsigned port;
-	bool connect;
-	const char *path; /* origin form, into the head (plain requests) */
-	size_t pathlen;
-	const char *fields; /* after the request line */
-	size_t head_len;    /* through the blank line */
-};
-
-/* A plain request's target: an absolute http:// URI (no user info) into
- * host, port and the origin-form path.  0, or 400. */
-static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
-{
-	if (tl < 8 || strncasecmp(t, "http://", 7) != 0)
-		return 400; /* https:// goes through CONNECT; origin form is for servers */
-	const char *auth = t + 7, *end = t + tl, *slash = memchr(auth, '/', tl - 7);
-	const char *q = memchr(auth, '?', tl - 7);
-	if (q && (!slash || q < slash))
-		slash = q;
-	size_t al = slash ? (size_t)(slash - auth) : tl - 7;
-	if (!split_authority(auth, al, 80, h->host, sizeof(h->host), &h->port))
-		return 400;
-	h->path = slash ? slash : "/";
-	h->pathlen = slash ? (size_t)(end - slash) : 1;
-	for (size_t i = 0; i < h->pathlen; i++)
-		if ((unsigned char)h->path[i] <= ' ' || h->path[i] == 0x7f)
-			return 400; /* a bare LF would end the rewritten request line early */
-	return 0;
-}
-
-/* A plain request's fields, forwarded as they are: each "name: value",
- * the name a token, no bare CR or LF, no folded line.  Anything else a
- * lenient upstream could read as a second Host. */
-static bool fields_ok(const char *l, const char *end)
-{
-	while (l < end) {
-		const char *e = memmem(l, (size_t)(end - l), "\r\n", 2);
-		const char *colon = memchr(l, ':', (size_t)(e - l));
-		if (!colon || colon == l)
-			return false;
-		for (const char *c = l; c < colon; c++)
-			if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f || strchr("\"(),/;<=>?@[\\]{}", *c))
-				return false;
-		for (const char *c = colon + 1; c < e; c++)
-			if (*c == '\r' || *c == '\n' || *c == 0)
-				return false;
-		l = e + 2;
-	}
-	return true;
-}
-
-/* The request line of c2u's head: METHOD SP TARGET SP HTTP/1.x.  0 (the
- * head is complete when h->head_len is set), or an HTTP status to answer. */
-static int parse_head(const char *b, size_t len, struct head *h)
-{
-	const char *end = memmem(b, len, "\r\n\r\n", 4);
-	if (!end)
-		return len >= EGRESS_HEAD_MAX ? 431 : 0;
-	h->head_len = (size_t)(end - b) + 4;
-	const char *eol = memmem(b, h->head_len, "\r\n", 2);
-	const char *sp1 = memchr(b, ' ', (size_t)(eol - b));
-	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
-	if (!sp1 || !sp2 || sp1 == b || (size_t)(sp1 - b) >= sizeof(h->method) ||
-	    (size_t)(eol - sp2 - 1) >= sizeof(h->version))
-		return 400;
-	memcpy(h->method, b, (size_t)(sp1 - b));
-	h->method[sp1 - b] = 0;
-	for (const char *c = h->method; *c; c++)
-		if (*c < 'A' || *c > 'Z')
-			return 400;
-	memcpy(h->version, sp2 + 1, (size_t)(eol - sp2 - 1));
-	h->version[eol - sp2 - 1] = 0;
-	if (strcmp(h->version, "HTTP/1.1") != 0 && strcmp(h->version, "HTTP/1.0") != 0)
-		return 400;
-	h->fields = eol + 2;
-	h->connect = strcmp(h->method, "CONNECT") == 0;
-	if (h->connect)
-		return split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, h->host, sizeof(h->host), &h->port) &&
-				       h->port
-			       ? 0
-			       : 400;
-	if (!fields_ok(h->fields, b + h->head_len - 2))
-		return 400;
-	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
-}
-
-static bool drop_field(const char *line, size_t n)
-{
-	static const char *const drop[] = {"host:", "connection:", "proxy-connection:", "keep-alive:",
-					   "proxy-authorization:"};
-	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
-		size_t k = strlen(drop[i]);
-		if (n >= k && strncasecmp(line, drop[i], k) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* A plain request's head in origin form, into out (EGRESS_BUF).  Its
- * length, or 0 when it does not fit. */
-static size_t rewrite_head(const char *b, const struct head *h, const char *authority, char *out)
-{
-	size_t o = 0;
-	int n = snprintf(out, EGRESS_BUF, "%s %.*s %s\r\n", h->method, (int)h->pathlen, h->path, h->version);
-	if (n < 0 || n >= EGRESS_BUF)
-		return 0;
-	o = (size_t)n;
-	const char *end = b + h->head_len - 2; /* the blank line's CRLF */
-	for (const char *l = h->fields; l < end;) {
-		const char *e = memmem(l, (size_t)(end - l), "\r\n", 2);
-		size_t ll = (size_t)(e - l) + 2;
-		if (!drop_field(l, ll)) {
-			if (o + ll >= EGRESS_BUF)
-				return 0;
-			memcpy(out + o, l, ll);
-			o += ll;
-		}
-		l = e + 2;
-	}
-	n = snprintf(out + o, EGRESS_BUF - o, "Host: %s\r\nConnection: close\r\n\r\n", authority);
-	if (n < 0 || (size_t)n >= EGRESS_BUF - o)
-		return 0;
-	return o + (size_t)n;
-}
-
 /* The head is in: decide, and connect or answer. */
 static void start_upstream(struct egress_proxy *p, struct conn *c, const struct head *h)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen = 0;
 	char msg[96];
-	const char *why = decide(p, h->host, h->port, &sa, &salen, msg, sizeof(msg));
+	const char *why = p->used >= p->cap ? "egress_bytes limit reached"
+					    : egress_decide(&p->pol, h->host, h->port, &sa, &salen, msg, sizeof(msg));
 	c->rec = add_record(p, h->host, h->port, why == NULL, why, c->head_bytes);
 	if (why) {
 		reply_error(c, 403, "Forbidden", why);
@@ -643,7 +379,7 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 		snprintf(authority, sizeof(authority), h->port == 80 ? "%s%s%s" : "%s%s%s:%u", v6 ? "[" : "", h->host,
 			 v6 ? "]" : "", h->port);
 		char *nb = malloc(EGRESS_BUF);
-		size_t hl = nb ? rewrite_head(c->c2u.d, h, authority, nb) : 0;
+		size_t hl = nb ? egress_rewrite_head(c->c2u.d, h, authority, nb) : 0;
 		if (!hl || hl + rest > EGRESS_BUF) {
 			free(nb);
 			reply_error(c, 431, "Request Header Fields Too Large", "the request head is too large");
@@ -699,7 +435,7 @@ static void read_head(struct egress_proxy *p, struct conn *c, double t)
 	c->read_at = t + EGRESS_HEAD_DEFER_MS / 1000.0; /* when the head is not all in yet */
 	struct head h;
 	memset(&h, 0, sizeof(h));
-	int code = parse_head(c->c2u.d, c->c2u.len, &h);
+	int code = egress_parse_head(c->c2u.d, c->c2u.len, &h);
 	if (code == 431)
 		reply_error(c, 431, "Request Header Fields Too Large", "the request head is over 16 KiB");
 	else if (code == 400)
@@ -1076,7 +812,7 @@ static void *proxy_main(void *arg)
  * (a service bound to a public interface of the runner is the host's). */
 static void own_addresses(struct egress_proxy *p)
 {
-	p->nown = egress_own_addresses(p->own, sizeof(p->own) / sizeof(p->own[0]));
+	p->pol.nown = egress_own_addresses(p->pol.own, sizeof(p->pol.own) / sizeof(p->pol.own[0]));
 }
 
 static int configure(struct egress_proxy *p, const struct ward_request *shape, char *err, size_t errlen)
@@ -1086,10 +822,10 @@ static int configure(struct egress_proxy *p, const struct ward_request *shape, c
 		return -1;
 	}
 	for (size_t i = 0; i < shape->negress_allow; i++)
-		if (egress_pattern_parse(shape->egress_allow[i], &p->allow[p->nallow++], err, errlen) < 0)
+		if (egress_pattern_parse(shape->egress_allow[i], &p->pol.allow[p->pol.nallow++], err, errlen) < 0)
 			return -1;
 	for (size_t i = 0; i < shape->negress_resolve; i++)
-		if (egress_pin_parse(shape->egress_resolve[i], &p->pins[p->npins++], err, errlen) < 0)
+		if (egress_pin_parse(shape->egress_resolve[i], &p->pol.pins[p->pol.npins++], err, errlen) < 0)
 			return -1;
 	p->cap = shape->limits.egress_bytes;
 	own_addresses(p);

@@ -1,0 +1,28 @@
+/* egress_rules.h — whom one sandbox's egress proxy may reach
+ * (egress_rules.c), as data: its allow-list, its pinned names and the
+ * runner's own addresses (never reached). */
+#ifndef WARD_SYSTEM_EGRESS_RULES_H
+#define WARD_SYSTEM_EGRESS_RULES_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "core/egress.h"
+
+struct egress_rules {
+	struct egress_pattern allow[EGRESS_MAX_PATTERNS];
+	size_t nallow;
+	struct egress_pin pins[EGRESS_MAX_PATTERNS];
+	size_t npins;
+	struct sockaddr_storage own[64];
+	size_t nown;
+};
+
+/* The address to connect to for host:port into sa and salen, or a reason
+ * not to (a static string, or msg).  A listed literal is reached as it is,
+ * a pinned name at its pin, any other name at its first public address.
+ * May block in getaddrinfo (the proxy's own thread). */
+const char *egress_decide(const struct egress_rules *p, const char *host, unsigned port, struct sockaddr_storage *sa,
+			  socklen_t *salen, char *msg, size_t msglen);
+
+#endif
