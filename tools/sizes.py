@@ -17,10 +17,15 @@ def functions(path):
     out, start, name = [], None, None
     for i, line in enumerate(lines):
         if line == "{" and start is None:
-            # the name: the last identifier before "(" in the lines above
-            head = " ".join(lines[max(0, i - 4):i])
-            m = re.findall(r"([A-Za-z_][A-Za-z_0-9]*)\s*\(", head)
-            name, start = (m[0] if m else "?"), i
+            # the name: the identifier before the first "(" of the
+            # declarator, the nearest line above starting at column 0
+            name = "?"
+            for k in range(i - 1, max(-1, i - 6), -1):
+                if lines[k][:1] not in ("", "\t", " ", "}", "#", "/", "*"):
+                    m = re.search(r"([A-Za-z_][A-Za-z_0-9]*)\s*\(", lines[k])
+                    name = m.group(1) if m else "?"
+                    break
+            start = i
         elif line == "}" and start is not None:
             out.append((name, i - start + 1))
             start = None

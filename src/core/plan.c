@@ -202,6 +202,84 @@ static const char *const proc_masked[] = {
 /* Kept visible but read-only. */
 static const char *const proc_readonly[] = {"/proc/sys"};
 
+/* A minimal /etc, generated; never the host's wholesale (an image's own
+ * but what ward generates). */
+static void plan_etc(struct plan *p, const struct ward_request *req, const char *base)
+{
+	/* /etc and /dev are directories of the root tmpfs, which is made
+	 * read-only at the end: a tmpfs of their own cost a superblock each,
+	 * on every run. */
+	add_file(p, "/etc/passwd", passwd_text(p));
+	add_file(p, "/etc/group", group_text(p));
+	add_file(p, "/etc/hostname", "ward\n");
+	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+					  "networks: files\nprotocols: files\nservices: files\n");
+	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
+	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
+	/* /etc/java-17-openjdk: Debian's JDK keeps its conf/ there (the JVM
+	 * will not start without its java.security); public configuration,
+	 * no secret, absent on most hosts (then skipped). */
+	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
+						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
+						    "/etc/services", "/etc/java-17-openjdk"};
+	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
+		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
+	else
+		for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
+			mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);
+}
+
+/* A fresh /proc with the host-leaking parts masked, and a minimal /dev. */
+static void plan_proc_dev(struct plan *p, const struct ward_request *req)
+{
+	add(p, OP_PROC, NULL, "/proc");
+	for (size_t i = 0; i < sizeof(proc_masked) / sizeof(proc_masked[0]); i++)
+		add(p, OP_MASK, NULL, proc_masked[i])->flags = OPF_OPTIONAL;
+	for (size_t i = 0; i < sizeof(proc_readonly) / sizeof(proc_readonly[0]); i++)
+		add(p, OP_READONLY, NULL, proc_readonly[i])->flags = OPF_OPTIONAL;
+
+	/* A minimal /dev. */
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		add(p, OP_BIND, devs[i], devs[i])->flags = OPF_RW;
+	add(p, OP_SYMLINK, "pts/ptmx", "/dev/ptmx");
+	add(p, OP_SYMLINK, "/proc/self/fd", "/dev/fd");
+	add(p, OP_SYMLINK, "/proc/self/fd/0", "/dev/stdin");
+	add(p, OP_SYMLINK, "/proc/self/fd/1", "/dev/stdout");
+	add(p, OP_SYMLINK, "/proc/self/fd/2", "/dev/stderr");
+	add(p, OP_DEVPTS, NULL, "/dev/pts");
+	struct mount_op *op = add(p, OP_TMPFS, NULL, "/dev/shm");
+	op->size_mb = req->limits.tmp_size_mb;
+	op->mode = 01777;
+}
+
+/* /tmp and /work, then the caller's binds in order, after ward's own (so
+ * they may nest in /work or /tmp). */
+static void plan_work(struct plan *p, const struct ward_request *req, uid_t host_uid)
+{
+	struct mount_op *op = add(p, OP_TMPFS, NULL, "/tmp");
+	op->size_mb = req->limits.tmp_size_mb;
+	op->mode = 01777;
+	if (req->workdir) {
+		add(p, OP_BIND, req->workdir, "/work")->flags = OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
+	} else {
+		op = add(p, OP_TMPFS, NULL, "/work");
+		op->size_mb = req->limits.tmp_size_mb;
+		op->mode = 0755;
+		op->flags = OPF_OWNED;
+	}
+
+	if (req->work_link)
+		add(p, OP_SYMLINK, "/work", req->work_link);
+
+	for (size_t i = 0; i < req->nmounts; i++) {
+		const struct ward_mount *m = &req->mounts[i];
+		unsigned fl = m->read_only ? 0 : OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
+		add(p, OP_BIND, m->host_path, m->sandbox_path ? m->sandbox_path : m->host_path)->flags = fl;
+	}
+}
+
 int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
@@ -222,74 +300,9 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		}
 	}
 
-	/* A minimal /etc, generated; never the host's wholesale.  It and /dev
-	 * are directories of the root tmpfs, which is made read-only at the
-	 * end: a tmpfs of their own cost a superblock each, on every run. */
-	struct mount_op *op;
-	add_file(p, "/etc/passwd", passwd_text(p));
-	add_file(p, "/etc/group", group_text(p));
-	add_file(p, "/etc/hostname", "ward\n");
-	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
-	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
-					  "networks: files\nprotocols: files\nservices: files\n");
-	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
-	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
-	/* /etc/java-17-openjdk: Debian's JDK keeps its conf/ there (the JVM
-	 * will not start without its java.security); public configuration,
-	 * no secret, absent on most hosts (then skipped). */
-	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
-						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
-						    "/etc/services", "/etc/java-17-openjdk"};
-	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
-		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
-	else
-		for (size_t i = 0; i < sizeof(etc_from_host) / sizeof(etc_from_host[0]); i++)
-			mirror(p, fmt(p, base, etc_from_host[i]), strlen(base), etc_from_host[i], 0);
-
-	/* A fresh /proc with the host-leaking parts masked. */
-	add(p, OP_PROC, NULL, "/proc");
-	for (size_t i = 0; i < sizeof(proc_masked) / sizeof(proc_masked[0]); i++)
-		add(p, OP_MASK, NULL, proc_masked[i])->flags = OPF_OPTIONAL;
-	for (size_t i = 0; i < sizeof(proc_readonly) / sizeof(proc_readonly[0]); i++)
-		add(p, OP_READONLY, NULL, proc_readonly[i])->flags = OPF_OPTIONAL;
-
-	/* A minimal /dev. */
-	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
-		add(p, OP_BIND, devs[i], devs[i])->flags = OPF_RW;
-	add(p, OP_SYMLINK, "pts/ptmx", "/dev/ptmx");
-	add(p, OP_SYMLINK, "/proc/self/fd", "/dev/fd");
-	add(p, OP_SYMLINK, "/proc/self/fd/0", "/dev/stdin");
-	add(p, OP_SYMLINK, "/proc/self/fd/1", "/dev/stdout");
-	add(p, OP_SYMLINK, "/proc/self/fd/2", "/dev/stderr");
-	add(p, OP_DEVPTS, NULL, "/dev/pts");
-	op = add(p, OP_TMPFS, NULL, "/dev/shm");
-	op->size_mb = req->limits.tmp_size_mb;
-	op->mode = 01777;
-
-	/* /tmp and /work. */
-	op = add(p, OP_TMPFS, NULL, "/tmp");
-	op->size_mb = req->limits.tmp_size_mb;
-	op->mode = 01777;
-	if (req->workdir) {
-		add(p, OP_BIND, req->workdir, "/work")->flags = OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
-	} else {
-		op = add(p, OP_TMPFS, NULL, "/work");
-		op->size_mb = req->limits.tmp_size_mb;
-		op->mode = 0755;
-		op->flags = OPF_OWNED;
-	}
-
-	if (req->work_link)
-		add(p, OP_SYMLINK, "/work", req->work_link);
-
-	/* The caller's binds, in order, after ward's own (so they may nest in
-	 * /work or /tmp). */
-	for (size_t i = 0; i < req->nmounts; i++) {
-		const struct ward_mount *m = &req->mounts[i];
-		unsigned fl = m->read_only ? 0 : OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
-		add(p, OP_BIND, m->host_path, m->sandbox_path ? m->sandbox_path : m->host_path)->flags = fl;
-	}
+	plan_etc(p, req, base);
+	plan_proc_dev(p, req);
+	plan_work(p, req, host_uid);
 
 	if (p->oom) {
 		snprintf(err, errlen, "out of memory while building the sandbox plan");

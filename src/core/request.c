@@ -281,6 +281,82 @@ static bool work_link_ok(const char *p)
 	return n >= 1 && n <= 32 && strspn(p + 6, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
 }
 
+/* Each limit within its range of the limits' table. */
+static int check_limits(const struct ward_limits *l, char *err, size_t errlen)
+{
+	if (check_limit(LIM_TIMEOUT, l->timeout_s, err, errlen) < 0)
+		return -1;
+	if (l->cpu_s != 0 && check_limit(LIM_CPU, l->cpu_s, err, errlen) < 0)
+		return -1;
+	if (check_limit(LIM_MEMORY, (double)l->memory_mb, err, errlen) < 0 ||
+	    check_limit(LIM_PIDS, l->pids, err, errlen) < 0 ||
+	    check_limit(LIM_OUTPUT, (double)l->output_limit, err, errlen) < 0 ||
+	    check_limit(LIM_FSIZE, (double)l->fsize_mb, err, errlen) < 0 ||
+	    check_limit(LIM_TMP, (double)l->tmp_size_mb, err, errlen) < 0 ||
+	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0 ||
+	    check_limit(LIM_COLLECT_FILES, l->collect_max_files, err, errlen) < 0 ||
+	    check_limit(LIM_COLLECT_BYTES, (double)l->collect_max_bytes, err, errlen) < 0 ||
+	    check_limit(LIM_EGRESS, (double)l->egress_bytes, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* Every entry K=V, K a valid name. */
+static int check_env(char *const *env, char *err, size_t errlen)
+{
+	for (char *const *e = env; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || eq == *e)
+			return bad(err, errlen, "environment entry '%s' is not K=V", *e);
+		for (const char *c = *e; c < eq; c++)
+			if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+			      (c > *e && *c >= '0' && *c <= '9')))
+				return bad(err, errlen, "environment name in '%s' is not a valid name", *e);
+	}
+	return 0;
+}
+
+/* The caller's binds: at most 64, each a host directory bound to a
+ * sandbox path ward allows. */
+static int check_mounts(const struct ward_request *r, char *err, size_t errlen)
+{
+	if (r->nmounts > 64)
+		return bad(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ward_mount *m = &r->mounts[i];
+		if (check_host_dir("bind source", m->host_path, false, err, errlen) < 0)
+			return -1;
+		const char *dst = m->sandbox_path ? m->sandbox_path : m->host_path;
+		if (check_sandbox_path(dst, err, errlen) < 0)
+			return -1;
+	}
+
+	return 0;
+}
+
+/* The files written into /work: each path guarded, a permission mode, all
+ * within WARD_MAX_FILES and WARD_MAX_FILES_BYTES. */
+static int check_files(const struct ward_request *r, char *err, size_t errlen)
+{
+	if (r->nfiles > WARD_MAX_FILES)
+		return bad(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
+	size_t total = 0;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct ward_file *f = &r->files[i];
+		if (!f->path)
+			return bad(err, errlen, "file %zu has no path", i);
+		char perr[256];
+		if (pathguard_check(f->path, strlen(f->path), perr, sizeof(perr)) < 0)
+			return bad(err, errlen, "file '%s' refused: %s", f->path, perr);
+		if (f->mode & ~07777u)
+			return bad(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
+		total += f->len;
+		if (total > WARD_MAX_FILES_BYTES)
+			return bad(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
+	}
+	return 0;
+}
+
 int ward_request_validate(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->argv && r->argv[0]) {
@@ -308,67 +384,20 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 		return bad(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
 			   r->work_link);
 
-	const struct ward_limits *l = &r->limits;
-	if (check_limit(LIM_TIMEOUT, l->timeout_s, err, errlen) < 0)
-		return -1;
-	if (l->cpu_s != 0 && check_limit(LIM_CPU, l->cpu_s, err, errlen) < 0)
-		return -1;
-	if (check_limit(LIM_MEMORY, (double)l->memory_mb, err, errlen) < 0 ||
-	    check_limit(LIM_PIDS, l->pids, err, errlen) < 0 ||
-	    check_limit(LIM_OUTPUT, (double)l->output_limit, err, errlen) < 0 ||
-	    check_limit(LIM_FSIZE, (double)l->fsize_mb, err, errlen) < 0 ||
-	    check_limit(LIM_TMP, (double)l->tmp_size_mb, err, errlen) < 0 ||
-	    check_limit(LIM_NOFILE, l->nofile, err, errlen) < 0 ||
-	    check_limit(LIM_COLLECT_FILES, l->collect_max_files, err, errlen) < 0 ||
-	    check_limit(LIM_COLLECT_BYTES, (double)l->collect_max_bytes, err, errlen) < 0 ||
-	    check_limit(LIM_EGRESS, (double)l->egress_bytes, err, errlen) < 0)
+	if (check_limits(&r->limits, err, errlen) < 0)
 		return -1;
 	if (check_collect(r, err, errlen) < 0)
 		return -1;
 
-	if (r->env) {
-		for (char *const *e = r->env; *e; e++) {
-			const char *eq = strchr(*e, '=');
-			if (!eq || eq == *e)
-				return bad(err, errlen, "environment entry '%s' is not K=V", *e);
-			for (const char *c = *e; c < eq; c++)
-				if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-				      (c > *e && *c >= '0' && *c <= '9')))
-					return bad(err, errlen, "environment name in '%s' is not a valid name", *e);
-		}
-	}
+	if (check_env(r->env, err, errlen) < 0)
+		return -1;
 
 	if (r->workdir && check_host_dir("--workdir", r->workdir, true, err, errlen) < 0)
 		return -1;
 	if (r->rootfs && check_host_dir("--rootfs", r->rootfs, true, err, errlen) < 0)
 		return -1;
-	if (r->nmounts > 64)
-		return bad(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ward_mount *m = &r->mounts[i];
-		if (check_host_dir("bind source", m->host_path, false, err, errlen) < 0)
-			return -1;
-		const char *dst = m->sandbox_path ? m->sandbox_path : m->host_path;
-		if (check_sandbox_path(dst, err, errlen) < 0)
-			return -1;
-	}
-
-	if (r->nfiles > WARD_MAX_FILES)
-		return bad(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
-	size_t total = 0;
-	for (size_t i = 0; i < r->nfiles; i++) {
-		const struct ward_file *f = &r->files[i];
-		if (!f->path)
-			return bad(err, errlen, "file %zu has no path", i);
-		char perr[256];
-		if (pathguard_check(f->path, strlen(f->path), perr, sizeof(perr)) < 0)
-			return bad(err, errlen, "file '%s' refused: %s", f->path, perr);
-		if (f->mode & ~07777u)
-			return bad(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
-		total += f->len;
-		if (total > WARD_MAX_FILES_BYTES)
-			return bad(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
-	}
+	if (check_mounts(r, err, errlen) < 0 || check_files(r, err, errlen) < 0)
+		return -1;
 	if (r->stdin_set && r->stdin_len > WARD_MAX_STDIN_BYTES)
 		return bad(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
 	if (r->report_channel && (r->report_limit == 0 || r->report_limit > (64u << 20)))

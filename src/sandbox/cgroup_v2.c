@@ -106,14 +106,12 @@ static int v2_use_top(const struct mnt *m, char *wherebuf, size_t len)
 	return cg_make_ward_dir(top, wherebuf, len);
 }
 
-void cg_v2_probe(const struct mnt *m)
+/* Where run cgroups go (the parent's path into parent, "" when nowhere):
+ * beside another ward's leaf, at the top, or in our own delegated cgroup
+ * after moving into its leaf; why not, in the probe's notes. */
+static void v2_choose_parent(const struct mnt *m, char *own, char *parent, size_t plen)
 {
-	cg_host.pub.version = CG_V2;
-	char own[PATH_MAX], owndir[PATH_MAX], parent[PATH_MAX] = "";
-	if (!cg_own_cgroup("", own, sizeof own)) {
-		cg_why("cgroup v2: no 0:: line in /proc/self/cgroup");
-		return;
-	}
+	char owndir[PATH_MAX];
 	const char *leaf = "/ward-supervisor";
 	size_t ol = strlen(own), ll = strlen(leaf);
 	int r;
@@ -121,9 +119,9 @@ void cg_v2_probe(const struct mnt *m)
 		/* Another ward in this process tree already moved into the
 		 * leaf: its parent is the place. */
 		own[ol - ll] = 0;
-		cg_dir_of(m, own, parent, sizeof parent);
+		cg_dir_of(m, own, parent, plen);
 	} else if (strcmp(own, "/") == 0 || strcmp(own, leaf) == 0) {
-		r = v2_use_top(m, parent, sizeof parent);
+		r = v2_use_top(m, parent, plen);
 		if (r < 0) {
 			cg_why("cgroup v2: cannot create %s/ward: %s (run ward as root, or in a cgroup delegated to uid %u)",
 			    m->point, strerror(-r), (unsigned)geteuid());
@@ -143,7 +141,7 @@ void cg_v2_probe(const struct mnt *m)
 			r = move_to_leaf(ofd);
 			if (r == 0) {
 				moved = true;
-				cg_scopy(parent, sizeof parent, owndir);
+				cg_scopy(parent, plen, owndir);
 			} else {
 				cg_why("cgroup v2: cannot move into %s%s: %s", owndir, leaf, strerror(-r));
 			}
@@ -154,7 +152,7 @@ void cg_v2_probe(const struct mnt *m)
 			/* root in somebody else's cgroup (a login session):
 			 * the top of the hierarchy is ours to use. */
 			cg_host.pub.why[0] = 0;
-			r = v2_use_top(m, parent, sizeof parent);
+			r = v2_use_top(m, parent, plen);
 			if (r < 0) {
 				cg_why("cgroup v2: cannot create %s/ward: %s", m->point, strerror(-r));
 				parent[0] = 0;
@@ -168,6 +166,17 @@ void cg_v2_probe(const struct mnt *m)
 				    owndir);
 		}
 	}
+}
+
+void cg_v2_probe(const struct mnt *m)
+{
+	cg_host.pub.version = CG_V2;
+	char own[PATH_MAX], parent[PATH_MAX] = "";
+	if (!cg_own_cgroup("", own, sizeof own)) {
+		cg_why("cgroup v2: no 0:: line in /proc/self/cgroup");
+		return;
+	}
+	v2_choose_parent(m, own, parent, sizeof parent);
 	if (!parent[0])
 		return;
 	int pfd = cg_open_dir(AT_FDCWD, parent, O_PATH);
