@@ -8,6 +8,8 @@
 #ifndef WARD_DIALECT_H
 #define WARD_DIALECT_H
 
+#include <jansson.h>
+
 #include "server/server.h"
 #include "ward_judge.h"
 
@@ -16,8 +18,13 @@
 void dialect_limits(struct server *s, const struct ward_language *lang, struct ward_limits *compile,
 		    struct ward_judge_limits *run);
 /* Run job on this thread (a worker's, or a dialect's runner holding a
- * slot) with the server's pool, cancel flag and borrowed slots. */
+ * slot) as POST /judge runs one (serve_judge), all its tests in parallel
+ * unless it says otherwise. */
 void dialect_judge(struct server *s, struct ward_judge_job *job, struct ward_judge_result *res);
+/* {"key": msg} (malloc'd, or NULL): a dialect's error body. */
+char *dialect_msg_json(const char *key, const char *msg);
+/* Answer o (taken) as JSON with code; a 500 when it cannot be encoded. */
+void dialect_answer(struct req *r, unsigned code, json_t *o);
 /* The enabled table entry whose id is id, or NULL. */
 const struct ward_language *dialect_lang(struct server *s, const char *id);
 /* UTF-8 check of n bytes (no NULs allowed when strict). */

@@ -15,7 +15,7 @@
 #include "front/cli_args.h"
 #include "front/doctor.h"
 #include "front/frontends.h"
-#include "judge/judge_cli.h"
+#include "front/judge_cli.h"
 #include "core/plan.h"
 #include "system/spawner.h"
 #include "wire/wire.h"

@@ -244,6 +244,17 @@ static void lang_defaults(const struct ward_lang_limits *ll, const struct ward_l
 		l->tmp_size_mb = ll->tmp_size_mb < max->tmp_size_mb ? ll->tmp_size_mb : max->tmp_size_mb;
 }
 
+void judge_stage_defaults(const struct ward_language *lang, const struct ward_limits *defaults,
+			  const struct ward_limits *max, struct ward_judge_limits *compile, struct ward_judge_limits *run)
+{
+	*compile = (struct ward_judge_limits){.l = *defaults};
+	compile->l.output_limit = JUDGE_COMPILE_OUTPUT < max->output_limit ? JUDGE_COMPILE_OUTPUT : max->output_limit;
+	lang_defaults(&lang->compile_limits, max, &compile->l);
+	*run = (struct ward_judge_limits){.l = *defaults};
+	run->l.timeout_s = fmin(JUDGE_RUN_TIMEOUT_S, max->timeout_s);
+	lang_defaults(&lang->run_limits, max, &run->l);
+}
+
 static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_language *lang, char *err,
 			size_t errlen)
 {
@@ -404,12 +415,8 @@ static int decode_compare(struct judge_doc *d, const json_t *v, char *err, size_
 static int decode_stages(struct judge_doc *d, const json_t *root, const struct ward_language *lang,
 			 const struct judge_bounds *b, char *err, size_t errlen)
 {
-	struct ward_judge_limits cl = {.l = b->defaults};
-	cl.l.output_limit = 65536 < b->max.output_limit ? 65536 : b->max.output_limit;
-	lang_defaults(&lang->compile_limits, &b->max, &cl.l);
-	d->job.run_limits.l = b->defaults;
-	d->job.run_limits.l.timeout_s = fmin(5, b->max.timeout_s);
-	lang_defaults(&lang->run_limits, &b->max, &d->job.run_limits.l);
+	struct ward_judge_limits cl;
+	judge_stage_defaults(lang, &b->defaults, &b->max, &cl, &d->job.run_limits);
 	json_t *c = wire_member(root, "compile"), *r = wire_member(root, "run"), *v;
 	if (c && !json_is_object(c))
 		return wire_bad(err, errlen, "compile: must be an object {\"flags\", \"limits\"}");

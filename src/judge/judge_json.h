@@ -3,7 +3,7 @@
  * maxima), the answer, the stream's test events and GET /languages.
  * Implemented in judge_json.c on the wire's shared checks (wire/decode.h);
  * ward_judge itself (judge.c) knows no JSON.  Used by ward serve
- * (src/server/judge_api.c) and `ward judge` (judge_cli.c). */
+ * (src/server/judge_api.c) and `ward judge` (src/front/judge_cli.c). */
 #ifndef WARD_JUDGE_JSON_H
 #define WARD_JUDGE_JSON_H
 
@@ -44,6 +44,15 @@ struct judge_doc {
 int judge_from_json(const char *body, size_t len, const struct ward_languages *t, const struct judge_bounds *b,
 		    struct judge_doc *doc, bool *unknown_language, char *err, size_t errlen);
 void judge_doc_free(struct judge_doc *doc);
+
+/* What a stage gets when a request names no limit: the runner's defaults
+ * under its maxima, a compile's output at most JUDGE_COMPILE_OUTPUT bytes,
+ * a test's time JUDGE_RUN_TIMEOUT_S, the language's own limits over them
+ * (within the maxima).  POST /judge's rule, and the dialects'. */
+#define JUDGE_COMPILE_OUTPUT 65536
+#define JUDGE_RUN_TIMEOUT_S 5.0
+void judge_stage_defaults(const struct ward_language *lang, const struct ward_limits *defaults,
+			  const struct ward_limits *max, struct ward_judge_limits *compile, struct ward_judge_limits *run);
 
 /* The answer (SPEC §15), malloc'd; NULL when out of memory. */
 char *judge_result_to_json(const struct ward_judge_job *job, const struct ward_judge_result *res, size_t *len);

@@ -376,8 +376,10 @@ bool admit_and_queue(struct server *s, struct req *r)
 struct req *queue_take(struct server *s)
 {
 	pthread_mutex_lock(&s->lock);
-	/* a judge's borrowed slots count as runs (slots_borrow) */
-	while (!s->stopping && (!s->qhead || s->running + s->borrowed >= s->o.max_concurrent))
+	/* a judge's borrowed slots count as runs (slots_borrow); a light
+	 * request (no sandbox) at the head needs a free worker only */
+	while (!s->stopping &&
+	       (!s->qhead || (s->running + s->borrowed >= s->o.max_concurrent && !s->qhead->route->light)))
 		pthread_cond_wait(&s->work, &s->lock);
 	struct req *r = s->qhead;
 	if (r) {

@@ -103,8 +103,18 @@ static void usage(FILE *f)
 		"  --piston-version-fallback major|any  a version range that matches no language reaches\n"
 		"                            the installed one of the same major (any: whatever its version)\n"
 		"  --judge0 ADDR:PORT        speak Judge0 CE 1.13.1 there (its port is 2358)\n"
-		"  --judge0-keep S           how long a submission is kept in memory (default 3600); then 404\n"
-		"  --judge0-max-queue N      submissions held at once (default 1000); more: 503 queue is full\n"
+		"  --piston-client NAME      requests on --piston with no token count as client NAME (its\n"
+		"                            quotas): for header-less clients such as piston-client; bind\n"
+		"                            --piston where only they reach it\n"
+		"  --judge0-keep S           how long a finished submission is kept in memory (default 3600);\n"
+		"                            then 404\n"
+		"  --judge0-max-queue N      submissions waiting (queued or running) at once (default 1000);\n"
+		"                            more: 503 queue is full\n"
+		"  --judge0-client-queue N   ... of one client (default a quarter of --judge0-max-queue, at\n"
+		"                            least 20)\n"
+		"  --judge0-max-kept N       finished submissions kept (default 10000; and within\n"
+		"                            --max-body-total): beyond, the oldest of the client keeping\n"
+		"                            the most are dropped first; finished ones never refuse work\n"
 		"  --judge0-callback-allow HOST  a host callback_url may name (repeatable; default none: a\n"
 		"                            callback_url is refused); never loopback, link-local or private\n"
 		"  --judge0-additional-files on|off  additional_files (a zip) and language 89 (default on); the\n"
@@ -236,6 +246,7 @@ enum opt_kind {
 	K_DIALECT, /* --piston / --judge0 ADDR:PORT into a char[128] */
 	K_FALLBACK, /* --piston-version-fallback major|any */
 	K_CALLBACK, /* --judge0-callback-allow HOST, repeatable */
+	K_CLIENT, /* --piston-client NAME: [A-Za-z0-9_.-]{1,63} */
 	K_ONOFF,  /* on|off into a bool */
 	K_HELP,
 };
@@ -297,6 +308,9 @@ static const struct opt_desc opts[] = {
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},
 	{"judge0-keep", K_SECS, OFF(judge0_keep), 0, NULL},
 	{"judge0-max-queue", K_UINT, OFF(judge0_max_queue), 1u << 20, "--judge0-max-queue must be at least 1"},
+	{"judge0-client-queue", K_UINT, OFF(judge0_client_queue), 1u << 20, "--judge0-client-queue must be at least 1"},
+	{"judge0-max-kept", K_UINT, OFF(judge0_max_kept), 1u << 22, "--judge0-max-kept must be at least 1"},
+	{"piston-client", K_CLIENT, OFF(piston_client), 0, NULL},
 	{"judge0-callback-allow", K_CALLBACK, OFF(judge0_callback_allow), 0, NULL},
 	{"judge0-additional-files", K_ONOFF, OFF(judge0_additional_files), 0, NULL},
 	{"judge0-max-runs", K_UINT, OFF(judge0_max_runs), 20, "--judge0-max-runs must be at least 1"},
@@ -343,6 +357,22 @@ static int set_node_id(struct serve_opts *o, const char *v)
 	return 0;
 }
 
+/* --piston-client NAME: a client's name, as a token's (the quotas' key). */
+static int set_client_name(struct serve_opts *o, const char *flag, const char *v)
+{
+	size_t k = strlen(v);
+	bool ok = k >= 1 && k <= 63;
+	for (size_t i = 0; ok && i < k; i++)
+		ok = node_char(v[i]) || v[i] == '.';
+	if (!ok) {
+		fprintf(stderr, "ward serve: %s '%s': give 1 to 63 of A-Z a-z 0-9 _ - . (the client its requests "
+				"count as: a token's name shares that token's quotas)\n", flag, v);
+		return -1;
+	}
+	snprintf(o->piston_client, sizeof(o->piston_client), "%s", v);
+	return 0;
+}
+
 static void opts_defaults(struct serve_opts *o)
 {
 	ward_maxima_init(&o->max);
@@ -373,6 +403,7 @@ static void opts_defaults(struct serve_opts *o)
 	o->max_parallel = 64;
 	o->judge0_keep = 3600;
 	o->judge0_max_queue = 1000;
+	o->judge0_max_kept = 10000;
 	o->judge0_additional_files = true;
 	o->judge0_max_runs = 20;
 	default_node_id(o->node_id, sizeof(o->node_id));
@@ -470,6 +501,7 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		return 0;
 	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
 	case K_NODE: return set_node_id(o, v);
+	case K_CLIENT: return set_client_name(o, flag, v);
 	case K_IMAGE:
 		if (o->nimages == MAX_IMAGES) {
 			fprintf(stderr, "ward serve: at most %d --image\n", MAX_IMAGES);
@@ -560,6 +592,10 @@ int parse_opts(struct serve_opts *o, int argc, char **argv)
 	}
 	if (check_opts(o, argc, argv) < 0)
 		return -1;
+	if (!o->judge0_client_queue) /* a quarter of the queue, and a whole batch */
+		o->judge0_client_queue = o->judge0_max_queue / 4 > 20 ? o->judge0_max_queue / 4 : 20;
+	if (o->judge0_client_queue > o->judge0_max_queue)
+		o->judge0_client_queue = o->judge0_max_queue;
 	if (!o->max_answer_client) { /* a quarter of the total, and never less than the largest answer */
 		uint64_t need = answer_bound(&o->max);
 		o->max_answer_client = o->max_answer_total / 4 > need ? o->max_answer_total / 4 : (size_t)need;

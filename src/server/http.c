@@ -148,10 +148,11 @@ static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Con
 	return r;
 }
 
-/* Who is asking: the token's name, else the peer's address; the quotas
+/* Who is asking: the token's name, else the listener's client (*named
+ * set: it is authorized as a token is), else the peer's address; the quotas
  * count there.  X-Ward-Client (the application holding the token names its
  * own users) only names a sub-client within it.  The token, or NULL. */
-static const struct token *identify(struct server *s, struct req *r)
+static const struct token *identify(struct server *s, struct req *r, bool *named)
 {
 	struct MHD_Connection *c = r->conn;
 	const struct token *tok = NULL;
@@ -163,6 +164,11 @@ static const struct token *identify(struct server *s, struct req *r)
 	if (tok) {
 		snprintf(r->who, sizeof(r->who), "%s", tok->name);
 		conn_trust(s, c);
+	} else if (r->ln && r->ln->client) {
+		/* a listener whose clients send no header (--piston-client):
+		 * every request on it is that one client, with its quotas */
+		snprintf(r->who, sizeof(r->who), "%s", r->ln->client);
+		*named = true;
 	} else {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		addr_key(ci ? ci->client_addr : NULL, r->who, sizeof(r->who));
@@ -203,7 +209,8 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 	else if (!rt)
 		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /sessions, /health or /metrics)", r->path);
 	else if (!rt->open && s->ntokens && !authorized)
-		set_error(r, 401, "missing or wrong token: send Authorization: Bearer <token>");
+		set_error(r, 401, "missing or wrong token: %s",
+			  r->ln && r->ln->api->token_hint ? r->ln->api->token_hint : "send Authorization: Bearer <token>");
 	else if (rt->answer)
 		rt->answer(s, r);
 	else if (body_welcome(s, r)) {
@@ -283,8 +290,9 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 		if (!r)
 			return MHD_NO;
 		*ctx = r;
-		const struct token *tok = identify(s, r);
-		return req_begin(s, r, method, tok != NULL);
+		bool named = false;
+		const struct token *tok = identify(s, r, &named);
+		return req_begin(s, r, method, tok != NULL || named);
 	}
 	if (r->state == S_BODY && *upload_size) {
 		size_t n = *upload_size;

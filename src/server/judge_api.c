@@ -93,6 +93,17 @@ static void give_slots(void *arg, unsigned n)
 	slots_return(arg, n);
 }
 
+void serve_judge(struct server *s, struct ward_judge_job *job, struct ward_judge_result *res)
+{
+	job->pool = s->pool;
+	job->cancel = &s->cancel;
+	job->take_slots = take_slots;
+	job->give_slots = give_slots;
+	job->slots_arg = s;
+	ward_judge(job, res);
+	metrics_count_judge(s, res);
+}
+
 static void test_done(void *arg, const struct ward_judge_test_result *t, size_t index)
 {
 	size_t n = 0;
@@ -138,18 +149,12 @@ void run_judge(struct req *r)
 	}
 	/* the body is decoded: it is not needed any more */
 	body_release(s, r);
-	doc.job.pool = s->pool;
-	doc.job.cancel = &s->cancel;
-	doc.job.take_slots = take_slots;
-	doc.job.give_slots = give_slots;
-	doc.job.slots_arg = s;
 	if (r->live && stream_start_events(r, job_time(&doc.job))) {
 		doc.job.test_done = test_done;
 		doc.job.test_done_arg = r;
 	}
 	struct ward_judge_result res;
-	ward_judge(&doc.job, &res);
-	metrics_count_judge(s, &res);
+	serve_judge(s, &doc.job, &res);
 	size_t n = 0;
 	char *out = judge_result_to_json(&doc.job, &res, &n);
 	if (!out)

@@ -315,9 +315,11 @@ static void drain_or_exit(struct server *s)
 /* The dialects' listeners (SPEC §16), when their options name an address. */
 static int dialects_add(struct server *s)
 {
-	return listener_add(s, &piston_api, s->o.piston_listen) < 0 || listener_add(s, &judge0_api, s->o.judge0_listen) < 0
-		       ? -1
-		       : 0;
+	if (listener_add(s, &piston_api, s->o.piston_listen) < 0)
+		return -1;
+	if (s->o.piston_listen[0] && s->o.piston_client[0])
+		s->listeners[s->nlisteners - 1].client = s->o.piston_client;
+	return listener_add(s, &judge0_api, s->o.judge0_listen);
 }
 
 int ward_serve_main(int argc, char **argv)

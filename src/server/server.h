@@ -134,7 +134,10 @@ struct serve_opts {
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
 	double judge0_keep;              /* --judge0-keep S */
-	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions held */
+	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions waiting (queued or running) */
+	unsigned judge0_client_queue;    /* --judge0-client-queue N: ... of one client */
+	unsigned judge0_max_kept;        /* --judge0-max-kept N: finished submissions kept */
+	char piston_client[64];          /* --piston-client NAME: who a request on --piston with no token is, or "" */
 	const char *judge0_callback_allow[EGRESS_MAX_PATTERNS]; /* --judge0-callback-allow HOST */
 	size_t njudge0_callback_allow;
 	bool judge0_additional_files;    /* --judge0-additional-files on|off (default on) */
@@ -187,6 +190,7 @@ struct route {
 	bool open;          /* answered without a token */
 	bool raw;           /* the body is bytes, not JSON */
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
+	bool light;         /* its run makes no sandbox: a free worker takes it even when every slot is used */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error) */
 	void (*run)(struct req *r);                       /* on a worker thread */
@@ -205,6 +209,7 @@ struct api {
 	/* The token a request carries in this API's way (a pointer into the
 	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
 	const char *(*token)(struct MHD_Connection *c);
+	const char *token_hint;           /* how its clients send a token, for the 401; NULL: Authorization: Bearer */
 	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
@@ -224,6 +229,7 @@ struct listener {
 	int fd;
 	struct MHD_Daemon *d;
 	void *state;                      /* the api's (start/stop) */
+	const char *client;               /* a request with no token is this client (--piston-client), or NULL */
 	bool started;
 };
 
@@ -469,6 +475,10 @@ int languages_start(struct server *s);
 void languages_free(struct server *s);
 void answer_languages(struct server *s, struct req *r);
 void run_judge(struct req *r);
+/* Run job on this thread (a worker's, or a dialect's runner holding a
+ * slot) with the server's pool and cancel flag, its tests beside it on
+ * slots borrowed from admission; counted in /metrics. */
+void serve_judge(struct server *s, struct ward_judge_job *job, struct ward_judge_result *res);
 
 /* metrics.c */
 void metrics_count_run(struct server *s, enum ward_status status, enum ward_isolation iso, double secs);

@@ -233,8 +233,9 @@ static void pend_flush(struct live *l, bool whole)
 	l->cur = -1;
 }
 
-/* Stream i's bytes, joined to what is pending of it. */
-static void pend_add(struct live *l, int i, const char *p, size_t n)
+/* What is pending is stream i's from here on: the other's goes out, and
+ * what was carried of i (an unfinished UTF-8 sequence) begins it. */
+static void pend_switch(struct live *l, int i)
 {
 	if (l->cur != i) {
 		pend_flush(l, false);
@@ -243,6 +244,12 @@ static void pend_add(struct live *l, int i, const char *p, size_t n)
 		l->npend = l->ncarry[i];
 		l->ncarry[i] = 0;
 	}
+}
+
+/* Stream i's bytes, joined to what is pending of it. */
+static void pend_add(struct live *l, int i, const char *p, size_t n)
+{
+	pend_switch(l, i);
 	memcpy(l->pend + l->npend, p, n);
 	l->npend += n;
 	l->seen[i] += n;
@@ -253,13 +260,7 @@ static void pend_add(struct live *l, int i, const char *p, size_t n)
 /* Bytes of stream i the client did not keep up with: a marker event. */
 static void dropped_event(struct live *l, int i, uint64_t n)
 {
-	if (l->cur != i) {
-		pend_flush(l, false);
-		l->cur = i;
-		memcpy(l->pend, l->carry[i], l->ncarry[i]);
-		l->npend = l->ncarry[i];
-		l->ncarry[i] = 0;
-	}
+	pend_switch(l, i);
 	pend_flush(l, true);
 	l->seen[i] += n;
 	char m[128];

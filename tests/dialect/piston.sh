@@ -39,6 +39,21 @@ expect_contains "hostile: run_timeout 10^12 is refused by the configured limit" 
 pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"../../x","content":"y"}]}'
 expect_contains "hostile: a file named ../../x is refused" "$CODE $ANS" "400"
 expect_contains "hostile: ... naming it" "$ANS" "files[1].name '../../x' escapes"
+# names Piston's path.join takes (a/./b, a//b are a/b); the rest a 400 in its shape, never a 500 with no body
+pexec '{"language":"python","files":[{"content":"print(open(\"a/b\").read(), open(\"c/d\").read())"},{"name":"a/./b","content":"x"},{"name":"c//d/","content":"y"}]}'
+expect_eq "names a/./b and c//d/ are a/b and c/d (as Piston's path.join)" "200 x y" "$CODE $(jg "$ANS" 'd["run"]["stdout"].strip()')"
+for name in . ./ a/..; do
+	pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"'"$name"'","content":"y"}]}'
+	expect_contains "hostile: a file named '$name': 400 with Piston's {message}, not a 500 with no body" "$CODE $ANS" '400 {"message":"files[1].name'
+done
+pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"main.py","content":"y"}]}'
+expect_contains "hostile: a second file named as the main file (main.py): 400 saying so" "$CODE $ANS" "400 {\"message\":\"files[1].name 'main.py' names the same file as files[0] (the main file)"
+pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"x","content":"y"},{"name":"./x","content":"z"}]}'
+expect_contains "hostile: x and ./x: one file named twice, 400" "$CODE $ANS" "400 {\"message\":\"files[2].name 'x' names the same file as files[1]"
+pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"x","content":"y"},{"name":"x/y","content":"z"}]}'
+expect_contains "hostile: x and x/y (a file and a directory of one name): 400" "$CODE $ANS" "400 {\"message\":\"files[2].name 'x/y' and files[1]"
+pexec '{"language":"python","files":[{"content":"print(1)"},{"name":"'"$(head -c 300 /dev/zero | tr '\0' a)"'","content":"y"}]}'
+expect_contains "hostile: a name part of 300 bytes: 400" "$CODE $ANS" '400 {"message":"files[1].name'
 pexec '{"language":"python","version":"latest","files":[{"content":"x"}]}'
 expect_eq "latest matches nothing (as Piston's semver)" '400 {"message":"python-latest runtime is unknown"}' "$CODE $ANS"
 pexec '{"language":"python","version":"3.10.0","files":[{"content":"x"}]}'

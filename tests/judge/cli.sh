@@ -24,6 +24,12 @@ printf 'int main(void) { return x; }\n' >"$T/ce.c"
 out=$("$WARD" judge --lang c "$T/ce.c" --tests "$T/t" 2>&1); rc=$?
 expect_eq "cli: CE: exit 1" 1 "$rc"
 expect_contains "cli: CE: the compiler's message" "$out" "error"
+# hostile: a compile error that carries terminal escapes (a window title, clear
+# screen, a C1 CSI) reaches the grader's terminal as visible \xHH, never raw
+printf 'int main(void) { return 0; }\n#error "\033]0;pwned\007\033[2J\302\233H"\n' >"$T/esc.c"
+out=$("$WARD" judge --lang c "$T/esc.c" --tests "$T/t" 2>&1)
+expect_contains "cli: hostile: escapes in compiler output are shown as \\xHH" "$out" '#error "\x1b]0;pwned\x07\x1b[2J\x9bH"'
+expect_eq "cli: hostile: ... no ESC, BEL or C1 byte reaches the terminal" 0 "$(printf '%s' "$out" | LC_ALL=C grep -c $'[\033\007]\|\302[\200-\237]')"
 "$WARD" judge --lang cobol "$P/main.c" --tests "$T/t" >/dev/null 2>&1
 expect_eq "cli: an unknown language: exit 125" 125 $?
 "$WARD" judge --lang c "$P/main.c" --tests "$T/nope" >/dev/null 2>&1

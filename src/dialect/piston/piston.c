@@ -24,6 +24,7 @@
 
 #define PISTON_MAX_FILES 64
 #define PISTON_MAX_ARGS 256
+#define PISTON_MAX_NAME 1024
 
 /* Piston's names for the table's languages and the aliases its packages
  * give them; entries not here answer to their own id and aliases. */
@@ -106,21 +107,7 @@ static const struct ward_language *find_runtime(struct server *s, const char *na
 
 static char *message_json(const char *msg)
 {
-	json_t *o = json_pack("{s:s}", "message", msg);
-	char *j = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	return j;
-}
-
-static void answer_json(struct req *r, unsigned code, json_t *o)
-{
-	char *j = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	if (!j) {
-		set_error(r, 500, "out of memory");
-		return;
-	}
-	set_answer(r, code, j, "application/json");
+	return dialect_msg_json("message", msg);
 }
 
 static bool answers_alias(const char *id, const json_t *al)
@@ -149,7 +136,7 @@ static void answer_runtimes(struct server *s, struct req *r)
 			json_array_append_new(al, json_string(l->id));
 		json_array_append_new(a, json_pack("{s:s,s:s,s:o}", "language", piston_name(l), "version", v, "aliases", al));
 	}
-	answer_json(r, 200, a);
+	dialect_answer(r, 200, a);
 }
 
 static void answer_root(struct server *s, struct req *r)
@@ -176,7 +163,7 @@ struct exec_doc {
 	json_t *root;
 	struct ward_file files[PISTON_MAX_FILES];
 	unsigned char *owned[PISTON_MAX_FILES];
-	char names[PISTON_MAX_FILES][32];
+	char *names[PISTON_MAX_FILES];   /* names given (normalised) or made (file1.code) */
 	const char *args[PISTON_MAX_ARGS + 1];
 	unsigned char *stdin_buf;
 	size_t nfiles;
@@ -185,8 +172,10 @@ struct exec_doc {
 
 static void exec_doc_free(struct exec_doc *d)
 {
-	for (size_t i = 0; i < d->nfiles; i++)
+	for (size_t i = 0; i < d->nfiles; i++) {
 		free(d->owned[i]);
+		free(d->names[i]);
+	}
 	free(d->stdin_buf);
 	json_decref(d->root);
 }
@@ -206,6 +195,50 @@ static bool bad(struct req *r, const char *fmt, ...)
 static int hexval(int c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* files[i].name, normalised into d->names[i] as Piston's path.join does
+ * ("a/./b" and "a//b" are a/b); a name that escapes the submission's
+ * directory (Piston throws: a 500) or names no file ("", ".", "a/..") is
+ * a 400 saying so. */
+static bool file_name(struct req *r, struct exec_doc *d, size_t i, const char *name)
+{
+	size_t len = strlen(name);
+	if (name[0] == '/' || len > PISTON_MAX_NAME)
+		return bad(r, "files[%zu].name '%.100s' %s", i, name,
+			   name[0] == '/' ? "escapes the submission's directory: give a relative name without '..'"
+					  : "is too long: give at most 1024 bytes");
+	char *out = malloc(len + 1);
+	if (!out)
+		return bad(r, "out of memory");
+	size_t k = 0;
+	for (const char *p = name; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && !strncmp(p, "..", 2)) {
+			free(out);
+			return bad(r, "files[%zu].name '%.100s' escapes the submission's directory: give a relative name "
+				      "without '..'", i, name);
+		}
+		if (n > 255) {
+			free(out);
+			return bad(r, "files[%zu].name '%.100s' has a part longer than 255 bytes", i, name);
+		}
+		if (n && !(n == 1 && p[0] == '.')) {
+			if (k)
+				out[k++] = '/';
+			memcpy(out + k, p, n);
+			k += n;
+		}
+		p += n + (p[n] == '/');
+	}
+	out[k] = 0;
+	if (!k) {
+		free(out);
+		return bad(r, "files[%zu].name '%.100s' names no file: give a file's name, such as data/input.txt", i,
+			   name);
+	}
+	d->names[i] = out;
+	return true;
 }
 
 /* files[i]: its bytes by encoding (utf8, base64, hex; others are utf8). */
@@ -241,18 +274,27 @@ static bool decode_file(struct req *r, struct exec_doc *d, size_t i, const json_
 	if (i == 0)
 		wf->path = l->source_file;
 	else if (name && name[0]) {
-		/* Piston throws (a 500) on a name that escapes; a 400 saying so here */
-		if (name[0] == '/' || !strcmp(name, "..") || !strncmp(name, "../", 3) || strstr(name, "/../") ||
-		    (strlen(name) >= 3 && !strcmp(name + strlen(name) - 3, "/..")))
-			return bad(r, "files[%zu].name '%.100s' escapes the submission's directory: give a relative name "
-				      "without '..'", i, name);
-		wf->path = name;
-	}
-	else {
-		snprintf(d->names[i], sizeof(d->names[i]), "file%zu.code", i);
+		if (!file_name(r, d, i, name))
+			return false;
+		wf->path = d->names[i];
+	} else {
+		if (asprintf(&d->names[i], "file%zu.code", i) < 0) {
+			d->names[i] = NULL;
+			return bad(r, "out of memory");
+		}
 		wf->path = d->names[i];
 	}
 	wf->mode = 0644;
+	for (size_t k = 0; k < i; k++) {
+		const char *a = d->files[k].path, *b = wf->path;
+		size_t la = strlen(a), lb = strlen(b);
+		if (!strcmp(a, b))
+			return bad(r, "files[%zu].name '%.100s' names the same file as files[%zu]%s: give each file its own "
+				      "name", i, b, k, k ? "" : " (the main file)");
+		if ((la < lb && !strncmp(a, b, la) && b[la] == '/') || (lb < la && !strncmp(a, b, lb) && a[lb] == '/'))
+			return bad(r, "files[%zu].name '%.100s' and files[%zu]'s '%.100s' make one a directory of the other: "
+				      "give a file and a directory different names", i, b, k, a);
+	}
 	return true;
 }
 
@@ -270,6 +312,67 @@ static bool get_limit(struct req *r, const json_t *root, const char *key, double
 	if (x > max)
 		return bad(r, "%s cannot exceed the configured limit of %.0f", key, max);
 	*out = x;
+	return true;
+}
+
+/* Piston's six limits (ms and bytes) over the job's defaults, each within
+ * the runner's maxima (a 400 above one). */
+static bool decode_limits(struct server *s, struct req *r, struct exec_doc *d, struct ward_judge_job *job)
+{
+	double maxt = s->o.max.timeout_s * 1000, maxcpu = (s->o.max.cpu_s > 0 ? s->o.max.cpu_s : s->o.max.timeout_s) * 1000;
+	double maxmem = (double)s->o.max.memory_mb * 1048576;
+	double ct = job->compile_limits.timeout_s * 1000, rt = 3000, ccpu = 0, rcpu = 0, cmem = 0, rmem = 0;
+	if (rt > maxt)
+		rt = maxt;
+	if (!get_limit(r, d->root, "compile_timeout", maxt, &ct) || !get_limit(r, d->root, "run_timeout", maxt, &rt) ||
+	    !get_limit(r, d->root, "compile_cpu_time", maxcpu, &ccpu) ||
+	    !get_limit(r, d->root, "run_cpu_time", maxcpu, &rcpu) ||
+	    !get_limit(r, d->root, "compile_memory_limit", maxmem, &cmem) ||
+	    !get_limit(r, d->root, "run_memory_limit", maxmem, &rmem))
+		return false;
+	job->compile_limits.timeout_s = ct / 1000;
+	job->compile_limits.cpu_s = ccpu > 0 ? ccpu / 1000 : 0;
+	job->run_limits.l.timeout_s = rt / 1000;
+	job->run_limits.l.cpu_s = rcpu > 0 ? rcpu / 1000 : 0;
+	if (cmem > 0)
+		job->compile_limits.memory_mb = (uint64_t)ceil(cmem / 1048576) < 4 ? 4 : (uint64_t)ceil(cmem / 1048576);
+	if (rmem > 0)
+		job->run_limits.l.memory_mb = (uint64_t)ceil(rmem / 1048576) < 4 ? 4 : (uint64_t)ceil(rmem / 1048576);
+	return true;
+}
+
+/* args (an array of strings; a string is one argument, where Piston splits
+ * it) and stdin (with the newline Piston adds) into d and the test. */
+static bool decode_args_stdin(struct req *r, struct exec_doc *d, struct ward_judge_test *t)
+{
+	json_t *av = json_object_get(d->root, "args");
+	size_t na = 0;
+	if (json_is_string(av))
+		d->args[na++] = json_string_value(av);
+	else if (json_is_array(av)) {
+		if (json_array_size(av) > PISTON_MAX_ARGS)
+			return bad(r, "args: at most %d arguments", PISTON_MAX_ARGS);
+		for (size_t i = 0; i < json_array_size(av); i++) {
+			json_t *a = json_array_get(av, i);
+			if (!json_is_string(a) && !json_is_number(a))
+				return bad(r, "args[%zu] must be a string", i);
+			d->args[na++] = json_is_string(a) ? json_string_value(a) : "";
+		}
+	}
+	d->args[na] = NULL;
+	/* stdin: Piston adds the newline a line-reading program waits for */
+	json_t *sv = json_object_get(d->root, "stdin");
+	const char *in = json_is_string(sv) ? json_string_value(sv) : "";
+	size_t inl = json_is_string(sv) ? json_string_length(sv) : 0;
+	if (inl && in[inl - 1] != '\n') {
+		if (!(d->stdin_buf = malloc(inl + 1)))
+			return bad(r, "out of memory");
+		memcpy(d->stdin_buf, in, inl);
+		d->stdin_buf[inl++] = '\n';
+		in = (const char *)d->stdin_buf;
+	}
+	t->stdin_data = (const unsigned char *)in;
+	t->stdin_len = inl;
 	return true;
 }
 
@@ -309,55 +412,9 @@ static bool decode_execute(struct server *s, struct req *r, struct exec_doc *d, 
 	if (!any_utf8)
 		return bad(r, "files must include at least one utf8 encoded file");
 	dialect_limits(s, *lang, &job->compile_limits, &job->run_limits);
-	double maxt = s->o.max.timeout_s * 1000, maxcpu = (s->o.max.cpu_s > 0 ? s->o.max.cpu_s : s->o.max.timeout_s) * 1000;
-	double maxmem = (double)s->o.max.memory_mb * 1048576;
-	double ct = job->compile_limits.timeout_s * 1000, rt = 3000, ccpu = 0, rcpu = 0, cmem = 0, rmem = 0;
-	if (rt > maxt)
-		rt = maxt;
-	if (!get_limit(r, d->root, "compile_timeout", maxt, &ct) || !get_limit(r, d->root, "run_timeout", maxt, &rt) ||
-	    !get_limit(r, d->root, "compile_cpu_time", maxcpu, &ccpu) ||
-	    !get_limit(r, d->root, "run_cpu_time", maxcpu, &rcpu) ||
-	    !get_limit(r, d->root, "compile_memory_limit", maxmem, &cmem) ||
-	    !get_limit(r, d->root, "run_memory_limit", maxmem, &rmem))
+	if (!decode_limits(s, r, d, job) || !decode_args_stdin(r, d, t))
 		return false;
-	job->compile_limits.timeout_s = ct / 1000;
-	job->compile_limits.cpu_s = ccpu > 0 ? ccpu / 1000 : 0;
-	job->run_limits.l.timeout_s = rt / 1000;
-	job->run_limits.l.cpu_s = rcpu > 0 ? rcpu / 1000 : 0;
-	if (cmem > 0)
-		job->compile_limits.memory_mb = (uint64_t)ceil(cmem / 1048576) < 4 ? 4 : (uint64_t)ceil(cmem / 1048576);
-	if (rmem > 0)
-		job->run_limits.l.memory_mb = (uint64_t)ceil(rmem / 1048576) < 4 ? 4 : (uint64_t)ceil(rmem / 1048576);
-	/* args: an array of strings (a string is one argument, where Piston splits it) */
-	json_t *av = json_object_get(d->root, "args");
-	size_t na = 0;
-	if (json_is_string(av))
-		d->args[na++] = json_string_value(av);
-	else if (json_is_array(av)) {
-		if (json_array_size(av) > PISTON_MAX_ARGS)
-			return bad(r, "args: at most %d arguments", PISTON_MAX_ARGS);
-		for (size_t i = 0; i < json_array_size(av); i++) {
-			json_t *a = json_array_get(av, i);
-			if (!json_is_string(a) && !json_is_number(a))
-				return bad(r, "args[%zu] must be a string", i);
-			d->args[na++] = json_is_string(a) ? json_string_value(a) : "";
-		}
-	}
-	d->args[na] = NULL;
-	/* stdin: Piston adds the newline a line-reading program waits for */
-	json_t *sv = json_object_get(d->root, "stdin");
-	const char *in = json_is_string(sv) ? json_string_value(sv) : "";
-	size_t inl = json_is_string(sv) ? json_string_length(sv) : 0;
-	if (inl && in[inl - 1] != '\n') {
-		if (!(d->stdin_buf = malloc(inl + 1)))
-			return bad(r, "out of memory");
-		memcpy(d->stdin_buf, in, inl);
-		d->stdin_buf[inl++] = '\n';
-		in = (const char *)d->stdin_buf;
-	}
 	t->id = "run";
-	t->stdin_data = (const unsigned char *)in;
-	t->stdin_len = inl;
 	job->lang = *lang;
 	if ((*lang)->run_source) {
 		/* Piston runs a Java file with the source launcher (its package
@@ -503,7 +560,7 @@ static void run_execute(struct req *r)
 		else if (res.ntests)
 			json_object_set_new(o, "run", run_json(&res.tests[0]));
 		json_decref(cj);
-		answer_json(r, 200, o);
+		dialect_answer(r, 200, o);
 		r->sandbox_status = "ok";
 	}
 	metrics_count_run(s, res.verdict == WARD_V_IE ? WARD_ST_ERROR : WARD_ST_OK, WARD_ISO_SYSTEM, now_mono() - r->t_admit);

@@ -19,7 +19,7 @@
 
 #include "core/request.h"
 #include "front/remote.h"
-#include "judge/judge_cli.h"
+#include "front/judge_cli.h"
 #include "judge/judge_json.h"
 #include "ward_image.h"
 #include "ward_judge.h"
@@ -241,6 +241,33 @@ static int parse_judge_args(int argc, char **argv, struct judge_opts *o)
 }
 
 /* The POST /judge body. */
+/* Test NAME of DIR: DIR/NAME.in as its stdin, DIR/NAME.out (or .ans) as
+ * what it must print, both base64. */
+static json_t *test_json(const char *dir, const char *name)
+{
+	char path[4096];
+	size_t n;
+	json_t *t = json_object();
+	json_object_set_new(t, "id", json_string(name));
+	snprintf(path, sizeof(path), "%s/%s.in", dir, name);
+	unsigned char *in = slurp_file(path, MAX_INPUT_BYTES, &n);
+	if (in)
+		json_object_set_new(t, "stdin", b64(in, n)), json_object_set_new(t, "stdin_encoding", json_string("base64"));
+	free(in);
+	snprintf(path, sizeof(path), "%s/%s.out", dir, name);
+	unsigned char *want = slurp_file(path, MAX_INPUT_BYTES, &n);
+	if (!want) {
+		snprintf(path, sizeof(path), "%s/%s.ans", dir, name);
+		want = slurp_file(path, MAX_INPUT_BYTES, &n);
+	}
+	if (want) {
+		json_object_set_new(t, "expected_stdout", b64(want, n));
+		json_object_set_new(t, "expected_stdout_encoding", json_string("base64"));
+	}
+	free(want);
+	return t;
+}
+
 static char *job_body(const struct judge_opts *o, char *err, size_t errlen)
 {
 	json_t *job = json_object(), *files = json_array(), *tests = json_array();
@@ -272,27 +299,7 @@ static char *job_body(const struct judge_opts *o, char *err, size_t errlen)
 		goto out;
 	}
 	for (size_t i = 0; i < nt; i++) {
-		char path[4096];
-		size_t n;
-		json_t *t = json_object();
-		json_object_set_new(t, "id", json_string(names[i]));
-		snprintf(path, sizeof(path), "%s/%s.in", o->tests_dir, names[i]);
-		unsigned char *in = slurp_file(path, MAX_INPUT_BYTES, &n);
-		if (in)
-			json_object_set_new(t, "stdin", b64(in, n)), json_object_set_new(t, "stdin_encoding", json_string("base64"));
-		free(in);
-		snprintf(path, sizeof(path), "%s/%s.out", o->tests_dir, names[i]);
-		unsigned char *want = slurp_file(path, MAX_INPUT_BYTES, &n);
-		if (!want) {
-			snprintf(path, sizeof(path), "%s/%s.ans", o->tests_dir, names[i]);
-			want = slurp_file(path, MAX_INPUT_BYTES, &n);
-		}
-		if (want) {
-			json_object_set_new(t, "expected_stdout", b64(want, n));
-			json_object_set_new(t, "expected_stdout_encoding", json_string("base64"));
-		}
-		free(want);
-		json_array_append_new(tests, t);
+		json_array_append_new(tests, test_json(o->tests_dir, names[i]));
 		free(names[i]);
 	}
 	free(names);
@@ -429,9 +436,39 @@ static char *remote(const char *url, const char *token_file, const char *method,
 	return ans;
 }
 
-/* One line a test, a summary; the exit status. */
+/* s as a terminal shows it harmlessly: a control byte (but a newline and
+ * a tab) and a C1 control (U+0080-U+009F, which some terminals obey as
+ * ESC [) become \xHH, so that a compiler's or a program's output (or a
+ * runner's answer) cannot move the cursor, retitle the window or type into
+ * the grader's shell. */
+static void put_safe(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			fprintf(f, "\\x%02x", *++p);
+		else if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			putc(*p, f);
+	}
+}
+
+/* A short field for a line: put_safe's rule, into buf. */
+static const char *safe(const char *s, char *buf, size_t n)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	if (!f)
+		return "?";
+	put_safe(f, s ? s : "?");
+	fclose(f);
+	return buf;
+}
+
+/* One line a test, a summary; the exit status.  Every string of the
+ * answer reaches the terminal through put_safe. */
 static int print_answer(const char *ans)
 {
+	char b1[200], b2[200], b3[700];
 	json_error_t je;
 	json_t *a = json_loads(ans, 0, &je);
 	if (!a)
@@ -440,31 +477,41 @@ static int print_answer(const char *ans)
 	json_t *c = json_object_get(a, "compile"), *tests = json_object_get(a, "tests"), *t;
 	size_t i;
 	if (json_is_object(c) && strcmp(json_string_value(json_object_get(c, "verdict")) ?: "", "OK") != 0) {
-		printf("compile: %s %s\n", json_string_value(json_object_get(c, "verdict")) ?: "?",
-		       json_string_value(json_object_get(c, "message")) ?: "");
+		printf("compile: %s %s\n", safe(json_string_value(json_object_get(c, "verdict")), b1, sizeof(b1)),
+		       safe(json_string_value(json_object_get(c, "message")) ?: "", b3, sizeof(b3)));
 		const char *e = json_string_value(json_object_get(c, "stderr"));
 		const char *o = json_string_value(json_object_get(c, "stdout"));
-		if (o && *o)
-			printf("%s%s", o, o[strlen(o) - 1] == '\n' ? "" : "\n");
-		if (e && *e)
-			printf("%s%s", e, e[strlen(e) - 1] == '\n' ? "" : "\n");
+		if (o && *o) {
+			put_safe(stdout, o);
+			fputs(o[strlen(o) - 1] == '\n' ? "" : "\n", stdout);
+		}
+		if (e && *e) {
+			put_safe(stdout, e);
+			fputs(e[strlen(e) - 1] == '\n' ? "" : "\n", stdout);
+		}
 	}
 	json_array_foreach(tests, i, t)
 	{
 		json_t *u = json_object_get(t, "usage");
 		const char *msg = json_string_value(json_object_get(t, "message")) ?: "";
-		printf("test %-8s %-7s %5lld ms %7.1f MB%s%s\n", json_string_value(json_object_get(t, "id")) ?: "?",
-		       json_string_value(json_object_get(t, "verdict")) ?: "?",
+		printf("test %-8s %-7s %5lld ms %7.1f MB%s%s\n", safe(json_string_value(json_object_get(t, "id")), b1, sizeof(b1)),
+		       safe(json_string_value(json_object_get(t, "verdict")), b2, sizeof(b2)),
 		       (long long)json_integer_value(json_object_get(u, "cpu_ms")),
-		       (double)json_integer_value(json_object_get(u, "memory_kb")) / 1024, *msg ? "  " : "", msg);
+		       (double)json_integer_value(json_object_get(u, "memory_kb")) / 1024, *msg ? "  " : "",
+		       safe(msg, b3, sizeof(b3)));
 	}
 	json_t *s = json_object_get(a, "summary");
 	const char *ff = json_string_value(json_object_get(s, "first_failed"));
-	printf("%s: %lld/%lld passed%s%s\n", verdict ? verdict : "?", (long long)json_integer_value(json_object_get(s, "passed")),
-	       (long long)json_integer_value(json_object_get(s, "total")), ff ? "; first failed: " : "", ff ? ff : "");
+	printf("%s: %lld/%lld passed%s%s\n", safe(verdict, b1, sizeof(b1)),
+	       (long long)json_integer_value(json_object_get(s, "passed")),
+	       (long long)json_integer_value(json_object_get(s, "total")), ff ? "; first failed: " : "",
+	       ff ? safe(ff, b2, sizeof(b2)) : "");
 	const char *e = json_string_value(json_object_get(a, "error"));
-	if (e && *e)
-		fprintf(stderr, "ward judge: %s\n", e);
+	if (e && *e) {
+		fputs("ward judge: ", stderr);
+		put_safe(stderr, e);
+		fputs("\n", stderr);
+	}
 	int code = !verdict || !strcmp(verdict, "IE") ? WARD_EXIT_FAILED : !strcmp(verdict, "AC") ? 0 : 1;
 	json_decref(a);
 	return code;
@@ -575,10 +622,12 @@ int ward_languages_main(int argc, char **argv)
 		json_array_foreach(a, i, l)
 		{
 			json_t *en = json_object_get(l, "enabled");
-			printf("%-12s %-10s %-24s%s%s\n", json_string_value(json_object_get(l, "id")),
-			       json_string_value(json_object_get(l, "version")),
-			       json_string_value(json_object_get(l, "display")), en && !json_is_true(en) ? "  disabled: " : "",
-			       en && !json_is_true(en) ? json_string_value(json_object_get(l, "why")) : "");
+			char b1[200], b2[200], b3[200], b4[700];
+			printf("%-12s %-10s %-24s%s%s\n", safe(json_string_value(json_object_get(l, "id")), b1, sizeof(b1)),
+			       safe(json_string_value(json_object_get(l, "version")), b2, sizeof(b2)),
+			       safe(json_string_value(json_object_get(l, "display")), b3, sizeof(b3)),
+			       en && !json_is_true(en) ? "  disabled: " : "",
+			       en && !json_is_true(en) ? safe(json_string_value(json_object_get(l, "why")), b4, sizeof(b4)) : "");
 		}
 		json_decref(a);
 	}
