@@ -295,6 +295,7 @@ static const struct opt_desc opts[] = {
 	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
 	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},
+	{"mcp", K_DIALECT, OFF(mcp_listen), 0, NULL},
 	{"judge0-keep", K_SECS, OFF(judge0_keep), 0, NULL},
 	{"judge0-max-queue", K_UINT, OFF(judge0_max_queue), 1u << 20, "--judge0-max-queue must be at least 1"},
 	{"judge0-callback-allow", K_CALLBACK, OFF(judge0_callback_allow), 0, NULL},

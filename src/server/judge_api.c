@@ -139,7 +139,7 @@ void run_judge(struct req *r)
 	/* the body is decoded: it is not needed any more */
 	body_release(s, r);
 	doc.job.pool = s->pool;
-	doc.job.cancel = &s->cancel;
+	doc.job.cancel = r->cancel ? r->cancel : &s->cancel;
 	doc.job.take_slots = take_slots;
 	doc.job.give_slots = give_slots;
 	doc.job.slots_arg = s;
