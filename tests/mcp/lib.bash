@@ -51,7 +51,8 @@ start_mcp() {
 	MCP_URL=http://$a
 }
 
-# rpc BODY [CURL ARGS...] — POST /mcp on $MCP_URL; prints "CODE BODY", the
+# rpc BODY [CURL ARGS...] — POST /mcp on $MCP_URL (BODY @FILE: FILE's
+# bytes); prints "CODE BODY", the
 # answer's headers in $SERVE_TMP/rpc.h
 rpc() {
 	local body=$1
