@@ -4,8 +4,9 @@
 # message may hold (WARD_JSON_MAX_VALUES), an unknown method, a request before initialize, wrong
 # argument types) each get their JSON-RPC error and the server goes on;
 # stdout carries nothing but JSON-RPC messages; a cancelled call gets no
-# response; the end of stdin ends the process, the run in flight and the
-# connection's session with it.
+# response; at the end of stdin the calls sent are finished and answered,
+# then the process ends with the connection's session; SIGTERM kills the
+# run in flight instead.
 . "$(dirname "$0")/../lib.sh"
 M=$RANDOM$RANDOM
 out=$(WARD="$WARD" M=$M timeout 120 /usr/bin/python3 - <<'PY'
@@ -72,17 +73,33 @@ for _ in range(100):   # the kill is at most 50 ms after the cancel; reaping tak
     if not res["cancelled_gone"]: break
     time.sleep(0.1)
 res["no_response_to_12"] = not any(json.loads(l).get("id") == 12 for l in lines)
-# a run in flight and a session, then EOF: the process ends with both
+# a session with a background process, a call sent just before EOF: the
+# call is finished and answered, then the process ends with the session
 send({"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "run_in_session", "arguments": {"command": "sleep 3" + os.environ["M"] + "2 & echo bg"}}})
 res["bg"] = recv(14)["result"]["structuredContent"]["stdout"]
-send({"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": {"name": "run_command", "arguments": {"command": "sleep 3" + os.environ["M"] + "3"}}})
-time.sleep(1)
+send({"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": {"name": "run_command", "arguments": {"command": "sleep 1; echo finished"}}})
 p.stdin.close()
-try: res["exit"] = p.wait(30)
+try: res["exit"] = p.wait(60)
 except subprocess.TimeoutExpired: res["exit"] = "hung"; p.kill()
 rest = p.stdout.read()
 lines += rest.splitlines(True)
+res["drained"] = [json.loads(l)["result"]["structuredContent"]["stdout"] for l in rest.splitlines() if json.loads(l).get("id") == 15]
 res["all_json_rpc"] = all(json.loads(l).get("jsonrpc") == "2.0" for l in lines if l.strip())
+res["bg_gone"] = markers("3" + os.environ["M"] + "2")
+# SIGTERM with a run in flight: the run's tree is killed, ward mcp exits 0
+q = subprocess.Popen([os.environ["WARD"], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+p = q
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "py", "version": "1"}}})
+recv(1)
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run_command", "arguments": {"command": "sleep 3" + os.environ["M"] + "3"}}})
+for _ in range(300):
+    if markers("3" + os.environ["M"] + "3"): break
+    time.sleep(0.1)
+res["term_up"] = markers("3" + os.environ["M"] + "3")
+q.terminate()
+try: res["term_exit"] = q.wait(30)
+except subprocess.TimeoutExpired: res["term_exit"] = "hung"; q.kill()
+res["term_gone"] = markers("3" + os.environ["M"] + "3")
 print(json.dumps(res))
 PY
 )
@@ -101,7 +118,10 @@ expect_eq "after a cancel the next call is served" 'after' "$(jget "$out" 'd["af
 expect_eq "a cancelled call gets no response" true "$(jget "$out" 'd["no_response_to_12"]')"
 expect_eq "the cancelled run is gone while the server runs on" 0 "$(jget "$out" 'd["cancelled_gone"]')"
 expect_eq "a background process in the session" bg "$(jget "$out" 'd["bg"]' | tr -d '\n')"
-expect_eq "EOF on stdin: ward mcp exits 0" 0 "$(jget "$out" 'd["exit"]')"
+expect_eq "EOF on stdin: the call sent before it is finished and answered" '["finished\n"]' "$(jget "$out" 'd["drained"]')"
+expect_eq "EOF on stdin: then ward mcp exits 0" 0 "$(jget "$out" 'd["exit"]')"
 expect_eq "stdout carries only JSON-RPC messages" true "$(jget "$out" 'd["all_json_rpc"]')"
-expect_eq "EOF: the run in flight is gone" "" "$(marker_pids 3${M}3)"
-expect_eq "EOF: the session's background process is gone" "" "$(marker_pids 3${M}2)"
+expect_eq "EOF: the session's background process is gone" 0 "$(jget "$out" 'd["bg_gone"]')"
+expect_eq "SIGTERM: the run was up" 1 "$(jget "$out" 'd["term_up"]')"
+expect_eq "SIGTERM: ward mcp exits 0" 0 "$(jget "$out" 'd["term_exit"]')"
+expect_eq "SIGTERM: the run in flight is gone" 0 "$(jget "$out" 'd["term_gone"]')"

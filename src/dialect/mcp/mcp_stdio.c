@@ -9,8 +9,11 @@
  * sandbox they make (a sandbox's PID 1 dies with its thread).  The main
  * thread reads, answers what needs no sandbox, queues tools/call (at most
  * --queue waiting: more is a JSON-RPC error), cancels, sends progress
- * once a second, and sweeps the session's expiry.  At EOF every call is
- * cancelled, the workers end, then the session.
+ * once a second, and sweeps the session's expiry.  At EOF the calls
+ * already sent are finished and answered (a script may pipe its requests
+ * in and read the answers), then the session ends and ward mcp exits 0.
+ * SIGTERM or SIGINT, or a stdout nobody reads any more, cancel every call
+ * instead (their trees are killed) before the same end.
  *
  * Owns stdin, stdout and its workers.  A line longer than --max-body is
  * dropped whole, answered with an error: no message makes it hold more. */
@@ -26,6 +29,14 @@
 #include "dialect/mcp/mcp.h"
 #include "dialect/mcp/mcp_main.h"
 
+/* SIGTERM or SIGINT came: a global, because a handler gets no context. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
 struct job {
 	struct mcp_call *call;
 	struct job *next;
@@ -40,6 +51,8 @@ struct stdio_mcp {
 	struct job *head, *tail;
 	unsigned queued;
 	bool stop;
+	unsigned alive;           /* workers not ended yet */
+	volatile int gone;        /* stdout failed: nobody reads the answers */
 	pthread_t *workers;
 	unsigned nworkers;
 };
@@ -56,8 +69,10 @@ static void send_line(struct stdio_mcp *m, char *json)
 		ssize_t w = write(STDOUT_FILENO, json + off, n + 1 - off);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			break; /* the client is gone: EOF on stdin ends us */
+		if (w <= 0) {
+			m->gone = 1; /* the client is gone: its calls are cancelled */
+			break;
+		}
 		off += (size_t)w;
 	}
 	pthread_mutex_unlock(&m->out_lock);
@@ -84,9 +99,12 @@ static void *worker_main(void *arg)
 				m->tail = NULL;
 			m->queued--;
 		}
-		pthread_mutex_unlock(&m->lock);
-		if (!j)
+		if (!j) {
+			m->alive--;
+			pthread_mutex_unlock(&m->lock);
 			return NULL;
+		}
+		pthread_mutex_unlock(&m->lock);
 		mcp_call_begin(&m->conn, j->call, m, emit, m);
 		char *resp = mcp_call_run(&m->conn, j->call);
 		mcp_call_done(&m->conn, j->call);
@@ -153,32 +171,64 @@ static int workers_begin(struct stdio_mcp *m)
 	m->workers = calloc(n, sizeof(pthread_t));
 	if (!m->workers)
 		return -1;
-	for (; m->nworkers < n; m->nworkers++)
+	for (; m->nworkers < n; m->nworkers++) {
+		pthread_mutex_lock(&m->lock);
+		m->alive++;
+		pthread_mutex_unlock(&m->lock);
 		if (pthread_create(&m->workers[m->nworkers], NULL, worker_main, m)) {
+			pthread_mutex_lock(&m->lock);
+			m->alive--;
+			pthread_mutex_unlock(&m->lock);
 			fprintf(stderr, "ward mcp: cannot start worker threads\n");
 			return -1;
 		}
+	}
 	return 0;
 }
 
-/* Every call cancelled (the queued ones never run), the workers joined. */
-static void workers_end(struct stdio_mcp *m)
+/* Every call cancelled: the queued ones never run, the running ones are
+ * killed and answer nothing. */
+static void cancel_all(struct stdio_mcp *m)
 {
 	pthread_mutex_lock(&m->lock);
-	m->stop = true;
 	while (m->head) {
 		struct job *j = m->head;
 		m->head = j->next;
+		m->queued--;
 		mcp_call_done(&m->conn, j->call);
 		free(j);
 	}
 	m->tail = NULL;
-	pthread_cond_broadcast(&m->work);
 	pthread_mutex_unlock(&m->lock);
 	mcp_conn_end(&m->conn);
+}
+
+/* The calls already sent are finished (cancelled instead after a signal,
+ * or when stdout is gone), the workers joined; progress goes on meanwhile. */
+static void workers_end(struct stdio_mcp *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_broadcast(&m->work);
+	pthread_mutex_unlock(&m->lock);
+	bool cancelled = false;
+	for (;;) {
+		pthread_mutex_lock(&m->lock);
+		bool done = m->alive == 0;
+		pthread_mutex_unlock(&m->lock);
+		if (done)
+			break;
+		if (!cancelled && (g_signal || m->gone)) {
+			cancel_all(m);
+			cancelled = true;
+		}
+		mcp_progress(&m->conn, emit, m);
+		poll(NULL, 0, 100);
+	}
 	for (unsigned i = 0; i < m->nworkers; i++)
 		pthread_join(m->workers[i], NULL);
 	free(m->workers);
+	mcp_conn_end(&m->conn);
 }
 
 /* Read stdin until EOF: lines within --max-body, a longer one dropped. */
@@ -188,7 +238,7 @@ static void read_loop(struct stdio_mcp *m)
 	char *buf = malloc(cap);
 	bool skipping = false;
 	double next_tick = now_mono() + 1;
-	while (buf) {
+	while (buf && !g_signal && !m->gone) {
 		int wait = (int)((next_tick - now_mono()) * 1000);
 		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
 		int pr = poll(&p, 1, wait < 0 ? 0 : wait);
@@ -243,6 +293,10 @@ int ward_mcp_main(int argc, char **argv)
 		return p > 0 ? 0 : WARD_EXIT_FAILED;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	struct stdio_mcp m;
 	memset(&m, 0, sizeof(m));
 	m.s = s;
