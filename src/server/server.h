@@ -542,6 +542,9 @@ bool stream_start_events(struct req *r, double run_s);
 bool stream_start_messages(struct req *r, double run_s);
 void stream_event(struct req *r, const char *name, char *json, size_t len);
 bool stream_started(const struct req *r);
+/* Its connection ended while the run goes on (a run that does not watch
+ * its output, such as a judge's or an MCP call's, is cancelled by its caller). */
+bool stream_gone(struct req *r);
 void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err);
 void stream_finish(struct server *s, struct req *r);
 bool stream_orphan(struct req *r, enum MHD_RequestTerminationCode toe, const char *cut);

@@ -156,6 +156,17 @@ bool stream_started(const struct req *r)
 	return r->live && r->live->started;
 }
 
+bool stream_gone(struct req *r)
+{
+	struct live *l = r->live;
+	if (!l)
+		return false;
+	pthread_mutex_lock(&l->lock);
+	bool gone = l->gone;
+	pthread_mutex_unlock(&l->lock);
+	return gone;
+}
+
 /* ---- the I/O thread's side ---- */
 
 /* n more bytes of events; false when out of memory. */

@@ -4,6 +4,7 @@
 # (--client-rate: a tools/call over it is 429, an initialize or ping is not
 # a run), MCP sessions bounded per client, DELETE ending the MCP session
 # and the ward session kept for it, another client's Mcp-Session-Id, and
+# a stream's client going away cancelling the run, and
 # hostile messages: malformed JSON, a batch, an unknown method, a body
 # over --max-body, a missing session id, an unsupported protocol version.
 . "$(dirname "$0")/lib.bash"
@@ -60,6 +61,18 @@ r=$(curl -s -o /dev/null -w '%{http_code}' -H "$A" "$MCP_URL/mcp")
 expect_eq "GET /mcp: 405 (no stream of the server's own)" 405 "$r"
 r=$(rpc '{"jsonrpc":"2.0","id":12,"method":"ping"}' "${H[@]}")
 expect_contains "the session still answers" "$(code_of "$r") $(body_of "$r")" '200 {"jsonrpc":"2.0","id":12,"result":{}}'
+
+# a tools/call with a progressToken streams (server-sent events): progress
+# first; a client that goes away mid-stream cancels the run (its tree killed)
+M=$RANDOM$RANDOM
+curl -s -N --max-time 3 -X POST "${H[@]}" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	--data-binary '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep 5'"$M"'"},"_meta":{"progressToken":"p40"}}}' \
+	"$MCP_URL/mcp" >"$SERVE_TMP/sse.out"
+expect_contains "the stream's first event is a progress notification" "$(head -2 "$SERVE_TMP/sse.out")" \
+	'event: message
+data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p40","progress":0'
+wait_for markers_gone "5$M" && pass "the client went away: the run was cancelled, its process gone" ||
+	fail "the client went away: the run was cancelled" "sleep 5$M still runs"
 
 # quotas: --client-rate 3 runs a minute (carol's: she has run nothing yet);
 # initialize and ping are no runs

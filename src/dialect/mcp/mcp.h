@@ -84,6 +84,8 @@ void mcp_call_done(struct mcp_conn *c, struct mcp_call *call);
 /* The calls of c that want progress and had none for a second (or none
  * yet): emit gets each notification (taking it), under c's lock. */
 void mcp_progress(struct mcp_conn *c, void (*emit)(struct mcp_call *call, char *json, void *arg), void *arg);
+/* fn on each call of c, under c's lock. */
+void mcp_calls_each(struct mcp_conn *c, void (*fn)(struct mcp_call *call, void *arg), void *arg);
 /* A JSON-RPC error response (malloc'd); id NULL: null. */
 char *mcp_error(const json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Whether v is a protocol version ward speaks. */

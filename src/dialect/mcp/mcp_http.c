@@ -319,7 +319,17 @@ static int mcp_start(struct server *s, void **state)
 	return 0;
 }
 
-/* Once a second: progress of the calls that want it; idle sessions end. */
+/* A call whose event stream's connection ended is cancelled: nobody
+ * reads its answer (the client closed, or a proxy cut it). */
+static void cancel_orphan(struct mcp_call *call, void *arg)
+{
+	(void)arg;
+	if (call->arg && stream_gone(call->arg))
+		call->cancel = 1;
+}
+
+/* Once a second: progress of the calls that want it, calls whose client
+ * went away cancelled; idle sessions end. */
 static void mcp_tick(struct server *s, void *state)
 {
 	(void)s;
@@ -330,6 +340,7 @@ static void mcp_tick(struct server *s, void *state)
 	for (struct hsess *m = h->list, *nx; m; m = nx) {
 		nx = m->next;
 		mcp_progress(&m->conn, emit, NULL);
+		mcp_calls_each(&m->conn, cancel_orphan, NULL);
 		if (t >= m->idle_end && m->refs == 0 && hsess_unlink(h, m)) {
 			m->next = done;
 			done = m;

@@ -265,6 +265,14 @@ void mcp_call_done(struct mcp_conn *c, struct mcp_call *call)
 	free(call);
 }
 
+void mcp_calls_each(struct mcp_conn *c, void (*fn)(struct mcp_call *call, void *arg), void *arg)
+{
+	pthread_mutex_lock(&c->lock);
+	for (struct mcp_call *k = c->calls; k; k = k->next)
+		fn(k, arg);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void mcp_progress(struct mcp_conn *c, void (*emit)(struct mcp_call *call, char *json, void *arg), void *arg)
 {
 	double t = now_mono();
