@@ -181,7 +181,10 @@ static char *tool_call(struct mcp_conn *c, json_t *id, json_t *params, struct mc
 	k->token = (json_is_string(token) || json_is_integer(token)) ? json_incref(token) : NULL;
 	k->params = json_incref(params);
 	k->t0 = now_mono();
-	k->total = c->s->o.defaults.timeout_s;
+	/* progress's total: the timeout it asks for, else the runner's default */
+	json_t *limit = json_object_get(json_object_get(args, "limits"), "timeout_s");
+	k->total = json_is_number(limit) && json_number_value(limit) > 0 ? json_number_value(limit)
+									 : c->s->o.defaults.timeout_s;
 	k->sent = -1;
 	pthread_mutex_lock(&c->lock);
 	k->next = c->calls;
@@ -226,6 +229,8 @@ char *mcp_answer(struct mcp_conn *c, json_t *msg, struct mcp_call **call)
 
 char *mcp_call_run(struct mcp_conn *c, struct mcp_call *call)
 {
+	if (call->cancel) /* cancelled while it waited: it never runs */
+		return NULL;
 	int code = 0;
 	char msg[700] = "";
 	json_t *args = json_object_get(call->params, "arguments");

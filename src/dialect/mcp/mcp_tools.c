@@ -574,7 +574,8 @@ static json_t *write_file(struct mcp_conn *c, struct mcp_call *call, json_t *arg
 					  {"session_id", A_STR, false}};
 	const char *path = json_string_value(json_object_get(args, "path"));
 	const char *enc = json_string_value(json_object_get(args, "encoding"));
-	if (!args_ok("write_file", args, spec, 4, msg, n) || !path_ok("write_file", path, false, msg, n) ||
+	if (!args_ok("write_file", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n) ||
+	    !path_ok("write_file", path, false, msg, n) ||
 	    (enc && strcmp(enc, "utf-8") && strcmp(enc, "base64") &&
 	     snprintf(msg, n, "write_file: encoding must be utf-8 or base64") > 0)) {
 		*code = MCP_INVALID_PARAMS;
@@ -610,7 +611,8 @@ static json_t *read_file(struct mcp_conn *c, struct mcp_call *call, json_t *args
 {
 	static const struct arg spec[] = {{"path", A_STR, true}, {"session_id", A_STR, false}};
 	const char *path = json_string_value(json_object_get(args, "path"));
-	if (!args_ok("read_file", args, spec, 2, msg, n) || !path_ok("read_file", path, false, msg, n)) {
+	if (!args_ok("read_file", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n) ||
+	    !path_ok("read_file", path, false, msg, n)) {
 		*code = MCP_INVALID_PARAMS;
 		return NULL;
 	}
@@ -654,7 +656,8 @@ static json_t *list_files(struct mcp_conn *c, struct mcp_call *call, json_t *arg
 	const char *path = json_string_value(json_object_get(args, "path"));
 	if (!path)
 		path = "";
-	if (!args_ok("list_files", args, spec, 2, msg, n) || !path_ok("list_files", path, true, msg, n)) {
+	if (!args_ok("list_files", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n) ||
+	    !path_ok("list_files", path, true, msg, n)) {
 		*code = MCP_INVALID_PARAMS;
 		return NULL;
 	}
