@@ -285,6 +285,12 @@ static void read_loop(struct stdio_mcp *m)
 
 int ward_mcp_main(int argc, char **argv)
 {
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			printf("usage: ward mcp [OPTIONS]   an MCP server on stdin/stdout (SPEC §21), for an assistant's "
+			       "config:\n  {\"mcpServers\": {\"ward\": {\"command\": \"ward\", \"args\": [\"mcp\"]}}}\n"
+			       "Its options are ward serve's (limits, maxima, --languages, --max-concurrent, --queue, "
+			       "--max-body; the listeners' do nothing here):\n\n");
 	struct server srv, *s = &srv;
 	int p = server_headless_start(s, argc, argv);
 	if (p != 0) {
