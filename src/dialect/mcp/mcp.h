@@ -41,7 +41,7 @@ struct mcp_call {
 	json_t *params;       /* the call's params (held) */
 	volatile int cancel;  /* notifications/cancelled, or the connection ended: its run is killed */
 	double t0;            /* when it began (now_mono) */
-	double total;         /* the longest its run may take: progress's total */
+	double total;         /* the timeout_s it asks for: progress's total (0: none given) */
 	double sent;          /* the progress last sent, -1 none */
 	void *arg;            /* the transport's, once its run began (HTTP: the request it answers), or NULL */
 	struct mcp_call *next;

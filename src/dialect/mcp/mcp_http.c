@@ -50,6 +50,12 @@ struct mcp_ext {
 	bool header; /* the answer carries Mcp-Session-Id (initialize's) */
 };
 
+/* The longest a call's run may take when it names no timeout: the maximum. */
+static double longest_run(struct server *s)
+{
+	return s->o.max.timeout_s;
+}
+
 static double idle_s(struct server *s)
 {
 	return fmin(600, s->o.session_max_idle);
@@ -246,7 +252,7 @@ static void mcp_run(struct req *r)
 	struct mcp_call *call = NULL;
 	char *resp = msg ? mcp_answer(&m->conn, msg, &call) : reply;
 	if (call) {
-		if (call->token && r->live && stream_start_messages(r, call->total + 10))
+		if (call->token && r->live && stream_start_messages(r, (call->total > 0 ? call->total : longest_run(h->s)) + 10))
 			mcp_call_begin(&m->conn, call, r, emit, NULL);
 		resp = mcp_call_run(&m->conn, call);
 		mcp_call_done(&m->conn, call);

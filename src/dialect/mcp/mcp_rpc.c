@@ -181,10 +181,10 @@ static char *tool_call(struct mcp_conn *c, json_t *id, json_t *params, struct mc
 	k->token = (json_is_string(token) || json_is_integer(token)) ? json_incref(token) : NULL;
 	k->params = json_incref(params);
 	k->t0 = now_mono();
-	/* progress's total: the timeout it asks for, else the runner's default */
+	/* progress's total: the timeout it asks for, else none (the default is
+	 * the native request's: /exec's, or /judge's for run_code) */
 	json_t *limit = json_object_get(json_object_get(args, "limits"), "timeout_s");
-	k->total = json_is_number(limit) && json_number_value(limit) > 0 ? json_number_value(limit)
-									 : c->s->o.defaults.timeout_s;
+	k->total = json_is_number(limit) && json_number_value(limit) > 0 ? json_number_value(limit) : 0;
 	k->sent = -1;
 	pthread_mutex_lock(&c->lock);
 	k->next = c->calls;
@@ -288,10 +288,11 @@ void mcp_progress(struct mcp_conn *c, void (*emit)(struct mcp_call *call, char *
 			continue;
 		k->sent = done;
 		char m[120];
-		snprintf(m, sizeof(m), "running for %.1f s (at most %.0f s)", done, k->total);
-		json_t *n = json_pack("{s:s,s:s,s:{s:O,s:f,s:f,s:s}}", "jsonrpc", "2.0", "method",
-				      "notifications/progress", "params", "progressToken", k->token, "progress", done,
-				      "total", k->total, "message", m);
+		snprintf(m, sizeof(m), "running for %.1f s", done);
+		json_t *n = json_pack("{s:s,s:s,s:{s:O,s:f,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
+				      "params", "progressToken", k->token, "progress", done, "message", m);
+		if (n && k->total > 0)
+			json_object_set_new(json_object_get(n, "params"), "total", json_real(k->total));
 		char *j = dump(n);
 		if (j)
 			emit(k, j, arg);
