@@ -111,6 +111,9 @@ static void usage(FILE *f)
 		"                            zip is unpacked by ward-unzip inside a sandbox, never on the host\n"
 		"  --judge0-max-runs N       number_of_runs a submission may ask for (default and most 20); its\n"
 		"                            runs are one at a time, averaged, the first not Accepted ends them\n"
+		"MCP (SPEC §21): agents' tools over the Model Context Protocol, the same engine and limits:\n"
+		"  --mcp ADDR:PORT           speak MCP's streamable HTTP there (POST and DELETE /mcp; Bearer\n"
+		"                            tokens, quotas and maxima as above); `ward mcp` speaks it on stdio\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
