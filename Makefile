@@ -145,12 +145,18 @@ $(B)/ward-unzip $(BA)/ward-unzip: $(UNZIP_SRC) libexec/unzip.h
 
 # A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
 FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
-fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip
+fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip $(B)/fuzz_mcp
 $(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
 	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
 # ... and of ward-unzip's writer (libexec/unzip.c), the Judge0 zips' parser.
 $(B)/fuzz_unzip: tests/fuzz/fuzz_unzip.c libexec/unzip.c $(FUZZ_SRC)
 	clang -std=gnu11 -g -O1 -Iinclude -Isrc -Ilibexec -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
+
+# ... and of MCP's message reader and dispatcher (src/dialect/mcp/mcp_rpc.c).
+FUZZ_MCP_SRC := src/dialect/mcp/mcp_rpc.c src/wire/json.c src/wire/jsonw.c src/wire/base64.c src/wire/utf8.c \
+	src/core/request.c src/core/egress.c src/core/pathguard.c
+$(B)/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(FUZZ_MCP_SRC)
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -ljansson -lmicrohttpd
 
 deps:
 	@scripts/install-deps

@@ -15,6 +15,7 @@
 #include "front/cli_args.h"
 #include "front/doctor.h"
 #include "front/frontends.h"
+#include "dialect/mcp/mcp_main.h"
 #include "front/judge_cli.h"
 #include "core/plan.h"
 #include "system/spawner.h"
@@ -60,6 +61,7 @@ static int exec_net(char **argv, bool serve)
 #define ward_image_main(c, v) exec_net((v)-1, false)
 #define ward_judge_main(c, v) exec_net((v)-1, false)
 #define ward_languages_main(c, v) exec_net((v)-1, false)
+#define ward_mcp_main(c, v) exec_net((v)-1, false)
 #define ward_remote_run(u, t, q, l, r) (exit(exec_net(g_argv, false)), -1)
 #endif
 
@@ -84,7 +86,8 @@ static void usage(FILE *f)
 		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n"
 		   "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n"
 		   "       ward judge --lang L FILE... --tests DIR  build once, run each test, verdicts (SPEC §15)\n"
-		   "       ward languages [--all] [--json]          the languages this host can judge\n\n"
+		   "       ward languages [--all] [--json]          the languages this host can judge\n"
+		   "       ward mcp [OPTIONS]                       an MCP server on stdin/stdout (SPEC §21)\n\n"
 		   "`ward run --help` lists the options.\n",
 		   WARD_VERSION);
 }
@@ -398,6 +401,8 @@ int main(int argc, char **argv)
 		return ward_judge_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "languages"))
 		return ward_languages_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "mcp"))
+		return ward_mcp_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("ward %s\n", WARD_VERSION);
 		return 0;

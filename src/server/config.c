@@ -121,6 +121,9 @@ static void usage(FILE *f)
 		"                            zip is unpacked by ward-unzip inside a sandbox, never on the host\n"
 		"  --judge0-max-runs N       number_of_runs a submission may ask for (default and most 20); its\n"
 		"                            runs are one at a time, averaged, the first not Accepted ends them\n"
+		"MCP (SPEC §21): agents' tools over the Model Context Protocol, the same engine and limits:\n"
+		"  --mcp ADDR:PORT           speak MCP's streamable HTTP there (POST and DELETE /mcp; Bearer\n"
+		"                            tokens, quotas and maxima as above); `ward mcp` speaks it on stdio\n"
 		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
@@ -306,6 +309,7 @@ static const struct opt_desc opts[] = {
 	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
 	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},
+	{"mcp", K_DIALECT, OFF(mcp_listen), 0, NULL},
 	{"judge0-keep", K_SECS, OFF(judge0_keep), 0, NULL},
 	{"judge0-max-queue", K_UINT, OFF(judge0_max_queue), 1u << 20, "--judge0-max-queue must be at least 1"},
 	{"judge0-client-queue", K_UINT, OFF(judge0_client_queue), 1u << 20, "--judge0-client-queue must be at least 1"},

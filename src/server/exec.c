@@ -116,7 +116,7 @@ static bool check_exec(struct server *s, struct req *r)
 		return false;
 	}
 	/* a drain that runs out of time cancels the runs still going */
-	q->cancel = &s->cancel;
+	q->cancel = r->cancel ? r->cancel : &s->cancel;
 	if (ward_limits_within(&q->limits, &s->o.max, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
 		return false;

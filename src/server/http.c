@@ -71,6 +71,8 @@ static enum MHD_Result send_answer(struct req *r)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ward\"");
 	if (r->code == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow ? r->allow : "POST");
+	if (r->ln && r->ln->api->headers)
+		r->ln->api->headers(r, resp);
 	enum MHD_Result rc = MHD_queue_response(r->conn, r->code, resp);
 	MHD_destroy_response(resp);
 	r->state = S_ANSWERED;

@@ -96,7 +96,8 @@ static void give_slots(void *arg, unsigned n)
 void serve_judge(struct server *s, struct ward_judge_job *job, struct ward_judge_result *res)
 {
 	job->pool = s->pool;
-	job->cancel = &s->cancel;
+	if (!job->cancel)
+		job->cancel = &s->cancel;
 	job->take_slots = take_slots;
 	job->give_slots = give_slots;
 	job->slots_arg = s;
@@ -149,6 +150,7 @@ void run_judge(struct req *r)
 	}
 	/* the body is decoded: it is not needed any more */
 	body_release(s, r);
+	doc.job.cancel = r->cancel; /* an MCP call's own, else the server's (serve_judge) */
 	if (r->live && stream_start_events(r, job_time(&doc.job))) {
 		doc.job.test_done = test_done;
 		doc.job.test_done_arg = r;

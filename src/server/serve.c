@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "dialect/judge0/judge0.h"
+#include "dialect/mcp/mcp.h"
 #include "dialect/piston/piston.h"
 #include "server/serve.h"
 #include "dialect/e2b/e2b.h"
@@ -312,14 +313,39 @@ static void drain_or_exit(struct server *s)
 	_exit(0);
 }
 
-/* The dialects' listeners (SPEC §16), when their options name an address. */
+/* The dialects' listeners (SPEC §16, §21), when their options name an address. */
 static int dialects_add(struct server *s)
 {
 	if (listener_add(s, &piston_api, s->o.piston_listen) < 0)
 		return -1;
 	if (s->o.piston_listen[0] && s->o.piston_client[0])
 		s->listeners[s->nlisteners - 1].client = s->o.piston_client;
-	return listener_add(s, &judge0_api, s->o.judge0_listen);
+	return listener_add(s, &judge0_api, s->o.judge0_listen) < 0 || listener_add(s, &mcp_api, s->o.mcp_listen) < 0
+		       ? -1
+		       : 0;
+}
+
+int server_headless_start(struct server *s, int argc, char **argv)
+{
+	server_init(s);
+	int p = parse_opts(&s->o, argc, argv);
+	if (p != 0)
+		return p;
+	s->bg_output.max = s->o.max_bg_output_total;
+	if (open_roots(s) < 0 || log_start(s) < 0 || images_open(s) < 0 || languages_start(s) < 0)
+		return -1;
+	/* as start_backend: cgroups and network namespaces kept for the next run */
+	ward_netns_keep(s->o.max_concurrent + 4);
+	ward_cgroup_keep(s->o.max_concurrent + 4);
+	s->healthy = true;
+	return 0;
+}
+
+void server_headless_end(struct server *s)
+{
+	sessions_stop(s);
+	server_free(s);
+	ward_cgroup_keep(0);
 }
 
 int ward_serve_main(int argc, char **argv)

@@ -142,6 +142,7 @@ struct serve_opts {
 	size_t njudge0_callback_allow;
 	bool judge0_additional_files;    /* --judge0-additional-files on|off (default on) */
 	unsigned judge0_max_runs;        /* --judge0-max-runs N: number_of_runs at most (20) */
+	char mcp_listen[128];            /* --mcp ADDR: MCP's streamable HTTP (SPEC §21), or "" */
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -211,6 +212,8 @@ struct api {
 	const char *(*token)(struct MHD_Connection *c);
 	const char *token_hint;           /* how its clients send a token, for the 401; NULL: Authorization: Bearer */
 	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
+	/* Headers of its own on an answer (MCP's Mcp-Session-Id); NULL: none. */
+	void (*headers)(struct req *r, struct MHD_Response *resp);
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */
@@ -309,6 +312,7 @@ struct req {
 	size_t resp_len;            /* resp's length when it is bytes (0: strlen) */
 	const char *ctype;
 	void *ext;                  /* a route's decoded extras (free()) */
+	const volatile int *cancel; /* its run's cancel when not the server's (an MCP call's), or NULL */
 	unsigned retry_after;
 	const char *sandbox_status;
 	char message[600];          /* logged error detail */
@@ -543,8 +547,14 @@ void stream_start(struct req *r, struct ward_request *q);
 /* A stream of whole events (a judge's tests, SPEC §15): answered now;
  * stream_event adds one, from any thread (taking json). */
 bool stream_start_events(struct req *r, double run_s);
+/* The same, for a protocol whose answer is itself the last event (MCP's
+ * JSON-RPC response, as "event: message"), sent as it is. */
+bool stream_start_messages(struct req *r, double run_s);
 void stream_event(struct req *r, const char *name, char *json, size_t len);
 bool stream_started(const struct req *r);
+/* Its connection ended while the run goes on (a run that does not watch
+ * its output, such as a judge's or an MCP call's, is cancelled by its caller). */
+bool stream_gone(struct req *r);
 void stream_totals(struct req *r, const struct ward_stream *out, const struct ward_stream *err);
 void stream_finish(struct server *s, struct req *r);
 bool stream_orphan(struct req *r, enum MHD_RequestTerminationCode toe, const char *cut);
@@ -567,6 +577,14 @@ void images_pools(struct server *s);
 struct ward_pool *image_pool(struct server *s, const struct ward_request *q);
 /* health with "images": [{"name", "digest"}] added (health freed, or returned as it was). */
 char *images_health(struct server *s, char *health);
+
+/* serve.c */
+/* A server without HTTP (`ward mcp` over stdio, src/dialect/mcp/): the
+ * options (argv[0] names the command), the log, roots, images and the
+ * language table, as ward serve starts them; 1 after --help, -1 with a
+ * message.  server_headless_end stops its sessions and frees it. */
+int server_headless_start(struct server *s, int argc, char **argv);
+void server_headless_end(struct server *s);
 
 /* workers.c */
 int workers_start(struct server *s);

@@ -247,7 +247,8 @@ void run_session_exec(struct req *r)
 	struct sess *x = r->sess;
 	const struct sj_exec_extras *e = r->ext;
 	struct ward_request *q = &r->doc.req;
-	q->cancel = &x->cancel;
+	/* an MCP call's own cancel; the session's end kills its sandbox anyway */
+	q->cancel = r->cancel ? r->cancel : &x->cancel;
 	const char *cwd = e->cwd[0] ? e->cwd : NULL;
 	char err[512] = "";
 	if (e->background) {

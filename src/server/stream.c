@@ -45,6 +45,7 @@ struct live {
 	pthread_mutex_t lock;
 	unsigned refs;        /* the request's, the response's */
 	bool sse;
+	bool raw;             /* the result is itself the last event, "message" (stream_start_messages) */
 	bool started;         /* the worker: the run has begun, the stream is answered */
 	bool done;            /* the worker has left the result */
 	bool gone;            /* the connection ended before that: the worker ends the request */
@@ -153,6 +154,17 @@ void stream_release(struct req *r)
 bool stream_started(const struct req *r)
 {
 	return r->live && r->live->started;
+}
+
+bool stream_gone(struct req *r)
+{
+	struct live *l = r->live;
+	if (!l)
+		return false;
+	pthread_mutex_lock(&l->lock);
+	bool gone = l->gone;
+	pthread_mutex_unlock(&l->lock);
+	return gone;
 }
 
 /* ---- the I/O thread's side ---- */
@@ -301,7 +313,7 @@ static void live_end(struct live *l)
 		l->ncarry[i] = 0;
 	}
 	if (res)
-		out_event(l, "result", res, strlen(res));
+		out_event(l, l->raw ? "message" : "result", res, strlen(res));
 	l->ended = true;
 }
 
@@ -433,6 +445,14 @@ bool stream_start_events(struct req *r, double run_s)
 	return r->live && live_answer(r, run_s);
 }
 
+bool stream_start_messages(struct req *r, double run_s)
+{
+	if (!r->live)
+		return false;
+	r->live->raw = true;
+	return live_answer(r, run_s);
+}
+
 void stream_event(struct req *r, const char *name, char *json, size_t len)
 {
 	struct live *l = r->live;
@@ -499,7 +519,7 @@ void stream_finish(struct server *s, struct req *r)
 {
 	struct live *l = r->live;
 	hold_answer(s, r); /* in the answer budget until sent: it may become a 503's error */
-	char *res = result_event(r->resp);
+	char *res = l->raw ? r->resp : result_event(r->resp);
 	r->resp = NULL;
 	queue_release(s, r);
 	pthread_mutex_lock(&l->lock);
