@@ -39,7 +39,7 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz image
 all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests helpers
 
 $(B)/%.o: %.c
@@ -163,6 +163,12 @@ demo: deps
 
 bench: all
 	bench/run
+
+# build/ward-image.tar (SPEC §20): Debian with ward installed, for `docker
+# load` and `podman load`, made with mmdebstrap, umoci and skopeo.
+image: $(B)/ward-image.tar
+$(B)/ward-image.tar: $(B)/ward $(B)/ward-net $(B)/ward-unzip languages.json scripts/make-image tests/image/build-image
+	scripts/make-image $@
 
 install: $(B)/ward $(B)/ward-net $(B)/ward-unzip
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib

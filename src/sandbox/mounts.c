@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/container.h"
 #include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 /* Where the new root is assembled before pivot_root. */
@@ -395,6 +396,21 @@ const char *mounts_op_name(enum op_kind k)
 	return "?";
 }
 
+/* An op of the plan failed (errno set): err says which, and for a procfs
+ * refused inside a container, the container's restriction and its fix. */
+static int op_failed(const struct mount_op *op, char *err, size_t errlen)
+{
+	int e = errno;
+	char hint[512];
+	bool hinted = op->kind == OP_PROC && e == EPERM && container_proc_hint(hint, sizeof(hint));
+	errno = e;
+	if (hinted) {
+		snprintf(err, errlen, "cannot set up proc %s: %s; %s", op->dst, strerror(e), hint);
+		return -1;
+	}
+	return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+}
+
 /* Why a bind source could not be cloned, for PID 1's message. */
 static const char *clone_problem(int e)
 {
@@ -604,7 +620,7 @@ static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *e
 		if (prepared && (op->flags & OPF_PREPARED))
 			continue;
 		if (apply_op(&b, op, &in->trees[i]) < 0) {
-			fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+			op_failed(op, err, errlen);
 			beneath_end(&b);
 			return -1;
 		}
@@ -724,7 +740,7 @@ static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *tre
 			continue;
 		}
 		if (apply_op(&b, op, &trees[i]) < 0)
-			r = fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+			r = op_failed(op, err, errlen);
 	}
 	beneath_end(&b);
 	return r;
