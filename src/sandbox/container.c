@@ -6,10 +6,12 @@
  *   - it masks paths under /proc (kcore, sys, ...), and the kernel mounts a
  *     new procfs in a user namespace only where a fully visible one exists
  *     (fs/namespace.c, mount_too_revealing): EPERM again;
- *   - it mounts the cgroup filesystem read-only: EROFS on the first mkdir.
+ *   - it mounts the cgroup filesystem read-only: EROFS on the first mkdir;
+ * and where AppArmor is on (Debian and Ubuntu hosts), its docker-default
+ * profile refuses every mount (EACCES).
  * Each hint names the engine's own fix (docs/deploy.md's table).  It only
- * reads: the engines' marker files, /proc/self/status, /proc/self/mountinfo
- * and two sysctls.  Called on the host side and by PID 1 before its root is
+ * reads: the engines' marker files, /proc/self/status, /proc/self/mountinfo,
+ * the AppArmor label and two sysctls.  Called on the host side and by PID 1 before its root is
  * replaced (mounts.c), where / and /proc are still the container's. */
 #define _GNU_SOURCE
 #include "sandbox/container.h"
@@ -77,6 +79,29 @@ bool container_ns_hint(int e, char *buf, size_t n)
 			 "ward's profile, --security-opt seccomp=deploy/seccomp.json (Compose: security_opt; "
 			 "docs/deploy.md)",
 			 eng ? eng : "a seccomp filter on ward's own process (a container's?)");
+	return true;
+}
+
+bool container_mount_hint(int e, char *buf, size_t n)
+{
+	char label[256] = "";
+	FILE *f = fopen("/proc/self/attr/apparmor/current", "re");
+	if (!f)
+		f = fopen("/proc/self/attr/current", "re");
+	if (f) {
+		if (!fgets(label, sizeof(label), f))
+			label[0] = 0;
+		fclose(f);
+	}
+	label[strcspn(label, "\n")] = 0;
+	if ((e != EACCES && e != EPERM) || !label[0] || strncmp(label, "unconfined", 10) == 0)
+		return false;
+	const char *eng = container_engine();
+	snprintf(buf, n,
+		 "the AppArmor profile %s refuses mounts: %s (docs/deploy.md)", label,
+		 eng && strcmp(eng, "Kubernetes") == 0
+			 ? "set securityContext.appArmorProfile {type: Unconfined} or a Localhost profile that allows them"
+			 : "run it with --security-opt apparmor=unconfined, or a profile of your own that allows them");
 	return true;
 }
 

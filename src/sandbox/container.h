@@ -23,6 +23,11 @@ bool container_ns_hint(int e, char *buf, size_t n);
  * one exists), write the restriction and its fix to buf and return true. */
 bool container_proc_hint(char *buf, size_t n);
 
+/* A mount in the sandbox's own namespace failed with errno e: when an
+ * AppArmor profile confines this process (Docker's docker-default refuses
+ * every mount), write the restriction and its fix to buf and return true. */
+bool container_mount_hint(int e, char *buf, size_t n);
+
 /* The cgroup filesystem is mounted read-only here (a container's default):
  * write the restriction and its fix to buf and return true. */
 bool container_cgroup_hint(char *buf, size_t n);

@@ -656,8 +656,16 @@ static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 {
 	/* Nothing we do may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(err, errlen, "cannot make the mount namespace private");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		int e = errno;
+		char hint[320];
+		bool hinted = container_mount_hint(e, hint, sizeof(hint));
+		errno = e;
+		if (!hinted)
+			return fail(err, errlen, "cannot make the mount namespace private");
+		snprintf(err, errlen, "cannot make the mount namespace private: %s; %s", strerror(e), hint);
+		return -1;
+	}
 	/* The prepared root, cloned whole (one call for its dozen mounts);
 	 * where it cannot be, every op is applied here as without one. */
 	int pre = in->prepared ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
