@@ -39,8 +39,8 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz
-all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a helpers
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz image man
+all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a $(B)/ward.1 helpers
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -174,14 +174,28 @@ test: all asan
 test-cgroup2: all
 	tests/run-vm cgroup2
 
-demo: deps
-	$(MAKE) $(B)/ward
+# the demo installs only what building needs (the test toolchain is
+# make check's)
+demo:
+	@scripts/install-deps build
+	$(MAKE) $(B)/ward $(B)/ward-net $(B)/ward-unzip
 	@scripts/demo
 
 bench: all
 	bench/run
 
-install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a
+# build/ward-image.tar (SPEC §20): Debian with ward installed, for `docker
+# load` and `podman load`, made with mmdebstrap, umoci and skopeo.
+image: $(B)/ward-image.tar
+$(B)/ward-image.tar: $(B)/ward $(B)/ward-net $(B)/ward-unzip languages.json scripts/make-image tests/image/build-image
+	scripts/make-image $@
+
+# The man page, from ward's own --help texts (scripts/make-man).
+man: $(B)/ward.1
+$(B)/ward.1: $(B)/ward $(B)/ward-net scripts/make-man
+	scripts/make-man $(B)/ward $@
+
+install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a $(B)/ward.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
@@ -193,6 +207,8 @@ install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a
 	install -d $(DESTDIR)$(PREFIX)/share/ward
 	install -m 0644 languages.json $(DESTDIR)$(PREFIX)/share/ward/languages.json
 	install -m 0644 $(B)/libward-export.a $(DESTDIR)$(PREFIX)/lib/libward.a
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(B)/ward.1 $(DESTDIR)$(PREFIX)/share/man/man1/ward.1
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h libexec/*.[ch]

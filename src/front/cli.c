@@ -29,8 +29,9 @@
 static char **g_argv;
 
 /* The lean `ward` has no HTTP or XML code: hand the command line to
- * ward-net, found beside this binary or in LIBEXECDIR.  A server also gets
- * this binary, for its spawner helpers to exec. */
+ * ward-net, found beside this binary, in ../libexec/ward beside it (an
+ * installed tree, whatever PREFIX it was built with) or in LIBEXECDIR.  A
+ * server also gets this binary, for its spawner helpers to exec. */
 static int exec_net(char **argv, bool serve)
 {
 	int self_fd = serve ? open("/proc/self/exe", O_PATH) : -1;
@@ -40,12 +41,14 @@ static int exec_net(char **argv, bool serve)
 		setenv(WARD_SPAWNER_EXE_ENV, v, 1);
 	}
 	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 16);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
 	if (n > 0) {
 		self[n] = 0;
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			strcpy(slash + 1, "ward-net");
+			execv(self, argv);
+			strcpy(slash + 1, "../libexec/ward/ward-net");
 			execv(self, argv);
 		}
 	}

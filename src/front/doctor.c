@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/container.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/overlay.h"
@@ -306,8 +307,11 @@ void doctor_run(struct doctor_report *r)
 	read_int_file("/proc/sys/user/max_user_namespaces", &maxns);
 	read_int_file("/proc/sys/kernel/unprivileged_userns_clone", &unpriv);
 	read_int_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &apparmor);
+	char hint[512];
 	if (ns == 0)
 		item(r, "namespaces", true, "user, mount, pid, ipc, uts, net and cgroup namespaces can be created");
+	else if (container_ns_hint(-ns, hint, sizeof(hint)))
+		item(r, "namespaces", false, "cannot create namespaces (%s): %s", strerror(-ns), hint);
 	else
 		item(r, "namespaces", false,
 		     "cannot create namespaces (%s): %s", strerror(-ns),
@@ -337,7 +341,9 @@ void doctor_run(struct doctor_report *r)
 
 	const struct cg_probe *cg = cg_probe();
 	r->cgroup_version = cg ? (int)cg->version : 0;
-	if (cg && cg->version != CG_NONE)
+	if (cg && !(cg->memory && cg->pids) && container_cgroup_hint(hint, sizeof(hint)))
+		item(r, "cgroup", false, "%s", hint);
+	else if (cg && cg->version != CG_NONE)
 		item(r, "cgroup", cg->memory && cg->pids, "v%d at %s: memory %s, pids %s, cpu %s%s%s", (int)cg->version,
 		     cg->where, cg->memory ? "yes" : "no", cg->pids ? "yes" : "no", cg->cpu ? "yes" : "no",
 		     cg->why[0] ? "; " : "", cg->why);

@@ -195,6 +195,12 @@ int ward_image_store_open(const char *dir, bool create, struct ward_image_store 
 	if (!ward_image_store_default(dir, path, sizeof(path)))
 		return store_fail(err, errlen, "cannot tell where the image store is: give --image-store DIR");
 	struct stat st;
+	if (!create && stat(path, &st) < 0 && errno == ENOENT)
+		return store_fail(err, errlen,
+				  "there is no image store at %s yet: import an image first, e.g. `mmdebstrap "
+				  "--variant=minbase bookworm root.tar && ward image import NAME rootfs:root.tar` "
+				  "(or oci-archive:FILE, docker-archive:FILE, `ward image pull REF`)",
+				  path);
 	if (!create && stat(path, &st) < 0)
 		return store_failerr(err, errlen, "image store %s", path);
 	if (create && mkdir_p(path, 0700) < 0)

@@ -47,8 +47,10 @@ const char *ward_languages_default_path(char *buf, size_t n)
 		self[k] = 0;
 		char *slash = strrchr(self, '/');
 		if (slash) {
-			static const char *const rel[] = {"/../share/ward/languages.json", "/../languages.json"};
-			for (size_t i = 0; i < 2; i++) {
+			/* bin/ward, libexec/ward/ward-net, build/ward */
+			static const char *const rel[] = {"/../share/ward/languages.json",
+							  "/../../share/ward/languages.json", "/../languages.json"};
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 				snprintf(buf, n, "%.*s%s", (int)(slash - self), self, rel[i]);
 				if (access(buf, R_OK) == 0)
 					return buf;

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/container.h"
 #include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 /* Where the new root is assembled before pivot_root. */
@@ -395,6 +396,21 @@ const char *mounts_op_name(enum op_kind k)
 	return "?";
 }
 
+/* An op of the plan failed (errno set): err says which, and for a procfs
+ * refused inside a container, the container's restriction and its fix. */
+static int op_failed(const struct mount_op *op, char *err, size_t errlen)
+{
+	int e = errno;
+	char hint[512];
+	bool hinted = op->kind == OP_PROC && e == EPERM && container_proc_hint(hint, sizeof(hint));
+	errno = e;
+	if (hinted) {
+		snprintf(err, errlen, "cannot set up proc %s: %s; %s", op->dst, strerror(e), hint);
+		return -1;
+	}
+	return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+}
+
 /* Why a bind source could not be cloned, for PID 1's message. */
 static const char *clone_problem(int e)
 {
@@ -604,7 +620,7 @@ static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *e
 		if (prepared && (op->flags & OPF_PREPARED))
 			continue;
 		if (apply_op(&b, op, &in->trees[i]) < 0) {
-			fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+			op_failed(op, err, errlen);
 			beneath_end(&b);
 			return -1;
 		}
@@ -640,8 +656,16 @@ static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 {
 	/* Nothing we do may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(err, errlen, "cannot make the mount namespace private");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		int e = errno;
+		char hint[320];
+		bool hinted = container_mount_hint(e, hint, sizeof(hint));
+		errno = e;
+		if (!hinted)
+			return fail(err, errlen, "cannot make the mount namespace private");
+		snprintf(err, errlen, "cannot make the mount namespace private: %s; %s", strerror(e), hint);
+		return -1;
+	}
 	/* The prepared root, cloned whole (one call for its dozen mounts);
 	 * where it cannot be, every op is applied here as without one. */
 	int pre = in->prepared ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
@@ -724,7 +748,7 @@ static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *tre
 			continue;
 		}
 		if (apply_op(&b, op, &trees[i]) < 0)
-			r = fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+			r = op_failed(op, err, errlen);
 	}
 	beneath_end(&b);
 	return r;

@@ -419,20 +419,21 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return MHD_http_unescape(s);
 }
 
-/* MHD on s->listen_fd: two I/O threads (epoll), the connection limit, and
- * an idle timeout beyond the deadlines that conns.c enforces.  -1 with a
- * message. */
+/* MHD on s->listen_fd: pool_threads I/O threads (epoll), the connection
+ * limit, and an idle timeout beyond the deadlines that conns.c enforces.
+ * The logger comes first: MHD prints what it says about the options before
+ * it on stderr itself, and the log is JSON lines only.  -1 with a message. */
 struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, unsigned pool_threads)
 {
 	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, s->o.request_timeout)) + 5;
 	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
 	void *cls = l ? (void *)l : (void *)s;
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
-				NULL, cb, cls, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, pool_threads,
+				NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
 				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-				on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
-				MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+				on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
 }
 
 int http_start(struct server *s, const char *bound)

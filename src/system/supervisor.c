@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "sandbox/container.h"
 #include "core/plan.h"
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
@@ -223,7 +224,10 @@ static void loopback_refused(const struct ward_cgroup *cg, enum ward_net net, co
 
 static void clone_error(int e, char *err, size_t errlen)
 {
-	if (e == EPERM || e == ENOSPC || e == EINVAL)
+	char hint[512];
+	if (container_ns_hint(e, hint, sizeof(hint)))
+		snprintf(err, errlen, "cannot create the sandbox's namespaces: %s; %s", strerror(e), hint);
+	else if (e == EPERM || e == ENOSPC || e == EINVAL)
 		snprintf(err, errlen,
 			 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
 			 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
