@@ -186,6 +186,13 @@ demo: deps
 bench: all
 	bench/run
 
+# The soak's full form (tests/soak/soak.sh; tests/run's soak group runs 300
+# requests): 10,000 mixed requests against every API, then nothing lost;
+# its PASS/FAIL lines and its figures ("# soak:") on stdout.
+SOAK_REQUESTS ?= 10000
+soak: all
+	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_SECONDS=$${SOAK_SECONDS:-1800} bash tests/soak/soak.sh
+
 install: $(B)/ward $(B)/ward-net $(B)/ward-unzip
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
