@@ -2,7 +2,8 @@
 # tests/fuzz/run.sh — every libFuzzer target (tests/fuzz/fuzz_NAME.c, built
 # as build/fuzz_NAME by `make fuzz-bin`), each on its seed corpus
 # (tests/fuzz/corpus/NAME/, read only: what a run finds goes to a temporary
-# copy) for a bounded time, one "PASS: fuzz NAME" or "FAIL: fuzz NAME" line
+# copy) and its dictionary (tests/fuzz/dict/NAME.dict: the format's words,
+# that a mutation seldom spells) for a bounded time, one "PASS: fuzz NAME" or "FAIL: fuzz NAME" line
 # each.  A crash, a leak, an abort (a target's own check) or a hang fails the
 # target and prints the reproducer (its path under build/fuzz-crashes/, its
 # bytes in base64, and how to rerun it); keep it as a seed in the corpus
@@ -45,6 +46,7 @@ for n in "${names[@]}"; do
 	mkdir -p "$work/$n/corpus" "$work/$n/art"
 	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536
 		-artifact_prefix="$work/$n/art/" -print_final_stats=1 "$work/$n/corpus")
+	[ -f tests/fuzz/dict/$n.dict ] && args+=(-dict="tests/fuzz/dict/$n.dict")
 	[ -d "$seeds" ] && args+=("$seeds")
 	# a target's own hang (-timeout) is a failure too; the outer timeout
 	# only bounds a target that stops answering altogether

@@ -443,7 +443,7 @@ static bool num(struct req *r, json_t *o, const char *key, double lo, bool lo_st
 	else if (json_is_string(v) && json_string_length(v) && json_string_length(v) < 30) {
 		char *end;
 		x = strtod(json_string_value(v), &end);
-		if (*end) {
+		if (*end || isnan(x)) { /* "nan" parses, and passes every comparison */
 			unprocessable(r, key, "is not a number");
 			return false;
 		}
