@@ -11,7 +11,7 @@
 #               within their bounds (serve.c: --max-concurrent + --pool + 16
 #               and + 4)
 #   threads     exactly
-#   RSS         within SOAK_RSS_SLACK_MB (default 64) of the baseline
+#   RSS         within SOAK_RSS_SLACK_MB (default 16) of the baseline
 #   cgroups     its own (ward-PID-*, every controller's hierarchy): within
 #               the kept cgroups' bound
 #   mounts      none of its own added (a mount point naming its pid or its
@@ -25,7 +25,7 @@
 SOAK_REQUESTS=${SOAK_REQUESTS:-300}
 SOAK_CLIENTS=${SOAK_CLIENTS:-4}
 SOAK_SECONDS=${SOAK_SECONDS:-300}
-SLACK_MB=${SOAK_RSS_SLACK_MB:-64}
+SLACK_MB=${SOAK_RSS_SLACK_MB:-16}
 MAXC=2
 
 node_ready || { fail "soak: the e2b SDK" "node or npm missing (see above)"; exit 0; }
