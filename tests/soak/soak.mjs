@@ -104,10 +104,11 @@ const ops = {
       { language_id: 71, source_code: Buffer.from('print("j0")').toString('base64') }, H(c))
     const tok = p.json?.token
     let g
-    for (let k = 0; k < 600 && tok; k++) {
+    // poll as a client does, for up to 2 minutes (a loaded runner queues it)
+    for (const until = Date.now() + 120_000; tok && Date.now() < until;) {
       g = await call(JUDGE0, 'GET', `/submissions/${tok}?base64_encoded=true&fields=status_id,stdout`, undefined, H(c))
       if (g.json && g.json.status_id > 2) break
-      await new Promise((res) => setTimeout(res, 50))
+      await new Promise((res) => setTimeout(res, 100))
     }
     note('judge0 submit and poll', p.status === 201 && g?.json?.status_id === 3 &&
       Buffer.from(g.json.stdout || '', 'base64').toString() === 'j0\n', `${p.status} ${p.text} | ${g?.text}`)
