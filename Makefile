@@ -39,7 +39,7 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz image man
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz fuzz-bin soak image man
 all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a $(B)/ward.1 helpers
 
 $(B)/%.o: %.c
@@ -143,20 +143,36 @@ $(B)/ward-unzip $(BA)/ward-unzip: $(UNZIP_SRC) libexec/unzip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -Ilibexec $(ALL_LDFLAGS) -o $@ $(UNZIP_SRC) -larchive
 
-# A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
-FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
-fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip $(B)/fuzz_mcp
-$(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
-	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
-# ... and of ward-unzip's writer (libexec/unzip.c), the Judge0 zips' parser.
-$(B)/fuzz_unzip: tests/fuzz/fuzz_unzip.c libexec/unzip.c $(FUZZ_SRC)
-	clang -std=gnu11 -g -O1 -Iinclude -Isrc -Ilibexec -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
-
-# ... and of MCP's message reader and dispatcher (src/dialect/mcp/mcp_rpc.c).
-FUZZ_MCP_SRC := src/dialect/mcp/mcp_rpc.c src/wire/json.c src/wire/jsonw.c src/wire/base64.c src/wire/utf8.c \
-	src/core/request.c src/core/egress.c src/core/pathguard.c
-$(B)/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(FUZZ_MCP_SRC)
-	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -ljansson -lmicrohttpd
+# libFuzzer targets (clang; tests/fuzz/): one per parser of hostile bytes,
+# each tests/fuzz/fuzz_NAME.c linked as build/fuzz_NAME against the library
+# built again with the fuzzer's coverage and the sanitizers (build-fuzz/).
+# `make fuzz-bin` builds them all (tests/run's fuzz group runs each on its
+# seed corpus, tests/fuzz/corpus/NAME/, for a few seconds); `make fuzz`
+# runs them longer: FUZZ_SECONDS each (default 300).
+FZ := build-fuzz
+FUZZ_CFLAGS = -std=gnu11 $(WARN) -Wno-string-concatenation -Wno-format-nonliteral -Wno-missing-field-initializers -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc $(PKG_CFLAGS) \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	-DWARD_LIBEXECDIR='"$(LIBEXECDIR)"' -DWARD_DATADIR='"$(PREFIX)/share/ward"'
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(B)/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FZ)/%.o) $(FZ)/libexec/unzip.o
+FUZZ_SECONDS ?= 300
+$(FZ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+$(FZ)/src/testjob/testjob.o: $(B)/gen/harness_py.h
+$(FZ)/src/dialect/e2b/e2b_interp.o: $(B)/gen/ward_kernel_py.h
+$(FZ)/src/testjob/testjob.o $(FZ)/src/dialect/e2b/e2b_interp.o: FUZZ_CFLAGS += -I$(B)/gen
+$(FZ)/src/sandbox/seccomp.o: $(B)/gen/seccomp_bpf.h
+$(FZ)/src/sandbox/seccomp.o: FUZZ_CFLAGS += -I$(B)/gen -DWARD_SECCOMP_BPF_H='"seccomp_bpf.h"'
+$(FZ)/libexec/unzip.o: FUZZ_CFLAGS += -Ilibexec
+$(FZ)/libward.a: $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ)/libward.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Ilibexec -fsanitize=fuzzer -o $@ $< $(FZ)/libward.a $(LIBS)
+fuzz-bin: $(FUZZ_TARGETS)
+fuzz: fuzz-bin
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 deps:
 	@scripts/install-deps
@@ -164,10 +180,10 @@ deps:
 # The README's test command: installs what is missing, builds everything
 # (the sanitizer build too) and runs every test group.
 check: deps
-	$(MAKE) all asan
+	$(MAKE) all asan fuzz-bin
 	tests/run
 
-test: all asan
+test: all asan fuzz-bin
 	tests/run
 
 # cgroup v2 group inside a throwaway VM (pure v2, kernel 6.1).
@@ -195,6 +211,13 @@ man: $(B)/ward.1
 $(B)/ward.1: $(B)/ward $(B)/ward-net scripts/make-man
 	scripts/make-man $(B)/ward $@
 
+# The soak's full form (tests/soak/soak.sh; tests/run's soak group runs 300
+# requests): 10,000 mixed requests against every API, then nothing lost;
+# its PASS/FAIL lines and its figures ("# soak:") on stdout.
+SOAK_REQUESTS ?= 10000
+soak: all
+	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_SECONDS=$${SOAK_SECONDS:-1800} bash tests/soak/soak.sh
+
 install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a $(B)/ward.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
@@ -214,6 +237,6 @@ format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) include/*.h src/*/*.h libexec/*.[ch]
 
 clean:
-	rm -rf $(B) $(BA)
+	rm -rf $(B) $(BA) $(FZ)
 
--include $(shell find $(B) $(BA) -path '*/image-cache' -prune -o -name '*.d' -type f -print 2>/dev/null)
+-include $(shell find $(B) $(BA) $(FZ) -path '*/image-cache' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -19,13 +19,20 @@
 #include "unzip.h"
 
 static int base = -1;
+static char dir[] = "/tmp/ward-fuzz-zip.XXXXXX";
+
+/* The directory goes when the run ends (libFuzzer exits through exit()). */
+static void cleanup(void)
+{
+	store_rm_tree(AT_FDCWD, dir);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (base < 0) {
-		char dir[] = "/tmp/ward-fuzz-zip.XXXXXX";
 		if (!mkdtemp(dir))
 			abort();
+		atexit(cleanup);
 		base = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		mkdirat(base, "outside", 0755);
 	}
