@@ -5,7 +5,9 @@
  * Owns s->healthy and s->health_reason: the only place that sets them.
  * The probe runs only on the main thread, never on an I/O thread. */
 #define _GNU_SOURCE
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/server.h"
@@ -57,7 +59,20 @@ void answer_health(struct server *s, struct req *r)
 				       s->o.session_max_idle, s->o.max_work_size, s->o.node_id};
 	char *body = ward_health_egress_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max,
 						s->o.egress_allow, s->o.egress.nallow);
-	set_answer(r, ok ? 200 : 503, images_health(s, sj_health_sessions(body, &sl)), "application/json");
+	/* what the server adds to the library's answer: sessions, images */
+	json_t *o = body ? json_loads(body, 0, NULL) : NULL;
+	char *out = NULL;
+	if (o) {
+		sj_health_sessions(o, &sl);
+		images_health(s, o);
+		out = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+	}
+	if (out) {
+		free(body);
+		body = out;
+	}
+	set_answer(r, ok ? 200 : 503, body, "application/json");
 	if (!ok)
 		r->retry_after = (unsigned)PROBE_BAD_INTERVAL;
 }

@@ -94,24 +94,14 @@ bool image_resolve(struct server *s, struct req *r, struct ward_request *q)
 	return q->image != NULL;
 }
 
-char *images_health(struct server *s, char *health)
+void images_health(struct server *s, json_t *health)
 {
-	json_t *o = health ? json_loads(health, 0, NULL) : NULL;
 	json_t *a = json_array();
-	if (!o || !a) {
-		json_decref(o);
-		json_decref(a);
-		return health;
-	}
+	if (!a)
+		return;
 	for (size_t i = 0; i < s->nimages; i++) {
 		const struct ward_image *img = ward_image_root_image(s->images[i].root);
 		json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->images[i].name, "digest", img->digest));
 	}
-	json_object_set_new(o, "images", a);
-	char *out = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!out)
-		return health;
-	free(health);
-	return out;
+	json_object_set_new(health, "images", a);
 }

@@ -575,8 +575,9 @@ bool image_resolve(struct server *s, struct req *r, struct ward_request *q);
 void images_pools(struct server *s);
 /* The pool for q: its image's, or the host's (either may be NULL). */
 struct ward_pool *image_pool(struct server *s, const struct ward_request *q);
-/* health with "images": [{"name", "digest"}] added (health freed, or returned as it was). */
-char *images_health(struct server *s, char *health);
+/* GET /health's answer (parsed) with "images": [{"name", "digest"}] added. */
+struct json_t;
+void images_health(struct server *s, struct json_t *health);
 
 /* serve.c */
 /* A server without HTTP (`ward mcp` over stdio, src/dialect/mcp/): the

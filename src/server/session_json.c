@@ -381,15 +381,12 @@ char *sj_with_argv(const char *body, size_t len, size_t *outlen, char *err, size
 	return out;
 }
 
-char *sj_health_sessions(char *health, const struct sj_session_limits *l)
+void sj_health_sessions(json_t *health, const struct sj_session_limits *l)
 {
-	json_t *o = health ? json_loads(health, 0, NULL) : NULL;
-	json_t *lim = o ? json_object_get(o, "limits") : NULL;
-	json_t *d = lim ? json_object_get(lim, "defaults") : NULL, *m = lim ? json_object_get(lim, "maxima") : NULL;
-	if (!json_is_object(d) || !json_is_object(m)) {
-		json_decref(o);
-		return health;
-	}
+	json_t *lim = json_object_get(health, "limits");
+	json_t *d = json_object_get(lim, "defaults"), *m = json_object_get(lim, "maxima");
+	if (!json_is_object(d) || !json_is_object(m))
+		return;
 	json_object_set_new(d, "ttl_s", json_real(3600));
 	json_object_set_new(d, "idle_s", json_real(600));
 	json_object_set_new(m, "sessions", json_integer(l->max_sessions));
@@ -397,11 +394,5 @@ char *sj_health_sessions(char *health, const struct sj_session_limits *l)
 	json_object_set_new(m, "ttl_s", json_real(l->max_ttl));
 	json_object_set_new(m, "idle_s", json_real(l->max_idle));
 	json_object_set_new(m, "work_size_mb", json_integer((json_int_t)l->max_work_size_mb));
-	json_object_set_new(o, "node", json_string(l->node_id));
-	char *out = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!out)
-		return health;
-	free(health);
-	return out;
+	json_object_set_new(health, "node", json_string(l->node_id));
 }

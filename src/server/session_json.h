@@ -53,13 +53,14 @@ char *sj_pid_json(int pid);
  * decoder (a session's body has no command): malloc'd (free()), or NULL
  * with err. */
 char *sj_with_argv(const char *body, size_t len, size_t *outlen, char *err, size_t n);
-/* GET /health's answer with the session limits added to "limits" (SPEC
- * §10) and the node id: a new string (health freed), or health itself. */
+/* GET /health's answer (parsed) with the session limits added to
+ * "limits" (SPEC §10) and the node id. */
 struct sj_session_limits {
 	unsigned max_sessions, client_sessions;
 	double max_ttl, max_idle;
 	uint64_t max_work_size_mb;
 	const char *node_id;
 };
-char *sj_health_sessions(char *health, const struct sj_session_limits *l);
+struct json_t;
+void sj_health_sessions(struct json_t *health, const struct sj_session_limits *l);
 #endif

@@ -7,9 +7,11 @@
  *
  * wait=true runs on the request's worker; the others are run by this
  * dialect's runner threads (judge0_run.c).  An answer is made outside the
- * dialect's lock from a snapshot of each submission; a batch's answer on a
- * worker, its size bounded before it is made and counted in the answer
- * budget (--max-answer-total, --max-answer-client) until it is sent. */
+ * dialect's lock from a snapshot of each submission, written once by
+ * src/wire/jsonw.h (no tree of copies); a batch's answer on a worker, its
+ * exact size counted before it is made and checked against the answer
+ * budget (--max-answer-total, --max-answer-client), in which it is held
+ * until it is sent. */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "dialect/dialect.h"
 #include "dialect/judge0/judge0.h"
 #include "dialect/judge0/judge0_int.h"
+#include "wire/jsonw.h"
 
 static struct j0 *J(struct req *r)
 {
@@ -88,11 +91,13 @@ static void run_create(struct req *r)
 	j0_run_group(s, j, &x, 1);
 	metrics_count_run(s, WARD_ST_OK, WARD_ISO_SYSTEM, now_mono() - r->t_admit);
 	/* finished: its outcome does not change any more; held by our reference */
-	json_t *a = j0_sub_json(x, fields, b64);
-	if (!a)
-		a = json_pack("{s:s,s:s}", "token", x->token, "error", UTF8_ONE);
+	size_t len = 0;
+	char *a = j0_sub_answerable(x, fields, b64) ? j0_sub_text(x, fields, b64, &len) : NULL;
+	if (a)
+		set_answer_bytes(r, 201, a, len, "application/json");
+	else
+		dialect_answer(r, 201, json_pack("{s:s,s:s}", "token", x->token, "error", UTF8_ONE));
 	j0_unref(j, x);
-	dialect_answer(r, 201, a);
 }
 
 /* POST /submissions/batch */
@@ -150,15 +155,18 @@ static void answer_get(struct server *s, struct req *r)
 		set_answer(r, 404, j0_error_json("Not Found"), "application/json");
 		return;
 	}
-	json_t *o = j0_sub_json(&x, fields, b64_of(r));
+	bool ok = j0_sub_answerable(&x, fields, b64_of(r));
+	size_t len = 0;
+	char *o = ok ? j0_sub_text(&x, fields, b64_of(r), &len) : NULL;
 	j0_unsnap(j, &x);
-	if (!o) {
-		snprintf(r->message, sizeof(r->message), "%s", UTF8_ONE);
-		set_answer(r, 400, j0_error_json(UTF8_ONE), "application/json");
-		return;
+	if (!ok)
+		bad_request(r, UTF8_ONE);
+	else if (!o)
+		set_error(r, 500, "out of memory for the answer");
+	else {
+		set_answer_bytes(r, 200, o, len, "application/json");
+		hold_answer(s, r);
 	}
-	dialect_answer(r, 200, o);
-	hold_answer(s, r);
 }
 
 /* ?tokens (or the tokens header): 1 to 20 of them, each once, into t;
@@ -189,36 +197,60 @@ static size_t batch_tokens(struct req *r, char t[J0_MAX_BATCH][40])
 	return n;
 }
 
-/* The snapshots' answer, when its bound fits the answer budget now; else
- * the 503 (or the 400: not UTF-8). */
-static void batch_json(struct req *r, struct j0_sub *x, const bool *found, size_t n, const char *fields)
+/* A batch's answer: {"submissions": [...]}, null for an unknown token. */
+struct batch {
+	const struct j0_sub *x;
+	const bool *found;
+	size_t n;
+	const char *fields;
+	bool b64;
+};
+
+static void emit_batch(struct jw *w, const void *arg)
+{
+	const struct batch *b = arg;
+	jw_object_begin(w);
+	jw_key(w, "submissions");
+	jw_array_begin(w);
+	for (size_t i = 0; i < b->n; i++) {
+		jw_element(w);
+		if (b->found[i])
+			j0_sub_emit(w, &b->x[i], b->fields, b->b64);
+		else
+			jw_null(w);
+	}
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+/* The snapshots' answer, its exact size counted first (nothing held), and
+ * made only when that fits the answer budget now; else the 503 (or the
+ * 400: not UTF-8). */
+static void batch_answer(struct req *r, const struct batch *b)
 {
 	struct server *s = r->srv;
-	bool b64 = b64_of(r);
-	size_t bound = 64;
-	for (size_t i = 0; i < n; i++)
-		bound += found[i] ? j0_sub_json_bound(&x[i], fields, b64) : 8;
-	if (bound > s->o.max_answer_client || !answer_reserve(s, bound)) {
+	for (size_t i = 0; i < b->n; i++)
+		if (b->found[i] && !j0_sub_answerable(&b->x[i], b->fields, b->b64)) {
+			bad_request(r, UTF8_MANY);
+			return;
+		}
+	struct jw count = {.fd = -1};
+	emit_batch(&count, b);
+	size_t n = count.len + 1;
+	if (n > s->o.max_answer_client || !answer_reserve(s, n)) {
 		r->retry_after = 1;
-		set_error(r, 503, "the answer of these submissions may take %zu bytes, more than the answer budget has now "
+		set_error(r, 503, "the answer of these submissions takes %zu bytes, more than the answer budget has now "
 				  "(--max-answer-total, --max-answer-client %zu): ask for fewer tokens or fields, or "
-				  "base64_encoded=true", bound, s->o.max_answer_client);
+				  "base64_encoded=true", n, s->o.max_answer_client);
 		return;
 	}
-	json_t *a = json_array();
-	bool utf8 = true;
-	for (size_t i = 0; utf8 && i < n; i++) {
-		json_t *o = found[i] ? j0_sub_json(&x[i], fields, b64) : json_null();
-		utf8 = o != NULL;
-		json_array_append_new(a, o ? o : json_null());
-	}
-	json_t *out = utf8 ? json_pack("{s:o}", "submissions", a) : NULL;
-	if (!utf8) {
-		json_decref(a);
-		bad_request(r, UTF8_MANY);
-	} else
-		dialect_answer(r, 200, out);
-	answer_release(s, bound); /* the answer itself is counted by the worker (hold_answer) */
+	size_t len = 0;
+	char *out = jw_build(emit_batch, b, &len);
+	if (out)
+		set_answer_bytes(r, 200, out, len, "application/json");
+	else
+		set_error(r, 500, "out of memory for the answer");
+	answer_release(s, n); /* the answer itself is counted by the worker (hold_answer) */
 }
 
 /* GET /submissions/batch: on a worker (light: it makes no sandbox, so
@@ -237,7 +269,8 @@ static void run_get_batch(struct req *r)
 		return;
 	for (size_t i = 0; i < n; i++)
 		found[i] = j0_snap(j, t[i], &x[i]);
-	batch_json(r, x, found, n, fields);
+	struct batch b = {x, found, n, fields, b64_of(r)};
+	batch_answer(r, &b);
 	for (size_t i = 0; i < n; i++)
 		if (found[i])
 			j0_unsnap(j, &x[i]);

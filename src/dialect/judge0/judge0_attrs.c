@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "dialect/judge0/judge0_int.h"
-#include "wire/base64.h"
+#include "wire/jsonw.h"
 
 static const char *const all_fields[] = {
 	"source_code", "language_id", "stdin", "expected_output", "stdout", "status_id", "created_at", "finished_at",
@@ -78,43 +78,86 @@ static bool want(const char *fields, const char *name)
 	}
 }
 
-/* A text attribute: null when unset or empty; base64, or raw (false when
- * it is not UTF-8: Judge0's conversion error). */
-static bool text(json_t *o, const char *fields, const char *name, const struct j0_buf *b, bool b64)
+/* A text's bytes when it is answered raw: valid UTF-8, else Judge0's
+ * conversion error. */
+static bool text_ok(const char *fields, const char *name, const struct j0_buf *b, bool b64)
 {
-	if (!want(fields, name))
-		return true;
-	if (!b->set || !b->n) {
-		json_object_set_new(o, name, json_null());
-		return true;
-	}
-	if (b64) {
-		char *e = base64_encode(b->p, b->n);
-		json_object_set_new(o, name, e ? json_string(e) : json_null());
-		free(e);
-		return true;
-	}
-	if (!dialect_utf8(b->p, b->n))
-		return false;
-	json_object_set_new(o, name, json_stringn((const char *)b->p, b->n));
-	return true;
+	return b64 || !want(fields, name) || !b->set || dialect_utf8(b->p, b->n);
 }
 
-static json_t *decimal(double v)
+bool j0_sub_answerable(const struct j0_sub *x, const char *fields, bool b64)
 {
-	if (v < 0)
-		return json_null();
+	return text_ok(fields, "source_code", &x->source, b64) && text_ok(fields, "stdin", &x->stdin_, b64) &&
+	       text_ok(fields, "expected_output", &x->expected, b64) && text_ok(fields, "stdout", &x->stdout_, b64) &&
+	       text_ok(fields, "stderr", &x->stderr_, b64) &&
+	       text_ok(fields, "compile_output", &x->compile_output, b64) &&
+	       (b64 || !want(fields, "message") || dialect_utf8((const unsigned char *)x->message, strlen(x->message)));
+}
+
+/* A text attribute: null when unset or empty; base64, or raw. */
+static void text(struct jw *w, const char *fields, const char *name, const unsigned char *p, size_t n, bool b64)
+{
+	if (!want(fields, name))
+		return;
+	jw_key(w, name);
+	if (!p || !n)
+		jw_null(w);
+	else if (b64)
+		jw_base64(w, p, n);
+	else
+		jw_string(w, (const char *)p, n);
+}
+
+static void buf_text(struct jw *w, const char *fields, const char *name, const struct j0_buf *b, bool b64)
+{
+	text(w, fields, name, b->set ? b->p : NULL, b->n, b64);
+}
+
+/* A decimal as Judge0 answers one: a string of at most three places
+ * ("0.012", "5.0"), or null when negative (not measured). */
+static void decimal(struct jw *w, const char *fields, const char *name, double v)
+{
+	if (!want(fields, name))
+		return;
+	jw_key(w, name);
+	if (v < 0) {
+		jw_null(w);
+		return;
+	}
 	char b[32];
 	snprintf(b, sizeof(b), "%.3f", v);
 	size_t n = strlen(b);
 	while (n > 0 && b[n - 1] == '0' && b[n - 2] != '.')
 		b[--n] = 0;
-	return json_string(b);
+	jw_cstring(w, b);
 }
 
-static json_t *intn(long v)
+static void whole(struct jw *w, const char *fields, const char *name, long v, bool null_if_negative)
 {
-	return v < 0 ? json_null() : json_integer(v);
+	if (!want(fields, name))
+		return;
+	jw_key(w, name);
+	if (null_if_negative && v < 0)
+		jw_null(w);
+	else
+		jw_int(w, v);
+}
+
+static void str(struct jw *w, const char *fields, const char *name, const char *v)
+{
+	if (!want(fields, name))
+		return;
+	jw_key(w, name);
+	if (v)
+		jw_cstring(w, v);
+	else
+		jw_null(w);
+}
+
+static void flag(struct jw *w, const char *fields, const char *name, bool v)
+{
+	if (want(fields, name))
+		jw_member_bool(w, name, v);
 }
 
 static void iso(double t, char *out, size_t n)
@@ -127,87 +170,85 @@ static void iso(double t, char *out, size_t n)
 	snprintf(out, n, "%s.%03dZ", b, (int)((t - (double)sec) * 1000) % 1000);
 }
 
-static void set(json_t *o, const char *fields, const char *name, json_t *v)
+/* {"id", "name"|"description"}: the status and the language. */
+static void named(struct jw *w, const char *fields, const char *name, int id, const char *key, const char *v)
 {
-	if (want(fields, name))
-		json_object_set_new(o, name, v);
-	else
-		json_decref(v);
+	if (!want(fields, name))
+		return;
+	jw_key(w, name);
+	jw_object_begin(w);
+	jw_member_int(w, "id", id);
+	jw_key(w, key);
+	jw_cstring(w, v);
+	jw_object_end(w);
 }
 
 /* The attributes that are not texts: numbers, times, limits, names. */
-static void scalars(json_t *o, const struct j0_sub *x, const char *fields)
+static void scalars(struct jw *w, const struct j0_sub *x, const char *fields)
 {
-	char t[40];
-	set(o, fields, "token", json_string(x->token));
-	set(o, fields, "language_id", json_integer(x->language_id));
-	set(o, fields, "status_id", json_integer(x->status));
+	char t[40], f[40];
+	str(w, fields, "token", x->token);
+	whole(w, fields, "language_id", x->language_id, false);
+	whole(w, fields, "status_id", x->status, false);
 	iso(x->created, t, sizeof(t));
-	set(o, fields, "created_at", json_string(t));
+	str(w, fields, "created_at", t);
 	if (x->finished > 0)
-		iso(x->finished, t, sizeof(t));
-	set(o, fields, "finished_at", x->finished > 0 ? json_string(t) : json_null());
-	set(o, fields, "time", decimal(x->time));
-	set(o, fields, "wall_time", decimal(x->wall_time));
-	set(o, fields, "memory", intn(x->memory));
-	set(o, fields, "number_of_runs", json_integer(x->runs));
-	set(o, fields, "cpu_time_limit", decimal(x->cpu_time_limit));
-	set(o, fields, "cpu_extra_time", decimal(x->cpu_extra_time));
-	set(o, fields, "wall_time_limit", decimal(x->wall_time_limit));
-	set(o, fields, "memory_limit", json_integer(x->memory_limit));
-	set(o, fields, "stack_limit", json_integer(64000));
-	set(o, fields, "max_processes_and_or_threads", json_integer(60));
-	set(o, fields, "enable_per_process_and_thread_time_limit", json_false());
-	set(o, fields, "enable_per_process_and_thread_memory_limit", json_false());
-	set(o, fields, "max_file_size", json_integer(1024));
-	set(o, fields, "exit_code", intn(x->exit_code));
-	set(o, fields, "exit_signal", intn(x->exit_signal));
-	set(o, fields, "compiler_options", x->compiler_options ? json_string(x->compiler_options) : json_null());
-	set(o, fields, "command_line_arguments", x->args ? json_string(x->args) : json_null());
-	set(o, fields, "redirect_stderr_to_stdout", json_false());
-	set(o, fields, "callback_url", x->callback_url ? json_string(x->callback_url) : json_null());
-	set(o, fields, "enable_network", json_false());
-	set(o, fields, "status", json_pack("{s:i,s:s}", "id", x->status, "description", j0_status_desc[x->status]));
-	set(o, fields, "language",
-	    json_pack("{s:i,s:s}", "id", x->language_id, "name", x->lang ? x->lang->display : ""));
+		iso(x->finished, f, sizeof(f));
+	str(w, fields, "finished_at", x->finished > 0 ? f : NULL);
+	decimal(w, fields, "time", x->time);
+	decimal(w, fields, "wall_time", x->wall_time);
+	whole(w, fields, "memory", x->memory, true);
+	whole(w, fields, "number_of_runs", x->runs, false);
+	decimal(w, fields, "cpu_time_limit", x->cpu_time_limit);
+	decimal(w, fields, "cpu_extra_time", x->cpu_extra_time);
+	decimal(w, fields, "wall_time_limit", x->wall_time_limit);
+	whole(w, fields, "memory_limit", x->memory_limit, false);
+	whole(w, fields, "stack_limit", 64000, false);
+	whole(w, fields, "max_processes_and_or_threads", 60, false);
+	flag(w, fields, "enable_per_process_and_thread_time_limit", false);
+	flag(w, fields, "enable_per_process_and_thread_memory_limit", false);
+	whole(w, fields, "max_file_size", 1024, false);
+	whole(w, fields, "exit_code", x->exit_code, true);
+	whole(w, fields, "exit_signal", x->exit_signal, true);
+	str(w, fields, "compiler_options", x->compiler_options);
+	str(w, fields, "command_line_arguments", x->args);
+	flag(w, fields, "redirect_stderr_to_stdout", false);
+	str(w, fields, "callback_url", x->callback_url);
+	flag(w, fields, "enable_network", false);
+	named(w, fields, "status", x->status, "description", j0_status_desc[x->status]);
+	named(w, fields, "language", x->language_id, "name", x->lang ? x->lang->display : "");
 }
 
-json_t *j0_sub_json(const struct j0_sub *x, const char *fields, bool b64)
+void j0_sub_emit(struct jw *w, const struct j0_sub *x, const char *fields, bool b64)
 {
-	json_t *o = json_object();
-	struct j0_buf msg = {(unsigned char *)x->message, strlen(x->message), x->message[0] != 0};
-	if (!text(o, fields, "source_code", &x->source, b64) || !text(o, fields, "stdin", &x->stdin_, b64) ||
-	    !text(o, fields, "expected_output", &x->expected, b64) || !text(o, fields, "stdout", &x->stdout_, b64) ||
-	    !text(o, fields, "stderr", &x->stderr_, b64) ||
-	    !text(o, fields, "compile_output", &x->compile_output, b64) || !text(o, fields, "message", &msg, b64)) {
-		json_decref(o);
-		return NULL;
-	}
-	scalars(o, x, fields);
-	char *zip = x->zip.set && want(fields, "additional_files") ? base64_encode(x->zip.p, x->zip.n) : NULL;
-	set(o, fields, "additional_files", zip ? json_string(zip) : json_null()); /* always base64, as Judge0 */
-	free(zip);
-	return o;
+	jw_object_begin(w);
+	buf_text(w, fields, "source_code", &x->source, b64);
+	buf_text(w, fields, "stdin", &x->stdin_, b64);
+	buf_text(w, fields, "expected_output", &x->expected, b64);
+	buf_text(w, fields, "stdout", &x->stdout_, b64);
+	buf_text(w, fields, "stderr", &x->stderr_, b64);
+	buf_text(w, fields, "compile_output", &x->compile_output, b64);
+	text(w, fields, "message", (const unsigned char *)x->message, strlen(x->message), b64);
+	scalars(w, x, fields);
+	/* always base64, as Judge0 */
+	text(w, fields, "additional_files", x->zip.set ? x->zip.p : NULL, x->zip.n, true);
+	jw_object_end(w);
 }
 
-/* A text's bytes in the answer at most: base64 (with its newlines), or
- * JSON-escaped (a control byte is six: \u0001). */
-static size_t text_bound(const char *fields, const char *name, const struct j0_buf *b, bool b64)
+struct one {
+	const struct j0_sub *x;
+	const char *fields;
+	bool b64;
+};
+
+static void emit_one(struct jw *w, const void *arg)
 {
-	if (!want(fields, name) || !b->set)
-		return 8;
-	return (b64 ? b->n / 3 * 4 + b->n / 45 + 8 : b->n * 6) + 8;
+	const struct one *o = arg;
+	j0_sub_emit(w, o->x, o->fields, o->b64);
 }
 
-size_t j0_sub_json_bound(const struct j0_sub *x, const char *fields, bool b64)
+char *j0_sub_text(const struct j0_sub *x, const char *fields, bool b64, size_t *len)
 {
-	size_t n = 4096 + strlen(x->message) * 6; /* the scalars, names and punctuation */
-	n += text_bound(fields, "source_code", &x->source, b64) + text_bound(fields, "stdin", &x->stdin_, b64) +
-	     text_bound(fields, "expected_output", &x->expected, b64) + text_bound(fields, "stdout", &x->stdout_, b64) +
-	     text_bound(fields, "stderr", &x->stderr_, b64) +
-	     text_bound(fields, "compile_output", &x->compile_output, b64) +
-	     text_bound(fields, "additional_files", &x->zip, true);
-	n += (x->compiler_options ? strlen(x->compiler_options) * 6 : 0) + (x->args ? strlen(x->args) * 6 : 0) +
-	     (x->callback_url ? strlen(x->callback_url) * 6 : 0);
-	return n;
+	struct one o = {x, fields, b64};
+	return jw_build(emit_one, &o, len);
 }

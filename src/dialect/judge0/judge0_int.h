@@ -179,11 +179,16 @@ struct j0_sub *j0_decode_sub(struct req *r, struct j0 *j, json_t *o, bool b64);
 char *j0_error_json(const char *msg);
 /* ?fields: NULL the default ones, "*" all; false with the 400 set. */
 bool j0_fields_ok(struct req *r, const char *fields);
-/* A submission's attributes; NULL when a text is not UTF-8 and base64 was
- * not asked for.  Reads x's outcome: the lock held, or a snapshot. */
-json_t *j0_sub_json(const struct j0_sub *x, const char *fields, bool b64);
-/* At most how many bytes j0_sub_json's answer of x takes. */
-size_t j0_sub_json_bound(const struct j0_sub *x, const char *fields, bool b64);
+/* Whether x's attributes can be answered: with base64, always; raw, when
+ * every text asked for is UTF-8 (else Judge0's conversion error).  The
+ * three below read x's outcome: the lock held, or a snapshot (j0_snap). */
+bool j0_sub_answerable(const struct j0_sub *x, const char *fields, bool b64);
+/* x's attributes, one JSON object, written with src/wire/jsonw.h: counted
+ * exactly first, then written into a buffer of that size. */
+struct jw;
+void j0_sub_emit(struct jw *w, const struct j0_sub *x, const char *fields, bool b64);
+/* ... as a malloc'd document (*len its length); NULL when out of memory. */
+char *j0_sub_text(const struct j0_sub *x, const char *fields, bool b64, size_t *len);
 
 /* ---- judge0_store.c ---- */
 

@@ -258,9 +258,7 @@ void j0_run_group(struct server *s, struct j0 *j, struct j0_sub **v, size_t n)
 	/* callbacks: the default fields, base64, as Judge0 sends them */
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->callback_url) {
-			json_t *o = j0_sub_json(v[i], NULL, true);
-			j0_callback_queue(j->cb, v[i]->callback_url, o ? json_dumps(o, JSON_COMPACT) : NULL);
-			json_decref(o);
+			j0_callback_queue(j->cb, v[i]->callback_url, j0_sub_text(v[i], NULL, true, NULL));
 		}
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
