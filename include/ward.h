@@ -110,7 +110,9 @@ struct ward_request {
 	const char *workdir; /* host dir mounted rw at /work; NULL = ephemeral tmpfs */
 	/* A second name of /work inside the sandbox: a symlink at this path
 	 * (e.g. "/home/user", E2B's home; parents made in the root tmpfs).
-	 * "/home/" and one name of [a-z0-9_-]; NULL = none. */
+	 * "/home/" and one name of [a-z0-9_-]; NULL = none.  The sandbox's
+	 * user (uid 1000) is then named NAME in its /etc/passwd, with this
+	 * home (else "sandbox", home /work). */
 	const char *work_link;
 	const char *rootfs;  /* NULL = the host's system directories */
 	/* An image as the root (SPEC §14), opened with ward_image_root_open
@@ -557,11 +559,13 @@ int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, si
  * cgroup).  -EINVAL for another signal. */
 int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen);
 
-/* Files under /work, resolved inside the sandbox (as its user, in its mount
- * namespace, under its Landlock rules: a symlink it planted resolves to
- * what the sandbox itself sees there, never to a host path).  path:
- * relative to /work, no "..", no NUL, not absolute (the guard of SPEC §6);
- * "" is /work itself (list only).  Writes replace the file, create missing
+/* Files of the sandbox, resolved inside it (as its user, in its mount
+ * namespace, from its own root, under its Landlock rules: a symlink it
+ * planted, /proc/self/root included, resolves to what the sandbox itself
+ * sees there, never to a host path).  path: relative to /work, no "..",
+ * no NUL (the guard of SPEC §6); or absolute, "/" and such a path: any
+ * file the sandbox's user may reach ("/" itself: list only); "" is /work
+ * itself (list only).  Writes replace the file, create missing
  * parents (0755) and count against /work's size (-ENOSPC).  mode 0 = 0644.
  * read: at most max bytes (more: -EFBIG); *data is malloc'd (free it). */
 int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,

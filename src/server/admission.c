@@ -85,52 +85,73 @@ static struct client *client_get(struct server *s, const char *key);
  * (--max-answer-client), so that one client's unread answers cannot take
  * the budget from the others.  One that does not fit now is dropped for a
  * 503 (the run has happened; the server's memory stays bounded). */
-void hold_answer(struct server *s, struct req *r)
+int answer_hold(struct server *s, const char *who, size_t n, struct answer_hold *h)
 {
-	if (!r->resp)
-		return;
-	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
 	pthread_mutex_lock(&s->lock);
-	struct client *c = client_get(s, r->who); /* NULL (the table is full): the total alone */
+	struct client *c = client_get(s, who); /* NULL (the table is full): the total alone */
 	bool total = budget_take(&s->answer_bytes, s->o.max_answer_total, n);
 	bool mine = !c || (n <= s->o.max_answer_client && c->answers <= s->o.max_answer_client - n);
 	if (total && !mine) /* the total has room, this client's share has not */
 		__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
 	bool fits = total && mine;
-	if (fits && c) {
+	if (fits && c)
 		c->answers += n;
-		r->answer_cl = c;
-	}
 	pthread_mutex_unlock(&s->lock);
-	if (fits) {
-		r->answer_bytes = n;
+	if (!fits)
+		return total ? -2 : -1;
+	h->cl = c;
+	h->bytes += n;
+	return 0;
+}
+
+void answer_unhold(struct server *s, struct answer_hold *h, size_t n)
+{
+	if (n > h->bytes)
+		n = h->bytes;
+	if (!n)
 		return;
+	__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
+	if (h->cl) {
+		pthread_mutex_lock(&s->lock);
+		h->cl->answers -= n;
+		pthread_mutex_unlock(&s->lock);
 	}
-	r->retry_after = 1;
-	if (total)
-		set_error(r, 503,
-			  "the answer (%zu bytes) does not fit in this client's share of the answer budget "
-			  "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
-			  n, s->o.max_answer_client);
+	h->bytes -= n;
+	if (!h->bytes)
+		h->cl = NULL;
+}
+
+void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len)
+{
+	if (why == -2)
+		snprintf(msg, len,
+			 "the answer (%zu bytes) does not fit in this client's share of the answer budget "
+			 "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
+			 n, s->o.max_answer_client);
 	else
-		set_error(r, 503,
-			  "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
-			  "taken by their clients hold it; retry later",
-			  n, s->o.max_answer_total);
+		snprintf(msg, len,
+			 "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
+			 "taken by their clients hold it; retry later",
+			 n, s->o.max_answer_total);
+}
+
+void hold_answer(struct server *s, struct req *r)
+{
+	if (!r->resp)
+		return;
+	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
+	int why = answer_hold(s, r->who, n, &r->answer);
+	if (why == 0)
+		return;
+	char msg[400];
+	answer_hold_error(s, why, n, msg, sizeof(msg));
+	r->retry_after = 1;
+	set_error(r, 503, "%s", msg);
 }
 
 void answer_done(struct server *s, struct req *r)
 {
-	if (!r->answer_bytes)
-		return;
-	__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
-	if (r->answer_cl) {
-		pthread_mutex_lock(&s->lock);
-		r->answer_cl->answers -= r->answer_bytes;
-		pthread_mutex_unlock(&s->lock);
-		r->answer_cl = NULL;
-	}
-	r->answer_bytes = 0;
+	answer_unhold(s, &r->answer, r->answer.bytes);
 }
 
 /* A record with no run and a full bucket holds nothing worth keeping. */

@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
 		"  --e2b ADDR:PORT           also speak E2B's API there (SPEC §17): E2B_API_URL and\n"
 		"                            E2B_SANDBOX_URL = http://ADDR:PORT, E2B_API_KEY = a token\n"
+		"  --e2b-cpu S               CPU seconds one E2B sandbox may use in all, every command and\n"
+		"                            kernel of it together (default: its timeout, one core for its life)\n"
 		"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
 		"                            1 to 63 (default: the host name up to its first '.')\n"
 		"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
@@ -292,6 +294,7 @@ static const struct opt_desc opts[] = {
 	{"max-test-bytes", K_SIZE, OFF(max_test_bytes), 1ull << 34, "--max-test-bytes must be at least 1"},
 	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
 	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
+	{"e2b-cpu", K_SECS, OFF(e2b_cpu_s), 0, NULL},
 	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
 	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},

@@ -130,6 +130,7 @@ struct serve_opts {
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
 	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
+	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
@@ -175,6 +176,14 @@ struct conn_rec; /* one TCP connection (conns.c) */
 struct peer;     /* an address that holds pending connections (conns.c) */
 struct req;
 struct server;
+
+/* Bytes of answers held until their client takes them: in the answer
+ * budget (--max-answer-total) and the client's share of it
+ * (--max-answer-client) (admission.c). */
+struct answer_hold {
+	struct client *cl; /* NULL: the total alone */
+	size_t bytes;
+};
 
 /* One endpoint.  A GET endpoint answers at once on the I/O thread; a POST
  * endpoint has its whole body read, then prepare (when set) decodes and
@@ -286,11 +295,10 @@ struct req {
 	char *body;
 	size_t len, cap;
 	struct client *cl, *subcl;  /* hold an active count while queued/running */
-	struct client *answer_cl;   /* holds answer_bytes of its client's share until sent */
+	struct answer_hold answer;  /* resp, counted in the answer budget and its client's share until the request ends */
 	struct ward_request_doc doc;
 	bool have_doc;
 	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
-	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
 	struct route_args args;     /* the route's {id}, {pid}, {path} */
 	struct sess *sess;          /* the session it names, held (sessions.c), or NULL */
 	struct MHD_Response *stream; /* an answer made as it is sent (a follow, a run's stream), or NULL */
@@ -427,6 +435,11 @@ void body_release(struct server *s, struct req *r);
 void hold_answer(struct server *s, struct req *r);
 /* The answer was sent (or its connection ended): its bytes leave the budget and its client's share. */
 void answer_done(struct server *s, struct req *r);
+/* n more bytes held for client who into h: 0, or -1 (the total is full) /
+ * -2 (its share is): answer_hold_error says which, as a 503's message. */
+int answer_hold(struct server *s, const char *who, size_t n, struct answer_hold *h);
+void answer_unhold(struct server *s, struct answer_hold *h, size_t n);
+void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
 bool admit_healthy(struct server *s, struct req *r);

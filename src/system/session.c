@@ -980,7 +980,7 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 		set_err(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
 		return false;
 	}
-	return pathguard_check(path, strlen(path), err, errlen) == 0;
+	return pathguard_check_session(path, strlen(path), empty_ok, err, errlen) == 0;
 }
 
 /* Start a file op: c->fd is the supervisor's end of its stream, c->until

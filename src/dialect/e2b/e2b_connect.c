@@ -6,7 +6,8 @@
  * Every command is a background process of the session (the SDK tells
  * foreground from background only on its side): it outlives its stream and
  * dies at its deadline (Connect-Timeout-Ms, which ward enforces as the
- * process's timeout: its whole tree), or with the session.  A stream reads
+ * process's timeout: its whole tree; none, or one past --max-timeout, is
+ * --max-timeout, and its CPU is --max-cpu's), or with the session.  A stream reads
  * its output by offsets (ward_session_proc_output), so Connect(pid)
  * re-attaches from the start of what is kept. */
 #define _GNU_SOURCE
@@ -224,6 +225,10 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	q->code = 200;
 	enum MHD_Result rc = MHD_queue_response(q->c, 200, r);
 	MHD_destroy_response(r);
+	/* a stream lasts as long as what it follows (it ends itself: its
+	 * deadline, its sandbox's end); a client that stops reading it is
+	 * MHD's idle timeout's */
+	conn_set_deadline(q->s, q->c, 0);
 	return rc;
 }
 
@@ -459,9 +464,13 @@ static int spawn(struct ereq *q, struct pcfg *c, bool stdin_pipe, double timeout
 	r.argv = c->argv;
 	r.env = c->env;
 	r.isolation = WARD_ISO_SYSTEM;
+	/* within the runner's maxima (SPEC §10), as every request's: no
+	 * deadline, or one beyond --max-timeout, is --max-timeout; its CPU is
+	 * --max-cpu's */
+	const struct ward_limits *max = &q->s->o.max;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = timeout_s;
-	r.limits.cpu_s = 0;
+	r.limits.timeout_s = timeout_s > 0 && timeout_s < max->timeout_s ? timeout_s : max->timeout_s;
+	r.limits.cpu_s = max->cpu_s > 0 ? max->cpu_s : max->timeout_s;
 	/* what is kept of each stream while its reader lags (the stream
 	 * reads as it comes): each process reserves twice this of the
 	 * session's --session-bg-output */
@@ -505,7 +514,7 @@ enum MHD_Result px_start(struct ereq *q)
 	} else if (!pcfg_read(json_object_get(m, "process"), c, err, sizeof(err))) {
 		code = "invalid_argument";
 	} else {
-		/* no deadline: until the sandbox ends; one beyond its end is its end */
+		/* no deadline: --max-timeout (spawn) */
 		double t = ms > 0 ? (double)ms / 1000.0 : 0;
 		pid = spawn(q, c, json_is_true(json_object_get(m, "stdin")), t, &code, err, sizeof(err));
 	}

@@ -99,8 +99,26 @@ const char *e2b_query(struct ereq *q, const char *name)
 	return MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* A whole answer: held in the answer budget and its client's share until
+ * it is taken (on_completed lets it go), and taken within the request
+ * timeout (the connection's deadline).  One that does not fit is a 503. */
 enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len)
 {
+	struct server *s = q->s;
+	if (q->ans.bytes) /* reserved before it was made (files_get): what it took */
+		answer_unhold(s, &q->ans, q->ans.bytes > len + 1 ? q->ans.bytes - (len + 1) : 0);
+	int why = q->ans.bytes ? 0 : answer_hold(s, q->who, len + 1, &q->ans);
+	if (why < 0) {
+		char msg[400];
+		answer_hold_error(s, why, len + 1, msg, sizeof(msg));
+		free(body);
+		json_t *v = json_pack("{s:i,s:s}", "code", 503, "message", msg);
+		body = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(v);
+		len = body ? strlen(body) : 0;
+		code = 503;
+		ctype = "application/json";
+	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
 								 body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
@@ -114,6 +132,7 @@ enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, cha
 	q->code = code;
 	enum MHD_Result rc = MHD_queue_response(q->c, code, r);
 	MHD_destroy_response(r);
+	conn_set_deadline(s, q->c, now_mono() + s->o.request_timeout);
 	return rc;
 }
 
@@ -180,6 +199,7 @@ static bool data_auth(struct ereq *q, enum MHD_Result *rc)
 		return false;
 	}
 	q->x = x;
+	snprintf(q->who, sizeof(q->who), "%s", x->owner); /* its answers count in its owner's share */
 	return true;
 }
 
@@ -201,10 +221,11 @@ static enum MHD_Result dispatch(struct ereq *q, bool path_known)
 		enum MHD_Result rc;
 		if (!data_auth(q, &rc))
 			return rc;
-		return q->rt->fn(q);
-	}
-	if (!control_auth(q))
+	} else if (!control_auth(q))
 		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
+	/* proven: the connection no longer counts against its address
+	 * (conns.c), for its life with a token, else for this request */
+	conn_trust(q->s, q->c);
 	return q->rt->fn(q);
 }
 
@@ -259,6 +280,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		snprintf(q->path, sizeof(q->path), "%s", url);
 		*ctx = q;
+		/* the headers are in: the body and the answer have the request timeout */
+		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -280,9 +303,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 {
 	struct e2b *e = cls;
 	struct ereq *q = *ctx;
-	(void)c;
 	if (!q)
 		return;
+	/* the next request on a kept-alive connection gets its own header time */
+	conn_set_deadline(e->s, c, now_mono() + e->s->o.header_timeout);
+	conn_idle(e->s, c);
+	answer_unhold(e->s, &q->ans, q->ans.bytes);
 	*ctx = NULL;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || q->code >= 400)
 		log_event(e->s, "e2b", "%s %s: %u%s", q->method, q->path, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? q->code : 0,
@@ -318,7 +344,8 @@ int e2b_start(struct server *s)
 				NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
 				MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e, MHD_OPTION_END);
+				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
 	if (!e->d) {
 		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
 		return -1;

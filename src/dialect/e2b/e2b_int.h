@@ -65,6 +65,7 @@ struct e2b_sbx {
 	bool gone;            /* out of the list: freed at refs 0 */
 	struct e2b_ctx *ctxs;
 	unsigned nctx;
+	unsigned nwatch;      /* WatchDir streams open on it (e2b_fs.c) */
 	struct e2b_sbx *next;
 };
 
@@ -94,12 +95,13 @@ struct ereq {
 	char method[8];
 	char path[256];
 	char arg[100];        /* a path's {id} */
-	char who[96];         /* control plane: the API key's token name (or the peer) */
+	char who[96];         /* the API key's token name (or the peer); data plane: the sandbox's owner */
 	char *body;
 	size_t len, cap;
 	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
 	double t0;
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
+	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
 	unsigned code;        /* for the log */
 };
 
@@ -166,9 +168,11 @@ enum MHD_Result px_close_stdin(struct ereq *q);
 enum MHD_Result px_send_signal(struct ereq *q);
 
 /* e2b_fs.c */
-/* A path of E2B's (absolute, or relative to /home/user) as a path relative
- * to /work ("" for /home/user itself): "." and ".." resolved lexically,
- * then it must lie in /home/user (or /work).  false with why in err. */
+/* A path of E2B's (absolute, or relative to /home/user) as the sandbox
+ * path its files calls name: "." and ".." resolved lexically (above / is
+ * /), /home/user (a link to the session's /work) as /work; any path of the
+ * sandbox (libward resolves it inside, as the sandbox's user).  false
+ * with why in err (a control byte, too long). */
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen);
 enum MHD_Result fs_stat(struct ereq *q);
 enum MHD_Result fs_list(struct ereq *q);

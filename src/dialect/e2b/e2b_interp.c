@@ -10,7 +10,8 @@
  * every KEEPALIVE_S, so a client that left is seen within seconds, and the
  * code is interrupted (SIGINT: the kernel and its state live on) or, when
  * that does not end it within INTERRUPT_S, the kernel is killed (the next
- * call starts a fresh one: restartCodeContext's state). */
+ * call starts a fresh one: restartCodeContext's state).  An execution
+ * that runs past --max-timeout ends so too, with an error line. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -151,6 +152,7 @@ struct exec_st {
 	size_t plen;
 	bool finished, over;
 	double last;
+	double deadline;    /* --max-timeout from its start */
 };
 
 /* Lines of the kernel's output out to the client; __done__ ends it. */
@@ -259,6 +261,15 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			return *len > 0;
 		}
 		double t = now_mono();
+		if (t >= st->deadline) { /* exec_free interrupts it */
+			st->over = true;
+			char msg[200];
+			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
+				 st->e->s->o.max.timeout_s);
+			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
+						     msg, "traceback", ""));
+			return true;
+		}
 		if (!*len && t - st->last >= KEEPALIVE_S)
 			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
 		if (*len) {
@@ -374,6 +385,7 @@ enum MHD_Result ci_execute(struct ereq *q)
 	q->x = NULL;
 	st->c = c;
 	st->last = now_mono();
+	st->deadline = st->last + q->s->o.max.timeout_s;
 	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
 }
 

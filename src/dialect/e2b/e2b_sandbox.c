@@ -496,18 +496,23 @@ enum MHD_Result e2b_create(struct ereq *q)
 	o.call_timeout_s = s->o.session_call_timeout;
 	o.bg_output_bytes = s->o.session_bg_output;
 	o.bg_output_shared = &s->bg_output;
+	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
+	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s;
+	/* its record first: a sandbox is committed only with one */
+	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
+	if (!x) {
+		sess_commit(s, slot, NULL, 0, 0);
+		rc = e2b_api_error(q, 500, "out of memory for the sandbox's record");
+		goto out;
+	}
 	struct ward_session *ws = make_session(q->e, &o, err, sizeof(err));
 	if (!ws) {
 		sess_commit(s, slot, NULL, 0, 0);
+		sbx_free(x);
 		rc = e2b_api_error(q, 500, "cannot make the sandbox: %s", err);
 		goto out;
 	}
-	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
 	sess_commit(s, slot, ws, c.timeout_s, c.timeout_s + 1);
-	if (!x) {
-		rc = e2b_api_error(q, 500, "out of memory");
-		goto out;
-	}
 	pthread_mutex_lock(&q->e->lock);
 	x->next = q->e->sbxs;
 	q->e->sbxs = x;
