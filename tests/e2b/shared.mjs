@@ -15,6 +15,7 @@ const { Sandbox, CommandExitError } = e2b
 
 const mode = process.argv[2]
 const { check, failed } = checker(`e2b ${mode}`)
+process.on('uncaughtException', (e) => { console.log(`FAIL: e2b ${mode}: stopped by ${e && e.constructor && e.constructor.name}: ${e && e.message}`); process.exit(1) })
 // a command's end: its exit code, or the error's
 async function ends(sbx, cmd, opts) {
   try { const r = await sbx.commands.run(cmd, opts); return { code: r.exitCode, out: r.stdout } } catch (e) {
