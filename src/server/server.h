@@ -502,9 +502,16 @@ void doc_release(struct req *r);
  * client's session, an expired or a deleted one. */
 #define SESS_404 "no such session: it does not exist, has expired or was deleted (create one with POST /sessions)"
 double now_real(void);
+/* A place for a new session of owner within --max-sessions and
+ * --client-sessions (sess_commit then makes it or gives it up); NULL with
+ * code (429, 500) and msg.  sess_reserve: the same for r, its error set. */
+struct sess *sess_place(struct server *s, const char *owner, unsigned *code, char *msg, size_t n);
 struct sess *sess_reserve(struct server *s, struct req *r);
 void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, double ttl_s, double idle_s);
 void sess_times(const struct sess *x, double *expires, double *idle_expires);
+/* owner's session id, held (sess_unref after), or NULL: an unknown id,
+ * another owner's, an expired one.  sess_find: r's, r->sess, else its 404. */
+struct sess *sess_get(struct server *s, const char *owner, const char *id);
 bool sess_find(struct server *s, struct req *r);
 void sess_unref(struct server *s, struct sess *x);
 void sess_release(struct req *r);

@@ -178,14 +178,7 @@ bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
 
 struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x)
 {
-	struct req q;
-	memset(&q, 0, sizeof(q));
-	q.srv = e->s;
-	snprintf(q.args.sid, sizeof(q.args.sid), "%s", x->sid);
-	snprintf(q.who, sizeof(q.who), "%s", x->owner);
-	bool ok = sess_find(e->s, &q);
-	free(q.resp);
-	return ok ? q.sess : NULL;
+	return sess_get(e->s, x->owner, x->sid);
 }
 
 /* Every record, held (*n of them; free the array, put each). */
@@ -479,14 +472,10 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 400, "%s", err);
 		goto out;
 	}
-	struct req fake;
-	memset(&fake, 0, sizeof(fake));
-	fake.srv = s;
-	snprintf(fake.who, sizeof(fake.who), "%s", q->who);
-	struct sess *slot = sess_reserve(s, &fake);
+	unsigned code;
+	struct sess *slot = sess_place(s, q->who, &code, err, sizeof(err));
 	if (!slot) {
-		rc = e2b_api_error(q, fake.code == 429 ? 429 : 500, "%s", fake.message);
-		free(fake.resp);
+		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
 	}
 	c.env[c.nenv] = NULL;
