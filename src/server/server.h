@@ -490,6 +490,8 @@ void metrics_count_run(struct server *s, enum ward_status status, enum ward_isol
 void metrics_count_judge(struct server *s, const struct ward_judge_result *res);
 void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res);
 void answer_metrics(struct server *s, struct req *r);
+/* An answer sent with this status (0: none): ward_http_requests_total. */
+void metrics_count_http(struct server *s, int code);
 
 /* exec.c */
 bool prepare_exec(struct server *s, struct req *r);
@@ -586,5 +588,15 @@ void workers_stop(struct server *s);
 int make_listener(const char *spec, char *bound, size_t boundlen);
 int http_start(struct server *s, const char *bound);
 void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code);
+/* A request's log line (any listener's: E2B's too). */
+struct log_req {
+	const char *client, *method, *path;
+	const char *cut;                     /* why the server cut its connection, or NULL */
+	enum MHD_RequestTerminationCode toe;
+	int code;                            /* 0: no answer was sent */
+	double t_start;
+	const char *sandbox_status;
+};
+void log_request(struct server *s, const struct log_req *l, char *message, size_t n);
 
 #endif

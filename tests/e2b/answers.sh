@@ -5,8 +5,8 @@
 # client's --max-answer-client (40 MiB here) before it reads, and its answer
 # until it is taken: a client's unread answers stop at its share (503 with
 # Retry-After beyond it), the total never passes its cap, and everything
-# comes back when the connections close.  Raw sockets; bounded by socket
-# timeouts.
+# comes back when the connections close; the request log and its counts
+# are the server's.  Raw sockets; bounded by socket timeouts.
 . "$(dirname "$0")/lib.bash"
 start_alice answers --max-output 1048576 --max-answer-total 134217728 --max-answer-client 83886080 || exit 1
 PYTHONPATH=$E2B_DIR timeout -k 5 120 python3 - "$E2B_URL" "$URL" <<'PY'
@@ -48,4 +48,9 @@ ok("closed: the budget is back to 0", held() == 0, held())
 r = urllib.request.Request(url + "/files?path=/home/user/big", headers=data_plane(sb))
 ok("a read that is taken is answered", len(urllib.request.urlopen(r, timeout=60).read()) == 8 << 20)
 PY
+# the server's request log has them, one line each, as any listener's requests
+check "e2b answers: the request log has the 503s, the client named and the reason" \
+	grep -q '"client":"alice","method":"GET","path":"/files","http_status":503.*answer budget' "$SRV_LOG"
+check "e2b answers: ward_http_requests_total counts them" \
+	test "$(curl -s -H "Authorization: Bearer $KEY_ALICE" "$URL/metrics" | sed -n 's/^ward_http_requests_total{code="503"} //p')" -ge 5
 stop_e2b answers

@@ -105,12 +105,11 @@ static unsigned code_status(const char *code)
 
 enum MHD_Result cx_error(struct ereq *q, const char *code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap);
 	va_end(ap);
-	return e2b_answer_json(q, code_status(code), json_pack("{s:s,s:s}", "code", code, "message", msg));
+	return e2b_answer_json(q, code_status(code), json_pack("{s:s,s:s}", "code", code, "message", q->message));
 }
 
 const char *cx_code(int rc)

@@ -111,6 +111,7 @@ enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, cha
 	if (why < 0) {
 		char msg[400];
 		answer_hold_error(s, why, len + 1, msg, sizeof(msg));
+		snprintf(q->message, sizeof(q->message), "%s", msg);
 		free(body);
 		json_t *v = json_pack("{s:i,s:s}", "code", 503, "message", msg);
 		body = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
@@ -147,12 +148,11 @@ enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v)
 
 enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap);
 	va_end(ap);
-	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", msg));
+	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", q->message));
 }
 
 /* The control plane's caller: the token named by X-API-KEY (checked as
@@ -310,9 +310,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	conn_idle(e->s, c);
 	answer_unhold(e->s, &q->ans, q->ans.bytes);
 	*ctx = NULL;
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || q->code >= 400)
-		log_event(e->s, "e2b", "%s %s: %u%s", q->method, q->path, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? q->code : 0,
-			  q->late ? " (the body took longer than --request-timeout)" : "");
+	/* the server's request log and counts, as every listener's */
+	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)q->code : 0;
+	if (q->late && !q->message[0])
+		snprintf(q->message, sizeof(q->message), "the body took longer than --request-timeout");
+	struct log_req l = {.client = q->who[0] ? q->who : "?", .method = q->method, .path = q->path,
+			    .cut = conn_cut_reason(e->s, c), .toe = toe, .code = code, .t_start = q->t0};
+	log_request(e->s, &l, q->message, sizeof(q->message));
+	metrics_count_http(e->s, code);
 	if (q->x)
 		e2b_sbx_put(e, q->x);
 	if (q->cap)

@@ -103,6 +103,7 @@ struct ereq {
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
 	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
 	unsigned code;        /* for the log */
+	char message[600];    /* an error's, for the log */
 };
 
 struct eroute {

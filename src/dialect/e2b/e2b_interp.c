@@ -33,14 +33,11 @@ static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, 
 	__attribute__((format(printf, 3, 4)));
 static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap); /* the request's log line says it */
 	va_end(ap);
-	if (code >= 500)
-		log_event(q->s, "e2b", "%s %s: %u %s", q->method, q->path, code, msg);
-	char *b = strdup(msg);
+	char *b = strdup(q->message);
 	return e2b_answer(q, code, "text/plain", b, b ? strlen(b) : 0);
 }
 
