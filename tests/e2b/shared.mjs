@@ -7,6 +7,8 @@
 //   cpu      under --e2b-cpu 1: the sandbox's CPU in all
 //   paths    the files API reaches the sandbox's paths, never the host's
 //   watch    watchDir: events in one merge, its caps
+//   sizes    the default sizes (SPEC §18): 256 pids, 1 GiB home and /tmp
+//   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
 import fs from 'node:fs'
@@ -141,6 +143,19 @@ if (mode === 'create') {
   await check('id -un is user, uid 1000', async () => eq(await inside('id -un; id -u; whoami'), 'user\n1000\nuser\n'))
   await check('/etc/passwd names user with home /home/user', async () => eq(await inside('getent passwd 1000 | cut -d: -f1,3,6'), 'user:1000:/home/user\n'))
   await check('HOME, USER and the cwd', async () => eq(await inside('echo $HOME $USER; pwd; cd ~ && pwd'), '/home/user user\n/home/user\n/home/user\n'))
+  await sbx.kill()
+} else if (mode === 'sizes' || mode === 'sizes2') {
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  const big = mode === 'sizes'
+  // 150 processes at once: beyond a plain session's 64, within E2B's 256
+  const r = await ends(sbx, 'python3 -c "import os, time\nn = 0\ntry:\n  for i in range(150):\n    if os.fork() == 0:\n      time.sleep(3); os._exit(0)\n    n += 1\nexcept OSError: pass\nprint(n)"', { timeoutMs: 60_000 })
+  await check(big ? '150 processes at once' : 'fewer than 150 under --e2b-pids 32', async () => eq(r.out.trim() === '150', big))
+  // 200 MB in the home and in /tmp: beyond a plain session's 64 MB
+  for (const dir of ['/home/user', '/tmp']) {
+    const w = await ends(sbx, `head -c 200000000 /dev/zero > ${dir}/fill && echo wrote; rm -f ${dir}/fill`, { timeoutMs: 60_000 })
+    await check(big ? `200 MB written in ${dir}` : `200 MB refused in ${dir} under --e2b-disk 100`, async () => eq(/wrote/.test(w.out), big))
+  }
+  await check('getInfo says its memory', async () => eq((await sbx.getInfo()).memoryMB ?? (await Sandbox.list()).find((x) => x.sandboxId === sbx.sandboxId).memoryMB, big ? 512 : 256))
   await sbx.kill()
 } else if (mode === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })

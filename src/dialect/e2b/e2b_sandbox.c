@@ -283,7 +283,7 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount", 1,
-			      "memoryMB", (int)s->o.defaults.memory_mb, "metadata", md ? md : json_object(),
+			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
 			      "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail)
 		json_object_set_new(v, "domain", json_string(E2B_DOMAIN));
@@ -385,6 +385,11 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 	ward_request_init(q);
 	q->isolation = WARD_ISO_SYSTEM;
 	q->limits = s->o.defaults;
+	/* sizes an agent can live in (SPEC §18), within the maxima (config.c) */
+	q->limits.memory_mb = s->o.e2b_memory_mb;
+	q->limits.pids = s->o.e2b_pids;
+	q->limits.tmp_size_mb = s->o.e2b_disk_mb;
+	q->limits.fsize_mb = s->o.e2b_disk_mb;
 	q->env = c->env;
 	q->work_link = E2B_HOME;
 	static char *const argv[] = {"true", NULL};
@@ -485,6 +490,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	o.call_timeout_s = s->o.session_call_timeout;
 	o.bg_output_bytes = s->o.session_bg_output;
 	o.bg_output_shared = &s->bg_output;
+	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
 	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
 	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s;
 	/* its record first: a sandbox is committed only with one */
