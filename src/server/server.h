@@ -519,6 +519,8 @@ bool sess_find(struct server *s, struct req *r);
 void sess_unref(struct server *s, struct sess *x);
 void sess_release(struct req *r);
 void sess_delete(struct server *s, struct req *r);
+/* Delete x, held (the reference is dropped): now, or when its last call ends. */
+void sess_drop(struct server *s, struct sess *x);
 bool sess_retired(struct server *s, struct sess *x);
 bool sess_busy(struct server *s, struct sess *x);
 void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);

@@ -221,6 +221,12 @@ static void sess_doom(struct server *s, struct sess *x)
 void sess_delete(struct server *s, struct req *r)
 {
 	struct sess *x = r->sess;
+	r->sess = NULL;
+	sess_drop(s, x);
+}
+
+void sess_drop(struct server *s, struct sess *x)
+{
 	pthread_mutex_lock(&s->sess_lock);
 	bool mine = !x->retired, now = mine && x->refs == 1;
 	if (mine) {
@@ -233,7 +239,6 @@ void sess_delete(struct server *s, struct req *r)
 	}
 	x->refs--;
 	pthread_mutex_unlock(&s->sess_lock);
-	r->sess = NULL;
 	if (now)
 		sess_destroy(s, x, "deleted");
 }

@@ -155,6 +155,17 @@ if (mode === 'create') {
     const w = await ends(sbx, `head -c 200000000 /dev/zero > ${dir}/fill && echo wrote; rm -f ${dir}/fill`, { timeoutMs: 60_000 })
     await check(big ? `200 MB written in ${dir}` : `200 MB refused in ${dir} under --e2b-disk 100`, async () => eq(/wrote/.test(w.out), big))
   }
+  if (big) {
+    // getMetrics (SPEC §18): the cgroup's CPU and memory, the home's disk
+    await check('getMetrics: one sample with its sizes, the home\'s use, its CPU', async () => {
+      await sbx.commands.run('head -c 50000000 /dev/urandom > /home/user/keep; python3 -c "import time\nwhile time.process_time() < 0.5: pass"')
+      const m = await sbx.getMetrics()
+      if (m.length !== 1) throw new Error(JSON.stringify(m))
+      const x = m[0]
+      return x.timestamp instanceof Date && !isNaN(x.timestamp) && eq([x.cpuCount, x.memTotal], [1, 512 << 20]) &&
+        x.memUsed > 0 && x.diskUsed >= 50000000 && x.diskTotal >= 1000 << 20 && x.diskTotal <= 1024 << 20 && x.cpuUsedPct > 0
+    })
+  }
   await check('getInfo says its memory', async () => eq((await sbx.getInfo()).memoryMB ?? (await Sandbox.list()).find((x) => x.sandboxId === sbx.sandboxId).memoryMB, big ? 512 : 256))
   await sbx.kill()
 } else if (mode === 'watch') {

@@ -247,16 +247,14 @@ enum MHD_Result fs_list(struct ereq *q)
 	return cx_unary_ok(q, json_pack("{s:o}", "entries", arr));
 }
 
-/* argv run inside the session (as its user, in its view): its exit code,
- * or -1 with err set. */
-static int run_in(struct ereq *q, struct ward_session *ws, char *const *argv, char *err, size_t n)
+int e2b_run(struct ereq *q, struct ward_session *ws, char *const *argv, char *out, size_t outn, char *err, size_t n)
 {
 	struct ward_request r;
 	ward_request_init(&r);
 	r.argv = argv;
 	r.isolation = WARD_ISO_SYSTEM;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = 30;
+	r.limits.timeout_s = q->s->o.max.timeout_s < 30 ? q->s->o.max.timeout_s : 30;
 	r.capture = true;
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
@@ -270,6 +268,8 @@ static int run_in(struct ereq *q, struct ward_session *ws, char *const *argv, ch
 		size_t k = strlen(err);
 		while (k && (err[k - 1] == '\n' || err[k - 1] == '\r'))
 			err[--k] = 0;
+		if (out)
+			snprintf(out, outn, "%.*s", (int)res.out.len, res.out.data ? res.out.data : "");
 	}
 	ward_result_free(&res);
 	return code;
@@ -293,7 +293,7 @@ enum MHD_Result fs_mkdir(struct ereq *q)
 	}
 	char err[512];
 	char *argv[] = {"/bin/mkdir", "-p", "--", rel, NULL};
-	int code = run_in(q, ss->ws, argv, err, sizeof(err));
+	int code = e2b_run(q, ss->ws, argv, NULL, 0, err, sizeof(err));
 	int r = code == 0 ? stat_rel(ss->ws, rel, &e) : -1;
 	sess_unref(q->s, ss);
 	full_path(rel, shown, sizeof(shown));
@@ -325,7 +325,7 @@ enum MHD_Result fs_move(struct ereq *q)
 		return lib_error(q, r, src);
 	}
 	char *argv[] = {"/bin/mv", "-T", "--", src, dst, NULL};
-	int code = run_in(q, ss->ws, argv, err, sizeof(err));
+	int code = e2b_run(q, ss->ws, argv, NULL, 0, err, sizeof(err));
 	r = code == 0 ? stat_rel(ss->ws, dst, &e) : -1;
 	sess_unref(q->s, ss);
 	char a[4200], b[4200];

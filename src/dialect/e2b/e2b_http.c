@@ -30,6 +30,7 @@ static const struct eroute routes[] = {
 	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx},
 	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx},
 	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout},
+	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics},
 	{"GET", "/sandboxes/{id}", false, e2b_info},
 	{"DELETE", "/sandboxes/{id}", false, e2b_kill},
 	{"GET", "/health", true, e2b_health},

@@ -66,6 +66,8 @@ struct e2b_sbx {
 	struct e2b_ctx *ctxs;
 	unsigned nctx;
 	unsigned nwatch;      /* WatchDir streams open on it (e2b_fs.c) */
+	double m_time;        /* its last metrics sample (CLOCK_REALTIME), 0: none */
+	uint64_t m_cpu_ms;    /* its CPU then */
 	struct e2b_sbx *next;
 };
 
@@ -134,6 +136,7 @@ void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
+enum MHD_Result e2b_metrics(struct ereq *q);
 enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
@@ -175,6 +178,10 @@ enum MHD_Result px_send_signal(struct ereq *q);
  * sandbox (libward resolves it inside, as the sandbox's user).  false
  * with why in err (a control byte, too long). */
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen);
+/* argv run inside the session (as its user, in its view, within
+ * --max-timeout and 30 s): its exit code, its stdout in out (when given),
+ * its stderr in err; or -1 with err set. */
+int e2b_run(struct ereq *q, struct ward_session *ws, char *const *argv, char *out, size_t outn, char *err, size_t n);
 enum MHD_Result fs_stat(struct ereq *q);
 enum MHD_Result fs_list(struct ereq *q);
 enum MHD_Result fs_mkdir(struct ereq *q);
