@@ -25,8 +25,6 @@
 #define WATCH_MAX_ENTRIES 10000 /* entries one watched directory may hold */
 #define WATCH_PER_SBX 8
 #define WATCH_PER_CLIENT 32
-#define XSTR(x) STR(x)
-#define STR(x) #x
 
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen)
 {
@@ -389,9 +387,9 @@ static void watch_free(void *p)
 	free(w);
 }
 
-/* One more watch of w's sandbox, within its cap and its owner's.  NULL, or
- * why not. */
-static const char *watch_count(struct watch *w)
+/* One more watch of w's sandbox, within its cap and its owner's; false
+ * with why not in err. */
+static bool watch_count(struct watch *w, char *err, size_t n)
 {
 	struct e2b *e = w->e;
 	pthread_mutex_lock(&e->lock);
@@ -399,15 +397,17 @@ static const char *watch_count(struct watch *w)
 	for (struct e2b_sbx *x = e->sbxs; x; x = x->next)
 		if (strcmp(x->owner, w->x->owner) == 0)
 			mine += x->nwatch;
-	const char *why = w->x->nwatch >= WATCH_PER_SBX ? "this sandbox holds " XSTR(WATCH_PER_SBX) " watches already: stop one"
-			  : mine >= WATCH_PER_CLIENT ? "this API key's sandboxes hold " XSTR(WATCH_PER_CLIENT) " watches already: stop one"
-						     : NULL;
-	if (!why) {
+	bool ok = w->x->nwatch < WATCH_PER_SBX && mine < WATCH_PER_CLIENT;
+	if (ok) {
 		w->x->nwatch++;
 		w->counted = true;
 	}
 	pthread_mutex_unlock(&e->lock);
-	return why;
+	if (!ok && mine >= WATCH_PER_CLIENT)
+		snprintf(err, n, "this API key's sandboxes hold %d watches already: stop one", WATCH_PER_CLIENT);
+	else if (!ok)
+		snprintf(err, n, "this sandbox holds %d watches already: stop one", WATCH_PER_SBX);
+	return ok;
 }
 
 /* The listing of w's directory: 0, -E2BIG past WATCH_MAX_ENTRIES, or a
@@ -482,9 +482,11 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 		sess_unref(w->e->s, ss);
 		if (client_gone(w->fd))
 			return watch_end(buf, len, "canceled", "the client left");
-		if (rc == -E2BIG)
-			return watch_end(buf, len, "resource_exhausted",
-					 "the watched directory grew past " XSTR(WATCH_MAX_ENTRIES) " entries: watch a smaller one");
+		if (rc == -E2BIG) {
+			snprintf(err, sizeof(err), "the watched directory grew past %d entries: watch a smaller one",
+				 WATCH_MAX_ENTRIES);
+			return watch_end(buf, len, "resource_exhausted", err);
+		}
 		if (rc < 0)
 			return watch_end(buf, len, "not_found", "the watched directory is gone");
 		/* one merge pass over the two sorted listings */
@@ -546,7 +548,6 @@ enum MHD_Result fs_watch(struct ereq *q)
 		int rc = ss ? watch_list(w, ss->ws, &w->d, &w->n, err, sizeof(err)) : -ESRCH;
 		if (ss)
 			sess_unref(q->s, ss);
-		const char *why = rc == 0 ? watch_count(w) : NULL;
 		if (rc == -E2BIG) {
 			code = "resource_exhausted";
 			snprintf(err, sizeof(err), "cannot watch %.300s: it holds more than %d entries; watch a smaller "
@@ -554,10 +555,8 @@ enum MHD_Result fs_watch(struct ereq *q)
 		} else if (rc < 0) {
 			code = rc == -ESRCH ? "unavailable" : rc == -ENOTDIR ? "invalid_argument" : "not_found";
 			snprintf(err, sizeof(err), "cannot watch %.300s: %s", w->rel, strerror(-rc));
-		} else if (why) {
+		} else if (!watch_count(w, err, sizeof(err)))
 			code = "resource_exhausted";
-			snprintf(err, sizeof(err), "%s", why);
-		}
 	}
 	w->deadline = ms > 0 ? now_mono() + (double)ms / 1000.0 : 0;
 	if (code) {

@@ -1,7 +1,14 @@
 /* e2b_http.c — the E2B listener (--e2b ADDR): a libmicrohttpd daemon of
  * its own, one thread per connection, beside the native one; a request's
  * body (bounded by --max-body, and by --request-timeout from its first
- * byte), its route, its credentials, its answer.
+ * byte), its route, its credentials, its answer.  What it shares with the
+ * native listener: its connections are the server's records (conns.c:
+ * the header deadline, the request timeout for a body and an answer,
+ * pending ones per address cut for room), its whole answers are held in
+ * the answer budget until taken (admission.c), its requests are lines of
+ * the server's log and counts (http.c's log_request).  Not yet: the
+ * server's admission queue and its workers (a request runs on its
+ * connection's thread; a stream holds that thread for its life).
  *
  * Credentials: the control plane's X-API-KEY is a ward token (its name
  * owns the sandboxes it makes); the data plane names its sandbox in
@@ -161,11 +168,8 @@ enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ..
 static bool control_auth(struct ereq *q)
 {
 	struct server *s = q->s;
-	if (!s->ntokens) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
-		return true;
-	}
+	if (!s->ntokens)
+		return true; /* q->who: the peer's address */
 	const char *key = e2b_header(q, "X-API-Key");
 	const struct token *t = key ? token_find(s, key) : NULL;
 	if (!t)
@@ -280,6 +284,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		q->t0 = now_mono();
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		snprintf(q->path, sizeof(q->path), "%s", url);
+		/* the peer's address until a token names the client */
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
 		*ctx = q;
 		/* the headers are in: the body and the answer have the request timeout */
 		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
@@ -315,7 +322,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)q->code : 0;
 	if (q->late && !q->message[0])
 		snprintf(q->message, sizeof(q->message), "the body took longer than --request-timeout");
-	struct log_req l = {.client = q->who[0] ? q->who : "?", .method = q->method, .path = q->path,
+	struct log_req l = {.client = q->who, .method = q->method, .path = q->path,
 			    .cut = conn_cut_reason(e->s, c), .toe = toe, .code = code, .t_start = q->t0};
 	log_request(e->s, &l, q->message, sizeof(q->message));
 	metrics_count_http(e->s, code);
