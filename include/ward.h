@@ -570,6 +570,15 @@ int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err,
  * read: at most max bytes (more: -EFBIG); *data is malloc'd (free it). */
 int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
 		       char *err, size_t errlen);
+/* The same write with its bytes in pieces (an upload that is never held
+ * whole): begin, more as they come (each piece within the call's
+ * deadline; -EIO once the worker stopped reading, e.g. /work is full),
+ * then end, which frees u and answers as ward_session_write does. */
+struct ward_session_upload;
+int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **u,
+			     char *err, size_t errlen);
+int ward_session_write_more(struct ward_session_upload *u, const void *data, size_t len);
+int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errlen);
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
 		      char *err, size_t errlen);
 struct ward_dirent {

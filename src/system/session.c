@@ -1080,29 +1080,75 @@ static int file_head(struct ward_session *s, const struct fcall *c, struct file_
 }
 
 
-int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
-		       char *err, size_t errlen)
-{
+/* A write whose bytes come in pieces (ward.h). */
+struct ward_session_upload {
+	struct ward_session *s;
 	struct fcall c;
-	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &c, err, errlen);
-	if (r < 0)
+	bool broken; /* the worker stopped reading, or a deadline passed: its head says why */
+	char path[SM_MAX_STR];
+};
+
+int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **out,
+			     char *err, size_t errlen)
+{
+	*out = NULL;
+	struct ward_session_upload *u = calloc(1, sizeof(*u));
+	if (!u) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &u->c, err, errlen);
+	if (r < 0) {
+		free(u);
 		return r;
+	}
+	u->s = s;
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	*out = u;
+	return 0;
+}
+
+int ward_session_write_more(struct ward_session_upload *u, const void *data, size_t len)
+{
 	const char *b = data;
-	for (size_t off = 0; off < len;) {
-		if (fcall_wait(&c, POLLOUT) < 0)
-			break; /* the deadline: the head's read says so */
-		ssize_t n = send(c.fd, b + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	u->c.until = monotonic_now() + u->s->call_s; /* each piece within the call's deadline */
+	for (size_t off = 0; off < len && !u->broken;) {
+		if (fcall_wait(&u->c, POLLOUT) < 0) {
+			u->broken = true; /* the deadline */
+			break;
+		}
+		ssize_t n = send(u->c.fd, b + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
-			break; /* the worker stopped reading: its head says why */
-		off += (size_t)n;
+			u->broken = true; /* the worker stopped reading */
+		else
+			off += (size_t)n;
 	}
-	shutdown(c.fd, SHUT_WR);
+	return u->broken ? -EIO : 0;
+}
+
+int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errlen)
+{
+	if (!u)
+		return 0;
+	shutdown(u->c.fd, SHUT_WR); /* its head within the deadline of the last piece */
 	struct file_head h;
-	r = file_head(s, &c, &h, "write", path, err, errlen);
-	close(c.fd);
+	int r = file_head(u->s, &u->c, &h, "write", u->path, err, errlen);
+	close(u->c.fd);
+	free(u);
 	return r;
+}
+
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
+		       char *err, size_t errlen)
+{
+	struct ward_session_upload *u;
+	int r = ward_session_write_begin(s, path, mode, &u, err, errlen);
+	if (r < 0)
+		return r;
+	ward_session_write_more(u, data, len); /* a failure: the head says why */
+	return ward_session_write_end(u, err, errlen);
 }
 
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,

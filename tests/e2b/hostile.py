@@ -162,8 +162,15 @@ try:
                        dp(a, {"Content-Type": "multipart/form-data; boundary=" + bnd.decode()}))
 except (ConnectionError, urllib.error.URLError) as e:
     st, body = 0, str(e).encode()
-st2, _, _ = http("GET", "/files?path=/home/user/big", hdr=dp(a))
-res("a multipart upload over --max-body: 413, nothing written", st == 413 and st2 == 404, (st, st2, body[:100]))
+st2, got, _ = http("GET", "/files?path=/home/user/big", hdr=dp(a))
+res("a multipart upload past --max-body streams into the sandbox (SPEC §18): written whole", st == 200 and st2 == 200
+    and got == big, (st, st2, len(got), body[:100]))
+try:
+    st, body, _ = http("POST", "/filesystem.Filesystem/Stat", b'{"path":"' + b"x" * (MAX_BODY + 1024) + b'"}',
+                       dp(a, {"Content-Type": "application/json", "Connect-Protocol-Version": "1"}))
+except (ConnectionError, urllib.error.URLError) as e:
+    st, body = 0, str(e).encode()
+res("another body over --max-body: 413 (or the connection closed)", st in (0, 413), (st, body[:100]))
 for bad in (b"--x\r\nno-disposition\r\n\r\nabc\r\n--x--", b"--x\r\n" + b"H: v\r\n" * 3000, b"garbage"):
     st, body, _ = http("POST", "/files", bad, dp(a, {"Content-Type": "multipart/form-data; boundary=x"}))
     res("a malformed multipart body: 400 naming the problem", st == 400 and b"multipart" in body, (st, body[:100]))

@@ -9,6 +9,7 @@
 //   watch    watchDir: events in one merge, its caps
 //   sizes    the default sizes (SPEC §18): 256 pids, 1 GiB home and /tmp
 //   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
+//   upload   under --max-body 1 MiB --e2b-disk 100: files.write streams to disk
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
 import fs from 'node:fs'
@@ -167,6 +168,30 @@ if (mode === 'create') {
     })
   }
   await check('getInfo says its memory', async () => eq((await sbx.getInfo()).memoryMB ?? (await Sandbox.list()).find((x) => x.sandboxId === sbx.sandboxId).memoryMB, big ? 512 : 256))
+  await sbx.kill()
+} else if (mode === 'upload') {
+  const { createHash } = await import('node:crypto')
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  const data = Buffer.alloc(20 << 20)
+  for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE((i * 2654435761) >>> 0, i)
+  const sha = createHash('sha256').update(data).digest('hex')
+  await check('20 MiB written past --max-body (1 MiB), whole', async () => {
+    const info = await sbx.files.write('/home/user/big.bin', data)
+    eq(info.path, '/home/user/big.bin')
+    return eq((await sbx.commands.run('sha256sum /home/user/big.bin')).stdout.split(' ')[0], sha)
+  })
+  await check('several files in one upload, one in /tmp', async () => {
+    const r = await sbx.files.write([{ path: '/home/user/u/1.txt', data: 'one' }, { path: '/tmp/2.bin', data: data.subarray(0, 3 << 20) }])
+    eq(r.map((x) => x.path), ['/home/user/u/1.txt', '/tmp/2.bin'])
+    return eq((await sbx.commands.run('cat /home/user/u/1.txt; stat -c %s /tmp/2.bin')).stdout, 'one3145728\n')
+  })
+  await check('an upload beyond the sandbox\'s disk (--e2b-disk 100) refused, the disk not overrun', async () => {
+    const huge = Buffer.alloc(130 << 20, 1)
+    try { await sbx.files.write('/home/user/huge.bin', huge); return false } catch (e) {
+      const used = Number((await sbx.commands.run('du -sm /home/user | cut -f1')).stdout.trim())
+      return /507|space|insufficient|storage/i.test(`${e.message} ${e.constructor.name}`) || used <= 101
+    }
+  })
   await sbx.kill()
 } else if (mode === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })

@@ -614,54 +614,139 @@ enum MHD_Result files_get(struct ereq *q)
 	return e2b_answer(q, 200, "application/octet-stream", (char *)data, len);
 }
 
+/* ---- POST /files: streamed into the sandbox as it comes ----
+ *
+ * The body is never held: its multipart parts are parsed as they come
+ * (mp_stream) and each file part written through libward as it comes, so
+ * an upload is bounded by the sandbox's disk (507 when it fills), not by
+ * --max-body; the request timeout still bounds its time. */
+
+struct upload {
+	struct ereq *q;
+	struct sess *ss;             /* held for the upload */
+	struct mp_stream *mp;
+	struct ward_session_upload *w; /* the file part being written */
+	bool skip;                   /* a part not named "file": read, dropped */
+	char rel[4096];              /* its path */
+	json_t *arr;                 /* the files written */
+	unsigned code;               /* 0, or the error answer's status */
+	char err[600];
+};
+
+static unsigned write_status(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT ? 507
+	       : rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403
+	       : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL ? 400
+								  : 500;
+}
+
+static int up_part(void *arg, const char *name, const char *filename)
+{
+	struct upload *u = arg;
+	u->skip = strcmp(name, "file") != 0;
+	if (u->skip)
+		return 0;
+	const char *qpath = e2b_query(u->q, "path");
+	const char *path = qpath ? qpath : filename;
+	if (!path || !e2b_map_path(path, u->rel, sizeof(u->rel), u->err, sizeof(u->err)) || is_home_or_root(u->rel)) {
+		if (!path || !u->err[0])
+			snprintf(u->err, sizeof(u->err), "a file part names no path: give ?path= or a filename");
+		u->code = 400;
+		return -1;
+	}
+	int rc = ward_session_write_begin(u->ss->ws, u->rel, 0, &u->w, u->err, sizeof(u->err));
+	if (rc < 0) {
+		u->code = write_status(rc);
+		return -1;
+	}
+	return 0;
+}
+
+static int up_data(void *arg, const char *p, size_t n)
+{
+	struct upload *u = arg;
+	if (u->w)
+		ward_session_write_more(u->w, p, n); /* a failure: its end says why */
+	return 0;
+}
+
+static int up_end(void *arg)
+{
+	struct upload *u = arg;
+	if (!u->w)
+		return 0;
+	int rc = ward_session_write_end(u->w, u->err, sizeof(u->err));
+	u->w = NULL;
+	if (rc < 0) {
+		u->code = write_status(rc);
+		return -1;
+	}
+	char full[4200];
+	full_path(u->rel, full, sizeof(full));
+	const char *slash = strrchr(full, '/');
+	json_array_append_new(u->arr, json_pack("{s:s,s:s,s:s}", "name", slash + 1, "type", "file", "path", full));
+	return 0;
+}
+
+void files_upload_free(struct ereq *q)
+{
+	struct upload *u = q->up;
+	if (!u)
+		return;
+	if (u->w)
+		ward_session_write_end(u->w, NULL, 0);
+	if (u->ss)
+		sess_unref(q->s, u->ss);
+	mp_stream_free(u->mp);
+	json_decref(u->arr);
+	free(u);
+	q->up = NULL;
+}
+
+/* The headers are in, the sandbox and its token checked: ready for the
+ * body.  An error is kept for the answer (after the body). */
+void files_upload_begin(struct ereq *q)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	if (!u)
+		return;
+	q->up = u;
+	u->q = q;
+	u->arr = json_array();
+	u->ss = e2b_sess(q->e, q->x);
+	const struct mp_sink sink = {up_part, up_data, up_end, u};
+	if (!u->ss) {
+		u->code = 502;
+		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
+	} else if (!(u->mp = mp_stream_new(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), MAX_UPLOAD_PARTS, &sink, u->err,
+					   sizeof(u->err))))
+		u->code = 400;
+}
+
+void files_upload_feed(struct ereq *q, const char *p, size_t n)
+{
+	struct upload *u = q->up;
+	if (u && !u->code && mp_stream_feed(u->mp, p, n, u->err, sizeof(u->err)) < 0 && !u->code)
+		u->code = 400;
+}
+
 enum MHD_Result files_post(struct ereq *q)
 {
-	char err[600] = "";
-	struct mp_part *parts = NULL;
-	size_t n = 0;
-	if (mp_parse(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), q->body ? q->body : "", q->len, MAX_UPLOAD_PARTS,
-		     &parts, &n, err, sizeof(err)) < 0)
-		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", err);
-	const char *qpath = e2b_query(q, "path");
-	struct sess *ss = e2b_sess(q->e, q->x);
-	if (!ss) {
-		mp_free(parts, n);
-		return e2b_api_error(q, 502, "the sandbox was killed or timed out");
-	}
-	json_t *arr = json_array();
-	unsigned code = 200;
-	for (size_t i = 0; i < n && code == 200; i++) {
-		if (strcmp(parts[i].name, "file") != 0)
-			continue;
-		char rel[4096];
-		const char *path = qpath ? qpath : parts[i].filename;
-		if (!path || !e2b_map_path(path, rel, sizeof(rel), err, sizeof(err)) || is_home_or_root(rel)) {
-			if (!path || !err[0])
-				snprintf(err, sizeof(err), "a file part names no path: give ?path= or a filename");
-			code = 400;
-			break;
-		}
-		int rc = ward_session_write(ss->ws, rel, parts[i].data, parts[i].len, 0, err, sizeof(err));
-		if (rc < 0) {
-			code = rc == -ENOSPC || rc == -EDQUOT ? 507 : rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403
-				 : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL			    ? 400
-													    : 500;
-			break;
-		}
-		char full[4200];
-		full_path(rel, full, sizeof(full));
-		const char *slash = strrchr(full, '/');
-		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", slash + 1, "type", "file", "path", full));
-	}
-	sess_unref(q->s, ss);
-	mp_free(parts, n);
-	if (code != 200) {
-		json_decref(arr);
-		return e2b_api_error(q, code, "cannot write the file: %s", err);
-	}
-	if (!json_array_size(arr)) {
-		json_decref(arr);
+	struct upload *u = q->up;
+	if (!u)
+		return e2b_api_error(q, 500, "out of memory for the upload");
+	if (!u->code && mp_stream_finish(u->mp, u->err, sizeof(u->err)) < 0)
+		u->code = 400;
+	if (u->code == 400 && !json_array_size(u->arr) && strstr(u->err, "multipart"))
+		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", u->err);
+	if (u->code == 502)
+		return e2b_api_error(q, 502, "%s", u->err);
+	if (u->code)
+		return e2b_api_error(q, u->code, "cannot write the file: %s", u->err);
+	if (!json_array_size(u->arr))
 		return e2b_api_error(q, 400, "no part named \"file\": send each file as a part named file");
-	}
+	json_t *arr = json_incref(u->arr);
+	files_upload_free(q);
 	return e2b_answer_json(q, 200, arr);
 }

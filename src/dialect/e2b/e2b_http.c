@@ -30,36 +30,36 @@
 #include "dialect/e2b/e2b_int.h"
 
 static const struct eroute routes[] = {
-	{"POST", "/v2/sandboxes", false, e2b_create},
-	{"POST", "/sandboxes", false, e2b_create},
-	{"GET", "/v2/sandboxes", false, e2b_list},
-	{"GET", "/sandboxes", false, e2b_list},
-	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx},
-	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx},
-	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout},
-	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics},
-	{"GET", "/sandboxes/{id}", false, e2b_info},
-	{"DELETE", "/sandboxes/{id}", false, e2b_kill},
-	{"GET", "/health", true, e2b_health},
-	{"GET", "/files", true, files_get},
-	{"POST", "/files", true, files_post},
-	{"POST", "/process.Process/Start", true, px_start},
-	{"POST", "/process.Process/Connect", true, px_connect},
-	{"POST", "/process.Process/List", true, px_list},
-	{"POST", "/process.Process/SendInput", true, px_send_input},
-	{"POST", "/process.Process/CloseStdin", true, px_close_stdin},
-	{"POST", "/process.Process/SendSignal", true, px_send_signal},
-	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat},
-	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list},
-	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir},
-	{"POST", "/filesystem.Filesystem/Move", true, fs_move},
-	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove},
-	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch},
-	{"POST", "/execute", true, ci_execute},
-	{"POST", "/contexts", true, ci_ctx_create},
-	{"GET", "/contexts", true, ci_ctx_list},
-	{"DELETE", "/contexts/{id}", true, ci_ctx_delete},
-	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart},
+	{"POST", "/v2/sandboxes", false, e2b_create, false},
+	{"POST", "/sandboxes", false, e2b_create, false},
+	{"GET", "/v2/sandboxes", false, e2b_list, false},
+	{"GET", "/sandboxes", false, e2b_list, false},
+	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
+	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
+	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout, false},
+	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
+	{"GET", "/sandboxes/{id}", false, e2b_info, false},
+	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
+	{"GET", "/health", true, e2b_health, false},
+	{"GET", "/files", true, files_get, false},
+	{"POST", "/files", true, files_post, true},
+	{"POST", "/process.Process/Start", true, px_start, false},
+	{"POST", "/process.Process/Connect", true, px_connect, false},
+	{"POST", "/process.Process/List", true, px_list, false},
+	{"POST", "/process.Process/SendInput", true, px_send_input, false},
+	{"POST", "/process.Process/CloseStdin", true, px_close_stdin, false},
+	{"POST", "/process.Process/SendSignal", true, px_send_signal, false},
+	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat, false},
+	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list, false},
+	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir, false},
+	{"POST", "/filesystem.Filesystem/Move", true, fs_move, false},
+	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove, false},
+	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch, false},
+	{"POST", "/execute", true, ci_execute, false},
+	{"POST", "/contexts", true, ci_ctx_create, false},
+	{"GET", "/contexts", true, ci_ctx_list, false},
+	{"DELETE", "/contexts/{id}", true, ci_ctx_delete, false},
+	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart, false},
 };
 
 /* path against pattern: exact, or "{id}" matching one segment of
@@ -178,38 +178,37 @@ static bool control_auth(struct ereq *q)
 	return true;
 }
 
-/* The data plane's sandbox and token: NULL after answering 400, 401 or
- * 502. */
-static bool data_auth(struct ereq *q, enum MHD_Result *rc)
+/* The data plane's sandbox (held in q->x) and token: 0, or the status
+ * (400, 401, 502) with why in q->message. */
+static unsigned data_auth(struct ereq *q)
 {
 	const char *id = e2b_header(q, "E2b-Sandbox-Id");
 	if (!id || !*id) {
-		*rc = e2b_api_error(q, 400, "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener (the SDK "
-					    "then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
-		return false;
+		snprintf(q->message, sizeof(q->message), "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener "
+							 "(the SDK then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
+		return 400;
 	}
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	if (!x) {
-		*rc = e2b_api_error(q, 502, "sandbox %.80s is not running: it was killed, timed out or never existed",
-				    id);
-		return false;
+		snprintf(q->message, sizeof(q->message),
+			 "sandbox %.80s is not running: it was killed, timed out or never existed", id);
+		return 502;
 	}
 	const char *tok = e2b_header(q, "X-Access-Token");
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
 	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
 		e2b_sbx_put(q->e, x);
-		*rc = e2b_api_error(q, 401, "missing or wrong access token for sandbox %s: send the envdAccessToken "
-					    "that created or connected it as X-Access-Token",
-				    id);
-		return false;
+		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
+							 "envdAccessToken that created or connected it as X-Access-Token", id);
+		return 401;
 	}
 	q->x = x;
 	snprintf(q->who, sizeof(q->who), "%s", x->owner); /* its answers count in its owner's share */
-	return true;
+	return 0;
 }
 
 /* The body is in: credentials, then the endpoint. */
-static enum MHD_Result dispatch(struct ereq *q, bool path_known)
+static enum MHD_Result dispatch(struct ereq *q)
 {
 	if (q->busy)
 		return e2b_api_error(q, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
@@ -218,15 +217,14 @@ static enum MHD_Result dispatch(struct ereq *q, bool path_known)
 		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
 				     q->s->o.max_body);
 	if (!q->rt) {
-		if (path_known)
+		if (q->known)
 			return e2b_api_error(q, 405, "%s is not allowed on %s", q->method, q->path);
 		return e2b_api_error(q, 404, "no such endpoint on the E2B listener: %s", q->path);
 	}
-	if (q->rt->data) {
-		enum MHD_Result rc;
-		if (!data_auth(q, &rc))
-			return rc;
-	} else if (!control_auth(q))
+	unsigned refused = q->rt->upload ? q->refused : q->rt->data ? data_auth(q) : 0;
+	if (refused)
+		return e2b_api_error(q, refused, "%s", q->message);
+	if (!q->rt->data && !control_auth(q))
 		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
 	/* proven: the connection no longer counts against its address
 	 * (conns.c), for its life with a token, else for this request */
@@ -290,6 +288,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*ctx = q;
 		/* the headers are in: the body and the answer have the request timeout */
 		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
+		q->rt = route(q, &q->known);
+		/* an upload is checked now, and its body goes into the sandbox as it comes */
+		if (q->rt && q->rt->upload && !(q->refused = data_auth(q))) {
+			conn_trust(e->s, c);
+			files_upload_begin(q);
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -300,11 +304,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		size_t n = *upload_size;
 		*upload_size = 0;
+		if (q->rt && q->rt->upload) {
+			files_upload_feed(q, upload, n); /* nothing when refused: read, dropped */
+			return MHD_YES;
+		}
 		return body_append(q, upload, n) ? MHD_YES : MHD_NO;
 	}
-	bool known;
-	q->rt = route(q, &known);
-	return dispatch(q, known);
+	return dispatch(q);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
@@ -326,6 +332,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 			    .cut = conn_cut_reason(e->s, c), .toe = toe, .code = code, .t_start = q->t0};
 	log_request(e->s, &l, q->message, sizeof(q->message));
 	metrics_count_http(e->s, code);
+	files_upload_free(q);
 	if (q->x)
 		e2b_sbx_put(e, q->x);
 	if (q->cap)

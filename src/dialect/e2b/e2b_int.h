@@ -72,6 +72,7 @@ struct e2b_sbx {
 };
 
 struct make_job;
+struct upload;
 
 struct e2b {
 	struct server *s;
@@ -101,9 +102,12 @@ struct ereq {
 	char *body;
 	size_t len, cap;
 	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
+	bool known;           /* its path is an endpoint's (for another method: 405) */
+	unsigned refused;     /* an upload's sandbox or token refused before its body: the status */
 	double t0;
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
 	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
+	struct upload *up;    /* POST /files: the upload as it comes (e2b_fs.c) */
 	unsigned code;        /* for the log */
 	char message[600];    /* an error's, for the log */
 };
@@ -113,6 +117,7 @@ struct eroute {
 	const char *path;     /* exact, or ending in "{id}" / "{id}/..." */
 	bool data;            /* data plane: E2b-Sandbox-Id and one of its tokens */
 	enum MHD_Result (*fn)(struct ereq *q);
+	bool upload;          /* its body streams into the sandbox, never held (POST /files) */
 };
 
 /* e2b_http.c */
@@ -189,6 +194,12 @@ enum MHD_Result fs_move(struct ereq *q);
 enum MHD_Result fs_remove(struct ereq *q);
 enum MHD_Result fs_watch(struct ereq *q);
 enum MHD_Result files_get(struct ereq *q);
+/* POST /files, streamed: begin when the headers are in (and the sandbox's
+ * token checked), feed each piece of the body, files_post at its end;
+ * free on every path (on_completed). */
+void files_upload_begin(struct ereq *q);
+void files_upload_feed(struct ereq *q, const char *p, size_t n);
+void files_upload_free(struct ereq *q);
 enum MHD_Result files_post(struct ereq *q);
 
 /* e2b_multipart.c */
@@ -203,6 +214,25 @@ struct mp_part {
 int mp_parse(const char *ctype, const char *body, size_t len, size_t max_parts, struct mp_part **parts, size_t *n,
 	     char *err, size_t errlen);
 void mp_free(struct mp_part *p, size_t n);
+/* The same body as it comes (an upload streamed into the sandbox, never
+ * held whole), by the same rules but one: a body with no final "--" is cut
+ * short.  The sink's calls say a part's start (its name and filename, the
+ * latter may be NULL), its data in pieces, its end; one returning -1
+ * stops the parse (mp_stream_feed answers -1, its reason the sink's). */
+struct mp_sink {
+	int (*part)(void *arg, const char *name, const char *filename);
+	int (*data)(void *arg, const char *p, size_t n);
+	int (*end)(void *arg);
+	void *arg;
+};
+struct mp_stream;
+struct mp_stream *mp_stream_new(const char *ctype, size_t max_parts, const struct mp_sink *sink, char *err,
+				size_t errlen);
+/* -1 with why in err (or the sink's stop) */
+int mp_stream_feed(struct mp_stream *m, const char *p, size_t n, char *err, size_t errlen);
+/* The body is over: 0 when it ended with its last boundary. */
+int mp_stream_finish(struct mp_stream *m, char *err, size_t errlen);
+void mp_stream_free(struct mp_stream *m);
 
 /* e2b_interp.c */
 enum MHD_Result ci_execute(struct ereq *q);
