@@ -246,6 +246,19 @@ static struct client *sub_get(struct server *s, struct client *c, const char *na
 	return u;
 }
 
+/* c's bucket refilled for rate runs a minute: 0 when it holds a run,
+ * else the seconds until it does (counted as refused). */
+static unsigned bucket_wait(struct server *s, struct client *c, unsigned rate)
+{
+	double t = now_mono(), per_s = rate / 60.0;
+	c->tokens = fmin(rate, c->tokens + (t - c->last) * per_s);
+	c->last = t;
+	if (c->tokens >= 1)
+		return 0;
+	s->m.rejected_client_rate++;
+	return (unsigned)ceil((1 - c->tokens) / per_s);
+}
+
 /* Whether c (named name) may start one more run under its limits; sets
  * the 429 when not.  Refills c's bucket, takes nothing. */
 static bool quota_allows(struct server *s, struct req *r, struct client *c, const char *name, unsigned conc,
@@ -258,19 +271,34 @@ static bool quota_allows(struct server *s, struct req *r, struct client *c, cons
 			  conc);
 		return false;
 	}
-	if (rate) {
-		double t = now_mono(), per_s = rate / 60.0;
-		c->tokens = fmin(rate, c->tokens + (t - c->last) * per_s);
-		c->last = t;
-		if (c->tokens < 1) {
-			s->m.rejected_client_rate++;
-			r->retry_after = (unsigned)ceil((1 - c->tokens) / per_s);
-			set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", name, rate,
-				  r->retry_after);
-			return false;
-		}
+	unsigned wait = rate ? bucket_wait(s, c, rate) : 0;
+	if (wait) {
+		r->retry_after = wait;
+		set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", name, rate, wait);
+		return false;
 	}
 	return true;
+}
+
+bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n)
+{
+	unsigned rate = s->o.client_rate;
+	if (!rate)
+		return true;
+	pthread_mutex_lock(&s->lock);
+	struct client *c = client_get(s, who);
+	unsigned wait = c ? bucket_wait(s, c, rate) : 1;
+	if (c && !wait)
+		c->tokens -= 1;
+	if (!c)
+		s->m.rejected_busy++;
+	pthread_mutex_unlock(&s->lock);
+	*retry_after = wait;
+	if (!c)
+		snprintf(msg, n, "too many distinct clients at once; retry later");
+	else if (wait)
+		snprintf(msg, n, "client '%s' is over its %u runs per minute (--client-rate); retry in %u s", who, rate, wait);
+	return !wait;
 }
 
 /* The client's quota (its token's name, or its address), then, when the

@@ -443,6 +443,10 @@ void answer_unhold(struct server *s, struct answer_hold *h, size_t n);
 void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
+/* One run of client who that the queue does not see (a dialect's command
+ * in a session it holds): --client-rate's token taken, or false with the
+ * 429's message and its Retry-After. */
+bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);

@@ -10,6 +10,7 @@
 //   sizes    the default sizes (SPEC §18): 256 pids, 1 GiB home and /tmp
 //   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
 //   upload   under --max-body 1 MiB --e2b-disk 100: files.write streams to disk
+//   rate     under --client-rate 1: a create, a command, a runCode are runs
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
 import fs from 'node:fs'
@@ -192,6 +193,20 @@ if (mode === 'create') {
       return /507|space|insufficient|storage/i.test(`${e.message} ${e.constructor.name}`) || used <= 101
     }
   })
+  await sbx.kill()
+} else if (mode === 'rate') {
+  // one run a minute: the create takes it; what runs code within the minute is refused
+  const sbx = await CISandbox.create({ timeoutMs: 120_000 })
+  await check('a command over --client-rate refused', async () => {
+    try { await sbx.commands.run('echo no'); return false } catch (e) { return /runs per minute/.test(e.message) }
+  })
+  await check('a runCode over --client-rate refused', async () => {
+    try { const ex = await sbx.runCode('1'); return !!ex.error && /runs per minute/.test(ex.error.value) } catch (e) { return /runs per minute|429/.test(e.message) }
+  })
+  await check('a create over --client-rate: 429', async () => {
+    try { await Sandbox.create(); return false } catch (e) { return /runs per minute/.test(e.message) }
+  })
+  await check('files are not runs', async () => { await sbx.files.write('/home/user/x', 'x'); return eq(await sbx.files.read('/home/user/x'), 'x') })
   await sbx.kill()
 } else if (mode === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })

@@ -347,6 +347,11 @@ enum MHD_Result ci_execute(struct ereq *q)
 			return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 		}
 	}
+	char rate_err[300];
+	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
+		json_decref(m);
+		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
+	}
 	json_t *ev = json_object_get(m, "env_vars");
 	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
 	json_decref(m);

@@ -477,7 +477,11 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 400, "%s", err);
 		goto out;
 	}
-	unsigned code;
+	unsigned code, wait;
+	if (!client_rate_take(s, q->who, &wait, err, sizeof(err))) { /* a sandbox made is a run */
+		rc = e2b_api_error(q, 429, "%s", err);
+		goto out;
+	}
 	struct sess *slot = sess_place(s, q->who, &code, err, sizeof(err));
 	if (!slot) {
 		rc = e2b_api_error(q, code, "%s", err);
