@@ -241,6 +241,7 @@ struct pstream {
 	int phase;         /* 0: start to send, 1: output, 2: over */
 	double last;       /* when a frame last went out */
 	char *early_code, *early_msg; /* an end-stream error instead of a start */
+	int fd;            /* its connection: did the client leave? */
 };
 
 static void pstream_free(void *p)
@@ -346,6 +347,8 @@ static bool pstream_produce(void *p, char **buf, size_t *len)
 			return pstream_over(ps, buf, len, NULL, NULL);
 		}
 		double t = now_mono();
+		if (!*len && e2b_client_gone(ps->fd))
+			return pstream_over(ps, buf, len, "canceled", "the client left"); /* the command lives on */
 		if (!*len && t - ps->last >= E2B_KEEPALIVE_S)
 			frame_json(buf, len, 0, json_pack("{s:{s:{}}}", "event", "keepalive"));
 		if (*len) {
@@ -364,6 +367,7 @@ static enum MHD_Result pstream_begin(struct ereq *q, int pid, const char *code, 
 	ps->x = q->x;
 	q->x = NULL; /* the stream holds it now */
 	ps->pid = pid;
+	ps->fd = e2b_conn_fd(q);
 	if (code) {
 		ps->early_code = strdup(code);
 		ps->early_msg = strdup(msg);

@@ -10,7 +10,6 @@
  * user. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,13 +426,6 @@ static int watch_list(struct watch *w, struct ward_session *ws, struct ward_dire
 	return rc;
 }
 
-/* Has the client closed its end (or reset it)? */
-static bool client_gone(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
 static bool watch_event(char **buf, size_t *len, const char *name, const char *type)
 {
 	json_t *v = json_pack("{s:{s:s,s:s}}", "filesystem", "name", name, "type", type);
@@ -470,7 +462,7 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 			return watch_end(buf, len, "deadline_exceeded", "the watch's deadline (Connect-Timeout-Ms) passed");
 		struct timespec ts = {0, (long)(WATCH_POLL_S * 1e9)};
 		nanosleep(&ts, NULL);
-		if (client_gone(w->fd))
+		if (e2b_client_gone(w->fd))
 			return watch_end(buf, len, "canceled", "the client left");
 		struct sess *ss = e2b_sess(w->e, w->x);
 		if (!ss)
@@ -480,7 +472,7 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 		char err[256];
 		int rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
 		sess_unref(w->e->s, ss);
-		if (client_gone(w->fd))
+		if (e2b_client_gone(w->fd))
 			return watch_end(buf, len, "canceled", "the client left");
 		if (rc == -E2BIG) {
 			snprintf(err, sizeof(err), "the watched directory grew past %d entries: watch a smaller one",
@@ -530,8 +522,7 @@ enum MHD_Result fs_watch(struct ereq *q)
 	w->e = q->e;
 	w->x = q->x;
 	q->x = NULL;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	w->fd = ci ? ci->connect_fd : -1;
+	w->fd = e2b_conn_fd(q);
 	long long ms = cx_timeout_ms(q);
 	const char *code = NULL;
 	if (!m)

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,18 @@ static const struct eroute *route(struct ereq *q, bool *path_known)
 const char *e2b_header(struct ereq *q, const char *name)
 {
 	return MHD_lookup_connection_value(q->c, MHD_HEADER_KIND, name);
+}
+
+int e2b_conn_fd(struct ereq *q)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci ? ci->connect_fd : -1;
+}
+
+bool e2b_client_gone(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 const char *e2b_query(struct ereq *q, const char *name)

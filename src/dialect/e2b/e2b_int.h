@@ -127,6 +127,11 @@ enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v);
 enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *e2b_header(struct ereq *q, const char *name);
 const char *e2b_query(struct ereq *q, const char *name);
+/* q's socket, and whether its client has closed or reset it: a stream
+ * that waits for what it follows looks after each wait, so that a client
+ * that left ends it within a wait, not at its next write. */
+int e2b_conn_fd(struct ereq *q);
+bool e2b_client_gone(int fd);
 
 /* e2b_sandbox.c */
 int e2b_makers_start(struct e2b *e);
