@@ -31,14 +31,17 @@ def settled():   # the create's connection thread has ended: the same count for 
             break
     return last
 base = settled()
-body = envelope({"path": "/home/user"})
-socks = []
-for i in range(6):
-    s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\nX-Access-Token: %s\r\n"
-              b"Content-Type: application/connect+json\r\nConnect-Protocol-Version: 1\r\nContent-Length: %d\r\n\r\n"
-              % (sb["sandboxID"].encode(), sb["envdAccessToken"].encode(), len(body)) + body)
-    socks.append(s)
+def streams(path, msg, n=6):
+    """n Connect streams of path opened on raw sockets"""
+    body, out = envelope(msg), []
+    for i in range(n):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\nX-Access-Token: %s\r\n"
+                  b"Content-Type: application/connect+json\r\nConnect-Protocol-Version: 1\r\nContent-Length: %d\r\n\r\n"
+                  % (path.encode(), sb["sandboxID"].encode(), sb["envdAccessToken"].encode(), len(body)) + body)
+        out.append(s)
+    return out
+socks = streams("/filesystem.Filesystem/WatchDir", {"path": "/home/user"})
 def started(s):
     data = b""
     while b"start" not in data:
@@ -58,14 +61,7 @@ for _ in range(50):   # a poll is 0.2 s: they end within it; the keepalive would
     time.sleep(0.1)
 ok("watches whose clients left end within a poll, not at the next write", threads() <= base, (base, threads()))
 # command streams too: the commands live on, their streams end within a wait
-body = envelope({"process": {"cmd": "/bin/sh", "args": ["-c", "sleep 60"]}})
-socks = []
-for i in range(6):
-    s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall(b"POST /process.Process/Start HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\nX-Access-Token: %s\r\n"
-              b"Content-Type: application/connect+json\r\nConnect-Protocol-Version: 1\r\nContent-Length: %d\r\n\r\n"
-              % (sb["sandboxID"].encode(), sb["envdAccessToken"].encode(), len(body)) + body)
-    socks.append(s)
+socks = streams("/process.Process/Start", {"process": {"cmd": "/bin/sh", "args": ["-c", "sleep 60"]}})
 ok("six command streams start", all(started(s) for s in socks))
 during = settled()   # the streams' threads, and what the session keeps for its running commands
 ok("six command streams hold six more threads", during >= base + 6, (base, during))
