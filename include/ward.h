@@ -602,6 +602,14 @@ void ward_session_list_free(struct ward_dirent *d, size_t n);
  * everything in it. */
 int ward_session_remove(struct ward_session *s, const char *path, char *err, size_t errlen);
 
+/* A TCP connection to a server the sandbox runs on its own 127.0.0.1:port
+ * (a socket made in its network namespace by a thread of ward's, never
+ * the caller's, which stays where it is): the connected socket
+ * (O_CLOEXEC, blocking), or a negative errno: -ECONNREFUSED when nothing
+ * listens there, -ETIMEDOUT past timeout_s, -EPERM when ward may not enter
+ * the namespace (not root). */
+int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen);
+
 struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;
 };

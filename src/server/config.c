@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
 		"  --e2b ADDR:PORT           also speak E2B's API there (SPEC §17): E2B_API_URL and\n"
 		"                            E2B_SANDBOX_URL = http://ADDR:PORT, E2B_API_KEY = a token\n"
+		"  --e2b-domain D            the domain create answers: getHost(PORT) is PORT-ID.D, relayed into\n"
+		"                            the sandbox (default localhost:<the E2B listener's port>)\n"
 		"  --e2b-cpu S               CPU seconds one E2B sandbox may use in all, every command and\n"
 		"                            kernel of it together (default: its timeout, one core for its life)\n"
 		"  --e2b-memory MB           an E2B sandbox's memory (default 512), --e2b-pids N its processes\n"
@@ -299,6 +301,7 @@ static const struct opt_desc opts[] = {
 	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
 	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
 	{"e2b-cpu", K_SECS, OFF(e2b_cpu_s), 0, NULL},
+	{"e2b-domain", K_PATH, OFF(e2b_domain), 0, NULL},
 	{"e2b-memory", K_UINT, OFF(e2b_memory_mb), 1u << 20, "--e2b-memory must be at least 1 (MB)"},
 	{"e2b-pids", K_UINT, OFF(e2b_pids), 1u << 20, "--e2b-pids must be at least 1"},
 	{"e2b-disk", K_UINT, OFF(e2b_disk_mb), 1u << 20, "--e2b-disk must be at least 1 (MB)"},

@@ -131,6 +131,7 @@ struct serve_opts {
 	size_t max_test_bytes;
 	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
 	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
+	const char *e2b_domain;      /* --e2b-domain D, or NULL: localhost:<port> */
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];

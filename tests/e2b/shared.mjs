@@ -11,6 +11,7 @@
 //   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
 //   upload   under --max-body 1 MiB --e2b-disk 100: files.write streams to disk
 //   rate     under --client-rate 1: a create, a command, a runCode are runs
+//   ports    a server in the sandbox reached through the listener
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
 import fs from 'node:fs'
@@ -207,6 +208,76 @@ if (mode === 'create') {
     try { await Sandbox.create(); return false } catch (e) { return /runs per minute/.test(e.message) }
   })
   await check('files are not runs', async () => { await sbx.files.write('/home/user/x', 'x'); return eq(await sbx.files.read('/home/user/x'), 'x') })
+  await sbx.kill()
+} else if (mode === 'ports') {
+  const http = await import('node:http')
+  const api = new URL(process.env.E2B_API_URL)
+  // a request to the listener with these headers: [status, body, headers]
+  const ask = (path, headers, body) => new Promise((resolve, reject) => {
+    const r = http.request({ host: api.hostname, port: api.port, path, method: body ? 'POST' : 'GET', headers }, (res) => {
+      const parts = []
+      res.on('data', (d) => parts.push(d))
+      res.on('end', () => resolve([res.statusCode, Buffer.concat(parts).toString(), res.headers]))
+    })
+    r.on('error', reject)
+    r.end(body)
+  })
+  const server = `import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        b = self.rfile.read(n)
+        out = ("%s %s host=%s len=%d\\n" % (self.command, self.path, self.headers.get("Host"), len(b))).encode()
+        self.send_response(201)
+        self.send_header("X-From", "sandbox")
+        self.end_headers()
+        self.wfile.write(out)
+    do_GET = do_POST = answer
+http.server.HTTPServer(("127.0.0.1", 3000), H).serve_forever()
+`
+  const up = async (sbx) => {
+    await sbx.files.write('/home/user/srv.py', server)
+    await sbx.commands.run('python3 /home/user/srv.py', { background: true, timeoutMs: 0 })
+    for (let i = 0; i < 100; i++) {
+      const [st] = await ask('/', { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '3000' })
+      if (st === 201) return true
+      await sleep(100)
+    }
+    return false
+  }
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  if (!(await up(sbx))) console.log('# the server in the sandbox did not come up')
+  await check('getHost(3000) is 3000-ID.localhost:PORT', async () => eq(sbx.getHost(3000), `3000-${sbx.sandboxId}.localhost:${api.port}`))
+  await check('by E2b-Sandbox-Id and E2b-Sandbox-Port: the sandbox\'s server answers, query and headers kept', async () => {
+    const [st, body, h] = await ask('/a/b?x=1&y=%20', { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '3000' })
+    return eq([st, h['x-from'], body.split(' ').slice(0, 2).join(' ')], [201, 'sandbox', 'GET /a/b?x=1&y=%20'])
+  })
+  await check('by Host PORT-ID.DOMAIN (getHost)', async () => {
+    const [st, body] = await ask('/via-host', { Host: sbx.getHost(3000) })
+    return eq([st, body.startsWith('GET /via-host host=3000-')], [201, true])
+  })
+  await check('a POST body relayed as it comes (1 MiB)', async () => {
+    const [st, body] = await ask('/up', { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '3000', 'Content-Length': String(1 << 20) }, Buffer.alloc(1 << 20, 97))
+    return eq([st, body.trim().split(' ').pop()], [201, `len=${1 << 20}`])
+  })
+  await check('a port nothing listens on: 502 with E2B\'s JSON', async () => {
+    const [st, body] = await ask('/', { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '3001' })
+    const j = JSON.parse(body)
+    return eq([st, j.port, j.code, /port is not open/.test(j.message)], [502, 3001, 502, true])
+  })
+  await check('an unknown sandbox: 502', async () => eq((await ask('/', { Host: `3000-nosuchsandbox.localhost:${api.port}` }))[0], 502))
+  await check('the envd port is not relayed: the SDK still works', async () => eq((await sbx.commands.run('echo ok')).stdout, 'ok\n'))
+  const priv = await Sandbox.create({ timeoutMs: 120_000, network: { allowPublicTraffic: false } })
+  await up(priv) // its own first probe is refused: it carries no token
+  await check('allowPublicTraffic false: no token 403, its traffic token 201', async () => {
+    const h = { 'E2b-Sandbox-Id': priv.sandboxId, 'E2b-Sandbox-Port': '3000' }
+    await priv.commands.run('python3 /home/user/srv.py', { background: true, timeoutMs: 0 })
+    let st = 0
+    for (let i = 0; i < 100 && st !== 201; i++) { [st] = await ask('/', { ...h, 'e2b-traffic-access-token': priv.trafficAccessToken }); if (st !== 201) await sleep(100) }
+    const [no] = await ask('/', h), [wrong] = await ask('/', { ...h, 'e2b-traffic-access-token': 'x' })
+    return eq([no, wrong, st, typeof priv.trafficAccessToken], [403, 403, 201, 'string'])
+  })
+  await priv.kill()
   await sbx.kill()
 } else if (mode === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })

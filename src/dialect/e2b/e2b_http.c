@@ -279,14 +279,27 @@ static bool body_append(struct ereq *q, const char *data, size_t n)
 	return true;
 }
 
+/* The request line's URI as sent (its query too, which a relay to a
+ * sandbox's port passes on as it came): the request's record begins here. */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	struct ereq *q = calloc(1, sizeof(*q));
+	if (q && uri && strlen(uri) < 8192)
+		q->uri = strdup(uri);
+	return q;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	struct e2b *e = cls;
 	struct ereq *q = *ctx;
 	(void)version;
-	if (!q) {
-		q = calloc(1, sizeof(*q));
+	if (!q || !q->c) {
+		if (!q)
+			q = calloc(1, sizeof(*q));
 		if (!q)
 			return MHD_NO;
 		q->e = e;
@@ -301,6 +314,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*ctx = q;
 		/* the headers are in: the body and the answer have the request timeout */
 		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
+		/* a sandbox's own port: relayed, its body as it comes */
+		int port;
+		char id[100];
+		if (ports_target(q, &port, id, sizeof(id))) {
+			ports_begin(q, port, id);
+			return MHD_YES;
+		}
 		q->rt = route(q, &q->known);
 		/* an upload is checked now, and its body goes into the sandbox as it comes */
 		if (q->rt && q->rt->upload && !(q->refused = data_auth(q))) {
@@ -317,12 +337,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		size_t n = *upload_size;
 		*upload_size = 0;
+		if (q->relay) {
+			ports_feed(q, upload, n);
+			return MHD_YES;
+		}
 		if (q->rt && q->rt->upload) {
 			files_upload_feed(q, upload, n); /* nothing when refused: read, dropped */
 			return MHD_YES;
 		}
 		return body_append(q, upload, n) ? MHD_YES : MHD_NO;
 	}
+	if (q->relay)
+		return ports_answer(q);
 	return dispatch(q);
 }
 
@@ -332,6 +358,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	struct ereq *q = *ctx;
 	if (!q)
 		return;
+	if (!q->c) { /* its head never made a request */
+		*ctx = NULL;
+		free(q->uri);
+		free(q);
+		return;
+	}
 	/* the next request on a kept-alive connection gets its own header time */
 	conn_set_deadline(e->s, c, now_mono() + e->s->o.header_timeout);
 	conn_idle(e->s, c);
@@ -346,6 +378,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	log_request(e->s, &l, q->message, sizeof(q->message));
 	metrics_count_http(e->s, code);
 	files_upload_free(q);
+	ports_free(q);
+	free(q->uri);
 	if (q->x)
 		e2b_sbx_put(e, q->x);
 	if (q->cap)
@@ -378,11 +412,17 @@ int e2b_start(struct server *s)
 				MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
 				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, e,
+				MHD_OPTION_END);
 	if (!e->d) {
 		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
 		return -1;
 	}
+	/* getHost(port) is PORT-ID.DOMAIN: by default one a local browser opens (*.localhost) */
+	if (s->o.e2b_domain)
+		snprintf(e->domain, sizeof(e->domain), "%s", s->o.e2b_domain);
+	else
+		snprintf(e->domain, sizeof(e->domain), "localhost:%s", strrchr(bound, ':') + 1);
 	log_event(s, "e2b-listening", "%s (E2B_API_URL and E2B_SANDBOX_URL: http://%s)", bound, bound);
 	return 0;
 }

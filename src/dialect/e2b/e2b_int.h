@@ -34,7 +34,6 @@
 #include "server/server.h"
 
 #define E2B_ENVD_VERSION "0.5.6"  /* multipart uploads only (research notes §4.5) */
-#define E2B_DOMAIN "ward.invalid" /* never E2B's: a misconfigured client fails at DNS */
 #define E2B_HOME "/home/user"
 #define E2B_MAKERS 2
 #define E2B_MAX_CONTEXTS 8        /* code contexts (kernels) per sandbox */
@@ -66,6 +65,7 @@ struct e2b_sbx {
 	struct e2b_ctx *ctxs;
 	unsigned nctx;
 	unsigned nwatch;      /* WatchDir streams open on it (e2b_fs.c) */
+	bool private_traffic; /* network.allowPublicTraffic false: its ports want its traffic token */
 	double m_time;        /* its last metrics sample (CLOCK_REALTIME), 0: none */
 	uint64_t m_cpu_ms;    /* its CPU then */
 	struct e2b_sbx *next;
@@ -73,6 +73,7 @@ struct e2b_sbx {
 
 struct make_job;
 struct upload;
+struct relay;
 
 struct e2b {
 	struct server *s;
@@ -87,6 +88,7 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
+	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
 };
 
 /* One request on the E2B listener. */
@@ -108,6 +110,8 @@ struct ereq {
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
 	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
 	struct upload *up;    /* POST /files: the upload as it comes (e2b_fs.c) */
+	struct relay *relay;  /* a request to a sandbox's own port (e2b_ports.c) */
+	char *uri;            /* the request line's URI, its query too (malloc'd) */
 	unsigned code;        /* for the log */
 	char message[600];    /* an error's, for the log */
 };
@@ -238,6 +242,15 @@ int mp_stream_feed(struct mp_stream *m, const char *p, size_t n, char *err, size
 /* The body is over: 0 when it ended with its last boundary. */
 int mp_stream_finish(struct mp_stream *m, char *err, size_t errlen);
 void mp_stream_free(struct mp_stream *m);
+
+/* e2b_ports.c: a sandbox's own ports, relayed */
+/* Is q for a sandbox's port (E2b-Sandbox-Port, or Host PORT-ID.DOMAIN),
+ * neither envd's nor the interpreter's?  Its port and sandbox id. */
+bool ports_target(struct ereq *q, int *port, char *id, size_t n);
+void ports_begin(struct ereq *q, int port, const char *id); /* the headers are in: connect, send them */
+void ports_feed(struct ereq *q, const char *p, size_t n);   /* a piece of its body */
+enum MHD_Result ports_answer(struct ereq *q);               /* the body is in: relay the answer */
+void ports_free(struct ereq *q);
 
 /* e2b_interp.c */
 enum MHD_Result ci_execute(struct ereq *q);

@@ -267,11 +267,11 @@ static void iso_time(char *buf, size_t n, double t)
 }
 
 /* The Sandbox object of create and connect. */
-static json_t *sandbox_json(const struct e2b_sbx *x)
+static json_t *sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "sandboxID", x->id, "templateID", x->tmpl, "clientID", "ward",
 			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken", x->traffic,
-			 "domain", E2B_DOMAIN);
+			 "domain", e->domain);
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
@@ -286,7 +286,7 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
 			      "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail)
-		json_object_set_new(v, "domain", json_string(E2B_DOMAIN));
+		json_object_set_new(v, "domain", json_string(s->e2b->domain));
 	return v;
 }
 
@@ -300,6 +300,7 @@ struct create_in {
 	const char *allow[EGRESS_MAX_PATTERNS];
 	size_t nallow;
 	bool net_off, net_asked;
+	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
 };
 
@@ -362,6 +363,7 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 	if (json_is_false(ai))
 		c->net_off = true;
 	json_t *net = json_object_get(b, "network");
+	c->private_traffic = json_is_false(json_object_get(net, "allowPublicTraffic"));
 	json_t *out = json_is_object(net) ? json_object_get(net, "allowOut") : NULL;
 	if (json_is_array(out) && json_array_size(out)) {
 		size_t i;
@@ -395,6 +397,7 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 	static char *const argv[] = {"true", NULL};
 	q->argv = argv; /* a shape's argv is not run; validation wants one */
 	const struct egress_policy *pol = &s->o.egress;
+	q->net = WARD_NET_LOOPBACK; /* a sandbox's servers on 127.0.0.1 (its ports, SPEC §18); no route out */
 	if (!c->net_off && c->net_asked) {
 		q->net = WARD_NET_ALLOW;
 		q->egress_allow = c->allow;
@@ -454,6 +457,7 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	hex_random(x->traffic, 16);
 	x->metadata = c->metadata;
 	c->metadata = NULL;
+	x->private_traffic = c->private_traffic;
 	x->started_rt = now_real();
 	x->end_rt = x->started_rt + ttl;
 	return x;
@@ -517,7 +521,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	q->e->sbxs = x;
 	pthread_mutex_unlock(&q->e->lock);
 	log_event(s, "e2b-sandbox-new", "%s (session %s) for %s, template %s", x->id, x->sid, q->who, x->tmpl);
-	rc = e2b_answer_json(q, 201, sandbox_json(x));
+	rc = e2b_answer_json(q, 201, sandbox_json(q->e, x));
 out:
 	create_in_free(&c);
 	json_decref(b);
@@ -728,7 +732,7 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
 	if (t > 0 && now_real() + t > end_rt(q->s, ss))
 		sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
 	sess_unref(q->s, ss);
-	json_t *v = sandbox_json(x);
+	json_t *v = sandbox_json(q->e, x);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
