@@ -115,7 +115,9 @@ struct ward_request {
 	const char *workdir; /* host dir mounted rw at /work; NULL = ephemeral tmpfs */
 	/* A second name of /work inside the sandbox: a symlink at this path
 	 * (e.g. "/home/user", E2B's home; parents made in the root tmpfs).
-	 * "/home/" and one name of [a-z0-9_-]; NULL = none. */
+	 * "/home/" and one name of [a-z0-9_-]; NULL = none.  The sandbox's
+	 * user (uid 1000) is then named NAME in its /etc/passwd, with this
+	 * home (else "sandbox", home /work). */
 	const char *work_link;
 	const char *rootfs;  /* NULL = the host's system directories */
 	/* An image as the root (SPEC §14), opened with ward_image_root_open
@@ -562,15 +564,26 @@ int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, si
  * cgroup).  -EINVAL for another signal. */
 int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen);
 
-/* Files under /work, resolved inside the sandbox (as its user, in its mount
- * namespace, under its Landlock rules: a symlink it planted resolves to
- * what the sandbox itself sees there, never to a host path).  path:
- * relative to /work, no "..", no NUL, not absolute (the guard of SPEC §6);
- * "" is /work itself (list only).  Writes replace the file, create missing
+/* Files of the sandbox, resolved inside it (as its user, in its mount
+ * namespace, from its own root, under its Landlock rules: a symlink it
+ * planted, /proc/self/root included, resolves to what the sandbox itself
+ * sees there, never to a host path).  path: relative to /work, no "..",
+ * no NUL (the guard of SPEC §6); or absolute, "/" and such a path: any
+ * file the sandbox's user may reach ("/" itself: list only); "" is /work
+ * itself (list only).  Writes replace the file, create missing
  * parents (0755) and count against /work's size (-ENOSPC).  mode 0 = 0644.
  * read: at most max bytes (more: -EFBIG); *data is malloc'd (free it). */
 int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
 		       char *err, size_t errlen);
+/* The same write with its bytes in pieces (an upload that is never held
+ * whole): begin, more as they come (each piece within the call's
+ * deadline; -EIO once the worker stopped reading, e.g. /work is full),
+ * then end, which frees u and answers as ward_session_write does. */
+struct ward_session_upload;
+int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **u,
+			     char *err, size_t errlen);
+int ward_session_write_more(struct ward_session_upload *u, const void *data, size_t len);
+int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errlen);
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
 		      char *err, size_t errlen);
 struct ward_dirent {
@@ -593,6 +606,14 @@ void ward_session_list_free(struct ward_dirent *d, size_t n);
 /* Remove a file, a symlink (not what it points to) or a directory with
  * everything in it. */
 int ward_session_remove(struct ward_session *s, const char *path, char *err, size_t errlen);
+
+/* A TCP connection to a server the sandbox runs on its own 127.0.0.1:port
+ * (a socket made in its network namespace by a thread of ward's, never
+ * the caller's, which stays where it is): the connected socket
+ * (O_CLOEXEC, blocking), or a negative errno: -ECONNREFUSED when nothing
+ * listens there, -ETIMEDOUT past timeout_s, -EPERM when ward may not enter
+ * the namespace (not root). */
+int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen);
 
 struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;

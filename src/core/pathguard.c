@@ -85,6 +85,20 @@ int pathguard_check(const char *path, size_t len, char *err, size_t errlen)
 	return -1;
 }
 
+int pathguard_check_session(const char *path, size_t len, bool root_ok, char *err, size_t errlen)
+{
+	if (len == 1 && path[0] == '/' && !root_ok) {
+		if (err && errlen)
+			snprintf(err, errlen, "file path \"/\": the root itself can only be listed");
+		return -1;
+	}
+	if (len == 1 && path[0] == '/')
+		return 0;
+	if (len && path[0] == '/')
+		return pathguard_check(path + 1, len - 1, err, errlen);
+	return pathguard_check(path, len, err, errlen);
+}
+
 /* Open name (one component) beneath dirfd as a directory, never through a
  * symlink.  Returns an fd or -errno. */
 static int open_dir_beneath(int dirfd, const char *name)

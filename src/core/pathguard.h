@@ -9,11 +9,16 @@
 #ifndef WARD_PATHGUARD_H
 #define WARD_PATHGUARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 /* Pure check of a path of len bytes.  0, or -1 with a message in err. */
 int pathguard_check(const char *path, size_t len, char *err, size_t errlen);
+/* A path a session's files call names (ward.h): such a relative path, or
+ * "/" and one (absolute: resolved from the sandbox's own root, inside it);
+ * "/" itself only when root_ok. */
+int pathguard_check_session(const char *path, size_t len, bool root_ok, char *err, size_t errlen);
 
 /* Create path (already checked) beneath the directory dirfd, making parent
  * directories (0755) as needed, and write data with mode.  Uses only

@@ -160,21 +160,33 @@ static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 	closedir(d);
 }
 
-static const char *passwd_text(struct plan *p)
+/* The sandbox user's name and home: "sandbox" at /work, or, with a
+ * work_link ("/home/NAME", E2B's "/home/user"), NAME at the link. */
+static void user_of(const struct ward_request *req, const char **name, const char **home)
 {
+	*name = req->work_link ? strrchr(req->work_link, '/') + 1 : "sandbox";
+	*home = req->work_link ? req->work_link : "/work";
+}
+
+static const char *passwd_text(struct plan *p, const struct ward_request *req)
+{
+	const char *name, *home;
+	user_of(req, &name, &home);
 	char buf[512];
 	snprintf(buf, sizeof(buf),
 		 "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-		 "sandbox:x:%d:%d:ward sandbox:/work:/bin/sh\n"
+		 "%s:x:%d:%d:ward sandbox:%s:/bin/sh\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+		 name, WARD_SANDBOX_UID, WARD_SANDBOX_GID, home);
 	return keep(p, strdup(buf));
 }
 
-static const char *group_text(struct plan *p)
+static const char *group_text(struct plan *p, const struct ward_request *req)
 {
+	const char *name, *home;
+	user_of(req, &name, &home);
 	char buf[256];
-	snprintf(buf, sizeof(buf), "root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", WARD_SANDBOX_GID);
+	snprintf(buf, sizeof(buf), "root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", name, WARD_SANDBOX_GID);
 	return keep(p, strdup(buf));
 }
 
@@ -209,8 +221,8 @@ static void plan_etc(struct plan *p, const struct ward_request *req, const char 
 	/* /etc and /dev are directories of the root tmpfs, which is made
 	 * read-only at the end: a tmpfs of their own cost a superblock each,
 	 * on every run. */
-	add_file(p, "/etc/passwd", passwd_text(p));
-	add_file(p, "/etc/group", group_text(p));
+	add_file(p, "/etc/passwd", passwd_text(p, req));
+	add_file(p, "/etc/group", group_text(p, req));
 	add_file(p, "/etc/hostname", "ward\n");
 	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
 	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"

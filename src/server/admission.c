@@ -85,52 +85,73 @@ static struct client *client_get(struct server *s, const char *key);
  * (--max-answer-client), so that one client's unread answers cannot take
  * the budget from the others.  One that does not fit now is dropped for a
  * 503 (the run has happened; the server's memory stays bounded). */
-void hold_answer(struct server *s, struct req *r)
+int answer_hold(struct server *s, const char *who, size_t n, struct answer_hold *h)
 {
-	if (!r->resp)
-		return;
-	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
 	pthread_mutex_lock(&s->lock);
-	struct client *c = client_get(s, r->who); /* NULL (the table is full): the total alone */
+	struct client *c = client_get(s, who); /* NULL (the table is full): the total alone */
 	bool total = budget_take(&s->answer_bytes, s->o.max_answer_total, n);
 	bool mine = !c || (n <= s->o.max_answer_client && c->answers <= s->o.max_answer_client - n);
 	if (total && !mine) /* the total has room, this client's share has not */
 		__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
 	bool fits = total && mine;
-	if (fits && c) {
+	if (fits && c)
 		c->answers += n;
-		r->answer_cl = c;
-	}
 	pthread_mutex_unlock(&s->lock);
-	if (fits) {
-		r->answer_bytes = n;
+	if (!fits)
+		return total ? -2 : -1;
+	h->cl = c;
+	h->bytes += n;
+	return 0;
+}
+
+void answer_unhold(struct server *s, struct answer_hold *h, size_t n)
+{
+	if (n > h->bytes)
+		n = h->bytes;
+	if (!n)
 		return;
+	__atomic_sub_fetch(&s->answer_bytes, n, __ATOMIC_RELAXED);
+	if (h->cl) {
+		pthread_mutex_lock(&s->lock);
+		h->cl->answers -= n;
+		pthread_mutex_unlock(&s->lock);
 	}
-	r->retry_after = 1;
-	if (total)
-		set_error(r, 503,
-			  "the answer (%zu bytes) does not fit in this client's share of the answer budget "
-			  "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
-			  n, s->o.max_answer_client);
+	h->bytes -= n;
+	if (!h->bytes)
+		h->cl = NULL;
+}
+
+void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len)
+{
+	if (why == -2)
+		snprintf(msg, len,
+			 "the answer (%zu bytes) does not fit in this client's share of the answer budget "
+			 "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
+			 n, s->o.max_answer_client);
 	else
-		set_error(r, 503,
-			  "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
-			  "taken by their clients hold it; retry later",
-			  n, s->o.max_answer_total);
+		snprintf(msg, len,
+			 "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
+			 "taken by their clients hold it; retry later",
+			 n, s->o.max_answer_total);
+}
+
+void hold_answer(struct server *s, struct req *r)
+{
+	if (!r->resp)
+		return;
+	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
+	int why = answer_hold(s, r->who, n, &r->answer);
+	if (why == 0)
+		return;
+	char msg[400];
+	answer_hold_error(s, why, n, msg, sizeof(msg));
+	r->retry_after = 1;
+	set_error(r, 503, "%s", msg);
 }
 
 void answer_done(struct server *s, struct req *r)
 {
-	if (!r->answer_bytes)
-		return;
-	__atomic_sub_fetch(&s->answer_bytes, r->answer_bytes, __ATOMIC_RELAXED);
-	if (r->answer_cl) {
-		pthread_mutex_lock(&s->lock);
-		r->answer_cl->answers -= r->answer_bytes;
-		pthread_mutex_unlock(&s->lock);
-		r->answer_cl = NULL;
-	}
-	r->answer_bytes = 0;
+	answer_unhold(s, &r->answer, r->answer.bytes);
 }
 
 /* A record with no run and a full bucket holds nothing worth keeping. */
@@ -225,6 +246,19 @@ static struct client *sub_get(struct server *s, struct client *c, const char *na
 	return u;
 }
 
+/* c's bucket refilled for rate runs a minute: 0 when it holds a run,
+ * else the seconds until it does (counted as refused). */
+static unsigned bucket_wait(struct server *s, struct client *c, unsigned rate)
+{
+	double t = now_mono(), per_s = rate / 60.0;
+	c->tokens = fmin(rate, c->tokens + (t - c->last) * per_s);
+	c->last = t;
+	if (c->tokens >= 1)
+		return 0;
+	s->m.rejected_client_rate++;
+	return (unsigned)ceil((1 - c->tokens) / per_s);
+}
+
 /* Whether c (named name) may start one more run under its limits; sets
  * the 429 when not.  Refills c's bucket, takes nothing. */
 static bool quota_allows(struct server *s, struct req *r, struct client *c, const char *name, unsigned conc,
@@ -237,19 +271,34 @@ static bool quota_allows(struct server *s, struct req *r, struct client *c, cons
 			  conc);
 		return false;
 	}
-	if (rate) {
-		double t = now_mono(), per_s = rate / 60.0;
-		c->tokens = fmin(rate, c->tokens + (t - c->last) * per_s);
-		c->last = t;
-		if (c->tokens < 1) {
-			s->m.rejected_client_rate++;
-			r->retry_after = (unsigned)ceil((1 - c->tokens) / per_s);
-			set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", name, rate,
-				  r->retry_after);
-			return false;
-		}
+	unsigned wait = rate ? bucket_wait(s, c, rate) : 0;
+	if (wait) {
+		r->retry_after = wait;
+		set_error(r, 429, "client '%s' is over its %u runs per minute; retry in %u s", name, rate, wait);
+		return false;
 	}
 	return true;
+}
+
+bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n)
+{
+	unsigned rate = s->o.client_rate;
+	if (!rate)
+		return true;
+	pthread_mutex_lock(&s->lock);
+	struct client *c = client_get(s, who);
+	unsigned wait = c ? bucket_wait(s, c, rate) : 1;
+	if (c && !wait)
+		c->tokens -= 1;
+	if (!c)
+		s->m.rejected_busy++;
+	pthread_mutex_unlock(&s->lock);
+	*retry_after = wait;
+	if (!c)
+		snprintf(msg, n, "too many distinct clients at once; retry later");
+	else if (wait)
+		snprintf(msg, n, "client '%s' is over its %u runs per minute (--client-rate); retry in %u s", who, rate, wait);
+	return !wait;
 }
 
 /* The client's quota (its token's name, or its address), then, when the

@@ -66,6 +66,14 @@ static void usage(FILE *f)
 		"  --log FILE                request log, one JSON line each (default stderr); SIGHUP reopens\n"
 		"  --e2b ADDR:PORT           also speak E2B's API there (SPEC §17): E2B_API_URL and\n"
 		"                            E2B_SANDBOX_URL = http://ADDR:PORT, E2B_API_KEY = a token\n"
+		"  --e2b-domain D            the domain create answers: getHost(PORT) is PORT-ID.D, relayed into\n"
+		"                            the sandbox (default localhost:<the E2B listener's port>)\n"
+		"  --e2b-cpu S               CPU seconds one E2B sandbox may use in all, every command and\n"
+		"                            kernel of it together (default: its timeout, one core for its life)\n"
+		"  --e2b-memory MB           an E2B sandbox's memory (default 512), --e2b-pids N its processes\n"
+		"                            (default 256), --e2b-disk MB its home and /tmp (default 1024);\n"
+		"                            (and its largest file); each within --max-memory, --max-pids,\n"
+		"                            --max-work-size, --max-tmp-size and --max-fsize\n"
 		"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
 		"                            1 to 63 (default: the host name up to its first '.')\n"
 		"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
@@ -306,6 +314,11 @@ static const struct opt_desc opts[] = {
 	{"max-test-bytes", K_SIZE, OFF(max_test_bytes), 1ull << 34, "--max-test-bytes must be at least 1"},
 	{"max-parallel", K_UINT, OFF(max_parallel), 4096, "--max-parallel must be at least 1"},
 	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
+	{"e2b-cpu", K_SECS, OFF(e2b_cpu_s), 0, NULL},
+	{"e2b-domain", K_PATH, OFF(e2b_domain), 0, NULL},
+	{"e2b-memory", K_UINT, OFF(e2b_memory_mb), 1u << 20, "--e2b-memory must be at least 1 (MB)"},
+	{"e2b-pids", K_UINT, OFF(e2b_pids), 1u << 20, "--e2b-pids must be at least 1"},
+	{"e2b-disk", K_UINT, OFF(e2b_disk_mb), 1u << 20, "--e2b-disk must be at least 1 (MB)"},
 	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
 	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},
@@ -532,6 +545,38 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 	return -1;
 }
 
+/* An E2B sandbox's sizes (SPEC §18): what an agent can live in by
+ * default, under the maxima; one given beyond them is refused. */
+static int e2b_sizes(struct serve_opts *o)
+{
+	const struct {
+		unsigned *v;
+		unsigned dflt;
+		double max;
+		const char *name, *max_name;
+	} z[] = {
+		{&o->e2b_memory_mb, 512, (double)o->max.memory_mb, "--e2b-memory", "--max-memory"},
+		{&o->e2b_pids, 256, (double)o->max.pids, "--e2b-pids", "--max-pids"},
+		{&o->e2b_disk_mb, 1024, (double)o->max_work_size, "--e2b-disk", "--max-work-size"},
+		{&o->e2b_disk_mb, 1024, (double)o->max.tmp_size_mb, "--e2b-disk", "--max-tmp-size"},
+		{&o->e2b_disk_mb, 1024, (double)o->max.fsize_mb, "--e2b-disk", "--max-fsize"},
+	};
+	size_t n = sizeof(z) / sizeof(z[0]);
+	bool given[sizeof(z) / sizeof(z[0])];
+	for (size_t i = 0; i < n; i++)
+		given[i] = *z[i].v != 0;
+	for (size_t i = 0; i < n; i++) {
+		if (given[i] && *z[i].v > z[i].max) {
+			fprintf(stderr, "ward serve: %s %u is above %s (%g): give less, or raise %s\n", z[i].name, *z[i].v,
+				z[i].max_name, z[i].max, z[i].max_name);
+			return -1;
+		}
+		if (!given[i] && (!*z[i].v || *z[i].v > z[i].max)) /* the default, under every maximum */
+			*z[i].v = z[i].dflt < z[i].max ? z[i].dflt : (unsigned)z[i].max;
+	}
+	return 0;
+}
+
 /* What the options say together, once all are read. */
 static int check_opts(const struct serve_opts *o, int argc, char **argv)
 {
@@ -594,7 +639,7 @@ int parse_opts(struct serve_opts *o, int argc, char **argv)
 		fprintf(stderr, "ward serve: %s\n", eerr);
 		return -1;
 	}
-	if (check_opts(o, argc, argv) < 0)
+	if (check_opts(o, argc, argv) < 0 || e2b_sizes(o) < 0)
 		return -1;
 	if (!o->judge0_client_queue) /* a quarter of the queue, and a whole batch */
 		o->judge0_client_queue = o->judge0_max_queue / 4 > 20 ? o->judge0_max_queue / 4 : 20;

@@ -331,30 +331,30 @@ static enum MHD_Result on_listener_request(void *cls, struct MHD_Connection *c, 
 	return on_any_request(ln->s, ln, c, url, method, upload, upload_size, ctx);
 }
 
-/* The request's line in the log: code 0 when the connection ended before
- * the answer was sent, and why. */
-static void log_request(struct server *s, struct req *r, const char *cut, enum MHD_RequestTerminationCode toe,
-			int code)
+/* A request's line in the log: code 0 when the connection ended before
+ * the answer was sent, and why (written into message when it is empty). */
+void log_request(struct server *s, const struct log_req *l, char *message, size_t n)
 {
 	char t[40];
 	rfc3339(t, sizeof(t));
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->message[0]) {
+	if (l->toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !message[0]) {
+		enum MHD_RequestTerminationCode toe = l->toe;
 		const char *why = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
 				  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
 				  : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
 										: "aborted";
-		snprintf(r->message, sizeof(r->message), "connection ended before the answer was sent (%s%s)",
-			 cut ? "cut by the server: " : "", cut ? cut : why);
+		snprintf(message, n, "connection ended before the answer was sent (%s%s)",
+			 l->cut ? "cut by the server: " : "", l->cut ? l->cut : why);
 	}
 	struct ward_log_entry e = {
 		.time = t,
-		.client = r->client,
-		.method = r->method,
-		.path = r->path,
-		.http_status = code,
-		.wall_ms = (uint64_t)((now_mono() - r->t_start) * 1000),
-		.sandbox_status = r->sandbox_status,
-		.message = r->message[0] ? r->message : NULL,
+		.client = l->client,
+		.method = l->method,
+		.path = l->path,
+		.http_status = l->code,
+		.wall_ms = (uint64_t)((now_mono() - l->t_start) * 1000),
+		.sandbox_status = l->sandbox_status,
+		.message = message[0] ? message : NULL,
 	};
 	log_write(s, &e);
 }
@@ -362,7 +362,9 @@ static void log_request(struct server *s, struct req *r, const char *cut, enum M
 /* Log r and free it (its connection is done with). */
 void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code)
 {
-	log_request(s, r, cut, toe, code);
+	struct log_req l = {.client = r->client, .method = r->method, .path = r->path, .cut = cut, .toe = toe,
+			    .code = code, .t_start = r->t_start, .sandbox_status = r->sandbox_status};
+	log_request(s, &l, r->message, sizeof(r->message));
 	body_release(s, r);
 	free(r->resp);
 	answer_done(s, r); /* MHD frees the answer it sent now */
@@ -393,9 +395,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	bool orphan = r->live && stream_orphan(r, toe, cut);
 	if (admitted)
 		trace_phase("http:completed", t_start);
+	metrics_count_http(s, code);
 	pthread_mutex_lock(&s->lock);
-	if (code > 0 && code < 600)
-		s->m.http[code]++;
 	if (admitted) /* the worker is done with it (MHD does not end suspended requests), or owns the orphan */
 		s->answering--;
 	pthread_cond_broadcast(&s->idle);

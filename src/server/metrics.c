@@ -267,6 +267,15 @@ static void sessions_section(struct buf *b, struct server *s)
 			(unsigned long long)m.execs[st]);
 }
 
+void metrics_count_http(struct server *s, int code)
+{
+	if (code <= 0 || code >= 600)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->m.http[code]++;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void answer_metrics(struct server *s, struct req *r)
 {
 	struct snapshot n;

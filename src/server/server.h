@@ -130,6 +130,9 @@ struct serve_opts {
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
 	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
+	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
+	const char *e2b_domain;      /* --e2b-domain D, or NULL: localhost:<port> */
+	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
@@ -179,6 +182,14 @@ struct conn_rec; /* one TCP connection (conns.c) */
 struct peer;     /* an address that holds pending connections (conns.c) */
 struct req;
 struct server;
+
+/* Bytes of answers held until their client takes them: in the answer
+ * budget (--max-answer-total) and the client's share of it
+ * (--max-answer-client) (admission.c). */
+struct answer_hold {
+	struct client *cl; /* NULL: the total alone */
+	size_t bytes;
+};
 
 /* One endpoint.  A GET endpoint answers at once on the I/O thread; a POST
  * endpoint has its whole body read, then prepare (when set) decodes and
@@ -295,11 +306,10 @@ struct req {
 	char *body;
 	size_t len, cap;
 	struct client *cl, *subcl;  /* hold an active count while queued/running */
-	struct client *answer_cl;   /* holds answer_bytes of its client's share until sent */
+	struct answer_hold answer;  /* resp, counted in the answer budget and its client's share until the request ends */
 	struct ward_request_doc doc;
 	bool have_doc;
 	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
-	size_t answer_bytes;        /* resp, counted in answer_bytes until the request ends */
 	struct route_args args;     /* the route's {id}, {pid}, {path} */
 	struct sess *sess;          /* the session it names, held (sessions.c), or NULL */
 	struct MHD_Response *stream; /* an answer made as it is sent (a follow, a run's stream), or NULL */
@@ -437,8 +447,17 @@ void body_release(struct server *s, struct req *r);
 void hold_answer(struct server *s, struct req *r);
 /* The answer was sent (or its connection ended): its bytes leave the budget and its client's share. */
 void answer_done(struct server *s, struct req *r);
+/* n more bytes held for client who into h: 0, or -1 (the total is full) /
+ * -2 (its share is): answer_hold_error says which, as a 503's message. */
+int answer_hold(struct server *s, const char *who, size_t n, struct answer_hold *h);
+void answer_unhold(struct server *s, struct answer_hold *h, size_t n);
+void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
+/* One run of client who that the queue does not see (a dialect's command
+ * in a session it holds): --client-rate's token taken, or false with the
+ * 429's message and its Retry-After. */
+bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
@@ -491,6 +510,8 @@ void metrics_count_run(struct server *s, enum ward_status status, enum ward_isol
 void metrics_count_judge(struct server *s, const struct ward_judge_result *res);
 void metrics_count_egress(struct server *s, const struct req *r, const struct ward_result *res);
 void answer_metrics(struct server *s, struct req *r);
+/* An answer sent with this status (0: none): ward_http_requests_total. */
+void metrics_count_http(struct server *s, int code);
 
 /* exec.c */
 bool prepare_exec(struct server *s, struct req *r);
@@ -503,13 +524,22 @@ void doc_release(struct req *r);
  * client's session, an expired or a deleted one. */
 #define SESS_404 "no such session: it does not exist, has expired or was deleted (create one with POST /sessions)"
 double now_real(void);
+/* A place for a new session of owner within --max-sessions and
+ * --client-sessions (sess_commit then makes it or gives it up); NULL with
+ * code (429, 500) and msg.  sess_reserve: the same for r, its error set. */
+struct sess *sess_place(struct server *s, const char *owner, unsigned *code, char *msg, size_t n);
 struct sess *sess_reserve(struct server *s, struct req *r);
 void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, double ttl_s, double idle_s);
 void sess_times(const struct sess *x, double *expires, double *idle_expires);
+/* owner's session id, held (sess_unref after), or NULL: an unknown id,
+ * another owner's, an expired one.  sess_find: r's, r->sess, else its 404. */
+struct sess *sess_get(struct server *s, const char *owner, const char *id);
 bool sess_find(struct server *s, struct req *r);
 void sess_unref(struct server *s, struct sess *x);
 void sess_release(struct req *r);
 void sess_delete(struct server *s, struct req *r);
+/* Delete x, held (the reference is dropped): now, or when its last call ends. */
+void sess_drop(struct server *s, struct sess *x);
 bool sess_retired(struct server *s, struct sess *x);
 bool sess_busy(struct server *s, struct sess *x);
 void sess_count_exec(struct server *s, struct sess *x, enum ward_status st);
@@ -595,5 +625,15 @@ void workers_stop(struct server *s);
 int make_listener(const char *spec, char *bound, size_t boundlen);
 int http_start(struct server *s, const char *bound);
 void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code);
+/* A request's log line (any listener's: E2B's too). */
+struct log_req {
+	const char *client, *method, *path;
+	const char *cut;                     /* why the server cut its connection, or NULL */
+	enum MHD_RequestTerminationCode toe;
+	int code;                            /* 0: no answer was sent */
+	double t_start;
+	const char *sandbox_status;
+};
+void log_request(struct server *s, const struct log_req *l, char *message, size_t n);
 
 #endif

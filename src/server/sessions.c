@@ -53,17 +53,18 @@ static unsigned owner_count(struct server *s, const char *owner)
 }
 
 /* A place for a new session of r's client, or NULL with the 429 set. */
-struct sess *sess_reserve(struct server *s, struct req *r)
+struct sess *sess_place(struct server *s, const char *owner, unsigned *code, char *msg, size_t n)
 {
 	struct sess *x = calloc(1, sizeof(*x));
 	if (!x || sess_new_id(s, x->id, sizeof(x->id)) < 0) {
 		free(x);
-		set_error(r, 500, "cannot make a session id (out of memory or no randomness)");
+		*code = 500;
+		snprintf(msg, n, "cannot make a session id (out of memory or no randomness)");
 		return NULL;
 	}
-	snprintf(x->owner, sizeof(x->owner), "%s", r->who);
+	snprintf(x->owner, sizeof(x->owner), "%s", owner);
 	pthread_mutex_lock(&s->sess_lock);
-	unsigned all = s->nsessions + s->nmaking, mine = owner_count(s, r->who);
+	unsigned all = s->nsessions + s->nmaking, mine = owner_count(s, owner);
 	bool ok = all < s->o.max_sessions && mine < s->o.client_sessions;
 	if (ok) {
 		x->next = s->making;
@@ -74,14 +75,26 @@ struct sess *sess_reserve(struct server *s, struct req *r)
 	if (ok)
 		return x;
 	free(x);
-	r->retry_after = 5;
+	*code = 429;
 	if (all >= s->o.max_sessions)
-		set_error(r, 429, "the runner holds --max-sessions (%u) sessions already; delete one or retry later",
-			  s->o.max_sessions);
+		snprintf(msg, n, "the runner holds --max-sessions (%u) sessions already; delete one or retry later",
+			 s->o.max_sessions);
 	else
-		set_error(r, 429, "client '%s' holds --client-sessions (%u) sessions already; delete one first", r->who,
-			  s->o.client_sessions);
+		snprintf(msg, n, "client '%s' holds --client-sessions (%u) sessions already; delete one first", owner,
+			 s->o.client_sessions);
 	return NULL;
+}
+
+struct sess *sess_reserve(struct server *s, struct req *r)
+{
+	unsigned code;
+	char msg[300];
+	struct sess *x = sess_place(s, r->who, &code, msg, sizeof(msg));
+	if (!x) {
+		r->retry_after = code == 429 ? 5 : 0;
+		set_error(r, code, "%s", msg);
+	}
+	return x;
 }
 
 static void unlink_from(struct sess **head, struct sess *x)
@@ -129,14 +142,14 @@ void sess_times(const struct sess *x, double *expires, double *idle_expires)
  * (sess_release drops it), the call counted as activity.  Else the 404,
  * the same for an unknown id, another client's, an expired or a deleted
  * one. */
-bool sess_find(struct server *s, struct req *r)
+struct sess *sess_get(struct server *s, const char *owner, const char *id)
 {
 	struct sess *found = NULL;
 	double t = now_mono();
 	pthread_mutex_lock(&s->sess_lock);
 	for (struct sess *x = s->sessions; x; x = x->next)
-		if (strcmp(x->id, r->args.sid) == 0) {
-			if (strcmp(x->owner, r->who) == 0 && t < x->end && t < x->idle_end)
+		if (strcmp(x->id, id) == 0) {
+			if (strcmp(x->owner, owner) == 0 && t < x->end && t < x->idle_end)
 				found = x;
 			break;
 		}
@@ -145,10 +158,15 @@ bool sess_find(struct server *s, struct req *r)
 		found->idle_end = t + found->idle_s;
 	}
 	pthread_mutex_unlock(&s->sess_lock);
-	r->sess = found;
-	if (!found)
+	return found;
+}
+
+bool sess_find(struct server *s, struct req *r)
+{
+	r->sess = sess_get(s, r->who, r->args.sid);
+	if (!r->sess)
 		set_error(r, 404, "%s", SESS_404);
-	return found != NULL;
+	return r->sess != NULL;
 }
 
 /* Drop a reference; the call's end counts as activity too. */
@@ -203,6 +221,12 @@ static void sess_doom(struct server *s, struct sess *x)
 void sess_delete(struct server *s, struct req *r)
 {
 	struct sess *x = r->sess;
+	r->sess = NULL;
+	sess_drop(s, x);
+}
+
+void sess_drop(struct server *s, struct sess *x)
+{
 	pthread_mutex_lock(&s->sess_lock);
 	bool mine = !x->retired, now = mine && x->refs == 1;
 	if (mine) {
@@ -215,7 +239,6 @@ void sess_delete(struct server *s, struct req *r)
 	}
 	x->refs--;
 	pthread_mutex_unlock(&s->sess_lock);
-	r->sess = NULL;
 	if (now)
 		sess_destroy(s, x, "deleted");
 }

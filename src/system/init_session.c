@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,7 +91,8 @@ static void send_head(int fd, int r, uint64_t len)
 
 /* ------------------------------------------------------------ file worker */
 
-/* Make the parents of path (relative, checked), 0755.  0 or -errno. */
+/* Make the parents of path (checked; relative to /work, or absolute),
+ * 0755.  0 or -errno. */
 static int make_parents(const char *path)
 {
 	char buf[SM_MAX_STR];
@@ -97,7 +100,7 @@ static int make_parents(const char *path)
 	if (n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	memcpy(buf, path, n + 1);
-	for (char *s = buf; (s = strchr(s, '/')); s++) {
+	for (char *s = buf + (buf[0] == '/'); (s = strchr(s, '/')); s++) {
 		*s = 0;
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
 			return -errno;
@@ -107,7 +110,10 @@ static int make_parents(const char *path)
 }
 
 /* Open a regular file without blocking on what the sandbox may have put
- * there (a FIFO, a device): anything but a regular file is refused. */
+ * there (a FIFO, a device): anything but a regular file is refused, and so
+ * is a file of /proc: the worker is a fork of PID 1, not a process of the
+ * sandbox's own, and its /proc/self (its environment, its memory) is none
+ * of the sandbox's business. */
 static int open_regular(const char *path, int flags, mode_t mode)
 {
 	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
@@ -118,6 +124,11 @@ static int open_regular(const char *path, int flags, mode_t mode)
 		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 		close(fd);
 		return -e;
+	}
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0 || sf.f_type == PROC_SUPER_MAGIC) {
+		close(fd);
+		return -EACCES;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
@@ -310,7 +321,8 @@ static __attribute__((noreturn)) void file_worker(struct session_state *st, cons
 {
 	struct child_ctx *c = st->c;
 	char err[256];
-	int r = m->op != SM_COLLECT && pathguard_check(m->str, strlen(m->str), err, sizeof(err)) < 0 &&
+	int r = m->op != SM_COLLECT &&
+				pathguard_check_session(m->str, strlen(m->str), m->op == SM_LIST, err, sizeof(err)) < 0 &&
 				!(m->op == SM_LIST && !m->str[0])
 			? -EINVAL
 			: 0;

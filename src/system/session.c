@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -980,7 +983,7 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 		set_err(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
 		return false;
 	}
-	return pathguard_check(path, strlen(path), err, errlen) == 0;
+	return pathguard_check_session(path, strlen(path), empty_ok, err, errlen) == 0;
 }
 
 /* Start a file op: c->fd is the supervisor's end of its stream, c->until
@@ -1080,29 +1083,75 @@ static int file_head(struct ward_session *s, const struct fcall *c, struct file_
 }
 
 
-int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
-		       char *err, size_t errlen)
-{
+/* A write whose bytes come in pieces (ward.h). */
+struct ward_session_upload {
+	struct ward_session *s;
 	struct fcall c;
-	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &c, err, errlen);
-	if (r < 0)
+	bool broken; /* the worker stopped reading, or a deadline passed: its head says why */
+	char path[SM_MAX_STR];
+};
+
+int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **out,
+			     char *err, size_t errlen)
+{
+	*out = NULL;
+	struct ward_session_upload *u = calloc(1, sizeof(*u));
+	if (!u) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &u->c, err, errlen);
+	if (r < 0) {
+		free(u);
 		return r;
+	}
+	u->s = s;
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	*out = u;
+	return 0;
+}
+
+int ward_session_write_more(struct ward_session_upload *u, const void *data, size_t len)
+{
 	const char *b = data;
-	for (size_t off = 0; off < len;) {
-		if (fcall_wait(&c, POLLOUT) < 0)
-			break; /* the deadline: the head's read says so */
-		ssize_t n = send(c.fd, b + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	u->c.until = monotonic_now() + u->s->call_s; /* each piece within the call's deadline */
+	for (size_t off = 0; off < len && !u->broken;) {
+		if (fcall_wait(&u->c, POLLOUT) < 0) {
+			u->broken = true; /* the deadline */
+			break;
+		}
+		ssize_t n = send(u->c.fd, b + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
-			break; /* the worker stopped reading: its head says why */
-		off += (size_t)n;
+			u->broken = true; /* the worker stopped reading */
+		else
+			off += (size_t)n;
 	}
-	shutdown(c.fd, SHUT_WR);
+	return u->broken ? -EIO : 0;
+}
+
+int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errlen)
+{
+	if (!u)
+		return 0;
+	shutdown(u->c.fd, SHUT_WR); /* its head within the deadline of the last piece */
 	struct file_head h;
-	r = file_head(s, &c, &h, "write", path, err, errlen);
-	close(c.fd);
+	int r = file_head(u->s, &u->c, &h, "write", u->path, err, errlen);
+	close(u->c.fd);
+	free(u);
 	return r;
+}
+
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
+		       char *err, size_t errlen)
+{
+	struct ward_session_upload *u;
+	int r = ward_session_write_begin(s, path, mode, &u, err, errlen);
+	if (r < 0)
+		return r;
+	ward_session_write_more(u, data, len); /* a failure: the head says why */
+	return ward_session_write_end(u, err, errlen);
 }
 
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
@@ -1253,6 +1302,74 @@ int ward_session_remove(struct ward_session *s, const char *path, char *err, siz
 	r = file_head(s, &c, &h, "remove", path, err, errlen);
 	close(c.fd);
 	return r;
+}
+
+/* ------------------------------------------------------------ ports */
+
+struct netns_sock {
+	int pidfd;
+	int fd;  /* the socket made in the sandbox's network namespace, or -errno */
+};
+
+/* A thread of its own enters the sandbox's network namespace, makes the
+ * socket there and ends: no thread of the caller's ever changes its
+ * namespace. */
+static void *netns_sock_main(void *arg)
+{
+	struct netns_sock *n = arg;
+	if (setns(n->pidfd, CLONE_NEWNET) < 0)
+		n->fd = -errno;
+	else {
+		n->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (n->fd < 0)
+			n->fd = -errno;
+
+	}
+	return NULL;
+}
+
+int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
+{
+	if (port < 1 || port > 65535) {
+		set_err(err, errlen, "port %d: give 1 to 65535", port);
+		return -EINVAL;
+	}
+	if (!ward_session_alive(s)) {
+		set_err(err, errlen, "the session is gone");
+		return -ESRCH;
+	}
+	struct netns_sock n = {.pidfd = s->parts.pidfd, .fd = -EIO};
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, netns_sock_main, &n);
+	if (rc) {
+		set_err(err, errlen, "cannot start a thread: %s", strerror(rc));
+		return -rc;
+	}
+	pthread_join(t, NULL);
+	if (n.fd < 0) {
+		set_err(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
+			strerror(-n.fd));
+		return n.fd;
+	}
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int r = connect(n.fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
+	if (r == -EINPROGRESS) {
+		struct pollfd p = {.fd = n.fd, .events = POLLOUT};
+		int k = poll(&p, 1, (int)(timeout_s * 1000));
+		socklen_t len = sizeof(r);
+		if (k <= 0)
+			r = -ETIMEDOUT;
+		else if (getsockopt(n.fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
+			r = -(r ? r : errno);
+	}
+	if (r < 0) {
+		set_err(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
+		close(n.fd);
+		return r;
+	}
+	fcntl(n.fd, F_SETFL, fcntl(n.fd, F_GETFL) & ~O_NONBLOCK);
+	return n.fd;
 }
 
 /* ------------------------------------------------------------ lifetime */

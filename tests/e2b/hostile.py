@@ -118,20 +118,40 @@ res("network.allowOut within the ceiling: a proxy", st == 201 and out.startswith
 st, out = proxy_of({"network": {"allowOut": ["elsewhere.invalid"]}})
 res("network.allowOut beyond the ceiling: 400", st == 400, (st, out))
 
-# paths
-for p in ("/home/user/../../etc/passwd", "/etc/passwd", "/proc/self/environ", "../../../etc/shadow",
-          "/work/../etc/passwd", "/home/user/%2e%2e/%2e%2e/etc/passwd"):
+# paths: every path of the sandbox, as its user sees it (SPEC §18), never a host file
+def inside(sb, cmd):
+    st, fr = start(sb, cmd)
+    return b"".join(__import__("base64").b64decode(f[1]["event"]["data"].get("stdout", ""))
+                    for f in fr if "data" in f[1].get("event", {}))
+
+
+mine = inside(a, "cat /etc/passwd")
+host_pw = open("/etc/passwd", "rb").read()
+res("the sandbox's /etc/passwd is its own", mine and mine != host_pw, mine[:80])
+for p in ("/home/user/../../etc/passwd", "/etc/passwd", "../../../etc/passwd", "/work/../etc/passwd",
+          "/../../../../etc/passwd", "/proc/self/root/etc/passwd"):
     st, body, _ = http("GET", "/files?path=" + urllib.request.quote(p), hdr=dp(a))
-    res("files read %s refused, no host bytes" % p, st in (400, 404) and b"root:" not in body, (st, body[:80]))
-st, _ = unary(a, "/filesystem.Filesystem/Remove", {"path": "/home/user/../../tmp"})
-res("Remove outside home refused", st == 400, st)
+    res("files read %s: the sandbox's own file, no host bytes" % p, st == 200 and body == mine, (st, body[:80]))
+st, body, _ = http("GET", "/files?path=" + urllib.request.quote("/home/user/%2e%2e/%2e%2e/etc/passwd"), hdr=dp(a))
+res("files read %2e%2e: a name, not a parent (404)", st == 404, (st, body[:80]))
+for p in ("/proc/self/environ", "/proc/self/mem", "/proc/self/maps", "/proc/1/environ", "/etc/shadow"):
+    st, body, _ = http("GET", "/files?path=" + urllib.request.quote(p), hdr=dp(a))
+    res("files read %s refused, nothing of the server's" % p, st in (403, 404) and b"sekrit" not in body, (st, body[:80]))
+st, _ = unary(a, "/filesystem.Filesystem/Remove", {"path": "/home/user/../.."})
+res("Remove of the root refused", st == 400, st)
+inside(a, "touch /home/user/x")
 st, _ = unary(a, "/filesystem.Filesystem/Move", {"source": "/home/user/x", "destination": "/etc/x"})
-res("Move outside home refused", st == 400, st)
-start(a, "ln -s /etc/shadow /home/user/sh; ln -s /proc/1/root /home/user/root1")
+res("Move where the sandbox's user may not write refused", st == 400, st)
+start(a, "ln -s /etc/shadow /home/user/sh; ln -s /proc/1/root /home/user/root1; ln -s /proc/self/environ /home/user/env")
 st, body, _ = http("GET", "/files?path=/home/user/sh", hdr=dp(a))
 res("planted symlink to /etc/shadow: an error, never the host's file", st != 200 or b"root:" not in body, (st, body[:80]))
 st, body, _ = http("GET", "/files?path=/home/user/root1/etc/hostname", hdr=dp(a))
 res("planted /proc/1/root: the sandbox's own view or an error", st != 200 or body.strip() == b"ward", (st, body[:80]))
+st, body, _ = http("GET", "/files?path=/home/user/env", hdr=dp(a))
+res("planted symlink to /proc/self/environ: refused", st in (403, 404) and b"sekrit" not in body, (st, body[:80]))
+st, body, _ = http("POST", "/files?path=/proc/self/comm", b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\nx\r\n--b--\r\n",
+                   dp(a, {"Content-Type": "multipart/form-data; boundary=b"}))
+res("files write to /proc/self/comm refused", st in (400, 403), (st, body[:80]))
 
 # bodies
 big = b"x" * (MAX_BODY + 1024)
@@ -142,8 +162,15 @@ try:
                        dp(a, {"Content-Type": "multipart/form-data; boundary=" + bnd.decode()}))
 except (ConnectionError, urllib.error.URLError) as e:
     st, body = 0, str(e).encode()
-st2, _, _ = http("GET", "/files?path=/home/user/big", hdr=dp(a))
-res("a multipart upload over --max-body: 413, nothing written", st == 413 and st2 == 404, (st, st2, body[:100]))
+st2, got, _ = http("GET", "/files?path=/home/user/big", hdr=dp(a))
+res("a multipart upload past --max-body streams into the sandbox (SPEC §18): written whole", st == 200 and st2 == 200
+    and got == big, (st, st2, len(got), body[:100]))
+try:
+    st, body, _ = http("POST", "/filesystem.Filesystem/Stat", b'{"path":"' + b"x" * (MAX_BODY + 1024) + b'"}',
+                       dp(a, {"Content-Type": "application/json", "Connect-Protocol-Version": "1"}))
+except (ConnectionError, urllib.error.URLError) as e:
+    st, body = 0, str(e).encode()
+res("another body over --max-body: 413 (or the connection closed)", st in (0, 413), (st, body[:100]))
 for bad in (b"--x\r\nno-disposition\r\n\r\nabc\r\n--x--", b"--x\r\n" + b"H: v\r\n" * 3000, b"garbage"):
     st, body, _ = http("POST", "/files", bad, dp(a, {"Content-Type": "multipart/form-data; boundary=x"}))
     res("a malformed multipart body: 400 naming the problem", st == 400 and b"multipart" in body, (st, body[:100]))

@@ -55,3 +55,19 @@ sdk() {
 stop_e2b() {
 	stop_checked "$1" "e2b $1"
 }
+
+# start_alice NAME [ARGS...] — start_e2b with one token, alice's ($KEY)
+KEY_ALICE=sekrit-alice-0123456789
+start_alice() {
+	printf 'alice %s\n' "$KEY_ALICE" >"$SERVE_TMP/tokens"
+	local name=$1; shift
+	start_e2b "$name" --token-file "$SERVE_TMP/tokens" "$@"
+}
+
+# sdk_checked SCRIPT [ARGS...] — sdk as alice; a FAIL when it did not end
+# with its own verdict (0 or 1: a timeout or a crash)
+sdk_checked() {
+	KEY=$KEY_ALICE sdk "$@"
+	local rc=$?
+	[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "$*" "exited $rc (timeout or crash): $(tail -c 600 "$SRV_LOG")"
+}

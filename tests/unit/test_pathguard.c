@@ -98,6 +98,25 @@ static void check_paths(void)
 	T("err NULL ok", pathguard_check("/x", 2, NULL, 0) == -1);
 }
 
+/* A session's files calls (ward.h): relative as above, or "/" and such a
+ * path, "/" itself for a listing only. */
+static void check_session_paths(void)
+{
+	char err[256];
+#define S(p, root) pathguard_check_session(p, strlen(p), root, err, sizeof(err))
+	T("session: relative accepted", S("a/b", false) == 0);
+	T("session: absolute accepted", S("/etc/hostname", false) == 0);
+	T("session: / listed", S("/", true) == 0);
+	T("session: / refused but to list", S("/", false) == -1);
+	T("session: /.. refused", S("/..", true) == -1);
+	T("session: /a/../b refused", S("/a/../b", true) == -1);
+	T("session: // refused", S("//etc", true) == -1);
+	T("session: /a/ refused", S("/a/", true) == -1);
+	T("session: relative .. refused", S("../a", true) == -1);
+	T("session: NUL refused", pathguard_check_session("/a\0b", 4, true, err, sizeof(err)) == -1);
+#undef S
+}
+
 static void check_writes(void)
 {
 	char tmpl[] = "/tmp/ward-pg.XXXXXX";
@@ -182,5 +201,6 @@ static void check_writes(void)
 void test_pathguard(void)
 {
 	check_paths();
+	check_session_paths();
 	check_writes();
 }

@@ -256,8 +256,22 @@ static void test_files(struct ward_session *s)
 	ward_session_list_free(d, n);
 	CHECK("session files: guard refuses ..", ward_session_read(s, "../etc/passwd", 100, &data, &len, err,
 								   sizeof err) == -EINVAL);
-	CHECK("session files: guard refuses an absolute path",
-	      ward_session_write(s, "/etc/x", "a", 1, 0, err, sizeof err) == -EINVAL);
+	/* absolute: any path of the sandbox, as its user may reach it */
+	r = ward_session_write(s, "/etc/x", "a", 1, 0, err, sizeof err);
+	CHECK("session files: an absolute path the user may not write refused", r == -EACCES || r == -EROFS ||
+										 r == -EPERM);
+	CHECK("session files: an absolute path written and read, in the sandbox",
+	      ward_session_write(s, "/tmp/abs", "ab", 2, 0, err, sizeof err) == 0 &&
+		      strcmp(out_of(s, "cat /tmp/abs", b, sizeof b), "ab") == 0);
+	r = ward_session_read(s, "/etc/passwd", 1 << 20, &data, &len, err, sizeof err);
+	CHECK("session files: /etc/passwd is the sandbox's", r == 0 && len > 0 && memmem(data, len, ":/work:", 7));
+	free(data);
+	r = ward_session_read(s, "/proc/self/environ", 1 << 20, &data, &len, err, sizeof err);
+	CHECK("session files: a file of /proc refused (the worker's own)", r == -EACCES);
+	free(data);
+	CHECK("session files: guard refuses /.. and /", ward_session_read(s, "/../etc/passwd", 100, &data, &len, err,
+									  sizeof err) == -EINVAL &&
+								ward_session_remove(s, "/", err, sizeof err) == -EINVAL);
 	out_of(s, "ln -s /etc/shadow sh1; ln -s /proc/1/root/etc/shadow sh2; ln -s /proc/1/root/ sh3", b, sizeof b);
 	r = ward_session_read(s, "sh1", 1 << 20, &data, &len, err, sizeof err);
 	CHECK("session files: a symlink to /etc/shadow reads the sandbox's view (fails)", r < 0);

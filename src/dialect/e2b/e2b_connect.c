@@ -6,7 +6,8 @@
  * Every command is a background process of the session (the SDK tells
  * foreground from background only on its side): it outlives its stream and
  * dies at its deadline (Connect-Timeout-Ms, which ward enforces as the
- * process's timeout: its whole tree), or with the session.  A stream reads
+ * process's timeout: its whole tree; none, or one past --max-timeout, is
+ * --max-timeout, and its CPU is --max-cpu's), or with the session.  A stream reads
  * its output by offsets (ward_session_proc_output), so Connect(pid)
  * re-attaches from the start of what is kept. */
 #define _GNU_SOURCE
@@ -104,12 +105,11 @@ static unsigned code_status(const char *code)
 
 enum MHD_Result cx_error(struct ereq *q, const char *code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap);
 	va_end(ap);
-	return e2b_answer_json(q, code_status(code), json_pack("{s:s,s:s}", "code", code, "message", msg));
+	return e2b_answer_json(q, code_status(code), json_pack("{s:s,s:s}", "code", code, "message", q->message));
 }
 
 const char *cx_code(int rc)
@@ -224,6 +224,10 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	q->code = 200;
 	enum MHD_Result rc = MHD_queue_response(q->c, 200, r);
 	MHD_destroy_response(r);
+	/* a stream lasts as long as what it follows (it ends itself: its
+	 * deadline, its sandbox's end); a client that stops reading it is
+	 * MHD's idle timeout's */
+	conn_set_deadline(q->s, q->c, 0);
 	return rc;
 }
 
@@ -237,6 +241,7 @@ struct pstream {
 	int phase;         /* 0: start to send, 1: output, 2: over */
 	double last;       /* when a frame last went out */
 	char *early_code, *early_msg; /* an end-stream error instead of a start */
+	int fd;            /* its connection: did the client leave? */
 };
 
 static void pstream_free(void *p)
@@ -342,6 +347,8 @@ static bool pstream_produce(void *p, char **buf, size_t *len)
 			return pstream_over(ps, buf, len, NULL, NULL);
 		}
 		double t = now_mono();
+		if (!*len && e2b_client_gone(ps->fd))
+			return pstream_over(ps, buf, len, "canceled", "the client left"); /* the command lives on */
 		if (!*len && t - ps->last >= E2B_KEEPALIVE_S)
 			frame_json(buf, len, 0, json_pack("{s:{s:{}}}", "event", "keepalive"));
 		if (*len) {
@@ -360,6 +367,7 @@ static enum MHD_Result pstream_begin(struct ereq *q, int pid, const char *code, 
 	ps->x = q->x;
 	q->x = NULL; /* the stream holds it now */
 	ps->pid = pid;
+	ps->fd = e2b_conn_fd(q);
 	if (code) {
 		ps->early_code = strdup(code);
 		ps->early_msg = strdup(msg);
@@ -459,9 +467,13 @@ static int spawn(struct ereq *q, struct pcfg *c, bool stdin_pipe, double timeout
 	r.argv = c->argv;
 	r.env = c->env;
 	r.isolation = WARD_ISO_SYSTEM;
+	/* within the runner's maxima (SPEC §10), as every request's: no
+	 * deadline, or one beyond --max-timeout, is --max-timeout; its CPU is
+	 * --max-cpu's */
+	const struct ward_limits *max = &q->s->o.max;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = timeout_s;
-	r.limits.cpu_s = 0;
+	r.limits.timeout_s = timeout_s > 0 && timeout_s < max->timeout_s ? timeout_s : max->timeout_s;
+	r.limits.cpu_s = max->cpu_s > 0 ? max->cpu_s : max->timeout_s;
 	/* what is kept of each stream while its reader lags (the stream
 	 * reads as it comes): each process reserves twice this of the
 	 * session's --session-bg-output */
@@ -504,8 +516,10 @@ enum MHD_Result px_start(struct ereq *q)
 		snprintf(err, sizeof(err), "Connect-Timeout-Ms 0: the deadline had passed before the command started");
 	} else if (!pcfg_read(json_object_get(m, "process"), c, err, sizeof(err))) {
 		code = "invalid_argument";
+	} else if (!client_rate_take(q->s, q->who, &(unsigned){0}, err, sizeof(err))) {
+		code = "resource_exhausted"; /* a run of its owner's, as every API's */
 	} else {
-		/* no deadline: until the sandbox ends; one beyond its end is its end */
+		/* no deadline: --max-timeout (spawn) */
 		double t = ms > 0 ? (double)ms / 1000.0 : 0;
 		pid = spawn(q, c, json_is_true(json_object_get(m, "stdin")), t, &code, err, sizeof(err));
 	}

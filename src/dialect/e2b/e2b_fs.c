@@ -1,10 +1,13 @@
 /* e2b_fs.c — envd's filesystem.Filesystem service and its /files
- * endpoint on a session's files API (SPEC §11): every path is mapped into
- * /home/user (the session's /work; ".." resolved lexically first, so
- * "/home/user/../../etc/passwd" is /etc/passwd and refused), then resolved
- * inside the sandbox by libward (a symlink the sandbox planted reads what
- * the sandbox sees there, never a host file).  MakeDir and Move have no
- * libward call: they run mkdir and mv inside the session, as its user. */
+ * endpoint on a session's files API (SPEC §11, §18 "Paths, user, sizes"):
+ * a path is absolute or relative to /home/user, "." and ".." resolved
+ * lexically (above / is /), /home/user named as what it links to (the
+ * session's /work), and then resolved inside the sandbox by libward, as
+ * its user, from its own root (a symlink the sandbox planted, or
+ * /proc/self/root, reads what the sandbox sees there, never a host file):
+ * every path the sandbox's user may reach, and no other.  MakeDir and Move
+ * have no libward call: they run mkdir and mv inside the session, as its
+ * user. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +21,9 @@
 #define MAX_UPLOAD_PARTS 1000
 #define READ_MAX_DFLT (64u << 20)
 #define WATCH_POLL_S 0.2
+#define WATCH_MAX_ENTRIES 10000 /* entries one watched directory may hold */
+#define WATCH_PER_SBX 8
+#define WATCH_PER_CLIENT 32
 
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen)
 {
@@ -53,34 +59,33 @@ bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen)
 		}
 		parts[np++] = t;
 	}
-	size_t skip;
-	if (np >= 2 && strcmp(parts[0], "home") == 0 && strcmp(parts[1], "user") == 0)
-		skip = 2;
-	else if (np >= 1 && strcmp(parts[0], "work") == 0)
-		skip = 1;
-	else {
-		snprintf(err, errlen, "path '%.200s' is outside %s: this sandbox's files API reaches %s (and /work, "
-				      "the same directory) only",
-			 in, E2B_HOME, E2B_HOME);
+	/* the home is a link to /work: named so, a Stat of it is a directory */
+	size_t skip = np >= 2 && strcmp(parts[0], "home") == 0 && strcmp(parts[1], "user") == 0 ? 2 : 0;
+	int k = snprintf(out, n, "%s", skip ? "/work" : "");
+	for (size_t i = skip; i < np && k >= 0 && (size_t)k < n; i++)
+		k += snprintf(out + k, n - (size_t)k, "/%s", parts[i]);
+	if (k < 0 || (size_t)k >= n) {
+		snprintf(err, errlen, "path: too long");
 		return false;
 	}
-	size_t k = 0;
-	out[0] = 0;
-	for (size_t i = skip; i < np; i++) {
-		int w = snprintf(out + k, n - k, "%s%s", k ? "/" : "", parts[i]);
-		if (w < 0 || (size_t)w >= n - k) {
-			snprintf(err, errlen, "path: too long");
-			return false;
-		}
-		k += (size_t)w;
-	}
+	if (!k)
+		snprintf(out, n, "/");
 	return true;
 }
 
-/* The E2B path of rel ("" is the home). */
-static void full_path(const char *rel, char *out, size_t n)
+/* The E2B name of a sandbox path: /work as /home/user. */
+static void full_path(const char *path, char *out, size_t n)
 {
-	snprintf(out, n, "%s%s%s", E2B_HOME, *rel ? "/" : "", rel);
+	if (strncmp(path, "/work", 5) == 0 && (path[5] == 0 || path[5] == '/'))
+		snprintf(out, n, "%s%s", E2B_HOME, path + 5);
+	else
+		snprintf(out, n, "%s", path);
+}
+
+/* The home itself, or the root: never removed, moved or written over. */
+static bool is_home_or_root(const char *path)
+{
+	return strcmp(path, "/") == 0 || strcmp(path, "/work") == 0;
 }
 
 static const char *entry_type(char t)
@@ -104,32 +109,29 @@ static json_t *entry_json(const char *rel, const struct ward_dirent *d)
 		perm[i + 1] = (d->mode & (0400 >> i)) ? rwx[i] : '-';
 	perm[10] = 0;
 	const char *slash = strrchr(path, '/');
-	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s}", "name", slash ? slash + 1 : path, "type",
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s}", "name", slash && slash[1] ? slash + 1 : path, "type",
 			 entry_type(d->type), "path", path, "size", sz, "mode", (int)(d->mode & 07777), "permissions",
 			 perm, "owner", "user", "group", "user", "modifiedTime", mt);
 }
 
-/* rel's entry, by listing its parent.  0, or a negative errno. */
-static int stat_rel(struct ward_session *ws, const char *rel, json_t **out)
+/* path's entry, by listing its parent.  0, or a negative errno. */
+static int stat_rel(struct ward_session *ws, const char *path, json_t **out)
 {
-	if (!*rel) {
-		struct ward_dirent d = {.name = "user", .type = 'd', .mode = 0755, .mtime = (double)time(NULL)};
-		*out = entry_json("", &d);
+	if (strcmp(path, "/") == 0) {
+		struct ward_dirent d = {.name = "/", .type = 'd', .mode = 0755, .mtime = (double)time(NULL)};
+		*out = entry_json("/", &d);
 		return 0;
 	}
 	char parent[4096];
-	snprintf(parent, sizeof(parent), "%s", rel);
+	snprintf(parent, sizeof(parent), "%s", path);
 	char *slash = strrchr(parent, '/');
-	const char *name = slash ? rel + (slash - parent) + 1 : rel;
-	if (slash)
-		*slash = 0;
-	else
-		parent[0] = 0;
+	const char *name = path + (slash - parent) + 1;
+	slash[slash == parent] = 0; /* "/x": the parent is "/" */
 	struct ward_dirent *d = NULL;
 	size_t n = 0;
 	char err[256];
-	int rc = ward_session_list_max(ws, slash ? parent : "", WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, &d,
-				       &n, NULL, err, sizeof(err));
+	int rc = ward_session_list_max(ws, parent, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, &d, &n, NULL,
+				       err, sizeof(err));
 	if (rc == -ENOTDIR)
 		rc = -ENOENT;
 	if (rc < 0)
@@ -137,7 +139,7 @@ static int stat_rel(struct ward_session *ws, const char *rel, json_t **out)
 	rc = -ENOENT;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(d[i].name, name) == 0) {
-			*out = entry_json(rel, &d[i]);
+			*out = entry_json(path, &d[i]);
 			rc = 0;
 		}
 	ward_session_list_free(d, n);
@@ -204,7 +206,7 @@ static int list_into(struct ward_session *ws, const char *rel, int depth, json_t
 		return rc;
 	for (size_t i = 0; i < n && json_array_size(arr) < LIST_MAX; i++) {
 		char sub[4200];
-		snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", d[i].name);
+		snprintf(sub, sizeof(sub), "%s/%s", strcmp(rel, "/") ? rel : "", d[i].name);
 		json_array_append_new(arr, entry_json(sub, &d[i]));
 		if (d[i].type == 'd' && depth > 1)
 			list_into(ws, sub, depth - 1, arr);
@@ -233,23 +235,23 @@ enum MHD_Result fs_list(struct ereq *q)
 	sess_unref(q->s, ss);
 	if (r < 0) {
 		json_decref(arr);
+		char shown[4200];
+		full_path(rel, shown, sizeof(shown));
 		if (r == -ENOTDIR)
-			return cx_error(q, "invalid_argument", "path '%s/%s' is not a directory", E2B_HOME, rel);
+			return cx_error(q, "invalid_argument", "path '%s' is not a directory", shown);
 		return lib_error(q, r, rel);
 	}
 	return cx_unary_ok(q, json_pack("{s:o}", "entries", arr));
 }
 
-/* argv run inside the session (as its user, in its view): its exit code,
- * or -1 with err set. */
-static int run_in(struct ereq *q, struct ward_session *ws, char *const *argv, char *err, size_t n)
+int e2b_run(struct ereq *q, struct ward_session *ws, char *const *argv, char *out, size_t outn, char *err, size_t n)
 {
 	struct ward_request r;
 	ward_request_init(&r);
 	r.argv = argv;
 	r.isolation = WARD_ISO_SYSTEM;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = 30;
+	r.limits.timeout_s = q->s->o.max.timeout_s < 30 ? q->s->o.max.timeout_s : 30;
 	r.capture = true;
 	struct ward_result res;
 	memset(&res, 0, sizeof(res));
@@ -263,6 +265,8 @@ static int run_in(struct ereq *q, struct ward_session *ws, char *const *argv, ch
 		size_t k = strlen(err);
 		while (k && (err[k - 1] == '\n' || err[k - 1] == '\r'))
 			err[--k] = 0;
+		if (out)
+			snprintf(out, outn, "%.*s", (int)res.out.len, res.out.data ? res.out.data : "");
 	}
 	ward_result_free(&res);
 	return code;
@@ -272,7 +276,7 @@ enum MHD_Result fs_mkdir(struct ereq *q)
 {
 	enum MHD_Result rc;
 	json_t *m;
-	char rel[4096];
+	char rel[4096], shown[4200];
 	struct sess *ss = fs_begin(q, &m, "path", rel, sizeof(rel), &rc);
 	if (!ss)
 		return rc;
@@ -281,16 +285,17 @@ enum MHD_Result fs_mkdir(struct ereq *q)
 	if (stat_rel(ss->ws, rel, &e) == 0) {
 		json_decref(e);
 		sess_unref(q->s, ss);
-		return cx_error(q, "already_exists", "path '%s/%s' already exists", E2B_HOME, rel);
+		full_path(rel, shown, sizeof(shown));
+		return cx_error(q, "already_exists", "path '%s' already exists", shown);
 	}
-	char target[4200], err[512];
-	snprintf(target, sizeof(target), "/work/%s", rel);
-	char *argv[] = {"/bin/mkdir", "-p", "--", target, NULL};
-	int code = run_in(q, ss->ws, argv, err, sizeof(err));
+	char err[512];
+	char *argv[] = {"/bin/mkdir", "-p", "--", rel, NULL};
+	int code = e2b_run(q, ss->ws, argv, NULL, 0, err, sizeof(err));
 	int r = code == 0 ? stat_rel(ss->ws, rel, &e) : -1;
 	sess_unref(q->s, ss);
+	full_path(rel, shown, sizeof(shown));
 	if (code != 0 || r < 0)
-		return cx_error(q, "invalid_argument", "cannot make directory '%s/%s': %s", E2B_HOME, rel, err);
+		return cx_error(q, "invalid_argument", "cannot make directory '%s': %s", shown, err);
 	return cx_unary_ok(q, json_pack("{s:o}", "entry", e));
 }
 
@@ -304,9 +309,9 @@ enum MHD_Result fs_move(struct ereq *q)
 		return rc;
 	bool ok = e2b_map_path(json_string_value(json_object_get(m, "destination")), dst, sizeof(dst), err, sizeof(err));
 	json_decref(m);
-	if (!ok || !*src || !*dst) {
+	if (!ok || is_home_or_root(src) || is_home_or_root(dst)) {
 		sess_unref(q->s, ss);
-		return cx_error(q, "invalid_argument", "%s", ok ? "the home itself cannot be moved" : err);
+		return cx_error(q, "invalid_argument", "%s", ok ? "the home and the root cannot be moved" : err);
 	}
 	json_t *e = NULL;
 	int r = stat_rel(ss->ws, src, &e);
@@ -316,16 +321,15 @@ enum MHD_Result fs_move(struct ereq *q)
 		sess_unref(q->s, ss);
 		return lib_error(q, r, src);
 	}
-	char a[4200], b[4200];
-	snprintf(a, sizeof(a), "/work/%s", src);
-	snprintf(b, sizeof(b), "/work/%s", dst);
-	char *argv[] = {"/bin/mv", "-T", "--", a, b, NULL};
-	int code = run_in(q, ss->ws, argv, err, sizeof(err));
+	char *argv[] = {"/bin/mv", "-T", "--", src, dst, NULL};
+	int code = e2b_run(q, ss->ws, argv, NULL, 0, err, sizeof(err));
 	r = code == 0 ? stat_rel(ss->ws, dst, &e) : -1;
 	sess_unref(q->s, ss);
+	char a[4200], b[4200];
+	full_path(src, a, sizeof(a));
+	full_path(dst, b, sizeof(b));
 	if (code != 0 || r < 0)
-		return cx_error(q, "invalid_argument", "cannot move '%s/%s' to '%s/%s': %s", E2B_HOME, src, E2B_HOME, dst,
-				err);
+		return cx_error(q, "invalid_argument", "cannot move '%s' to '%s': %s", a, b, err);
 	return cx_unary_ok(q, json_pack("{s:o}", "entry", e));
 }
 
@@ -338,9 +342,9 @@ enum MHD_Result fs_remove(struct ereq *q)
 	if (!ss)
 		return rc;
 	json_decref(m);
-	if (!*rel) {
+	if (is_home_or_root(rel)) {
 		sess_unref(q->s, ss);
-		return cx_error(q, "invalid_argument", "the home itself cannot be removed");
+		return cx_error(q, "invalid_argument", "the home and the root cannot be removed");
 	}
 	int r = ward_session_remove(ss->ws, rel, err, sizeof(err));
 	sess_unref(q->s, ss);
@@ -349,14 +353,21 @@ enum MHD_Result fs_remove(struct ereq *q)
 	return cx_unary_ok(q, NULL);
 }
 
-/* ---- WatchDir: the directory listed every WATCH_POLL_S, compared ---- */
-
+/* ---- WatchDir: the directory listed every WATCH_POLL_S, compared ----
+ *
+ * Both listings are sorted by name (ward_session_list): one merge pass
+ * finds what was made, changed and removed.  A watch covers at most
+ * WATCH_MAX_ENTRIES entries (more: resource_exhausted), and a sandbox and
+ * a client hold at most WATCH_PER_SBX / WATCH_PER_CLIENT watches at once;
+ * after each poll the connection is looked at, so that a client that left
+ * ends its watch within a poll, not at the next event it would be sent. */
 
 struct watch {
 	struct e2b *e;
 	struct e2b_sbx *x;
 	char rel[4096];
-	bool started;
+	bool started, counted;
+	int fd;                /* the connection's socket: is the client still there? */
 	struct ward_dirent *d; /* the last listing */
 	size_t n;
 	double deadline, last;
@@ -365,17 +376,54 @@ struct watch {
 static void watch_free(void *p)
 {
 	struct watch *w = p;
+	if (w->counted) {
+		pthread_mutex_lock(&w->e->lock);
+		w->x->nwatch--;
+		pthread_mutex_unlock(&w->e->lock);
+	}
 	ward_session_list_free(w->d, w->n);
 	e2b_sbx_put(w->e, w->x);
 	free(w);
 }
 
-static const struct ward_dirent *find_ent(const struct ward_dirent *d, size_t n, const char *name)
+/* One more watch of w's sandbox, within its cap and its owner's; false
+ * with why not in err. */
+static bool watch_count(struct watch *w, char *err, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(d[i].name, name) == 0)
-			return &d[i];
-	return NULL;
+	struct e2b *e = w->e;
+	pthread_mutex_lock(&e->lock);
+	unsigned mine = 0;
+	for (struct e2b_sbx *x = e->sbxs; x; x = x->next)
+		if (strcmp(x->owner, w->x->owner) == 0)
+			mine += x->nwatch;
+	bool ok = w->x->nwatch < WATCH_PER_SBX && mine < WATCH_PER_CLIENT;
+	if (ok) {
+		w->x->nwatch++;
+		w->counted = true;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!ok && mine >= WATCH_PER_CLIENT)
+		snprintf(err, n, "this API key's sandboxes hold %d watches already: stop one", WATCH_PER_CLIENT);
+	else if (!ok)
+		snprintf(err, n, "this sandbox holds %d watches already: stop one", WATCH_PER_SBX);
+	return ok;
+}
+
+/* The listing of w's directory: 0, -E2BIG past WATCH_MAX_ENTRIES, or a
+ * negative errno. */
+static int watch_list(struct watch *w, struct ward_session *ws, struct ward_dirent **d, size_t *n, char *err,
+		      size_t errlen)
+{
+	bool cut = false;
+	int rc = ward_session_list_max(ws, w->rel, WATCH_MAX_ENTRIES, WARD_SESSION_LIST_MAX_BYTES, d, n, &cut, err,
+				       errlen);
+	if (rc == 0 && cut) {
+		ward_session_list_free(*d, *n);
+		*d = NULL;
+		*n = 0;
+		return -E2BIG;
+	}
+	return rc;
 }
 
 static bool watch_event(char **buf, size_t *len, const char *name, const char *type)
@@ -414,29 +462,41 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 			return watch_end(buf, len, "deadline_exceeded", "the watch's deadline (Connect-Timeout-Ms) passed");
 		struct timespec ts = {0, (long)(WATCH_POLL_S * 1e9)};
 		nanosleep(&ts, NULL);
+		if (e2b_client_gone(w->fd))
+			return watch_end(buf, len, "canceled", "the client left");
 		struct sess *ss = e2b_sess(w->e, w->x);
 		if (!ss)
 			return watch_end(buf, len, "unavailable", "the sandbox was killed or timed out");
 		struct ward_dirent *d = NULL;
 		size_t n = 0;
 		char err[256];
-		int rc = ward_session_list_max(ss->ws, w->rel, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, &d, &n,
-					       NULL, err, sizeof(err));
+		int rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
 		sess_unref(w->e->s, ss);
+		if (e2b_client_gone(w->fd))
+			return watch_end(buf, len, "canceled", "the client left");
+		if (rc == -E2BIG) {
+			snprintf(err, sizeof(err), "the watched directory grew past %d entries: watch a smaller one",
+				 WATCH_MAX_ENTRIES);
+			return watch_end(buf, len, "resource_exhausted", err);
+		}
 		if (rc < 0)
 			return watch_end(buf, len, "not_found", "the watched directory is gone");
-		for (size_t i = 0; i < n; i++) {
-			const struct ward_dirent *o = find_ent(w->d, w->n, d[i].name);
-			if (!o)
-				watch_event(buf, len, d[i].name, "EVENT_TYPE_CREATE");
-			else if (o->size != d[i].size || o->mtime != d[i].mtime)
-				watch_event(buf, len, d[i].name, "EVENT_TYPE_WRITE");
-			else if (o->mode != d[i].mode)
-				watch_event(buf, len, d[i].name, "EVENT_TYPE_CHMOD");
+		/* one merge pass over the two sorted listings */
+		size_t i = 0, j = 0;
+		while (i < n || j < w->n) {
+			int c = i == n ? 1 : j == w->n ? -1 : strcmp(d[i].name, w->d[j].name);
+			if (c < 0)
+				watch_event(buf, len, d[i++].name, "EVENT_TYPE_CREATE");
+			else if (c > 0)
+				watch_event(buf, len, w->d[j++].name, "EVENT_TYPE_REMOVE");
+			else {
+				const struct ward_dirent *o = &w->d[j++], *nw = &d[i++];
+				if (o->size != nw->size || o->mtime != nw->mtime)
+					watch_event(buf, len, nw->name, "EVENT_TYPE_WRITE");
+				else if (o->mode != nw->mode)
+					watch_event(buf, len, nw->name, "EVENT_TYPE_CHMOD");
+			}
 		}
-		for (size_t i = 0; i < w->n; i++)
-			if (!find_ent(d, n, w->d[i].name))
-				watch_event(buf, len, w->d[i].name, "EVENT_TYPE_REMOVE");
 		ward_session_list_free(w->d, w->n);
 		w->d = d;
 		w->n = n;
@@ -462,6 +522,7 @@ enum MHD_Result fs_watch(struct ereq *q)
 	w->e = q->e;
 	w->x = q->x;
 	q->x = NULL;
+	w->fd = e2b_conn_fd(q);
 	long long ms = cx_timeout_ms(q);
 	const char *code = NULL;
 	if (!m)
@@ -475,15 +536,18 @@ enum MHD_Result fs_watch(struct ereq *q)
 	json_decref(m);
 	if (!code) {
 		struct sess *ss = e2b_sess(w->e, w->x);
-		int rc = ss ? ward_session_list_max(ss->ws, w->rel, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES,
-						    &w->d, &w->n, NULL, err, sizeof(err))
-			    : -ESRCH;
+		int rc = ss ? watch_list(w, ss->ws, &w->d, &w->n, err, sizeof(err)) : -ESRCH;
 		if (ss)
 			sess_unref(q->s, ss);
-		if (rc < 0) {
+		if (rc == -E2BIG) {
+			code = "resource_exhausted";
+			snprintf(err, sizeof(err), "cannot watch %.300s: it holds more than %d entries; watch a smaller "
+						   "directory", w->rel, WATCH_MAX_ENTRIES);
+		} else if (rc < 0) {
 			code = rc == -ESRCH ? "unavailable" : rc == -ENOTDIR ? "invalid_argument" : "not_found";
-			snprintf(err, sizeof(err), "cannot watch %s/%.300s: %s", E2B_HOME, w->rel, strerror(-rc));
-		}
+			snprintf(err, sizeof(err), "cannot watch %.300s: %s", w->rel, strerror(-rc));
+		} else if (!watch_count(w, err, sizeof(err)))
+			code = "resource_exhausted";
 	}
 	w->deadline = ms > 0 ? now_mono() + (double)ms / 1000.0 : 0;
 	if (code) {
@@ -492,16 +556,7 @@ enum MHD_Result fs_watch(struct ereq *q)
 		size_t len = 0;
 		watch_end(&buf, &len, code, err);
 		watch_free(w);
-		q->code = 200;
-		struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
-		if (!r) {
-			free(buf);
-			return MHD_NO;
-		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
-		enum MHD_Result rc = MHD_queue_response(q->c, 200, r);
-		MHD_destroy_response(r);
-		return rc;
+		return e2b_answer(q, 200, "application/connect+json", buf, len);
 	}
 	return cx_stream_start(q, "application/connect+json", watch_produce, w, watch_free);
 }
@@ -519,70 +574,170 @@ enum MHD_Result files_get(struct ereq *q)
 	size_t max = q->s->o.max.output_limit ? q->s->o.max.output_limit : READ_MAX_DFLT;
 	if (max < READ_MAX_DFLT)
 		max = READ_MAX_DFLT;
+	if (max >= q->s->o.max_answer_client)
+		max = q->s->o.max_answer_client - 1;
+	/* what the read may bring is held in the answer budget before it is
+	 * read (e2b_answer keeps what it brought): unread answers never hold
+	 * the server's memory beyond --max-answer-total, nor one client's
+	 * beyond --max-answer-client */
+	int why = answer_hold(q->s, q->who, max + 1, &q->ans);
+	if (why < 0) {
+		sess_unref(q->s, ss);
+		char msg[400];
+		answer_hold_error(q->s, why, max + 1, msg, sizeof(msg));
+		return e2b_api_error(q, 503, "a read of up to %zu bytes: %s", max, msg);
+	}
 	unsigned char *data = NULL;
 	size_t len = 0;
 	int rc = ward_session_read(ss->ws, rel, max, &data, &len, err, sizeof(err));
 	sess_unref(q->s, ss);
+	char shown[4200];
+	full_path(rel, shown, sizeof(shown));
 	if (rc == -ENOENT)
-		return e2b_api_error(q, 404, "path '%s/%s' does not exist", E2B_HOME, rel);
+		return e2b_api_error(q, 404, "path '%s' does not exist", shown);
 	if (rc == -EISDIR)
-		return e2b_api_error(q, 400, "path '%s/%s' is a directory: list it instead", E2B_HOME, rel);
+		return e2b_api_error(q, 400, "path '%s' is a directory: list it instead", shown);
 	if (rc == -EFBIG)
 		return e2b_api_error(q, 400, "the file is larger than %zu bytes, the most one read returns here", max);
 	if (rc < 0)
-		return e2b_api_error(q, rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403 : 500, "cannot read '%s/%s': %s",
-				     E2B_HOME, rel, err[0] ? err : strerror(-rc));
+		return e2b_api_error(q, rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403 : 500, "cannot read '%s': %s",
+				     shown, err[0] ? err : strerror(-rc));
 	return e2b_answer(q, 200, "application/octet-stream", (char *)data, len);
+}
+
+/* ---- POST /files: streamed into the sandbox as it comes ----
+ *
+ * The body is never held: its multipart parts are parsed as they come
+ * (mp_stream) and each file part written through libward as it comes, so
+ * an upload is bounded by the sandbox's disk (507 when it fills), not by
+ * --max-body; the request timeout still bounds its time. */
+
+struct upload {
+	struct ereq *q;
+	struct sess *ss;             /* held for the upload */
+	struct mp_stream *mp;
+	struct ward_session_upload *w; /* the file part being written */
+	bool skip;                   /* a part not named "file": read, dropped */
+	char rel[4096];              /* its path */
+	json_t *arr;                 /* the files written */
+	unsigned code;               /* 0, or the error answer's status */
+	char err[600];
+};
+
+static unsigned write_status(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT ? 507
+	       : rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403
+	       : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL ? 400
+								  : 500;
+}
+
+static int up_part(void *arg, const char *name, const char *filename)
+{
+	struct upload *u = arg;
+	u->skip = strcmp(name, "file") != 0;
+	if (u->skip)
+		return 0;
+	const char *qpath = e2b_query(u->q, "path");
+	const char *path = qpath ? qpath : filename;
+	if (!path || !e2b_map_path(path, u->rel, sizeof(u->rel), u->err, sizeof(u->err)) || is_home_or_root(u->rel)) {
+		if (!path || !u->err[0])
+			snprintf(u->err, sizeof(u->err), "a file part names no path: give ?path= or a filename");
+		u->code = 400;
+		return -1;
+	}
+	int rc = ward_session_write_begin(u->ss->ws, u->rel, 0, &u->w, u->err, sizeof(u->err));
+	if (rc < 0) {
+		u->code = write_status(rc);
+		return -1;
+	}
+	return 0;
+}
+
+static int up_data(void *arg, const char *p, size_t n)
+{
+	struct upload *u = arg;
+	if (u->w)
+		ward_session_write_more(u->w, p, n); /* a failure: its end says why */
+	return 0;
+}
+
+static int up_end(void *arg)
+{
+	struct upload *u = arg;
+	if (!u->w)
+		return 0;
+	int rc = ward_session_write_end(u->w, u->err, sizeof(u->err));
+	u->w = NULL;
+	if (rc < 0) {
+		u->code = write_status(rc);
+		return -1;
+	}
+	char full[4200];
+	full_path(u->rel, full, sizeof(full));
+	const char *slash = strrchr(full, '/');
+	json_array_append_new(u->arr, json_pack("{s:s,s:s,s:s}", "name", slash + 1, "type", "file", "path", full));
+	return 0;
+}
+
+void files_upload_free(struct ereq *q)
+{
+	struct upload *u = q->up;
+	if (!u)
+		return;
+	if (u->w)
+		ward_session_write_end(u->w, NULL, 0);
+	if (u->ss)
+		sess_unref(q->s, u->ss);
+	mp_stream_free(u->mp);
+	json_decref(u->arr);
+	free(u);
+	q->up = NULL;
+}
+
+/* The headers are in, the sandbox and its token checked: ready for the
+ * body.  An error is kept for the answer (after the body). */
+void files_upload_begin(struct ereq *q)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	if (!u)
+		return;
+	q->up = u;
+	u->q = q;
+	u->arr = json_array();
+	u->ss = e2b_sess(q->e, q->x);
+	const struct mp_sink sink = {up_part, up_data, up_end, u};
+	if (!u->ss) {
+		u->code = 502;
+		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
+	} else if (!(u->mp = mp_stream_new(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), MAX_UPLOAD_PARTS, &sink, u->err,
+					   sizeof(u->err))))
+		u->code = 400;
+}
+
+void files_upload_feed(struct ereq *q, const char *p, size_t n)
+{
+	struct upload *u = q->up;
+	if (u && !u->code && mp_stream_feed(u->mp, p, n, u->err, sizeof(u->err)) < 0 && !u->code)
+		u->code = 400;
 }
 
 enum MHD_Result files_post(struct ereq *q)
 {
-	char err[600] = "";
-	struct mp_part *parts = NULL;
-	size_t n = 0;
-	if (mp_parse(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), q->body ? q->body : "", q->len, MAX_UPLOAD_PARTS,
-		     &parts, &n, err, sizeof(err)) < 0)
-		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", err);
-	const char *qpath = e2b_query(q, "path");
-	struct sess *ss = e2b_sess(q->e, q->x);
-	if (!ss) {
-		mp_free(parts, n);
-		return e2b_api_error(q, 502, "the sandbox was killed or timed out");
-	}
-	json_t *arr = json_array();
-	unsigned code = 200;
-	for (size_t i = 0; i < n && code == 200; i++) {
-		if (strcmp(parts[i].name, "file") != 0)
-			continue;
-		char rel[4096];
-		const char *path = qpath ? qpath : parts[i].filename;
-		if (!path || !e2b_map_path(path, rel, sizeof(rel), err, sizeof(err)) || !*rel) {
-			if (!path || !err[0])
-				snprintf(err, sizeof(err), "a file part names no path: give ?path= or a filename");
-			code = 400;
-			break;
-		}
-		int rc = ward_session_write(ss->ws, rel, parts[i].data, parts[i].len, 0, err, sizeof(err));
-		if (rc < 0) {
-			code = rc == -ENOSPC || rc == -EDQUOT ? 507 : rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403
-				 : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL			    ? 400
-													    : 500;
-			break;
-		}
-		char full[4200];
-		full_path(rel, full, sizeof(full));
-		const char *slash = strrchr(full, '/');
-		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", slash + 1, "type", "file", "path", full));
-	}
-	sess_unref(q->s, ss);
-	mp_free(parts, n);
-	if (code != 200) {
-		json_decref(arr);
-		return e2b_api_error(q, code, "cannot write the file: %s", err);
-	}
-	if (!json_array_size(arr)) {
-		json_decref(arr);
+	struct upload *u = q->up;
+	if (!u)
+		return e2b_api_error(q, 500, "out of memory for the upload");
+	if (!u->code && mp_stream_finish(u->mp, u->err, sizeof(u->err)) < 0)
+		u->code = 400;
+	if (u->code == 400 && !json_array_size(u->arr) && strstr(u->err, "multipart"))
+		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", u->err);
+	if (u->code == 502)
+		return e2b_api_error(q, 502, "%s", u->err);
+	if (u->code)
+		return e2b_api_error(q, u->code, "cannot write the file: %s", u->err);
+	if (!json_array_size(u->arr))
 		return e2b_api_error(q, 400, "no part named \"file\": send each file as a part named file");
-	}
+	json_t *arr = json_incref(u->arr);
+	files_upload_free(q);
 	return e2b_answer_json(q, 200, arr);
 }

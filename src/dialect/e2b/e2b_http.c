@@ -1,7 +1,14 @@
 /* e2b_http.c — the E2B listener (--e2b ADDR): a libmicrohttpd daemon of
  * its own, one thread per connection, beside the native one; a request's
  * body (bounded by --max-body, and by --request-timeout from its first
- * byte), its route, its credentials, its answer.
+ * byte), its route, its credentials, its answer.  What it shares with the
+ * native listener: its connections are the server's records (conns.c:
+ * the header deadline, the request timeout for a body and an answer,
+ * pending ones per address cut for room), its whole answers are held in
+ * the answer budget until taken (admission.c), its requests are lines of
+ * the server's log and counts (http.c's log_request).  Not yet: the
+ * server's admission queue and its workers (a request runs on its
+ * connection's thread; a stream holds that thread for its life).
  *
  * Credentials: the control plane's X-API-KEY is a ward token (its name
  * owns the sandboxes it makes); the data plane names its sandbox in
@@ -12,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,35 +31,36 @@
 #include "dialect/e2b/e2b_int.h"
 
 static const struct eroute routes[] = {
-	{"POST", "/v2/sandboxes", false, e2b_create},
-	{"POST", "/sandboxes", false, e2b_create},
-	{"GET", "/v2/sandboxes", false, e2b_list},
-	{"GET", "/sandboxes", false, e2b_list},
-	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx},
-	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx},
-	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout},
-	{"GET", "/sandboxes/{id}", false, e2b_info},
-	{"DELETE", "/sandboxes/{id}", false, e2b_kill},
-	{"GET", "/health", true, e2b_health},
-	{"GET", "/files", true, files_get},
-	{"POST", "/files", true, files_post},
-	{"POST", "/process.Process/Start", true, px_start},
-	{"POST", "/process.Process/Connect", true, px_connect},
-	{"POST", "/process.Process/List", true, px_list},
-	{"POST", "/process.Process/SendInput", true, px_send_input},
-	{"POST", "/process.Process/CloseStdin", true, px_close_stdin},
-	{"POST", "/process.Process/SendSignal", true, px_send_signal},
-	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat},
-	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list},
-	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir},
-	{"POST", "/filesystem.Filesystem/Move", true, fs_move},
-	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove},
-	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch},
-	{"POST", "/execute", true, ci_execute},
-	{"POST", "/contexts", true, ci_ctx_create},
-	{"GET", "/contexts", true, ci_ctx_list},
-	{"DELETE", "/contexts/{id}", true, ci_ctx_delete},
-	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart},
+	{"POST", "/v2/sandboxes", false, e2b_create, false},
+	{"POST", "/sandboxes", false, e2b_create, false},
+	{"GET", "/v2/sandboxes", false, e2b_list, false},
+	{"GET", "/sandboxes", false, e2b_list, false},
+	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
+	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
+	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout, false},
+	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
+	{"GET", "/sandboxes/{id}", false, e2b_info, false},
+	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
+	{"GET", "/health", true, e2b_health, false},
+	{"GET", "/files", true, files_get, false},
+	{"POST", "/files", true, files_post, true},
+	{"POST", "/process.Process/Start", true, px_start, false},
+	{"POST", "/process.Process/Connect", true, px_connect, false},
+	{"POST", "/process.Process/List", true, px_list, false},
+	{"POST", "/process.Process/SendInput", true, px_send_input, false},
+	{"POST", "/process.Process/CloseStdin", true, px_close_stdin, false},
+	{"POST", "/process.Process/SendSignal", true, px_send_signal, false},
+	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat, false},
+	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list, false},
+	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir, false},
+	{"POST", "/filesystem.Filesystem/Move", true, fs_move, false},
+	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove, false},
+	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch, false},
+	{"POST", "/execute", true, ci_execute, false},
+	{"POST", "/contexts", true, ci_ctx_create, false},
+	{"GET", "/contexts", true, ci_ctx_list, false},
+	{"DELETE", "/contexts/{id}", true, ci_ctx_delete, false},
+	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart, false},
 };
 
 /* path against pattern: exact, or "{id}" matching one segment of
@@ -94,13 +103,44 @@ const char *e2b_header(struct ereq *q, const char *name)
 	return MHD_lookup_connection_value(q->c, MHD_HEADER_KIND, name);
 }
 
+int e2b_conn_fd(struct ereq *q)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci ? ci->connect_fd : -1;
+}
+
+bool e2b_client_gone(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 const char *e2b_query(struct ereq *q, const char *name)
 {
 	return MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* A whole answer: held in the answer budget and its client's share until
+ * it is taken (on_completed lets it go), and taken within the request
+ * timeout (the connection's deadline).  One that does not fit is a 503. */
 enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len)
 {
+	struct server *s = q->s;
+	if (q->ans.bytes) /* reserved before it was made (files_get): what it took */
+		answer_unhold(s, &q->ans, q->ans.bytes > len + 1 ? q->ans.bytes - (len + 1) : 0);
+	int why = q->ans.bytes ? 0 : answer_hold(s, q->who, len + 1, &q->ans);
+	if (why < 0) {
+		char msg[400];
+		answer_hold_error(s, why, len + 1, msg, sizeof(msg));
+		snprintf(q->message, sizeof(q->message), "%s", msg);
+		free(body);
+		json_t *v = json_pack("{s:i,s:s}", "code", 503, "message", msg);
+		body = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(v);
+		len = body ? strlen(body) : 0;
+		code = 503;
+		ctype = "application/json";
+	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
 								 body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
@@ -114,6 +154,7 @@ enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, cha
 	q->code = code;
 	enum MHD_Result rc = MHD_queue_response(q->c, code, r);
 	MHD_destroy_response(r);
+	conn_set_deadline(s, q->c, now_mono() + s->o.request_timeout);
 	return rc;
 }
 
@@ -128,12 +169,11 @@ enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v)
 
 enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap);
 	va_end(ap);
-	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", msg));
+	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", q->message));
 }
 
 /* The control plane's caller: the token named by X-API-KEY (checked as
@@ -141,11 +181,8 @@ enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ..
 static bool control_auth(struct ereq *q)
 {
 	struct server *s = q->s;
-	if (!s->ntokens) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
-		return true;
-	}
+	if (!s->ntokens)
+		return true; /* q->who: the peer's address */
 	const char *key = e2b_header(q, "X-API-Key");
 	const struct token *t = key ? token_find(s, key) : NULL;
 	if (!t)
@@ -154,37 +191,37 @@ static bool control_auth(struct ereq *q)
 	return true;
 }
 
-/* The data plane's sandbox and token: NULL after answering 400, 401 or
- * 502. */
-static bool data_auth(struct ereq *q, enum MHD_Result *rc)
+/* The data plane's sandbox (held in q->x) and token: 0, or the status
+ * (400, 401, 502) with why in q->message. */
+static unsigned data_auth(struct ereq *q)
 {
 	const char *id = e2b_header(q, "E2b-Sandbox-Id");
 	if (!id || !*id) {
-		*rc = e2b_api_error(q, 400, "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener (the SDK "
-					    "then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
-		return false;
+		snprintf(q->message, sizeof(q->message), "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener "
+							 "(the SDK then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
+		return 400;
 	}
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	if (!x) {
-		*rc = e2b_api_error(q, 502, "sandbox %.80s is not running: it was killed, timed out or never existed",
-				    id);
-		return false;
+		snprintf(q->message, sizeof(q->message),
+			 "sandbox %.80s is not running: it was killed, timed out or never existed", id);
+		return 502;
 	}
 	const char *tok = e2b_header(q, "X-Access-Token");
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
 	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
 		e2b_sbx_put(q->e, x);
-		*rc = e2b_api_error(q, 401, "missing or wrong access token for sandbox %s: send the envdAccessToken "
-					    "that created or connected it as X-Access-Token",
-				    id);
-		return false;
+		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
+							 "envdAccessToken that created or connected it as X-Access-Token", id);
+		return 401;
 	}
 	q->x = x;
-	return true;
+	snprintf(q->who, sizeof(q->who), "%s", x->owner); /* its answers count in its owner's share */
+	return 0;
 }
 
 /* The body is in: credentials, then the endpoint. */
-static enum MHD_Result dispatch(struct ereq *q, bool path_known)
+static enum MHD_Result dispatch(struct ereq *q)
 {
 	if (q->busy)
 		return e2b_api_error(q, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
@@ -193,18 +230,18 @@ static enum MHD_Result dispatch(struct ereq *q, bool path_known)
 		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
 				     q->s->o.max_body);
 	if (!q->rt) {
-		if (path_known)
+		if (q->known)
 			return e2b_api_error(q, 405, "%s is not allowed on %s", q->method, q->path);
 		return e2b_api_error(q, 404, "no such endpoint on the E2B listener: %s", q->path);
 	}
-	if (q->rt->data) {
-		enum MHD_Result rc;
-		if (!data_auth(q, &rc))
-			return rc;
-		return q->rt->fn(q);
-	}
-	if (!control_auth(q))
+	unsigned refused = q->rt->upload ? q->refused : q->rt->data ? data_auth(q) : 0;
+	if (refused)
+		return e2b_api_error(q, refused, "%s", q->message);
+	if (!q->rt->data && !control_auth(q))
 		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
+	/* proven: the connection no longer counts against its address
+	 * (conns.c), for its life with a token, else for this request */
+	conn_trust(q->s, q->c);
 	return q->rt->fn(q);
 }
 
@@ -242,14 +279,27 @@ static bool body_append(struct ereq *q, const char *data, size_t n)
 	return true;
 }
 
+/* The request line's URI as sent (its query too, which a relay to a
+ * sandbox's port passes on as it came): the request's record begins here. */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	struct ereq *q = calloc(1, sizeof(*q));
+	if (q && uri && strlen(uri) < 8192)
+		q->uri = strdup(uri);
+	return q;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	struct e2b *e = cls;
 	struct ereq *q = *ctx;
 	(void)version;
-	if (!q) {
-		q = calloc(1, sizeof(*q));
+	if (!q || !q->c) {
+		if (!q)
+			q = calloc(1, sizeof(*q));
 		if (!q)
 			return MHD_NO;
 		q->e = e;
@@ -258,7 +308,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		q->t0 = now_mono();
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		snprintf(q->path, sizeof(q->path), "%s", url);
+		/* the peer's address until a token names the client */
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
 		*ctx = q;
+		/* the headers are in: the body and the answer have the request timeout */
+		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
+		/* a sandbox's own port: relayed, its body as it comes */
+		int port;
+		char id[100];
+		if (ports_target(q, &port, id, sizeof(id))) {
+			ports_begin(q, port, id);
+			return MHD_YES;
+		}
+		q->rt = route(q, &q->known);
+		/* an upload is checked now, and its body goes into the sandbox as it comes */
+		if (q->rt && q->rt->upload && !(q->refused = data_auth(q))) {
+			conn_trust(e->s, c);
+			files_upload_begin(q);
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -269,24 +337,49 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		size_t n = *upload_size;
 		*upload_size = 0;
+		if (q->relay) {
+			ports_feed(q, upload, n);
+			return MHD_YES;
+		}
+		if (q->rt && q->rt->upload) {
+			files_upload_feed(q, upload, n); /* nothing when refused: read, dropped */
+			return MHD_YES;
+		}
 		return body_append(q, upload, n) ? MHD_YES : MHD_NO;
 	}
-	bool known;
-	q->rt = route(q, &known);
-	return dispatch(q, known);
+	if (q->relay)
+		return ports_answer(q);
+	return dispatch(q);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
 	struct e2b *e = cls;
 	struct ereq *q = *ctx;
-	(void)c;
 	if (!q)
 		return;
+	if (!q->c) { /* its head never made a request */
+		*ctx = NULL;
+		free(q->uri);
+		free(q);
+		return;
+	}
+	/* the next request on a kept-alive connection gets its own header time */
+	conn_set_deadline(e->s, c, now_mono() + e->s->o.header_timeout);
+	conn_idle(e->s, c);
+	answer_unhold(e->s, &q->ans, q->ans.bytes);
 	*ctx = NULL;
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || q->code >= 400)
-		log_event(e->s, "e2b", "%s %s: %u%s", q->method, q->path, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? q->code : 0,
-			  q->late ? " (the body took longer than --request-timeout)" : "");
+	/* the server's request log and counts, as every listener's */
+	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)q->code : 0;
+	if (q->late && !q->message[0])
+		snprintf(q->message, sizeof(q->message), "the body took longer than --request-timeout");
+	struct log_req l = {.client = q->who, .method = q->method, .path = q->path,
+			    .cut = conn_cut_reason(e->s, c), .toe = toe, .code = code, .t_start = q->t0};
+	log_request(e->s, &l, q->message, sizeof(q->message));
+	metrics_count_http(e->s, code);
+	files_upload_free(q);
+	ports_free(q);
+	free(q->uri);
 	if (q->x)
 		e2b_sbx_put(e, q->x);
 	if (q->cap)
@@ -318,11 +411,18 @@ int e2b_start(struct server *s)
 				NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
 				MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e, MHD_OPTION_END);
+				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, e,
+				MHD_OPTION_END);
 	if (!e->d) {
 		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
 		return -1;
 	}
+	/* getHost(port) is PORT-ID.DOMAIN: by default one a local browser opens (*.localhost) */
+	if (s->o.e2b_domain)
+		snprintf(e->domain, sizeof(e->domain), "%s", s->o.e2b_domain);
+	else
+		snprintf(e->domain, sizeof(e->domain), "localhost:%s", strrchr(bound, ':') + 1);
 	log_event(s, "e2b-listening", "%s (E2B_API_URL and E2B_SANDBOX_URL: http://%s)", bound, bound);
 	return 0;
 }

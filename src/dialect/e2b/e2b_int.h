@@ -34,7 +34,6 @@
 #include "server/server.h"
 
 #define E2B_ENVD_VERSION "0.5.6"  /* multipart uploads only (research notes §4.5) */
-#define E2B_DOMAIN "ward.invalid" /* never E2B's: a misconfigured client fails at DNS */
 #define E2B_HOME "/home/user"
 #define E2B_MAKERS 2
 #define E2B_MAX_CONTEXTS 8        /* code contexts (kernels) per sandbox */
@@ -65,10 +64,16 @@ struct e2b_sbx {
 	bool gone;            /* out of the list: freed at refs 0 */
 	struct e2b_ctx *ctxs;
 	unsigned nctx;
+	unsigned nwatch;      /* WatchDir streams open on it (e2b_fs.c) */
+	bool private_traffic; /* network.allowPublicTraffic false: its ports want its traffic token */
+	double m_time;        /* its last metrics sample (CLOCK_REALTIME), 0: none */
+	uint64_t m_cpu_ms;    /* its CPU then */
 	struct e2b_sbx *next;
 };
 
 struct make_job;
+struct upload;
+struct relay;
 
 struct e2b {
 	struct server *s;
@@ -83,6 +88,7 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
+	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
 };
 
 /* One request on the E2B listener. */
@@ -94,13 +100,20 @@ struct ereq {
 	char method[8];
 	char path[256];
 	char arg[100];        /* a path's {id} */
-	char who[96];         /* control plane: the API key's token name (or the peer) */
+	char who[96];         /* the API key's token name (or the peer); data plane: the sandbox's owner */
 	char *body;
 	size_t len, cap;
 	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
+	bool known;           /* its path is an endpoint's (for another method: 405) */
+	unsigned refused;     /* an upload's sandbox or token refused before its body: the status */
 	double t0;
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
+	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
+	struct upload *up;    /* POST /files: the upload as it comes (e2b_fs.c) */
+	struct relay *relay;  /* a request to a sandbox's own port (e2b_ports.c) */
+	char *uri;            /* the request line's URI, its query too (malloc'd) */
 	unsigned code;        /* for the log */
+	char message[600];    /* an error's, for the log */
 };
 
 struct eroute {
@@ -108,6 +121,7 @@ struct eroute {
 	const char *path;     /* exact, or ending in "{id}" / "{id}/..." */
 	bool data;            /* data plane: E2b-Sandbox-Id and one of its tokens */
 	enum MHD_Result (*fn)(struct ereq *q);
+	bool upload;          /* its body streams into the sandbox, never held (POST /files) */
 };
 
 /* e2b_http.c */
@@ -117,6 +131,11 @@ enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v);
 enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *e2b_header(struct ereq *q, const char *name);
 const char *e2b_query(struct ereq *q, const char *name);
+/* q's socket, and whether its client has closed or reset it: a stream
+ * that waits for what it follows looks after each wait, so that a client
+ * that left ends it within a wait, not at its next write. */
+int e2b_conn_fd(struct ereq *q);
+bool e2b_client_gone(int fd);
 
 /* e2b_sandbox.c */
 int e2b_makers_start(struct e2b *e);
@@ -131,6 +150,7 @@ void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
+enum MHD_Result e2b_metrics(struct ereq *q);
 enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
@@ -166,10 +186,16 @@ enum MHD_Result px_close_stdin(struct ereq *q);
 enum MHD_Result px_send_signal(struct ereq *q);
 
 /* e2b_fs.c */
-/* A path of E2B's (absolute, or relative to /home/user) as a path relative
- * to /work ("" for /home/user itself): "." and ".." resolved lexically,
- * then it must lie in /home/user (or /work).  false with why in err. */
+/* A path of E2B's (absolute, or relative to /home/user) as the sandbox
+ * path its files calls name: "." and ".." resolved lexically (above / is
+ * /), /home/user (a link to the session's /work) as /work; any path of the
+ * sandbox (libward resolves it inside, as the sandbox's user).  false
+ * with why in err (a control byte, too long). */
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen);
+/* argv run inside the session (as its user, in its view, within
+ * --max-timeout and 30 s): its exit code, its stdout in out (when given),
+ * its stderr in err; or -1 with err set. */
+int e2b_run(struct ereq *q, struct ward_session *ws, char *const *argv, char *out, size_t outn, char *err, size_t n);
 enum MHD_Result fs_stat(struct ereq *q);
 enum MHD_Result fs_list(struct ereq *q);
 enum MHD_Result fs_mkdir(struct ereq *q);
@@ -177,6 +203,12 @@ enum MHD_Result fs_move(struct ereq *q);
 enum MHD_Result fs_remove(struct ereq *q);
 enum MHD_Result fs_watch(struct ereq *q);
 enum MHD_Result files_get(struct ereq *q);
+/* POST /files, streamed: begin when the headers are in (and the sandbox's
+ * token checked), feed each piece of the body, files_post at its end;
+ * free on every path (on_completed). */
+void files_upload_begin(struct ereq *q);
+void files_upload_feed(struct ereq *q, const char *p, size_t n);
+void files_upload_free(struct ereq *q);
 enum MHD_Result files_post(struct ereq *q);
 
 /* e2b_multipart.c */
@@ -191,6 +223,34 @@ struct mp_part {
 int mp_parse(const char *ctype, const char *body, size_t len, size_t max_parts, struct mp_part **parts, size_t *n,
 	     char *err, size_t errlen);
 void mp_free(struct mp_part *p, size_t n);
+/* The same body as it comes (an upload streamed into the sandbox, never
+ * held whole), by the same rules but one: a body with no final "--" is cut
+ * short.  The sink's calls say a part's start (its name and filename, the
+ * latter may be NULL), its data in pieces, its end; one returning -1
+ * stops the parse (mp_stream_feed answers -1, its reason the sink's). */
+struct mp_sink {
+	int (*part)(void *arg, const char *name, const char *filename);
+	int (*data)(void *arg, const char *p, size_t n);
+	int (*end)(void *arg);
+	void *arg;
+};
+struct mp_stream;
+struct mp_stream *mp_stream_new(const char *ctype, size_t max_parts, const struct mp_sink *sink, char *err,
+				size_t errlen);
+/* -1 with why in err (or the sink's stop) */
+int mp_stream_feed(struct mp_stream *m, const char *p, size_t n, char *err, size_t errlen);
+/* The body is over: 0 when it ended with its last boundary. */
+int mp_stream_finish(struct mp_stream *m, char *err, size_t errlen);
+void mp_stream_free(struct mp_stream *m);
+
+/* e2b_ports.c: a sandbox's own ports, relayed */
+/* Is q for a sandbox's port (E2b-Sandbox-Port, or Host PORT-ID.DOMAIN),
+ * neither envd's nor the interpreter's?  Its port and sandbox id. */
+bool ports_target(struct ereq *q, int *port, char *id, size_t n);
+void ports_begin(struct ereq *q, int port, const char *id); /* the headers are in: connect, send them */
+void ports_feed(struct ereq *q, const char *p, size_t n);   /* a piece of its body */
+enum MHD_Result ports_answer(struct ereq *q);               /* the body is in: relay the answer */
+void ports_free(struct ereq *q);
 
 /* e2b_interp.c */
 enum MHD_Result ci_execute(struct ereq *q);

@@ -10,7 +10,8 @@
  * every KEEPALIVE_S, so a client that left is seen within seconds, and the
  * code is interrupted (SIGINT: the kernel and its state live on) or, when
  * that does not end it within INTERRUPT_S, the kernel is killed (the next
- * call starts a fresh one: restartCodeContext's state). */
+ * call starts a fresh one: restartCodeContext's state).  An execution
+ * that runs past --max-timeout ends so too, with an error line. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -32,14 +33,11 @@ static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, 
 	__attribute__((format(printf, 3, 4)));
 static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap); /* the request's log line says it */
 	va_end(ap);
-	if (code >= 500)
-		log_event(q->s, "e2b", "%s %s: %u %s", q->method, q->path, code, msg);
-	char *b = strdup(msg);
+	char *b = strdup(q->message);
 	return e2b_answer(q, code, "text/plain", b, b ? strlen(b) : 0);
 }
 
@@ -151,6 +149,7 @@ struct exec_st {
 	size_t plen;
 	bool finished, over;
 	double last;
+	double deadline;    /* --max-timeout from its start */
 };
 
 /* Lines of the kernel's output out to the client; __done__ ends it. */
@@ -259,6 +258,15 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			return *len > 0;
 		}
 		double t = now_mono();
+		if (t >= st->deadline) { /* exec_free interrupts it */
+			st->over = true;
+			char msg[200];
+			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
+				 st->e->s->o.max.timeout_s);
+			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
+						     msg, "traceback", ""));
+			return true;
+		}
 		if (!*len && t - st->last >= KEEPALIVE_S)
 			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
 		if (*len) {
@@ -339,6 +347,11 @@ enum MHD_Result ci_execute(struct ereq *q)
 			return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 		}
 	}
+	char rate_err[300];
+	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
+		json_decref(m);
+		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
+	}
 	json_t *ev = json_object_get(m, "env_vars");
 	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
 	json_decref(m);
@@ -374,6 +387,7 @@ enum MHD_Result ci_execute(struct ereq *q)
 	q->x = NULL;
 	st->c = c;
 	st->last = now_mono();
+	st->deadline = st->last + q->s->o.max.timeout_s;
 	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
 }
 

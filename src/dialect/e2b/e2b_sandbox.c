@@ -178,14 +178,7 @@ bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
 
 struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x)
 {
-	struct req q;
-	memset(&q, 0, sizeof(q));
-	q.srv = e->s;
-	snprintf(q.args.sid, sizeof(q.args.sid), "%s", x->sid);
-	snprintf(q.who, sizeof(q.who), "%s", x->owner);
-	bool ok = sess_find(e->s, &q);
-	free(q.resp);
-	return ok ? q.sess : NULL;
+	return sess_get(e->s, x->owner, x->sid);
 }
 
 /* Every record, held (*n of them; free the array, put each). */
@@ -274,11 +267,11 @@ static void iso_time(char *buf, size_t n, double t)
 }
 
 /* The Sandbox object of create and connect. */
-static json_t *sandbox_json(const struct e2b_sbx *x)
+static json_t *sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "sandboxID", x->id, "templateID", x->tmpl, "clientID", "ward",
 			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken", x->traffic,
-			 "domain", E2B_DOMAIN);
+			 "domain", e->domain);
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
@@ -290,10 +283,10 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount", 1,
-			      "memoryMB", (int)s->o.defaults.memory_mb, "metadata", md ? md : json_object(),
+			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
 			      "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail)
-		json_object_set_new(v, "domain", json_string(E2B_DOMAIN));
+		json_object_set_new(v, "domain", json_string(s->e2b->domain));
 	return v;
 }
 
@@ -307,6 +300,7 @@ struct create_in {
 	const char *allow[EGRESS_MAX_PATTERNS];
 	size_t nallow;
 	bool net_off, net_asked;
+	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
 };
 
@@ -369,6 +363,7 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 	if (json_is_false(ai))
 		c->net_off = true;
 	json_t *net = json_object_get(b, "network");
+	c->private_traffic = json_is_false(json_object_get(net, "allowPublicTraffic"));
 	json_t *out = json_is_object(net) ? json_object_get(net, "allowOut") : NULL;
 	if (json_is_array(out) && json_array_size(out)) {
 		size_t i;
@@ -392,11 +387,17 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 	ward_request_init(q);
 	q->isolation = WARD_ISO_SYSTEM;
 	q->limits = s->o.defaults;
+	/* sizes an agent can live in (SPEC §18), within the maxima (config.c) */
+	q->limits.memory_mb = s->o.e2b_memory_mb;
+	q->limits.pids = s->o.e2b_pids;
+	q->limits.tmp_size_mb = s->o.e2b_disk_mb;
+	q->limits.fsize_mb = s->o.e2b_disk_mb;
 	q->env = c->env;
 	q->work_link = E2B_HOME;
 	static char *const argv[] = {"true", NULL};
 	q->argv = argv; /* a shape's argv is not run; validation wants one */
 	const struct egress_policy *pol = &s->o.egress;
+	q->net = WARD_NET_LOOPBACK; /* a sandbox's servers on 127.0.0.1 (its ports, SPEC §18); no route out */
 	if (!c->net_off && c->net_asked) {
 		q->net = WARD_NET_ALLOW;
 		q->egress_allow = c->allow;
@@ -456,6 +457,7 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	hex_random(x->traffic, 16);
 	x->metadata = c->metadata;
 	c->metadata = NULL;
+	x->private_traffic = c->private_traffic;
 	x->started_rt = now_real();
 	x->end_rt = x->started_rt + ttl;
 	return x;
@@ -479,14 +481,14 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 400, "%s", err);
 		goto out;
 	}
-	struct req fake;
-	memset(&fake, 0, sizeof(fake));
-	fake.srv = s;
-	snprintf(fake.who, sizeof(fake.who), "%s", q->who);
-	struct sess *slot = sess_reserve(s, &fake);
+	unsigned code, wait;
+	if (!client_rate_take(s, q->who, &wait, err, sizeof(err))) { /* a sandbox made is a run */
+		rc = e2b_api_error(q, 429, "%s", err);
+		goto out;
+	}
+	struct sess *slot = sess_place(s, q->who, &code, err, sizeof(err));
 	if (!slot) {
-		rc = e2b_api_error(q, fake.code == 429 ? 429 : 500, "%s", fake.message);
-		free(fake.resp);
+		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
 	}
 	c.env[c.nenv] = NULL;
@@ -496,24 +498,30 @@ enum MHD_Result e2b_create(struct ereq *q)
 	o.call_timeout_s = s->o.session_call_timeout;
 	o.bg_output_bytes = s->o.session_bg_output;
 	o.bg_output_shared = &s->bg_output;
+	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
+	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
+	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s;
+	/* its record first: a sandbox is committed only with one */
+	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
+	if (!x) {
+		sess_commit(s, slot, NULL, 0, 0);
+		rc = e2b_api_error(q, 500, "out of memory for the sandbox's record");
+		goto out;
+	}
 	struct ward_session *ws = make_session(q->e, &o, err, sizeof(err));
 	if (!ws) {
 		sess_commit(s, slot, NULL, 0, 0);
+		sbx_free(x);
 		rc = e2b_api_error(q, 500, "cannot make the sandbox: %s", err);
 		goto out;
 	}
-	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
 	sess_commit(s, slot, ws, c.timeout_s, c.timeout_s + 1);
-	if (!x) {
-		rc = e2b_api_error(q, 500, "out of memory");
-		goto out;
-	}
 	pthread_mutex_lock(&q->e->lock);
 	x->next = q->e->sbxs;
 	q->e->sbxs = x;
 	pthread_mutex_unlock(&q->e->lock);
 	log_event(s, "e2b-sandbox-new", "%s (session %s) for %s, template %s", x->id, x->sid, q->who, x->tmpl);
-	rc = e2b_answer_json(q, 201, sandbox_json(x));
+	rc = e2b_answer_json(q, 201, sandbox_json(q->e, x));
 out:
 	create_in_free(&c);
 	json_decref(b);
@@ -622,15 +630,51 @@ enum MHD_Result e2b_kill(struct ereq *q)
 		return not_found(q, q->arg);
 	}
 	/* the session's DELETE: killed now, destroyed once no call holds it */
-	struct req fake;
-	memset(&fake, 0, sizeof(fake));
-	fake.srv = q->s;
-	fake.sess = ss;
 	sbx_unlist(q->e, x);
-	sess_delete(q->s, &fake);
+	sess_drop(q->s, ss);
 	log_event(q->s, "e2b-sandbox-kill", "%s by %s", x->id, q->who);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer(q, 204, NULL, NULL, 0);
+}
+
+/* GET /sandboxes/{id}/metrics (SPEC §18): one sample, now, from the
+ * session's cgroup (CPU since the last sample or its start, memory) and
+ * its home's file system (statfs inside, as its user). */
+enum MHD_Result e2b_metrics(struct ereq *q)
+{
+	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return not_found(q, q->arg);
+	}
+	struct ward_session_usage u;
+	memset(&u, 0, sizeof(u));
+	ward_session_usage(ss->ws, &u);
+	char out[200] = "", err[400];
+	char *argv[] = {"stat", "-f", "-c", "%S %b %f", "/work", NULL};
+	unsigned long long bs = 0, blocks = 0, bfree = 0;
+	if (e2b_run(q, ss->ws, argv, out, sizeof(out), err, sizeof(err)) != 0 ||
+	    sscanf(out, "%llu %llu %llu", &bs, &blocks, &bfree) != 3)
+		bs = blocks = bfree = 0;
+	sess_unref(q->s, ss);
+	double t = now_real();
+	pthread_mutex_lock(&q->e->lock);
+	double since = x->m_time > 0 ? x->m_time : x->started_rt;
+	uint64_t cpu0 = x->m_time > 0 ? x->m_cpu_ms : 0;
+	x->m_time = t;
+	x->m_cpu_ms = u.cpu_ms;
+	pthread_mutex_unlock(&q->e->lock);
+	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
+	char ts[40];
+	iso_time(ts, sizeof(ts), t);
+	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
+			      "cpuUsedPct", pct, "cpuCount", 1, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
+			      (json_int_t)q->s->o.e2b_memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
+			      (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
+	e2b_sbx_put(q->e, x);
+	return e2b_answer_json(q, 200, v);
 }
 
 /* {"timeout": seconds} of a body (0 when absent). */
@@ -688,7 +732,7 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
 	if (t > 0 && now_real() + t > end_rt(q->s, ss))
 		sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
 	sess_unref(q->s, ss);
-	json_t *v = sandbox_json(x);
+	json_t *v = sandbox_json(q->e, x);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }

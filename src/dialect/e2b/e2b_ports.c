@@ -1,0 +1,275 @@
+/* e2b_ports.c — a server a sandbox runs, reached from outside through the
+ * E2B listener (SPEC §18 "Ports"): a request whose Host is PORT-ID.DOMAIN
+ * (what getHost(port) gives), or that carries E2b-Sandbox-Id and
+ * E2b-Sandbox-Port, for a port that is neither envd's (49983) nor the code
+ * interpreter's (49999), is relayed to 127.0.0.1:PORT inside that
+ * sandbox's network namespace (ward_session_connect).
+ *
+ * Plain HTTP: the request goes upstream as HTTP/1.0 (so that the answer is
+ * never chunked and ends when the server closes), its body as it comes
+ * (a chunked one answers 411: HTTP/1.0 needs its length); the answer's
+ * status and headers come back, its body as it comes.  A sandbox made with
+ * network.allowPublicTraffic false wants its traffic token
+ * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
+ * nothing listens on answer 502 with E2B's JSON.  Bounded: the answer's
+ * head at most 16 KiB within the request timeout; the relay itself lives
+ * as long as its two ends (a client that stops reading is MHD's idle
+ * timeout's). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "dialect/e2b/e2b_int.h"
+
+#define ENVD_PORT 49983
+#define INTERP_PORT 49999
+#define HEAD_MAX 16384
+
+struct relay {
+	int fd;            /* the upstream socket, or -1 */
+	unsigned status;   /* an error to answer instead (403, 411, 502), or 0 */
+	char msg[400];
+	int port;
+	char id[80];
+	char head[HEAD_MAX]; /* the answer's head, and what came after it */
+	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
+};
+
+/* The port and sandbox a request is for, when it is one to relay: by the
+ * headers, else by its Host's first label (PORT-ID). */
+bool ports_target(struct ereq *q, int *port, char *id, size_t n)
+{
+	const char *hp = e2b_header(q, "E2b-Sandbox-Port"), *hid = e2b_header(q, "E2b-Sandbox-Id");
+	char label[128] = "";
+	if (hp && hid) {
+		*port = atoi(hp);
+		snprintf(id, n, "%s", hid);
+	} else {
+		const char *host = e2b_header(q, MHD_HTTP_HEADER_HOST);
+		size_t k = host ? strcspn(host, ".:") : 0;
+		if (!host || host[k] != '.' || k >= sizeof(label))
+			return false;
+		memcpy(label, host, k);
+		label[k] = 0;
+		char *dash = strchr(label, '-');
+		if (!dash || dash == label || strspn(label, "0123456789") != (size_t)(dash - label))
+			return false;
+		*port = atoi(label);
+		snprintf(id, n, "%s", dash + 1);
+	}
+	return *port > 0 && *port <= 65535 && *port != ENVD_PORT && *port != INTERP_PORT && id[0];
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* Headers that are the hop's own, or the router's: not relayed. */
+static bool hop_header(const char *k)
+{
+	static const char *const hop[] = {"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "TE",
+					   "Trailer", "Transfer-Encoding", "Upgrade", "E2b-Sandbox-Id", "E2b-Sandbox-Port",
+					   "E2B-Traffic-Access-Token", "X-Access-Token"};
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (strcasecmp(k, hop[i]) == 0)
+			return true;
+	return false;
+}
+
+struct head_out {
+	char *buf;
+	size_t len, cap;
+	bool over;
+};
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct head_out *h = cls;
+	(void)kind;
+	if (!k || !v || hop_header(k) || strpbrk(k, "\r\n") || strpbrk(v, "\r\n"))
+		return MHD_YES;
+	size_t need = strlen(k) + strlen(v) + 4;
+	if (h->len + need + 32 > h->cap) {
+		h->over = true;
+		return MHD_NO;
+	}
+	h->len += (size_t)snprintf(h->buf + h->len, h->cap - h->len, "%s: %s\r\n", k, v);
+	return MHD_YES;
+}
+
+static void refuse(struct relay *r, unsigned status, const char *msg, const char *why)
+{
+	r->status = status;
+	snprintf(r->msg, sizeof(r->msg), "%s%s%s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+void ports_begin(struct ereq *q, int port, const char *id)
+{
+	struct relay *r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	q->relay = r;
+	r->fd = -1;
+	r->port = port;
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
+	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
+	if (!ss) {
+		refuse(r, 502, "The sandbox was not found", NULL);
+		if (x)
+			e2b_sbx_put(q->e, x);
+		return;
+	}
+	snprintf(q->who, sizeof(q->who), "%s", x->owner);
+	if (x->private_traffic && !e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
+		refuse(r, 403, "Sandbox is secured with traffic access token. Token header "
+			       "'e2b-traffic-access-token' is missing or wrong", NULL);
+	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
+	else {
+		char err[300];
+		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
+		if (r->fd < 0)
+			refuse(r, 502, "The sandbox is running but port is not open", err);
+	}
+	sess_unref(q->s, ss);
+	e2b_sbx_put(q->e, x);
+	if (r->fd < 0)
+		return;
+	/* the request's head, as HTTP/1.0: its answer is never chunked */
+	struct head_out h = {.buf = r->head, .cap = sizeof(r->head)};
+	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.0\r\n", q->method, q->uri ? q->uri : q->path);
+	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
+	if (h.over || h.len + 2 >= h.cap || !write_all(r->fd, h.buf, h.len) || !write_all(r->fd, "\r\n", 2)) {
+		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed", NULL);
+		close(r->fd);
+		r->fd = -1;
+	}
+}
+
+void ports_feed(struct ereq *q, const char *p, size_t n)
+{
+	struct relay *r = q->relay;
+	if (r && r->fd >= 0 && !write_all(r->fd, p, n))
+		shutdown(r->fd, SHUT_WR); /* the server stopped reading: its answer says what it makes of it */
+}
+
+void ports_free(struct ereq *q)
+{
+	struct relay *r = q->relay;
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+	q->relay = NULL;
+}
+
+/* The answer's body: what came with its head, then the socket to its end. */
+static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
+{
+	struct relay *r = cls;
+	(void)off;
+	if (r->hpos < r->hlen) {
+		size_t k = r->hlen - r->hpos < max ? r->hlen - r->hpos : max;
+		memcpy(out, r->head + r->hpos, k);
+		r->hpos += k;
+		return (ssize_t)k;
+	}
+	for (;;) {
+		ssize_t k = read(r->fd, out, max);
+		if (k < 0 && errno == EINTR)
+			continue;
+		return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+}
+
+static void body_free(void *cls)
+{
+	struct relay *r = cls;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+}
+
+/* The answer's head read (within the request timeout): its end, or NULL. */
+static char *read_head(struct relay *r, double timeout_s)
+{
+	double until = now_mono() + timeout_s;
+	shutdown(r->fd, SHUT_WR); /* the request is all sent */
+	for (;;) {
+		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
+		if (end)
+			return end;
+		double left = until - now_mono();
+		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+		if (r->hlen == sizeof(r->head) || left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			return NULL;
+		ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return NULL;
+		r->hlen += (size_t)k;
+	}
+}
+
+enum MHD_Result ports_answer(struct ereq *q)
+{
+	struct relay *r = q->relay;
+	if (!r)
+		return e2b_api_error(q, 500, "out of memory for the relay");
+	if (!r->status && r->fd >= 0) {
+		r->hlen = 0;
+		char *end = read_head(r, q->s->o.request_timeout);
+		unsigned code = 0;
+		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
+			refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
+			       NULL);
+		else {
+			struct MHD_Response *resp =
+				MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, body_read, r, body_free);
+			if (!resp)
+				return MHD_NO;
+			q->relay = NULL; /* the response owns it now */
+			*end = 0;
+			r->hpos = (size_t)(end - r->head) + 4;
+			char *save = NULL;
+			strtok_r(r->head, "\r\n", &save); /* the status line */
+			for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
+				char *colon = strchr(l, ':');
+				if (!colon)
+					continue;
+				*colon = 0;
+				const char *v = colon + 1 + strspn(colon + 1, " \t");
+				if (!hop_header(l) && strcasecmp(l, "Content-Length") != 0)
+					MHD_add_response_header(resp, l, v);
+			}
+			q->code = code;
+			enum MHD_Result rc = MHD_queue_response(q->c, code, resp);
+			MHD_destroy_response(resp);
+			conn_set_deadline(q->s, q->c, 0); /* as long as the server sends */
+			return rc;
+		}
+	}
+	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
+	if (v && r->status == 502)
+		json_object_set_new(v, "port", json_integer(r->port));
+	snprintf(q->message, sizeof(q->message), "%s", r->msg);
+	return e2b_answer_json(q, r->status, v);
+}
