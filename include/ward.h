@@ -451,6 +451,9 @@ struct ward_session;
 /* What a session's background records may hold of their output, in all,
  * when the options give no budget. */
 #define WARD_SESSION_BG_OUTPUT ((size_t)64 << 20)
+/* The stdin bytes a background process has not read yet that a session
+ * keeps for it (ward_session_proc_stdin). */
+#define WARD_SESSION_STDIN_QUEUE (1u << 20)
 /* The bytes of a background process's argv its record keeps. */
 #define WARD_SESSION_ARGV_KEPT 4096
 
@@ -546,11 +549,17 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n);
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
 			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
 			     char *errbuf, size_t errlen);
-/* Write to its stdin pipe (waiting while the pipe is full, up to the
- * call's deadline: then -ETIMEDOUT, with what was written said in err;
- * -EPIPE when it is closed or the process ended); close_after closes it
- * after (len 0: just close).  -EINVAL when it was not started with
- * stdin_pipe. */
+/* Write to its stdin pipe, never waiting for the process to read: what the
+ * pipe takes is written, the rest queued (at most
+ * WARD_SESSION_STDIN_QUEUE bytes, held from the session's background
+ * budget) and written by the process's thread as it reads.  All of data
+ * is taken, or none: -EAGAIN when the queue or the budget has no room
+ * (retry once it reads), -EMSGSIZE for more than WARD_SESSION_STDIN_QUEUE
+ * at once.  After the main process has ended (a daemon it left may hold
+ * the pipe) nothing is queued: -EAGAIN when the pipe does not take it all,
+ * with what was written said in err.  -EPIPE when it is closed or nothing
+ * reads it.  close_after closes it after what is queued (len 0: just
+ * close).  -EINVAL when it was not started with stdin_pipe. */
 int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
 			    char *err, size_t errlen);
 /* sig: SIGINT, SIGTERM or SIGKILL, to the process's whole tree (its exec

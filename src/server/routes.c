@@ -39,8 +39,7 @@ static const struct route routes[] = {
 	SESSION_ROUTE("/sessions/{id}/processes", "GET", "GET, HEAD", .prepare = prepare_session,
 		      .run = run_session_procs),
 	SESSION_ROUTE("/sessions/{id}/processes/{pid}/output", "GET", "GET, HEAD", .answer = answer_proc_output),
-	SESSION_ROUTE("/sessions/{id}/processes/{pid}/stdin", "POST", "POST", .raw = true, .prepare = prepare_session,
-		      .run = run_proc_stdin),
+	SESSION_ROUTE("/sessions/{id}/processes/{pid}/stdin", "POST", "POST", .raw = true, .prepare = prepare_proc_stdin),
 	SESSION_ROUTE("/sessions/{id}/processes/{pid}/signal", "POST", "POST", .prepare = prepare_proc_signal,
 		      .run = run_proc_signal),
 };

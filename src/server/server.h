@@ -188,7 +188,8 @@ struct route {
 	bool raw;           /* the body is bytes, not JSON */
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
-	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error) */
+	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
+							    * or all of a call that never waits) */
 	void (*run)(struct req *r);                       /* on a worker thread */
 };
 
@@ -519,7 +520,7 @@ void run_session_get_file(struct req *r);
 void run_session_put_file(struct req *r);
 void run_session_rm_file(struct req *r);
 void run_session_procs(struct req *r);
-void run_proc_stdin(struct req *r);
+bool prepare_proc_stdin(struct server *s, struct req *r);
 bool prepare_proc_signal(struct server *s, struct req *r);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);

@@ -46,6 +46,7 @@ static unsigned errno_code(int e)
 	case -EEXIST:
 	case -ENOTEMPTY: return 409;
 	case -EAGAIN: return 429;
+	case -EMSGSIZE: return 413;
 	case -EPIPE: return 409;
 	case -EINVAL: return 400;
 	case -ENOSYS: return 501;
@@ -407,17 +408,25 @@ void run_session_procs(struct req *r)
 	ward_session_procs_free(p, n);
 }
 
-void run_proc_stdin(struct req *r)
+/* On the I/O thread, once the body is in: a stdin write never waits for
+ * the process to read (the library queues what the pipe has no room for,
+ * and refuses past its bound), so it takes no worker; the answer is made
+ * here and prepare's false sends it. */
+bool prepare_proc_stdin(struct server *s, struct req *r)
 {
+	if (!sess_find(s, r))
+		return false;
 	const char *c = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "close");
 	bool close_after = c && strcmp(c, "0") != 0;
 	char err[512] = "";
 	int rc = ward_session_proc_stdin(r->sess->ws, r->args.pid, r->body ? r->body : "", r->len, close_after, err,
 					 sizeof(err));
+	sess_release(r);
 	if (rc < 0)
 		set_lib_error(r, rc, err, "cannot write to its stdin");
 	else
 		set_answer(r, 204, strdup(""), "application/json");
+	return false;
 }
 
 bool prepare_proc_signal(struct server *s, struct req *r)

@@ -71,6 +71,7 @@ struct ward_session {
 	pthread_t armer;
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
 	double call_s;                /* the deadline of one files or stdin call, in all */
+	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
 	volatile int killed;          /* ward_session_kill has ended it */
 	volatile int cpu_spent;       /* its CPU budget has run out */
 };
@@ -384,14 +385,19 @@ static int request_command(struct ward_session *s, int remote[5], int *pidfd)
 }
 
 /* PID 1 is shielded from the OOM killer (settle_pid1): the command, its
- * fork, is not.  Raising the score needs no right. */
-static void unshield(pid_t hp)
+ * fork, is not.  Where PID 1 could not be shielded (no CAP_SYS_RESOURCE:
+ * a container's bounding set), the command is made the killer's first
+ * choice instead, by a whole memory limit: else a PID 1 whose pages
+ * outweigh the hog's (a clone of a large process, copy-on-write) is the
+ * one killed, and the session with it.  Raising the score needs no
+ * right. */
+static void unshield(pid_t hp, bool pid1_shielded)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)hp);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		(void)!write(fd, "0", 1);
+		(void)!write(fd, pid1_shielded ? "0" : "1000", pid1_shielded ? 1 : 4);
 		close(fd);
 	}
 }
@@ -450,7 +456,7 @@ static int exec_arm(struct ward_session *s, struct session_exec *x, char *err, s
 		exec_discard(x);
 		return r;
 	}
-	unshield(hp);
+	unshield(hp, s->pid1_shielded);
 	return 0;
 }
 
@@ -1301,10 +1307,10 @@ static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)s->parts.pid);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)!write(fd, "-1000", 5); /* not root: the session may die of a memory kill */
+	/* without CAP_SYS_RESOURCE the write is refused: see unshield */
+	s->pid1_shielded = fd >= 0 && write(fd, "-1000", 5) == 5;
+	if (fd >= 0)
 		close(fd);
-	}
 	return 0;
 }
 
