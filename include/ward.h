@@ -613,6 +613,59 @@ int ward_session_egress(struct ward_session *s, uint64_t *tried, uint64_t *allow
 /* What the session's limits are enforced by (as a result's "enforced"). */
 void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
 
+/* ---- A session's lifecycle: freeze and thaw, save and restore, fork ----
+ *
+ * Mechanisms any front end can use (ward serve's /pause, /resume, /fork;
+ * E2B's pause, connect, fork and snapshots above it). */
+
+/* Freeze: every process of the session stops where it is (cgroup v2's
+ * cgroup.freeze, v1's freezer hierarchy), keeping its memory; the
+ * session's threads in ward go idle (no polling), and its clocks stop: the
+ * time frozen does not count in a background process's timeout_s, and no
+ * CPU is used, so the CPU budget does not move.  While frozen, exec,
+ * spawn and the files API answer -EBUSY; output, stdin (queued), signal,
+ * usage, save, fork, kill and destroy work.  -EBUSY when a
+ * ward_session_exec is in progress (freeze after it); -ENOTSUP with the
+ * reason when this host has no freezer.  Freezing a frozen session, or
+ * thawing a running one, is a no-op. */
+int ward_session_freeze(struct ward_session *s, char *err, size_t errlen);
+int ward_session_thaw(struct ward_session *s, char *err, size_t errlen);
+bool ward_session_frozen(struct ward_session *s);
+/* Seconds the session has spent frozen in all, so far (for a caller's own
+ * deadlines: a TTL that should not run while paused). */
+double ward_session_frozen_seconds(struct ward_session *s);
+
+/* The most entries (files, directories, links) a save, restore or fork
+ * copies. */
+#define WARD_SESSION_SAVE_MAX_ENTRIES 100000
+struct ward_session_saved {
+	uint64_t bytes, files, dirs, links, skipped; /* skipped: FIFOs, sockets, devices */
+};
+/* Save the session's files — its /work: regular files, directories,
+ * symlinks as links (never followed), modes (no set-uid/gid) and mtimes;
+ * not its processes — into dir, which is made (mode 0700; -EEXIST when it
+ * exists) and should be under the caller's state directory.  At most
+ * max_bytes of file sizes and WARD_SESSION_SAVE_MAX_ENTRIES entries:
+ * past them -EFBIG / -EMLINK, and dir is removed.  The files are read
+ * from the host through the session's root (a frozen session's too), with
+ * the session frozen for the copy if it was not (one moment's state), then
+ * thawed.  info may be NULL. */
+int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
+		      char *err, size_t errlen);
+/* Copy saved files (dir, as ward_session_save made it) into the session's
+ * /work, owned by the sandbox's user: a session made with
+ * ward_session_new then restored is the saved one's files without its
+ * processes.  Bounded as a save.  A file of the same name is replaced. */
+int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
+			 char *err, size_t errlen);
+/* Fork: n new sessions made with o (their shape, limits, budgets), each
+ * with a copy of s's files at this moment — files only: no process of s
+ * is copied (what runs in s goes on in s alone).  s is frozen for the copy
+ * if it was not, then thawed.  out[0..n) get the sessions; on failure none
+ * is left (-errno with err set).  Bounded as a save, per copy. */
+int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
+		      struct ward_session **out, char *err, size_t errlen);
+
 /* Turn on the kernel's favordynmods, host-wide (it outlives the process;
  * `ward serve --favor-dynmods`): moving a process into a cgroup then costs
  * ~0.1 ms instead of an RCU grace period, which every session exec pays,

@@ -32,6 +32,7 @@
 #include "core/supervise.h"
 #include "image/root.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/freezer.h"
 #include "sandbox/seccomp.h"
 #include "system/egress.h"
 #include "system/session.h"
@@ -253,6 +254,10 @@ static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 	if (!s->init_cg)
 		return -1;
 	int r = cg_attach(s->init_cg, s->parts.pid);
+	/* (v1: into the freezer's too, right after: two moves in a row cost
+	 * one grace period) */
+	if (r == 0 && session_freezer_open(s, err, errlen) < 0)
+		return -1;
 	if (r == 0)
 		r = cg_delegate(s->parts.cg);
 	if (r < 0) {
@@ -316,6 +321,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->sock_lock, NULL);
+	pthread_mutex_init(&s->freeze_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -365,6 +371,8 @@ void ward_session_kill(struct ward_session *s)
 		syscall(SYS_pidfd_send_signal, s->parts.pidfd, SIGKILL, NULL, 0);
 	if (s->parts.cg)
 		cg_kill(s->parts.cg);
+	if (s->freezer && ward_session_frozen(s)) /* v1: a frozen task dies once thawed */
+		freezer_set(s->freezer, false, 0);
 }
 
 double session_call_timeout(const struct ward_session *s)
@@ -393,12 +401,14 @@ void ward_session_destroy(struct ward_session *s)
 		cg_destroy(s->linger[i]);
 	free(s->linger);
 	cg_destroy(s->init_cg);
+	freezer_close(s->freezer);
 	sandbox_destroy(s->sb); /* the session's cgroup, uid slot, mounts, plan */
 	for (size_t i = 0; i < s->nenv; i++)
 		free(s->env[i]);
 	free(s->env);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->sock_lock);
+	pthread_mutex_destroy(&s->freeze_lock);
 	pthread_cond_destroy(&s->arm_cv);
 	pthread_cond_destroy(&s->armed_cv);
 	free(s);

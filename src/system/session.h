@@ -58,6 +58,12 @@ struct ward_session {
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
 	double call_s;                /* the deadline of one files or stdin call, in all */
 	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
+	unsigned foreground;          /* ward_session_exec calls in progress */
+	struct freezer *freezer;      /* session_freeze.c; NULL: none here (freeze_none says why) */
+	char freeze_none[160];
+	pthread_mutex_t freeze_lock;  /* one freeze or thaw at a time */
+	bool frozen;                  /* (under lock; read atomically) */
+	double frozen_since, frozen_total; /* monotonic; seconds frozen before */
 	volatile int killed;          /* ward_session_kill has ended it */
 	volatile int cpu_spent;       /* its CPU budget has run out */
 };
@@ -74,6 +80,15 @@ static inline void session_close_fd(int *fd)
  * PID 1's reply to an exec (0 with *fd, or -errno). */
 int session_send(struct ward_session *s, const struct session_msg *m, const int *fds, int nfds);
 int session_recv(struct ward_session *s, int *fd);
+/* Freezing (session_freeze.c): the session's freezer, made with it (0, or
+ * -errno with err set; no freezer on this host is not an error); -EBUSY
+ * with err set when the session is frozen, else 0. */
+int session_freezer_open(struct ward_session *s, char *err, size_t errlen);
+int session_refuse_frozen(struct ward_session *s, char *err, size_t errlen);
+/* Wake the listener thread, and every background process's thread, to
+ * look at the session's state again (after a thaw).  NULL ok. */
+void session_watch_wake(struct session_watch *w);
+void session_bg_wake(struct session_bg *bg);
 /* Stop the armer (after PID 1 is dead) and discard what it armed. */
 void session_armer_stop(struct ward_session *s);
 /* The globs, one a line, as a file op's string: 0, or -1 when they do not

@@ -49,7 +49,7 @@ struct stdin_queue {
 	size_t off, len;   /* the bytes not yet written: buf[off..len) */
 	bool close_after;  /* close the pipe once they are written */
 	bool open;         /* the thread writes it (until the main process ends) */
-	int wake;          /* eventfd: new bytes for the thread to write */
+	int wake;          /* eventfd: new bytes for the thread to write, or a thaw */
 };
 
 struct bg_proc {
@@ -326,7 +326,8 @@ static void *bg_main(void *arg)
 	size_t ctl_len = 0;
 	int fds[3] = {p->x.out_r, p->x.err_r, p->x.ctl_r};
 	bool killed = false, timed = false, cpu = false;
-	double t0 = monotonic_now();
+	/* its clock: the time the session spends frozen is not counted */
+	double t0 = monotonic_now() - ward_session_frozen_seconds(bg->s);
 	sigset_t pipe_set;
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
@@ -337,7 +338,8 @@ static void *bg_main(void *arg)
 			pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 		pf[3] = (struct pollfd){.fd = stdin_pending(bg, p), .events = POLLOUT};
 		pf[4] = (struct pollfd){.fd = p->in.wake, .events = POLLIN};
-		poll(pf, 5, 100);
+		/* frozen: nothing to drain and no clock to watch (a thaw wakes it) */
+		poll(pf, 5, ward_session_frozen(bg->s) ? -1 : 100);
 		uint64_t ev;
 		if (pf[4].revents && read(p->in.wake, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
 			pf[4].fd = -1;
@@ -357,7 +359,8 @@ static void *bg_main(void *arg)
 				fds[2] = -1;
 			}
 		}
-		if (!killed && over_limits(p, p->started_at + (monotonic_now() - t0), &cpu)) {
+		double ran = monotonic_now() - ward_session_frozen_seconds(bg->s) - t0;
+		if (!killed && over_limits(p, p->started_at + ran, &cpu)) {
 			timed = killed = true;
 			cg_kill(p->x.cg);
 		}
@@ -514,7 +517,7 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	p->reserved = need;
 	p->bg = bg;
 	p->in_w = -1;
-	p->in.wake = stdin_pipe ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+	p->in.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->in.open = stdin_pipe;
 	p->stdin_pipe = stdin_pipe;
 	p->running = true;
@@ -526,7 +529,7 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	capbuf_init(&p->out, req->limits.output_limit, -1);
 	capbuf_init(&p->err, req->limits.output_limit, -1);
 	p->argv = copy_argv(req);
-	if (!p->argv || (stdin_pipe && p->in.wake < 0)) {
+	if (!p->argv || p->in.wake < 0) {
 		pthread_mutex_lock(&bg->lock);
 		proc_free(bg, p);
 		pthread_mutex_unlock(&bg->lock);
@@ -587,6 +590,18 @@ static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char
 	return 0;
 }
 
+/* A thaw: every thread looks at the session's state again. */
+void session_bg_wake(struct session_bg *bg)
+{
+	if (!bg)
+		return;
+	uint64_t one = 1;
+	pthread_mutex_lock(&bg->lock);
+	for (size_t i = 0; i < bg->n; i++)
+		(void)!write(bg->p[i]->in.wake, &one, sizeof(one));
+	pthread_mutex_unlock(&bg->lock);
+}
+
 int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
 		       int *id, char *err, size_t errlen)
 {
@@ -597,6 +612,8 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 	if (q.limits.timeout_s <= 0)
 		q.limits.timeout_s = 1; /* for validation: 0 is "none" here */
 	int r = bg_check(req, err, errlen);
+	if (r == 0)
+		r = session_refuse_frozen(s, err, errlen);
 	if (r == 0)
 		r = session_request(s, &q, &r2, &env, err, errlen);
 	if (r == 0 && cwd && cwd[0] != '/')

@@ -299,8 +299,9 @@ static void *armer_main(void *arg)
 	for (;;) {
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
 		bool idle = false;
-		while (!s->arm_stop && !s->arm_wanted && !idle) {
-			if (!s->armed_ok)
+		/* (frozen: nothing is armed, and the armed one is not idle) */
+		while (!s->arm_stop && (!s->arm_wanted || s->frozen) && !idle) {
+			if (!s->armed_ok || s->frozen)
 				pthread_cond_wait(&s->arm_cv, &s->lock);
 			else
 				idle = pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == ETIMEDOUT;
@@ -536,6 +537,36 @@ bool session_slot(struct ward_session *s, bool take)
 	return ok;
 }
 
+/* A foreground exec begins (one of the session's exec slots, and the
+ * session not frozen: a freeze waits for none) or ends. */
+static int exec_enter(struct ward_session *s, char *err, size_t errlen)
+{
+	int r = 0;
+	pthread_mutex_lock(&s->lock);
+	if (s->frozen)
+		r = -EBUSY;
+	else if (s->running >= WARD_SESSION_MAX_EXECS)
+		r = -EAGAIN;
+	else {
+		s->running++;
+		s->foreground++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r == -EBUSY)
+		return session_refuse_frozen(s, err, errlen);
+	if (r < 0)
+		session_err(err, errlen, "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
+	return r;
+}
+
+static void exec_leave(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->running--;
+	s->foreground--;
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void exec_usage(struct session_exec *x, struct ward_result *res, struct backend_outcome *o)
 {
 	struct cg_stats cs;
@@ -647,11 +678,8 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 							 "fewer or shorter ones", SM_MAX_STR - 1);
 		r = -EINVAL;
 	}
-	if (r == 0 && !session_slot(s, true)) {
-		snprintf(res->error, sizeof(res->error),
-			 "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
-		r = -EAGAIN;
-	}
+	if (r == 0)
+		r = exec_enter(s, res->error, sizeof(res->error));
 	if (r < 0) {
 		free(env);
 		return result_from_outcome(&o, -1, res, start);
@@ -687,7 +715,7 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 		uint64_t cpu1 = s->parts.egress ? egress_cpu_us(s->parts.egress) : 0;
 		res->usage.proxy_cpu_ms = cpu1 > cpu0 ? (cpu1 - cpu0) / 1000 : 0;
 	}
-	session_slot(s, false);
+	exec_leave(s);
 	free(env);
 	r = result_from_outcome(&o, r, res, start);
 	trace_phase("sx:end", 0);

@@ -66,6 +66,8 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 {
 	c->fd = -1;
 	c->until = monotonic_now() + s->call_s;
+	if (session_refuse_frozen(s, err, errlen) < 0)
+		return -EBUSY;
 	if (op != SM_COLLECT && !path_ok(path, op == SM_LIST, err, errlen))
 		return -EINVAL;
 	int sp[2];

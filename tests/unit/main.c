@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	 * shielded from the OOM killer (no CAP_SYS_RESOURCE), the session
 	 * group's memory hog would kill PID 1 rather than itself. */
 	char err[256];
-	if (geteuid() == 0 && wanted("session") && ward_spawner_start(1, -1, err, sizeof err) < 0)
+	if (geteuid() == 0 && (wanted("session") || wanted("session_life")) && ward_spawner_start(1, -1, err, sizeof err) < 0)
 		printf("# no spawner: %s\n", err);
 #define T(name)                              \
 	if (test_##name && wanted(#name)) \
