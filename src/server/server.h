@@ -248,6 +248,9 @@ struct sess {
 	unsigned refs;     /* calls holding it */
 	uint64_t execs;
 	bool retired;      /* out of the table: deleted, expired or the server stops */
+	bool paused;       /* frozen by POST .../pause: its ttl and idle clocks stop */
+	double paused_at, pause_end; /* now_mono(): since when, and killed then if still paused */
+	char *recipe;      /* its creating body without files (to fork it), or NULL */
 	volatile int cancel; /* its execs' cancel: set when it ends */
 	struct sess *next;
 };
@@ -522,6 +525,12 @@ void run_session_rm_file(struct req *r);
 void run_session_procs(struct req *r);
 bool prepare_proc_stdin(struct server *s, struct req *r);
 bool prepare_proc_signal(struct server *s, struct req *r);
+bool prepare_session_pause(struct server *s, struct req *r);
+void run_session_pause(struct req *r);
+void run_session_resume(struct req *r);
+bool prepare_session_fork(struct server *s, struct req *r);
+void run_session_fork(struct req *r);
+void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);
 bool conn_park(struct server *s, struct park *p);

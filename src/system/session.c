@@ -392,6 +392,8 @@ void ward_session_destroy(struct ward_session *s)
 	pthread_mutex_lock(&s->lock);
 	s->arm_stop = true; /* no more arming */
 	pthread_mutex_unlock(&s->lock);
+	if (s->freezer && ward_session_frozen(s))
+		ward_session_kill(s); /* killed, then thawed: a frozen task dies only thawed (v1) */
 	if (s->sb)
 		sandbox_session_kill(s->sb); /* PID 1, and with it every process inside */
 	session_armer_stop(s);

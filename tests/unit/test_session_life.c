@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,17 @@ static void test_freeze(void)
 	usleep(300 * 1000);
 	ward_session_usage(s, &u1);
 	CHECK("session thaw: the spinning process runs again", u1.cpu_ms > u0.cpu_ms);
+	/* destroyed while frozen: everything dies (v1: a frozen task dies only thawed) */
+	int keep = spawn(s, "exec sleep 3013", 0);
+	rc = ward_session_freeze(s, err, sizeof err);
 	ward_session_destroy(s);
+	FILE *p = popen("pgrep -f 'sleep 301[3]' | wc -l", "r");
+	int left = -1;
+	if (p && fscanf(p, "%d", &left) != 1)
+		left = -1;
+	if (p)
+		pclose(p);
+	CHECK("session freeze: a frozen session is destroyed, nothing left", keep > 1 && rc == 0 && left == 0);
 }
 
 static bool host_file_is(int dir, const char *path, const char *want)
