@@ -60,7 +60,7 @@ struct ward_session {
 	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
 	unsigned foreground;          /* ward_session_exec calls in progress */
 	struct freezer *freezer;      /* session_freeze.c; NULL: none here (freeze_none says why) */
-	char freeze_none[160];
+	char freeze_none[256];
 	pthread_mutex_t freeze_lock;  /* one freeze or thaw at a time */
 	bool frozen;                  /* (under lock; read atomically) */
 	double frozen_since, frozen_total; /* monotonic; seconds frozen before */
