@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +82,7 @@ static int open_v1(struct freezer *f, const char *name, pid_t pid, char *err, si
 	if (f->dir < 0)
 		goto fail;
 	f->v1 = true;
+	flock(f->dir, LOCK_SH); /* ours while it lives (cgroup.c's sweep of a dead ward's leaves it) */
 	char num[32];
 	snprintf(num, sizeof(num), "%d", (int)pid);
 	int r = write_file(f->dir, "cgroup.procs", num);
