@@ -530,7 +530,18 @@ void run_session_pause(struct req *r);
 void run_session_resume(struct req *r);
 bool prepare_session_fork(struct server *s, struct req *r);
 void run_session_fork(struct req *r);
+/* Pause (freeze; its ttl and idle clocks stop; it ends timeout_s from now
+ * if still paused, 0: --session-max-ttl) or resume session x. */
 void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
+/* The session id of client owner, if alive: held (sess_unref drops it),
+ * the call counted as activity; NULL else.  For a dialect that has no
+ * struct req of ward's shape (E2B). */
+struct sess *sess_get(struct server *s, const char *id, const char *owner);
+/* Pause or resume the session id of client owner, as POST .../pause and
+ * .../resume do: 0, or -errno with err set (-ENOENT: no such session of
+ * that client; -EBUSY: an exec runs; -ENOTSUP: no freezer here). */
+int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
+		     size_t errlen);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);
 bool conn_park(struct server *s, struct park *p);

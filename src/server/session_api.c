@@ -506,12 +506,11 @@ void run_session_pause(struct req *r)
 {
 	const struct sj_pause *p = r->ext;
 	char err[512] = "";
-	int rc = ward_session_freeze(r->sess->ws, err, sizeof(err));
+	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, true, p->timeout_set ? p->timeout_s : 0, err, sizeof(err));
 	if (rc < 0) {
 		set_lib_error(r, rc, err, "cannot pause the session");
 		return;
 	}
-	sess_pause(r->srv, r->sess, true, p->timeout_set ? p->timeout_s : r->srv->o.session_max_ttl);
 	log_event(r->srv, "session-pause", "%s", r->sess->id);
 	set_answer(r, 204, strdup(""), "application/json");
 }
@@ -519,12 +518,11 @@ void run_session_pause(struct req *r)
 void run_session_resume(struct req *r)
 {
 	char err[512] = "";
-	int rc = ward_session_thaw(r->sess->ws, err, sizeof(err));
+	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, false, 0, err, sizeof(err));
 	if (rc < 0) {
 		set_lib_error(r, rc, err, "cannot resume the session");
 		return;
 	}
-	sess_pause(r->srv, r->sess, false, 0);
 	log_event(r->srv, "session-resume", "%s", r->sess->id);
 	set_answer(r, 204, strdup(""), "application/json");
 }

@@ -129,14 +129,14 @@ void sess_times(const struct sess *x, double *expires, double *idle_expires)
  * (sess_release drops it), the call counted as activity.  Else the 404,
  * the same for an unknown id, another client's, an expired or a deleted
  * one. */
-bool sess_find(struct server *s, struct req *r)
+struct sess *sess_get(struct server *s, const char *id, const char *owner)
 {
 	struct sess *found = NULL;
 	double t = now_mono();
 	pthread_mutex_lock(&s->sess_lock);
 	for (struct sess *x = s->sessions; x; x = x->next)
-		if (strcmp(x->id, r->args.sid) == 0) {
-			if (strcmp(x->owner, r->who) == 0 &&
+		if (strcmp(x->id, id) == 0) {
+			if (strcmp(x->owner, owner) == 0 &&
 			    (x->paused ? t < x->pause_end : t < x->end && t < x->idle_end))
 				found = x;
 			break;
@@ -146,10 +146,30 @@ bool sess_find(struct server *s, struct req *r)
 		found->idle_end = t + found->idle_s;
 	}
 	pthread_mutex_unlock(&s->sess_lock);
-	r->sess = found;
-	if (!found)
+	return found;
+}
+
+bool sess_find(struct server *s, struct req *r)
+{
+	r->sess = sess_get(s, r->args.sid, r->who);
+	if (!r->sess)
 		set_error(r, 404, "%s", SESS_404);
-	return found != NULL;
+	return r->sess != NULL;
+}
+
+int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
+		     size_t errlen)
+{
+	struct sess *x = sess_get(s, id, owner);
+	if (!x) {
+		snprintf(err, errlen, "%s", SESS_404);
+		return -ENOENT;
+	}
+	int r = pause ? ward_session_freeze(x->ws, err, errlen) : ward_session_thaw(x->ws, err, errlen);
+	if (r == 0)
+		sess_pause(s, x, pause, timeout_s > 0 ? timeout_s : s->o.session_max_ttl);
+	sess_unref(s, x);
+	return r;
 }
 
 /* Drop a reference; the call's end counts as activity too. */
