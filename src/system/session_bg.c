@@ -328,6 +328,7 @@ static void *bg_main(void *arg)
 	bool killed = false, timed = false, cpu = false;
 	/* its clock: the time the session spends frozen is not counted */
 	double t0 = monotonic_now() - ward_session_frozen_seconds(bg->s);
+	pthread_setname_np(pthread_self(), "ward-sess-bg");
 	sigset_t pipe_set;
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);

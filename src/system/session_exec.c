@@ -295,6 +295,7 @@ static struct timespec in_ms(long ms)
 static void *armer_main(void *arg)
 {
 	struct ward_session *s = arg;
+	pthread_setname_np(pthread_self(), "ward-sess-arm");
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);

@@ -36,6 +36,7 @@ struct session_watch {
 static void *watch_main(void *arg)
 {
 	struct session_watch *w = arg;
+	pthread_setname_np(pthread_self(), "ward-sess-watch");
 	/* the session's CPU budget is compared with its usage this often */
 	double every = session_budget_interval(w->s);
 	for (;;) {

@@ -63,9 +63,9 @@ static int spawn(struct ward_session *s, const char *cmd, double timeout_s)
 	return ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err) == 0 ? id : -1;
 }
 
-/* Context switches of this process's threads but the calling one: each
- * wakeup of a session's thread (armer, listener, background readers)
- * counts one. */
+/* Context switches of the sessions' threads in this process (named
+ * ward-sess-*: the armer, the listener, the background readers): each
+ * wakeup counts one. */
 static long thread_wakeups(void)
 {
 	long sum = 0;
@@ -73,10 +73,17 @@ static long thread_wakeups(void)
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || atoi(e->d_name) == gettid())
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "re");
+		bool ours = f && fgets(line, sizeof line, f) && strncmp(line, "ward-sess-", 10) == 0;
+		if (f)
+			fclose(f);
+		if (!ours)
 			continue;
 		snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
-		FILE *f = fopen(path, "re");
+		f = fopen(path, "re");
 		long v;
 		while (f && fgets(line, sizeof line, f))
 			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
