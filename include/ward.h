@@ -648,8 +648,9 @@ struct ward_session_saved {
  * max_bytes of file sizes and WARD_SESSION_SAVE_MAX_ENTRIES entries:
  * past them -EFBIG / -EMLINK, and dir is removed.  The files are read
  * from the host through the session's root (a frozen session's too), with
- * the session frozen for the copy if it was not (one moment's state), then
- * thawed.  info may be NULL. */
+ * the session frozen for the copy if it was not and can be (not while an
+ * exec runs: then the copy is of a moving tree), then thawed.  info may
+ * be NULL. */
 int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
 		      char *err, size_t errlen);
 /* Copy saved files (dir, as ward_session_save made it) into the session's
@@ -660,8 +661,8 @@ int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_b
 			 char *err, size_t errlen);
 /* Fork: n new sessions made with o (their shape, limits, budgets), each
  * with a copy of s's files at this moment — files only: no process of s
- * is copied (what runs in s goes on in s alone).  s is frozen for the copy
- * if it was not, then thawed.  out[0..n) get the sessions; on failure none
+ * is copied (what runs in s goes on in s alone).  s is frozen for the
+ * copies if it was not and can be (not while an exec runs), then thawed.  out[0..n) get the sessions; on failure none
  * is left (-errno with err set).  Bounded as a save, per copy. */
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
 		      struct ward_session **out, char *err, size_t errlen);

@@ -191,19 +191,20 @@ int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_b
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
 		      struct ward_session **out, char *err, size_t errlen)
 {
-	bool held = hold(s);
-	int from = work_fd(s, err, errlen);
-	int r = from < 0 ? from : 0;
+	/* the new sessions first: the source is frozen for the copies only */
+	int r = 0;
 	unsigned made = 0;
-	for (unsigned i = 0; r == 0 && i < n; i++) {
-		out[i] = ward_session_new(o, err, errlen);
-		if (!out[i]) {
+	for (; r == 0 && made < n; made++)
+		if (!(out[made] = ward_session_new(o, err, errlen)))
 			r = -EIO;
-			break;
-		}
-		made = i + 1;
+	if (r < 0)
+		made--;
+	bool held = r == 0 && hold(s);
+	int from = r == 0 ? work_fd(s, err, errlen) : -1;
+	if (from < 0 && r == 0)
+		r = from;
+	for (unsigned i = 0; r == 0 && i < n; i++)
 		r = copy_into(out[i], from, max_bytes, NULL, err, errlen);
-	}
 	if (held)
 		ward_session_thaw(s, NULL, 0);
 	if (from >= 0)
