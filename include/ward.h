@@ -458,6 +458,9 @@ struct ward_session;
 /* What a session's background records may hold of their output, in all,
  * when the options give no budget. */
 #define WARD_SESSION_BG_OUTPUT ((size_t)64 << 20)
+/* The stdin bytes a background process has not read yet that a session
+ * keeps for it (ward_session_proc_stdin). */
+#define WARD_SESSION_STDIN_QUEUE (1u << 20)
 /* The bytes of a background process's argv its record keeps. */
 #define WARD_SESSION_ARGV_KEPT 4096
 
@@ -553,11 +556,17 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n);
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
 			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
 			     char *errbuf, size_t errlen);
-/* Write to its stdin pipe (waiting while the pipe is full, up to the
- * call's deadline: then -ETIMEDOUT, with what was written said in err;
- * -EPIPE when it is closed or the process ended); close_after closes it
- * after (len 0: just close).  -EINVAL when it was not started with
- * stdin_pipe. */
+/* Write to its stdin pipe, never waiting for the process to read: what the
+ * pipe takes is written, the rest queued (at most
+ * WARD_SESSION_STDIN_QUEUE bytes, held from the session's background
+ * budget) and written by the process's thread as it reads.  All of data
+ * is taken, or none: -EAGAIN when the queue or the budget has no room
+ * (retry once it reads), -EMSGSIZE for more than WARD_SESSION_STDIN_QUEUE
+ * at once.  After the main process has ended (a daemon it left may hold
+ * the pipe) nothing is queued: -EAGAIN when the pipe does not take it all,
+ * with what was written said in err.  -EPIPE when it is closed or nothing
+ * reads it.  close_after closes it after what is queued (len 0: just
+ * close).  -EINVAL when it was not started with stdin_pipe. */
 int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
 			    char *err, size_t errlen);
 /* sig: SIGINT, SIGTERM or SIGKILL, to the process's whole tree (its exec
@@ -629,6 +638,60 @@ bool ward_session_cpu_spent(struct ward_session *s);
 int ward_session_egress(struct ward_session *s, uint64_t *tried, uint64_t *allowed);
 /* What the session's limits are enforced by (as a result's "enforced"). */
 void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
+
+/* ---- A session's lifecycle: freeze and thaw, save and restore, fork ----
+ *
+ * Mechanisms any front end can use (ward serve's /pause, /resume, /fork;
+ * E2B's pause, connect, fork and snapshots above it). */
+
+/* Freeze: every process of the session stops where it is (cgroup v2's
+ * cgroup.freeze, v1's freezer hierarchy), keeping its memory; the
+ * session's threads in ward go idle (no polling), and its clocks stop: the
+ * time frozen does not count in a background process's timeout_s, and no
+ * CPU is used, so the CPU budget does not move.  While frozen, exec,
+ * spawn and the files API answer -EBUSY; output, stdin (queued), signal,
+ * usage, save, fork, kill and destroy work.  -EBUSY when a
+ * ward_session_exec is in progress (freeze after it); -ENOTSUP with the
+ * reason when this host has no freezer.  Freezing a frozen session, or
+ * thawing a running one, is a no-op. */
+int ward_session_freeze(struct ward_session *s, char *err, size_t errlen);
+int ward_session_thaw(struct ward_session *s, char *err, size_t errlen);
+bool ward_session_frozen(struct ward_session *s);
+/* Seconds the session has spent frozen in all, so far (for a caller's own
+ * deadlines: a TTL that should not run while paused). */
+double ward_session_frozen_seconds(struct ward_session *s);
+
+/* The most entries (files, directories, links) a save, restore or fork
+ * copies. */
+#define WARD_SESSION_SAVE_MAX_ENTRIES 100000
+struct ward_session_saved {
+	uint64_t bytes, files, dirs, links, skipped; /* skipped: FIFOs, sockets, devices */
+};
+/* Save the session's files — its /work: regular files, directories,
+ * symlinks as links (never followed), modes (no set-uid/gid) and mtimes;
+ * not its processes — into dir, which is made (mode 0700; -EEXIST when it
+ * exists) and should be under the caller's state directory.  At most
+ * max_bytes of file sizes and WARD_SESSION_SAVE_MAX_ENTRIES entries:
+ * past them -EFBIG / -EMLINK, and dir is removed.  The files are read
+ * from the host through the session's root (a frozen session's too), with
+ * the session frozen for the copy if it was not and can be (not while an
+ * exec runs: then the copy is of a moving tree), then thawed.  info may
+ * be NULL. */
+int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
+		      char *err, size_t errlen);
+/* Copy saved files (dir, as ward_session_save made it) into the session's
+ * /work, owned by the sandbox's user: a session made with
+ * ward_session_new then restored is the saved one's files without its
+ * processes.  Bounded as a save.  A file of the same name is replaced. */
+int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
+			 char *err, size_t errlen);
+/* Fork: n new sessions made with o (their shape, limits, budgets), each
+ * with a copy of s's files at this moment — files only: no process of s
+ * is copied (what runs in s goes on in s alone).  s is frozen for the
+ * copies if it was not and can be (not while an exec runs), then thawed.  out[0..n) get the sessions; on failure none
+ * is left (-errno with err set).  Bounded as a save, per copy. */
+int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
+		      struct ward_session **out, char *err, size_t errlen);
 
 /* Turn on the kernel's favordynmods, host-wide (it outlives the process;
  * `ward serve --favor-dynmods`): moving a process into a cgroup then costs

@@ -274,6 +274,12 @@ static void probe_once_fn(void)
 	}
 	for (int i = 0; i < cg_host.nh; i++)
 		sweep_orphans(cg_host.h[i].path);
+	/* v1: the freezer cgroups of frozen-capable sessions (freezer.c) */
+	char fz[PATH_MAX], so[512];
+	if (cg_host.pub.version == CG_V1 && cg_find_mount("cgroup", "freezer", fz, sizeof(fz) - 8, so, sizeof(so))) {
+		strcat(fz, "/ward");
+		sweep_orphans(fz);
+	}
 }
 
 const struct cg_probe *cg_probe(void)

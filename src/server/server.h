@@ -204,7 +204,8 @@ struct route {
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	bool light;         /* its run makes no sandbox: a free worker takes it even when every slot is used */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
-	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error) */
+	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
+							    * or all of a call that never waits) */
 	void (*run)(struct req *r);                       /* on a worker thread */
 };
 
@@ -267,6 +268,9 @@ struct sess {
 	unsigned refs;     /* calls holding it */
 	uint64_t execs;
 	bool retired;      /* out of the table: deleted, expired or the server stops */
+	bool paused;       /* frozen by POST .../pause: its ttl and idle clocks stop */
+	double paused_at, pause_end; /* now_mono(): since when, and killed then if still paused */
+	char *recipe;      /* its creating body without files (to fork it), or NULL */
 	volatile int cancel; /* its execs' cancel: set when it ends */
 	struct sess *next;
 };
@@ -563,8 +567,25 @@ void run_session_get_file(struct req *r);
 void run_session_put_file(struct req *r);
 void run_session_rm_file(struct req *r);
 void run_session_procs(struct req *r);
-void run_proc_stdin(struct req *r);
+bool prepare_proc_stdin(struct server *s, struct req *r);
 bool prepare_proc_signal(struct server *s, struct req *r);
+bool prepare_session_pause(struct server *s, struct req *r);
+void run_session_pause(struct req *r);
+void run_session_resume(struct req *r);
+bool prepare_session_fork(struct server *s, struct req *r);
+void run_session_fork(struct req *r);
+/* Pause (freeze; its ttl and idle clocks stop; it ends timeout_s from now
+ * if still paused, 0: --session-max-ttl) or resume session x. */
+void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
+/* The session id of client owner, if alive: held (sess_unref drops it),
+ * the call counted as activity; NULL else.  For a dialect that has no
+ * struct req of ward's shape (E2B). */
+struct sess *sess_get(struct server *s, const char *id, const char *owner);
+/* Pause or resume the session id of client owner, as POST .../pause and
+ * .../resume do: 0, or -errno with err set (-ENOENT: no such session of
+ * that client; -EBUSY: an exec runs; -ENOTSUP: no freezer here). */
+int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
+		     size_t errlen);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);
 bool conn_park(struct server *s, struct park *p);

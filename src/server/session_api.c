@@ -46,9 +46,12 @@ static unsigned errno_code(int e)
 	case -EEXIST:
 	case -ENOTEMPTY: return 409;
 	case -EAGAIN: return 429;
+	case -EMSGSIZE: return 413;
 	case -EPIPE: return 409;
 	case -EINVAL: return 400;
-	case -ENOSYS: return 501;
+	case -ENOSYS:
+	case -ENOTSUP: return 501;
+	case -EBUSY: return 409;
 	case -ETIMEDOUT: return 504;
 	default: return 500;
 	}
@@ -128,6 +131,7 @@ bool prepare_session_new(struct server *s, struct req *r)
 		set_error(r, 400, "%s", err);
 		return false;
 	}
+	sj_recipe(r->body ? r->body : "", r->len, x->recipe, sizeof(x->recipe));
 	return decode_shape(s, r) && hold_paths(s, r) && image_resolve(s, r, &r->doc.req) &&
 	       check_session_limits(s, r, x);
 }
@@ -144,21 +148,36 @@ static void answer_made(struct server *s, struct req *r, struct sess *x, struct 
 	set_answer(r, 201, sj_session_json(&v), "application/json");
 }
 
+/* A new session's options: the request's shape, its extras, the runner's
+ * bounds. */
+static void session_opts(struct server *s, struct req *r, struct ward_session_opts *o)
+{
+	const struct sj_session_extras *x = r->ext;
+	memset(o, 0, sizeof(*o));
+	o->shape = r->doc.req;
+	o->work_size_mb = x->work_set ? (uint64_t)x->work_size_mb : 0;
+	o->cpu_budget_s = x->cpu_set ? x->cpu_s : 0;
+	o->call_timeout_s = s->o.session_call_timeout;
+	o->bg_output_bytes = s->o.session_bg_output;
+	o->bg_output_shared = &s->bg_output;
+}
+
+/* Into the table: made, with what forks it again. */
+static void session_commit(struct server *s, struct req *r, struct sess *slot, struct ward_session *ws)
+{
+	const struct sj_session_extras *x = r->ext;
+	slot->recipe = x->recipe[0] ? strdup(x->recipe) : NULL;
+	sess_commit(s, slot, ws, x->ttl_set ? x->ttl_s : 3600, x->idle_set ? x->idle_s : 600);
+}
+
 void run_session_new(struct req *r)
 {
 	struct server *s = r->srv;
-	const struct sj_session_extras *x = r->ext;
 	struct sess *slot = sess_reserve(s, r);
 	if (!slot)
 		return;
 	struct ward_session_opts o;
-	memset(&o, 0, sizeof(o));
-	o.shape = r->doc.req;
-	o.work_size_mb = x->work_set ? (uint64_t)x->work_size_mb : 0;
-	o.cpu_budget_s = x->cpu_set ? x->cpu_s : 0;
-	o.call_timeout_s = s->o.session_call_timeout;
-	o.bg_output_bytes = s->o.session_bg_output;
-	o.bg_output_shared = &s->bg_output;
+	session_opts(s, r, &o);
 	char err[512] = "";
 	/* made here, on a worker: its PID 1 lives as long as this thread */
 	struct ward_session *ws = ward_session_new(&o, err, sizeof(err));
@@ -168,7 +187,7 @@ void run_session_new(struct req *r)
 		doc_release(r);
 		return;
 	}
-	sess_commit(s, slot, ws, x->ttl_set ? x->ttl_s : 3600, x->idle_set ? x->idle_s : 600);
+	session_commit(s, r, slot, ws);
 	log_event(s, "session-new", "%s for %s", slot->id, r->who);
 	answer_made(s, r, slot, ws);
 	doc_release(r);
@@ -198,6 +217,7 @@ void run_session_info(struct req *r)
 	v.busy = sess_busy(s, x);
 	pthread_mutex_lock(&s->sess_lock);
 	v.execs = x->execs;
+	v.paused = x->paused;
 	sess_times(x, &v.expires_at, &v.idle_expires_at);
 	pthread_mutex_unlock(&s->sess_lock);
 	set_answer(r, 200, sj_session_json(&v), "application/json");
@@ -238,7 +258,13 @@ bool prepare_session_exec(struct server *s, struct req *r)
 	}
 	if (x->stdin_pipe)
 		r->doc.req.stdin_set = false;
-	return sess_find(s, r);
+	if (!sess_find(s, r))
+		return false;
+	if (ward_session_frozen(r->sess->ws)) { /* (the library's refusal would be a result's error) */
+		set_error(r, 409, "the session is paused: resume it first (POST /sessions/%s/resume)", r->sess->id);
+		return false;
+	}
+	return true;
 }
 
 void run_session_exec(struct req *r)
@@ -408,17 +434,25 @@ void run_session_procs(struct req *r)
 	ward_session_procs_free(p, n);
 }
 
-void run_proc_stdin(struct req *r)
+/* On the I/O thread, once the body is in: a stdin write never waits for
+ * the process to read (the library queues what the pipe has no room for,
+ * and refuses past its bound), so it takes no worker; the answer is made
+ * here and prepare's false sends it. */
+bool prepare_proc_stdin(struct server *s, struct req *r)
 {
+	if (!sess_find(s, r))
+		return false;
 	const char *c = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "close");
 	bool close_after = c && strcmp(c, "0") != 0;
 	char err[512] = "";
 	int rc = ward_session_proc_stdin(r->sess->ws, r->args.pid, r->body ? r->body : "", r->len, close_after, err,
 					 sizeof(err));
+	sess_release(r);
 	if (rc < 0)
 		set_lib_error(r, rc, err, "cannot write to its stdin");
 	else
 		set_answer(r, 204, strdup(""), "application/json");
+	return false;
 }
 
 bool prepare_proc_signal(struct server *s, struct req *r)
@@ -441,6 +475,125 @@ void run_proc_signal(struct req *r)
 		set_lib_error(r, rc, err, "cannot signal the process");
 	else
 		set_answer(r, 204, strdup(""), "application/json");
+}
+
+/* ---- POST /sessions/{id}/pause, /resume, /fork (ward's extension) ---- */
+
+bool prepare_session_pause(struct server *s, struct req *r)
+{
+	char err[256];
+	struct sj_pause *p = calloc(1, sizeof(*p));
+	if (!p) {
+		set_error(r, 500, "out of memory");
+		return false;
+	}
+	r->ext = p;
+	if (sj_pause(r->body ? r->body : "", r->len, p, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	if (p->timeout_set && !(p->timeout_s > 0 && p->timeout_s <= s->o.session_max_ttl)) {
+		set_error(r, 400, "timeout_s: give seconds, more than 0 and at most --session-max-ttl (%g)",
+			  s->o.session_max_ttl);
+		return false;
+	}
+	return sess_find(s, r);
+}
+
+/* Its processes stop, keeping their memory; its ttl and idle clocks stop
+ * (it ends timeout_s from now if still paused: --session-max-ttl unless
+ * given). */
+void run_session_pause(struct req *r)
+{
+	const struct sj_pause *p = r->ext;
+	char err[512] = "";
+	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, true, p->timeout_set ? p->timeout_s : 0, err, sizeof(err));
+	if (rc < 0) {
+		set_lib_error(r, rc, err, "cannot pause the session");
+		return;
+	}
+	log_event(r->srv, "session-pause", "%s", r->sess->id);
+	set_answer(r, 204, strdup(""), "application/json");
+}
+
+void run_session_resume(struct req *r)
+{
+	char err[512] = "";
+	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, false, 0, err, sizeof(err));
+	if (rc < 0) {
+		set_lib_error(r, rc, err, "cannot resume the session");
+		return;
+	}
+	log_event(r->srv, "session-resume", "%s", r->sess->id);
+	set_answer(r, 204, strdup(""), "application/json");
+}
+
+/* The most sessions one fork makes. */
+#define FORK_MAX 16
+
+/* The source, then its creating body (kept without files) decoded as a
+ * POST /sessions would be: the forks get its shape, limits and ttl. */
+bool prepare_session_fork(struct server *s, struct req *r)
+{
+	char err[256];
+	unsigned n;
+	if (sj_fork(r->body ? r->body : "", r->len, FORK_MAX, &n, err, sizeof(err)) < 0) {
+		set_error(r, 400, "%s", err);
+		return false;
+	}
+	if (!sess_find(s, r))
+		return false;
+	char *recipe = r->sess->recipe ? strdup(r->sess->recipe) : NULL;
+	if (!recipe) {
+		set_error(r, 409, "this session cannot be forked: the body that made it, without its files, is over %d "
+				  "bytes", SJ_RECIPE_MAX);
+		return false;
+	}
+	body_release(s, r);
+	r->body = recipe; /* (not counted in --max-body-total: at most SJ_RECIPE_MAX) */
+	r->len = strlen(recipe);
+	if (!prepare_session_new(s, r))
+		return false;
+	((struct sj_session_extras *)r->ext)->fork_n = n;
+	return true;
+}
+
+/* fork_n sessions with the source's files of this moment (no process). */
+void run_session_fork(struct req *r)
+{
+	struct server *s = r->srv;
+	unsigned n = ((const struct sj_session_extras *)r->ext)->fork_n, k = 0;
+	struct sess *slot[FORK_MAX];
+	struct ward_session *ws[FORK_MAX];
+	while (k < n && (slot[k] = sess_reserve(s, r)))
+		k++;
+	char err[512] = "";
+	int rc = k < n ? -EAGAIN : 0; /* (sess_reserve said why) */
+	if (rc == 0) {
+		struct ward_session_opts o;
+		session_opts(s, r, &o);
+		o.shape.files = NULL; /* the source's files are copied instead */
+		o.shape.nfiles = 0;
+		rc = ward_session_fork(r->sess->ws, &o, n, UINT64_MAX, ws, err, sizeof(err));
+		if (rc < 0)
+			set_lib_error(r, rc, err, "cannot fork the session");
+	}
+	for (unsigned i = 0; rc < 0 && i < k; i++)
+		sess_commit(s, slot[i], NULL, 0, 0);
+	struct sj_session v[FORK_MAX];
+	struct ward_enforced e[FORK_MAX];
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		session_commit(s, r, slot[i], ws[i]);
+		log_event(s, "session-new", "%s for %s, forked from %s", slot[i]->id, r->who, r->sess->id);
+		ward_session_enforced(ws[i], &e[i]);
+		v[i] = (struct sj_session){.id = slot[i]->id, .created_at = now_real(), .enforced = &e[i]};
+		pthread_mutex_lock(&s->sess_lock);
+		sess_times(slot[i], &v[i].expires_at, &v[i].idle_expires_at);
+		pthread_mutex_unlock(&s->sess_lock);
+	}
+	if (rc == 0)
+		set_answer(r, 201, sj_sessions_json(v, n), "application/json");
+	doc_release(r);
 }
 
 /* ---- GET /sessions/{id}/processes/{pid}/output ---- */

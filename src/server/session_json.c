@@ -73,6 +73,49 @@ int sj_session_extras(const char *body, size_t len, struct sj_session_extras *x,
 	return ok ? 0 : -1;
 }
 
+int sj_pause(const char *body, size_t len, struct sj_pause *p, char *err, size_t n)
+{
+	memset(p, 0, sizeof(*p));
+	if (len == 0)
+		return 0;
+	json_t *o = parse(body, len, err, n);
+	bool ok = o && get_num(o, "timeout_s", "timeout_s", &p->timeout_s, &p->timeout_set, err, n);
+	json_decref(o);
+	return ok ? 0 : -1;
+}
+
+int sj_fork(const char *body, size_t len, unsigned max, unsigned *count, char *err, size_t n)
+{
+	*count = 1;
+	if (len == 0)
+		return 0;
+	json_t *o = parse(body, len, err, n);
+	double v = 1;
+	bool set = false;
+	bool ok = o && get_num(o, "count", "count", &v, &set, err, n);
+	json_decref(o);
+	if (ok && (v < 1 || v > max || v != (unsigned)v)) {
+		snprintf(err, n, "count: a whole number from 1 to %u", max);
+		ok = false;
+	}
+	*count = (unsigned)v;
+	return ok ? 0 : -1;
+}
+
+void sj_recipe(const char *body, size_t len, char *out, size_t n)
+{
+	out[0] = 0;
+	json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	if (json_is_object(o)) {
+		json_object_del(o, "files");
+		char *t = json_dumps(o, JSON_COMPACT);
+		if (t && strlen(t) < n)
+			memcpy(out, t, strlen(t) + 1);
+		free(t);
+	}
+	json_decref(o);
+}
+
 int sj_exec_extras(const char *body, size_t len, struct sj_exec_extras *x, char *err, size_t n)
 {
 	memset(x, 0, sizeof(*x));
@@ -174,7 +217,7 @@ static void emit_session(struct jw *w, const void *arg)
 		jw_enforced(w, v->enforced);
 	if (v->detail) {
 		jw_key(w, "state");
-		jw_cstring(w, v->busy ? "busy" : "idle");
+		jw_cstring(w, v->paused ? "paused" : v->busy ? "busy" : "idle");
 		jw_member_int(w, "execs", (int64_t)v->execs);
 		jw_key(w, "usage");
 		jw_object_begin(w);

@@ -8,10 +8,26 @@
 
 #include "ward.h"
 
+/* The most of a session's creating body (without its files) kept to fork
+ * it again. */
+#define SJ_RECIPE_MAX 16384
 struct sj_session_extras {
 	double ttl_s, idle_s, work_size_mb, cpu_s;
 	bool ttl_set, idle_set, work_set, cpu_set;
+	char recipe[SJ_RECIPE_MAX]; /* the body without "files" ("": too long to keep) */
+	unsigned fork_n;            /* POST .../fork: how many */
 };
+/* POST .../pause: {"timeout_s": S} (optional): killed if still paused then. */
+struct sj_pause {
+	double timeout_s;
+	bool timeout_set;
+};
+int sj_pause(const char *body, size_t len, struct sj_pause *p, char *err, size_t n);
+/* POST .../fork: {"count": N}, 1 <= N <= max (absent: 1). */
+int sj_fork(const char *body, size_t len, unsigned max, unsigned *count, char *err, size_t n);
+/* The body of POST /sessions without its "files", into out (n bytes):
+ * "" when it does not fit. */
+void sj_recipe(const char *body, size_t len, char *out, size_t n);
 struct sj_exec_extras {
 	char cwd[4096]; /* "" = /work */
 	bool background, stdin_pipe;
@@ -26,7 +42,7 @@ struct sj_session {
 	const char *id;
 	double created_at, expires_at, idle_expires_at; /* CLOCK_REALTIME */
 	const struct ward_enforced *enforced;           /* or NULL */
-	bool detail, busy;
+	bool detail, busy, paused;
 	uint64_t execs;
 	struct ward_session_usage usage;
 	bool cpu_spent;                    /* its cpu_seconds budget ran out */

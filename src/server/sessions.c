@@ -149,7 +149,8 @@ struct sess *sess_get(struct server *s, const char *owner, const char *id)
 	pthread_mutex_lock(&s->sess_lock);
 	for (struct sess *x = s->sessions; x; x = x->next)
 		if (strcmp(x->id, id) == 0) {
-			if (strcmp(x->owner, owner) == 0 && t < x->end && t < x->idle_end)
+			if (strcmp(x->owner, owner) == 0 &&
+			    (x->paused ? t < x->pause_end : t < x->end && t < x->idle_end))
 				found = x;
 			break;
 		}
@@ -167,6 +168,21 @@ bool sess_find(struct server *s, struct req *r)
 	if (!r->sess)
 		set_error(r, 404, "%s", SESS_404);
 	return r->sess != NULL;
+}
+
+int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
+		     size_t errlen)
+{
+	struct sess *x = sess_get(s, owner, id);
+	if (!x) {
+		snprintf(err, errlen, "%s", SESS_404);
+		return -ENOENT;
+	}
+	int r = pause ? ward_session_freeze(x->ws, err, errlen) : ward_session_thaw(x->ws, err, errlen);
+	if (r == 0)
+		sess_pause(s, x, pause, timeout_s > 0 ? timeout_s : s->o.session_max_ttl);
+	sess_unref(s, x);
+	return r;
 }
 
 /* Drop a reference; the call's end counts as activity too. */
@@ -199,6 +215,7 @@ static void sess_destroy(struct server *s, struct sess *x, const char *why)
 {
 	log_event(s, "session-end", "%s (%s): %s", x->id, x->owner, why);
 	ward_session_destroy(x->ws);
+	free(x->recipe);
 	free(x);
 }
 
@@ -278,7 +295,9 @@ void sessions_sweep(struct server *s)
 	for (struct sess *x = s->sessions, *nx; x; x = nx) {
 		nx = x->next;
 		bool dead = !ward_session_alive(x->ws);
-		if (t >= x->end || (x->refs == 0 && t >= x->idle_end) || dead) {
+		/* paused: its clocks stand still, but for the pause's own end */
+		bool over = x->paused ? t >= x->pause_end : t >= x->end || (x->refs == 0 && t >= x->idle_end);
+		if (over || dead) {
 			sess_doom(s, x);
 			s->sm.expired++;
 		}
@@ -385,6 +404,27 @@ void sess_count_exec(struct server *s, struct sess *x, enum ward_status st)
 	x->execs++;
 	if ((unsigned)st <= WARD_ST_ERROR)
 		s->sm.execs[st]++;
+	pthread_mutex_unlock(&s->sess_lock);
+}
+
+/* Paused (POST .../pause): its ttl and idle deadlines stop, and it ends
+ * timeout_s from now if still paused; resumed: they go on from where they
+ * stood (the time paused added to both). */
+void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s)
+{
+	pthread_mutex_lock(&s->sess_lock);
+	double t = now_mono();
+	if (on && !x->paused) {
+		x->paused = true;
+		x->paused_at = t;
+	}
+	if (on)
+		x->pause_end = t + timeout_s;
+	if (!on && x->paused) {
+		x->paused = false;
+		x->end += t - x->paused_at;
+		x->idle_end = fmax(x->idle_end + (t - x->paused_at), t + x->idle_s);
+	}
 	pthread_mutex_unlock(&s->sess_lock);
 }
 

@@ -4,15 +4,22 @@
 #ifndef WARD_SESSION_H
 #define WARD_SESSION_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 
+#include "system/supervisor.h"
 #include "ward.h"
 
 struct ward_cgroup;
 struct session_bg;
 struct ward_budget;
+
+struct session_watch;
+struct session_msg;
+struct freezer;
 
 /* One exec's supervisor ends, its command's pidfd and its cgroup. */
 struct session_exec {
@@ -24,6 +31,70 @@ struct session_exec {
 	char seccomp_text[128];
 	bool budget_killed; /* the session's CPU budget ran out while it ran (atomic) */
 };
+
+/* A session (ward.h's struct ward_session): shared by session*.c only. */
+struct ward_session {
+	pthread_mutex_t lock;      /* everything below but sock's exchanges */
+	pthread_mutex_t sock_lock; /* one request and its reply at a time */
+	struct sandbox *sb;
+	struct sandbox_session parts;
+	struct ward_cgroup *init_cg;  /* PID 1's leaf */
+	struct ward_cgroup **linger;  /* exec cgroups something still runs in */
+	size_t nlinger;
+	unsigned running;             /* execs in progress */
+	struct ward_limits limits;    /* the session's */
+	char **env;                   /* the default environment ("K=V", copied) */
+	size_t nenv;
+	double cpu_budget_s;
+	struct ward_enforced enforced;
+	struct session_bg *bg;        /* background processes (session_bg.c) */
+	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
+	struct session_watch *watch;  /* the seccomp listener's thread */
+	struct session_exec armed;    /* the next exec's, made ahead (armed_ok) */
+	bool armed_ok;
+	pthread_cond_t arm_cv;        /* the armer waits on it */
+	pthread_cond_t armed_cv;      /* an exec waits on it for what is arming */
+	pthread_t armer;
+	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
+	double call_s;                /* the deadline of one files or stdin call, in all */
+	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
+	unsigned foreground;          /* ward_session_exec calls in progress */
+	struct freezer *freezer;      /* session_freeze.c; NULL: none here (freeze_none says why) */
+	char freeze_none[256];
+	pthread_mutex_t freeze_lock;  /* one freeze or thaw at a time */
+	bool frozen;                  /* (under lock; read atomically) */
+	double frozen_since, frozen_total; /* monotonic; seconds frozen before */
+	volatile int killed;          /* ward_session_kill has ended it */
+	volatile int cpu_spent;       /* its CPU budget has run out */
+};
+
+void session_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void session_close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+/* One request on the control socket (session_proto.h), with nfds fds, and
+ * PID 1's reply to an exec (0 with *fd, or -errno). */
+int session_send(struct ward_session *s, const struct session_msg *m, const int *fds, int nfds);
+int session_recv(struct ward_session *s, int *fd);
+/* Freezing (session_freeze.c): the session's freezer, made with it (0, or
+ * -errno with err set; no freezer on this host is not an error); -EBUSY
+ * with err set when the session is frozen, else 0. */
+int session_freezer_open(struct ward_session *s, char *err, size_t errlen);
+int session_refuse_frozen(struct ward_session *s, char *err, size_t errlen);
+/* Wake the listener thread, and every background process's thread, to
+ * look at the session's state again (after a thaw).  NULL ok. */
+void session_watch_wake(struct session_watch *w);
+void session_bg_wake(struct session_bg *bg);
+/* Stop the armer (after PID 1 is dead) and discard what it armed. */
+void session_armer_stop(struct ward_session *s);
+/* The globs, one a line, as a file op's string: 0, or -1 when they do not
+ * fit in n.  The files out after an exec: 0, or -1 with res->error set. */
+int session_join_globs(char *const *globs, char *out, size_t n);
+int session_collect(struct ward_session *s, const struct ward_request *req, struct ward_result *res);
 
 /* req as the session runs it: the session's limits and environment (*env:
  * malloc'd, free it after the exec), nothing of the shape's.  0, or -EINVAL

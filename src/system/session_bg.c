@@ -11,9 +11,10 @@
  * What the records hold is ward's memory, not the sandbox's, so it is
  * bounded: each record's capture is reserved (both streams' capacity) from
  * the session's budget and the runner's shared one before the process
- * starts; an exited record's buffers go when its output has been read to
- * its end, when it is forgotten, or when a new process needs the room (the
- * oldest exited first); its argv is kept up to WARD_SESSION_ARGV_KEPT bytes.
+ * starts; an exited record's buffers go when it is forgotten or when a new
+ * process needs the room (the oldest exited first), never because it was
+ * read (clients read a process's output again: a follow to its end, then
+ * a plain GET); its argv is kept up to WARD_SESSION_ARGV_KEPT bytes.
  * A record's id is its pid inside the sandbox, and a pid names the newest
  * record: a process that gets the pid of an exited one replaces that
  * record, so a stale record never shadows a running process.
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,18 @@
 #include "sandbox/cgroup.h"
 #include "system/session.h"
 #include "ward.h"
+
+/* What ward_session_proc_stdin took for a process and the pipe had no room
+ * for: its thread writes it as the process reads (a caller never waits on
+ * a reader).  Its bytes are held from the same budgets as the records'
+ * capture. */
+struct stdin_queue {
+	char *buf;
+	size_t off, len;   /* the bytes not yet written: buf[off..len) */
+	bool close_after;  /* close the pipe once they are written */
+	bool open;         /* the thread writes it (until the main process ends) */
+	int wake;          /* eventfd: new bytes for the thread to write, or a thaw */
+};
 
 struct bg_proc {
 	int id;                /* pid inside the sandbox */
@@ -50,6 +64,7 @@ struct bg_proc {
 	size_t reserved;       /* bytes of the budgets its capture holds (0: freed) */
 	int in_w;              /* stdin pipe (stdin_pipe), -1 */
 	bool stdin_pipe;
+	struct stdin_queue in; /* stdin bytes taken, not yet in the pipe */
 	struct session_exec x;
 	pthread_t thread;
 	struct session_bg *bg;
@@ -96,6 +111,31 @@ static int set_err(char *err, size_t errlen, int r, const char *fmt, ...)
 	return r;
 }
 
+/* Write what a non-blocking pipe takes now: the bytes written, or -1
+ * (errno EPIPE: its reader is gone; a SIGPIPE this raised is taken back).
+ * Never waits. */
+static ssize_t write_now(int fd, const void *data, size_t len)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	size_t off = 0;
+	ssize_t r = 0;
+	while (off < len && ((r = write(fd, (const char *)data + off, len - off)) > 0 || errno == EINTR))
+		off += r > 0 ? (size_t)r : 0;
+	int e = errno;
+	if (r < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0 && e == EPIPE && off == 0)
+		return -1;
+	errno = e;
+	return (ssize_t)off;
+}
+
 int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget *shared, struct session_bg **out)
 {
 	struct session_bg *bg = calloc(1, sizeof(*bg));
@@ -124,14 +164,41 @@ static void proc_drop_output(struct session_bg *bg, struct bg_proc *p)
 	p->reserved = 0;
 }
 
+/* The budgets' bytes for n more queued stdin bytes (false: no room), or
+ * back.  Under lock. */
+static bool stdin_budget(struct session_bg *bg, size_t n, bool take)
+{
+	if (!take) {
+		bg->held -= n;
+		budget_give(bg->shared, n);
+		return true;
+	}
+	if (n > bg->max || bg->held > bg->max - n || !budget_take(bg->shared, n))
+		return false;
+	bg->held += n;
+	return true;
+}
+
+/* The queued bytes go (written, or nobody will read them).  Under lock. */
+static void stdin_drop(struct session_bg *bg, struct bg_proc *p)
+{
+	stdin_budget(bg, p->in.len - p->in.off, false);
+	free(p->in.buf);
+	p->in.buf = NULL;
+	p->in.off = p->in.len = 0;
+}
+
 static void proc_free(struct session_bg *bg, struct bg_proc *p)
 {
 	for (char **a = p->argv; a && *a; a++)
 		free(*a);
 	free(p->argv);
 	proc_drop_output(bg, p);
+	stdin_drop(bg, p);
 	if (p->in_w >= 0)
 		close(p->in_w);
+	if (p->in.wake >= 0)
+		close(p->in.wake);
 	free(p);
 }
 
@@ -207,6 +274,50 @@ static bool over_limits(struct bg_proc *p, double now, bool *cpu)
 	return false;
 }
 
+/* Write what the stdin queue holds as far as the pipe takes it; the pipe
+ * closes when asked and the queue is empty, or when its reader is gone
+ * (nobody reads the rest).  SIGPIPE is blocked in the thread. */
+static void stdin_flush(struct session_bg *bg, struct bg_proc *p)
+{
+	pthread_mutex_lock(&bg->lock);
+	size_t was = p->in.len - p->in.off;
+	ssize_t n = was && p->in_w >= 0 ? write_now(p->in_w, p->in.buf + p->in.off, was) : 0;
+	if (n >= 0) {
+		p->in.off += (size_t)n;
+		stdin_budget(bg, (size_t)n, false);
+	}
+	if (n < 0 || p->in.off == p->in.len)
+		stdin_drop(bg, p);
+	if (p->in_w >= 0 && (n < 0 || (p->in.close_after && !p->in.len))) {
+		close(p->in_w);
+		p->in_w = -1;
+	}
+	pthread_mutex_unlock(&bg->lock);
+}
+
+/* Is there stdin to write?  Then the pipe to wait on. */
+static int stdin_pending(struct session_bg *bg, struct bg_proc *p)
+{
+	pthread_mutex_lock(&bg->lock);
+	int fd = p->in.len > p->in.off ? p->in_w : -1;
+	pthread_mutex_unlock(&bg->lock);
+	return fd;
+}
+
+/* The main process has ended: the thread writes no more stdin (what a
+ * daemon it left reads is written by the callers at once, or refused). */
+static void stdin_end(struct session_bg *bg, struct bg_proc *p)
+{
+	pthread_mutex_lock(&bg->lock);
+	p->in.open = false;
+	stdin_drop(bg, p);
+	if (p->in.close_after && p->in_w >= 0) {
+		close(p->in_w);
+		p->in_w = -1;
+	}
+	pthread_mutex_unlock(&bg->lock);
+}
+
 static void *bg_main(void *arg)
 {
 	struct bg_proc *p = arg;
@@ -215,12 +326,26 @@ static void *bg_main(void *arg)
 	size_t ctl_len = 0;
 	int fds[3] = {p->x.out_r, p->x.err_r, p->x.ctl_r};
 	bool killed = false, timed = false, cpu = false;
-	double t0 = monotonic_now();
+	/* its clock: the time the session spends frozen is not counted */
+	double t0 = monotonic_now() - ward_session_frozen_seconds(bg->s);
+	pthread_setname_np(pthread_self(), "ward-sess-bg");
+	sigset_t pipe_set;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL); /* a stdin reader gone: EPIPE */
 	while (fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) {
-		struct pollfd pf[3];
+		struct pollfd pf[5];
 		for (int i = 0; i < 3; i++)
 			pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-		poll(pf, 3, 100);
+		pf[3] = (struct pollfd){.fd = stdin_pending(bg, p), .events = POLLOUT};
+		pf[4] = (struct pollfd){.fd = p->in.wake, .events = POLLIN};
+		/* frozen: nothing to drain and no clock to watch (a thaw wakes it) */
+		poll(pf, 5, ward_session_frozen(bg->s) ? -1 : 100);
+		uint64_t ev;
+		if (pf[4].revents && read(p->in.wake, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
+			pf[4].fd = -1;
+		if (pf[3].revents)
+			stdin_flush(bg, p);
 		for (int i = 0; i < 2; i++)
 			if (pf[i].revents && !drain(bg, fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
 				close(fds[i]);
@@ -235,7 +360,8 @@ static void *bg_main(void *arg)
 				fds[2] = -1;
 			}
 		}
-		if (!killed && over_limits(p, p->started_at + (monotonic_now() - t0), &cpu)) {
+		double ran = monotonic_now() - ward_session_frozen_seconds(bg->s) - t0;
+		if (!killed && over_limits(p, p->started_at + ran, &cpu)) {
 			timed = killed = true;
 			cg_kill(p->x.cg);
 		}
@@ -249,6 +375,7 @@ static void *bg_main(void *arg)
 	p->x.out_r = fds[0];
 	p->x.err_r = fds[1];
 	p->x.ctl_r = -1;
+	stdin_end(bg, p);
 	pthread_mutex_lock(&bg->lock);
 	record_end(p, ctl, timed && !cpu, cpu);
 	p->running = false;
@@ -391,6 +518,8 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	p->reserved = need;
 	p->bg = bg;
 	p->in_w = -1;
+	p->in.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->in.open = stdin_pipe;
 	p->stdin_pipe = stdin_pipe;
 	p->running = true;
 	p->timeout_s = req->limits.timeout_s;
@@ -401,7 +530,7 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	capbuf_init(&p->out, req->limits.output_limit, -1);
 	capbuf_init(&p->err, req->limits.output_limit, -1);
 	p->argv = copy_argv(req);
-	if (!p->argv) {
+	if (!p->argv || p->in.wake < 0) {
 		pthread_mutex_lock(&bg->lock);
 		proc_free(bg, p);
 		pthread_mutex_unlock(&bg->lock);
@@ -462,6 +591,18 @@ static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char
 	return 0;
 }
 
+/* A thaw: every thread looks at the session's state again. */
+void session_bg_wake(struct session_bg *bg)
+{
+	if (!bg)
+		return;
+	uint64_t one = 1;
+	pthread_mutex_lock(&bg->lock);
+	for (size_t i = 0; i < bg->n; i++)
+		(void)!write(bg->p[i]->in.wake, &one, sizeof(one));
+	pthread_mutex_unlock(&bg->lock);
+}
+
 int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
 		       int *id, char *err, size_t errlen)
 {
@@ -472,6 +613,8 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 	if (q.limits.timeout_s <= 0)
 		q.limits.timeout_s = 1; /* for validation: 0 is "none" here */
 	int r = bg_check(req, err, errlen);
+	if (r == 0)
+		r = session_refuse_frozen(s, err, errlen);
 	if (r == 0)
 		r = session_request(s, &q, &r2, &env, err, errlen);
 	if (r == 0 && cwd && cwd[0] != '/')
@@ -616,10 +759,8 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
 		wait_for_more(bg, p, from_out, from_err, wait_s);
 	if (p && (take(&p->out, from_out, out) < 0 || take(&p->err, from_err, err) < 0))
 		r = set_err(errbuf, errlen, -ENOMEM, "out of memory");
-	/* ended and read to its end: its buffers are not needed again */
-	if (r == 0 && p && !p->running && p->reserved && from_out <= p->out.total && from_err <= p->err.total &&
-	    out->bytes >= p->out.total && err->bytes >= p->err.total)
-		proc_drop_output(bg, p);
+	/* (a read never frees the buffers, not even one to the end: the next
+	 * reader, from offset 0 or a later GET, gets the same bytes) */
 	if (p && exited)
 		*exited = !p->running;
 	if (p && exit_code)
@@ -633,46 +774,72 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
 	return r;
 }
 
-/* write until the deadline (monotonic), without dying of SIGPIPE when the
- * reader is gone: the pipe is non-blocking, and a full one is waited on
- * with poll, so a reader that never reads (a daemon that inherited the
- * pipe) costs the caller the deadline, never for ever.  *done: the bytes
- * written; errno ETIMEDOUT at the deadline. */
-static ssize_t write_until(int fd, const void *data, size_t len, double until, size_t *done)
+/* Queue data (the pipe had no room for it) for the thread to write.
+ * Under lock; its budget is taken. */
+static int stdin_queue(struct bg_proc *p, const char *data, size_t len)
 {
-	sigset_t pipe_set, old;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	size_t off = 0;
-	ssize_t r = 0;
-	while (off < len) {
-		r = write(fd, (const char *)data + off, len - off);
-		if (r > 0) {
-			off += (size_t)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno != EAGAIN)
-			break;
-		double left = until - monotonic_now();
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		if (left <= 0 || (poll(&p, 1, (int)(left * 1000) + 1) == 0 && until <= monotonic_now())) {
-			r = -1;
-			errno = ETIMEDOUT;
-			break;
-		}
+	size_t left = p->in.len - p->in.off;
+	char *b = malloc(left + len);
+	if (!b)
+		return -ENOMEM;
+	if (left)
+		memcpy(b, p->in.buf + p->in.off, left);
+	memcpy(b + left, data, len);
+	free(p->in.buf);
+	p->in.buf = b;
+	p->in.off = 0;
+	p->in.len = left + len;
+	uint64_t one = 1;
+	(void)!write(p->in.wake, &one, sizeof(one));
+	return 0;
+}
+
+/* Take data for a running process's stdin: all of it or nothing.  What
+ * the pipe takes now is written, the rest queued for its thread (behind
+ * what is queued already); the queue holds WARD_SESSION_STDIN_QUEUE at
+ * most, from the records' budgets.  Under lock. */
+static int stdin_take(struct session_bg *bg, struct bg_proc *p, const char *data, size_t len, char *err,
+		      size_t errlen)
+{
+	size_t queued = p->in.len - p->in.off;
+	if (len > WARD_SESSION_STDIN_QUEUE)
+		return set_err(err, errlen, -EMSGSIZE, "a stdin write is at most %u bytes: send it in parts",
+			       WARD_SESSION_STDIN_QUEUE);
+	if (queued + len > WARD_SESSION_STDIN_QUEUE)
+		return set_err(err, errlen, -EAGAIN,
+			       "process %d has not read the %zu bytes of its stdin written before (at most %u bytes "
+			       "wait): retry once it reads, or send less at a time", p->id, queued,
+			       WARD_SESSION_STDIN_QUEUE);
+	if (!stdin_budget(bg, len, true))
+		return set_err(err, errlen, -EAGAIN,
+			       "no room to keep process %d's stdin until it reads: the session's budget for kept output "
+			       "and stdin (--session-bg-output%s) is spent; retry later", p->id,
+			       bg->shared ? ", or the runner's --max-bg-output-total" : "");
+	ssize_t n = queued ? 0 : write_now(p->in_w, data, len);
+	if (n < 0) {
+		stdin_budget(bg, len, false);
+		return set_err(err, errlen, -EPIPE, "process %d's stdin is closed (nothing reads it)", p->id);
 	}
-	*done = off;
-	int e = errno;
-	if (r < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
-		struct timespec zero = {0, 0};
-		sigtimedwait(&pipe_set, NULL, &zero);
+	stdin_budget(bg, (size_t)n, false);
+	if ((size_t)n < len && stdin_queue(p, data + n, len - (size_t)n) < 0) {
+		stdin_budget(bg, len - (size_t)n, false);
+		return set_err(err, errlen, -ENOMEM, "out of memory");
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	return r < 0 && off < len ? -1 : (ssize_t)off;
+	return 0;
+}
+
+/* After the main process ended (a daemon may read its stdin): written at
+ * once, as far as the pipe takes it, never queued. */
+static int stdin_direct(struct bg_proc *p, const char *data, size_t len, char *err, size_t errlen)
+{
+	ssize_t n = write_now(p->in_w, data, len);
+	if (n < 0)
+		return set_err(err, errlen, -EPIPE, "process %d's stdin is closed (nothing reads it)", p->id);
+	if ((size_t)n < len)
+		return set_err(err, errlen, -EAGAIN,
+			       "process %d has ended and what reads its stdin now does not read: %zd of %zu bytes "
+			       "written", p->id, n, len);
+	return 0;
 }
 
 int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
@@ -681,34 +848,24 @@ int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, si
 	struct session_bg *bg = session_bg_of(s);
 	pthread_mutex_lock(&bg->lock);
 	struct bg_proc *p = find(bg, id);
-	int fd = p && p->in_w >= 0 ? fcntl(p->in_w, F_DUPFD_CLOEXEC, 0) : -1;
-	if (p && close_after && p->in_w >= 0) {
-		close(p->in_w);
-		p->in_w = -1;
-	}
-	bool piped = p && p->stdin_pipe;
-	pthread_mutex_unlock(&bg->lock);
+	int r = 0;
 	if (!p)
-		return set_err(err, errlen, -ENOENT, "no background process %d in this session", id);
-	if (!piped)
-		return set_err(err, errlen, -EINVAL, "process %d was not started with a stdin pipe", id);
-	if (fd < 0)
-		return len ? set_err(err, errlen, -EPIPE, "process %d's stdin is closed", id) : 0;
-	size_t done = 0;
-	double call_s = session_call_timeout(s);
-	ssize_t w = len ? write_until(fd, data, len, monotonic_now() + call_s, &done) : 0;
-	int e = errno;
-	close(fd);
-	if (w < 0 && e == ETIMEDOUT)
-		return set_err(err, errlen, -ETIMEDOUT,
-			       "process %d did not read its stdin within the call's deadline (%g s): %zu of %zu bytes "
-			       "written; read stdin in the process, or send less at a time",
-			       id, call_s, done, len);
-	if (w < 0 && session_killed(s))
-		return set_err(err, errlen, -ESRCH, "the session ended during the write");
-	if (w < 0)
-		return set_err(err, errlen, -e, "cannot write to process %d's stdin: %s", id, strerror(e));
-	return 0;
+		r = set_err(err, errlen, -ENOENT, "no background process %d in this session", id);
+	else if (!p->stdin_pipe)
+		r = set_err(err, errlen, -EINVAL, "process %d was not started with a stdin pipe", id);
+	else if (p->in_w < 0 || (p->in.close_after && p->in.len))
+		r = len ? set_err(err, errlen, -EPIPE, "process %d's stdin is closed", id) : 0;
+	else if (len)
+		r = p->in.open ? stdin_take(bg, p, data, len, err, errlen) : stdin_direct(p, data, len, err, errlen);
+	if (r == 0 && p && close_after && p->in_w >= 0) {
+		p->in.close_after = true; /* after what is queued */
+		if (!p->in.len) {
+			close(p->in_w);
+			p->in_w = -1;
+		}
+	}
+	pthread_mutex_unlock(&bg->lock);
+	return r;
 }
 
 int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen)

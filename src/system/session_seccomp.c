@@ -36,10 +36,12 @@ struct session_watch {
 static void *watch_main(void *arg)
 {
 	struct session_watch *w = arg;
+	pthread_setname_np(pthread_self(), "ward-sess-watch");
 	/* the session's CPU budget is compared with its usage this often */
 	double every = session_budget_interval(w->s);
-	int ms = every > 0 ? (int)(every * 1000) : -1;
 	for (;;) {
+		/* frozen: nothing runs, nothing to compare (a thaw wakes it) */
+		int ms = every > 0 && !ward_session_frozen(w->s) ? (int)(every * 1000) : -1;
 		struct pollfd p[2] = {{.fd = w->stop[0], .events = POLLIN}, {.fd = w->listener, .events = POLLIN}};
 		int n = poll(p, w->listener >= 0 ? 2 : 1, ms);
 		if (n < 0) {
@@ -47,10 +49,11 @@ static void *watch_main(void *arg)
 				continue;
 			break;
 		}
-		if (every > 0)
-			session_budget_check(w->s);
-		if (p[0].revents)
+		char c = 0;
+		if (p[0].revents && (read(w->stop[0], &c, 1) <= 0 || c == 'x'))
 			break;
+		if (every > 0 && !ward_session_frozen(w->s))
+			session_budget_check(w->s);
 		if (w->listener < 0)
 			continue;
 		if (p[1].revents & POLLIN) {
@@ -86,6 +89,12 @@ int session_watch_start(struct ward_session *s, int listener, struct session_wat
 	}
 	*out = w;
 	return 0;
+}
+
+void session_watch_wake(struct session_watch *w)
+{
+	if (w)
+		(void)!write(w->stop[1], "w", 1);
 }
 
 void session_watch_stop(struct session_watch *w)

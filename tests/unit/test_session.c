@@ -682,81 +682,93 @@ static void test_seccomp_kill_stale(struct ward_session *s)
 }
 
 
-struct stdin_call {
-	struct ward_session *s;
-	int id, rc;
-	char err[256];
-};
+static char stdin_big[256 * 1024];
 
-static void *stdin_main(void *arg)
+/* n writes of stdin_big to process id: how many were taken (0), the
+ * first refusal's errno in *refused. */
+static int stdin_writes(struct ward_session *s, int id, int n, int *refused, char *err, size_t errlen)
 {
-	struct stdin_call *c = arg;
-	static char big[256 * 1024];
-	c->rc = ward_session_proc_stdin(c->s, c->id, big, sizeof big, false, c->err, sizeof c->err);
-	return NULL;
+	int ok = 0;
+	*refused = 0;
+	for (int i = 0; i < n && !*refused; i++) {
+		int rc = ward_session_proc_stdin(s, id, stdin_big, sizeof stdin_big, false, err, errlen);
+		if (rc == 0)
+			ok++;
+		else
+			*refused = rc;
+	}
+	return ok;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A stdin write to a process whose pipe a daemon holds and never reads:
- * it ends at the call's deadline (-ETIMEDOUT), and ward_session_kill from
- * another thread wakes one blocked on it at once. */
-static void test_stdin_deadline_and_kill(void)
+static struct ward_session *stdin_session(size_t bg_bytes)
 {
 	struct ward_session_opts o = {0};
 	ward_request_init(&o.shape);
-	o.call_timeout_s = 1;
-	o.bg_output_bytes = 3u << 20;
+	o.call_timeout_s = 300; /* a write that waited for a reader would wait that long */
+	o.bg_output_bytes = bg_bytes;
 	char err[512] = "";
 	struct ward_session *s = ward_session_new(&o, err, sizeof err);
-	CHECK("session: new with a 1 s call deadline", s != NULL);
+	CHECK("session: new for the stdin checks", s != NULL);
+	return s;
+}
+
+/* A stdin write never waits for the process to read: what the pipe has no
+ * room for is queued, up to WARD_SESSION_STDIN_QUEUE and the session's
+ * background budget (-EAGAIN beyond, at once), and written as it reads;
+ * after the main process ended, what a daemon's full pipe does not take is
+ * -EAGAIN saying how much went in. */
+static void test_stdin_queue(void)
+{
+	struct ward_session *s = stdin_session(8u << 20);
 	if (!s)
 		return;
 	struct ward_request r;
 	ward_request_init(&r);
-	r.shell = "setsid -f sleep 3003; exit 0";
+	r.shell = "exec sleep 3003";
 	r.limits.timeout_s = 0;
 	r.limits.output_limit = 1u << 20;
-	int id = -1;
+	char err[512] = "";
+	int id = -1, refused;
 	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
-	CHECK("session stdin: a daemon holds the pipe", rc == 0);
-	struct stdin_call c = {.s = s, .id = id};
-	double t0 = mono();
-	stdin_main(&c);
-	double t = mono() - t0;
-	CHECK("session stdin: a reader that never reads: -ETIMEDOUT at the deadline",
-	      c.rc == -ETIMEDOUT && t >= 0.9 && t < 10 && strstr(c.err, "bytes written"));
-	/* the background budget: 2 MiB each of 3 MiB (the exited one gives its room up); the next does not fit */
-	r.shell = "sleep 3004";
-	int id2 = -1, id3 = -1;
-	rc = ward_session_spawn(s, &r, NULL, false, &id2, err, sizeof err);
-	int rc3 = ward_session_spawn(s, &r, NULL, false, &id3, err, sizeof err);
-	CHECK("session bg: records past bg_output_bytes are refused (-EAGAIN)", rc == 0 && rc3 == -EAGAIN &&
-											    strstr(err, "budget"));
-	/* kill wakes a call blocked on the session */
-	ward_session_destroy(s);
-	o.call_timeout_s = 300;
-	s = ward_session_new(&o, err, sizeof err);
-	CHECK("session: new with a 300 s call deadline", s != NULL);
-	if (!s)
-		return;
+	int ok = rc == 0 ? stdin_writes(s, id, 8, &refused, err, sizeof err) : -1;
+	/* 64 KiB in the pipe, 1 MiB queued: the fifth write of 256 KiB is refused */
+	CHECK("session stdin: a reader that never reads: writes are queued to 1 MiB, then -EAGAIN",
+	      ok == 4 && refused == -EAGAIN && strstr(err, "has not read"));
+	static char huge[WARD_SESSION_STDIN_QUEUE + 1];
+	rc = ward_session_proc_stdin(s, id, huge, sizeof huge, false, err, sizeof err);
+	CHECK("session stdin: one write of more than the queue: -EMSGSIZE", rc == -EMSGSIZE);
+	/* a late reader gets every byte, and the close after them */
+	r.shell = "while [ ! -e /work/go ]; do sleep 0.05; done; wc -c";
+	int id2 = -1;
+	rc = ward_session_spawn(s, &r, NULL, true, &id2, err, sizeof err);
+	ok = rc == 0 ? stdin_writes(s, id2, 3, &refused, err, sizeof err) : -1;
+	rc = ward_session_proc_stdin(s, id2, "", 0, true, err, sizeof err);
+	CHECK("session stdin: 768 KiB and the close taken before the process reads", ok == 3 && rc == 0);
+	ward_session_write(s, "go", "", 0, 0, err, sizeof err);
+	bool exited = false;
+	int code = -1;
+	CHECK("session stdin: the late reader got all of it", wait_output(s, id2, "786432", &exited, &code));
+	/* after the main process ended, a daemon holds the pipe and never reads */
 	r.shell = "setsid -f sleep 3003; exit 0";
 	rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
-	c = (struct stdin_call){.s = s, .id = id};
-	pthread_t th;
-	pthread_create(&th, NULL, stdin_main, &c);
-	usleep(300 * 1000);
-	t0 = mono();
-	ward_session_kill(s);
-	pthread_join(th, NULL);
-	t = mono() - t0;
-	CHECK("session kill: a stdin write blocked on the session wakes with an error", rc == 0 && c.rc < 0 && t < 10);
-	CHECK("session kill: the session is no longer alive", !ward_session_alive(s));
+	for (int i = 0; rc == 0 && i < 100; i++) {
+		wait_output(s, id, "-", &exited, &code);
+		if (exited)
+			break;
+	}
+	ok = rc == 0 ? stdin_writes(s, id, 1, &refused, err, sizeof err) : -1;
+	CHECK("session stdin: a daemon's full pipe: -EAGAIN, saying what went in",
+	      exited && ok == 0 && refused == -EAGAIN && strstr(err, "bytes written"));
+	ward_session_destroy(s);
+	/* the queue is held from the session's background budget */
+	s = stdin_session((2u << 20) + (512u << 10));
+	if (!s)
+		return;
+	r.shell = "exec sleep 3003";
+	rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	ok = rc == 0 ? stdin_writes(s, id, 4, &refused, err, sizeof err) : -1;
+	CHECK("session stdin: the queue stops at the session's background budget",
+	      ok >= 1 && ok <= 3 && refused == -EAGAIN && strstr(err, "budget"));
 	ward_session_destroy(s);
 }
 
@@ -796,5 +808,5 @@ void test_session(void)
 	test_caller_death();
 	test_cpu_budget();
 	test_workdir();
-	test_stdin_deadline_and_kill();
+	test_stdin_queue();
 }
