@@ -229,7 +229,7 @@ static int commit(struct job *j)
 			rc = commit_locked(j, &ix);
 			/* Whatever happened: what the index does not use goes
 			 * (a replaced image's layers, a failed commit's). */
-			char e[256];
+			char e[256] = "";
 			if (rc <= 0 && store_gc(j->s, &ix, e, sizeof(e)) < 0 && rc == 0)
 				rc = store_fail(j->err, j->errlen, "%s", e);
 		}

@@ -785,6 +785,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 			close(fd);
 			closedir(d);
 			store_fail(err, errlen, "image store %s: cannot read pinned image sha256:%s", s->dir, e->d_name);
+			rc = -2;
 			goto out;
 		}
 		close(fd);
@@ -795,12 +796,13 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 	sweep(s, "blobs/sha256", &blobs, false);
 	rc = 0;
 out:
-	if (rc < 0 && err && !err[0])
-		store_fail(err, errlen, "out of memory");
+	/* The caller's err is written, never read: it may hold anything. */
+	if (rc == -1)
+		store_fail(err, errlen, "image store %s: out of memory while collecting garbage", s->dir);
 	free(layers.v);
 	free(blobs.v);
 	free(pins.v);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- the API ---- */

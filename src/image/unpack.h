@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 struct unpack_opts {
-	uint64_t max_bytes;  /* regular files' bytes this unpack may write */
-	uint64_t max_inodes; /* entries it may create */
+	uint64_t max_bytes;  /* regular files' bytes this unpack may write; also a file's largest size */
+	uint64_t max_inodes; /* entries it may read (each one, restated or not) */
 	uint64_t max_stream; /* uncompressed bytes it may read (headers, padding, data) */
 	bool layout;         /* an OCI layout's tar (oci-archive:): no whiteouts, nothing dropped silently */
 	bool quiet;          /* do not name dropped entries on stderr */
@@ -22,9 +22,9 @@ struct unpack_opts {
 struct unpack_stats {
 	uint64_t in;       /* compressed bytes read */
 	uint64_t stream;   /* uncompressed bytes read */
-	uint64_t bytes;    /* regular files' bytes written */
-	uint64_t inodes;   /* entries made */
-	unsigned dropped;  /* entries dropped (devices, sockets) */
+	uint64_t bytes;    /* regular files' bytes written (a sparse file's holes are not) */
+	uint64_t inodes;   /* entries read, and directories made for them */
+	unsigned dropped;  /* entries dropped (devices, sockets, FIFOs) */
 	char blob_hex[65]; /* sha256 of all of the input */
 	char diff_hex[65]; /* sha256 of the uncompressed stream (an OCI diff_id) */
 };
