@@ -22,7 +22,7 @@ LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -larchive -lpthread -lm  # li
 # LIBEXECDIR), the same CLI linked with everything.
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
-# (src/image/store.c, sha256.c) is the lean ward's.
+# (src/image/store*.c, sha256.c) is the lean ward's.
 # The dialects (SPEC §16) sit above the server: ward-net's only.
 DIALECT_SRC := $(wildcard src/dialect/*.c src/dialect/*/*.c)
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \

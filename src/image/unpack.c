@@ -494,6 +494,16 @@ static int drain(struct ctx *c, struct archive *outer, struct mid *m)
 	}
 }
 
+/* The tar reader stopped: over the stream's cap, or what libarchive says. */
+static void stream_fail(const struct mid *m, struct archive *inner, const char *what, char *err, size_t errlen)
+{
+	if (m->over)
+		store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: --max-image-bytes and "
+					"the inode cap): refused", (unsigned long long)m->max);
+	else
+		store_fail(err, errlen, "%s: %s", what, archive_error_string(inner));
+}
+
 int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err,
 		 size_t errlen)
 {
@@ -539,22 +549,12 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN || m->over) {
-			if (m->over)
-				store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: "
-							"--max-image-bytes and the inode cap): refused",
-					   (unsigned long long)m->max);
-			else
-				store_fail(err, errlen, "the layer is not a valid tar archive: %s", archive_error_string(inner));
+			stream_fail(m, inner, "the layer is not a valid tar archive", err, errlen);
 			goto out;
 		}
 		int er = do_entry(c, inner, e);
 		if (er == -2 || (er < 0 && m->over)) {
-			if (m->over)
-				store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: "
-							"--max-image-bytes and the inode cap): refused",
-					   (unsigned long long)m->max);
-			else
-				store_fail(err, errlen, "the layer's data is damaged: %s", archive_error_string(inner));
+			stream_fail(m, inner, "the layer's data is damaged", err, errlen);
 			goto out;
 		}
 		if (er < 0)
