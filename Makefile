@@ -134,12 +134,17 @@ $(B)/ward-unzip $(BA)/ward-unzip: $(UNZIP_SRC) libexec/unzip.h
 
 # A libFuzzer target of the image layer unpacker (clang; tests/fuzz/).
 FUZZ_SRC := src/image/unpack.c src/image/store.c src/image/sha256.c
-fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip
+fuzz: $(B)/fuzz_unpack $(B)/fuzz_unzip $(B)/fuzz_dockerfile
 $(B)/fuzz_unpack: tests/fuzz/fuzz_unpack.c $(FUZZ_SRC)
 	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
 # ... and of ward-unzip's writer (libexec/unzip.c), the Judge0 zips' parser.
 $(B)/fuzz_unzip: tests/fuzz/fuzz_unzip.c libexec/unzip.c $(FUZZ_SRC)
 	clang -std=gnu11 -g -O1 -Iinclude -Isrc -Ilibexec -fsanitize=fuzzer,address,undefined -o $@ $^ -larchive -ljansson
+
+# ... and of the Dockerfile parser (src/image/build_parse.c), with its seed
+# corpus in tests/fuzz/corpus/dockerfile.
+$(B)/fuzz_dockerfile: tests/fuzz/fuzz_dockerfile.c src/image/build_parse.c
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -ljansson
 
 deps:
 	@scripts/install-deps
