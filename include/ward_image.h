@@ -170,6 +170,46 @@ int ward_image_pull(struct ward_image_store *s, const char *ref, const char *nam
 /* The default name `pull` gives ref, in out (NAME:TAG).  0 or -1. */
 int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size_t errlen);
 
+/* ---- build (SPEC §19): linked only where libarchive is ---- */
+
+/* The default caps of a build. */
+#define WARD_BUILD_MAX_LAYER_BYTES (1ULL << 30) /* a step's layer (a RUN's writable layer is a tmpfs this big) */
+#define WARD_BUILD_MEMORY_BYTES (2ULL << 30)    /* a RUN's memory, its writes included */
+#define WARD_BUILD_TIMEOUT_S 600.0              /* a RUN's wall clock */
+
+struct ward_build_opts {
+	const char *context;       /* CONTEXT: COPY and ADD read only beneath it (NULL: no context) */
+	char *const *build_args;   /* "K=V" (--build-arg) */
+	size_t nbuild_args;
+	bool no_cache;             /* run every step (the cache is still written) */
+	uint64_t max_layer_bytes;  /* WARD_BUILD_MAX_LAYER_BYTES */
+	uint64_t max_image_bytes;  /* WARD_IMAGE_MAX_BYTES */
+	uint64_t max_entries;      /* WARD_IMAGE_MAX_INODES: files in one layer, and copied by one COPY */
+	uint64_t memory_bytes;     /* WARD_BUILD_MEMORY_BYTES */
+	double timeout_s;          /* WARD_BUILD_TIMEOUT_S */
+	int progress_fd;           /* one line per step, with its time (-1: none) */
+	int output_fd;             /* RUN's output as it comes (-1: kept, and shown when a step fails) */
+};
+void ward_build_opts_init(struct ward_build_opts *o);
+
+struct ward_build_result {
+	char digest[WARD_IMAGE_DIGEST_LEN]; /* the image's manifest digest ("" when the build failed) */
+	unsigned steps, cached;             /* steps run or taken from the cache; of them cached */
+	unsigned layers;
+	uint64_t size;
+	double seconds;
+	unsigned failed_line;               /* the Dockerfile line of the step that failed (0: none) */
+	int status;                         /* its exit status (a RUN) */
+	bool timed_out, oom;
+	char output[4096];                  /* the end of its output */
+};
+
+/* `ward image build`: the Dockerfile text (len bytes) built into NAME[:TAG]
+ * of store s.  0 and r filled; -1 with err (a refusal, a failed step: r
+ * says which and its output).  A failed build lists nothing. */
+int ward_image_build(struct ward_image_store *s, const char *name, const char *dockerfile, size_t len,
+		     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

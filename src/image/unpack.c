@@ -405,6 +405,19 @@ static int whiteout(struct ctx *c, int pfd, const char *base, const char *path)
 	return 0;
 }
 
+/* A build's own copy of a layer keeps the tar's owners (below 65536: a
+ * build's user namespace maps no more), so that a later step sees what an
+ * earlier one chowned. */
+static int keep_owner(struct ctx *c, int pfd, const char *base, struct archive_entry *e, const char *path)
+{
+	la_int64_t u = archive_entry_uid(e), g = archive_entry_gid(e);
+	uid_t uid = u >= 0 && u < 65536 ? (uid_t)u : 65534;
+	gid_t gid = g >= 0 && g < 65536 ? (gid_t)g : 65534;
+	if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return store_failerr(c->err, c->errlen, "cannot give '%s' its owner", path);
+	return 0;
+}
+
 static const char *entry_path(struct archive_entry *e)
 {
 	const char *p = archive_entry_pathname(e);
@@ -463,6 +476,9 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 				 : type == AE_IFSOCK			? "a socket"
 				 : type == AE_IFIFO			? "a FIFO: one inode every sandbox on the image would share"
 									: "not a file, directory or link");
+	if (rc == 0 && c->o->keep_owners && !hl && strncmp(base, ".wh.", 4) &&
+	    (type == AE_IFDIR || type == AE_IFREG || type == AE_IFLNK))
+		rc = keep_owner(c, pfd, base, e, path);
 	close(pfd);
 	return rc;
 }

@@ -15,6 +15,7 @@ struct unpack_opts {
 	uint64_t max_stream; /* uncompressed bytes it may read (headers, padding, data) */
 	bool layout;         /* an OCI layout's tar (oci-archive:): no whiteouts, nothing dropped silently */
 	bool quiet;          /* do not name dropped entries on stderr */
+	bool keep_owners;    /* the tar's owners (< 65536) kept: a build's private copy, never the store's */
 	void (*progress)(void *ctx, uint64_t in, uint64_t bytes);
 	void *ctx;
 };

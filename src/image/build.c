@@ -1,0 +1,1017 @@
+/* build.c — `ward image build` (SPEC §19): a Dockerfile's steps, stage by
+ * stage, into an image of the store.
+ *
+ * Each stage starts FROM an image of the store (pinned while the build
+ * runs), an earlier stage, or scratch.  ARG, ENV, WORKDIR, USER, CMD,
+ * ENTRYPOINT, LABEL, EXPOSE, SHELL and STOPSIGNAL change the stage's
+ * config; RUN runs in a sandbox of its own (build_run.c) and COPY/ADD stage
+ * files (build_copy.c); what either changed becomes a layer (build_layer.c,
+ * build_cache.c).  Each stage carries a chain hash of everything that made
+ * it (its base's digest, each step with its values expanded), and a step's
+ * cache key is that chain with the step (and for COPY the files' bytes).
+ * The image is committed only when every step succeeded: blobs, layers
+ * renamed into layers/, the index, under the store's exclusive lock; a
+ * failed build leaves only cache entries of the steps that succeeded. */
+#define _GNU_SOURCE
+#include "image/build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image/build_cache.h"
+#include "image/build_copy.h"
+#include "image/build_layer.h"
+#include "image/build_run.h"
+#include "image/sha256.h"
+#include "image/store.h"
+#include "sandbox/overlay.h"
+
+void ward_build_opts_init(struct ward_build_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_layer_bytes = WARD_BUILD_MAX_LAYER_BYTES;
+	o->max_image_bytes = WARD_IMAGE_MAX_BYTES;
+	o->max_entries = WARD_IMAGE_MAX_INODES;
+	o->memory_bytes = WARD_BUILD_MEMORY_BYTES;
+	o->timeout_s = WARD_BUILD_TIMEOUT_S;
+	o->progress_fd = -1;
+	o->output_fd = -1;
+}
+
+struct stage {
+	char *name;
+	struct cache_layer *l;
+	size_t nl;
+	char **base; /* the base image's layer directories (the store's), bottom first */
+	size_t nbase;
+	json_t *base_descs; /* the base manifest's layer descriptors */
+	json_t *cfg; /* the config's "config" object */
+	bool cmd_inherited;
+	char **args; /* declared ARGs, "K=V" */
+	size_t nargs;
+	char chain[65];
+};
+
+struct b {
+	struct ward_image_store *s;
+	const struct bfile *f;
+	const struct ward_build_opts *o;
+	struct ward_build_result *r;
+	struct stage *st;
+	size_t nst;
+	char **gargs; /* ARGs before the first FROM: "K=V", or "K" without a value */
+	size_t ngargs;
+	struct ward_image **pins;
+	size_t npins;
+	int work_fd;
+	char work[32];
+	int ctx_fd;
+	struct ignore ign;
+	struct build_ids ids;
+	unsigned k; /* layers made or found so far (L<k>) */
+	struct timespec t0;
+	char *err;
+	size_t errlen;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void chain(struct stage *st, const char *what, const char *data)
+{
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, st->chain, 64);
+	sha256_update(&h, what, strlen(what) + 1);
+	sha256_update(&h, data, strlen(data) + 1);
+	sha256_hex(&h, st->chain);
+}
+
+/* ---- variables ---- */
+
+static const char *kv_get(char **v, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+	for (size_t i = n; i-- > 0;)
+		if (!strncmp(v[i], name, l) && v[i][l] == '=')
+			return v[i] + l + 1;
+	return NULL;
+}
+
+static const char *env_get(json_t *cfg, const char *name)
+{
+	json_t *env = json_object_get(cfg, "Env");
+	size_t l = strlen(name);
+	for (size_t i = json_array_size(env); i-- > 0;) {
+		const char *e = json_string_value(json_array_get(env, i));
+		if (e && !strncmp(e, name, l) && e[l] == '=')
+			return e + l + 1;
+	}
+	return NULL;
+}
+
+static void env_set(json_t *cfg, const char *name, const char *value)
+{
+	json_t *env = json_object_get(cfg, "Env");
+	if (!json_is_array(env)) {
+		env = json_array();
+		json_object_set_new(cfg, "Env", env);
+	}
+	size_t l = strlen(name);
+	char *kv;
+	if (asprintf(&kv, "%s=%s", name, value) < 0)
+		return;
+	for (size_t i = 0; i < json_array_size(env); i++) {
+		const char *e = json_string_value(json_array_get(env, i));
+		if (e && !strncmp(e, name, l) && e[l] == '=') {
+			json_array_set_new(env, i, json_string(kv));
+			free(kv);
+			return;
+		}
+	}
+	json_array_append_new(env, json_string(kv));
+	free(kv);
+}
+
+/* ENV over ARG, as Docker resolves $NAME in an instruction. */
+static const char *stage_var(void *ctx, const char *name)
+{
+	struct stage *st = ctx;
+	const char *v = env_get(st->cfg, name);
+	return v ? v : kv_get(st->args, st->nargs, name);
+}
+
+static const char *global_var(void *ctx, const char *name)
+{
+	struct b *b = ctx;
+	return kv_get(b->gargs, b->ngargs, name);
+}
+
+static int expand(struct b *b, struct stage *st, const struct bstep *s, const char *w, char **out)
+{
+	char e[300];
+	if (build_expand(w, b->f->escape, st ? stage_var : global_var, st ? (void *)st : (void *)b, out, e, sizeof(e)) < 0)
+		return store_fail(b->err, b->errlen, "line %u: %s: %s", s->line, build_op_name(s->op), e);
+	return 0;
+}
+
+static int strv_add(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(char *));
+	if (!nv)
+		return -1;
+	*v = nv;
+	return (nv[(*n)++] = strdup(s)) ? 0 : -1;
+}
+
+static const char *build_arg(struct b *b, const char *name)
+{
+	size_t l = strlen(name);
+	for (size_t i = 0; i < b->o->nbuild_args; i++)
+		if (!strncmp(b->o->build_args[i], name, l) && b->o->build_args[i][l] == '=')
+			return b->o->build_args[i] + l + 1;
+	return NULL;
+}
+
+/* ARG NAME[=DEFAULT]...: a --build-arg's value, else the default, else
+ * (in a stage) the global ARG's; declared without any, it stays unset. */
+static int step_arg(struct b *b, struct stage *st, const struct bstep *s)
+{
+	for (size_t i = 0; i + 1 < s->nargs; i += 2) {
+		const char *name = s->args[i], *given = build_arg(b, name), *dflt = s->args[i + 1];
+		char *v = NULL;
+		if (given)
+			v = strdup(given);
+		else if (dflt && expand(b, st, s, dflt, &v) < 0)
+			return -1;
+		else if (!dflt && st && kv_get(b->gargs, b->ngargs, name))
+			v = strdup(kv_get(b->gargs, b->ngargs, name));
+		char *kv = NULL;
+		int rc = v ? asprintf(&kv, "%s=%s", name, v) : 0;
+		free(v);
+		if (rc >= 0 && kv && st) {
+			rc = strv_add(&st->args, &st->nargs, kv);
+			chain(st, "ARG", kv);
+		} else if (rc >= 0 && !st)
+			rc = strv_add(&b->gargs, &b->ngargs, kv ? kv : name);
+		free(kv);
+		if (rc < 0)
+			return store_fail(b->err, b->errlen, "out of memory");
+	}
+	return 0;
+}
+
+/* ---- config steps ---- */
+
+static json_t *strv_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* CMD, ENTRYPOINT, RUN: the exec form as it is, the shell form through SHELL. */
+static json_t *command_json(struct stage *st, const struct bstep *s)
+{
+	if (s->exec)
+		return strv_json(s->args, s->nargs);
+	json_t *sh = json_object_get(st->cfg, "Shell");
+	json_t *a = json_is_array(sh) ? json_deep_copy(sh) : json_pack("[s,s]", "/bin/sh", "-c");
+	json_array_append_new(a, json_string(s->args[0]));
+	return a;
+}
+
+static int step_config(struct b *b, struct stage *st, const struct bstep *s)
+{
+	char *v = NULL;
+	if (s->op == BS_CMD || s->op == BS_ENTRYPOINT || s->op == BS_SHELL) {
+		const char *key = s->op == BS_CMD ? "Cmd" : s->op == BS_SHELL ? "Shell" : "Entrypoint";
+		json_object_set_new(st->cfg, key, command_json(st, s));
+		if (s->op == BS_ENTRYPOINT && st->cmd_inherited)
+			json_object_del(st->cfg, "Cmd"); /* Docker: a new ENTRYPOINT drops the base's CMD */
+		if (s->op == BS_CMD)
+			st->cmd_inherited = false;
+	} else if (s->op == BS_ENV || s->op == BS_LABEL) {
+		for (size_t i = 0; i + 1 < s->nargs; i += 2) {
+			char *k = NULL;
+			if (expand(b, st, s, s->args[i], &k) < 0 || expand(b, st, s, s->args[i + 1], &v) < 0) {
+				free(k);
+				return -1;
+			}
+			if (s->op == BS_ENV)
+				env_set(st->cfg, k, v);
+			else {
+				json_t *l = json_object_get(st->cfg, "Labels");
+				if (!json_is_object(l))
+					json_object_set_new(st->cfg, "Labels", l = json_object());
+				json_object_set_new(l, k, json_string(v));
+			}
+			free(k);
+			free(v);
+			v = NULL;
+		}
+	} else if (s->op == BS_EXPOSE) {
+		json_t *p = json_object_get(st->cfg, "ExposedPorts");
+		if (!json_is_object(p))
+			json_object_set_new(st->cfg, "ExposedPorts", p = json_object());
+		for (size_t i = 0; i < s->nargs; i++) {
+			if (expand(b, st, s, s->args[i], &v) < 0)
+				return -1;
+			char port[300];
+			snprintf(port, sizeof(port), "%s%s", v, strchr(v, '/') ? "" : "/tcp");
+			json_object_set_new(p, port, json_object());
+			free(v);
+			v = NULL;
+		}
+	} else {
+		if (expand(b, st, s, s->args[0], &v) < 0)
+			return -1;
+		const char *key = s->op == BS_USER ? "User" : s->op == BS_STOPSIGNAL ? "StopSignal" : "WorkingDir";
+		if (s->op == BS_WORKDIR && v[0] != '/') {
+			const char *cur = json_string_value(json_object_get(st->cfg, "WorkingDir"));
+			char *abs;
+			if (asprintf(&abs, "%s/%s", cur && *cur ? (strcmp(cur, "/") ? cur : "") : "", v) < 0)
+				abs = NULL;
+			free(v);
+			v = abs;
+			if (!v)
+				return store_fail(b->err, b->errlen, "out of memory");
+		}
+		json_object_set_new(st->cfg, key, json_string(v));
+		free(v);
+	}
+	char *t = json_dumps(st->cfg, JSON_COMPACT | JSON_SORT_KEYS);
+	chain(st, build_op_name(s->op), t ? t : "");
+	free(t);
+	return 0;
+}
+
+/* ---- stages ---- */
+
+static struct stage *find_stage(struct b *b, const char *name)
+{
+	for (size_t i = 0; i < b->nst; i++)
+		if (b->st[i].name && !strcasecmp(b->st[i].name, name))
+			return &b->st[i];
+	char *end;
+	unsigned long n = strtoul(name, &end, 10);
+	return *name && !*end && n < b->nst ? &b->st[n] : NULL;
+}
+
+static int copy_layers(struct stage *to, const struct stage *from)
+{
+	to->l = calloc(from->nl + 1, sizeof(*to->l));
+	to->base = calloc(from->nbase + 1, sizeof(char *));
+	if (!to->l || !to->base)
+		return -1;
+	for (size_t i = 0; i < from->nl; i++) {
+		to->l[i] = from->l[i];
+		memcpy(to->l[i].fresh, from->l[i].fresh, sizeof(to->l[i].fresh));
+		to->l[i].tree = from->l[i].tree ? strdup(from->l[i].tree) : NULL;
+	}
+	to->nl = from->nl;
+	for (size_t i = 0; i < from->nbase; i++)
+		to->base[i] = strdup(from->base[i]);
+	to->nbase = from->nbase;
+	to->base_descs = json_incref(from->base_descs);
+	return 0;
+}
+
+/* The store's image: its layers (from the index, with their sizes) and
+ * its config, pinned until the build ends. */
+static int from_image(struct b *b, struct stage *st, const char *ref, const struct bstep *s)
+{
+	struct ward_image *img;
+	char e[512];
+	if (ward_image_open(b->s, ref, &img, e, sizeof(e)) < 0)
+		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s (import or pull it first, or build it)", s->line,
+				  ref, e);
+	struct ward_image **np = realloc(b->pins, (b->npins + 1) * sizeof(*np));
+	if (!np) {
+		ward_image_release(img);
+		return store_fail(b->err, b->errlen, "out of memory");
+	}
+	b->pins = np;
+	np[b->npins++] = img;
+	char *buf = NULL;
+	size_t len;
+	if (store_blob_read(b->s, img->config_digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
+		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+	json_t *c = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	json_t *cfg = json_object_get(c, "config");
+	st->cfg = json_is_object(cfg) ? json_deep_copy(cfg) : json_object();
+	json_decref(c);
+	if (store_blob_read(b->s, img->digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
+		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+	json_t *m = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	st->base_descs = json_incref(json_object_get(m, "layers"));
+	json_decref(m);
+	if (json_array_size(st->base_descs) != img->nlayers)
+		return store_fail(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line, ref);
+	st->cmd_inherited = json_object_get(st->cfg, "Cmd") != NULL;
+	st->base = calloc(img->nlayers + 1, sizeof(char *));
+	if (!st->base)
+		return store_fail(b->err, b->errlen, "out of memory");
+	for (size_t i = 0; i < img->nlayers; i++)
+		st->base[i] = strdup(img->layers[i]);
+	st->nbase = img->nlayers;
+	chain(st, "FROM", img->digest);
+	return 0;
+}
+
+static int step_from(struct b *b, const struct bstep *s)
+{
+	struct stage *v = realloc(b->st, (b->nst + 1) * sizeof(*v));
+	if (!v)
+		return store_fail(b->err, b->errlen, "out of memory");
+	b->st = v;
+	struct stage *st = &v[b->nst++];
+	memset(st, 0, sizeof(*st));
+	st->name = s->from ? strdup(s->from) : NULL;
+	char *ref = NULL;
+	if (expand(b, NULL, s, s->args[0], &ref) < 0)
+		return -1;
+	struct stage *prev = find_stage(b, ref);
+	int rc = 0;
+	if (prev && prev != st) {
+		rc = copy_layers(st, prev);
+		st->cfg = json_deep_copy(prev->cfg);
+		memcpy(st->chain, prev->chain, 65);
+		if (rc < 0)
+			rc = store_fail(b->err, b->errlen, "out of memory");
+	} else if (!strcmp(ref, "scratch")) {
+		st->cfg = json_object();
+		chain(st, "FROM", "scratch");
+	} else
+		rc = from_image(b, st, ref, s);
+	free(ref);
+	return rc;
+}
+
+/* The stage's lower layers, bottom first (the base's, then its own). */
+static char **lowers(const struct stage *st, size_t *n)
+{
+	char **v = calloc(st->nbase + st->nl + 1, sizeof(char *));
+	*n = 0;
+	for (size_t i = 0; v && i < st->nbase; i++)
+		v[(*n)++] = st->base[i];
+	for (size_t i = 0; v && i < st->nl; i++)
+		if (!st->l[i].empty)
+			v[(*n)++] = st->l[i].tree;
+	return v;
+}
+
+static uint64_t stage_bytes(const struct b *b, const struct stage *st)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < st->nl; i++)
+		t += st->l[i].size;
+	for (size_t i = 0; i < b->npins; i++)
+		if (st->nbase && b->pins[i]->nlayers == st->nbase && !strcmp(b->pins[i]->layers[0], st->base[0]))
+			return t + b->pins[i]->size;
+	return t;
+}
+
+/* key's layer: from the cache, or made by make (a RUN or a COPY) and cached. */
+static int add_layer(struct b *b, struct stage *st, const char *key, int tar_fd)
+{
+	struct cache_layer *l = realloc(st->l, (st->nl + 1) * sizeof(*l));
+	if (!l)
+		return store_fail(b->err, b->errlen, "out of memory");
+	st->l = l;
+	uint64_t used = stage_bytes(b, st);
+	uint64_t left = b->o->max_image_bytes > used ? b->o->max_image_bytes - used : 0;
+	uint64_t cap = left < b->o->max_layer_bytes ? left : b->o->max_layer_bytes;
+	if (cache_make(b->s, b->work_fd, b->k++, tar_fd, key, cap, b->o->max_entries, &l[st->nl], b->err, b->errlen) < 0)
+		return -1;
+	st->nl++;
+	chain(st, "LAYER", key);
+	return 0;
+}
+
+static bool cached(struct b *b, struct stage *st, const char *key)
+{
+	if (b->o->no_cache)
+		return false;
+	struct cache_layer *l = realloc(st->l, (st->nl + 1) * sizeof(*l));
+	if (!l)
+		return false;
+	st->l = l;
+	char e[256];
+	if (cache_find(b->s, b->work_fd, b->k, key, true, &l[st->nl], e, sizeof(e)) != 1)
+		return false;
+	b->k++;
+	st->nl++;
+	chain(st, "LAYER", key);
+	b->r->cached++;
+	return true;
+}
+
+/* A fresh tar file in the build's directory, for a step's layer. */
+static int tar_file(struct b *b)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "T%u.tar", b->k);
+	unlinkat(b->work_fd, name, 0);
+	int fd = openat(b->work_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	return fd < 0 ? store_failerr(b->err, b->errlen, "make the step's tar") : fd;
+}
+
+static void drop_tar(struct b *b, int fd, unsigned k)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "T%u.tar", k);
+	unlinkat(b->work_fd, name, 0);
+	close(fd);
+}
+
+static int layer_from_tree(struct b *b, struct stage *st, const char *key, int dirfd, unsigned base, long uid,
+			   long gid)
+{
+	int t = tar_file(b);
+	if (t < 0)
+		return -1;
+	unsigned k = b->k;
+	struct layer_tar_opts lo = {.uid_base = base, .force_uid = uid, .force_gid = gid,
+				    .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries};
+	int rc = layer_tar(dirfd, t, &lo, NULL, b->err, b->errlen);
+	if (rc == 0)
+		rc = add_layer(b, st, key, t);
+	drop_tar(b, t, k);
+	return rc;
+}
+
+static void key_of(const struct stage *st, const char *what, const char *data, const char *more, char key[65])
+{
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, st->chain, 64);
+	sha256_update(&h, what, strlen(what) + 1);
+	sha256_update(&h, data, strlen(data) + 1);
+	if (more)
+		sha256_update(&h, more, strlen(more) + 1);
+	sha256_hex(&h, key);
+}
+
+/* ---- RUN ---- */
+
+/* The environment of a RUN: the config's Env, and the stage's ARGs that
+ * no ENV overrides (Docker gives RUN both). */
+static char **run_env(struct stage *st)
+{
+	json_t *env = json_object_get(st->cfg, "Env");
+	size_t n = json_array_size(env);
+	char **v = calloc(n + st->nargs + 2, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; v && i < n; i++)
+		if (json_string_value(json_array_get(env, i)))
+			v[k++] = (char *)json_string_value(json_array_get(env, i));
+	for (size_t i = 0; v && i < st->nargs; i++) {
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(st->args[i], "="), st->args[i]);
+		if (!env_get(st->cfg, name))
+			v[k++] = st->args[i];
+	}
+	if (v && !env_get(st->cfg, "PATH"))
+		v[k++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	return v;
+}
+
+static void step_failed(struct b *b, const struct bstep *s, const struct build_run_result *res)
+{
+	b->r->failed_line = s->line;
+	b->r->status = res->status;
+	b->r->timed_out = res->timed_out;
+	b->r->oom = res->oom;
+	memcpy(b->r->output, res->tail, res->ntail);
+	b->r->output[res->ntail < sizeof(b->r->output) ? res->ntail : sizeof(b->r->output) - 1] = 0;
+	store_fail(b->err, b->errlen, "line %u: %s failed: %s", s->line, s->text,
+		   res->timed_out ? "it ran past --timeout" : res->oom ? "it ran out of --memory" : "its exit status is above");
+	if (res->status && !res->timed_out && !res->oom)
+		snprintf(b->err, b->errlen, "line %u: RUN exited with status %d: %.300s", s->line, res->status, s->text);
+}
+
+static int step_run(struct b *b, struct stage *st, const struct bstep *s)
+{
+	json_t *cmd = command_json(st, s);
+	char *argv_json = json_dumps(cmd, JSON_COMPACT);
+	char key[65];
+	key_of(st, "RUN", argv_json ? argv_json : "", NULL, key);
+	free(argv_json);
+	if (cached(b, st, key)) {
+		json_decref(cmd);
+		return 1;
+	}
+	size_t n = json_array_size(cmd), nl;
+	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st), **low = lowers(st, &nl);
+	for (size_t i = 0; argv && i < n; i++)
+		argv[i] = (char *)json_string_value(json_array_get(cmd, i));
+	int rc = 0;
+	if (!argv || !env || !low)
+		rc = store_fail(b->err, b->errlen, "out of memory");
+	else if (!nl)
+		rc = store_fail(b->err, b->errlen, "line %u: RUN on an empty image (FROM scratch): there is nothing to run "
+						   "it with; COPY a program in first", s->line);
+	else if (b->ids.lock_fd < 0)
+		rc = build_ids_acquire(&b->ids, b->err, b->errlen);
+	struct build_run_result res = {.tmpfs_fd = -1};
+	if (rc == 0) {
+		struct build_run r = {.layers = low, .nlayers = nl, .argv = argv, .env = env,
+				      .workdir = json_string_value(json_object_get(st->cfg, "WorkingDir")),
+				      .user = json_string_value(json_object_get(st->cfg, "User")),
+				      .memory_bytes = b->o->memory_bytes + b->o->max_layer_bytes,
+				      .layer_bytes = b->o->max_layer_bytes, .timeout_s = b->o->timeout_s, .pids = 4096,
+				      .out_fd = b->o->output_fd, .ids = &b->ids};
+		rc = build_run_step(&r, &res, b->err, b->errlen);
+	}
+	if (rc == 0 && (res.status || res.timed_out)) {
+		step_failed(b, s, &res);
+		rc = -1;
+	}
+	if (rc == 0) {
+		int up = openat(res.tmpfs_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = up < 0 ? store_failerr(b->err, b->errlen, "open the step's writable layer")
+			    : layer_from_tree(b, st, key, up, b->ids.base, -1, -1);
+		if (up >= 0)
+			close(up);
+	}
+	if (res.tmpfs_fd >= 0)
+		close(res.tmpfs_fd);
+	free(argv);
+	free(env);
+	free(low);
+	json_decref(cmd);
+	return rc;
+}
+
+/* ---- COPY, ADD ---- */
+
+/* A name of the image so far, in the top layer that has file. */
+static bool image_db(const struct stage *st, const char *file, const char *name, long *id)
+{
+	size_t n;
+	char **low = lowers(st, &n);
+	bool found = false;
+	for (size_t i = n; low && !found && i-- > 0;) {
+		int d = open(low[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = d < 0 ? -1 : store_openat2_beneath(d, file, O_RDONLY, 0);
+		if (d >= 0)
+			close(d);
+		if (fd < 0)
+			continue;
+		char *buf;
+		size_t len;
+		if (store_read_all(fd, 4u << 20, &buf, &len) == 0) {
+			size_t l = strlen(name);
+			for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+				if (!strncmp(line, name, l) && line[l] == ':') {
+					const char *f = strchr(line + l + 1, ':');
+					*id = f ? strtol(f + 1, NULL, 10) : -1;
+					found = f != NULL;
+					break;
+				}
+			free(buf);
+			i = 0; /* the top one decides */
+		}
+		close(fd);
+	}
+	free(low);
+	return found;
+}
+
+static int owner_part(const struct stage *st, const char *s, const char *file, long *id)
+{
+	char *end;
+	*id = strtol(s, &end, 10);
+	if (*s && !*end && *id >= 0 && *id < 65536)
+		return 0;
+	return image_db(st, file, s, id) && *id >= 0 && *id < 65536 ? 0 : -1;
+}
+
+static int parse_chown(struct b *b, struct stage *st, const struct bstep *s, long *uid, long *gid)
+{
+	*uid = *gid = 0;
+	if (!s->chown)
+		return 0;
+	char *v;
+	if (expand(b, st, s, s->chown, &v) < 0)
+		return -1;
+	char *g = strchr(v, ':');
+	if (g)
+		*g++ = 0;
+	int rc = owner_part(st, v, "etc/passwd", uid);
+	*gid = *uid;
+	if (rc == 0 && g)
+		rc = owner_part(st, g, "etc/group", gid);
+	if (rc < 0)
+		store_fail(b->err, b->errlen, "line %u: --chown=%s: no such user or group in the image (or over 65535)",
+			   s->line, s->chown);
+	free(v);
+	return rc;
+}
+
+/* Where COPY reads: the context, an earlier stage's root, or an image's. */
+static int copy_source(struct b *b, const struct bstep *s, int *fd)
+{
+	*fd = -1;
+	if (!s->from) {
+		if (b->ctx_fd < 0)
+			return store_fail(b->err, b->errlen, "line %u: %s needs a build context", s->line, build_op_name(s->op));
+		*fd = dup(b->ctx_fd);
+		return 0;
+	}
+	struct stage *from = find_stage(b, s->from), tmp = {0};
+	if (!from) {
+		if (from_image(b, &tmp, s->from, s) < 0)
+			return -1;
+		from = &tmp;
+	}
+	size_t n;
+	char **low = lowers(from, &n);
+	char e[512];
+	int rc = 0;
+	if (!n) {
+		int w = openat(b->work_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		mkdirat(w, "empty", 0755);
+		*fd = openat(w, "empty", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(w);
+	} else if (overlay_open_ro(low, n, fd, e, sizeof(e)) < 0)
+		rc = store_fail(b->err, b->errlen, "line %u: COPY --from=%s: %s", s->line, s->from, e);
+	free(low);
+	for (size_t i = 0; i < tmp.nbase; i++)
+		free(tmp.base[i]);
+	free(tmp.base);
+	json_decref(tmp.cfg);
+	json_decref(tmp.base_descs);
+	return rc;
+}
+
+static int copy_dest(struct b *b, struct stage *st, const struct bstep *s, char **dest)
+{
+	char *d;
+	if (expand(b, st, s, s->args[s->nargs - 1], &d) < 0)
+		return -1;
+	if (d[0] == '/') {
+		*dest = d;
+		return 0;
+	}
+	const char *wd = json_string_value(json_object_get(st->cfg, "WorkingDir"));
+	int r = asprintf(dest, "%s/%s", wd && *wd ? wd : "", d);
+	free(d);
+	return r < 0 ? store_fail(b->err, b->errlen, "out of memory") : 0;
+}
+
+static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int stage_fd, char hash[65])
+{
+	char **srcs = calloc(s->nargs, sizeof(char *)), *dest = NULL;
+	int src_fd = -1, rc = srcs ? 0 : store_fail(b->err, b->errlen, "out of memory");
+	for (size_t i = 0; rc == 0 && i + 1 < s->nargs; i++)
+		rc = expand(b, st, s, s->args[i], &srcs[i]);
+	long mode = -1;
+	if (rc == 0 && s->chmod) {
+		char *end;
+		mode = strtol(s->chmod, &end, 8);
+		if (*end || mode < 0 || mode > 07777)
+			rc = store_fail(b->err, b->errlen, "line %u: --chmod=%s: give an octal mode", s->line, s->chmod);
+	}
+	if (rc == 0)
+		rc = copy_dest(b, st, s, &dest);
+	if (rc == 0)
+		rc = copy_source(b, s, &src_fd);
+	struct sha256 h;
+	sha256_init(&h);
+	if (rc == 0) {
+		struct copy_job j = {.src_fd = src_fd, .ign = s->from ? NULL : &b->ign, .srcs = srcs, .nsrcs = s->nargs - 1,
+				     .dest = dest, .stage_fd = stage_fd, .chmod = mode, .add = s->op == BS_ADD,
+				     .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries, .hash = &h};
+		char e[600];
+		if (copy_stage(&j, e, sizeof(e)) < 0)
+			rc = store_fail(b->err, b->errlen, "line %u: %s", s->line, e);
+	}
+	sha256_hex(&h, hash);
+	if (src_fd >= 0)
+		close(src_fd);
+	for (size_t i = 0; srcs && i + 1 < s->nargs; i++)
+		free(srcs[i]);
+	free(srcs);
+	free(dest);
+	return rc;
+}
+
+static int step_copy(struct b *b, struct stage *st, const struct bstep *s)
+{
+	long uid, gid;
+	if (parse_chown(b, st, s, &uid, &gid) < 0)
+		return -1;
+	char name[32];
+	snprintf(name, sizeof(name), "S%u", b->k);
+	store_rm_tree(b->work_fd, name);
+	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0)
+		return store_failerr(b->err, b->errlen, "make the COPY's staging directory");
+	char hash[65], key[65], owner[64];
+	int rc = stage_files(b, st, s, sfd, hash);
+	snprintf(owner, sizeof(owner), "%ld:%ld %s", uid, gid, s->chmod ? s->chmod : "");
+	if (rc == 0) {
+		key_of(st, s->text, hash, owner, key);
+		if (cached(b, st, key))
+			rc = 1;
+		else
+			rc = layer_from_tree(b, st, key, sfd, 0, uid, gid);
+	}
+	close(sfd);
+	store_rm_tree(b->work_fd, name);
+	return rc;
+}
+
+/* ---- the image ---- */
+
+static const char *arch(void)
+{
+	struct utsname u;
+	return uname(&u) == 0 && !strcmp(u.machine, "aarch64") ? "arm64" : "amd64";
+}
+
+/* The config and manifest blobs, and the index's record of them. */
+static int describe(struct b *b, struct stage *st, struct store_image *img, const struct store_index *ix,
+		    char **cfg_txt, char **man_txt)
+{
+	json_t *ids = json_array(), *descs = json_array();
+	img->layers = calloc(st->nbase + st->nl + 1, sizeof(*img->layers));
+	if (!img->layers)
+		return store_fail(b->err, b->errlen, "out of memory");
+	for (size_t i = 0; i < st->nbase; i++) {
+		struct store_layer *l = &img->layers[img->nlayers++];
+		const char *slash = strrchr(st->base[i], '/');
+		snprintf(l->hex, sizeof(l->hex), "%s", slash ? slash + 1 : "");
+		store_index_layer(ix, l->hex, l);
+		json_array_append_new(ids, json_sprintf("sha256:%s", l->hex));
+		json_array_append(descs, json_array_get(st->base_descs, i));
+	}
+	for (size_t i = 0; i < st->nl; i++) {
+		if (st->l[i].empty)
+			continue;
+		struct store_layer *l = &img->layers[img->nlayers++];
+		memcpy(l->hex, st->l[i].hex, 65);
+		l->size = st->l[i].size;
+		l->inodes = st->l[i].inodes;
+		json_array_append_new(ids, json_sprintf("sha256:%s", l->hex));
+		json_array_append_new(descs, json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
+						       "digest", json_string_value(json_array_get(ids, img->nlayers - 1)),
+						       "size", (json_int_t)st->l[i].tar_size));
+	}
+	for (size_t i = 0; i < img->nlayers; i++)
+		img->size += img->layers[i].size;
+	store_now(img->created);
+	json_t *c = json_pack("{s:s,s:s,s:s,s:O,s:{s:s,s:o}}", "created", img->created, "architecture", arch(), "os",
+			      "linux", "config", st->cfg, "rootfs", "type", "layers", "diff_ids", ids);
+	*cfg_txt = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(c);
+	if (!*cfg_txt) {
+		json_decref(descs);
+		return store_fail(b->err, b->errlen, "out of memory");
+	}
+	sha256_buf_hex(*cfg_txt, strlen(*cfg_txt), img->config);
+	char d[80];
+	snprintf(d, sizeof(d), "sha256:%s", img->config);
+	json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:o}", "schemaVersion", 2, "mediaType",
+			      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
+			      "application/vnd.oci.image.config.v1+json", "digest", d, "size", (json_int_t)strlen(*cfg_txt),
+			      "layers", descs);
+	*man_txt = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(m);
+	if (!*man_txt)
+		return store_fail(b->err, b->errlen, "out of memory");
+	sha256_buf_hex(*man_txt, strlen(*man_txt), img->digest);
+	return 0;
+}
+
+static int commit_locked(struct b *b, struct stage *st, struct store_image *img, struct store_index *ix)
+{
+	char *cfg = NULL, *man = NULL;
+	int rc = describe(b, st, img, ix, &cfg, &man);
+	if (rc == 0 && img->size > b->o->max_image_bytes)
+		rc = store_fail(b->err, b->errlen, "the image is %llu bytes, over --max-image-bytes %llu: refused",
+				(unsigned long long)img->size, (unsigned long long)b->o->max_image_bytes);
+	if (rc == 0 && (store_blob_write(b->s, img->digest, man, strlen(man), b->err, b->errlen) < 0 ||
+			store_blob_write(b->s, img->config, cfg, strlen(cfg), b->err, b->errlen) < 0))
+		rc = -1;
+	int sfd = openat(AT_FDCWD, ward_image_store_path(b->s), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; rc == 0 && i < st->nl; i++) {
+		if (st->l[i].empty || !st->l[i].fresh[0] || store_layer_present(b->s, st->l[i].hex))
+			continue;
+		char to[100];
+		snprintf(to, sizeof(to), "layers/sha256/%s", st->l[i].hex);
+		if (renameat(b->work_fd, st->l[i].fresh, sfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
+			rc = store_failerr(b->err, b->errlen, "move a layer into %s/%s", ward_image_store_path(b->s), to);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (rc == 0 && store_index_put(ix, img) < 0)
+		rc = store_fail(b->err, b->errlen, "out of memory");
+	if (rc == 0)
+		rc = store_index_save(b->s, ix, b->err, b->errlen);
+	char e[256] = "";
+	store_gc(b->s, ix, e, sizeof(e));
+	free(cfg);
+	free(man);
+	return rc;
+}
+
+static int commit(struct b *b, const char *name, struct stage *st)
+{
+	struct store_image img = {0};
+	if (store_ref_parse(name, img.name, img.tag, b->err, b->errlen) < 0)
+		return -1;
+	struct store_index ix = {0};
+	if (store_lock(b->s, LOCK_EX, b->err, b->errlen) < 0)
+		return -1;
+	int rc = store_index_load(b->s, &ix, b->err, b->errlen);
+	if (rc == 0)
+		rc = commit_locked(b, st, &img, &ix);
+	store_index_free(&ix);
+	store_unlock(b->s);
+	if (rc == 0) {
+		snprintf(b->r->digest, sizeof(b->r->digest), "sha256:%s", img.digest);
+		b->r->layers = (unsigned)img.nlayers;
+		b->r->size = img.size;
+	}
+	free(img.layers);
+	return rc;
+}
+
+/* ---- the steps ---- */
+
+static void progress(struct b *b, size_t i, const struct bstep *s, double t, int how)
+{
+	if (b->o->progress_fd < 0)
+		return;
+	char text[90];
+	snprintf(text, sizeof(text), "%s", s->text);
+	for (char *c = text; *c; c++)
+		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
+			*c = ' ';
+	dprintf(b->o->progress_fd, "[%zu/%zu] %-72s %s%.2fs\n", i + 1, b->f->n, text, how == 1 ? "cached " : "", t);
+}
+
+static int step(struct b *b, const struct bstep *s)
+{
+	struct stage *st = b->nst ? &b->st[b->nst - 1] : NULL;
+	switch (s->op) {
+	case BS_FROM:
+		return step_from(b, s);
+	case BS_ARG:
+		return step_arg(b, st, s);
+	case BS_RUN:
+		return step_run(b, st, s);
+	case BS_COPY:
+	case BS_ADD:
+		return step_copy(b, st, s);
+	default:
+		return step_config(b, st, s);
+	}
+}
+
+static void stage_free(struct stage *st)
+{
+	for (size_t i = 0; i < st->nl; i++)
+		cache_layer_free(&st->l[i]);
+	free(st->l);
+	for (size_t i = 0; i < st->nbase; i++)
+		free(st->base[i]);
+	free(st->base);
+	for (size_t i = 0; i < st->nargs; i++)
+		free(st->args[i]);
+	free(st->args);
+	json_decref(st->cfg);
+	json_decref(st->base_descs);
+	free(st->name);
+}
+
+static void b_free(struct b *b)
+{
+	for (size_t i = 0; i < b->nst; i++)
+		stage_free(&b->st[i]);
+	free(b->st);
+	for (size_t i = 0; i < b->ngargs; i++)
+		free(b->gargs[i]);
+	free(b->gargs);
+	for (size_t i = 0; i < b->npins; i++)
+		ward_image_release(b->pins[i]);
+	free(b->pins);
+	ignore_free(&b->ign);
+	if (b->ctx_fd >= 0)
+		close(b->ctx_fd);
+	build_ids_release(&b->ids);
+	if (b->work_fd >= 0)
+		store_tmpdir_drop(b->s, b->work_fd, b->work);
+}
+
+int build_steps(struct ward_image_store *s, const char *name, const struct bfile *f, const struct ward_build_opts *o,
+		struct ward_build_result *r, char *err, size_t errlen)
+{
+	struct ward_build_opts def;
+	if (!o) {
+		ward_build_opts_init(&def);
+		o = &def;
+	}
+	memset(r, 0, sizeof(*r));
+	struct b b = {.s = s, .f = f, .o = o, .r = r, .work_fd = -1, .ctx_fd = -1, .ids = {.lock_fd = -1},
+		      .err = err, .errlen = errlen};
+	clock_gettime(CLOCK_MONOTONIC, &b.t0);
+	char nm[WARD_IMAGE_NAME_MAX + 1], tg[WARD_IMAGE_TAG_MAX + 1];
+	int rc = store_ref_parse(name, nm, tg, err, errlen);
+	if (rc == 0 && o->context) {
+		b.ctx_fd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = b.ctx_fd < 0 ? store_failerr(err, errlen, "the build context %s", o->context)
+				  : ignore_load(b.ctx_fd, &b.ign, err, errlen);
+	}
+	if (rc == 0)
+		rc = store_tmpdir(s, &b.work_fd, b.work, err, errlen);
+	for (size_t i = 0; rc == 0 && i < f->n; i++) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		int how = step(&b, &f->v[i]);
+		if (how < 0) {
+			rc = -1;
+			if (!r->failed_line)
+				r->failed_line = f->v[i].line;
+			break;
+		}
+		r->steps++;
+		progress(&b, i, &f->v[i], since(&t), how);
+	}
+	if (rc == 0)
+		rc = commit(&b, name, &b.st[b.nst - 1]);
+	r->seconds = since(&b.t0);
+	b_free(&b);
+	return rc;
+}
+
+int ward_image_build(struct ward_image_store *s, const char *name, const char *dockerfile, size_t len,
+		     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen)
+{
+	struct bfile f;
+	memset(r, 0, sizeof(*r));
+	if (build_parse(dockerfile, len, &f, err, errlen) < 0)
+		return -1;
+	int rc = build_steps(s, name, &f, o, r, err, errlen);
+	build_file_free(&f);
+	return rc;
+}
