@@ -717,7 +717,31 @@ static int copy_dest(struct b *b, struct stage *st, const struct bstep *s, char 
 	return r < 0 ? store_fail(b->err, b->errlen, "out of memory") : 0;
 }
 
-static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int stage_fd, char hash[65])
+/* The image so far has a directory at path: top layer first; a whiteout
+ * or anything else there hides what is below.  Never through a symlink. */
+static bool existing_dir(void *ctx, const char *path, struct stat *out)
+{
+	const struct stage *st = ctx;
+	size_t n;
+	char **low = lowers(st, &n);
+	bool found = false;
+	for (size_t i = n; low && i-- > 0;) {
+		int d = open(low[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = d < 0 ? -1 : store_openat2_beneath(d, path + 1, O_PATH, 0);
+		if (d >= 0)
+			close(d);
+		if (fd < 0)
+			continue;
+		found = fstat(fd, out) == 0 && S_ISDIR(out->st_mode);
+		close(fd);
+		break;
+	}
+	free(low);
+	return found;
+}
+
+static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int stage_fd, long uid, long gid,
+		       char hash[65])
 {
 	char **srcs = calloc(s->nargs, sizeof(char *)), *dest = NULL;
 	int src_fd = -1, rc = srcs ? 0 : store_fail(b->err, b->errlen, "out of memory");
@@ -739,7 +763,8 @@ static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int
 	if (rc == 0) {
 		struct copy_job j = {.src_fd = src_fd, .ign = s->from ? NULL : &b->ign, .srcs = srcs, .nsrcs = s->nargs - 1,
 				     .dest = dest, .stage_fd = stage_fd, .chmod = mode, .add = s->op == BS_ADD,
-				     .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries, .hash = &h};
+				     .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries, .hash = &h,
+				     .uid = (unsigned)uid, .gid = (unsigned)gid, .existing = existing_dir, .ctx = st};
 		char e[600];
 		if (copy_stage(&j, e, sizeof(e)) < 0)
 			rc = store_fail(b->err, b->errlen, "line %u: %s", s->line, e);
@@ -766,14 +791,14 @@ static int step_copy(struct b *b, struct stage *st, const struct bstep *s)
 	if (sfd < 0)
 		return store_failerr(b->err, b->errlen, "make the COPY's staging directory");
 	char hash[65], key[65], owner[64];
-	int rc = stage_files(b, st, s, sfd, hash);
+	int rc = stage_files(b, st, s, sfd, uid, gid, hash);
 	snprintf(owner, sizeof(owner), "%ld:%ld %s", uid, gid, s->chmod ? s->chmod : "");
 	if (rc == 0) {
 		key_of(st, s->text, hash, owner, key);
 		if (cached(b, st, key))
 			rc = 1;
 		else
-			rc = layer_from_tree(b, st, key, sfd, 0, uid, gid);
+			rc = layer_from_tree(b, st, key, sfd, 0, -1, -1);
 	}
 	close(sfd);
 	store_rm_tree(b->work_fd, name);

@@ -235,7 +235,7 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 	}
 	if (rc == 0 && n < 0)
 		rc = store_failerr(c->err, c->errlen, "COPY: read '%s'", rel);
-	if (rc == 0 && fchmod(out, mode) < 0)
+	if (rc == 0 && (fchown(out, c->j->uid, c->j->gid) < 0 || fchmod(out, mode) < 0))
 		rc = store_failerr(c->err, c->errlen, "COPY: chmod '%s'", dname);
 	close(out);
 	return rc;
@@ -264,7 +264,9 @@ static int copy_entry(struct cp *c, int sdir, const char *name, int ddir, const 
 		hash_str(c, rel);
 		hash_str(c, t);
 		unlinkat(ddir, name, 0);
-		return symlinkat(t, ddir, name) < 0 ? store_failerr(c->err, c->errlen, "COPY: symlink '%s'", rel) : 0;
+		if (symlinkat(t, ddir, name) < 0 || fchownat(ddir, name, c->j->uid, c->j->gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return store_failerr(c->err, c->errlen, "COPY: symlink '%s'", rel);
+		return 0;
 	}
 	int fd = openat(sdir, name, (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0) | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -277,7 +279,8 @@ static int copy_entry(struct cp *c, int sdir, const char *name, int ddir, const 
 		int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		hash_str(c, rel);
 		rc = d < 0 ? store_failerr(c->err, c->errlen, "COPY: mkdir '%s'", rel) : copy_tree(c, fd, d, rel, depth + 1);
-		if (rc == 0 && fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0)
+		if (rc == 0 && (fchown(d, c->j->uid, c->j->gid) < 0 ||
+				fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0))
 			rc = store_failerr(c->err, c->errlen, "COPY: chmod '%s'", rel);
 		if (d >= 0)
 			close(d);
@@ -367,11 +370,21 @@ static int mkdirs(struct cp *c, const char *path, bool last_too)
 	if (!last_too)
 		n -= n > 0;
 	int fd = dup(c->j->stage_fd);
+	char at[4096] = "";
+	size_t al = 0;
 	for (size_t i = 0; fd >= 0 && i < n; i++) {
-		mkdirat(fd, parts[i], 0755);
+		al += (size_t)snprintf(at + al, sizeof(at) - al, "/%s", parts[i]);
+		bool made = mkdirat(fd, parts[i], 0755) == 0;
 		int nfd = openat(fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
 		fd = nfd;
+		/* The image's directory keeps its owner and mode; a new one is the copy's. */
+		struct stat st;
+		if (made && fd >= 0 && c->j->existing && c->j->existing(c->j->ctx, at, &st)) {
+			if (fchown(fd, st.st_uid, st.st_gid) < 0 || fchmod(fd, st.st_mode & 07777) < 0)
+				break;
+		} else if (made && fd >= 0 && fchown(fd, c->j->uid, c->j->gid) < 0)
+			break;
 	}
 	return fd < 0 ? store_failerr(c->err, c->errlen, "COPY: make the destination '%.200s'", path) : fd;
 }

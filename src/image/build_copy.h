@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "image/sha256.h"
 
@@ -31,6 +32,11 @@ struct copy_job {
 	int stage_fd;              /* an empty directory: the image's root, for this layer */
 	long chmod;                /* --chmod, or -1 */
 	bool add;                  /* ADD: a local archive is refused (ward does not extract it) */
+	unsigned uid, gid;         /* owner of what is copied and of directories made (--chown; 0) */
+	/* A directory the image has at path (absolute): its owner and mode in
+	 * *st, true; kept as it is when the destination passes through it. */
+	bool (*existing)(void *ctx, const char *path, struct stat *st);
+	void *ctx;
 	uint64_t max_bytes, max_entries;
 	struct sha256 *hash;       /* what was copied (names, modes, bytes): the cache key's part */
 };
