@@ -805,6 +805,44 @@ static int step_copy(struct b *b, struct stage *st, const struct bstep *s)
 	return rc;
 }
 
+/* WORKDIR makes its directory when the image lacks it (a layer of that
+ * directory alone, root's, 0755), as Docker does. */
+static int step_workdir(struct b *b, struct stage *st, const struct bstep *s)
+{
+	if (step_config(b, st, s) < 0)
+		return -1;
+	const char *wd = json_string_value(json_object_get(st->cfg, "WorkingDir"));
+	struct stat dummy;
+	if (!wd || !strcmp(wd, "/") || existing_dir(st, wd, &dummy))
+		return 0;
+	char name[32], key[65];
+	snprintf(name, sizeof(name), "S%u", b->k);
+	store_rm_tree(b->work_fd, name);
+	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0)
+		return store_failerr(b->err, b->errlen, "make the WORKDIR's staging directory");
+	int d = sfd, rc = 0;
+	char p[4096];
+	snprintf(p, sizeof(p), "%s", wd);
+	for (char *c = strtok(p, "/"); c && d >= 0; c = strtok(NULL, "/")) {
+		mkdirat(d, c, 0755);
+		int nd = openat(d, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (d != sfd)
+			close(d);
+		d = nd;
+	}
+	if (d < 0)
+		rc = store_failerr(b->err, b->errlen, "line %u: WORKDIR %s", s->line, wd);
+	else if (d != sfd)
+		close(d);
+	key_of(st, "WORKDIR", wd, NULL, key);
+	if (rc == 0 && !cached(b, st, key))
+		rc = layer_from_tree(b, st, key, sfd, 0, -1, -1);
+	close(sfd);
+	store_rm_tree(b->work_fd, name);
+	return rc;
+}
+
 /* ---- the image ---- */
 
 static const char *arch(void)
@@ -948,6 +986,8 @@ static int step(struct b *b, const struct bstep *s)
 	case BS_COPY:
 	case BS_ADD:
 		return step_copy(b, st, s);
+	case BS_WORKDIR:
+		return step_workdir(b, st, s);
 	default:
 		return step_config(b, st, s);
 	}

@@ -104,8 +104,9 @@ static int enter_root(int sock, int out)
 	return 0;
 }
 
-/* A passwd or group line's name and number: field 0 and field 2. */
-static bool db_find(const char *file, const char *name, long *id, long *gid)
+/* A passwd or group line's number (field 2) and group (field 3), found by
+ * its name (field 0) or, by_id, by its number. */
+static bool db_find(const char *file, const char *name, bool by_id, long *id, long *gid)
 {
 	FILE *f = fopen(file, "re");
 	if (!f)
@@ -121,7 +122,7 @@ static bool db_find(const char *file, const char *name, long *id, long *gid)
 			if (p)
 				*p++ = 0;
 		}
-		if (fields[2] && fields[0] && !strcmp(fields[0], name)) {
+		if (fields[2] && fields[0] && (!strcmp(fields[0], name) || (by_id && !strcmp(fields[2], name)))) {
 			*id = strtol(fields[2], NULL, 10);
 			if (gid && fields[3])
 				*gid = strtol(fields[3], NULL, 10);
@@ -151,14 +152,14 @@ static int become(const char *user, int out)
 		*g++ = 0;
 	long uid = -1, gid = -1, pg = 0;
 	if (!number(u, &uid)) {
-		if (!db_find("/etc/passwd", u, &uid, &pg)) {
+		if (!db_find("/etc/passwd", u, false, &uid, &pg)) {
 			dprintf(out, "ward: USER %s: no such user in the image's /etc/passwd\n", user);
 			return 125;
 		}
 		gid = pg;
-	} else if (!db_find("/etc/passwd", u, &pg, &gid))
-		gid = uid;
-	if (g && !number(g, &gid) && !db_find("/etc/group", g, &gid, NULL)) {
+	} else if (!db_find("/etc/passwd", u, true, &pg, &gid))
+		gid = 0; /* a uid the image does not name: group 0, as Docker */
+	if (g && !number(g, &gid) && !db_find("/etc/group", g, false, &gid, NULL)) {
 		dprintf(out, "ward: USER %s: no such group in the image's /etc/group\n", user);
 		return 125;
 	}
