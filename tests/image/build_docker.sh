@@ -24,33 +24,15 @@ skip() {
 	if [ -n "${CI:-}" ] && command -v dockerd >/dev/null; then fail "docker comparison" "$1"; else echo "PASS: docker comparison skipped: $1"; fi
 	exit 0
 }
-command -v dockerd >/dev/null && command -v docker >/dev/null || skip "docker.io is not installed (apt-get install docker.io)"
+
+. "$(dirname "$0")/dockerd.bash"
+trap 'dockerd_stop; cleanup_image_test' EXIT
 command -v skopeo >/dev/null || skip "skopeo is not installed"
-
-D=$(mktemp -d /tmp/ward-dockerd.XXXXXX)
-DPID=
-stop_docker() {
-	if [ -n "$DPID" ]; then
-		kill "$DPID" 2>/dev/null
-		for _ in $(seq 1 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$DPID" 2>/dev/null
-	fi
-	umount -R "$D" 2>/dev/null
-	rm -rf "$D"
-	cleanup_image_test
-}
-trap stop_docker EXIT
-dockerd --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/pid" -H "unix://$D/sock" --bridge=none \
-	--iptables=false --ip-masq=false >"$D/log" 2>&1 &
-DPID=$!
-DK=(docker -H "unix://$D/sock")
-for _ in $(seq 1 300); do "${DK[@]}" info >/dev/null 2>&1 && break; kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-"${DK[@]}" info >/dev/null 2>&1 || skip "dockerd did not start: $(tail -3 "$D/log" | tr '\n' ' ')"
-
+dockerd_start || skip "$DOCKERD_WHY"
+D=$DD
 P=$("$ROOT/tests/image/build-image" python3 python3) || { fail "docker comparison: base image"; exit 0; }
 wimg import py:1 "oci:$P:1"
-skopeo copy --quiet "oci:$P:1" "docker-archive:$D/base.tar:py:1" >/dev/null 2>&1 &&
-	"${DK[@]}" load -i "$D/base.tar" >/dev/null 2>&1 || { fail "docker comparison: load the base into docker"; exit 0; }
+dockerd_load_oci "$P" 1 py:1 || { fail "docker comparison: load the base into docker"; exit 0; }
 
 # ward's flattened tree of image NAME: the base's layers, then its own.
 ward_tree() {
