@@ -189,6 +189,14 @@ struct ward_build_opts {
 	double timeout_s;          /* WARD_BUILD_TIMEOUT_S */
 	int progress_fd;           /* one line per step, with its time (-1: none) */
 	int output_fd;             /* RUN's output as it comes (-1: kept, and shown when a step fails) */
+	/* --net allow (SPEC §13): RUN reaches these names ("pypi.org",
+	 * "*.debian.org", "host:port") through ward's egress proxy, and only
+	 * them; pins are "NAME:ADDR" (--egress-resolve).  false: no network. */
+	bool net_allow;
+	const char *const *egress_allow;
+	size_t negress_allow;
+	const char *const *egress_resolve;
+	size_t negress_resolve;
 };
 void ward_build_opts_init(struct ward_build_opts *o);
 

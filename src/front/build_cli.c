@@ -24,7 +24,11 @@ static void usage(FILE *f)
 		   "  -t, --tag NAME[:TAG]     the image's name in the store\n"
 		   "  --build-arg K=V          an ARG's value (repeatable)\n"
 		   "  --no-cache               run every step again\n"
-		   "  --net none               RUN steps have no network (the default and, for now, the only choice)\n"
+		   "  --net none|allow         RUN steps have no network (none, the default), or reach only the\n"
+		   "                           --egress-allow names through ward's proxy (HTTP_PROXY is set)\n"
+		   "  --egress-allow HOSTS     names RUN may reach, comma-separated or repeated (pypi.org,\n"
+		   "                           *.debian.org, host:port)\n"
+		   "  --egress-resolve N:ADDR  pin a name to an address (repeatable)\n"
 		   "  --memory N               a RUN's memory (K, M, G; default 2G), its writes counted too\n"
 		   "  --timeout S              a RUN's wall clock in seconds (default 600)\n"
 		   "  --max-layer-bytes N      a step's layer (default 1G)\n"
@@ -54,6 +58,10 @@ struct args {
 	bool json, verbose;
 	char *bargs[256];
 	size_t nbargs;
+	const char *allow[64], *resolve[64]; /* pieces of strdup'd lists, kept for the build */
+	size_t nallow, nresolve;
+	char *lists[64];
+	size_t nlists;
 	struct ward_build_opts o;
 };
 
@@ -81,12 +89,29 @@ static int parse(int argc, char **argv, struct args *a)
 			a->json = true;
 		else if (!strcmp(s, "--verbose"))
 			a->verbose = true;
-		else if (!strcmp(s, "--net") && !strcmp(v, "none"))
-			;
-		else if (!strcmp(s, "--net") || !strcmp(s, "--egress-allow")) {
-			fprintf(stderr, "ward image build: %s %s: RUN steps have no network in this version of ward; fetch what "
-					"the build needs into CONTEXT and COPY it\n", s, v);
+		else if (!strcmp(s, "--net") && (!strcmp(v, "none") || !strcmp(v, "allow")))
+			a->o.net_allow = !strcmp(v, "allow");
+		else if (!strcmp(s, "--net")) {
+			fprintf(stderr, "ward image build: --net %s: give none or allow (with --egress-allow)\n", v);
 			return -1;
+		} else if (!strcmp(s, "--egress-allow") || !strcmp(s, "--egress-resolve")) {
+			bool allow = !strcmp(s, "--egress-allow");
+			char *list = a->nlists < 64 ? strdup(v) : NULL, *save = NULL;
+			if (!list) {
+				fprintf(stderr, "ward image build: too many %s options\n", s);
+				return -1;
+			}
+			a->lists[a->nlists++] = list;
+			for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+				if ((allow ? a->nallow : a->nresolve) == 64) {
+					fprintf(stderr, "ward image build: more than 64 %s entries\n", s);
+					return -1;
+				}
+				if (allow)
+					a->allow[a->nallow++] = h;
+				else
+					a->resolve[a->nresolve++] = h;
+			}
 		} else if (!strcmp(s, "--timeout")) {
 			char *end;
 			a->o.timeout_s = strtod(v, &end);
@@ -172,6 +197,10 @@ int ward_image_build_main(int argc, char **argv)
 	a.o.context = a.context;
 	a.o.build_args = a.bargs;
 	a.o.nbuild_args = a.nbargs;
+	a.o.egress_allow = a.allow;
+	a.o.negress_allow = a.nallow;
+	a.o.egress_resolve = a.resolve;
+	a.o.negress_resolve = a.nresolve;
 	a.o.progress_fd = !a.json || isatty(2) ? 2 : -1;
 	a.o.output_fd = a.verbose ? 2 : -1;
 	char err[1024] = "";
@@ -195,5 +224,7 @@ int ward_image_build_main(int argc, char **argv)
 			r.cached, r.seconds);
 	ward_image_store_close(s);
 	free(df);
+	for (size_t i = 0; i < a.nlists; i++)
+		free(a.lists[i]);
 	return rc == 0 ? 0 : r.failed_line && r.status ? 1 : WARD_EXIT_FAILED;
 }

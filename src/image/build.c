@@ -32,8 +32,10 @@
 #include "image/build_layer.h"
 #include "image/build_run.h"
 #include "image/sha256.h"
+#include "core/egress.h"
 #include "image/store.h"
 #include "sandbox/overlay.h"
+#include "ward.h"
 
 void ward_build_opts_init(struct ward_build_opts *o)
 {
@@ -77,6 +79,7 @@ struct b {
 	int ctx_fd;
 	struct ignore ign;
 	struct build_ids ids;
+	struct ward_request egress; /* --net allow: the proxy's shape (ward_request_init'd) */
 	unsigned k; /* layers made or found so far (L<k>) */
 	struct timespec t0;
 	char *err;
@@ -513,11 +516,11 @@ static void key_of(const struct stage *st, const char *what, const char *data, c
 
 /* The environment of a RUN: the config's Env, and the stage's ARGs that
  * no ENV overrides (Docker gives RUN both). */
-static char **run_env(struct stage *st)
+static char **run_env(struct stage *st, bool net)
 {
 	json_t *env = json_object_get(st->cfg, "Env");
 	size_t n = json_array_size(env);
-	char **v = calloc(n + st->nargs + 2, sizeof(char *));
+	char **v = calloc(n + st->nargs + 10, sizeof(char *));
 	size_t k = 0;
 	for (size_t i = 0; v && i < n; i++)
 		if (json_string_value(json_array_get(env, i)))
@@ -530,6 +533,8 @@ static char **run_env(struct stage *st)
 	}
 	if (v && !env_get(st->cfg, "PATH"))
 		v[k++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (size_t i = 0; v && net && egress_proxy_env[i]; i++)
+		v[k++] = (char *)egress_proxy_env[i];
 	return v;
 }
 
@@ -559,7 +564,7 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 		return 1;
 	}
 	size_t n = json_array_size(cmd), nl;
-	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st), **low = lowers(st, &nl);
+	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st, b->o->net_allow), **low = lowers(st, &nl);
 	for (size_t i = 0; argv && i < n; i++)
 		argv[i] = (char *)json_string_value(json_array_get(cmd, i));
 	int rc = 0;
@@ -577,7 +582,8 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 				      .user = json_string_value(json_object_get(st->cfg, "User")),
 				      .memory_bytes = b->o->memory_bytes + b->o->max_layer_bytes,
 				      .layer_bytes = b->o->max_layer_bytes, .timeout_s = b->o->timeout_s, .pids = 4096,
-				      .out_fd = b->o->output_fd, .ids = &b->ids};
+				      .out_fd = b->o->output_fd, .ids = &b->ids,
+				      .egress = b->o->net_allow ? &b->egress : NULL};
 		rc = build_run_step(&r, &res, b->err, b->errlen);
 	}
 	if (rc == 0 && (res.status || res.timed_out)) {
@@ -970,7 +976,7 @@ static void progress(struct b *b, size_t i, const struct bstep *s, double t, int
 	for (char *c = text; *c; c++)
 		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
 			*c = ' ';
-	dprintf(b->o->progress_fd, "[%zu/%zu] %-72s %s%.2fs\n", i + 1, b->f->n, text, how == 1 ? "cached " : "", t);
+	dprintf(b->o->progress_fd, "[%zu/%zu] %-72s %s%.3fs\n", i + 1, b->f->n, text, how == 1 ? "cached " : "", t);
 }
 
 static int step(struct b *b, const struct bstep *s)
@@ -1028,6 +1034,33 @@ static void b_free(struct b *b)
 		store_tmpdir_drop(b->s, b->work_fd, b->work);
 }
 
+/* --net allow: the allow-list and pins checked now, as `ward run` checks
+ * them, and the proxy's shape made once for every RUN. */
+static int egress_shape(struct b *b)
+{
+	const struct ward_build_opts *o = b->o;
+	if (!o->negress_allow)
+		return store_fail(b->err, b->errlen, "--net allow needs --egress-allow HOST (repeatable): the names RUN may "
+						     "reach through ward's proxy");
+	for (size_t i = 0; i < o->negress_allow; i++) {
+		struct egress_pattern p;
+		if (egress_pattern_parse(o->egress_allow[i], &p, b->err, b->errlen) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < o->negress_resolve; i++) {
+		struct egress_pin p;
+		if (egress_pin_parse(o->egress_resolve[i], &p, b->err, b->errlen) < 0)
+			return -1;
+	}
+	ward_request_init(&b->egress);
+	b->egress.net = WARD_NET_ALLOW;
+	b->egress.egress_allow = o->egress_allow;
+	b->egress.negress_allow = o->negress_allow;
+	b->egress.egress_resolve = o->egress_resolve;
+	b->egress.negress_resolve = o->negress_resolve;
+	return 0;
+}
+
 int build_steps(struct ward_image_store *s, const char *name, const struct bfile *f, const struct ward_build_opts *o,
 		struct ward_build_result *r, char *err, size_t errlen)
 {
@@ -1047,6 +1080,8 @@ int build_steps(struct ward_image_store *s, const char *name, const struct bfile
 		rc = b.ctx_fd < 0 ? store_failerr(err, errlen, "the build context %s", o->context)
 				  : ignore_load(b.ctx_fd, &b.ign, err, errlen);
 	}
+	if (rc == 0 && o->net_allow)
+		rc = egress_shape(&b);
 	if (rc == 0)
 		rc = store_tmpdir(s, &b.work_fd, b.work, err, errlen);
 	for (size_t i = 0; rc == 0 && i < f->n; i++) {

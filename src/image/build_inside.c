@@ -26,6 +26,7 @@
 
 #include "image/build_inside.h"
 #include "sandbox/seccomp_build.h"
+#include "system/netinside.h"
 
 static int say(int fd, const char *what)
 {
@@ -76,7 +77,7 @@ static int make_dev(void)
 
 /* The root from the parent at /tmp of this private namespace, /proc and
  * /dev in it, then pivoted into. */
-static int enter_root(int sock, int out)
+static int enter_root(int sock, int out, bool net_allow)
 {
 	int root = take_root(sock);
 	if (root < 0)
@@ -85,6 +86,8 @@ static int enter_root(int sock, int out)
 	 * this process was the host's root, which the namespace does not map). */
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || setgroups(0, NULL) < 0)
 		return say(out, "become root of the user namespace");
+	if (net_allow && (net_loopback_up() < 0 || net_proxy_listener(sock) < 0))
+		return say(out, "make the egress proxy's socket");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return say(out, "make / private");
 	if (syscall(SYS_move_mount, root, "", AT_FDCWD, "/tmp", 0x4 /* MOVE_MOUNT_F_EMPTY_PATH */) < 0)
@@ -209,7 +212,7 @@ static int command(const struct build_inside *in)
 int build_inside(const struct build_inside *in)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int rc = enter_root(in->sock, in->out);
+	int rc = enter_root(in->sock, in->out, in->net_allow);
 	if (rc)
 		return rc;
 	pid_t pid = fork();

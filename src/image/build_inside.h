@@ -2,6 +2,8 @@
 #ifndef WARD_IMAGE_BUILD_INSIDE_H
 #define WARD_IMAGE_BUILD_INSIDE_H
 
+#include <stdbool.h>
+
 struct build_inside {
 	int sock; /* the root arrives here (SCM_RIGHTS) */
 	int out;  /* the step's output */
@@ -9,6 +11,7 @@ struct build_inside {
 	char *const *env;
 	const char *workdir;
 	const char *user;
+	bool net_allow; /* the loopback up and the egress proxy's socket made here, sent over sock */
 };
 
 /* PID 1 of the step's namespaces: returns the exit status to end with. */

@@ -5,7 +5,9 @@
  * host range no other sandbox uses (BUILD_UID_BASE, a slot held by an OFD
  * lock while it runs), so it is root inside — apt-get, chown, setuid bits
  * work — and nobody on the host, with no capability there.  Its network
- * namespace has nothing in it.  Its root is the image so far: the layers
+ * namespace has nothing in it; with --net allow, its loopback and ward's
+ * egress proxy (system/egress.c, SPEC §13) on 127.0.0.1:3128 there, which
+ * reaches only the allow-list's names.  Its root is the image so far: the layers
  * idmapped through its user namespace (the store's root-owned files are its
  * root's), read-only, under a writable layer on a tmpfs of layer_bytes (the
  * step's byte cap; its pages are charged to the step's cgroup, so they
@@ -34,6 +36,7 @@
 #include "image/build_inside.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/overlay.h"
+#include "system/egress.h"
 
 static int fail(char *err, size_t errlen, const char *what)
 {
@@ -207,7 +210,7 @@ int build_run_step(const struct build_run *r, struct build_run_result *res, char
 		close(sv[0]);
 		close(pp[0]);
 		struct build_inside in = {.sock = sv[1], .out = pp[1], .argv = r->argv, .env = r->env,
-					  .workdir = r->workdir, .user = r->user};
+					  .workdir = r->workdir, .user = r->user, .net_allow = r->egress != NULL};
 		_exit(build_inside(&in));
 	}
 	if (pid < 0) {
@@ -224,7 +227,21 @@ int build_run_step(const struct build_run *r, struct build_run_result *res, char
 		waitpid(pid, NULL, __WALL);
 		goto out;
 	}
-	if (await(r, pid, pidfd, pp[0], res) < 0) {
+	struct egress_proxy *proxy = NULL;
+	if (r->egress) { /* the proxy's socket, made in the step's network namespace */
+		int l = egress_recv_listener(sv[0], 10000);
+		proxy = l < 0 ? NULL : egress_start(l, r->egress, err, errlen);
+		if (!proxy) {
+			if (l < 0)
+				snprintf(err, errlen, "a build step's sandbox: the egress proxy's socket: %s", strerror(-l));
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, __WALL);
+			goto out;
+		}
+	}
+	int aw = await(r, pid, pidfd, pp[0], res);
+	egress_stop(proxy);
+	if (aw < 0) {
 		fail(err, errlen, "wait for the step");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, __WALL);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ward_request;
+
 /* A build's users: 0..65535 inside, BUILD_UID_BASE + 65536 * slot on the
  * host (a slot of its own while it runs, never a sandbox's range). */
 #define BUILD_UID_BASE 0x40000000u
@@ -33,6 +35,7 @@ struct build_run {
 	double timeout_s;
 	uint32_t pids;
 	int out_fd; /* the step's output, live (-1: kept only) */
+	const struct ward_request *egress; /* --net allow: the proxy's allow-list and pins (NULL: no network) */
 	const struct build_ids *ids;
 };
 

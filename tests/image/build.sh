@@ -183,5 +183,33 @@ expect_eq "timeout: a RUN past --timeout 1 is killed" "1 true" "$RC $(jg "$OUT" 
 printf 'FROM py:1\nRUN python3 -c "b = bytearray(400 << 20); print(len(b))"\n' >"$H/Dockerfile"
 build "$H" fat:1 --memory 64M --max-layer-bytes 16M
 expect_eq "memory: a RUN of 400 MiB under --memory 64M fails" "1" "$RC"
-expect_eq "after all: only the good images are listed" "app hostile multi py" "$(listed </dev/null)"
+# Network: none by default; with --net allow, only the allow-list's names,
+# through ward's egress proxy (a server of this test's on the host's
+# loopback, reached by a pinned name).
+mkdir -p "$T/www"
+echo from-the-allowed-host >"$T/www/f"
+python3 -c 'import http.server, functools, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$T/www" >"$T/www.port" 2>/dev/null &
+WWW=$!
+for _ in $(seq 1 50); do [ -s "$T/www.port" ] && break; sleep 0.1; done
+port=$(cat "$T/www.port")
+N=$T/net
+mkdir -p "$N"
+printf 'FROM py:1\nRUN python3 -c "import urllib.request as u; open(\x27/got\x27, \x27wb\x27).write(u.urlopen(\x27http://files.test:%s/f\x27, timeout=5).read())"\n' "$port" >"$N/Dockerfile"
+build "$N" net:1
+expect_eq "net: none by default: the fetch fails" "1" "$RC"
+build "$N" net:1 --net allow --egress-allow "files.test:$port" --egress-resolve "files.test:127.0.0.1"
+wrun net:1 cat /got
+expect_eq "net: allow reaches a listed name through the proxy" "0 from-the-allowed-host" "$RC $ROUT"
+build "$N" net2:1 --no-cache --net allow --egress-allow "other.test:$port" --egress-resolve "files.test:127.0.0.1"
+expect_eq "net: allow refuses a name not listed" "1" "$RC"
+build "$N" net2:1 --net allow
+expect_contains "net: allow without a list is refused" "$(jg "$OUT" 'd["error"]')" "--egress-allow"
+kill "$WWW" 2>/dev/null
+wait "$WWW" 2>/dev/null
+
+expect_eq "after all: only the good images are listed" "app hostile multi net py" "$(listed </dev/null)"
 if nothing_left; then pass "after all: nothing left in tmp/"; else fail "after all: nothing left in tmp/" "$(ls "$S/tmp")"; fi
