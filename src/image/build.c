@@ -923,8 +923,13 @@ static int commit_locked(struct b *b, struct stage *st, struct store_image *img,
 		rc = -1;
 	int sfd = openat(AT_FDCWD, ward_image_store_path(b->s), O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; rc == 0 && i < st->nl; i++) {
-		if (st->l[i].empty || !st->l[i].fresh[0] || store_layer_present(b->s, st->l[i].hex))
+		if (st->l[i].empty || store_layer_present(b->s, st->l[i].hex))
 			continue;
+		if (!st->l[i].fresh[0]) { /* found in layers/ by the cache, removed since (ward image rm) */
+			rc = store_fail(b->err, b->errlen, "a cached layer (sha256:%s) was removed from the store while the "
+							   "build ran: build again", st->l[i].hex);
+			break;
+		}
 		char to[100];
 		snprintf(to, sizeof(to), "layers/sha256/%s", st->l[i].hex);
 		if (renameat(b->work_fd, st->l[i].fresh, sfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
