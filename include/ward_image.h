@@ -12,6 +12,9 @@
  *     layers/sha256/HEX        a layer unpacked (HEX: its diff_id, the sha256 of the
  *                              uncompressed tar), in overlayfs's on-disk format; kept once
  *                              however many images use it
+ *     layers/sha256/HEX.owners the layer's entries not owned by 0:0 ("UID GID PATH\0" each),
+ *                              which the layer itself does not keep; read by builds
+ *     build-cache/KEY/         `ward image build`'s step cache (image/build_cache.c)
  *     pins/HEX                 one lock file per image in use (HEX: its manifest digest)
  *     tmp/RANDOM               an import in progress (flock'd by it); anything unlocked here
  *                              is a crashed import's and is removed when the store is opened

@@ -54,6 +54,7 @@ struct stage {
 	struct cache_layer *l;
 	size_t nl;
 	char **base; /* the base image's layer directories (the store's), bottom first */
+	char **base_owners; /* each one's owners as a tree above it (cache_owner_tree), or NULL */
 	size_t nbase;
 	json_t *base_descs; /* the base manifest's layer descriptors */
 	json_t *cfg; /* the config's "config" object */
@@ -319,7 +320,8 @@ static int copy_layers(struct stage *to, const struct stage *from)
 {
 	to->l = calloc(from->nl + 1, sizeof(*to->l));
 	to->base = calloc(from->nbase + 1, sizeof(char *));
-	if (!to->l || !to->base)
+	to->base_owners = calloc(from->nbase + 1, sizeof(char *));
+	if (!to->l || !to->base || !to->base_owners)
 		return -1;
 	for (size_t i = 0; i < from->nl; i++) {
 		to->l[i] = from->l[i];
@@ -327,8 +329,10 @@ static int copy_layers(struct stage *to, const struct stage *from)
 		to->l[i].tree = from->l[i].tree ? strdup(from->l[i].tree) : NULL;
 	}
 	to->nl = from->nl;
-	for (size_t i = 0; i < from->nbase; i++)
+	for (size_t i = 0; i < from->nbase; i++) {
 		to->base[i] = strdup(from->base[i]);
+		to->base_owners[i] = from->base_owners[i] ? strdup(from->base_owners[i]) : NULL;
+	}
 	to->nbase = from->nbase;
 	to->base_descs = json_incref(from->base_descs);
 	return 0;
@@ -369,10 +373,15 @@ static int from_image(struct b *b, struct stage *st, const char *ref, const stru
 		return store_fail(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line, ref);
 	st->cmd_inherited = json_object_get(st->cfg, "Cmd") != NULL;
 	st->base = calloc(img->nlayers + 1, sizeof(char *));
-	if (!st->base)
+	st->base_owners = calloc(img->nlayers + 1, sizeof(char *));
+	if (!st->base || !st->base_owners)
 		return store_fail(b->err, b->errlen, "out of memory");
-	for (size_t i = 0; i < img->nlayers; i++)
+	for (size_t i = 0; i < img->nlayers; i++) {
 		st->base[i] = strdup(img->layers[i]);
+		st->nbase = i + 1;
+		if (cache_owner_tree(b->s, b->work_fd, img->layers[i], &st->base_owners[i], b->err, b->errlen) < 0)
+			return -1;
+	}
 	st->nbase = img->nlayers;
 	chain(st, "FROM", img->digest);
 	return 0;
@@ -410,10 +419,13 @@ static int step_from(struct b *b, const struct bstep *s)
 /* The stage's lower layers, bottom first (the base's, then its own). */
 static char **lowers(const struct stage *st, size_t *n)
 {
-	char **v = calloc(st->nbase + st->nl + 1, sizeof(char *));
+	char **v = calloc(2 * st->nbase + st->nl + 1, sizeof(char *));
 	*n = 0;
-	for (size_t i = 0; v && i < st->nbase; i++)
+	for (size_t i = 0; v && i < st->nbase; i++) {
 		v[(*n)++] = st->base[i];
+		if (st->base_owners && st->base_owners[i])
+			v[(*n)++] = st->base_owners[i];
+	}
 	for (size_t i = 0; v && i < st->nl; i++)
 		if (!st->l[i].empty)
 			v[(*n)++] = st->l[i].tree;
@@ -700,9 +712,12 @@ static int copy_source(struct b *b, const struct bstep *s, int *fd)
 	} else if (overlay_open_ro(low, n, fd, e, sizeof(e)) < 0)
 		rc = store_fail(b->err, b->errlen, "line %u: COPY --from=%s: %s", s->line, s->from, e);
 	free(low);
-	for (size_t i = 0; i < tmp.nbase; i++)
+	for (size_t i = 0; i < tmp.nbase; i++) {
 		free(tmp.base[i]);
+		free(tmp.base_owners ? tmp.base_owners[i] : NULL);
+	}
 	free(tmp.base);
+	free(tmp.base_owners);
 	json_decref(tmp.cfg);
 	json_decref(tmp.base_descs);
 	return rc;
@@ -934,6 +949,8 @@ static int commit_locked(struct b *b, struct stage *st, struct store_image *img,
 		snprintf(to, sizeof(to), "layers/sha256/%s", st->l[i].hex);
 		if (renameat(b->work_fd, st->l[i].fresh, sfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 			rc = store_failerr(b->err, b->errlen, "move a layer into %s/%s", ward_image_store_path(b->s), to);
+		else
+			store_owners_move(b->work_fd, st->l[i].fresh, b->s, st->l[i].hex);
 	}
 	if (sfd >= 0)
 		close(sfd);
@@ -1009,9 +1026,12 @@ static void stage_free(struct stage *st)
 	for (size_t i = 0; i < st->nl; i++)
 		cache_layer_free(&st->l[i]);
 	free(st->l);
-	for (size_t i = 0; i < st->nbase; i++)
+	for (size_t i = 0; i < st->nbase; i++) {
 		free(st->base[i]);
+		free(st->base_owners ? st->base_owners[i] : NULL);
+	}
 	free(st->base);
+	free(st->base_owners);
 	for (size_t i = 0; i < st->nargs; i++)
 		free(st->args[i]);
 	free(st->args);

@@ -39,10 +39,16 @@ static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t ma
 				 .max_inodes = max_entries,
 				 .max_stream = max_bytes + 2048 * max_entries + (1u << 20),
 				 .quiet = true,
-				 .keep_owners = keep};
+				 .keep_owners = keep,
+				 .list_owners = !keep};
 	char e[512];
 	int rc = unpack_layer(tar_fd, d, &uo, st, e, sizeof(e));
 	close(d);
+	/* the store's form: its owners' sidecar beside it, moved with it */
+	if (rc == 0 && !keep && store_owners_put(at, dir, st->owners, st->owners_len) < 0)
+		rc = store_failerr(e, sizeof(e), "write the layer's owners");
+	free(st->owners);
+	st->owners = NULL;
 	return rc < 0 ? store_fail(err, errlen, "the step's layer: %s", e) : 0;
 }
 
@@ -179,4 +185,138 @@ void cache_layer_free(struct cache_layer *l)
 {
 	free(l->tree);
 	l->tree = NULL;
+}
+
+/* ---- a base layer's owners ---- */
+
+/* The directory of dest at path's parent, made where missing with the
+ * layer's modes (owners root: the sidecar lists the others, parents
+ * first). */
+static int owner_parents(int dest, int layer, const char *path, const char **last)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s", path);
+	int fd = dup(dest);
+	char *s = p;
+	for (char *slash; fd >= 0 && (slash = strchr(s, '/'));) {
+		*slash = 0;
+		if (mkdirat(fd, s, 0755) == 0) {
+			int l = store_openat2_beneath(layer, p, O_PATH, 0);
+			struct stat st;
+			if (l >= 0 && fstat(l, &st) == 0 && fchmodat(fd, s, st.st_mode & 07777, 0) < 0)
+				st.st_mode = 0; /* best effort: the mode is the layer's own below */
+			if (l >= 0)
+				close(l);
+		}
+		int n = openat(fd, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = n;
+		*slash = '/';
+		s = slash + 1;
+	}
+	*last = path + (s - p);
+	return fd;
+}
+
+/* One entry of the sidecar: the layer's entry at path, copied into dest
+ * with its owner (a file's bytes count against *budget). */
+static void owner_entry(int dest, int layer, unsigned uid, unsigned gid, const char *path, uint64_t *budget)
+{
+	int src = store_openat2_beneath(layer, path, O_PATH, 0);
+	struct stat st;
+	if (src < 0 || fstat(src, &st) < 0) {
+		if (src >= 0)
+			close(src);
+		return;
+	}
+	const char *name;
+	int d = owner_parents(dest, layer, path, &name);
+	if (d >= 0 && S_ISDIR(st.st_mode)) {
+		mkdirat(d, name, 0755);
+		if (fchownat(d, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || fchmodat(d, name, st.st_mode & 07777, 0) < 0)
+			st.st_mode = 0; /* best effort: an owner not given is root's, as without the sidecar */
+	} else if (d >= 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= *budget) {
+		*budget -= (uint64_t)st.st_size;
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", src);
+		int in = open(proc, O_RDONLY | O_CLOEXEC);
+		int out = openat(d, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		char buf[65536];
+		ssize_t n;
+		while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				break;
+		if (out >= 0 && (fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 07777) < 0))
+			unlinkat(d, name, 0); /* a copy without its owner would hide the layer's own */
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+	} else if (d >= 0 && S_ISLNK(st.st_mode)) {
+		char t[4096];
+		ssize_t n = readlinkat(src, "", t, sizeof(t) - 1);
+		if (n >= 0) {
+			t[n] = 0;
+			if (symlinkat(t, d, name) < 0 || fchownat(d, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				n = -1; /* best effort, as above */
+		}
+	}
+	if (d >= 0)
+		close(d);
+	close(src);
+}
+
+int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_dir, char **tree, char *err,
+		     size_t errlen)
+{
+	*tree = NULL;
+	const char *slash = strrchr(layer_dir, '/');
+	const char *hex = slash ? slash + 1 : layer_dir;
+	char side[4200], to[100], p[4300];
+	snprintf(side, sizeof(side), "%s.owners", layer_dir);
+	snprintf(to, sizeof(to), "build-cache/owners-%.64s", hex);
+	snprintf(p, sizeof(p), "%s/%s/tree", ward_image_store_path(s), to);
+	struct stat st;
+	if (stat(p, &st) == 0)
+		return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
+	int fd = open(side, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* none: every file of the layer is root's */
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = store_read_all(fd, 64u << 20, &buf, &len);
+	close(fd);
+	int layer = open(layer_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char tmp[32];
+	snprintf(tmp, sizeof(tmp), "O%.12s", hex);
+	store_rm_tree(work_fd, tmp);
+	if (rc < 0 || layer < 0 || mkdirat(work_fd, tmp, 0700) < 0) {
+		free(buf);
+		if (layer >= 0)
+			close(layer);
+		return store_failerr(err, errlen, "the owners of layer %.12s", hex);
+	}
+	char sub[64];
+	snprintf(sub, sizeof(sub), "%s/tree", tmp);
+	mkdirat(work_fd, sub, 0755);
+	int dest = openat(work_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint64_t budget = 64u << 20;
+	for (size_t off = 0; dest >= 0 && off < len;) {
+		const char *rec = buf + off;
+		off += strlen(rec) + 1;
+		unsigned u, g;
+		int at = 0;
+		if (sscanf(rec, "%u %u %n", &u, &g, &at) == 2 && at > 0 && u < 65536 && g < 65536)
+			owner_entry(dest, layer, u, g, rec + at, &budget);
+	}
+	if (dest >= 0)
+		close(dest);
+	close(layer);
+	free(buf);
+	int sfd = open(ward_image_store_path(s), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	mkdirat(sfd, "build-cache", 0700);
+	if (renameat(work_fd, tmp, sfd, to) < 0)
+		store_rm_tree(work_fd, tmp); /* made meanwhile by another build */
+	close(sfd);
+	return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
 }

@@ -25,4 +25,11 @@ int cache_find(struct ward_image_store *s, int work_fd, unsigned k, const char *
 	       struct cache_layer *l, char *err, size_t errlen);
 void cache_layer_free(struct cache_layer *l);
 
+/* The owners a store layer lost (its layers/sha256/HEX.owners sidecar) as a
+ * tree of those entries alone, owned as in the image, for a build to mount
+ * right above the layer: build-cache/owners-HEX/tree, made once.  *tree
+ * NULL when the layer has no sidecar.  0, or -1 with err. */
+int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_dir, char **tree, char *err,
+		     size_t errlen);
+
 #endif

@@ -479,3 +479,23 @@ void store_tmpdir_drop(struct ward_image_store *s, int fd, const char *name)
 	store_rm_tree(s->dirfd, name);
 	close(fd);
 }
+
+/* ---- owners' sidecars ---- */
+
+int store_owners_put(int work_fd, const char *lname, const char *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	char name[64], tmp[72];
+	snprintf(name, sizeof(name), "%s.owners", lname);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	return store_replace_file(work_fd, tmp, name, buf, len);
+}
+
+void store_owners_move(int work_fd, const char *lname, struct ward_image_store *s, const char *hex)
+{
+	char from[64], to[100];
+	snprintf(from, sizeof(from), "%s.owners", lname);
+	snprintf(to, sizeof(to), "layers/sha256/%s.owners", hex);
+	renameat(work_fd, from, s->dirfd, to);
+}

@@ -104,4 +104,11 @@ int store_read_all(int fd, size_t max, char **buf, size_t *len);
 /* Writes dirfd/tmpname, then renames it over dirfd/name, durably. */
 int store_replace_file(int dirfd, const char *tmpname, const char *name, const void *buf, size_t len);
 
+/* A layer's owners' sidecar (unpack.c's list: "UID GID PATH\0" per entry
+ * not 0:0): written beside WORK/lname as lname.owners (nothing when len
+ * is 0), then moved with the layer to layers/sha256/HEX.owners (absent:
+ * nothing).  The store's layers keep no owners; builds read these. */
+int store_owners_put(int work_fd, const char *lname, const char *buf, size_t len);
+void store_owners_move(int work_fd, const char *lname, struct ward_image_store *s, const char *hex);
+
 #endif

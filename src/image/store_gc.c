@@ -95,6 +95,14 @@ static void sweep(struct ward_image_store *s, const char *dir, const struct hexs
 			continue;
 		if (strlen(e->d_name) == 64 && hexset_has(keep, e->d_name))
 			continue;
+		if (tree && strlen(e->d_name) == 71 && !strcmp(e->d_name + 64, ".owners")) { /* a layer's sidecar */
+			char hex[65];
+			memcpy(hex, e->d_name, 64);
+			hex[64] = 0;
+			if (!hexset_has(keep, hex))
+				unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
 		if (!tree) {
 			unlinkat(dirfd(d), e->d_name, 0);
 			continue;

@@ -103,6 +103,7 @@ struct ctx {
 	const struct unpack_opts *o;
 	struct unpack_stats *st;
 	struct src *src;
+	size_t owners_cap;
 	char *err;
 	size_t errlen;
 };
@@ -418,6 +419,33 @@ static int keep_owner(struct ctx *c, int pfd, const char *base, struct archive_e
 	return 0;
 }
 
+/* The store keeps no owners in its layers (files are root's); a build
+ * needs them for the steps it runs on a base, so the others are listed
+ * (layers/sha256/HEX.owners beside the layer). */
+static int list_owner(struct ctx *c, struct archive_entry *e, const char *path)
+{
+	la_int64_t u = archive_entry_uid(e), g = archive_entry_gid(e);
+	if ((u == 0 && g == 0) || u < 0 || g < 0 || u >= 65536 || g >= 65536)
+		return 0;
+	char head[32];
+	int hn = snprintf(head, sizeof(head), "%lld %lld ", (long long)u, (long long)g);
+	size_t need = c->st->owners_len + (size_t)hn + strlen(path) + 1;
+	if (need > c->owners_cap) {
+		size_t cap = c->owners_cap ? c->owners_cap * 2 : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *n = realloc(c->st->owners, cap);
+		if (!n)
+			return store_fail(c->err, c->errlen, "out of memory");
+		c->st->owners = n;
+		c->owners_cap = cap;
+	}
+	memcpy(c->st->owners + c->st->owners_len, head, (size_t)hn);
+	memcpy(c->st->owners + c->st->owners_len + hn, path, strlen(path) + 1);
+	c->st->owners_len = need;
+	return 0;
+}
+
 static const char *entry_path(struct archive_entry *e)
 {
 	const char *p = archive_entry_pathname(e);
@@ -476,9 +504,11 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 				 : type == AE_IFSOCK			? "a socket"
 				 : type == AE_IFIFO			? "a FIFO: one inode every sandbox on the image would share"
 									: "not a file, directory or link");
-	if (rc == 0 && c->o->keep_owners && !hl && strncmp(base, ".wh.", 4) &&
-	    (type == AE_IFDIR || type == AE_IFREG || type == AE_IFLNK))
+	bool owned = !hl && strncmp(base, ".wh.", 4) && (type == AE_IFDIR || type == AE_IFREG || type == AE_IFLNK);
+	if (rc == 0 && c->o->keep_owners && owned)
 		rc = keep_owner(c, pfd, base, e, path);
+	if (rc == 0 && c->o->list_owners && owned)
+		rc = list_owner(c, e, path);
 	close(pfd);
 	return rc;
 }
@@ -584,6 +614,11 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 	sha256_hex(&m->h, st->diff_hex);
 	rc = 0;
 out:
+	if (rc < 0) {
+		free(st->owners);
+		st->owners = NULL;
+		st->owners_len = 0;
+	}
 	if (inner)
 		archive_read_free(inner);
 	if (outer)

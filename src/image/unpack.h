@@ -16,6 +16,7 @@ struct unpack_opts {
 	bool layout;         /* an OCI layout's tar (oci-archive:): no whiteouts, nothing dropped silently */
 	bool quiet;          /* do not name dropped entries on stderr */
 	bool keep_owners;    /* the tar's owners (< 65536) kept: a build's private copy, never the store's */
+	bool list_owners;    /* the entries not owned by 0:0 listed in unpack_stats.owners (the store's sidecar) */
 	void (*progress)(void *ctx, uint64_t in, uint64_t bytes);
 	void *ctx;
 };
@@ -28,6 +29,8 @@ struct unpack_stats {
 	unsigned dropped;  /* entries dropped (devices, sockets, FIFOs) */
 	char blob_hex[65]; /* sha256 of all of the input */
 	char diff_hex[65]; /* sha256 of the uncompressed stream (an OCI diff_id) */
+	char *owners;      /* list_owners: "UID GID PATH\0" per entry of another owner, in the tar's order (malloc'd) */
+	size_t owners_len;
 };
 
 /* Reads in_fd (a tar, gzip'd or zstd'd) to its end and unpacks it beneath

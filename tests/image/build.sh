@@ -53,6 +53,7 @@ WORKDIR /app
 USER 1000
 RUN stat -c '%u:%g %a' /app /app/hello.txt > /app/owners && id -u > /app/whoami
 USER root
+RUN stat -c %G /etc/shadow > /app/shadow-group && useradd -m someone && stat -c %G /etc/shadow >> /app/shadow-group
 LABEL org.example.k="v 1"
 EXPOSE 8080
 STOPSIGNAL SIGINT
@@ -60,7 +61,7 @@ CMD ["python3", "-c", "print(open('/greet').read().strip())"]
 EOF
 build "$C" app:1 --build-arg GREETING=hello
 if [ "$RC" -eq 0 ]; then pass "build: a Dockerfile of every instruction builds"; else fail "build: builds" "$OUT $ERR"; fi
-expect_eq "build: --json says steps and none cached" "15 0" "$(jg "$OUT" 'd["steps"]') $(jg "$OUT" 'd["cached"]')"
+expect_eq "build: --json says steps and none cached" "16 0" "$(jg "$OUT" 'd["steps"]') $(jg "$OUT" 'd["cached"]')"
 wrun app:1
 expect_eq "build: CMD runs, ARG and ENV expanded, RUN as uid 0" "hello world from 0" "$ROUT"
 wrun app:1 sh -c 'cat /app/owners /app/whoami; cat /app/hello.txt /app/sub/n.txt; ls /app/sub; ls /etc/motd 2>&1 | grep -c "No such"'
@@ -68,6 +69,8 @@ expect_eq "build: chown seen by a later step, USER runs as it, COPY --chmod, dir
 	"1000:1000 755 0:0 604 1000 hello nested n.txt 1" "$(echo $ROUT)"
 wrun app:1 sh -c 'ls /app/secret.key /app/sub/x.tmp 2>&1 | grep -c "No such"'
 expect_eq "build: .dockerignore leaves out a name and a ** pattern" "2" "$ROUT"
+wrun app:1 cat /app/shadow-group
+expect_eq "build: a RUN sees the base's owners (the store's sidecar), and useradd keeps them" "shadow shadow" "$(echo $ROUT)"
 cfg=$("$WARD" image inspect --image-store "$S" app:1)
 expect_eq "build: WorkingDir and Env in the config" "/app hello" \
 	"$(jg "$cfg" 'd["config"]["WorkingDir"]') $(jg "$cfg" '[e for e in d["config"]["Env"] if e.startswith("GREETING=")][0][9:]')"
@@ -79,10 +82,10 @@ expect_eq "build: setuid stripped in the store" "755" "$(echo $("$WARD" run --im
 
 # The cache: the same build again takes every RUN and COPY from it.
 build "$C" app:1 --build-arg GREETING=hello
-expect_eq "cache: a rebuild takes every RUN and COPY from the cache" "0 4" "$RC $(jg "$OUT" 'd["cached"]')"
+expect_eq "cache: a rebuild takes every RUN and COPY from the cache" "0 5" "$RC $(jg "$OUT" 'd["cached"]')"
 plain=$("$WARD" image build --image-store "$S" -t app:1 --build-arg GREETING=hello "$C" 2>&1 >/dev/null)
 expect_contains "progress: one line a step, cached ones said, with its time" "$plain" \
-	"[6/15] COPY --chmod=0604 hello.txt /app/"
+	"[6/16] COPY --chmod=0604 hello.txt /app/"
 expect_contains "progress: cached steps said" "$plain" " cached 0."
 echo changed >"$C/sub/n.txt"
 build "$C" app:1 --build-arg GREETING=hello

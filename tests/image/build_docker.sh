@@ -6,11 +6,8 @@
 # layer and the layers its build made (the step cache keeps each as the tar
 # the image's manifest names); Docker's is `docker export` of the image.
 # Both flattened by tests/image/flatten.py.
-#
-# Known difference, left out here: ward's store keeps no owners of an
-# imported image (its files are root's), so a RUN that rewrites a base file
-# of another owner (useradd rewriting /etc/shadow, group shadow in Debian)
-# leaves it root's where Docker keeps the base's group.
+# The base's owners (the store's layers have none; its sidecars list them)
+# are seen by RUN: useradd rewrites /etc/shadow keeping its group shadow.
 #
 # Docker: a daemon of this test's own (its --data-root, --exec-root and
 # socket under a temp directory; stopped at the end, and only it), the
@@ -86,10 +83,10 @@ FROM py:1
 ARG V=1
 ENV APP=/srv/app VERSION=$V
 RUN mkdir -p $APP/bin $APP/work && echo "v$VERSION" > $APP/version && chmod 600 $APP/version && \
-    chown -R 1234:1234 $APP && \
+    useradd -u 1234 -m builder && chown -R builder:builder $APP && \
     cp /bin/true $APP/bin/suid && chmod 4755 $APP/bin/suid && ln -s version $APP/latest
 WORKDIR $APP/work
-USER 1234
+USER builder
 RUN echo made-by-builder > mine && id -u > uid
 USER root
 LABEL org.example.name="basic test" org.example.v=$V
