@@ -49,43 +49,7 @@ void ward_build_opts_init(struct ward_build_opts *o)
 	o->output_fd = -1;
 }
 
-struct stage {
-	char *name;
-	struct cache_layer *l;
-	size_t nl;
-	char **base; /* the base image's layer directories (the store's), bottom first */
-	char **base_owners; /* each one's owners as a tree above it (cache_owner_tree), or NULL */
-	size_t nbase;
-	json_t *base_descs; /* the base manifest's layer descriptors */
-	json_t *cfg; /* the config's "config" object */
-	bool cmd_inherited;
-	char **args; /* declared ARGs, "K=V" */
-	size_t nargs;
-	char chain[65];
-};
-
-struct b {
-	struct ward_image_store *s;
-	const struct bfile *f;
-	const struct ward_build_opts *o;
-	struct ward_build_result *r;
-	struct stage *st;
-	size_t nst;
-	char **gargs; /* ARGs before the first FROM: "K=V", or "K" without a value */
-	size_t ngargs;
-	struct ward_image **pins;
-	size_t npins;
-	int work_fd;
-	char work[32];
-	int ctx_fd;
-	struct ignore ign;
-	struct build_ids ids;
-	struct ward_request egress; /* --net allow: the proxy's shape (ward_request_init'd) */
-	unsigned k; /* layers made or found so far (L<k>) */
-	struct timespec t0;
-	char *err;
-	size_t errlen;
-};
+#include "image/build_state.h"
 
 static double since(const struct timespec *t0)
 {
@@ -164,7 +128,7 @@ static const char *global_var(void *ctx, const char *name)
 	return kv_get(b->gargs, b->ngargs, name);
 }
 
-static int expand(struct b *b, struct stage *st, const struct bstep *s, const char *w, char **out)
+int build_word(struct b *b, struct stage *st, const struct bstep *s, const char *w, char **out)
 {
 	char e[300];
 	if (build_expand(w, b->f->escape, st ? stage_var : global_var, st ? (void *)st : (void *)b, out, e, sizeof(e)) < 0)
@@ -199,7 +163,7 @@ static int step_arg(struct b *b, struct stage *st, const struct bstep *s)
 		char *v = NULL;
 		if (given)
 			v = strdup(given);
-		else if (dflt && expand(b, st, s, dflt, &v) < 0)
+		else if (dflt && build_word(b, st, s, dflt, &v) < 0)
 			return -1;
 		else if (!dflt && st && kv_get(b->gargs, b->ngargs, name))
 			v = strdup(kv_get(b->gargs, b->ngargs, name));
@@ -239,7 +203,7 @@ static json_t *command_json(struct stage *st, const struct bstep *s)
 	return a;
 }
 
-static int step_config(struct b *b, struct stage *st, const struct bstep *s)
+int build_step_config(struct b *b, struct stage *st, const struct bstep *s)
 {
 	char *v = NULL;
 	if (s->op == BS_CMD || s->op == BS_ENTRYPOINT || s->op == BS_SHELL) {
@@ -252,7 +216,7 @@ static int step_config(struct b *b, struct stage *st, const struct bstep *s)
 	} else if (s->op == BS_ENV || s->op == BS_LABEL) {
 		for (size_t i = 0; i + 1 < s->nargs; i += 2) {
 			char *k = NULL;
-			if (expand(b, st, s, s->args[i], &k) < 0 || expand(b, st, s, s->args[i + 1], &v) < 0) {
+			if (build_word(b, st, s, s->args[i], &k) < 0 || build_word(b, st, s, s->args[i + 1], &v) < 0) {
 				free(k);
 				return -1;
 			}
@@ -273,7 +237,7 @@ static int step_config(struct b *b, struct stage *st, const struct bstep *s)
 		if (!json_is_object(p))
 			json_object_set_new(st->cfg, "ExposedPorts", p = json_object());
 		for (size_t i = 0; i < s->nargs; i++) {
-			if (expand(b, st, s, s->args[i], &v) < 0)
+			if (build_word(b, st, s, s->args[i], &v) < 0)
 				return -1;
 			char port[300];
 			snprintf(port, sizeof(port), "%s%s", v, strchr(v, '/') ? "" : "/tcp");
@@ -282,7 +246,7 @@ static int step_config(struct b *b, struct stage *st, const struct bstep *s)
 			v = NULL;
 		}
 	} else {
-		if (expand(b, st, s, s->args[0], &v) < 0)
+		if (build_word(b, st, s, s->args[0], &v) < 0)
 			return -1;
 		const char *key = s->op == BS_USER ? "User" : s->op == BS_STOPSIGNAL ? "StopSignal" : "WorkingDir";
 		if (s->op == BS_WORKDIR && v[0] != '/') {
@@ -306,7 +270,7 @@ static int step_config(struct b *b, struct stage *st, const struct bstep *s)
 
 /* ---- stages ---- */
 
-static struct stage *find_stage(struct b *b, const char *name)
+struct stage *build_find_stage(struct b *b, const char *name)
 {
 	for (size_t i = 0; i < b->nst; i++)
 		if (b->st[i].name && !strcasecmp(b->st[i].name, name))
@@ -340,7 +304,7 @@ static int copy_layers(struct stage *to, const struct stage *from)
 
 /* The store's image: its layers (from the index, with their sizes) and
  * its config, pinned until the build ends. */
-static int from_image(struct b *b, struct stage *st, const char *ref, const struct bstep *s)
+int build_from_image(struct b *b, struct stage *st, const char *ref, const struct bstep *s)
 {
 	struct ward_image *img;
 	char e[512];
@@ -397,9 +361,9 @@ static int step_from(struct b *b, const struct bstep *s)
 	memset(st, 0, sizeof(*st));
 	st->name = s->from ? strdup(s->from) : NULL;
 	char *ref = NULL;
-	if (expand(b, NULL, s, s->args[0], &ref) < 0)
+	if (build_word(b, NULL, s, s->args[0], &ref) < 0)
 		return -1;
-	struct stage *prev = find_stage(b, ref);
+	struct stage *prev = build_find_stage(b, ref);
 	int rc = 0;
 	if (prev && prev != st) {
 		rc = copy_layers(st, prev);
@@ -411,13 +375,13 @@ static int step_from(struct b *b, const struct bstep *s)
 		st->cfg = json_object();
 		chain(st, "FROM", "scratch");
 	} else
-		rc = from_image(b, st, ref, s);
+		rc = build_from_image(b, st, ref, s);
 	free(ref);
 	return rc;
 }
 
 /* The stage's lower layers, bottom first (the base's, then its own). */
-static char **lowers(const struct stage *st, size_t *n)
+char **build_lowers(const struct stage *st, size_t *n)
 {
 	char **v = calloc(2 * st->nbase + st->nl + 1, sizeof(char *));
 	*n = 0;
@@ -460,7 +424,7 @@ static int add_layer(struct b *b, struct stage *st, const char *key, int tar_fd)
 	return 0;
 }
 
-static bool cached(struct b *b, struct stage *st, const char *key)
+bool build_cached(struct b *b, struct stage *st, const char *key)
 {
 	if (b->o->no_cache)
 		return false;
@@ -496,7 +460,7 @@ static void drop_tar(struct b *b, int fd, unsigned k)
 	close(fd);
 }
 
-static int layer_from_tree(struct b *b, struct stage *st, const char *key, int dirfd, unsigned base, long uid,
+int build_layer_tree(struct b *b, struct stage *st, const char *key, int dirfd, unsigned base, long uid,
 			   long gid)
 {
 	int t = tar_file(b);
@@ -512,7 +476,7 @@ static int layer_from_tree(struct b *b, struct stage *st, const char *key, int d
 	return rc;
 }
 
-static void key_of(const struct stage *st, const char *what, const char *data, const char *more, char key[65])
+void build_key(const struct stage *st, const char *what, const char *data, const char *more, char key[65])
 {
 	struct sha256 h;
 	sha256_init(&h);
@@ -569,14 +533,14 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 	json_t *cmd = command_json(st, s);
 	char *argv_json = json_dumps(cmd, JSON_COMPACT);
 	char key[65];
-	key_of(st, "RUN", argv_json ? argv_json : "", NULL, key);
+	build_key(st, "RUN", argv_json ? argv_json : "", NULL, key);
 	free(argv_json);
-	if (cached(b, st, key)) {
+	if (build_cached(b, st, key)) {
 		json_decref(cmd);
 		return 1;
 	}
 	size_t n = json_array_size(cmd), nl;
-	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st, b->o->net_allow), **low = lowers(st, &nl);
+	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st, b->o->net_allow), **low = build_lowers(st, &nl);
 	for (size_t i = 0; argv && i < n; i++)
 		argv[i] = (char *)json_string_value(json_array_get(cmd, i));
 	int rc = 0;
@@ -605,7 +569,7 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 	if (rc == 0) {
 		int up = openat(res.tmpfs_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		rc = up < 0 ? store_failerr(b->err, b->errlen, "open the step's writable layer")
-			    : layer_from_tree(b, st, key, up, b->ids.base, -1, -1);
+			    : build_layer_tree(b, st, key, up, b->ids.base, -1, -1);
 		if (up >= 0)
 			close(up);
 	}
@@ -615,375 +579,6 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 	free(env);
 	free(low);
 	json_decref(cmd);
-	return rc;
-}
-
-/* ---- COPY, ADD ---- */
-
-/* A name of the image so far, in the top layer that has file. */
-static bool image_db(const struct stage *st, const char *file, const char *name, long *id)
-{
-	size_t n;
-	char **low = lowers(st, &n);
-	bool found = false;
-	for (size_t i = n; low && !found && i-- > 0;) {
-		int d = open(low[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		int fd = d < 0 ? -1 : store_openat2_beneath(d, file, O_RDONLY, 0);
-		if (d >= 0)
-			close(d);
-		if (fd < 0)
-			continue;
-		char *buf;
-		size_t len;
-		if (store_read_all(fd, 4u << 20, &buf, &len) == 0) {
-			size_t l = strlen(name);
-			for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-				if (!strncmp(line, name, l) && line[l] == ':') {
-					const char *f = strchr(line + l + 1, ':');
-					*id = f ? strtol(f + 1, NULL, 10) : -1;
-					found = f != NULL;
-					break;
-				}
-			free(buf);
-			i = 0; /* the top one decides */
-		}
-		close(fd);
-	}
-	free(low);
-	return found;
-}
-
-static int owner_part(const struct stage *st, const char *s, const char *file, long *id)
-{
-	char *end;
-	*id = strtol(s, &end, 10);
-	if (*s && !*end && *id >= 0 && *id < 65536)
-		return 0;
-	return image_db(st, file, s, id) && *id >= 0 && *id < 65536 ? 0 : -1;
-}
-
-static int parse_chown(struct b *b, struct stage *st, const struct bstep *s, long *uid, long *gid)
-{
-	*uid = *gid = 0;
-	if (!s->chown)
-		return 0;
-	char *v;
-	if (expand(b, st, s, s->chown, &v) < 0)
-		return -1;
-	char *g = strchr(v, ':');
-	if (g)
-		*g++ = 0;
-	int rc = owner_part(st, v, "etc/passwd", uid);
-	*gid = *uid;
-	if (rc == 0 && g)
-		rc = owner_part(st, g, "etc/group", gid);
-	if (rc < 0)
-		store_fail(b->err, b->errlen, "line %u: --chown=%s: no such user or group in the image (or over 65535)",
-			   s->line, s->chown);
-	free(v);
-	return rc;
-}
-
-/* Where COPY reads: the context, an earlier stage's root, or an image's. */
-static int copy_source(struct b *b, const struct bstep *s, int *fd)
-{
-	*fd = -1;
-	if (!s->from) {
-		if (b->ctx_fd < 0)
-			return store_fail(b->err, b->errlen, "line %u: %s needs a build context", s->line, build_op_name(s->op));
-		*fd = dup(b->ctx_fd);
-		return 0;
-	}
-	struct stage *from = find_stage(b, s->from), tmp = {0};
-	if (!from) {
-		if (from_image(b, &tmp, s->from, s) < 0)
-			return -1;
-		from = &tmp;
-	}
-	size_t n;
-	char **low = lowers(from, &n);
-	char e[512];
-	int rc = 0;
-	if (!n) {
-		int w = openat(b->work_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		mkdirat(w, "empty", 0755);
-		*fd = openat(w, "empty", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		close(w);
-	} else if (overlay_open_ro(low, n, fd, e, sizeof(e)) < 0)
-		rc = store_fail(b->err, b->errlen, "line %u: COPY --from=%s: %s", s->line, s->from, e);
-	free(low);
-	for (size_t i = 0; i < tmp.nbase; i++) {
-		free(tmp.base[i]);
-		free(tmp.base_owners ? tmp.base_owners[i] : NULL);
-	}
-	free(tmp.base);
-	free(tmp.base_owners);
-	json_decref(tmp.cfg);
-	json_decref(tmp.base_descs);
-	return rc;
-}
-
-static int copy_dest(struct b *b, struct stage *st, const struct bstep *s, char **dest)
-{
-	char *d;
-	if (expand(b, st, s, s->args[s->nargs - 1], &d) < 0)
-		return -1;
-	if (d[0] == '/') {
-		*dest = d;
-		return 0;
-	}
-	const char *wd = json_string_value(json_object_get(st->cfg, "WorkingDir"));
-	int r = asprintf(dest, "%s/%s", wd && *wd ? wd : "", d);
-	free(d);
-	return r < 0 ? store_fail(b->err, b->errlen, "out of memory") : 0;
-}
-
-/* The image so far has a directory at path: top layer first; a whiteout
- * or anything else there hides what is below.  Never through a symlink. */
-static bool existing_dir(void *ctx, const char *path, struct stat *out)
-{
-	const struct stage *st = ctx;
-	size_t n;
-	char **low = lowers(st, &n);
-	bool found = false;
-	for (size_t i = n; low && i-- > 0;) {
-		int d = open(low[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		int fd = d < 0 ? -1 : store_openat2_beneath(d, path + 1, O_PATH, 0);
-		if (d >= 0)
-			close(d);
-		if (fd < 0)
-			continue;
-		found = fstat(fd, out) == 0 && S_ISDIR(out->st_mode);
-		close(fd);
-		break;
-	}
-	free(low);
-	return found;
-}
-
-static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int stage_fd, long uid, long gid,
-		       char hash[65])
-{
-	char **srcs = calloc(s->nargs, sizeof(char *)), *dest = NULL;
-	int src_fd = -1, rc = srcs ? 0 : store_fail(b->err, b->errlen, "out of memory");
-	for (size_t i = 0; rc == 0 && i + 1 < s->nargs; i++)
-		rc = expand(b, st, s, s->args[i], &srcs[i]);
-	long mode = -1;
-	if (rc == 0 && s->chmod) {
-		char *end;
-		mode = strtol(s->chmod, &end, 8);
-		if (*end || mode < 0 || mode > 07777)
-			rc = store_fail(b->err, b->errlen, "line %u: --chmod=%s: give an octal mode", s->line, s->chmod);
-	}
-	if (rc == 0)
-		rc = copy_dest(b, st, s, &dest);
-	if (rc == 0)
-		rc = copy_source(b, s, &src_fd);
-	struct sha256 h;
-	sha256_init(&h);
-	if (rc == 0) {
-		struct copy_job j = {.src_fd = src_fd, .ign = s->from ? NULL : &b->ign, .srcs = srcs, .nsrcs = s->nargs - 1,
-				     .dest = dest, .stage_fd = stage_fd, .chmod = mode, .add = s->op == BS_ADD,
-				     .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries, .hash = &h,
-				     .uid = (unsigned)uid, .gid = (unsigned)gid, .existing = existing_dir, .ctx = st};
-		char e[600];
-		if (copy_stage(&j, e, sizeof(e)) < 0)
-			rc = store_fail(b->err, b->errlen, "line %u: %s", s->line, e);
-	}
-	sha256_hex(&h, hash);
-	if (src_fd >= 0)
-		close(src_fd);
-	for (size_t i = 0; srcs && i + 1 < s->nargs; i++)
-		free(srcs[i]);
-	free(srcs);
-	free(dest);
-	return rc;
-}
-
-static int step_copy(struct b *b, struct stage *st, const struct bstep *s)
-{
-	long uid, gid;
-	if (parse_chown(b, st, s, &uid, &gid) < 0)
-		return -1;
-	char name[32];
-	snprintf(name, sizeof(name), "S%u", b->k);
-	store_rm_tree(b->work_fd, name);
-	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0)
-		return store_failerr(b->err, b->errlen, "make the COPY's staging directory");
-	char hash[65], key[65], owner[64];
-	int rc = stage_files(b, st, s, sfd, uid, gid, hash);
-	snprintf(owner, sizeof(owner), "%ld:%ld %s", uid, gid, s->chmod ? s->chmod : "");
-	if (rc == 0) {
-		key_of(st, s->text, hash, owner, key);
-		if (cached(b, st, key))
-			rc = 1;
-		else
-			rc = layer_from_tree(b, st, key, sfd, 0, -1, -1);
-	}
-	close(sfd);
-	store_rm_tree(b->work_fd, name);
-	return rc;
-}
-
-/* WORKDIR makes its directory when the image lacks it (a layer of that
- * directory alone, root's, 0755), as Docker does. */
-static int step_workdir(struct b *b, struct stage *st, const struct bstep *s)
-{
-	if (step_config(b, st, s) < 0)
-		return -1;
-	const char *wd = json_string_value(json_object_get(st->cfg, "WorkingDir"));
-	struct stat dummy;
-	if (!wd || !strcmp(wd, "/") || existing_dir(st, wd, &dummy))
-		return 0;
-	char name[32], key[65];
-	snprintf(name, sizeof(name), "S%u", b->k);
-	store_rm_tree(b->work_fd, name);
-	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0)
-		return store_failerr(b->err, b->errlen, "make the WORKDIR's staging directory");
-	int d = sfd, rc = 0;
-	char p[4096];
-	snprintf(p, sizeof(p), "%s", wd);
-	for (char *c = strtok(p, "/"); c && d >= 0; c = strtok(NULL, "/")) {
-		mkdirat(d, c, 0755);
-		int nd = openat(d, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (d != sfd)
-			close(d);
-		d = nd;
-	}
-	if (d < 0)
-		rc = store_failerr(b->err, b->errlen, "line %u: WORKDIR %s", s->line, wd);
-	else if (d != sfd)
-		close(d);
-	key_of(st, "WORKDIR", wd, NULL, key);
-	if (rc == 0 && !cached(b, st, key))
-		rc = layer_from_tree(b, st, key, sfd, 0, -1, -1);
-	close(sfd);
-	store_rm_tree(b->work_fd, name);
-	return rc;
-}
-
-/* ---- the image ---- */
-
-static const char *arch(void)
-{
-	struct utsname u;
-	return uname(&u) == 0 && !strcmp(u.machine, "aarch64") ? "arm64" : "amd64";
-}
-
-/* The config and manifest blobs, and the index's record of them. */
-static int describe(struct b *b, struct stage *st, struct store_image *img, const struct store_index *ix,
-		    char **cfg_txt, char **man_txt)
-{
-	json_t *ids = json_array(), *descs = json_array();
-	img->layers = calloc(st->nbase + st->nl + 1, sizeof(*img->layers));
-	if (!img->layers)
-		return store_fail(b->err, b->errlen, "out of memory");
-	for (size_t i = 0; i < st->nbase; i++) {
-		struct store_layer *l = &img->layers[img->nlayers++];
-		const char *slash = strrchr(st->base[i], '/');
-		snprintf(l->hex, sizeof(l->hex), "%s", slash ? slash + 1 : "");
-		store_index_layer(ix, l->hex, l);
-		json_array_append_new(ids, json_sprintf("sha256:%s", l->hex));
-		json_array_append(descs, json_array_get(st->base_descs, i));
-	}
-	for (size_t i = 0; i < st->nl; i++) {
-		if (st->l[i].empty)
-			continue;
-		struct store_layer *l = &img->layers[img->nlayers++];
-		memcpy(l->hex, st->l[i].hex, 65);
-		l->size = st->l[i].size;
-		l->inodes = st->l[i].inodes;
-		json_array_append_new(ids, json_sprintf("sha256:%s", l->hex));
-		json_array_append_new(descs, json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
-						       "digest", json_string_value(json_array_get(ids, img->nlayers - 1)),
-						       "size", (json_int_t)st->l[i].tar_size));
-	}
-	for (size_t i = 0; i < img->nlayers; i++)
-		img->size += img->layers[i].size;
-	store_now(img->created);
-	json_t *c = json_pack("{s:s,s:s,s:s,s:O,s:{s:s,s:o}}", "created", img->created, "architecture", arch(), "os",
-			      "linux", "config", st->cfg, "rootfs", "type", "layers", "diff_ids", ids);
-	*cfg_txt = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(c);
-	if (!*cfg_txt) {
-		json_decref(descs);
-		return store_fail(b->err, b->errlen, "out of memory");
-	}
-	sha256_buf_hex(*cfg_txt, strlen(*cfg_txt), img->config);
-	char d[80];
-	snprintf(d, sizeof(d), "sha256:%s", img->config);
-	json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:o}", "schemaVersion", 2, "mediaType",
-			      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
-			      "application/vnd.oci.image.config.v1+json", "digest", d, "size", (json_int_t)strlen(*cfg_txt),
-			      "layers", descs);
-	*man_txt = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(m);
-	if (!*man_txt)
-		return store_fail(b->err, b->errlen, "out of memory");
-	sha256_buf_hex(*man_txt, strlen(*man_txt), img->digest);
-	return 0;
-}
-
-static int commit_locked(struct b *b, struct stage *st, struct store_image *img, struct store_index *ix)
-{
-	char *cfg = NULL, *man = NULL;
-	int rc = describe(b, st, img, ix, &cfg, &man);
-	if (rc == 0 && img->size > b->o->max_image_bytes)
-		rc = store_fail(b->err, b->errlen, "the image is %llu bytes, over --max-image-bytes %llu: refused",
-				(unsigned long long)img->size, (unsigned long long)b->o->max_image_bytes);
-	if (rc == 0 && (store_blob_write(b->s, img->digest, man, strlen(man), b->err, b->errlen) < 0 ||
-			store_blob_write(b->s, img->config, cfg, strlen(cfg), b->err, b->errlen) < 0))
-		rc = -1;
-	int sfd = openat(AT_FDCWD, ward_image_store_path(b->s), O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; rc == 0 && i < st->nl; i++) {
-		if (st->l[i].empty || store_layer_present(b->s, st->l[i].hex))
-			continue;
-		if (!st->l[i].fresh[0]) { /* found in layers/ by the cache, removed since (ward image rm) */
-			rc = store_fail(b->err, b->errlen, "a cached layer (sha256:%s) was removed from the store while the "
-							   "build ran: build again", st->l[i].hex);
-			break;
-		}
-		char to[100];
-		snprintf(to, sizeof(to), "layers/sha256/%s", st->l[i].hex);
-		if (renameat(b->work_fd, st->l[i].fresh, sfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
-			rc = store_failerr(b->err, b->errlen, "move a layer into %s/%s", ward_image_store_path(b->s), to);
-		else
-			store_owners_move(b->work_fd, st->l[i].fresh, b->s, st->l[i].hex);
-	}
-	if (sfd >= 0)
-		close(sfd);
-	if (rc == 0 && store_index_put(ix, img) < 0)
-		rc = store_fail(b->err, b->errlen, "out of memory");
-	if (rc == 0)
-		rc = store_index_save(b->s, ix, b->err, b->errlen);
-	char e[256] = "";
-	store_gc(b->s, ix, e, sizeof(e));
-	free(cfg);
-	free(man);
-	return rc;
-}
-
-static int commit(struct b *b, const char *name, struct stage *st)
-{
-	struct store_image img = {0};
-	if (store_ref_parse(name, img.name, img.tag, b->err, b->errlen) < 0)
-		return -1;
-	struct store_index ix = {0};
-	if (store_lock(b->s, LOCK_EX, b->err, b->errlen) < 0)
-		return -1;
-	int rc = store_index_load(b->s, &ix, b->err, b->errlen);
-	if (rc == 0)
-		rc = commit_locked(b, st, &img, &ix);
-	store_index_free(&ix);
-	store_unlock(b->s);
-	if (rc == 0) {
-		snprintf(b->r->digest, sizeof(b->r->digest), "sha256:%s", img.digest);
-		b->r->layers = (unsigned)img.nlayers;
-		b->r->size = img.size;
-	}
-	free(img.layers);
 	return rc;
 }
 
@@ -1013,11 +608,11 @@ static int step(struct b *b, const struct bstep *s)
 		return step_run(b, st, s);
 	case BS_COPY:
 	case BS_ADD:
-		return step_copy(b, st, s);
+		return build_step_copy(b, st, s);
 	case BS_WORKDIR:
-		return step_workdir(b, st, s);
+		return build_step_workdir(b, st, s);
 	default:
-		return step_config(b, st, s);
+		return build_step_config(b, st, s);
 	}
 }
 
@@ -1123,7 +718,7 @@ int build_steps(struct ward_image_store *s, const char *name, const struct bfile
 		progress(&b, i, &f->v[i], since(&t), how);
 	}
 	if (rc == 0)
-		rc = commit(&b, name, &b.st[b.nst - 1]);
+		rc = build_commit(&b, name, &b.st[b.nst - 1]);
 	r->seconds = since(&b.t0);
 	b_free(&b);
 	return rc;
