@@ -22,11 +22,11 @@ LIBS    := -lseccomp -ljansson -lmicrohttpd -lxml2 -larchive -lpthread -lm  # li
 # LIBEXECDIR), the same CLI linked with everything.
 LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The image store's import (libarchive) is ward-net's too; its reading half
-# (src/image/store.c, sha256.c) is the lean ward's.
+# (src/image/store*.c, sha256.c) is the lean ward's.
 # The dialects (SPEC §16) sit above the server: ward-net's only.
 DIALECT_SRC := $(wildcard src/dialect/*.c src/dialect/*/*.c)
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/front/image_cli.c src/front/judge_cli.c $(DIALECT_SRC)
+	src/image/import.c src/image/unpack.c src/image/build.c src/image/build_files.c src/image/build_commit.c src/image/build_cache.c src/image/build_run.c src/image/build_inside.c src/sandbox/seccomp_build.c src/image/build_layer.c src/front/image_cli.c src/front/build_cli.c src/front/judge_cli.c $(DIALECT_SRC)
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(DIALECT_SRC))
 CLI_SRC  := src/front/cli.c
@@ -173,6 +173,11 @@ $(B)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ)/libward.a
 fuzz-bin: $(FUZZ_TARGETS)
 fuzz: fuzz-bin
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# ... and of the Dockerfile parser (src/image/build_parse.c), with its seed
+# corpus in tests/fuzz/corpus/dockerfile.
+$(B)/fuzz_dockerfile: tests/fuzz/fuzz_dockerfile.c src/image/build_parse.c
+	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -ljansson
 
 deps:
 	@scripts/install-deps

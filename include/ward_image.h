@@ -12,6 +12,9 @@
  *     layers/sha256/HEX        a layer unpacked (HEX: its diff_id, the sha256 of the
  *                              uncompressed tar), in overlayfs's on-disk format; kept once
  *                              however many images use it
+ *     layers/sha256/HEX.owners the layer's entries not owned by 0:0 ("UID GID PATH\0" each),
+ *                              which the layer itself does not keep; read by builds
+ *     build-cache/KEY/         `ward image build`'s step cache (image/build_cache.c)
  *     pins/HEX                 one lock file per image in use (HEX: its manifest digest)
  *     tmp/RANDOM               an import in progress (flock'd by it); anything unlocked here
  *                              is a crashed import's and is removed when the store is opened
@@ -175,6 +178,53 @@ int ward_image_pull(struct ward_image_store *s, const char *ref, const char *nam
 /* The default name `pull` gives ref, in out (NAME:TAG).  0 or -1. */
 int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size_t errlen);
 
+/* ---- build (SPEC §19): linked only where libarchive is ---- */
+
+/* The default caps of a build. */
+#define WARD_BUILD_MAX_LAYER_BYTES (1ULL << 30) /* a step's layer (a RUN's writable layer is a tmpfs this big) */
+#define WARD_BUILD_MEMORY_BYTES (2ULL << 30)    /* a RUN's memory, its writes included */
+#define WARD_BUILD_TIMEOUT_S 600.0              /* a RUN's wall clock */
+
+struct ward_build_opts {
+	const char *context;       /* CONTEXT: COPY and ADD read only beneath it (NULL: no context) */
+	char *const *build_args;   /* "K=V" (--build-arg) */
+	size_t nbuild_args;
+	bool no_cache;             /* run every step (the cache is still written) */
+	uint64_t max_layer_bytes;  /* WARD_BUILD_MAX_LAYER_BYTES */
+	uint64_t max_image_bytes;  /* WARD_IMAGE_MAX_BYTES */
+	uint64_t max_entries;      /* WARD_IMAGE_MAX_INODES: files in one layer, and copied by one COPY */
+	uint64_t memory_bytes;     /* WARD_BUILD_MEMORY_BYTES */
+	double timeout_s;          /* WARD_BUILD_TIMEOUT_S */
+	int progress_fd;           /* one line per step, with its time (-1: none) */
+	int output_fd;             /* RUN's output as it comes (-1: kept, and shown when a step fails) */
+	/* --net allow (SPEC §13): RUN reaches these names ("pypi.org",
+	 * "*.debian.org", "host:port") through ward's egress proxy, and only
+	 * them; pins are "NAME:ADDR" (--egress-resolve).  false: no network. */
+	bool net_allow;
+	const char *const *egress_allow;
+	size_t negress_allow;
+	const char *const *egress_resolve;
+	size_t negress_resolve;
+};
+void ward_build_opts_init(struct ward_build_opts *o);
+
+struct ward_build_result {
+	char digest[WARD_IMAGE_DIGEST_LEN]; /* the image's manifest digest ("" when the build failed) */
+	unsigned steps, cached;             /* steps run or taken from the cache; of them cached */
+	unsigned layers;
+	uint64_t size;
+	double seconds;
+	unsigned failed_line;               /* the Dockerfile line of the step that failed (0: none) */
+	int status;                         /* its exit status (a RUN) */
+	bool timed_out, oom;
+	char output[4096];                  /* the end of its output */
+};
+
+/* `ward image build`: the Dockerfile text (len bytes) built into NAME[:TAG]
+ * of store s.  0 and r filled; -1 with err (a refusal, a failed step: r
+ * says which and its output).  A failed build lists nothing. */
+int ward_image_build(struct ward_image_store *s, const char *name, const char *dockerfile, size_t len,
+		     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen);
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

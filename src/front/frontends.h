@@ -38,5 +38,7 @@ int ward_session_main(int argc, char **argv, ward_token_reader *read_token);
  * image store (SPEC §14, include/ward_image.h).  Returns the exit status
  * (125 for a refusal or failure). */
 int ward_image_main(int argc, char **argv);
+/* `ward image build` (build_cli.c). */
+int ward_image_build_main(int argc, char **argv);
 
 #endif

@@ -21,7 +21,8 @@ static void image_usage(FILE *f)
 		   "       ward image pull [OPTIONS] REF [--name NAME[:TAG]] [-- SKOPEO-OPTIONS...]\n"
 		   "       ward image ls [--json]\n"
 		   "       ward image inspect NAME[:TAG]\n"
-		   "       ward image rm NAME[:TAG]...\n\n"
+		   "       ward image rm NAME[:TAG]...\n"
+		   "       ward image build [-f Dockerfile] -t NAME[:TAG] [OPTIONS] CONTEXT (ward image build --help)\n\n"
 		   "options:\n"
 		   "  --image-store DIR        the store (default $WARD_IMAGE_STORE, /var/lib/ward/images as root,\n"
 		   "                           $XDG_DATA_HOME/ward/images otherwise)\n"
@@ -154,6 +155,8 @@ int ward_image_main(int argc, char **argv)
 		return argc < 2 ? WARD_EXIT_FAILED : 0;
 	}
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "build"))
+		return ward_image_build_main(argc, argv);
 	struct image_args a = {0};
 	if (parse(argc - 1, argv + 1, &a) < 0)
 		return WARD_EXIT_FAILED;

@@ -128,13 +128,20 @@ static int unpack_one(struct job *j, size_t i)
 				 .max_stream = left + 2048 * ileft + (1u << 20),
 				 .quiet = j->o->quiet,
 				 .progress = j->o->progress ? show : NULL,
-				 .ctx = &p};
+				 .ctx = &p,
+				 .list_owners = true};
 	struct unpack_stats st;
 	char e[512];
 	int rc = dfd < 0 ? store_failerr(e, sizeof(e), "open") : unpack_layer(in, dfd, &uo, &st, e, sizeof(e));
 	close(in);
 	if (dfd >= 0)
 		close(dfd);
+	if (rc == 0 && store_owners_put(j->work_fd, d, st.owners, st.owners_len) < 0)
+		rc = store_failerr(e, sizeof(e), "write the layer's owners");
+	if (rc == 0 || st.owners) {
+		free(st.owners);
+		st.owners = NULL;
+	}
 	if (rc < 0)
 		return store_fail(j->err, j->errlen, "layer %zu of %zu: %s", i + 1, j->img.nlayers, e);
 	if (j->o->progress)
@@ -212,6 +219,7 @@ static int commit_locked(struct job *j, struct store_index *ix)
 		/* Taken: an identical layer (same diff_id) another import placed. */
 		if (renameat(j->work_fd, from, j->s->dirfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 			return store_failerr(j->err, j->errlen, "cannot move layer %zu into %s/%s", i + 1, j->s->dir, to);
+		store_owners_move(j->work_fd, from, j->s, j->ls[i].diff);
 	}
 	if (store_index_put(ix, &j->img) < 0)
 		return store_fail(j->err, j->errlen, "out of memory");
@@ -229,7 +237,7 @@ static int commit(struct job *j)
 			rc = commit_locked(j, &ix);
 			/* Whatever happened: what the index does not use goes
 			 * (a replaced image's layers, a failed commit's). */
-			char e[256];
+			char e[256] = "";
 			if (rc <= 0 && store_gc(j->s, &ix, e, sizeof(e)) < 0 && rc == 0)
 				rc = store_fail(j->err, j->errlen, "%s", e);
 		}

@@ -1,5 +1,5 @@
 /* store.h — the image store's on-disk parts, shared by the reader
- * (store.c: index, blobs, pins, garbage collection; libc and jansson only,
+ * (store.c, store_index.c, store_gc.c, store_images.c; libc and jansson only,
  * so the lean `ward` links it) and the importer (import.c, unpack.c;
  * libarchive, ward-net only).  The layout is described in
  * include/ward_image.h. */
@@ -63,6 +63,15 @@ void store_index_del(struct store_index *ix, struct store_image *img);
 /* A layer's recorded size, from any image of ix that has it; false if none. */
 bool store_index_layer(const struct store_index *ix, const char *hex, struct store_layer *out);
 
+/* A set of hex digests (small: a linear search), for garbage collection
+ * and the store's usage.  add: 0, or -1 (ENOMEM); free(h->v) when done. */
+struct hexset {
+	char (*v)[65];
+	size_t n, cap;
+};
+int hexset_add(struct hexset *h, const char *hex);
+bool hexset_has(const struct hexset *h, const char *hex);
+
 /* Under the exclusive lock: removes the layers and blobs that neither an
  * image of ix nor a pinned image uses, and the pins of unused digests. */
 int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err, size_t errlen);
@@ -90,5 +99,16 @@ int store_ref_parse(const char *in, char name[WARD_IMAGE_NAME_MAX + 1], char tag
 bool store_digest_parse(const char *s, char hex[65]);
 void store_now(char out[40]);
 int store_openat2_beneath(int dirfd, const char *path, int flags, unsigned mode);
+/* Reads all of fd, at most max bytes (more: -1, EFBIG); *buf NUL-ended, malloc'd. */
+int store_read_all(int fd, size_t max, char **buf, size_t *len);
+/* Writes dirfd/tmpname, then renames it over dirfd/name, durably. */
+int store_replace_file(int dirfd, const char *tmpname, const char *name, const void *buf, size_t len);
+
+/* A layer's owners' sidecar (unpack.c's list: "UID GID PATH\0" per entry
+ * not 0:0): written beside WORK/lname as lname.owners (nothing when len
+ * is 0), then moved with the layer to layers/sha256/HEX.owners (absent:
+ * nothing).  The store's layers keep no owners; builds read these. */
+int store_owners_put(int work_fd, const char *lname, const char *buf, size_t len);
+void store_owners_move(int work_fd, const char *lname, struct ward_image_store *s, const char *hex);
 
 #endif

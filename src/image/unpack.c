@@ -14,16 +14,20 @@
  *   followed); a symlink's target is stored, never resolved;
  * - a hardlink's target must be a regular file already unpacked in this
  *   layer, resolved beneath it without a symlink, and is linked by fd;
- * - device nodes and sockets are dropped (named on stderr); FIFOs are kept
- *   (a sandbox can make one in /tmp anyway; nothing of ward's opens them);
+ * - device nodes, sockets and FIFOs are dropped (named on stderr): a FIFO
+ *   in a layer would be one inode shared by every sandbox on the image, a
+ *   channel between tenants that only Landlock closes;
  * - modes keep rwx and the sticky bit of directories; setuid and setgid are
  *   dropped, no xattr from the tar is restored (file capabilities, SELinux
  *   labels, trusted.overlay.* redirects), owners are the store's (root);
  * - OCI whiteouts become overlayfs's: .wh.NAME a 0:0 character device NAME,
  *   .wh..wh..opq trusted.overlay.opaque=y (and user.overlay.opaque=y) on the
  *   directory;
- * - file bytes are counted as written, entries as made, and the plain
- *   stream as read: a compression bomb stops at the cap. */
+ * - file bytes are counted as written (a sparse file's holes stay holes,
+ *   and cost nothing), every entry read counts against the entry cap (a
+ *   directory restated a million times makes one inode but a million
+ *   entries' work), and the plain stream as read: a compression bomb stops
+ *   at the cap. */
 #define _GNU_SOURCE
 #include "image/unpack.h"
 
@@ -99,9 +103,9 @@ struct ctx {
 	const struct unpack_opts *o;
 	struct unpack_stats *st;
 	struct src *src;
+	size_t owners_cap;
 	char *err;
 	size_t errlen;
-	char data[65536];
 };
 
 static la_ssize_t outer_read(struct archive *a, void *ud, const void **buf)
@@ -247,55 +251,73 @@ static void set_times(int pfd, const char *base, int fd, struct archive_entry *e
 		utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW);
 }
 
+static int too_big(struct ctx *c)
+{
+	return store_fail(c->err, c->errlen, "the image unpacks to more than %llu bytes (--max-image-bytes): refused; "
+					     "raise --max-image-bytes if it is an image you trust",
+			  (unsigned long long)c->o->max_bytes);
+}
+
+static int pwrite_all(int fd, const char *p, size_t n, off_t at)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+		at += w;
+	}
+	return 0;
+}
+
+/* The entry's data blocks at their offsets: a sparse file's holes are
+ * never written (they read as zeros), so only real bytes count against
+ * the cap; its size (holes included) is at most the cap too. */
+static int write_data(struct ctx *c, struct archive *in, int fd, struct archive_entry *e, const char *path)
+{
+	uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+	if (size > c->o->max_bytes)
+		return too_big(c);
+	for (;;) {
+		const void *buf;
+		size_t n;
+		la_int64_t off;
+		int r = archive_read_data_block(in, &buf, &n, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			return -2; /* the archive's error */
+		if (off < 0 || (uint64_t)off + n > c->o->max_bytes || c->st->bytes + n > c->o->max_bytes)
+			return too_big(c);
+		c->st->bytes += n;
+		if (pwrite_all(fd, buf, n, (off_t)off) < 0)
+			return store_failerr(c->err, c->errlen, "cannot write '%s'", path);
+		if (c->o->progress)
+			c->o->progress(c->o->ctx, c->src->n, c->st->bytes);
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0)
+		return store_failerr(c->err, c->errlen, "cannot size '%s'", path);
+	return 0;
+}
+
 static int write_file(struct ctx *c, struct archive *in, int pfd, const char *base, struct archive_entry *e,
 		      const char *path)
 {
 	int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "cannot create '%s'", path);
-	int rc = 0;
-	for (;;) {
-		la_ssize_t r = archive_read_data(in, c->data, sizeof(c->data));
-		if (r == 0)
-			break;
-		if (r < 0) {
-			rc = -1;
-			break;
-		}
-		if (c->st->bytes + (uint64_t)r > c->o->max_bytes) {
-			close(fd);
-			return store_fail(c->err, c->errlen, "the image unpacks to more than %llu bytes (--max-image-bytes): "
-							     "refused; raise --max-image-bytes if it is an image you trust",
-					  (unsigned long long)c->o->max_bytes);
-		}
-		c->st->bytes += (uint64_t)r;
-		for (la_ssize_t off = 0; off < r;) {
-			ssize_t w = write(fd, c->data + off, (size_t)(r - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				store_failerr(c->err, c->errlen, "cannot write '%s'", path);
-				close(fd);
-				return -1;
-			}
-			off += w;
-		}
-		if (c->o->progress)
-			c->o->progress(c->o->ctx, c->src->n, c->st->bytes);
-	}
-	if (rc < 0) {
-		close(fd);
-		return -2; /* the archive's error */
-	}
+	int rc = write_data(c, in, fd, e, path);
 	/* rwx only: no setuid, setgid or sticky bit on a file. */
-	if (fchmod(fd, archive_entry_perm(e) & 0777) < 0) {
-		store_failerr(c->err, c->errlen, "chmod '%s'", path);
-		close(fd);
-		return -1;
-	}
-	set_times(pfd, base, fd, e);
+	if (rc == 0 && fchmod(fd, archive_entry_perm(e) & 0777) < 0)
+		rc = store_failerr(c->err, c->errlen, "chmod '%s'", path);
+	if (rc == 0)
+		set_times(pfd, base, fd, e);
 	close(fd);
-	return 0;
+	return rc;
 }
 
 static int make_dir(struct ctx *c, int pfd, const char *base, struct archive_entry *e, const char *path)
@@ -304,8 +326,6 @@ static int make_dir(struct ctx *c, int pfd, const char *base, struct archive_ent
 	if (r < 0)
 		return -1;
 	if (r == 0) {
-		if (count_inode(c) < 0)
-			return -1;
 		if (mkdirat(pfd, base, 0700) < 0)
 			return store_failerr(c->err, c->errlen, "cannot make directory '%s'", path);
 	}
@@ -340,8 +360,6 @@ static int make_hardlink(struct ctx *c, int pfd, const char *base, const char *t
 				  printable(path, b, sizeof(b)), t);
 	}
 	int rc = make_room(c, pfd, base, false, path);
-	if (rc == 0)
-		rc = count_inode(c);
 	if (rc == 0 && linkat(tfd, "", pfd, base, AT_EMPTY_PATH) < 0) {
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tfd);
@@ -382,11 +400,49 @@ static int whiteout(struct ctx *c, int pfd, const char *base, const char *path)
 	/* Files of this same layer win over its whiteouts (OCI image spec). */
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0;
-	if (count_inode(c) < 0)
-		return -1;
 	if (mknodat(pfd, name, S_IFCHR | 0, makedev(0, 0)) < 0)
 		return store_failerr(c->err, c->errlen, "cannot make the whiteout of '%s' (a 0:0 character device: needs "
 							"root)", path);
+	return 0;
+}
+
+/* A build's own copy of a layer keeps the tar's owners (below 65536: a
+ * build's user namespace maps no more), so that a later step sees what an
+ * earlier one chowned. */
+static int keep_owner(struct ctx *c, int pfd, const char *base, struct archive_entry *e, const char *path)
+{
+	la_int64_t u = archive_entry_uid(e), g = archive_entry_gid(e);
+	uid_t uid = u >= 0 && u < 65536 ? (uid_t)u : 65534;
+	gid_t gid = g >= 0 && g < 65536 ? (gid_t)g : 65534;
+	if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return store_failerr(c->err, c->errlen, "cannot give '%s' its owner", path);
+	return 0;
+}
+
+/* The store keeps no owners in its layers (files are root's); a build
+ * needs them for the steps it runs on a base, so the others are listed
+ * (layers/sha256/HEX.owners beside the layer). */
+static int list_owner(struct ctx *c, struct archive_entry *e, const char *path)
+{
+	la_int64_t u = archive_entry_uid(e), g = archive_entry_gid(e);
+	if ((u == 0 && g == 0) || u < 0 || g < 0 || u >= 65536 || g >= 65536)
+		return 0;
+	char head[32];
+	int hn = snprintf(head, sizeof(head), "%lld %lld ", (long long)u, (long long)g);
+	size_t need = c->st->owners_len + (size_t)hn + strlen(path) + 1;
+	if (need > c->owners_cap) {
+		size_t cap = c->owners_cap ? c->owners_cap * 2 : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *n = realloc(c->st->owners, cap);
+		if (!n)
+			return store_fail(c->err, c->errlen, "out of memory");
+		c->st->owners = n;
+		c->owners_cap = cap;
+	}
+	memcpy(c->st->owners + c->st->owners_len, head, (size_t)hn);
+	memcpy(c->st->owners + c->st->owners_len + hn, path, strlen(path) + 1);
+	c->st->owners_len = need;
 	return 0;
 }
 
@@ -403,6 +459,9 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 	if (!raw)
 		return store_fail(c->err, c->errlen, "an entry's name cannot be read: refused");
 	if (unpack_clean_path(raw, path, sizeof(path), c->err, c->errlen) < 0)
+		return -1;
+	/* Every entry counts, whether it makes an inode or restates one. */
+	if (count_inode(c) < 0)
 		return -1;
 	if (!path[0])
 		return 0; /* the layer's root: ward's, 0755 */
@@ -422,7 +481,7 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 	else if (type == AE_IFDIR)
 		rc = make_dir(c, pfd, base, e, path);
 	else if (type == AE_IFREG) {
-		if ((rc = make_room(c, pfd, base, false, path)) == 0 && (rc = count_inode(c)) == 0)
+		if ((rc = make_room(c, pfd, base, false, path)) == 0)
 			rc = write_file(c, in, pfd, base, e, path);
 	} else if (type == AE_IFLNK) {
 		const char *t = archive_entry_symlink(e);
@@ -431,17 +490,11 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 		if (!t || !t[0] || strlen(t) >= PATH_MAX)
 			rc = store_fail(c->err, c->errlen, "symlink '%s' has no target or one past PATH_MAX: refused",
 					printable(path, b, sizeof(b)));
-		else if ((rc = make_room(c, pfd, base, false, path)) == 0 && (rc = count_inode(c)) == 0) {
+		else if ((rc = make_room(c, pfd, base, false, path)) == 0) {
 			if (symlinkat(t, pfd, base) < 0)
 				rc = store_failerr(c->err, c->errlen, "cannot make symlink '%s'", path);
 			else
 				set_times(pfd, base, -1, e);
-		}
-	} else if (type == AE_IFIFO && !c->o->layout) {
-		if ((rc = make_room(c, pfd, base, false, path)) == 0 && (rc = count_inode(c)) == 0) {
-			if (mkfifoat(pfd, base, 0600) < 0 ||
-			    fchmodat(pfd, base, archive_entry_perm(e) & 0777, 0) < 0)
-				rc = store_failerr(c->err, c->errlen, "cannot make FIFO '%s'", path);
 		}
 	} else if (c->o->layout)
 		rc = store_fail(c->err, c->errlen, "entry '%s' of an OCI layout's archive is not a file, directory or "
@@ -449,7 +502,13 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 	else
 		dropped(c, path, type == AE_IFCHR || type == AE_IFBLK ? "a device node"
 				 : type == AE_IFSOCK			? "a socket"
-									: "not a file, directory, link or FIFO");
+				 : type == AE_IFIFO			? "a FIFO: one inode every sandbox on the image would share"
+									: "not a file, directory or link");
+	bool owned = !hl && strncmp(base, ".wh.", 4) && (type == AE_IFDIR || type == AE_IFREG || type == AE_IFLNK);
+	if (rc == 0 && c->o->keep_owners && owned)
+		rc = keep_owner(c, pfd, base, e, path);
+	if (rc == 0 && c->o->list_owners && owned)
+		rc = list_owner(c, e, path);
 	close(pfd);
 	return rc;
 }
@@ -479,6 +538,16 @@ static int drain(struct ctx *c, struct archive *outer, struct mid *m)
 		if (r == 0)
 			return 0;
 	}
+}
+
+/* The tar reader stopped: over the stream's cap, or what libarchive says. */
+static void stream_fail(const struct mid *m, struct archive *inner, const char *what, char *err, size_t errlen)
+{
+	if (m->over)
+		store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: --max-image-bytes and "
+					"the inode cap): refused", (unsigned long long)m->max);
+	else
+		store_fail(err, errlen, "%s: %s", what, archive_error_string(inner));
 }
 
 int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err,
@@ -526,22 +595,12 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN || m->over) {
-			if (m->over)
-				store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: "
-							"--max-image-bytes and the inode cap): refused",
-					   (unsigned long long)m->max);
-			else
-				store_fail(err, errlen, "the layer is not a valid tar archive: %s", archive_error_string(inner));
+			stream_fail(m, inner, "the layer is not a valid tar archive", err, errlen);
 			goto out;
 		}
 		int er = do_entry(c, inner, e);
 		if (er == -2 || (er < 0 && m->over)) {
-			if (m->over)
-				store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: "
-							"--max-image-bytes and the inode cap): refused",
-					   (unsigned long long)m->max);
-			else
-				store_fail(err, errlen, "the layer's data is damaged: %s", archive_error_string(inner));
+			stream_fail(m, inner, "the layer's data is damaged", err, errlen);
 			goto out;
 		}
 		if (er < 0)
@@ -555,6 +614,11 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 	sha256_hex(&m->h, st->diff_hex);
 	rc = 0;
 out:
+	if (rc < 0) {
+		free(st->owners);
+		st->owners = NULL;
+		st->owners_len = 0;
+	}
 	if (inner)
 		archive_read_free(inner);
 	if (outer)

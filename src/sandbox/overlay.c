@@ -120,7 +120,15 @@ static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
 		    int *fd, char *err, size_t errlen)
 {
+	return overlay_open_rw_kept(dirs, n, idmap_ns, size_mb, uid, gid, fd, NULL, err, errlen);
+}
+
+int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
+			 int *fd, int *tmpfs_fd, char *err, size_t errlen)
+{
 	*fd = -1;
+	if (tmpfs_fd)
+		*tmpfs_fd = -1;
 	if (n == 0 || n > 500)
 		return fail(err, errlen, "overlay: %zu layers: give 1 to 500", n);
 	int *low = calloc(n, sizeof(int));
@@ -178,8 +186,10 @@ int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb,
 	for (size_t i = 0; i < k; i++)
 		close(low[i]);
 	free(low);
-	if (tm >= 0)
+	if (tm >= 0 && (m < 0 || !tmpfs_fd))
 		close(tm);
+	else if (tm >= 0)
+		*tmpfs_fd = tm;
 	if (fs >= 0)
 		close(fs);
 	if (m < 0)

@@ -34,6 +34,7 @@
 #include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/supervise.h"
+#include "system/netinside.h"
 #include "sandbox/caps.h"
 #include "sandbox/landlock.h"
 #include "sandbox/mounts.h"
@@ -119,62 +120,6 @@ static void keep_only_run_fds(struct child_ctx *c)
 		close(dn);
 }
 
-static int loopback_up(void)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	int r = ioctl(s, SIOCGIFFLAGS, &ifr);
-	if (r == 0) {
-		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-		r = ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	close(s);
-	return r;
-}
-
-/* Egress (SPEC §13): the proxy's listening socket, made here so that it
- * lives in this network namespace (127.0.0.1:EGRESS_PROXY_PORT on our
- * loopback), and sent to the supervisor (SCM_RIGHTS, tagged 'P'), whose
- * proxy accepts on it from the host.  PID 1 keeps no copy.  Syscalls only.
- * 0, or -1 with errno set. */
-static int proxy_listener(int sock)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s < 0)
-		return -1;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(EGRESS_PROXY_PORT),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cb;
-	memset(&cb, 0, sizeof(cb));
-	char tag = 'P';
-	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &s, sizeof(int));
-	int r = bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 64) < 0 ? -1 : 0;
-	if (r == 0) {
-		ssize_t n;
-		do
-			n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-		while (n < 0 && errno == EINTR);
-		r = n == 1 ? 0 : -1;
-	}
-	int e = errno;
-	close(s);
-	errno = e;
-	return r;
-}
-
 /* The cgroup namespace (entered now that the supervisor has moved us into
  * our cgroup), the hostname, the loopback.  0, or -1 with the message sent. */
 static int enter_namespaces(struct child_ctx *c)
@@ -187,11 +132,11 @@ static int enter_namespaces(struct child_ctx *c)
 		ctl_say(c->ctl_w, "E cannot set the hostname: %s\n", strerror(errno));
 		return -1;
 	}
-	if (c->net != WARD_NET_NONE && loopback_up() < 0) {
+	if (c->net != WARD_NET_NONE && net_loopback_up() < 0) {
 		ctl_say(c->ctl_w, "E cannot bring up the loopback interface: %s\n", strerror(errno));
 		return -1;
 	}
-	if (c->net == WARD_NET_ALLOW && proxy_listener(c->notify_w) < 0) {
+	if (c->net == WARD_NET_ALLOW && net_proxy_listener(c->notify_w) < 0) {
 		ctl_say(c->ctl_w, "E cannot make the egress proxy's socket: %s\n", strerror(errno));
 		return -1;
 	}

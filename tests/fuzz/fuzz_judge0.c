@@ -37,13 +37,14 @@ static void one(struct req *r, json_t *o, bool b64, const char *fields)
 	    !(x->wall_time_limit > 0 && x->wall_time_limit <= jst.lim.wall_max) || x->memory_limit < 2048 ||
 	    x->memory_limit > jst.lim.memory_max || x->runs < 1 || x->runs > srv->o.judge0_max_runs)
 		abort(); /* a limit out of Judge0's bounds, lowered to the runner's maxima */
-	if (j0_fields_ok(r, fields)) {
-		json_t *a = j0_sub_json(x, fields, b64);
-		char *t = a ? json_dumps(a, JSON_COMPACT) : NULL;
-		if (t && strlen(t) > j0_sub_json_bound(x, fields, b64))
-			abort(); /* the batch's answer budget counts this bound */
+	if (j0_fields_ok(r, fields) && j0_sub_answerable(x, fields, b64)) {
+		size_t n = 0;
+		char *t = j0_sub_text(x, fields, b64, &n);
+		json_t *back = t ? json_loads(t, 0, NULL) : NULL;
+		if (t && (strlen(t) != n || !json_is_object(back)))
+			abort(); /* the answer is one JSON object of the length counted */
+		json_decref(back);
 		free(t);
-		json_decref(a);
 	}
 	j0_sub_free(x);
 }

@@ -20,8 +20,11 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tarfile
+import tempfile
 
 
 def sha(b):
@@ -184,6 +187,13 @@ def case(name, arg):
         for i in range(300):
             t.file("f%d" % i, b"")
         return [t.bytes()]
+    if name == "restated":  # one directory, stated 300 times: one inode, 300 entries' work
+        t = T()
+        for i in range(300):
+            t.dir("d")
+        return [t.bytes()]
+    if name == "sparse":  # GNU tar's sparse file: 64 MiB long, 8 bytes of data
+        return [sparse_tar(64 << 20)]
     if name == "three":
         return [T().file("l%d" % i, b"%d" % i).bytes() for i in range(3)]
     if name == "good":
@@ -191,6 +201,21 @@ def case(name, arg):
                 .hardlink("bin/hello2", "bin/hello").dir("etc").file("etc/os-release", b"ID=ward-test\n").bytes(),
                 T().file("etc/motd", b"layer two\n").bytes()]
     raise SystemExit("unknown case " + name)
+
+
+def sparse_tar(size):
+    """A GNU-format tar (made by GNU tar --sparse) of one file of size bytes,
+    "head" at its start and "tail" at its end, holes between."""
+    d = tempfile.mkdtemp()
+    try:
+        with open(os.path.join(d, "sparse"), "wb") as f:
+            f.write(b"head")
+            f.seek(size - 4)
+            f.write(b"tail")
+        return subprocess.run(["tar", "--sparse", "--format=gnu", "--owner=0", "--group=0", "-cf", "-", "-C", d,
+                               "sparse"], check=True, stdout=subprocess.PIPE).stdout
+    finally:
+        shutil.rmtree(d)
 
 
 def bomb(out, mb):
