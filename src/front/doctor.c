@@ -292,16 +292,10 @@ static void overlay_item(struct doctor_report *r)
 		     e == 0 ? "mounts too" : "does not mount");
 }
 
-void doctor_run(struct doctor_report *r)
+/* Whether namespaces can be made; when not, the cause and its fix: the
+ * container's restriction where ward runs in one, else the host's sysctl. */
+static void namespaces_item(struct doctor_report *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->root = geteuid() == 0;
-	const char *allow = getenv("WARD_ALLOW_APPLICATION");
-	r->application_allowed = allow && strcmp(allow, "1") == 0;
-	item(r, "user", true, r->root ? "running as root: each sandbox gets its own host uid (WARD_UID_BASE..)"
-				      : "running as uid %d: sandboxes run as this uid through user namespaces",
-	     (int)geteuid());
-
 	int ns = try_namespaces();
 	long maxns = -1, unpriv = -1, apparmor = -1;
 	read_int_file("/proc/sys/user/max_user_namespaces", &maxns);
@@ -321,6 +315,42 @@ void doctor_run(struct doctor_report *r)
 				       "kernel.apparmor_restrict_unprivileged_userns=0, add an AppArmor profile for ward, "
 				       "or run as root"
 				     : "run as root, or enable unprivileged user namespaces");
+}
+
+/* The proof: a real sandbox runs /bin/true, and what enforced it. */
+static void system_item(struct doctor_report *r)
+{
+	struct ward_request req;
+	ward_request_init(&req);
+	char *argv[] = {"/bin/true", NULL};
+	req.argv = argv;
+	req.capture = true;
+	req.limits.timeout_s = 10;
+	struct ward_result res;
+	int rc = ward_run(&req, &res);
+	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
+	if (r->system_ok)
+		item(r, "system", true,
+		     "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s, tcp memory: %s%s)",
+		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock,
+		     res.enforced.tcp_memory,
+		     strcmp(res.enforced.tcp_memory, "none") == 0 ? ", so --net loopback is refused" : "");
+	else
+		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
+	ward_result_free(&res);
+}
+
+void doctor_run(struct doctor_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->root = geteuid() == 0;
+	const char *allow = getenv("WARD_ALLOW_APPLICATION");
+	r->application_allowed = allow && strcmp(allow, "1") == 0;
+	item(r, "user", true, r->root ? "running as root: each sandbox gets its own host uid (WARD_UID_BASE..)"
+				      : "running as uid %d: sandboxes run as this uid through user namespaces",
+	     (int)geteuid());
+
+	namespaces_item(r);
 
 	struct ward_seccomp f;
 	char err[256];
@@ -341,6 +371,7 @@ void doctor_run(struct doctor_report *r)
 
 	const struct cg_probe *cg = cg_probe();
 	r->cgroup_version = cg ? (int)cg->version : 0;
+	char hint[512];
 	if (cg && !(cg->memory && cg->pids) && container_cgroup_hint(hint, sizeof(hint)))
 		item(r, "cgroup", false, "%s", hint);
 	else if (cg && cg->version != CG_NONE)
@@ -354,25 +385,7 @@ void doctor_run(struct doctor_report *r)
 	if (cg && cg->version != CG_NONE)
 		migration_item(r);
 
-	/* The proof: a real sandbox. */
-	struct ward_request req;
-	ward_request_init(&req);
-	char *argv[] = {"/bin/true", NULL};
-	req.argv = argv;
-	req.capture = true;
-	req.limits.timeout_s = 10;
-	struct ward_result res;
-	int rc = ward_run(&req, &res);
-	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
-	if (r->system_ok)
-		item(r, "system", true,
-		     "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s, tcp memory: %s%s)",
-		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock,
-		     res.enforced.tcp_memory,
-		     strcmp(res.enforced.tcp_memory, "none") == 0 ? ", so --net loopback is refused" : "");
-	else
-		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
-	ward_result_free(&res);
+	system_item(r);
 	if (r->system_ok)
 		egress_item(r);
 	oom_item(r);

@@ -147,6 +147,39 @@ static void describe_failure(const struct ward_result *r, const struct ward_limi
 	}
 }
 
+/* A compile that ran: CE in res (its files dropped) when it failed or left
+ * no usable build; true then. */
+static bool compile_failed(const struct ward_language *lang, const struct ward_limits *limits,
+			   struct ward_judge_result *res)
+{
+	struct ward_result *r = &res->compile;
+	if (r->status != WARD_ST_OK) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		describe_failure(r, limits, "compile", res->compile_message, sizeof(res->compile_message));
+	} else if (r->files_truncated) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		snprintf(res->compile_message, sizeof(res->compile_message),
+			 "compile: the build left more than %u files or %u MiB in /work (declare the language's artifacts)",
+			 WARD_JUDGE_MAX_BUILD_FILES, WARD_JUDGE_MAX_BUILD_BYTES >> 20);
+	} else if (r->nfiles == 0) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		snprintf(res->compile_message, sizeof(res->compile_message),
+			 "compile: the build left none of its artifacts (%s) in /work",
+			 lang->artifacts ? lang->artifacts[0] : "any file");
+	}
+	if (res->verdict == WARD_V_CE) {
+		for (size_t i = 0; i < r->nfiles; i++) {
+			free(r->files[i].path);
+			free(r->files[i].data);
+		}
+		free(r->files);
+		r->files = NULL;
+		r->nfiles = 0;
+		return true;
+	}
+	return false;
+}
+
 /* Compile: CE or IE set in res, or the build filled.  0 to go on, -1 not. */
 static int compile(const struct ward_judge_job *job, const struct ward_image_root *root, struct ward_judge_result *res,
 		   struct build *b)
@@ -194,30 +227,8 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 		set_ie(res, "the compile could not run: %.460s", r->error);
 		return -1;
 	}
-	if (r->status != WARD_ST_OK) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		describe_failure(r, &q.limits, "compile", res->compile_message, sizeof(res->compile_message));
-	} else if (r->files_truncated) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		snprintf(res->compile_message, sizeof(res->compile_message),
-			 "compile: the build left more than %u files or %u MiB in /work (declare the language's artifacts)",
-			 WARD_JUDGE_MAX_BUILD_FILES, WARD_JUDGE_MAX_BUILD_BYTES >> 20);
-	} else if (r->nfiles == 0) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		snprintf(res->compile_message, sizeof(res->compile_message),
-			 "compile: the build left none of its artifacts (%s) in /work",
-			 lang->artifacts ? lang->artifacts[0] : "any file");
-	}
-	if (res->verdict == WARD_V_CE) {
-		for (size_t i = 0; i < r->nfiles; i++) {
-			free(r->files[i].path);
-			free(r->files[i].data);
-		}
-		free(r->files);
-		r->files = NULL;
-		r->nfiles = 0;
+	if (compile_failed(lang, &q.limits, res))
 		return -1;
-	}
 	/* the build's files are the judge's now, out of the compile's result */
 	b->owned = r->files;
 	b->nowned = r->nfiles;

@@ -20,9 +20,9 @@
 #include "server/server.h"
 #include "testjob/testjob.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+/* --help's text (the man page is made from it: scripts/make-man), then the
+ * maxima from the limits' table. */
+static const char usage_text[] =
 		"usage: ward serve [OPTIONS]\n"
 		"  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8900; port 0 picks one)\n"
 		"  --token-file FILE         require Authorization: Bearer on all but /health; one token a\n"
@@ -132,7 +132,11 @@ static void usage(FILE *f)
 		"MCP (SPEC §21): agents' tools over the Model Context Protocol, the same engine and limits:\n"
 		"  --mcp ADDR:PORT           speak MCP's streamable HTTP there (POST and DELETE /mcp; Bearer\n"
 		"                            tokens, quotas and maxima as above); `ward mcp` speaks it on stdio\n"
-		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n");
+		"The most a request (/exec, /test) may ask for; above it: 400 naming the field, never clamped:\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
 		char opt[40], dflt[40];
@@ -462,6 +466,29 @@ static int set_whole(struct serve_opts *o, const struct opt_desc *d, const char 
 }
 
 /* One option of the table with its argument v. */
+/* A repeatable option: v appended to its list, within the list's size. */
+static int append_option(struct serve_opts *o, const struct opt_desc *d, const char *flag, const char *v)
+{
+	const char **list;
+	size_t *n, max;
+	bool allow = d->off == OFF(egress_allow);
+	switch (d->kind) {
+	case K_CALLBACK: list = o->judge0_callback_allow, n = &o->njudge0_callback_allow, max = EGRESS_MAX_PATTERNS; break;
+	case K_ROOT: list = o->roots, n = &o->nroots, max = MAX_ROOTS; break;
+	case K_IMAGE: list = o->images, n = &o->nimages, max = MAX_IMAGES; break;
+	default:
+		list = allow ? o->egress_allow : o->egress_resolve;
+		n = allow ? &o->egress.nallow : &o->egress.nresolve;
+		max = EGRESS_MAX_PATTERNS;
+	}
+	if (*n == max) {
+		fprintf(stderr, "ward serve: at most %zu %s\n", max, flag);
+		return -1;
+	}
+	list[(*n)++] = v;
+	return 0;
+}
+
 static int set_option(struct serve_opts *o, const struct opt_desc *d, const char *v)
 {
 	char flag[40];
@@ -488,13 +515,6 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		}
 		o->piston_version_fallback = !strcmp(v, "major") ? 1 : !strcmp(v, "any") ? 2 : 0;
 		return 0;
-	case K_CALLBACK:
-		if (o->njudge0_callback_allow == EGRESS_MAX_PATTERNS) {
-			fprintf(stderr, "ward serve: at most %d %s\n", EGRESS_MAX_PATTERNS, flag);
-			return -1;
-		}
-		o->judge0_callback_allow[o->njudge0_callback_allow++] = v;
-		return 0;
 	case K_ONOFF:
 		if (strcmp(v, "on") && strcmp(v, "off")) {
 			fprintf(stderr, "ward serve: %s '%s': use on or off\n", flag, v);
@@ -503,13 +523,10 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		*(bool *)((char *)o + d->off) = !strcmp(v, "on");
 		return 0;
 	case K_PATH: *(const char **)((char *)o + d->off) = v; return 0;
+	case K_CALLBACK:
 	case K_ROOT:
-		if (o->nroots == MAX_ROOTS) {
-			fprintf(stderr, "ward serve: at most %d --allow-root\n", MAX_ROOTS);
-			return -1;
-		}
-		o->roots[o->nroots++] = v;
-		return 0;
+	case K_IMAGE:
+	case K_EGRESS: return append_option(o, d, flag, v);
 	case K_ISO:
 		if (ward_isolation_parse(v, &o->isolation) < 0) {
 			fprintf(stderr, "ward serve: --isolation '%s': use system or application\n", v);
@@ -519,23 +536,6 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 	case K_SECS: return parse_secs(flag, v, (double *)((char *)o + d->off));
 	case K_NODE: return set_node_id(o, v);
 	case K_CLIENT: return set_client_name(o, flag, v);
-	case K_IMAGE:
-		if (o->nimages == MAX_IMAGES) {
-			fprintf(stderr, "ward serve: at most %d --image\n", MAX_IMAGES);
-			return -1;
-		}
-		o->images[o->nimages++] = v;
-		return 0;
-	case K_EGRESS: {
-		bool allow = d->off == OFF(egress_allow);
-		size_t *n = allow ? &o->egress.nallow : &o->egress.nresolve;
-		if (*n == EGRESS_MAX_PATTERNS) {
-			fprintf(stderr, "ward serve: at most %d %s\n", EGRESS_MAX_PATTERNS, flag);
-			return -1;
-		}
-		(allow ? o->egress_allow : o->egress_resolve)[(*n)++] = v;
-		return 0;
-	}
 	case K_UINT:
 	case K_SIZE:
 	case K_INT: return set_whole(o, d, flag, v);
