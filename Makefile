@@ -26,7 +26,7 @@ LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # The dialects (SPEC §16) sit above the server: ward-net's only.
 DIALECT_SRC := $(wildcard src/dialect/*.c src/dialect/*/*.c)
 NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
-	src/image/import.c src/image/unpack.c src/image/build.c src/image/build_files.c src/image/build_commit.c src/image/build_cache.c src/image/build_run.c src/image/build_inside.c src/sandbox/seccomp_build.c src/image/build_layer.c src/front/image_cli.c src/front/build_cli.c src/front/judge_cli.c $(DIALECT_SRC)
+	src/image/import.c src/image/unpack.c $(wildcard src/build/*.c) src/image/build_cache.c src/sandbox/seccomp_build.c src/image/build_layer.c src/front/image_cli.c src/front/build_cli.c src/front/judge_cli.c $(DIALECT_SRC)
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(DIALECT_SRC))
 CLI_SRC  := src/front/cli.c
@@ -125,7 +125,7 @@ $(BA)/unit_tests: $(UNIT_SRC:%.c=$(BA)/%.o) $(BA)/libward.a
 # Small static helper programs the tests run inside the sandbox (attacks,
 # probes).  Static so that they run under any --rootfs.
 HELPER_BINS := $(HELPERS:tests/helpers/%.c=$(B)/helpers/%)
-$(B)/helpers/cgtool: $(wildcard src/sandbox/cgroup*.[ch])  # cgtool includes the cgroup mechanism's sources
+$(B)/helpers/cgtool: $(wildcard src/sandbox/cgroup*.[ch]) src/base/errf.c  # cgtool includes the cgroup mechanism's sources
 helpers: $(HELPER_BINS)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)

@@ -14,6 +14,7 @@
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "ward.h"
+#include "base/errf.h"
 
 /* The last two columns are ward serve's maxima (SPEC §10): what a client of
  * a shared runner may ask for at most, unless its operator says otherwise. */
@@ -102,20 +103,11 @@ void ward_request_init(struct ward_request *req)
 	l->egress_bytes = (uint64_t)ward_limit_table[LIM_EGRESS].dflt;
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int check_limit(int which, double v, char *err, size_t errlen)
 {
 	const struct limit_desc *d = &ward_limit_table[which];
 	if (!(v >= d->min && v <= d->max)) /* also catches NaN */
-		return bad(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
+		return base_errf(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
 			   d->min, d->max, d->unit[0] ? " " : "", d->unit);
 	return 0;
 }
@@ -161,10 +153,10 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 		limit_str(vs, sizeof(vs), i, v);
 		limit_str(ms, sizeof(ms), i, m);
 		if (as_timeout)
-			return bad(err, errlen, "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
+			return base_errf(err, errlen, "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
 						"this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
 				   d->field, vs, ms, d->max_option, m);
-		return bad(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
+		return base_errf(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
 			   d->max_option);
 	}
 	return 0;
@@ -175,10 +167,10 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 static int check_sandbox_path(const char *p, char *err, size_t errlen)
 {
 	if (!p || p[0] != '/')
-		return bad(err, errlen, "sandbox path '%s' must be absolute", p ? p : "");
+		return base_errf(err, errlen, "sandbox path '%s' must be absolute", p ? p : "");
 	size_t n = strlen(p);
 	if (n >= PATH_MAX || n < 2)
-		return bad(err, errlen, "sandbox path '%s' is not usable: give a directory below /", p);
+		return base_errf(err, errlen, "sandbox path '%s' is not usable: give a directory below /", p);
 	if (pathguard_check(p + 1, n - 1, err, errlen) < 0)
 		return -1;
 	/* ward builds these itself; binding over them would undo its layout */
@@ -186,11 +178,11 @@ static int check_sandbox_path(const char *p, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		size_t k = strlen(owned[i]);
 		if (strncmp(p, owned[i], k) == 0 && (p[k] == 0 || p[k] == '/'))
-			return bad(err, errlen, "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
+			return base_errf(err, errlen, "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
 				   p, owned[i]);
 	}
 	if (strcmp(p, "/tmp") == 0 || strcmp(p, "/work") == 0)
-		return bad(err, errlen, "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it", p);
+		return base_errf(err, errlen, "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it", p);
 	return 0;
 }
 
@@ -198,11 +190,11 @@ static int check_host_dir(const char *what, const char *p, bool want_dir, char *
 {
 	struct stat st;
 	if (!p || p[0] != '/')
-		return bad(err, errlen, "%s '%s' must be an absolute host path", what, p ? p : "");
+		return base_errf(err, errlen, "%s '%s' must be an absolute host path", what, p ? p : "");
 	if (stat(p, &st) < 0)
-		return bad(err, errlen, "%s '%s': %s; create it or fix the path", what, p, strerror(errno));
+		return base_errf(err, errlen, "%s '%s': %s; create it or fix the path", what, p, strerror(errno));
 	if (want_dir && !S_ISDIR(st.st_mode))
-		return bad(err, errlen, "%s '%s' is not a directory", what, p);
+		return base_errf(err, errlen, "%s '%s' is not a directory", what, p);
 	return 0;
 }
 
@@ -220,25 +212,25 @@ static int check_collect(const struct ward_request *r, char *err, size_t errlen)
 			len--;
 		char perr[256];
 		if (len > WARD_MAX_COLLECT_GLOB_LEN)
-			return bad(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
+			return base_errf(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
 				   WARD_MAX_COLLECT_GLOB_LEN);
 		if (strchr(g, '\n'))
-			return bad(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
+			return base_errf(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
 		if (pathguard_check(g, len, perr, sizeof(perr)) < 0)
-			return bad(err, errlen, "collect glob '%s' refused: %s; give a glob relative to /work, "
+			return base_errf(err, errlen, "collect glob '%s' refused: %s; give a glob relative to /work, "
 						"e.g. \"out/\" or \"**/*.png\"", g, perr);
 	}
 	if (!n)
 		return 0;
 	if (n > WARD_MAX_COLLECT_GLOBS)
-		return bad(err, errlen, "collect: %zu globs, at most %d: give fewer (a directory takes all below it)",
+		return base_errf(err, errlen, "collect: %zu globs, at most %d: give fewer (a directory takes all below it)",
 			   n, WARD_MAX_COLLECT_GLOBS);
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return bad(err, errlen, "collect needs isolation 'system' (files are read inside the sandbox's "
+		return base_errf(err, errlen, "collect needs isolation 'system' (files are read inside the sandbox's "
 					"own view of /work, which 'application' has not): use isolation system, or "
 					"read the files from --workdir yourself");
 	if (r->report_channel)
-		return bad(err, errlen, "collect is not available with a report channel (test jobs): run the files' "
+		return base_errf(err, errlen, "collect is not available with a report channel (test jobs): run the files' "
 					"producer with /exec instead");
 	return 0;
 }
@@ -249,16 +241,16 @@ static int check_egress(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->net != WARD_NET_ALLOW) {
 		if (r->negress_allow)
-			return bad(err, errlen, "allowed hosts need the network mode allow (--net allow)");
+			return base_errf(err, errlen, "allowed hosts need the network mode allow (--net allow)");
 		return 0;
 	}
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return bad(err, errlen, "network allow needs isolation system: the proxy serves a sandbox's own "
+		return base_errf(err, errlen, "network allow needs isolation system: the proxy serves a sandbox's own "
 					"network namespace");
 	if (r->negress_allow == 0 || !r->egress_allow)
-		return bad(err, errlen, "--net allow without a host: give --allow-host NAME (network.allow in a request)");
+		return base_errf(err, errlen, "--net allow without a host: give --allow-host NAME (network.allow in a request)");
 	if (r->negress_allow > EGRESS_MAX_PATTERNS || r->negress_resolve > EGRESS_MAX_PATTERNS)
-		return bad(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
+		return base_errf(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
 	struct egress_pattern p;
 	for (size_t i = 0; i < r->negress_allow; i++)
 		if (!r->egress_allow[i] || egress_pattern_parse(r->egress_allow[i], &p, err, errlen) < 0)
@@ -307,11 +299,11 @@ static int check_env(char *const *env, char *err, size_t errlen)
 	for (char *const *e = env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
-			return bad(err, errlen, "environment entry '%s' is not K=V", *e);
+			return base_errf(err, errlen, "environment entry '%s' is not K=V", *e);
 		for (const char *c = *e; c < eq; c++)
 			if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
 			      (c > *e && *c >= '0' && *c <= '9')))
-				return bad(err, errlen, "environment name in '%s' is not a valid name", *e);
+				return base_errf(err, errlen, "environment name in '%s' is not a valid name", *e);
 	}
 	return 0;
 }
@@ -321,7 +313,7 @@ static int check_env(char *const *env, char *err, size_t errlen)
 static int check_mounts(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->nmounts > 64)
-		return bad(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
+		return base_errf(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ward_mount *m = &r->mounts[i];
 		if (check_host_dir("bind source", m->host_path, false, err, errlen) < 0)
@@ -339,20 +331,20 @@ static int check_mounts(const struct ward_request *r, char *err, size_t errlen)
 static int check_files(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->nfiles > WARD_MAX_FILES)
-		return bad(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
+		return base_errf(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
 	size_t total = 0;
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const struct ward_file *f = &r->files[i];
 		if (!f->path)
-			return bad(err, errlen, "file %zu has no path", i);
+			return base_errf(err, errlen, "file %zu has no path", i);
 		char perr[256];
 		if (pathguard_check(f->path, strlen(f->path), perr, sizeof(perr)) < 0)
-			return bad(err, errlen, "file '%s' refused: %s", f->path, perr);
+			return base_errf(err, errlen, "file '%s' refused: %s", f->path, perr);
 		if (f->mode & ~07777u)
-			return bad(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
+			return base_errf(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
 		total += f->len;
 		if (total > WARD_MAX_FILES_BYTES)
-			return bad(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
+			return base_errf(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
 	}
 	return 0;
 }
@@ -361,27 +353,27 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 {
 	if (r->argv && r->argv[0]) {
 		if (r->argv[0][0] == 0)
-			return bad(err, errlen, "the program name is empty: give a program to run");
+			return base_errf(err, errlen, "the program name is empty: give a program to run");
 	} else if (r->shell) {
 		/* an empty shell string is allowed: sh -c '' exits 0 */
 	} else
-		return bad(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
+		return base_errf(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
 
 	if (r->isolation != WARD_ISO_SYSTEM && r->isolation != WARD_ISO_APPLICATION)
-		return bad(err, errlen, "unknown isolation level: use system or application");
+		return base_errf(err, errlen, "unknown isolation level: use system or application");
 	if (r->isolation == WARD_ISO_APPLICATION) {
 		/* the operator's opt-in, never the request's */
 		const char *allow = getenv("WARD_ALLOW_APPLICATION");
 		if (!allow || strcmp(allow, "1") != 0)
-			return bad(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
+			return base_errf(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
 						"set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
 	}
 	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK && r->net != WARD_NET_ALLOW)
-		return bad(err, errlen, "unknown network mode: use none, loopback or allow");
+		return base_errf(err, errlen, "unknown network mode: use none, loopback or allow");
 	if (check_egress(r, err, errlen) < 0)
 		return -1;
 	if (r->work_link && !work_link_ok(r->work_link))
-		return bad(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
+		return base_errf(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
 			   r->work_link);
 
 	if (check_limits(&r->limits, err, errlen) < 0)
@@ -399,9 +391,9 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 	if (check_mounts(r, err, errlen) < 0 || check_files(r, err, errlen) < 0)
 		return -1;
 	if (r->stdin_set && r->stdin_len > WARD_MAX_STDIN_BYTES)
-		return bad(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
+		return base_errf(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
 	if (r->report_channel && (r->report_limit == 0 || r->report_limit > (64u << 20)))
-		return bad(err, errlen, "report limit must be from 1 byte to 64 MiB");
+		return base_errf(err, errlen, "report limit must be from 1 byte to 64 MiB");
 	return 0;
 }
 

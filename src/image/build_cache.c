@@ -26,6 +26,7 @@
 
 #include "image/store.h"
 #include "image/unpack.h"
+#include "base/errf.h"
 
 static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t max_bytes, uint64_t max_entries,
 		     struct unpack_stats *st, char *err, size_t errlen)
@@ -49,7 +50,7 @@ static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t ma
 		rc = store_failerr(e, sizeof(e), "write the layer's owners");
 	free(st->owners);
 	st->owners = NULL;
-	return rc < 0 ? store_fail(err, errlen, "the step's layer: %s", e) : 0;
+	return rc < 0 ? base_errf(err, errlen, "the step's layer: %s", e) : 0;
 }
 
 static int write_meta(int at, const char *name, const struct cache_layer *l, char *err, size_t errlen)
@@ -278,7 +279,7 @@ int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_
 	snprintf(p, sizeof(p), "%s/%s/tree", ward_image_store_path(s), to);
 	struct stat st;
 	if (stat(p, &st) == 0)
-		return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
+		return (*tree = strdup(p)) ? 0 : base_errf(err, errlen, "out of memory");
 	int fd = open(side, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* none: every file of the layer is root's */
@@ -318,5 +319,5 @@ int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_
 	if (renameat(work_fd, tmp, sfd, to) < 0)
 		store_rm_tree(work_fd, tmp); /* made meanwhile by another build */
 	close(sfd);
-	return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
+	return (*tree = strdup(p)) ? 0 : base_errf(err, errlen, "out of memory");
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "image/store.h"
+#include "base/errf.h"
 
 /* ---- .dockerignore ---- */
 
@@ -60,7 +61,7 @@ int ignore_load(int context_fd, struct ignore *ig, char *err, size_t errlen)
 	int rc = store_read_all(fd, 1u << 20, &buf, &len);
 	close(fd);
 	if (rc < 0)
-		return store_fail(err, errlen, "CONTEXT/.dockerignore is over 1 MiB or unreadable");
+		return base_errf(err, errlen, "CONTEXT/.dockerignore is over 1 MiB or unreadable");
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char *s = line;
 		while (*s == ' ' || *s == '\t')
@@ -83,7 +84,7 @@ int ignore_load(int context_fd, struct ignore *ig, char *err, size_t errlen)
 			free(p);
 			free(buf);
 			ignore_free(ig);
-			return store_fail(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 		clean(p);
 		ig->pat[ig->n] = p;
@@ -179,7 +180,7 @@ static int open_in_root(int root, const char *path, int flags)
 static int count(struct cp *c, const char *rel)
 {
 	if (++c->entries > c->j->max_entries)
-		return store_fail(c->err, c->errlen, "COPY: more than %llu files (at '%.200s'): refused",
+		return base_errf(c->err, c->errlen, "COPY: more than %llu files (at '%.200s'): refused",
 				  (unsigned long long)c->j->max_entries, rel);
 	return 0;
 }
@@ -197,7 +198,7 @@ static int archive_check(struct cp *c, int fd, const char *rel)
 	ssize_t n = pread(fd, h, sizeof(h), 0);
 	bool arc = n >= 2 && ((h[0] == 0x1f && h[1] == 0x8b) || (n >= 3 && !memcmp(h, "BZh", 3)) ||
 			      (n >= 6 && !memcmp(h, "\xfd" "7zXZ", 6)) || (n >= 262 && !memcmp(h + 257, "ustar", 5)));
-	return arc ? store_fail(c->err, c->errlen, "ADD %s: a local archive, which Docker would extract and ward does not: "
+	return arc ? base_errf(c->err, c->errlen, "ADD %s: a local archive, which Docker would extract and ward does not: "
 						    "COPY it and extract it with RUN tar", rel)
 		   : 0;
 }
@@ -207,7 +208,7 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 	if (c->j->add && archive_check(c, sfd, rel) < 0)
 		return -1;
 	if (c->bytes + (uint64_t)st->st_size > c->j->max_bytes)
-		return store_fail(c->err, c->errlen, "COPY: the files are over %llu bytes (at '%.200s'): refused",
+		return base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes (at '%.200s'): refused",
 				  (unsigned long long)c->j->max_bytes, rel);
 	mode_t mode = c->j->chmod >= 0 ? (mode_t)c->j->chmod : st->st_mode & 07777;
 	unlinkat(ddir, dname, 0);
@@ -223,7 +224,7 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 	while ((n = read(sfd, buf, sizeof(buf))) > 0) {
 		c->bytes += (uint64_t)n;
 		if (c->bytes > c->j->max_bytes) {
-			rc = store_fail(c->err, c->errlen, "COPY: the files are over %llu bytes: refused",
+			rc = base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes: refused",
 					(unsigned long long)c->j->max_bytes);
 			break;
 		}
@@ -330,7 +331,7 @@ static char **list(int dir, size_t *n)
 static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int depth)
 {
 	if (depth > STORE_MAX_DEPTH)
-		return store_fail(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
+		return base_errf(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
 				  STORE_MAX_DEPTH);
 	size_t n;
 	char **v = list(sdir, &n);
@@ -340,7 +341,7 @@ static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int dept
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		if (rc == 0 && snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", v[i]) >= (int)sizeof(sub))
-			rc = store_fail(c->err, c->errlen, "COPY: a name over PATH_MAX: refused");
+			rc = base_errf(c->err, c->errlen, "COPY: a name over PATH_MAX: refused");
 		if (rc == 0)
 			rc = copy_entry(c, sdir, v[i], ddir, sub, depth);
 		free(v[i]);
@@ -364,7 +365,7 @@ static int mkdirs(struct cp *c, const char *path, bool last_too)
 			continue;
 		}
 		if (n == sizeof(parts) / sizeof(parts[0]))
-			return store_fail(c->err, c->errlen, "COPY: the destination '%.100s' is too deep", path);
+			return base_errf(c->err, c->errlen, "COPY: the destination '%.100s' is too deep", path);
 		parts[n++] = s;
 	}
 	if (!last_too)
@@ -399,7 +400,7 @@ static const char *base_name(const char *p)
 static int copy_one(struct cp *c, const char *rel, bool dest_dir)
 {
 	if (c->j->ign && rel[0] && ignore_match(c->j->ign, rel))
-		return store_fail(c->err, c->errlen, "COPY %s: not found (.dockerignore leaves it out)", rel);
+		return base_errf(c->err, c->errlen, "COPY %s: not found (.dockerignore leaves it out)", rel);
 	int fd = open_in_root(c->j->src_fd, rel, O_RDONLY);
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "COPY %s: not found in the %s", rel[0] ? rel : ".",
@@ -418,7 +419,7 @@ static int copy_one(struct cp *c, const char *rel, bool dest_dir)
 		if (d >= 0)
 			close(d);
 	} else if (rc == 0)
-		rc = store_fail(c->err, c->errlen, "COPY %s: not a file or directory", rel);
+		rc = base_errf(c->err, c->errlen, "COPY %s: not a file or directory", rel);
 	close(fd);
 	return rc;
 }
@@ -468,11 +469,11 @@ int copy_stage(const struct copy_job *j, char *err, size_t errlen)
 			size_t before = n;
 			rc = glob_one(&c, rel, &srcs, &n);
 			if (rc == 0 && n == before)
-				rc = store_fail(err, errlen, "COPY %s: no file matches", j->srcs[i]);
+				rc = base_errf(err, errlen, "COPY %s: no file matches", j->srcs[i]);
 		} else {
 			char **nv = realloc(srcs, (n + 1) * sizeof(char *));
 			if (!nv)
-				rc = store_fail(err, errlen, "out of memory");
+				rc = base_errf(err, errlen, "out of memory");
 			else {
 				srcs = nv;
 				srcs[n++] = strdup(rel);
@@ -483,7 +484,7 @@ int copy_stage(const struct copy_job *j, char *err, size_t errlen)
 	bool dest_dir = n > 1 || (dl && j->dest[dl - 1] == '/');
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
-			rc = srcs[i] ? copy_one(&c, srcs[i], dest_dir) : store_fail(err, errlen, "out of memory");
+			rc = srcs[i] ? copy_one(&c, srcs[i], dest_dir) : base_errf(err, errlen, "out of memory");
 		free(srcs[i]);
 	}
 	free(srcs);

@@ -15,6 +15,7 @@
  * name=value pairs (or ENV's older "name value"). */
 #define _GNU_SOURCE
 #include "image/build_parse.h"
+#include "base/errf.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -22,18 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static const char *const op_names[] = {
 	[BS_FROM] = "FROM",	    [BS_RUN] = "RUN",	   [BS_COPY] = "COPY",	   [BS_ADD] = "ADD",
@@ -141,12 +130,12 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 	char name[256];
 	size_t n = 0;
 	if (!name_start(*l->p))
-		return fail(l->err, l->errlen, "'${' must be followed by a variable name");
+		return base_errf(l->err, l->errlen, "'${' must be followed by a variable name");
 	while (name_char(*l->p) && n + 1 < sizeof(name))
 		name[n++] = *l->p++;
 	name[n] = 0;
 	if (name_char(*l->p))
-		return fail(l->err, l->errlen, "a variable name over 255 characters");
+		return base_errf(l->err, l->errlen, "a variable name over 255 characters");
 	const char *v = lookup(l, name);
 	if (*l->p == '}') {
 		l->p++;
@@ -155,7 +144,7 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 		return 0;
 	}
 	if (l->p[0] != ':' || (l->p[1] != '-' && l->p[1] != '+'))
-		return fail(l->err, l->errlen, "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name,
+		return base_errf(l->err, l->errlen, "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name,
 			    l->p);
 	bool dflt = l->p[1] == '-';
 	l->p += 2;
@@ -163,7 +152,7 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 	int rc = expand_until(l, &w, '}', depth + 1);
 	char *word = sb_take(&w);
 	if (rc == 0 && !word)
-		rc = fail(l->err, l->errlen, "out of memory");
+		rc = base_errf(l->err, l->errlen, "out of memory");
 	if (rc == 0) {
 		bool set = v && v[0];
 		const char *put = dflt ? (set ? v : word) : (set ? word : "");
@@ -201,7 +190,7 @@ static int double_quoted(struct lex *l, struct sbuf *out, int depth)
 	for (;;) {
 		char c = *l->p;
 		if (!c)
-			return fail(l->err, l->errlen, "a double quote is not closed");
+			return base_errf(l->err, l->errlen, "a double quote is not closed");
 		if (c == '"') {
 			l->p++;
 			return 0;
@@ -223,11 +212,11 @@ static int double_quoted(struct lex *l, struct sbuf *out, int depth)
 static int expand_until(struct lex *l, struct sbuf *out, char stop, int depth)
 {
 	if (depth > 16)
-		return fail(l->err, l->errlen, "substitutions nest deeper than 16");
+		return base_errf(l->err, l->errlen, "substitutions nest deeper than 16");
 	for (;;) {
 		char c = *l->p;
 		if (!c)
-			return stop ? fail(l->err, l->errlen, "a '${' is not closed") : 0;
+			return stop ? base_errf(l->err, l->errlen, "a '${' is not closed") : 0;
 		if (stop && c == stop) {
 			l->p++;
 			return 0;
@@ -239,7 +228,7 @@ static int expand_until(struct lex *l, struct sbuf *out, char stop, int depth)
 		} else if (c == '\'') {
 			const char *end = strchr(l->p + 1, '\'');
 			if (!end)
-				return fail(l->err, l->errlen, "a single quote is not closed");
+				return base_errf(l->err, l->errlen, "a single quote is not closed");
 			sb_putn(out, l->p + 1, (size_t)(end - l->p - 1));
 			l->p = end + 1;
 		} else if (c == '"') {
@@ -262,7 +251,7 @@ int build_expand(const char *word, char escape, build_lookup get, void *ctx, cha
 	int rc = expand_until(&l, &b, 0, 0);
 	*out = sb_take(&b);
 	if (rc == 0 && !*out)
-		rc = fail(err, errlen, "out of memory");
+		rc = base_errf(err, errlen, "out of memory");
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -357,7 +346,7 @@ static int directives(struct parser *ps)
 			*c = (char)tolower((unsigned char)*c);
 		if (!strcmp(name, "escape")) {
 			if (strcmp(value, "\\") && strcmp(value, "`"))
-				return fail(ps->err, ps->errlen, "line %u: the escape directive takes \\ or `, not '%s'",
+				return base_errf(ps->err, ps->errlen, "line %u: the escape directive takes \\ or `, not '%s'",
 					    ps->line, value);
 			ps->esc = value[0];
 		} else if (strcmp(name, "syntax") && strcmp(name, "check")) {
@@ -422,7 +411,7 @@ static int logical(struct parser *ps, char **out, unsigned *line)
 		sb_putn(&b, s, n);
 		if (b.n > 65536) {
 			free(sb_take(&b));
-			return fail(ps->err, ps->errlen, "line %u: an instruction over 64 KiB: refused", *line);
+			return base_errf(ps->err, ps->errlen, "line %u: an instruction over 64 KiB: refused", *line);
 		}
 		if (!more)
 			break;
@@ -433,7 +422,7 @@ static int logical(struct parser *ps, char **out, unsigned *line)
 			break;
 	}
 	*out = sb_take(&b);
-	return *out ? 1 : fail(ps->err, ps->errlen, "out of memory");
+	return *out ? 1 : base_errf(ps->err, ps->errlen, "out of memory");
 }
 
 /* RUN's heredoc: the lines up to its terminator, as sh takes them in
@@ -446,14 +435,14 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	if (!heredoc_word(args, word, sizeof(word), &strip))
 		return 0;
 	if (strstr(strstr(args, "<<") + 2, "<<"))
-		return fail(ps->err, ps->errlen, "line %u: RUN: ward takes one heredoc per RUN", line);
+		return base_errf(ps->err, ps->errlen, "line %u: RUN: ward takes one heredoc per RUN", line);
 	struct sbuf body = {0};
 	for (;;) {
 		size_t n;
 		const char *s = phys(ps, &n);
 		if (!s) {
 			free(sb_take(&body));
-			return fail(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line, word);
+			return base_errf(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line, word);
 		}
 		const char *t = s;
 		if (strip)
@@ -468,7 +457,7 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	}
 	char *b = sb_take(&body);
 	if (!b)
-		return fail(ps->err, ps->errlen, "out of memory");
+		return base_errf(ps->err, ps->errlen, "out of memory");
 	const char *h = strstr(args, "<<");
 	bool bare = true;
 	for (const char *c = args; c < h; c++)
@@ -477,7 +466,7 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	int r = bare ? asprintf(&t, "%s", b) : asprintf(&t, "%s\n%s%s", args, b, word);
 	free(b);
 	if (r < 0)
-		return fail(ps->err, ps->errlen, "out of memory");
+		return base_errf(ps->err, ps->errlen, "out of memory");
 	*cmd = t;
 	return 0;
 }
@@ -522,7 +511,7 @@ static int refuse(struct inst *in, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
-	return fail(in->ps->err, in->ps->errlen, "line %u: %s: %s", in->s->line, build_op_name(in->s->op), m);
+	return base_errf(in->ps->err, in->ps->errlen, "line %u: %s: %s", in->s->line, build_op_name(in->s->op), m);
 }
 
 /* A word build_expand will take at build time, checked now. */
@@ -782,7 +771,7 @@ static int instruction(struct parser *ps, struct bstep *s)
 				char *nt = NULL;
 				if (asprintf(&nt, "%s\n%s", s->text, cmd) < 0 || push(s, cmd, false) < 0) {
 					free(nt);
-					return fail(ps->err, ps->errlen, "out of memory");
+					return base_errf(ps->err, ps->errlen, "out of memory");
 				}
 				free(s->text);
 				s->text = nt;
@@ -790,10 +779,10 @@ static int instruction(struct parser *ps, struct bstep *s)
 			}
 			rc = table[i].parse ? table[i].parse(&in) : one_arg(&in);
 			if (rc < 0 && in.oom)
-				return fail(ps->err, ps->errlen, "out of memory");
+				return base_errf(ps->err, ps->errlen, "out of memory");
 			return rc;
 		}
-	return fail(ps->err, ps->errlen, "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
+	return base_errf(ps->err, ps->errlen, "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
 					 "COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE, SHELL, "
 					 "STOPSIGNAL): refused before any step ran",
 		    s->line, (int)(n > 40 ? 40 : n), t);
@@ -809,19 +798,19 @@ static int check_stages(struct parser *ps)
 		if (s->op == BS_FROM)
 			seen_from = true;
 		else if (!seen_from && s->op != BS_ARG)
-			return fail(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand", s->line,
+			return base_errf(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand", s->line,
 				    build_op_name(s->op));
 	}
-	return seen_from ? 0 : fail(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
+	return seen_from ? 0 : base_errf(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
 }
 
 int build_parse(const char *text, size_t len, struct bfile *out, char *err, size_t errlen)
 {
 	*out = (struct bfile){.escape = '\\'};
 	if (len > BUILD_FILE_MAX)
-		return fail(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len, BUILD_FILE_MAX);
+		return base_errf(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len, BUILD_FILE_MAX);
 	if (memchr(text, 0, len))
-		return fail(err, errlen, "the Dockerfile holds a NUL byte: refused");
+		return base_errf(err, errlen, "the Dockerfile holds a NUL byte: refused");
 	struct parser ps = {.p = text, .end = text + len, .esc = '\\', .f = out, .err = err, .errlen = errlen};
 	if (directives(&ps) < 0)
 		return -1;
@@ -836,13 +825,13 @@ int build_parse(const char *text, size_t len, struct bfile *out, char *err, size
 		}
 		if (out->n == BUILD_STEPS_MAX) {
 			free(line);
-			fail(err, errlen, "line %u: more than %d instructions: refused", at, BUILD_STEPS_MAX);
+			base_errf(err, errlen, "line %u: more than %d instructions: refused", at, BUILD_STEPS_MAX);
 			goto bad;
 		}
 		struct bstep *v = realloc(out->v, (out->n + 1) * sizeof(*v));
 		if (!v) {
 			free(line);
-			fail(err, errlen, "out of memory");
+			base_errf(err, errlen, "out of memory");
 			goto bad;
 		}
 		out->v = v;

@@ -46,7 +46,6 @@ struct store_index {
 /* The deepest directory a layer may hold (removal recurses that deep). */
 #define STORE_MAX_DEPTH 256
 
-int store_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Like store_fail, with ": strerror(errno)" appended. */
 int store_failerr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

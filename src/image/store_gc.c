@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "image/sha256.h"
+#include "base/errf.h"
 
 int hexset_add(struct hexset *h, const char *hex)
 {
@@ -149,7 +150,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 		else if (hexset_add(&pins, e->d_name) < 0 || keep_manifest(s, e->d_name, &layers, &blobs) < 0) {
 			close(fd);
 			closedir(d);
-			store_fail(err, errlen, "image store %s: cannot read pinned image sha256:%s", s->dir, e->d_name);
+			base_errf(err, errlen, "image store %s: cannot read pinned image sha256:%s", s->dir, e->d_name);
 			rc = -2;
 			goto out;
 		}
@@ -163,7 +164,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 out:
 	/* The caller's err is written, never read: it may hold anything. */
 	if (rc == -1)
-		store_fail(err, errlen, "image store %s: out of memory while collecting garbage", s->dir);
+		base_errf(err, errlen, "image store %s: out of memory while collecting garbage", s->dir);
 	free(layers.v);
 	free(blobs.v);
 	free(pins.v);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "image/sha256.h"
+#include "base/errf.h"
 
 void store_index_free(struct store_index *ix)
 {
@@ -147,19 +148,19 @@ int store_index_load(struct ward_image_store *s, struct store_index *ix, char *e
 	json_t *imgs = json_object_get(root, "images");
 	if (!json_is_array(imgs)) {
 		json_decref(root);
-		return store_fail(err, errlen, "%s/index.json is damaged (%s): move the store aside and import again",
+		return base_errf(err, errlen, "%s/index.json is damaged (%s): move the store aside and import again",
 				  s->dir, root ? "no \"images\" array" : je.text);
 	}
 	ix->v = calloc(json_array_size(imgs) + 1, sizeof(*ix->v));
 	if (!ix->v) {
 		json_decref(root);
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	}
 	for (size_t i = 0; i < json_array_size(imgs); i++) {
 		if (image_from_json(json_array_get(imgs, i), &ix->v[ix->n]) < 0) {
 			json_decref(root);
 			store_index_free(ix);
-			return store_fail(err, errlen, "%s/index.json: image %zu is damaged: move the store aside and "
+			return base_errf(err, errlen, "%s/index.json: image %zu is damaged: move the store aside and "
 						       "import again", s->dir, i);
 		}
 		ix->n++;
@@ -193,7 +194,7 @@ int store_index_save(struct ward_image_store *s, const struct store_index *ix, c
 	char *txt = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
 	json_decref(root);
 	if (!txt)
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	int rc = store_replace_file(s->dirfd, "index.json.tmp", "index.json", txt, strlen(txt));
 	free(txt);
 	if (rc < 0)

@@ -41,6 +41,7 @@
 
 #include "sandbox/cgroup_int.h"
 #include "ward.h"
+#include "base/errf.h"
 
 static atomic_uint name_counter; /* makes run cgroups' names unique in this process */
 
@@ -131,7 +132,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 {
 	const struct cg_probe *pr = cg_probe();
 	if (!cg_host.nh) {
-		cg_set_err(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
+		base_errf(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
 		return NULL;
 	}
 	struct ward_cgroup *cg = cg_keep_take(lim, err, errlen);
@@ -139,7 +140,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		return cg;
 	cg = cg_alloc(pr->version);
 	if (!cg) {
-		cg_set_err(err, errlen, "cgroup: out of memory");
+		base_errf(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
 	cg->lim = *lim;
@@ -156,7 +157,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		const char *what = "open";
 		int pfd = cg_open_dir(AT_FDCWD, cg_host.h[i].path, O_PATH), r;
 		if (pfd < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s: %s", cg_host.h[i].path, strerror(-pfd));
+			base_errf(err, errlen, "cgroup: cannot open %s: %s", cg_host.h[i].path, strerror(-pfd));
 			goto fail;
 		}
 		cg->d[cg->n].parent = pfd;
@@ -164,20 +165,20 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		cg->d[cg->n].removed = true; /* until mkdir succeeds */
 		cg->n++;
 		if (mkdirat(pfd, cg->name, 0755) < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name, strerror(errno));
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name, strerror(errno));
 			goto fail;
 		}
 		cg->d[cg->n - 1].removed = false;
 		r = cg_open_dir(pfd, cg->name, O_RDONLY);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name, strerror(-r));
 			goto fail;
 		}
 		cg->d[cg->n - 1].dir = r;
 		flock(r, LOCK_SH); /* ours while this fd lives: see sweep_orphans */
 		r = set_limits(cg, cg->n - 1, lim, &what, false);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what, strerror(-r));
 			goto fail;
 		}
 		cg->mask |= cg_host.h[i].mask;
@@ -195,7 +196,7 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 		const char *what = "";
 		int r = set_limits(cg, i, lim, &what, true);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
 			return -1;
 		}
 	}
@@ -428,7 +429,7 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *pref
 {
 	struct ward_cgroup *cg = cg_alloc(parent->version);
 	if (!cg) {
-		cg_set_err(err, errlen, "cgroup: out of memory");
+		base_errf(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
 	cg->tcp = parent->tcp;
@@ -443,13 +444,13 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *pref
 		cg->d[i].removed = true;
 		cg->n++;
 		if (cg->d[i].parent < 0 || mkdirat(cg->d[i].parent, cg->name, 0755) < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
 			goto fail;
 		}
 		cg->d[i].removed = false;
 		int r = cg_open_dir(cg->d[i].parent, cg->name, O_RDONLY);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
 			goto fail;
 		}
 		cg->d[i].dir = r;

@@ -116,7 +116,6 @@ uint64_t cg_since(uint64_t now, uint64_t base);
 int cg_open_dir(int at, const char *path, int flags);
 void cg_scopy(char *dst, size_t n, const char *src);
 void cg_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cg_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* cgroup_probe.c: what the version probes share. */
 bool cg_has_word(const char *list, const char *word);

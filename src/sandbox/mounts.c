@@ -21,23 +21,11 @@
 #include <unistd.h>
 
 #include "sandbox/container.h"
+#include "base/errf.h"
 #include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 /* Where the new root is assembled before pivot_root. */
 #define STAGE "/tmp"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	int e = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n < errlen)
-		snprintf(err + n, errlen - (size_t)n, ": %s", strerror(e));
-	errno = e;
-	return -1;
-}
 
 static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -408,7 +396,7 @@ static int op_failed(const struct mount_op *op, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up proc %s: %s; %s", op->dst, strerror(e), hint);
 		return -1;
 	}
-	return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+	return base_errf_errno(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
 }
 
 /* Why a bind source could not be cloned, for PID 1's message. */
@@ -460,10 +448,10 @@ static int stage_root(char *err, size_t errlen)
 	setfsgid(WARD_SANDBOX_GID);
 
 	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
-		return fail(err, errlen, "cannot mount the sandbox root tmpfs");
+		return base_errf_errno(err, errlen, "cannot mount the sandbox root tmpfs");
 	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
-		return fail(err, errlen, "cannot open the sandbox root");
+		return base_errf_errno(err, errlen, "cannot open the sandbox root");
 	return rootfd;
 }
 
@@ -476,10 +464,10 @@ static int stage_prepared(int tree, char *err, size_t errlen)
 	int r = move_mount(tree, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH);
 	close(tree);
 	if (r < 0)
-		return fail(err, errlen, "cannot attach the prepared sandbox root");
+		return base_errf_errno(err, errlen, "cannot attach the prepared sandbox root");
 	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
-		return fail(err, errlen, "cannot open the sandbox root");
+		return base_errf_errno(err, errlen, "cannot open the sandbox root");
 	return rootfd;
 }
 
@@ -635,21 +623,21 @@ static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 {
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
-		return fail(err, errlen, "cannot enter the sandbox root");
+		return base_errf_errno(err, errlen, "cannot enter the sandbox root");
 	}
 	close(rootfd);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		return fail(err, errlen, "pivot_root into the sandbox root failed");
+		return base_errf_errno(err, errlen, "pivot_root into the sandbox root failed");
 	if (umount2(".", MNT_DETACH) < 0)
-		return fail(err, errlen, "cannot detach the host's root");
+		return base_errf_errno(err, errlen, "cannot detach the host's root");
 	if (chdir("/") < 0)
-		return fail(err, errlen, "chdir /");
+		return base_errf_errno(err, errlen, "chdir /");
 	/* (A prepared root came read-only, and locked so: its superblock is
 	 * the host's, which this namespace could not remount anyway.) */
 	if (!prepared && mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-		return fail(err, errlen, "cannot make the sandbox root read-only");
+		return base_errf_errno(err, errlen, "cannot make the sandbox root read-only");
 	if (chdir("/work") < 0)
-		return fail(err, errlen, "chdir /work");
+		return base_errf_errno(err, errlen, "chdir /work");
 	return 0;
 }
 
@@ -662,7 +650,7 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		bool hinted = container_mount_hint(e, hint, sizeof(hint));
 		errno = e;
 		if (!hinted)
-			return fail(err, errlen, "cannot make the mount namespace private");
+			return base_errf_errno(err, errlen, "cannot make the mount namespace private");
 		snprintf(err, errlen, "cannot make the mount namespace private: %s; %s", strerror(e), hint);
 		return -1;
 	}
@@ -741,7 +729,7 @@ static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *tre
 			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK && op->kind != OP_READONLY) {
 				int t = open_target(&b, op->dst, false);
 				if (t < 0)
-					r = fail(err, errlen, "cannot make the mount point %s", op->dst);
+					r = base_errf_errno(err, errlen, "cannot make the mount point %s", op->dst);
 				else
 					close(t);
 			}
@@ -783,13 +771,13 @@ int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, cha
 			trees[i] = clone_source(&ops[i], AT_FDCWD, ops[i].src, 0);
 			if (trees[i] < 0 && !(ops[i].flags & OPF_OPTIONAL)) {
 				errno = -trees[i];
-				fail(err, errlen, "cannot bind '%s'", ops[i].src);
+				base_errf_errno(err, errlen, "cannot bind '%s'", ops[i].src);
 				goto out;
 			}
 		}
 	}
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
-		fail(err, errlen, "cannot mount the prepared root's tmpfs at %s", path);
+		base_errf_errno(err, errlen, "cannot mount the prepared root's tmpfs at %s", path);
 		goto out;
 	}
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -799,7 +787,7 @@ int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, cha
 	 * in a sandbox's namespace is then locked to) */
 	if (mount(NULL, path, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0 ||
 	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
-		fail(err, errlen, "cannot make the prepared root read-only");
+		base_errf_errno(err, errlen, "cannot make the prepared root read-only");
 		goto out;
 	}
 	rc = 0;

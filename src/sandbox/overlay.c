@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "sandbox/overlay.h"
+#include "base/errf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,18 +27,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The read-only, nosuid, nodev flags on a detached mount. */
 static int seal(int fd)
@@ -77,7 +66,7 @@ static int by_fsconfig(char *const *dirs, size_t n)
 static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 {
 	if (n > LEGACY_MAX_LAYERS)
-		return fail(err, errlen, "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
+		return base_errf(err, errlen, "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
 					 "layers fit in one overlayfs mount): squash it into fewer layers",
 			    n, LEGACY_MAX_LAYERS);
 	int fds[LEGACY_MAX_LAYERS];
@@ -111,7 +100,7 @@ static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 	for (size_t i = 0; i < k; i++)
 		close(fds[i]);
 	if (m < 0)
-		return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
+		return base_errf(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
 					 "kernel with overlayfs)",
 			    strerror(e));
 	return m;
@@ -130,10 +119,10 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 	if (tmpfs_fd)
 		*tmpfs_fd = -1;
 	if (n == 0 || n > 500)
-		return fail(err, errlen, "overlay: %zu layers: give 1 to 500", n);
+		return base_errf(err, errlen, "overlay: %zu layers: give 1 to 500", n);
 	int *low = calloc(n, sizeof(int));
 	if (!low)
-		return fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	size_t k = 0;
 	int tm = -1, fs = -1, m = -1, e = 0;
 	const char *step = "";
@@ -193,7 +182,7 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 	if (fs >= 0)
 		close(fs);
 	if (m < 0)
-		return fail(err, errlen, "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
+		return base_errf(err, errlen, "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
 					 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
 					 "later; use the image read-only, or write under /work and /tmp)",
 			    step, strerror(e ? e : EIO));
@@ -205,18 +194,18 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
 {
 	*fd = -1;
 	if (n == 0)
-		return fail(err, errlen, "overlay: no directory to mount");
+		return base_errf(err, errlen, "overlay: no directory to mount");
 	int m;
 	if (n == 1) {
 		m = (int)syscall(SYS_open_tree, AT_FDCWD, dirs[0], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (m < 0)
-			return fail(err, errlen, "cannot clone '%s': %s", dirs[0], strerror(errno));
+			return base_errf(err, errlen, "cannot clone '%s': %s", dirs[0], strerror(errno));
 	} else {
 		/* WARD_OVERLAY_LEGACY=1: the older kernels' way here too (tests) */
 		const char *legacy = getenv("WARD_OVERLAY_LEGACY");
 		m = legacy && legacy[0] == '1' ? (errno = EINVAL, -1) : by_fsconfig(dirs, n);
 		if (m < 0 && errno != EINVAL)
-			return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and "
+			return base_errf(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and "
 						 "a kernel with overlayfs)",
 				    strerror(errno));
 		if (m < 0 && (m = by_fd_names(dirs, n, err, errlen)) < 0)
@@ -225,7 +214,7 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
 	if (seal(m) < 0) {
 		int e = errno;
 		close(m);
-		return fail(err, errlen, "cannot make the image's root read-only: %s", strerror(e));
+		return base_errf(err, errlen, "cannot make the image's root read-only: %s", strerror(e));
 	}
 	*fd = m;
 	return 0;

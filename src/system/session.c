@@ -44,17 +44,8 @@
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
+#include "base/errf.h"
 
-
-void session_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct session_bg *session_bg_of(struct ward_session *s)
 {
@@ -249,7 +240,7 @@ static int copy_env(struct ward_session *s, char *const *env, bool proxy)
 static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!s->parts.cg) {
-		session_err(err, errlen, "sessions need cgroups (each exec's tree is one): run ward as root or in a "
+		base_errf(err, errlen, "sessions need cgroups (each exec's tree is one): run ward as root or in a "
 				     "delegated cgroup (see `ward doctor`)");
 		return -1;
 	}
@@ -264,7 +255,7 @@ static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 	if (r == 0)
 		r = cg_delegate(s->parts.cg);
 	if (r < 0) {
-		session_err(err, errlen, "cannot give the session's execs cgroups of their own: %s", strerror(-r));
+		base_errf(err, errlen, "cannot give the session's execs cgroups of their own: %s", strerror(-r));
 		return -1;
 	}
 	char path[64];
@@ -312,14 +303,14 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	shape.stdin_fd = -1;
 	shape.report_channel = false;
 	if (shape.isolation != WARD_ISO_SYSTEM) {
-		session_err(err, errlen, "sessions are system-level sandboxes only: use isolation system");
+		base_errf(err, errlen, "sessions are system-level sandboxes only: use isolation system");
 		return NULL;
 	}
 	if (ward_request_validate(&shape, err, errlen) < 0)
 		return NULL;
 	struct ward_session *s = calloc(1, sizeof(*s));
 	if (!s) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -336,7 +327,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	s->cpu_budget_s = o->cpu_budget_s;
 	s->call_s = o->call_timeout_s > 0 ? o->call_timeout_s : WARD_SESSION_CALL_TIMEOUT;
 	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		ward_session_destroy(s);
 		return NULL;
 	}
@@ -347,7 +338,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	if (s->sb && (lis >= 0 || s->cpu_budget_s > 0) && session_watch_start(s, lis, &s->watch) < 0) {
 		if (lis >= 0)
 			close(lis);
-		session_err(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
+		base_errf(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
 		ward_session_destroy(s);
 		return NULL;
 	}

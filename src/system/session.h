@@ -68,7 +68,6 @@ struct ward_session {
 	volatile int cpu_spent;       /* its CPU budget has run out */
 };
 
-void session_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline void session_close_fd(int *fd)
 {
 	if (*fd >= 0) {

@@ -42,6 +42,7 @@
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
+#include "base/errf.h"
 
 
 /* ------------------------------------------------------------ exec cgroups */
@@ -127,7 +128,7 @@ static int make_exec_pipes(struct session_exec *x, int remote[5], bool want_in, 
 	int ho[2] = {-1, -1}, ctl[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, in[2] = {-1, -1};
 	if (pipe2(ho, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
 	    pipe2(er, O_CLOEXEC) < 0 || (want_in && pipe2(in, O_CLOEXEC) < 0)) {
-		session_err(err, errlen, "cannot create the exec's pipes: %s", strerror(errno));
+		base_errf(err, errlen, "cannot create the exec's pipes: %s", strerror(errno));
 		int *all[] = {&ho[0], &ho[1], &ctl[0], &ctl[1], &out[0], &out[1], &er[0], &er[1], &in[0], &in[1]};
 		for (size_t i = 0; i < 10; i++)
 			session_close_fd(all[i]);
@@ -230,10 +231,10 @@ static int exec_arm(struct ward_session *s, struct session_exec *x, char *err, s
 		for (int i = 0; i < 5; i++)
 			session_close_fd(&remote[i]);
 	else if (r < 0)
-		session_err(err, errlen, "the session cannot start the command: %s", strerror(-r));
+		base_errf(err, errlen, "the session cannot start the command: %s", strerror(-r));
 	pid_t hp = r == 0 ? pidfd_pid(x->pidfd) : -1;
 	if (r == 0 && (hp <= 0 || (r = cg_attach(x->cg, hp)) < 0)) {
-		session_err(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
+		base_errf(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
 		r = r < 0 ? r : -ESRCH;
 	}
 	trace_phase("sx:attach", 0);
@@ -456,7 +457,7 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 	}
 	if (r < 0) {
 		if (!err || !err[0])
-			session_err(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
+			base_errf(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
 		exec_track(s, x, false);
 		exec_discard(x);
 		return r;
@@ -513,7 +514,7 @@ int session_request(struct ward_session *s, const struct ward_request *req, stru
 		n++;
 	*env = calloc(s->nenv + n + 1, sizeof(char *));
 	if (!*env) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(*env, s->env, s->nenv * sizeof(char *));
@@ -556,7 +557,7 @@ static int exec_enter(struct ward_session *s, char *err, size_t errlen)
 	if (r == -EBUSY)
 		return session_refuse_frozen(s, err, errlen);
 	if (r < 0)
-		session_err(err, errlen, "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
+		base_errf(err, errlen, "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
 	return r;
 }
 

@@ -35,6 +35,7 @@
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
+#include "base/errf.h"
 
 
 /* One files call's stream to its worker, and the call's deadline: one for
@@ -53,7 +54,7 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 	if (!path || (!path[0] && empty_ok))
 		return path != NULL;
 	if (strlen(path) >= SM_MAX_STR) {
-		session_err(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
+		base_errf(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
 		return false;
 	}
 	return pathguard_check_session(path, strlen(path), empty_ok, err, errlen) == 0;
@@ -72,7 +73,7 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 		return -EINVAL;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		session_err(err, errlen, "cannot create a socket: %s", strerror(errno));
+		base_errf(err, errlen, "cannot create a socket: %s", strerror(errno));
 		return -errno;
 	}
 	struct session_msg m = {.op = (uint8_t)op, .mode = mode, .max = max};
@@ -81,7 +82,7 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 	close(sp[1]);
 	if (r < 0) {
 		close(sp[0]);
-		session_err(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
+		base_errf(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
 		return r;
 	}
 	c->fd = sp[0];
@@ -139,21 +140,21 @@ static int file_head(struct ward_session *s, const struct fcall *c, struct file_
 {
 	int r = read_full(c, h, sizeof(*h));
 	if (r == -ETIMEDOUT) {
-		session_err(err, errlen, "the session's file worker did not answer within the call's deadline (%g s): the "
+		base_errf(err, errlen, "the session's file worker did not answer within the call's deadline (%g s): the "
 				     "sandbox may have stopped it",
 			s->call_s);
 		return r;
 	}
 	if (r < 0 && !ward_session_alive(s)) {
-		session_err(err, errlen, "the session ended during the call");
+		base_errf(err, errlen, "the session ended during the call");
 		return -ESRCH;
 	}
 	if (r < 0) {
-		session_err(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
+		base_errf(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
 		return -EIO;
 	}
 	if (h->r < 0)
-		session_err(err, errlen, "cannot %s '%s' in the session: %s", what, path, strerror(-h->r));
+		base_errf(err, errlen, "cannot %s '%s' in the session: %s", what, path, strerror(-h->r));
 	return h->r;
 }
 
@@ -172,7 +173,7 @@ int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mo
 	*out = NULL;
 	struct ward_session_upload *u = calloc(1, sizeof(*u));
 	if (!u) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &u->c, err, errlen);
@@ -241,7 +242,7 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 	struct file_head h;
 	r = file_head(s, &c, &h, "read", path, err, errlen);
 	if (r == 0 && h.len > max) {
-		session_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
+		base_errf(err, errlen, "'%s' is larger than %zu bytes", path, max);
 		r = -EFBIG;
 	}
 	/* its size when the worker opened it (never more than max): what a
@@ -253,7 +254,7 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 	while (r == 0 && got < h.len) {
 		ssize_t n = fcall_read(&c, buf + got, (size_t)h.len - got);
 		if (n == -ETIMEDOUT) {
-			session_err(err, errlen, "'%s' did not arrive within the call's deadline (%g s)", path, s->call_s);
+			base_errf(err, errlen, "'%s' did not arrive within the call's deadline (%g s)", path, s->call_s);
 			r = (int)n;
 		}
 		if (n <= 0)
@@ -341,7 +342,7 @@ int ward_session_list_max(struct ward_session *s, const char *path, size_t max_e
 		if (e == 1)
 			break;
 		if (e == -ETIMEDOUT)
-			session_err(err, errlen, "the listing of '%s' did not end within the call's deadline (%g s)", path,
+			base_errf(err, errlen, "the listing of '%s' did not end within the call's deadline (%g s)", path,
 				s->call_s);
 		if (e < 0)
 			r = e;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "system/session.h"
+#include "base/errf.h"
 
 struct netns_sock {
 	int pidfd;
@@ -44,23 +45,23 @@ static void *netns_sock_main(void *arg)
 int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
 {
 	if (port < 1 || port > 65535) {
-		session_err(err, errlen, "port %d: give 1 to 65535", port);
+		base_errf(err, errlen, "port %d: give 1 to 65535", port);
 		return -EINVAL;
 	}
 	if (!ward_session_alive(s)) {
-		session_err(err, errlen, "the session is gone");
+		base_errf(err, errlen, "the session is gone");
 		return -ESRCH;
 	}
 	struct netns_sock n = {.pidfd = s->parts.pidfd, .fd = -EIO};
 	pthread_t t;
 	int rc = pthread_create(&t, NULL, netns_sock_main, &n);
 	if (rc) {
-		session_err(err, errlen, "cannot start a thread: %s", strerror(rc));
+		base_errf(err, errlen, "cannot start a thread: %s", strerror(rc));
 		return -rc;
 	}
 	pthread_join(t, NULL);
 	if (n.fd < 0) {
-		session_err(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
+		base_errf(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
 			strerror(-n.fd));
 		return n.fd;
 	}
@@ -77,7 +78,7 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 			r = -(r ? r : errno);
 	}
 	if (r < 0) {
-		session_err(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
+		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
 		close(n.fd);
 		return r;
 	}

@@ -26,6 +26,7 @@
 
 #include "system/session.h"
 #include "system/treecopy.h"
+#include "base/errf.h"
 
 /* The session's /work as a directory fd on the host, or -errno with err
  * set.  (PID 1 is ward's child, reaped only by ward_session_destroy: its
@@ -43,7 +44,7 @@ static int work_fd(struct ward_session *s, char *err, size_t errlen)
 		close(root);
 	if (fd >= 0)
 		return fd;
-	session_err(err, errlen, "cannot open the session's /work from the host: %s",
+	base_errf(err, errlen, "cannot open the session's /work from the host: %s",
 		    root < 0 ? "the session is gone" : strerror(e));
 	return root < 0 ? -ESRCH : -e;
 }
@@ -93,7 +94,7 @@ int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_byte
 	char name[256];
 	int parent = parent_of(dir, name, sizeof(name));
 	if (parent < 0 || !name[0] || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-		session_err(err, errlen, "cannot save into '%s': %s", dir, parent < 0 ? strerror(errno) : "no name");
+		base_errf(err, errlen, "cannot save into '%s': %s", dir, parent < 0 ? strerror(errno) : "no name");
 		if (parent >= 0)
 			close(parent);
 		return -EINVAL;
@@ -101,7 +102,7 @@ int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_byte
 	int to = mkdirat(parent, name, 0700) < 0 ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (to < 0) {
 		int e = errno;
-		session_err(err, errlen, "cannot make '%s' for the saved files: %s", dir, strerror(e));
+		base_errf(err, errlen, "cannot make '%s' for the saved files: %s", dir, strerror(e));
 		close(parent);
 		return -e;
 	}
@@ -180,7 +181,7 @@ int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_b
 	int from = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (from < 0) {
 		int e = errno;
-		session_err(err, errlen, "cannot open the saved files '%s': %s", dir, strerror(e));
+		base_errf(err, errlen, "cannot open the saved files '%s': %s", dir, strerror(e));
 		return -e;
 	}
 	int r = copy_into(s, from, max_bytes, info, err, errlen);

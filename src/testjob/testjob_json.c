@@ -16,6 +16,7 @@
 #include "testjob/testjob.h"
 #include "wire/decode.h"
 #include "wire/jsonw.h"
+#include "base/errf.h"
 
 /* ------------------------------------------------------------- the job */
 
@@ -25,25 +26,25 @@ static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, co
 			       size_t *total, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
+		return base_errf(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
 	for (size_t i = 0; i < json_array_size(a); i++, (*at)++) {
 		json_t *f = json_array_get(a, i), *v;
 		struct ward_file *wf = &doc->files[*at];
 		char at_name[48], perr[300];
 		if (!json_is_object(f))
-			return wire_bad(err, errlen, "%s[%zu]: must be an object", list, i);
+			return base_errf(err, errlen, "%s[%zu]: must be an object", list, i);
 		if (!(v = wire_member(f, "path")) || !json_is_string(v))
-			return wire_bad(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
+			return base_errf(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
 		/* The length is explicit: a "\u0000" inside the path is seen. */
 		if (pathguard_check(json_string_value(v), json_string_length(v), perr, sizeof(perr)) < 0)
-			return wire_bad(err, errlen, "%s[%zu].path: %s", list, i, perr);
+			return base_errf(err, errlen, "%s[%zu].path: %s", list, i, perr);
 		wf->path = json_string_value(v);
 		snprintf(at_name, sizeof(at_name), "%s[%zu]", list, i);
 		if (wire_decode_file_body(f, at_name, 0777, wf, &doc->file_data[*at], err, errlen) < 0)
 			return -1;
 		*total += wf->len;
 		if (*total > WARD_MAX_FILES_BYTES)
-			return wire_bad(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
+			return base_errf(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
 					i, WARD_MAX_FILES_BYTES);
 	}
 	return 0;
@@ -66,7 +67,7 @@ static int tj_check_conflicts(const struct testjob *job, char *err, size_t errle
 				 (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
 				what = "and another file's path need the same name as a file and as a directory";
 			if (what)
-				return wire_bad(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
+				return base_errf(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
 						j < job->nsource ? "source_files" : "test_files",
 						j < job->nsource ? j : j - job->nsource, f[j].path, what,
 						i < job->nsource ? "source_files" : "test_files",
@@ -88,14 +89,14 @@ static int tj_decode_runner(struct testjob *job, const json_t *root, char *err, 
 	else if (strcmp(runner, "junit") == 0)
 		job->runner = TJ_RUNNER_JUNIT;
 	else
-		return wire_bad(err, errlen, "runner: must be \"python\" or \"junit\"");
+		return base_errf(err, errlen, "runner: must be \"python\" or \"junit\"");
 
 	if ((v = wire_member(root, "framework"))) {
 		const char *fw;
 		if (wire_cstr(v, "framework", &fw, err, errlen) < 0)
 			return -1;
 		if (job->runner != TJ_RUNNER_PYTHON)
-			return wire_bad(err, errlen, "framework: only the python runner takes a framework");
+			return base_errf(err, errlen, "framework: only the python runner takes a framework");
 		if (strcmp(fw, "auto") == 0)
 			job->framework = TJ_FW_AUTO;
 		else if (strcmp(fw, "pytest") == 0)
@@ -103,7 +104,7 @@ static int tj_decode_runner(struct testjob *job, const json_t *root, char *err, 
 		else if (strcmp(fw, "unittest") == 0)
 			job->framework = TJ_FW_UNITTEST;
 		else
-			return wire_bad(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
+			return base_errf(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
 	}
 	return 0;
 }
@@ -116,13 +117,13 @@ static int tj_decode_command(struct testjob *job, const json_t *root, char *err,
 		v = NULL; /* [] and "" are a client's "no command", as in /exec */
 	if (job->runner == TJ_RUNNER_JUNIT) {
 		if (!v || !json_is_array(v) || json_array_size(v) == 0)
-			return wire_bad(err, errlen, "command: the junit runner needs a command, a non-empty array of "
+			return base_errf(err, errlen, "command: the junit runner needs a command, a non-empty array of "
 						     "strings that leaves JUnit XML at $WARD_REPORT");
 		if (wire_string_array(v, "command", &job->doc.argv, err, errlen) < 0)
 			return -1;
 		job->command = job->doc.argv;
 	} else if (v)
-		return wire_bad(err, errlen, "command: only the junit runner takes a command; the python runner "
+		return base_errf(err, errlen, "command: only the junit runner takes a command; the python runner "
 					     "runs its test files with ward's harness");
 	return 0;
 }
@@ -136,11 +137,11 @@ static int tj_decode_files(struct testjob *job, const json_t *root, char *err, s
 	size_t ns = json_is_array(src) ? json_array_size(src) : 0;
 	size_t nt = json_is_array(tests) ? json_array_size(tests) : 0;
 	if (ns + nt > WARD_MAX_FILES)
-		return wire_bad(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
+		return base_errf(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
 	doc->files = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->files));
 	doc->file_data = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->file_data));
 	if (!doc->files || !doc->file_data)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	doc->req.files = doc->files;
 	doc->req.nfiles = ns + nt; /* now, so that doc_free releases what was decoded */
 	size_t at = 0, total = 0;
@@ -150,14 +151,14 @@ static int tj_decode_files(struct testjob *job, const json_t *root, char *err, s
 	if (tests && tj_decode_file_list(doc, tests, "test_files", &at, &total, err, errlen) < 0)
 		return -1;
 	if (job->runner == TJ_RUNNER_PYTHON && nt == 0)
-		return wire_bad(err, errlen, "test_files: the python runner needs at least one test file");
+		return base_errf(err, errlen, "test_files: the python runner needs at least one test file");
 	return tj_check_conflicts(job, err, errlen);
 }
 
 static int tj_decode_job(struct testjob *job, const json_t *root, char *err, size_t errlen)
 {
 	if (!json_is_object(root))
-		return wire_bad(err, errlen, "the job must be a JSON object");
+		return base_errf(err, errlen, "the job must be a JSON object");
 	if (tj_decode_runner(job, root, err, errlen) < 0 || tj_decode_command(job, root, err, errlen) < 0 ||
 	    tj_decode_files(job, root, err, errlen) < 0)
 		return -1;
@@ -185,7 +186,7 @@ int testjob_from_json_under(const char *buf, size_t len, const struct ward_limit
 	if (defaults)
 		job->doc.req.limits = *defaults;
 	if (len > TJ_MAX_JOB_BYTES)
-		return wire_bad(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
+		return base_errf(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
 	json_t *root = wire_load(buf, len, err, errlen);
 	if (!root)
 		return -1;
@@ -279,28 +280,28 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 	const char *ev;
 	json_t *v;
 	if (!json_is_object(o) || wire_cstr(wire_member(o, "event"), "event", &ev, err, errlen) < 0)
-		return wire_bad(err, errlen, "report line %zu is not a harness event", lineno);
+		return base_errf(err, errlen, "report line %zu is not a harness event", lineno);
 	/* The harness numbers its lines from 0: a line written into the pipe
 	 * by anything else breaks the sequence. */
 	v = wire_member(o, "seq");
 	if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)(lineno - 1))
-		return wire_bad(err, errlen, "report line %zu is out of sequence: something other than the harness "
+		return base_errf(err, errlen, "report line %zu is out of sequence: something other than the harness "
 					     "wrote to the report channel", lineno);
 	if (!*hello) {
 		json_t *ver = wire_member(o, "version");
 		if (strcmp(ev, "hello") != 0 || !json_is_integer(ver) || json_integer_value(ver) != 1)
-			return wire_bad(err, errlen, "the report does not start with the harness's hello line");
+			return base_errf(err, errlen, "the report does not start with the harness's hello line");
 		*hello = true;
 		return 0;
 	}
 	if (strcmp(ev, "start") == 0) {
 		const char *name;
 		if (wire_cstr(wire_member(o, "name"), "name", &name, err, errlen) < 0)
-			return wire_bad(err, errlen, "report line %zu: a start event without a name", lineno);
+			return base_errf(err, errlen, "report line %zu: a start event without a name", lineno);
 		free(*pending);
 		*pending = strdup(name);
 		if (!*pending)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		return 0;
 	}
 	if (strcmp(ev, "test") == 0) {
@@ -308,17 +309,17 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 		enum testjob_outcome oc;
 		uint64_t ms = 0;
 		if (!json_is_string(v = wire_member(o, "name")))
-			return wire_bad(err, errlen, "report line %zu: a test without a name", lineno);
+			return base_errf(err, errlen, "report line %zu: a test without a name", lineno);
 		name = json_string_value(v);
 		size_t namelen = json_string_length(v);
 		if (wire_cstr(wire_member(o, "outcome"), "outcome", &outcome, err, errlen) < 0 ||
 		    tj_outcome_parse(outcome, &oc) < 0)
-			return wire_bad(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
+			return base_errf(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
 					lineno);
 		size_t msglen = 0;
 		if ((v = wire_member(o, "message"))) {
 			if (!json_is_string(v))
-				return wire_bad(err, errlen, "report line %zu: message must be a string", lineno);
+				return base_errf(err, errlen, "report line %zu: message must be a string", lineno);
 			msg = json_string_value(v);
 			msglen = json_string_length(v);
 		}
@@ -326,7 +327,7 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 		    wire_uint(v, "duration_ms", UINT64_MAX / 2, &ms, err, errlen) < 0)
 			return -1;
 		if (testjob_report_add(rep, name, namelen, oc, msg, msglen, ms) < 0)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		free(*pending);
 		*pending = NULL;
 		return 0;
@@ -347,7 +348,7 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 	if (strcmp(ev, "end") == 0)
 		return 1;
 	if (strcmp(ev, "hello") == 0)
-		return wire_bad(err, errlen, "report line %zu: a second hello line", lineno);
+		return base_errf(err, errlen, "report line %zu: a second hello line", lineno);
 	return 0; /* an event from a newer harness: ignored */
 }
 
@@ -371,14 +372,14 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 		/* Nothing may follow the end: whatever does was not written by
 		 * the harness. */
 		if (h->ended)
-			return wire_bad(err, errlen, "the report has data after its end line (line %zu)", lineno);
+			return base_errf(err, errlen, "the report has data after its end line (line %zu)", lineno);
 		json_error_t je;
 		json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 		if (!o) {
 			/* A line cut short by the time limit's kill is expected. */
 			if (!nl && timed_out)
 				break;
-			return wire_bad(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
+			return base_errf(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
 		}
 		int r = tj_harness_line(o, lineno, rep, &h->pending, h->error, sizeof(h->error), &h->hello, err, errlen);
 		json_decref(o);
@@ -386,7 +387,7 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 			return -1;
 		if (r == 1) {
 			if (!nl) /* the harness always ends its lines */
-				return wire_bad(err, errlen, "the report's end line is cut short");
+				return base_errf(err, errlen, "the report's end line is cut short");
 			h->ended = true;
 		}
 		p = nl ? nl + 1 : end;
@@ -399,11 +400,11 @@ static int tj_harness_verdict(const struct harness_state *h, bool timed_out, str
 			      size_t errlen)
 {
 	if (!h->hello)
-		return wire_bad(err, errlen, "the report is empty: the harness did not start");
+		return base_errf(err, errlen, "the report is empty: the harness did not start");
 	if (h->error[0])
-		return wire_bad(err, errlen, "%s", h->error);
+		return base_errf(err, errlen, "%s", h->error);
 	if (!h->ended && !timed_out)
-		return wire_bad(err, errlen, "the report ended early: the test process exited before the harness "
+		return base_errf(err, errlen, "the report ended early: the test process exited before the harness "
 					     "finished (a test called os._exit(), or the process was killed)%s%s",
 				h->pending ? "; last test started: " : "", h->pending ? h->pending : "");
 	if (!h->ended) {
@@ -413,10 +414,10 @@ static int tj_harness_verdict(const struct harness_state *h, bool timed_out, str
 		const char *name = h->pending ? h->pending : "(outside any test)";
 		const char *msg = "the time limit stopped this test before it finished";
 		if (testjob_report_add(rep, name, strlen(name), TJ_ERRORED, msg, strlen(msg), 0) < 0)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 	}
 	if (rep->total == 0)
-		return wire_bad(err, errlen, "no tests ran: the test files define no tests");
+		return base_errf(err, errlen, "no tests ran: the test files define no tests");
 	return 0;
 }
 

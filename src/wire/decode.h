@@ -18,7 +18,6 @@
 #include "wire/wire.h"
 
 /* Format the message into err and return -1. */
-int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* An empty decoded request, as every document starts: the request's
  * defaults, capture on, no stdin fd. */

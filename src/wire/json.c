@@ -23,6 +23,7 @@
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
 #include "wire/wire.h"
+#include "base/errf.h"
 
 /* ---------------------------------------------------------------- result */
 
@@ -354,11 +355,11 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	json_error_t je;
 	json_t *o = json_loadb(body, len, JSON_ALLOW_NUL, &je);
 	if (!o)
-		return wire_bad(err, errlen, "the runner's answer is not JSON: %s", je.text);
+		return base_errf(err, errlen, "the runner's answer is not JSON: %s", je.text);
 	int rc = -1;
 	json_t *st = json_object_get(o, "status");
 	if (!json_is_object(o) || !json_is_string(st)) {
-		wire_bad(err, errlen, "the runner's answer is not a result object (no \"status\")");
+		base_errf(err, errlen, "the runner's answer is not a result object (no \"status\")");
 		goto out;
 	}
 	r->status = WARD_ST_ERROR;
@@ -372,7 +373,7 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->timed_out = get_bool(o, "timed_out");
 	r->oom_killed = get_bool(o, "oom_killed");
 	if (get_stream(o, "stdout", &r->out) < 0 || get_stream(o, "stderr", &r->err) < 0) {
-		wire_bad(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	v = json_object_get(o, "error");
@@ -401,12 +402,12 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
 	r->usage.proxy_cpu_ms = get_u64(u, "proxy_cpu_ms");
 	if (get_files(o, r) < 0) {
-		wire_bad(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
+		base_errf(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
 				      "ward is out of memory");
 		goto out;
 	}
 	if (get_egress(o, r) < 0) {
-		wire_bad(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	rc = 0;

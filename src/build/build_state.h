@@ -8,10 +8,10 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "image/build.h"
+#include "build/build.h"
 #include "image/build_cache.h"
 #include "image/build_copy.h"
-#include "image/build_run.h"
+#include "build/build_run.h"
 #include "ward.h"
 
 struct stage {

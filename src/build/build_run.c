@@ -16,7 +16,7 @@
  * syscall filter is a build's (sandbox/seccomp_build.c).  After the step the tmpfs is handed back: its
  * "upper" is the step's layer. */
 #define _GNU_SOURCE
-#include "image/build_run.h"
+#include "build/build_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/build_inside.h"
+#include "build/build_inside.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/overlay.h"
 #include "system/egress.h"

@@ -13,7 +13,7 @@
  * renamed into layers/, the index, under the store's exclusive lock; a
  * failed build leaves only cache entries of the steps that succeeded. */
 #define _GNU_SOURCE
-#include "image/build.h"
+#include "build/build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 #include "image/build_cache.h"
 #include "image/build_copy.h"
 #include "image/build_layer.h"
-#include "image/build_run.h"
+#include "build/build_run.h"
 #include "image/sha256.h"
 #include "core/egress.h"
 #include "image/store.h"
@@ -49,7 +49,8 @@ void ward_build_opts_init(struct ward_build_opts *o)
 	o->output_fd = -1;
 }
 
-#include "image/build_state.h"
+#include "build/build_state.h"
+#include "base/errf.h"
 
 static double since(const struct timespec *t0)
 {
@@ -132,7 +133,7 @@ int build_word(struct b *b, struct stage *st, const struct bstep *s, const char 
 {
 	char e[300];
 	if (build_expand(w, b->f->escape, st ? stage_var : global_var, st ? (void *)st : (void *)b, out, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: %s: %s", s->line, build_op_name(s->op), e);
+		return base_errf(b->err, b->errlen, "line %u: %s: %s", s->line, build_op_name(s->op), e);
 	return 0;
 }
 
@@ -177,7 +178,7 @@ static int step_arg(struct b *b, struct stage *st, const struct bstep *s)
 			rc = strv_add(&b->gargs, &b->ngargs, kv ? kv : name);
 		free(kv);
 		if (rc < 0)
-			return store_fail(b->err, b->errlen, "out of memory");
+			return base_errf(b->err, b->errlen, "out of memory");
 	}
 	return 0;
 }
@@ -257,7 +258,7 @@ int build_step_config(struct b *b, struct stage *st, const struct bstep *s)
 			free(v);
 			v = abs;
 			if (!v)
-				return store_fail(b->err, b->errlen, "out of memory");
+				return base_errf(b->err, b->errlen, "out of memory");
 		}
 		json_object_set_new(st->cfg, key, json_string(v));
 		free(v);
@@ -309,37 +310,37 @@ int build_from_image(struct b *b, struct stage *st, const char *ref, const struc
 	struct ward_image *img;
 	char e[512];
 	if (ward_image_open(b->s, ref, &img, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s (import or pull it first, or build it)", s->line,
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s (import or pull it first, or build it)", s->line,
 				  ref, e);
 	struct ward_image **np = realloc(b->pins, (b->npins + 1) * sizeof(*np));
 	if (!np) {
 		ward_image_release(img);
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	}
 	b->pins = np;
 	np[b->npins++] = img;
 	char *buf = NULL;
 	size_t len;
 	if (store_blob_read(b->s, img->config_digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
 	json_t *c = json_loadb(buf, len, 0, NULL);
 	free(buf);
 	json_t *cfg = json_object_get(c, "config");
 	st->cfg = json_is_object(cfg) ? json_deep_copy(cfg) : json_object();
 	json_decref(c);
 	if (store_blob_read(b->s, img->digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
 	json_t *m = json_loadb(buf, len, 0, NULL);
 	free(buf);
 	st->base_descs = json_incref(json_object_get(m, "layers"));
 	json_decref(m);
 	if (json_array_size(st->base_descs) != img->nlayers)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line, ref);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line, ref);
 	st->cmd_inherited = json_object_get(st->cfg, "Cmd") != NULL;
 	st->base = calloc(img->nlayers + 1, sizeof(char *));
 	st->base_owners = calloc(img->nlayers + 1, sizeof(char *));
 	if (!st->base || !st->base_owners)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	for (size_t i = 0; i < img->nlayers; i++) {
 		st->base[i] = strdup(img->layers[i]);
 		st->nbase = i + 1;
@@ -355,7 +356,7 @@ static int step_from(struct b *b, const struct bstep *s)
 {
 	struct stage *v = realloc(b->st, (b->nst + 1) * sizeof(*v));
 	if (!v)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	b->st = v;
 	struct stage *st = &v[b->nst++];
 	memset(st, 0, sizeof(*st));
@@ -370,7 +371,7 @@ static int step_from(struct b *b, const struct bstep *s)
 		st->cfg = json_deep_copy(prev->cfg);
 		memcpy(st->chain, prev->chain, 65);
 		if (rc < 0)
-			rc = store_fail(b->err, b->errlen, "out of memory");
+			rc = base_errf(b->err, b->errlen, "out of memory");
 	} else if (!strcmp(ref, "scratch")) {
 		st->cfg = json_object();
 		chain(st, "FROM", "scratch");
@@ -412,7 +413,7 @@ static int add_layer(struct b *b, struct stage *st, const char *key, int tar_fd)
 {
 	struct cache_layer *l = realloc(st->l, (st->nl + 1) * sizeof(*l));
 	if (!l)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	st->l = l;
 	uint64_t used = stage_bytes(b, st);
 	uint64_t left = b->o->max_image_bytes > used ? b->o->max_image_bytes - used : 0;
@@ -522,7 +523,7 @@ static void step_failed(struct b *b, const struct bstep *s, const struct build_r
 	b->r->oom = res->oom;
 	memcpy(b->r->output, res->tail, res->ntail);
 	b->r->output[res->ntail < sizeof(b->r->output) ? res->ntail : sizeof(b->r->output) - 1] = 0;
-	store_fail(b->err, b->errlen, "line %u: %s failed: %s", s->line, s->text,
+	base_errf(b->err, b->errlen, "line %u: %s failed: %s", s->line, s->text,
 		   res->timed_out ? "it ran past --timeout" : res->oom ? "it ran out of --memory" : "its exit status is above");
 	if (res->status && !res->timed_out && !res->oom)
 		snprintf(b->err, b->errlen, "line %u: RUN exited with status %d: %.300s", s->line, res->status, s->text);
@@ -545,9 +546,9 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 		argv[i] = (char *)json_string_value(json_array_get(cmd, i));
 	int rc = 0;
 	if (!argv || !env || !low)
-		rc = store_fail(b->err, b->errlen, "out of memory");
+		rc = base_errf(b->err, b->errlen, "out of memory");
 	else if (!nl)
-		rc = store_fail(b->err, b->errlen, "line %u: RUN on an empty image (FROM scratch): there is nothing to run "
+		rc = base_errf(b->err, b->errlen, "line %u: RUN on an empty image (FROM scratch): there is nothing to run "
 						   "it with; COPY a program in first", s->line);
 	else if (b->ids.lock_fd < 0)
 		rc = build_ids_acquire(&b->ids, b->err, b->errlen);
@@ -660,7 +661,7 @@ static int egress_shape(struct b *b)
 {
 	const struct ward_build_opts *o = b->o;
 	if (!o->negress_allow)
-		return store_fail(b->err, b->errlen, "--net allow needs --egress-allow HOST (repeatable): the names RUN may "
+		return base_errf(b->err, b->errlen, "--net allow needs --egress-allow HOST (repeatable): the names RUN may "
 						     "reach through ward's proxy");
 	for (size_t i = 0; i < o->negress_allow; i++) {
 		struct egress_pattern p;

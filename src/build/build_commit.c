@@ -15,10 +15,11 @@
 
 #include "image/build_cache.h"
 #include "image/build_copy.h"
-#include "image/build_state.h"
+#include "build/build_state.h"
 #include "image/sha256.h"
 #include "image/store.h"
 #include "sandbox/overlay.h"
+#include "base/errf.h"
 #include <sys/file.h>
 
 /* ---- the image ---- */
@@ -36,7 +37,7 @@ static int describe(struct b *b, struct stage *st, struct store_image *img, cons
 	json_t *ids = json_array(), *descs = json_array();
 	img->layers = calloc(st->nbase + st->nl + 1, sizeof(*img->layers));
 	if (!img->layers)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	for (size_t i = 0; i < st->nbase; i++) {
 		struct store_layer *l = &img->layers[img->nlayers++];
 		const char *slash = strrchr(st->base[i], '/');
@@ -66,7 +67,7 @@ static int describe(struct b *b, struct stage *st, struct store_image *img, cons
 	json_decref(c);
 	if (!*cfg_txt) {
 		json_decref(descs);
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	}
 	sha256_buf_hex(*cfg_txt, strlen(*cfg_txt), img->config);
 	char d[80];
@@ -78,7 +79,7 @@ static int describe(struct b *b, struct stage *st, struct store_image *img, cons
 	*man_txt = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(m);
 	if (!*man_txt)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	sha256_buf_hex(*man_txt, strlen(*man_txt), img->digest);
 	return 0;
 }
@@ -88,7 +89,7 @@ static int commit_locked(struct b *b, struct stage *st, struct store_image *img,
 	char *cfg = NULL, *man = NULL;
 	int rc = describe(b, st, img, ix, &cfg, &man);
 	if (rc == 0 && img->size > b->o->max_image_bytes)
-		rc = store_fail(b->err, b->errlen, "the image is %llu bytes, over --max-image-bytes %llu: refused",
+		rc = base_errf(b->err, b->errlen, "the image is %llu bytes, over --max-image-bytes %llu: refused",
 				(unsigned long long)img->size, (unsigned long long)b->o->max_image_bytes);
 	if (rc == 0 && (store_blob_write(b->s, img->digest, man, strlen(man), b->err, b->errlen) < 0 ||
 			store_blob_write(b->s, img->config, cfg, strlen(cfg), b->err, b->errlen) < 0))
@@ -98,7 +99,7 @@ static int commit_locked(struct b *b, struct stage *st, struct store_image *img,
 		if (st->l[i].empty || store_layer_present(b->s, st->l[i].hex))
 			continue;
 		if (!st->l[i].fresh[0]) { /* found in layers/ by the cache, removed since (ward image rm) */
-			rc = store_fail(b->err, b->errlen, "a cached layer (sha256:%s) was removed from the store while the "
+			rc = base_errf(b->err, b->errlen, "a cached layer (sha256:%s) was removed from the store while the "
 							   "build ran: build again", st->l[i].hex);
 			break;
 		}
@@ -112,7 +113,7 @@ static int commit_locked(struct b *b, struct stage *st, struct store_image *img,
 	if (sfd >= 0)
 		close(sfd);
 	if (rc == 0 && store_index_put(ix, img) < 0)
-		rc = store_fail(b->err, b->errlen, "out of memory");
+		rc = base_errf(b->err, b->errlen, "out of memory");
 	if (rc == 0)
 		rc = store_index_save(b->s, ix, b->err, b->errlen);
 	char e[256] = "";
