@@ -529,12 +529,31 @@ static void step_failed(struct b *b, const struct bstep *s, const struct build_r
 		snprintf(b->err, b->errlen, "line %u: RUN exited with status %d: %.300s", s->line, res->status, s->text);
 }
 
+/* What a RUN could reach, part of its cache key: a layer built with one
+ * allow-list or pin is never served to a build with another, or with no
+ * network (whose RUN would see another environment). */
+static char *run_net_key(const struct ward_build_opts *o)
+{
+	json_t *k = json_array();
+	json_array_append_new(k, json_string(o->net_allow ? "allow" : "none"));
+	for (size_t i = 0; o->net_allow && i < o->negress_allow; i++)
+		json_array_append_new(k, json_string(o->egress_allow[i]));
+	json_array_append_new(k, json_string("resolve"));
+	for (size_t i = 0; o->net_allow && i < o->negress_resolve; i++)
+		json_array_append_new(k, json_string(o->egress_resolve[i]));
+	char *t = json_dumps(k, JSON_COMPACT);
+	json_decref(k);
+	return t;
+}
+
 static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 {
 	json_t *cmd = command_json(st, s);
 	char *argv_json = json_dumps(cmd, JSON_COMPACT);
+	char *net = run_net_key(b->o);
 	char key[65];
-	build_key(st, "RUN", argv_json ? argv_json : "", NULL, key);
+	build_key(st, "RUN", argv_json ? argv_json : "", net ? net : "?", key);
+	free(net);
 	free(argv_json);
 	if (build_cached(b, st, key)) {
 		json_decref(cmd);
