@@ -37,7 +37,7 @@ await check('matplotlib is in the image', async () => {
   const e = await sbx.runCode('import matplotlib; matplotlib.__version__')
   if (e.error) throw new Error(`${e.error.name}: ${e.error.value}`)
   console.log(`# matplotlib ${e.text}`)
-  return /^'3\./.test(e.text)
+  return /^3\./.test(e.text) // E2B strips the quotes of a str result
 })
 
 await check('plt.show(): one png result, its base64 a PNG', async () => {
