@@ -50,7 +50,8 @@ struct e2b_ctx {
 	int pid;              /* the kernel's process id, 0: none (started on first use) */
 	uint64_t off[2];      /* what of its stdout / stderr was read */
 	unsigned execs;
-	int waiters;          /* executions waiting for run (atomic) */
+	int client;           /* the running execution's connection (fd), -1: none; under e2b.lock */
+	int intr;             /* the running execution was interrupted (atomic) */
 	pthread_mutex_t run;  /* one execution at a time */
 	struct e2b_ctx *next;
 };

@@ -19,19 +19,25 @@
  * execution answers: a template without node or bash, or without the
  * TypeScript compiler, answers 400 with a JSON body naming what is missing.
  *
- * Bounds: a protocol line is kept up to PROTO_LINE_MAX (the rest dropped,
- * and said in a stderr event); raw output is cut into events as it comes
- * and never held beyond a marker's length.
+ * Bounds: a protocol line is kept up to PROTO_LINE_MAX (a longer one, or
+ * one the session's kept window cut, is dropped and said in a stderr
+ * event); the session keeps KERNEL_KEPT of a kernel's output while the
+ * stream lags (a longer line the stream fell behind is cut by that window,
+ * and so dropped and said); raw output is cut into events as it comes and
+ * never held beyond a marker's length.
  *
  * Deadlines: the SDK aborts a runCode at its timeoutMs and closes the
- * connection; the stream says {"type":"keepalive"} (which the SDK skips)
- * every KEEPALIVE_S, and every WAITER_POLL_S while another execution waits
- * for the context, so a client that left is seen at once when it matters;
- * the code is then interrupted (SIGINT: the kernel and its state live on)
- * or, when that does not end it within INTERRUPT_S, the kernel is killed
- * (the next call starts a fresh one: restartCodeContext's state). */
+ * connection.  The stream looks at its connection between reads of the
+ * kernel (a peer that closed it is gone), and a call that finds the
+ * context busy looks at once, so the next runCode after a timeout waits
+ * for nothing but the interrupt; the stream also says {"type":"keepalive"}
+ * (which the SDK skips) every KEEPALIVE_S.  The code is then interrupted
+ * (SIGINT: the kernel and its state live on) or, when that does not end it
+ * within INTERRUPT_S, the kernel is killed (the next call starts a fresh
+ * one: restartCodeContext's state). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +52,15 @@
 #include "ward_kernel_sh.h"
 
 #define KEEPALIVE_S 2.0
-#define WAITER_POLL_S 0.1
 #define INTERRUPT_S 2.0
 #define READY_S 30.0        /* a kernel's start, IPython's imports included */
 #define MAX_CTX_TOTAL 64    /* contexts ever made in one sandbox (removed ones too) */
 #define PROTO_LINE_MAX (8u << 20)
 #define EVENT_MAX (64u << 10)
+/* of a kernel's output, what the session keeps while the stream lags (two
+ * streams of each of E2B_MAX_CONTEXTS kernels within a session's 64 MiB of
+ * background output, with room left for its commands) */
+#define KERNEL_KEPT (2u << 20)
 #define MARK_MAX 64         /* "\036" TOKEN " " STATUS "\n", and the ready line's head */
 
 static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, ...)
@@ -159,6 +168,7 @@ static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id,
 		}
 		snprintf(c->cwd, sizeof(c->cwd), "%s", cwd);
 		snprintf(c->lang, sizeof(c->lang), "%s", lang);
+		c->client = -1;
 		pthread_mutex_init(&c->run, NULL);
 		c->next = x->ctxs;
 		x->ctxs = c;
@@ -487,7 +497,15 @@ static bool kernel_read(struct kread *k, double wait_s, char **buf, size_t *len,
 		free(er.data);
 		return false;
 	}
-	/* bytes past the kept window were lost while nobody read: skip them */
+	/* bytes past the kept window were lost while nobody read: skipped,
+	 * and a protocol line they cut is dropped (and said), never sent torn */
+	uint64_t from = o.bytes - o.len;
+	if (from > k->c->off[0] && !is_bash(k->c)) {
+		k->skipped += k->plen + (from - k->c->off[0]);
+		free(k->pend);
+		k->pend = NULL;
+		k->plen = 0;
+	}
 	k->c->off[0] = o.bytes > k->c->off[0] ? o.bytes : k->c->off[0];
 	k->c->off[1] = er.bytes > k->c->off[1] ? er.bytes : k->c->off[1];
 	if (o.len) {
@@ -564,7 +582,7 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 	r.limits = q->s->o.defaults;
 	r.limits.timeout_s = 0; /* as long as the session */
 	r.limits.cpu_s = 0;
-	r.limits.output_limit = E2B_OUTPUT_KEPT;
+	r.limits.output_limit = KERNEL_KEPT;
 	int pid = 0;
 	char cwd[300];
 	snprintf(cwd, sizeof(cwd), "%s", c->cwd);
@@ -632,9 +650,34 @@ static enum MHD_Result kernel_refused(struct ereq *q, struct e2b_ctx *c, int rc,
 
 struct exec_st {
 	struct kread k;
+	int fd;            /* its connection */
 	bool said, over;
 	double last;
 };
+
+/* Whether the peer of connection fd closed it (the SDK's abort). */
+static bool client_gone(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Interrupt the running execution (once: a second SIGINT could land in
+ * the first one's handling); seen_by, when its client left, for the log. */
+static void interrupt(struct kread *k, const char *seen_by)
+{
+	if (__atomic_exchange_n(&k->c->intr, 1, __ATOMIC_SEQ_CST))
+		return;
+	struct sess *ss = e2b_sess(k->e, k->x);
+	if (!ss)
+		return;
+	int pid = k->c->pid;
+	if (pid > 0 && ward_session_proc_signal(ss->ws, pid, SIGINT, NULL, 0) == 0 && seen_by)
+		log_event(k->e->s, "e2b-interrupt",
+			  "sandbox %s context %s: its client left (seen %s); the execution is interrupted", k->x->id,
+			  k->c->id, seen_by);
+	sess_unref(k->e->s, ss);
+}
 
 static bool exec_produce(void *p, char **buf, size_t *len)
 {
@@ -650,11 +693,9 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			st->over = true;
 			return false;
 		}
-		/* another execution waits for this context: ask this stream's
-		 * client often whether it is still there (a write to a closed
-		 * connection ends the stream) */
-		bool waited = __atomic_load_n(&st->k.c->waiters, __ATOMIC_RELAXED) > 0;
-		if (!kernel_read(&st->k, waited ? WAITER_POLL_S : 1.0, buf, len, NULL)) {
+		if (!st->k.finished && client_gone(st->fd))
+			interrupt(&st->k, "by its stream");
+		if (!kernel_read(&st->k, 0.5, buf, len, NULL)) {
 			st->k.c->pid = 0;
 			st->k.finished = true; /* nothing to interrupt */
 			st->over = true;
@@ -677,7 +718,7 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			return *len > 0;
 		}
 		double t = now_mono();
-		if (!*len && t - st->last >= (waited ? WAITER_POLL_S : KEEPALIVE_S))
+		if (!*len && t - st->last >= KEEPALIVE_S)
 			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
 		if (*len) {
 			st->last = t;
@@ -692,12 +733,11 @@ static void exec_free(void *p)
 {
 	struct exec_st *st = p;
 	struct kread *k = &st->k;
+	pthread_mutex_lock(&k->e->lock);
+	k->c->client = -1;
+	pthread_mutex_unlock(&k->e->lock);
 	if (!k->finished && k->c->pid > 0) {
-		struct sess *ss = e2b_sess(k->e, k->x);
-		if (ss) {
-			ward_session_proc_signal(ss->ws, k->c->pid, SIGINT, NULL, 0);
-			sess_unref(k->e->s, ss);
-		}
+		interrupt(k, NULL);
 		double until = now_mono() + INTERRUPT_S;
 		while (!k->finished && now_mono() < until) {
 			char *junk = NULL;
@@ -708,7 +748,7 @@ static void exec_free(void *p)
 				break;
 		}
 		if (!k->finished) {
-			ss = e2b_sess(k->e, k->x);
+			struct sess *ss = e2b_sess(k->e, k->x);
 			if (ss) {
 				ward_session_proc_signal(ss->ws, k->c->pid, SIGKILL, NULL, 0);
 				sess_unref(k->e->s, ss);
@@ -863,9 +903,19 @@ enum MHD_Result ci_execute(struct ereq *q)
 		line[n++] = '\n'; /* over the NUL: the length says where it ends */
 	}
 	json_decref(m);
-	__atomic_add_fetch(&c->waiters, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&c->run);
-	__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELAXED);
+	if (pthread_mutex_trylock(&c->run) != 0) {
+		/* busy: a timed-out runCode's stream whose client left is
+		 * interrupted now, not when its stream next looks */
+		pthread_mutex_lock(&q->e->lock);
+		int fd = c->client;
+		pthread_mutex_unlock(&q->e->lock);
+		if (client_gone(fd)) {
+			struct kread k = {.e = q->e, .x = q->x, .c = c};
+			interrupt(&k, "by the next call");
+		}
+		pthread_mutex_lock(&c->run);
+	}
+	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	if (rc == K_OK) {
 		struct sess *ss = e2b_sess(q->e, q->x);
@@ -891,6 +941,11 @@ enum MHD_Result ci_execute(struct ereq *q)
 	st->k.c = c;
 	st->k.ready = true;
 	st->last = now_mono();
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	st->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_lock(&q->e->lock);
+	c->client = st->fd;
+	pthread_mutex_unlock(&q->e->lock);
 	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
 	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
 }

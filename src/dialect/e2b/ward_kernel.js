@@ -104,6 +104,7 @@ if (lang === 'ts') {
 
 const r = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, useColors: false,
                        prompt: '', breakEvalOnSigint: true });
+r.context.console = console;  // the REPL's own writes to its output, not to ours
 r.context.module = module;
 r.context.require = require;
 let pending = null;  // the running cell's end: (err, value)

@@ -380,9 +380,14 @@ def main():
     except ImportError:
         kernel = Plain()
     emit({"type": "__ready__", "kernel": kernel.kind})
-    for line in stdin:
+    while True:
         try:
+            line = stdin.readline()
+            if not line:
+                break
             req = json.loads(line)
+        except KeyboardInterrupt:  # an interrupt meant for a cell that had ended
+            continue
         except ValueError:
             continue
         saved = dict(os.environ)
