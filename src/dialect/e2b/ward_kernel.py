@@ -163,7 +163,7 @@ def is_figure(value):
 
 def figure_data(fig):
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
+    fig.savefig(buf, format="png")
     return {"text/plain": repr(fig), "image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
             "e2b/chart": chart_of(fig)}
 
