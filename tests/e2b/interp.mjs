@@ -8,23 +8,9 @@
 //                               plain kernel, and the 400 naming node
 // Prints PASS:/FAIL: lines, and "# pid ..." lines interp.sh reads.
 import { Sandbox, NotFoundError, TimeoutError } from '@e2b/code-interpreter'
+import { checks, eq } from './checks.mjs'
 
-let failed = 0
-const pass = (n) => console.log(`PASS: e2b interp: ${n}`)
-const fail = (n, why) => { failed++; console.log(`FAIL: e2b interp: ${n}: ${why}`) }
-async function check(name, fn) {
-  try {
-    const r = await fn()
-    if (r === false) fail(name, 'check was false')
-    else pass(name)
-  } catch (e) {
-    fail(name, `${e && e.constructor && e.constructor.name}: ${e && e.message}`.slice(0, 1500))
-  }
-}
-const eq = (a, b, what = '') => {
-  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${what}${JSON.stringify(a).slice(0, 700)} != ${JSON.stringify(b).slice(0, 700)}`)
-  return true
-}
+const { pass, fail, check, failed } = checks('e2b interp')
 const ok = (e) => { if (e.error) throw new Error(`${e.error.name}: ${e.error.value} ${e.error.traceback.slice(0, 400)}`); return e }
 const url = process.env.E2B_SANDBOX_URL
 // a request to the interpreter's port, as the SDK makes them
@@ -196,7 +182,8 @@ async function ipython() {
     const b = await sbx.runCode('false', { context: ctx })
     const c = ok(await sbx.runCode('echo $Y', { context: ctx, envs: { Y: 'only this call' } }))
     const d = ok(await sbx.runCode('echo "[$Y]"', { context: ctx }))
-    return eq([a.logs.stdout.join(''), a.logs.stderr.join('')], ['persisted\n/tmp\nf:1\n', 'err\n']) &&
+    const u = ok(await sbx.runCode("printf 'h\\303\\251 \\377x\\n'", { context: ctx })) // é, then a byte that is no UTF-8
+    return eq(u.logs.stdout.join(''), 'h\u00e9 \ufffdx\n') && eq([a.logs.stdout.join(''), a.logs.stderr.join('')], ['persisted\n/tmp\nf:1\n', 'err\n']) &&
       eq([b.error.name, b.error.value], ['', '1']) && eq([c.logs.stdout, d.logs.stdout], [['only this call\n'], ['[]\n']])
   })
   await check('an unknown language answers 400 naming it', async () => {
@@ -286,4 +273,4 @@ async function plain(template) {
 
 if (process.argv[2] === 'ipython') await ipython()
 else await plain(process.argv[3])
-process.exit(failed ? 1 : 0)
+process.exit(failed() ? 1 : 0)

@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "dialect/e2b/e2b_int.h"
+#include "wire/utf8.h"
 #include "ward_charts_py.h"
 #include "ward_kernel_js.h"
 #include "ward_kernel_py.h"
@@ -258,77 +259,25 @@ static void add_text(char **buf, size_t *len, const char *stream, const char *t,
 	add_line(buf, len, json_pack("{s:s,s:s%,s:s}", "type", stream, "text", t, n, "timestamp", ts));
 }
 
-/* Length of the longest prefix of s[0..n) made of whole UTF-8 sequences
- * (an incomplete one at the end held back); invalid bytes become U+FFFD in
- * *out (malloc'd, *on its length). */
-static size_t utf8_take(const unsigned char *s, size_t n, char **out, size_t *on)
-{
-	char *o = malloc(3 * n + 1);
-	size_t k = 0, i = 0;
-	while (o && i < n) {
-		unsigned char b = s[i];
-		size_t need = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
-		if (need > 1 && i + need > n) {
-			bool prefix = true; /* still a sequence's start? hold it back */
-			for (size_t j = i + 1; j < n; j++)
-				prefix = prefix && (s[j] & 0xC0) == 0x80;
-			if (prefix)
-				break;
-		}
-		bool ok = need > 0 && i + need <= n;
-		for (size_t j = 1; ok && j < need; j++)
-			ok = (s[i + j] & 0xC0) == 0x80;
-		if (ok && need == 2 && b < 0xC2)
-			ok = false; /* overlong */
-		if (ok && need == 3) {
-			unsigned c = (b & 0x0Fu) << 12 | (s[i + 1] & 0x3Fu) << 6 | (s[i + 2] & 0x3Fu);
-			ok = c >= 0x800 && (c < 0xD800 || c > 0xDFFF);
-		}
-		if (ok && need == 4) {
-			unsigned c = (b & 0x07u) << 18 | (s[i + 1] & 0x3Fu) << 12 | (s[i + 2] & 0x3Fu) << 6 |
-				     (s[i + 3] & 0x3Fu);
-			ok = c >= 0x10000 && c <= 0x10FFFF;
-		}
-		if (ok) {
-			memcpy(o + k, s + i, need);
-			k += need;
-			i += need;
-		} else {
-			memcpy(o + k, "\xEF\xBF\xBD", 3);
-			k += 3;
-			i++;
-		}
-	}
-	if (!o)
-		i = n; /* out of memory: the bytes are dropped, never held */
-	*out = o;
-	*on = k;
-	return i;
-}
-
 /* Text of stream i as events of at most EVENT_MAX; unless final, a
  * character cut at the end is held for the next read. */
 static void raw_text(struct kread *k, int i, const char *t, size_t n, bool final, char **buf, size_t *len)
 {
 	static const char *const names[] = {"stdout", "stderr"};
-	for (size_t off = 0; off < n;) {
-		size_t chunk = n - off > EVENT_MAX ? EVENT_MAX : n - off;
-		char *o = NULL;
-		size_t ol = 0, took = utf8_take((const unsigned char *)t + off, chunk, &o, &ol);
-		if (ol)
+	size_t hold = final ? 0 : utf8_partial_tail((const unsigned char *)t, n), body = n - hold;
+	for (size_t off = 0; off < body;) {
+		size_t chunk = body - off > EVENT_MAX ? EVENT_MAX : body - off;
+		if (off + chunk < body) /* never a character cut at EVENT_MAX */
+			chunk -= utf8_partial_tail((const unsigned char *)t + off, chunk);
+		size_t ol = 0;
+		char *o = utf8_sanitize(t + off, chunk, &ol);
+		if (o && ol)
 			add_text(buf, len, names[i], o, ol);
 		free(o);
-		off += took;
-		if (took == chunk || off + (chunk - took) < n)
-			continue; /* whole, or cut at EVENT_MAX: the next chunk starts with it */
-		if (final)
-			add_text(buf, len, names[i], "\xEF\xBF\xBD", 3);
-		else {
-			memcpy(k->raw[i], t + off, n - off); /* at most 3 bytes */
-			k->rlen[i] = n - off;
-		}
-		break;
+		off += chunk;
 	}
+	memcpy(k->raw[i], t + body, hold); /* at most 3 bytes */
+	k->rlen[i] = hold;
 }
 
 /* "\036" HEAD "...\n" in t[0..n): its offset, *nl that of its newline;
