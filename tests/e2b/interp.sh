@@ -3,10 +3,11 @@
 # js/ts/bash contexts and its bounds (SPEC §18), with the real SDK
 # (tests/e2b/interp.mjs): in code-interpreter-v1 built by `make
 # code-interpreter-image`'s script from Debian's packages, which
-# Sandbox.create() asks for by default; and in a template without IPython or
+# Sandbox.create() asks for by default; in a template without IPython or
 # node (tests/image/build-image's mpl image), where the plain kernel runs
-# and js answers 400 naming node.  Both images are cached under
-# build/image-cache (only the first run downloads; its time is bounded).
+# and js answers 400 naming node; and what ward doctor says of them.  Both
+# images are cached under build/image-cache (only the first run downloads;
+# its time is bounded).
 . "$(dirname "$0")/lib.bash"
 skip() { echo "PASS: e2b interp skipped: $1"; exit 0; }
 node_ready || exit 0
@@ -27,6 +28,12 @@ P=$(timeout -k 5 "${WARD_IMAGE_BUILD_TIMEOUT:-420}" "$ROOT/tests/image/build-ima
 	exit 0
 }
 out=$("$WARD" image import --image-store "$STORE" mpl "oci:$P:1" 2>&1) || { fail "ward image import mpl" "$out"; exit 0; }
+# ward doctor says which kernel each template gives
+d=$(WARD_IMAGE_STORE=$STORE "$WARD" doctor 2>&1 | grep '^  interpreter')
+case "$d" in
+*"code-interpreter-v1: IPython "[0-9]*", node v"*" with TypeScript "*", bash"*) pass "ward doctor: code-interpreter-v1 gives IPython, node with TypeScript, bash" ;;
+*) fail "ward doctor names the kernels of code-interpreter-v1" "$d" ;;
+esac
 printf 'alice sekrit-alice-0123456789\n' >"$SERVE_TMP/tokens"
 start_e2b interp --token-file "$SERVE_TMP/tokens" --image code-interpreter-v1 --image mpl --image-store "$STORE" || exit 1
 KEY=sekrit-alice-0123456789 SDK_TIMEOUT=300 sdk interp.mjs ipython | tee "$SERVE_TMP/ipython.out"
