@@ -239,6 +239,15 @@ async function ipython() {
     console.log(`# timed-out context ${ctx.id}`)
     return true
   })
+  await check('js: a timed-out runCode is interrupted (a synchronous loop, an await), the context and its state live on', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'js' })
+    const pid = ok(await sbx.runCode('var kept = 7; process.pid', { context: ctx })).text
+    for (const code of ['while (true) {}', 'await new Promise(() => {})']) {
+      try { await sbx.runCode(code, { context: ctx, timeoutMs: 800 }); return false } catch (e) { if (!(e instanceof TimeoutError)) throw e }
+      eq(ok(await sbx.runCode('[kept, process.pid]', { context: ctx })).text, `[ 7, ${pid} ]`, code + ': ')
+    }
+    return true
+  })
   await sbx.kill()
 }
 

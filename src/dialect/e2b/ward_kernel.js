@@ -112,13 +112,17 @@ if (r._domain) {     // the REPL reports a cell's error through its domain, not 
   r._domain.removeAllListeners('error');
   r._domain.on('error', (e) => { if (pending) pending(e); });
 }
-process.on('SIGINT', () => {
+// SIGINT: while a cell's synchronous part runs, the REPL's own (it breaks
+// the script); while it awaits, or idle, this one: the cell ends, the
+// kernel and its state live on
+function onSigint() {
   if (pending) {
     const e = new Error('the execution was interrupted');
     e.name = 'KeyboardInterrupt';
     pending(e);
   }
-});
+}
+process.on('SIGINT', onSigint);
 
 const textOf = (t) => (t.length >= 2 && t[0] === t[t.length - 1] && (t[0] === "'" || t[0] === '"') ? t.slice(1, -1) : t);
 
@@ -146,7 +150,12 @@ function run(code) {
       if (ts)
         code = ts.transpileModule(code, { reportDiagnostics: false,
           compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.None, removeComments: false } }).outputText;
-      r.eval(code, r.context, 'cell', end);
+      process.removeListener('SIGINT', onSigint);
+      try {
+        r.eval(code, r.context, 'cell', end);
+      } finally {
+        process.on('SIGINT', onSigint);
+      }
     } catch (e) {
       end(e);
     }
