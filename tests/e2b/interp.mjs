@@ -270,6 +270,15 @@ async function plain(template) {
     const b = await r.json()
     return eq([r.status, b.code, b.language, b.missing], [400, 400, 'javascript', 'node (nodejs)']) && /needs node/.test(b.message)
   })
+  await check('70 refused js contexts leave nothing behind: a python one is still made', async () => {
+    for (let i = 0; i < 70; i++) {
+      const r = await direct(sbx, 'POST', '/contexts', { language: 'js' })
+      await r.arrayBuffer()
+      if (r.status !== 400) throw new Error(`create ${i}: ${r.status}`)
+    }
+    const ctx = await sbx.createCodeContext({ language: 'python' })
+    return eq(ok(await sbx.runCode('6 * 7', { context: ctx })).text, '42')
+  })
   await check('no node: runCode({language: "ts"}) is a 400 the SDK throws', async () => {
     try { await sbx.runCode('1', { language: 'ts' }); return false } catch (e) { return /400/.test(e.message) }
   })

@@ -901,6 +901,17 @@ enum MHD_Result ci_execute(struct ereq *q)
 
 /* ---- contexts ---- */
 
+/* Kill c's kernel now (a running execution sees it die and ends). */
+static void kernel_kill(struct ereq *q, struct e2b_ctx *c)
+{
+	int pid = c->pid;
+	struct sess *ss = e2b_sess(q->e, q->x);
+	if (ss && pid > 0)
+		ward_session_proc_signal(ss->ws, pid, SIGKILL, NULL, 0);
+	if (ss)
+		sess_unref(q->s, ss);
+}
+
 enum MHD_Result ci_ctx_create(struct ereq *q)
 {
 	json_t *m = json_loadb(q->len ? q->body : "{}", q->len ? q->len : 2, 0, NULL);
@@ -915,21 +926,34 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 	snprintf(w, sizeof(w), "%s", json_is_string(cwd) && json_string_value(cwd)[0] == '/' ? json_string_value(cwd)
 											     : E2B_HOME);
 	json_decref(m);
-	struct e2b_ctx *c = ctx_new(q->e, q->x, NULL, lang, w);
-	if (!c)
+	unsigned live = 0;
+	pthread_mutex_lock(&q->e->lock);
+	for (struct e2b_ctx *o = q->x->ctxs; o; o = o->next)
+		live += o->id[0] != 0;
+	pthread_mutex_unlock(&q->e->lock);
+	if (live >= E2B_MAX_CONTEXTS)
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
 				E2B_MAX_CONTEXTS);
-	/* its kernel now: a language the template lacks is refused here */
+	/* its kernel first, on a record of its own: a language the template
+	 * lacks is refused here and leaves no context behind */
+	struct e2b_ctx k = {.client = -1};
+	snprintf(k.lang, sizeof(k.lang), "%s", lang);
+	snprintf(k.cwd, sizeof(k.cwd), "%s", w);
 	char err[512] = "";
-	pthread_mutex_lock(&c->run);
-	int rc = kernel_ensure(q, c, err, sizeof(err));
-	pthread_mutex_unlock(&c->run);
-	if (rc != K_OK) {
-		pthread_mutex_lock(&q->e->lock);
-		c->id[0] = 0;
-		pthread_mutex_unlock(&q->e->lock);
-		return kernel_refused(q, c, rc, err);
+	int rc = kernel_ensure(q, &k, err, sizeof(err));
+	if (rc != K_OK)
+		return kernel_refused(q, &k, rc, err);
+	struct e2b_ctx *c = ctx_new(q->e, q->x, NULL, lang, w);
+	if (!c) {
+		kernel_kill(q, &k);
+		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
+				E2B_MAX_CONTEXTS);
 	}
+	pthread_mutex_lock(&c->run);
+	c->pid = k.pid;
+	memcpy(c->off, k.off, sizeof(c->off));
+	memcpy(c->kind, k.kind, sizeof(c->kind));
+	pthread_mutex_unlock(&c->run);
 	return e2b_answer_json(q, 200, ctx_json(c));
 }
 
@@ -942,17 +966,6 @@ enum MHD_Result ci_ctx_list(struct ereq *q)
 			json_array_append_new(arr, ctx_json(c));
 	pthread_mutex_unlock(&q->e->lock);
 	return e2b_answer_json(q, 200, arr);
-}
-
-/* Kill c's kernel now (a running execution sees it die and ends). */
-static void kernel_kill(struct ereq *q, struct e2b_ctx *c)
-{
-	int pid = c->pid;
-	struct sess *ss = e2b_sess(q->e, q->x);
-	if (ss && pid > 0)
-		ward_session_proc_signal(ss->ws, pid, SIGKILL, NULL, 0);
-	if (ss)
-		sess_unref(q->s, ss);
 }
 
 enum MHD_Result ci_ctx_delete(struct ereq *q)
