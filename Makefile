@@ -39,7 +39,7 @@ BA := build-asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
-.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz fuzz-bin soak image man
+.PHONY: all asan deps check test demo bench install clean format test-cgroup2 helpers fuzz fuzz-bin soak image man code-interpreter-image
 all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a $(B)/ward.1 helpers
 
 $(B)/%.o: %.c
@@ -58,11 +58,20 @@ $(B)/gen/harness_py.h: src/testjob/ward_harness.py
 $(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: $(B)/gen/harness_py.h
 $(B)/src/testjob/testjob.o $(BA)/src/testjob/testjob.o: ALL_CFLAGS += -I$(B)/gen
 
-# The code interpreter's kernel (src/dialect/e2b/e2b_interp.c), the same way.
-$(B)/gen/ward_kernel_py.h: src/dialect/e2b/ward_kernel.py
+# The code interpreter's kernels (src/dialect/e2b/e2b_interp.c), the same
+# way: ward_kernel.py as ward_kernel_py, and so on.
+KERNELS := ward_kernel.py ward_charts.py ward_kernel.js ward_kernel.sh
+KERNEL_H := $(patsubst %,$(B)/gen/%.h,$(subst .,_,$(KERNELS)))
+$(B)/gen/%_py.h: src/dialect/e2b/%.py
 	@mkdir -p $(dir $@)
-	{ echo 'static const unsigned char ward_kernel_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
-$(B)/src/dialect/e2b/e2b_interp.o $(BA)/src/dialect/e2b/e2b_interp.o: $(B)/gen/ward_kernel_py.h
+	{ echo 'static const unsigned char $*_py[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
+$(B)/gen/%_js.h: src/dialect/e2b/%.js
+	@mkdir -p $(dir $@)
+	{ echo 'static const unsigned char $*_js[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
+$(B)/gen/%_sh.h: src/dialect/e2b/%.sh
+	@mkdir -p $(dir $@)
+	{ echo 'static const unsigned char $*_sh[] = {'; xxd -i <$<; echo ', 0x00 };'; } >$@.tmp && mv $@.tmp $@
+$(B)/src/dialect/e2b/e2b_interp.o $(BA)/src/dialect/e2b/e2b_interp.o: $(KERNEL_H)
 $(B)/src/dialect/e2b/e2b_interp.o $(BA)/src/dialect/e2b/e2b_interp.o: ALL_CFLAGS += -I$(B)/gen
 
 # The seccomp programs, compiled once at build time (tools/seccomp_gen.c).
@@ -194,6 +203,10 @@ test: all asan fuzz-bin
 # cgroup v2 group inside a throwaway VM (pure v2, kernel 6.1).
 test-cgroup2: all
 	tests/run-vm cgroup2
+
+# E2B's default template, from Debian's packages (SPEC §18); STORE= picks the store
+code-interpreter-image: all
+	scripts/code-interpreter-image $(STORE)
 
 # the demo installs only what building needs (the test toolchain is
 # make check's)

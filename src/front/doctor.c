@@ -179,6 +179,50 @@ static void images_item(struct doctor_report *r)
 		     n == 1 ? "" : "s", (double)bytes / 1048576.0);
 }
 
+/* What E2B's code interpreter finds in a root (SPEC §18): IPython or the
+ * plain kernel, node (and TypeScript), bash; into out, one line. */
+static void interp_probe(const struct ward_image_root *image, char *out, size_t n)
+{
+	static const char probe[] =
+		"python3 -c 'import IPython; print(\"IPython \" + IPython.__version__)' 2>/dev/null ||"
+		" { command -v python3 >/dev/null && echo 'python3 without IPython (the plain kernel)' || echo 'no python3'; }\n"
+		"if command -v node >/dev/null; then printf 'node %s' \"$(node --version)\";"
+		" node -e 'try { process.stdout.write(\" with TypeScript \" + require(\"typescript\").version) } catch (e) {}';"
+		" echo; else echo 'no node (no js, ts)'; fi\n"
+		"command -v bash >/dev/null && echo bash || echo 'no bash'\n";
+	char *argv[] = {"/bin/sh", "-c", (char *)probe, NULL};
+	struct ward_request req;
+	ward_request_init(&req);
+	req.argv = argv;
+	req.capture = true;
+	req.image = image;
+	req.limits.timeout_s = 20;
+	struct ward_result res;
+	if (ward_run(&req, &res) != 0 || !res.out.data) {
+		snprintf(out, n, "cannot tell: %.200s", res.error[0] ? res.error : "the probe did not run");
+		ward_result_free(&res);
+		return;
+	}
+	size_t k = 0;
+	for (char *line = strtok(res.out.data, "\n"); line && k < n; line = strtok(NULL, "\n"))
+		k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", line);
+	ward_result_free(&res);
+}
+
+static void interp_item(struct doctor_report *r)
+{
+	char base[300], ci[300] = "";
+	interp_probe(NULL, base, sizeof(base));
+	struct ward_image_root *root = NULL;
+	char err[256];
+	if (ward_image_root_open(NULL, "code-interpreter-v1", &root, err, sizeof(err)) == 0) {
+		interp_probe(root, ci, sizeof(ci));
+		ward_image_root_close(root);
+	}
+	item(r, "interpreter", true, "E2B's code interpreter: base: %s; code-interpreter-v1: %s", base,
+	     ci[0] ? ci : "not in the store (the base root serves it; make code-interpreter-image builds it)");
+}
+
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -391,8 +435,10 @@ void doctor_run(struct doctor_report *r)
 	oom_item(r);
 	images_item(r);
 	overlay_item(r);
-	if (r->system_ok)
+	if (r->system_ok) {
 		languages_item(r);
+		interp_item(r);
+	}
 	item(r, "application", r->application_allowed,
 	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
 				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");

@@ -44,9 +44,13 @@
 struct e2b_ctx {
 	char id[40];
 	char cwd[256];
+	char lang[12];        /* python, javascript, typescript, bash */
+	char kind[64];        /* what its kernel said it is ("ipython 8.5.0", "python", "node v18.19.0", ...) */
 	int pid;              /* the kernel's process id, 0: none (started on first use) */
 	uint64_t off[2];      /* what of its stdout / stderr was read */
 	unsigned execs;
+	int client;           /* the running execution's connection (fd), -1: none; under e2b.lock */
+	int intr;             /* the running execution was interrupted (atomic) */
 	pthread_mutex_t run;  /* one execution at a time */
 	struct e2b_ctx *next;
 };
@@ -259,5 +263,7 @@ enum MHD_Result ci_ctx_list(struct ereq *q);
 enum MHD_Result ci_ctx_delete(struct ereq *q);
 enum MHD_Result ci_ctx_restart(struct ereq *q);
 void ci_free_all(struct e2b_sbx *x);
+/* GET /health on the interpreter's port: which Python kernel the template gives */
+enum MHD_Result ci_health(struct ereq *q);
 
 #endif

@@ -407,14 +407,17 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 		q->egress_allow = pol->allow;
 		q->negress_allow = pol->nallow;
 	}
-	if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
+	if (strcmp(c->tmpl, "base") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
 			if (strcmp(s->images[i].name, c->tmpl) == 0) {
 				q->image = s->images[i].root;
 				found = true;
 			}
-		if (!found) {
+		/* the code interpreter's default template: the image of that
+		 * name where one is offered (make code-interpreter-image), else
+		 * the base root */
+		if (!found && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
 			int k = snprintf(err, n, "template '%.64s' is not offered here: use base", c->tmpl);
 			for (size_t i = 0; i < s->nimages && k > 0 && (size_t)k < n; i++)
 				k += snprintf(err + k, n - (size_t)k, ", %s", s->images[i].name);
@@ -741,6 +744,9 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
  * it), 502 once its session ended. */
 enum MHD_Result e2b_health(struct ereq *q)
 {
+	const char *port = e2b_header(q, "E2b-Sandbox-Port");
+	if (port && strcmp(port, "49999") == 0)
+		return ci_health(q); /* the code interpreter's own */
 	struct sess *ss = e2b_sess(q->e, q->x);
 	if (!ss)
 		return e2b_api_error(q, 502, "sandbox %s is not running", q->x->id);
