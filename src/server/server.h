@@ -3,7 +3,7 @@
  * routing table (struct route), and each part's functions.  The one header
  * of src/server/; nothing outside src/server/ includes it (the rest of ward
  * sees ward_serve_main in server/serve.h) but the dialects above it
- * (src/dialect/, started by serve.c), which make and use its sessions.
+ * (src/dialect/, registered through struct dialect), which make and use its sessions.
  *
  * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
  * HTTP: read headers and the whole body, answer errors, and hand a complete,
