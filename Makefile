@@ -25,7 +25,7 @@ LEAN_LIBS := -Wl,--gc-sections -Wl,--as-needed -lseccomp -ljansson -lpthread -lm
 # (src/image/store*.c, sha256.c) is the lean ward's.
 # The dialects (SPEC §16) sit above the server: ward-net's only.
 DIALECT_SRC := $(wildcard src/dialect/*.c src/dialect/*/*.c)
-NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
+NET_SRC  := $(wildcard src/server/*.c) src/front/remote.c src/front/dialects.c src/front/session_cli.c $(wildcard src/testjob/*.c) \
 	src/image/import.c src/image/unpack.c $(wildcard src/build/*.c) src/image/build_cache.c src/sandbox/seccomp_build.c src/image/build_layer.c src/front/image_cli.c src/front/build_cli.c src/front/judge_cli.c $(DIALECT_SRC)
 
 LIB_SRC  := $(sort $(filter-out src/front/cli.c,$(wildcard src/*/*.c)) $(DIALECT_SRC))

@@ -15,6 +15,7 @@
 #include "front/cli_args.h"
 #include "front/doctor.h"
 #include "front/frontends.h"
+#include "front/dialects.h"
 #include "dialect/mcp/mcp_main.h"
 #include "front/judge_cli.h"
 #include "core/plan.h"
@@ -58,7 +59,7 @@ static int exec_net(char **argv, bool serve)
 		strerror(errno), WARD_LIBEXECDIR);
 	return WARD_EXIT_FAILED;
 }
-#define ward_serve_main(c, v) exec_net((v)-1, true)
+#define ward_serve_main(c, v, d) exec_net((v)-1, true)
 #define ward_test_main(c, v) exec_net((v)-1, false)
 #define ward_session_main(c, v, t) exec_net((v)-1, false)
 #define ward_image_main(c, v) exec_net((v)-1, false)
@@ -393,7 +394,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
-		return ward_serve_main(argc - 1, argv + 1);
+		return ward_serve_main(argc - 1, argv + 1, ward_dialects);
 	if (!strcmp(cmd, "test"))
 		return ward_test_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session"))

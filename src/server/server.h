@@ -3,7 +3,7 @@
  * routing table (struct route), and each part's functions.  The one header
  * of src/server/; nothing outside src/server/ includes it (the rest of ward
  * sees ward_serve_main in server/serve.h) but the dialects above it
- * (src/dialect/, started by serve.c), which make and use its sessions.
+ * (src/dialect/, registered through struct dialect), which make and use its sessions.
  *
  * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
  * HTTP: read headers and the whole body, answer errors, and hand a complete,
@@ -234,6 +234,25 @@ struct api {
 	void (*stop)(struct server *s, void *state);
 };
 
+/* A dialect the server can speak (src/dialect/NAME/, SPEC §16, §17, §21):
+ * registered, not included.  The front end that starts the server hands
+ * ward_serve_main their table (src/front/dialects.c); the server calls
+ * only these hooks, so nothing in src/server/ names a dialect.  Any hook
+ * may be NULL. */
+struct dialect {
+	const char *name;
+	/* Its listeners (listener_add) when its options name an address;
+	 * before listeners_open.  -1 with a message on stderr. */
+	int (*add)(struct server *s);
+	/* A dialect that runs a listener of its own rather than a struct api
+	 * on http.c's request life (E2B's, for now): start after the native
+	 * listener (-1 with a message), tick once a second on the main
+	 * thread, stop after sessions_stop and before the workers. */
+	int (*start)(struct server *s);
+	void (*tick)(struct server *s);
+	void (*stop)(struct server *s);
+};
+
 /* A listener beside --listen (listeners.c). */
 #define MAX_LISTENERS 4
 struct listener {
@@ -401,6 +420,7 @@ struct server {
 	struct ward_languages langs; /* loaded and probed at start, read-only after */
 	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
 	struct e2b *e2b;             /* the E2B listener (src/dialect/e2b/), or NULL */
+	const struct dialect *const *dialects; /* NULL-terminated: those ward_serve_main was given */
 	struct listener listeners[MAX_LISTENERS]; /* beside --listen (listeners.c) */
 	size_t nlisteners;
 };
@@ -491,6 +511,10 @@ void listeners_quiesce(struct server *s);  /* the drain: no new connections */
 void listeners_tick(struct server *s);
 void listeners_stop(struct server *s);     /* after the workers */
 void listeners_free(struct server *s);     /* states and sockets, at the end */
+int dialects_add(struct server *s);        /* each dialect's add: before listeners_open */
+int dialects_start(struct server *s);      /* each dialect's own listener: after http_start */
+void dialects_tick(struct server *s);
+void dialects_stop(struct server *s);      /* after sessions_stop, before the workers */
 
 /* health.c */
 void probe(struct server *s);

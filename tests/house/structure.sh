@@ -8,3 +8,7 @@ rc=$?
 expect_eq "no forbidden arrow between src/'s folders" "0" "$rc"
 expect_not_contains "core/ includes nothing of system/" "$out" "core -> system"
 [ "$rc" = 0 ] || echo "$out" | grep -E 'forbidden|circle' | sed 's/^/# /'
+# the dialects are registered by the front end (src/front/dialects.c),
+# not included by the server (issue 31.3): no circle server <-> dialect
+drawing=$(python3 "$ROOT/tools/structure.py" 2>&1)
+expect_not_contains "server/ includes nothing of dialect/ (dialects registered, not included)" "$drawing" "server -> dialect"
