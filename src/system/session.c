@@ -400,12 +400,12 @@ static void unshield(pid_t hp)
  *
  * Everything of an exec but its command can be made before the command is
  * known: its pipes, its cgroup, its process (PID 1's fork), moved into that
- * cgroup and waiting for its handover.  After each exec a thread of the
- * session's (the armer, started with the first exec) makes the next one's
- * that way while the session is idle, so that an exec's own path is only:
- * the handover, the command, its status and its cgroup's usage.  An exec
- * that finds none ready (the first, or one right behind another) makes its
- * own as before.  The armed process runs nothing of the user's: it waits
+ * cgroup and waiting for its handover.  The first exec's is made as the
+ * session starts (arm_first); after each exec a thread of the session's
+ * (the armer, started with the first armed exec) makes the next one's that
+ * way while the session is idle, so that an exec's own path is only: the
+ * handover, the command, its status and its cgroup's usage.  An exec that
+ * finds none ready (one right behind another) makes its own as before.  The armed process runs nothing of the user's: it waits
  * in PID 1's credentials (root in the sandbox's user namespace, not
  * dumpable), which the sandbox user can neither signal nor trace; it is one
  * process of the session's pids while it waits. */
@@ -559,10 +559,9 @@ static void *armer_main(void *arg)
 /* The armer's stack: it makes a cgroup and asks PID 1, nothing deeper. */
 #define ARMER_STACK (256 * 1024)
 
-/* Have the next exec armed (the armer starts with the first call). */
-static void arm_next(struct ward_session *s)
+/* Start the armer, unless it runs (or cannot); s->lock held. */
+static void armer_start(struct ward_session *s)
 {
-	pthread_mutex_lock(&s->lock);
 	if (!s->armer_on && !s->armer_failed && !s->arm_stop) {
 		pthread_attr_t at;
 		pthread_attr_init(&at);
@@ -572,8 +571,33 @@ static void arm_next(struct ward_session *s)
 		s->armer_failed = !s->armer_on; /* then every exec makes its own */
 		pthread_attr_destroy(&at);
 	}
+}
+
+/* Have the next exec armed (the armer starts with the first call). */
+static void arm_next(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	armer_start(s);
 	s->arm_wanted = true;
 	pthread_cond_signal(&s->arm_cv);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The first exec's, armed as the session starts: right behind
+ * settle_pid1's migration the kernel's threadgroup lock is still in its
+ * writer mode, so this one pays no RCU grace period (cgroup_dynmods.c),
+ * where the first exec making its own would.  The armer starts with it
+ * (it discards it after ARM_KEEP_S without an exec); a failure leaves the
+ * first exec to make its own, as before. */
+static void arm_first(struct ward_session *s)
+{
+	struct session_exec a;
+	if (exec_arm(s, &a, NULL, 0) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->armed = a;
+	s->armed_ok = true;
+	armer_start(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -1381,8 +1405,12 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 		ward_session_destroy(s);
 		return NULL;
 	}
-	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
-	    session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0)) {
+		ward_session_destroy(s);
+		return NULL;
+	}
+	arm_first(s);
+	if (session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
 		return NULL;
 	}
