@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from procstat import tree_cpu_ms
+
 WARD = os.environ.get("WARD", "build/ward")
 BEFORE = os.environ.get("WARD_BEFORE", "")
 SRC = os.environ.get("ISOLATE_SRC", "")
@@ -85,26 +87,6 @@ def run_once(argv, env=None):
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     return wall, (ru.ru_utime + ru.ru_stime) * 1000
-
-
-def tree_cpu_ms(pid):
-    """CPU of pid and its direct children: each one's own and its reaped children's (ms)."""
-    tck = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            pids += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    total = 0
-    for p in pids:
-        try:
-            st = open("/proc/%d/stat" % p).read()
-        except OSError:
-            continue
-        rest = st[st.rindex(")") + 2:].split()
-        total += sum(int(x) for x in rest[11:15])  # utime stime cutime cstime
-    return total * 1000.0 / tck
 
 
 def start_server(tmp):
