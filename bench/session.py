@@ -186,7 +186,7 @@ def main():
         for c, path in warm:
             timed(c, "POST", path, ex)  # warm-up
         lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": [], "first": [],
-               "before-first": []}
+               "before-first": [], "burst": [], "before-burst": []}
         bare = []
         for _ in range(N):
             bare.append(bare_once())  # in the same rhythm as the requests: same idle, same load
@@ -194,9 +194,12 @@ def main():
             lat["health"].append(timed(cs, "GET", "/health", None))
             time.sleep(0.03)
             lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
+            # a second exec right behind it: a burst after an idle moment
+            lat["burst"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
             time.sleep(0.03)
             if BEFORE:
                 lat["before"].append(timed(cb, "POST", "/sessions/%s/exec" % bid, ex))
+                lat["before-burst"].append(timed(cb, "POST", "/sessions/%s/exec" % bid, ex))
                 time.sleep(0.03)
             lat["pooled"].append(timed(cp, "POST", "/exec", ex))
             time.sleep(0.03)
@@ -248,10 +251,12 @@ def main():
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
         rows = [("session", "exec of `true` in an existing session"),
                 ("session-b2b", "... the same, back to back (no gap between calls)"),
+                ("burst", "... the second of two right behind each other, after 30 ms idle"),
                 ("first", "a new session's first exec (30 ms after POST /sessions)")]
         if BEFORE:
             rows += [("before", "exec of `true` in an existing session, the before build (WARD_BEFORE)"),
                      ("before-b2b", "... the same, back to back"),
+                     ("before-burst", "... the second of two right behind each other, the before build"),
                      ("before-first", "a new session's first exec, the before build")]
         for k, label in (*rows,
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox"),

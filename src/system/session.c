@@ -70,6 +70,7 @@ struct ward_session {
 	pthread_cond_t armed_cv;      /* an exec waits on it for what is arming */
 	pthread_t armer;
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
+	bool warm_wanted;             /* an exec took the armed one: warm the lock (armer_main) */
 	double call_s;                /* the deadline of one files or stdin call, in all */
 	volatile int killed;          /* ward_session_kill has ended it */
 	volatile int cpu_spent;       /* its CPU budget has run out */
@@ -405,7 +406,9 @@ static void unshield(pid_t hp)
  * (the armer, started with the first armed exec) makes the next one's that
  * way while the session is idle, so that an exec's own path is only: the
  * handover, the command, its status and its cgroup's usage.  An exec that
- * finds none ready (one right behind another) makes its own as before.  The armed process runs nothing of the user's: it waits
+ * finds none ready (one right behind another) makes its own as before; one
+ * that takes the armed one has the armer warm the kernel's lock for it
+ * (armer_main).  The armed process runs nothing of the user's: it waits
  * in PID 1's credentials (root in the sandbox's user namespace, not
  * dumpable), which the sandbox user can neither signal nor trace; it is one
  * process of the session's pids while it waits. */
@@ -463,9 +466,11 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	while (s->arming && !s->armed_ok)
 		pthread_cond_wait(&s->armed_cv, &s->lock);
 	bool ok = s->armed_ok;
-	if (ok)
+	if (ok) {
 		*x = s->armed;
-	else
+		s->warm_wanted = true;
+		pthread_cond_signal(&s->arm_cv);
+	} else
 		s->arm_wanted = false; /* this exec makes its own (and asks again at its end): the
 					  armer, in its delay still, makes none beside it */
 	s->armed_ok = false;
@@ -508,7 +513,7 @@ static void *armer_main(void *arg)
 	for (;;) {
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
 		bool idle = false;
-		while (!s->arm_stop && !s->arm_wanted && !idle) {
+		while (!s->arm_stop && !s->arm_wanted && !s->warm_wanted && !idle) {
 			if (!s->armed_ok)
 				pthread_cond_wait(&s->arm_cv, &s->lock);
 			else
@@ -516,6 +521,21 @@ static void *armer_main(void *arg)
 		}
 		if (s->arm_stop)
 			break;
+		if (s->warm_wanted) {
+			/* An exec took the armed process, after an idle moment most
+			 * likely: one right behind it will make its own and move it,
+			 * which then waits for an RCU grace period (cgroup_dynmods.c).
+			 * Moving PID 1 into the cgroup it is in changes nothing but
+			 * takes the kernel's lock for writing: the grace period starts
+			 * now, here, while the exec runs, and the move behind it waits
+			 * only for what is left of it (or nothing, within one after). */
+			s->warm_wanted = false;
+			pthread_mutex_unlock(&s->lock);
+			if (!session_killed(s))
+				(void)cg_attach(s->init_cg, s->parts.pid);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (!s->arm_wanted) { /* no exec for ARM_KEEP_S: the armed process goes */
 			struct session_exec a = s->armed;
 			bool had = s->armed_ok;
