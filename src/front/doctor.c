@@ -133,9 +133,11 @@ static void migration_item(struct doctor_report *r)
 		item(r, "migration", true, "moving a process into a cgroup took %.2f ms after an idle moment", ms);
 	else
 		item(r, "migration", false,
-		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless the kernel favours dynamic changes): each "
-		     "session exec pays it, and each sandbox on cgroup v1; ward serve --favor-dynmods makes it "
-		     "~0.1 ms", ms);
+		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless the kernel "
+		     "favours dynamic changes): ward moves ahead what it can (a pooled sandbox; a session's first exec, "
+		     "armed as the session starts, and its next, armed while it idles), but a fresh sandbox on cgroup v1 "
+		     "and a session exec right behind another still pay it; ward serve --favor-dynmods makes it ~0.1 ms",
+		     ms);
 }
 
 /* The image store (SPEC §14): where it is, how many images, how big. */

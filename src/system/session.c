@@ -342,8 +342,12 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 		ward_session_destroy(s);
 		return NULL;
 	}
-	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
-	    session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0)) {
+		ward_session_destroy(s);
+		return NULL;
+	}
+	session_arm_first(s);
+	if (session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
 		return NULL;
 	}

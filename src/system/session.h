@@ -56,6 +56,7 @@ struct ward_session {
 	pthread_cond_t armed_cv;      /* an exec waits on it for what is arming */
 	pthread_t armer;
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
+	bool warm_wanted;             /* an exec took the armed one: warm the lock (armer_main) */
 	double call_s;                /* the deadline of one files or stdin call, in all */
 	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
 	unsigned foreground;          /* ward_session_exec calls in progress */
@@ -90,6 +91,8 @@ void session_watch_wake(struct session_watch *w);
 void session_bg_wake(struct session_bg *bg);
 /* Stop the armer (after PID 1 is dead) and discard what it armed. */
 void session_armer_stop(struct ward_session *s);
+/* The first exec's process armed as the session starts (session.c). */
+void session_arm_first(struct ward_session *s);
 /* The globs, one a line, as a file op's string: 0, or -1 when they do not
  * fit in n.  The files out after an exec: 0, or -1 with res->error set. */
 int session_join_globs(char *const *globs, char *out, size_t n);

@@ -255,9 +255,11 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	while (s->arming && !s->armed_ok)
 		pthread_cond_wait(&s->armed_cv, &s->lock);
 	bool ok = s->armed_ok;
-	if (ok)
+	if (ok) {
 		*x = s->armed;
-	else
+		s->warm_wanted = true;
+		pthread_cond_signal(&s->arm_cv);
+	} else
 		s->arm_wanted = false; /* this exec makes its own (and asks again at its end): the
 					  armer, in its delay still, makes none beside it */
 	s->armed_ok = false;
@@ -302,7 +304,7 @@ static void *armer_main(void *arg)
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
 		bool idle = false;
 		/* (frozen: nothing is armed, and the armed one is not idle) */
-		while (!s->arm_stop && (!s->arm_wanted || s->frozen) && !idle) {
+		while (!s->arm_stop && ((!s->arm_wanted && !s->warm_wanted) || s->frozen) && !idle) {
 			if (!s->armed_ok || s->frozen)
 				pthread_cond_wait(&s->arm_cv, &s->lock);
 			else
@@ -310,6 +312,21 @@ static void *armer_main(void *arg)
 		}
 		if (s->arm_stop)
 			break;
+		if (s->warm_wanted) {
+			/* An exec took the armed process, after an idle moment most
+			 * likely: one right behind it will make its own and move it,
+			 * which then waits for an RCU grace period (cgroup_dynmods.c).
+			 * Moving PID 1 into the cgroup it is in changes nothing but
+			 * takes the kernel's lock for writing: the grace period starts
+			 * now, here, while the exec runs, and the move behind it waits
+			 * only for what is left of it (or nothing, within one after). */
+			s->warm_wanted = false;
+			pthread_mutex_unlock(&s->lock);
+			if (!session_killed(s))
+				(void)cg_attach(s->init_cg, s->parts.pid);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (!s->arm_wanted) { /* no exec for ARM_KEEP_S: the armed process goes */
 			struct session_exec a = s->armed;
 			bool had = s->armed_ok;
@@ -353,10 +370,9 @@ static void *armer_main(void *arg)
 /* The armer's stack: it makes a cgroup and asks PID 1, nothing deeper. */
 #define ARMER_STACK (256 * 1024)
 
-/* Have the next exec armed (the armer starts with the first call). */
-static void arm_next(struct ward_session *s)
+/* Start the armer, unless it runs (or cannot); s->lock held. */
+static void armer_start(struct ward_session *s)
 {
-	pthread_mutex_lock(&s->lock);
 	if (!s->armer_on && !s->armer_failed && !s->arm_stop) {
 		pthread_attr_t at;
 		pthread_attr_init(&at);
@@ -366,8 +382,33 @@ static void arm_next(struct ward_session *s)
 		s->armer_failed = !s->armer_on; /* then every exec makes its own */
 		pthread_attr_destroy(&at);
 	}
+}
+
+/* Have the next exec armed (the armer starts with the first call). */
+static void arm_next(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	armer_start(s);
 	s->arm_wanted = true;
 	pthread_cond_signal(&s->arm_cv);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The first exec's, armed as the session starts: right behind
+ * settle_pid1's migration the kernel's threadgroup lock is still in its
+ * writer mode, so this one pays no RCU grace period (cgroup_dynmods.c),
+ * where the first exec making its own would.  The armer starts with it
+ * (it discards it after ARM_KEEP_S without an exec); a failure leaves the
+ * first exec to make its own, as before. */
+void session_arm_first(struct ward_session *s)
+{
+	struct session_exec a;
+	if (exec_arm(s, &a, NULL, 0) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->armed = a;
+	s->armed_ok = true;
+	armer_start(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
