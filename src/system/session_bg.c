@@ -810,7 +810,9 @@ static int stdin_take(struct session_bg *bg, struct bg_proc *p, const char *data
 			       "process %d has not read the %zu bytes of its stdin written before (at most %u bytes "
 			       "wait): retry once it reads, or send less at a time", p->id, queued,
 			       WARD_SESSION_STDIN_QUEUE);
-	if (!stdin_budget(bg, len, true))
+	/* (exited records' output goes for it, the oldest first, as for a
+	 * new process: a read to its end never frees it, 30.10) */
+	if (!reserve_output(bg, len))
 		return set_err(err, errlen, -EAGAIN,
 			       "no room to keep process %d's stdin until it reads: the session's budget for kept output "
 			       "and stdin (--session-bg-output%s) is spent; retry later", p->id,
