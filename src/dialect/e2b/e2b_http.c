@@ -207,12 +207,19 @@ static unsigned data_auth(struct ereq *q)
 			 "sandbox %.80s is not running: it was killed, timed out or never existed", id);
 		return 502;
 	}
+	/* envd (processes, files) takes only the envd token; the traffic
+	 * token, which an owner gives to whoever may only see a port, opens
+	 * the code interpreter's routes (port 49999: its contexts calls carry
+	 * nothing else) and never a shell or a file */
 	const char *tok = e2b_header(q, "X-Access-Token");
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
-	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
+	const char *port = e2b_header(q, "E2b-Sandbox-Port");
+	bool interp = port && strcmp(port, "49999") == 0;
+	if (!e2b_access_ok(x, tok) && !(interp && e2b_token_ok(x, traffic))) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
-							 "envdAccessToken that created or connected it as X-Access-Token", id);
+							 "envdAccessToken that created or connected it as X-Access-Token%s", id,
+			 e2b_token_ok(x, tok) || e2b_token_ok(x, traffic) ? " (the traffic token opens only the sandbox's ports and its code interpreter)" : "");
 		return 401;
 	}
 	q->x = x;

@@ -146,6 +146,7 @@ int e2b_makers_start(struct e2b *e);
 void e2b_makers_stop(struct e2b *e);
 struct e2b_sbx *e2b_sbx_get(struct e2b *e, const char *id);
 void e2b_sbx_put(struct e2b *e, struct e2b_sbx *x);
+bool e2b_access_ok(const struct e2b_sbx *x, const char *tok); /* the envd token only */
 bool e2b_token_ok(const struct e2b_sbx *x, const char *tok);
 /* The session of x, held (sess_unref(s, it) after); NULL when it ended. */
 struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x);

@@ -162,6 +162,17 @@ static void sbx_unlist(struct e2b *e, struct e2b_sbx *x)
 }
 
 /* Constant time in the token's length. */
+bool e2b_access_ok(const struct e2b_sbx *x, const char *tok)
+{
+	if (!tok)
+		return false;
+	size_t n = strlen(x->access), g = strlen(tok);
+	unsigned char d = (unsigned char)(g != n);
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)((i < g ? (unsigned char)tok[i] : 0) ^ (unsigned char)x->access[i]);
+	return d == 0;
+}
+
 bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
 {
 	if (!tok)
