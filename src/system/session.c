@@ -324,6 +324,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	pthread_cond_init(&s->armed_cv, NULL);
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
+	s->egress = shape.net == WARD_NET_ALLOW;
 	s->cpu_budget_s = o->cpu_budget_s;
 	s->call_s = o->call_timeout_s > 0 ? o->call_timeout_s : WARD_SESSION_CALL_TIMEOUT;
 	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {

@@ -43,6 +43,7 @@ struct ward_session {
 	size_t nlinger;
 	unsigned running;             /* execs in progress */
 	struct ward_limits limits;    /* the session's */
+	bool egress;                  /* network allow: ward's proxy listens on its 127.0.0.1:3128 */
 	char **env;                   /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/egress.h"
 #include "system/session.h"
 #include "base/errf.h"
 
@@ -47,6 +48,12 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	if (port < 1 || port > 65535) {
 		base_errf(err, errlen, "port %d: give 1 to 65535", port);
 		return -EINVAL;
+	}
+	if (s->egress && port == EGRESS_PROXY_PORT) {
+		/* ward's egress proxy, not the sandbox's: relayed, it would give
+		 * whoever reaches the port the sandbox's egress and its budget */
+		base_errf(err, errlen, "port %d is ward's egress proxy for this sandbox, not one of its servers", port);
+		return -EACCES;
 	}
 	if (!ward_session_alive(s)) {
 		base_errf(err, errlen, "the session is gone");
