@@ -46,15 +46,26 @@ run_marked() {
 	done
 }
 
+# cgroup v2 keeps none before Linux 6.12 (memory.peak cannot start again
+# there: cgroup_keep.c), slots neither: their checks are skipped there.
+SLOTS=1
+if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+	IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+	if [ "$kmaj" -lt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -lt 12 ]; }; then
+		SLOTS=0
+		echo "# cgroup v2 on Linux $(uname -r): no slots (memory.peak cannot be reset); slot checks skipped"
+	fi
+fi
+
 # ---- 1. a run in a slot, its limits its own, the slot left emptied
 p=$(run_marked "$M.1" --pids 23)
 dir=$(cg_of "$p")
-expect_contains "a run lives in a slot's cgroup" "$dir" "/ward-slot-"
+[ "$SLOTS" = 1 ] && expect_contains "a run lives in a slot's cgroup" "$dir" "/ward-slot-"
 expect_eq "... with the run's own pids.max" 23 "$(cat "$dir/pids.max" 2>/dev/null)"
 kill "$p"
 slot_left() { [ -d "$dir" ] && [ -z "$(cat "$dir/cgroup.procs")" ]; }
 for i in $(seq 50); do slot_left && break; sleep 0.1; done
-if slot_left; then pass "after the run its slot is left, emptied"; else
+if [ "$SLOTS" = 0 ]; then :; elif slot_left; then pass "after the run its slot is left, emptied"; else
 	fail "the slot after the run" "$(ls -d "$dir" 2>&1) procs: $(cat "$dir/cgroup.procs" 2>&1)"; fi
 
 # ---- 2. the next run's usage is its own
