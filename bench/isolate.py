@@ -72,6 +72,18 @@ def build_isolate(tmp):
     return exe, (v[0] if v else "isolate, version unknown")
 
 
+def cleanup_box(exe, box):
+    """isolate's --cleanup of box, and the box's cgroups (isolate 1.x leaves them for the next --init)."""
+    for cg in (["--cg"], []):
+        subprocess.run([exe, "--box-id=%d" % box, *cg, "--cleanup"], capture_output=True)
+    root = "/sys/fs/cgroup"
+    for d in [root] + [os.path.join(root, c) for c in os.listdir(root)]:
+        try:
+            os.rmdir(os.path.join(d, "box-%d" % box))
+        except OSError:
+            pass
+
+
 def cgroup_v2():
     return os.path.exists("/sys/fs/cgroup/cgroup.controllers")
 
@@ -204,8 +216,7 @@ def main():
             server.terminate()
             server.wait()
         if iso:
-            subprocess.run([iso, "--box-id=%d" % BOX, "--cg", "--cleanup"], capture_output=True)
-            subprocess.run([iso, "--box-id=%d" % BOX, "--cleanup"], capture_output=True)
+            cleanup_box(iso, BOX)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
