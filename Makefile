@@ -134,7 +134,7 @@ $(BA)/unit_tests: $(UNIT_SRC:%.c=$(BA)/%.o) $(BA)/libward.a
 # Small static helper programs the tests run inside the sandbox (attacks,
 # probes).  Static so that they run under any --rootfs.
 HELPER_BINS := $(HELPERS:tests/helpers/%.c=$(B)/helpers/%)
-$(B)/helpers/cgtool: $(wildcard src/sandbox/cgroup*.[ch]) src/base/errf.c  # cgtool includes the cgroup mechanism's sources
+$(B)/helpers/cgtool: $(wildcard src/sandbox/cgroup*.[ch]) src/sandbox/lockfile.c src/base/errf.c  # cgtool includes the cgroup mechanism's sources
 helpers: $(HELPER_BINS)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)

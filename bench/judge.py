@@ -171,7 +171,7 @@ def main():
         p.wait()
     if box:
         for b in box[2]:
-            subprocess.run([box[0], "--box-id=%d" % b, *box[3], "--cleanup"], capture_output=True)
+            iso.cleanup_box(box[0], b)
     med = {k: statistics.median(v) for k, v in res.items() if v}
     print(json.dumps(res), file=sys.stderr)
     per = lambda k: med[k] / N * 1000

@@ -405,6 +405,13 @@ void ward_netns_stats(struct ward_netns_stats *st);
  * its counters can start again (src/sandbox/cgroup.c); else it is removed.
  * ward_cgroup_keep(0) removes every kept one (a server does at exit). */
 void ward_cgroup_keep(unsigned n);
+/* A process that runs one sandbox (ward run) may keep its cgroup for the
+ * next such process instead: with ward_cgroup_slots(true), as root, a
+ * sandbox takes one of a few host-wide slots (run cgroups named
+ * ward-slot-N, each held by a lock on a byte of /run/ward/cg-slots) under
+ * the same proof as ward_cgroup_keep's, and leaves it emptied for the next;
+ * without a free, clean slot it makes and removes its own as before. */
+void ward_cgroup_slots(bool on);
 struct ward_cgroup_stats {
 	unsigned keep, idle;
 	uint64_t made;      /* cgroups made while keeping */

@@ -317,6 +317,7 @@ static int cmd_run(int argc, char **argv)
 	if (open_stdin(&c, &stdin_fd) < 0)
 		goto out;
 	catch_stop_signals(&c.req);
+	ward_cgroup_slots(true); /* one sandbox in this process: its cgroup kept for the next `ward run` */
 	struct ward_result res;
 	int r = run_request(&c, &token, &res);
 	if (r == -2)

@@ -62,6 +62,8 @@ void cg_close_all(struct ward_cgroup *cg)
 	for (int i = 0; i < NHIER; i++)
 		for (int k = 0; k < CF_MAX && cg->cf[i][k].file; k++)
 			close(cg->cf[i][k].fd);
+	if (cg->slot_fd >= 0)
+		close(cg->slot_fd); /* the slot is free again */
 	free(cg);
 }
 
@@ -117,7 +119,7 @@ struct ward_cgroup *cg_alloc(enum cg_version version)
 	cg->version = version;
 	for (int i = 0; i < NHIER; i++)
 		cg->d[i].parent = cg->d[i].dir = cg->procs[i] = -1;
-	cg->peak_fd = -1;
+	cg->peak_fd = cg->slot_fd = -1;
 	return cg;
 }
 
@@ -136,7 +138,7 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 		return NULL;
 	}
 	struct ward_cgroup *cg = cg_keep_take(lim, err, errlen);
-	if (cg)
+	if (cg || (cg = cg_slot_take(lim)))
 		return cg;
 	cg = cg_alloc(pr->version);
 	if (!cg) {
@@ -153,41 +155,53 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 	unsigned n = atomic_fetch_add(&name_counter, 1);
 	snprintf(cg->name, sizeof cg->name, "ward-%d-%u-%08x", (int)getpid(), n, rnd);
 
+	if (cg_make_dirs(cg, lim, false, err, errlen) < 0) {
+		cg_remove_dirs(cg);
+		cg_close_all(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+int cg_make_dirs(struct ward_cgroup *cg, const struct cg_limits *lim, bool reuse, char *err, size_t errlen)
+{
 	for (int i = 0; i < cg_host.nh; i++) {
 		const char *what = "open";
 		int pfd = cg_open_dir(AT_FDCWD, cg_host.h[i].path, O_PATH), r;
 		if (pfd < 0) {
 			base_errf(err, errlen, "cgroup: cannot open %s: %s", cg_host.h[i].path, strerror(-pfd));
-			goto fail;
+			return -1;
 		}
 		cg->d[cg->n].parent = pfd;
 		cg->d[cg->n].mask = cg_host.h[i].mask;
 		cg->d[cg->n].removed = true; /* until mkdir succeeds */
 		cg->n++;
-		if (mkdirat(pfd, cg->name, 0755) < 0) {
+		bool existed = false;
+		if (mkdirat(pfd, cg->name, 0755) < 0 && !(existed = reuse && errno == EEXIST)) {
 			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name, strerror(errno));
-			goto fail;
+			return -1;
 		}
 		cg->d[cg->n - 1].removed = false;
 		r = cg_open_dir(pfd, cg->name, O_RDONLY);
 		if (r < 0) {
 			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name, strerror(-r));
-			goto fail;
+			return -1;
 		}
 		cg->d[cg->n - 1].dir = r;
 		flock(r, LOCK_SH); /* ours while this fd lives: see sweep_orphans */
-		r = set_limits(cg, cg->n - 1, lim, &what, false);
+		char procs[16];
+		if (existed && cg_read_at(r, "cgroup.procs", procs, sizeof procs) != 0) {
+			base_errf(err, errlen, "cgroup: %s/%s is in use", cg_host.h[i].path, cg->name);
+			return -1;
+		}
+		r = set_limits(cg, cg->n - 1, lim, &what, existed);
 		if (r < 0) {
 			base_errf(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what, strerror(-r));
-			goto fail;
+			return -1;
 		}
 		cg->mask |= cg_host.h[i].mask;
 	}
-	return cg;
-fail:
-	cg_remove_dirs(cg);
-	cg_close_all(cg);
-	return NULL;
+	return 0;
 }
 
 int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err, size_t errlen)
@@ -402,7 +416,7 @@ int cg_remove_dirs(struct ward_cgroup *cg)
 
 void cg_destroy(struct ward_cgroup *cg)
 {
-	if (!cg || cg_keep_put(cg))
+	if (!cg || cg_slot_put(cg) || cg_keep_put(cg))
 		return;
 	/* Fast path: the supervisor has reaped the sandbox's init, and with
 	 * it its PID namespace, so the cgroup is normally empty already. */

@@ -21,6 +21,7 @@
 #include "../../src/sandbox/cgroup_probe.c"
 #include "../../src/sandbox/cgroup_v1.c"
 #include "../../src/sandbox/cgroup_v2.c"
+#include "../../src/sandbox/lockfile.c"
 
 #include <dirent.h>
 #include <pthread.h>
