@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "system/session_copy.h"
 #include "system/treecopy.h"
 #include "unit.h"
 #include "ward.h"
@@ -323,6 +324,11 @@ static void test_copy_mounts(void)
 	if (rc < 0)
 		printf("# fork: %s\n", err);
 	ward_session_destroy(f);
+	f = NULL;
+	run(s, "echo hidden > z/g && chmod 000 z/g && echo ok", b, sizeof b);
+	rc = ward_session_fork(s, &fo, 1, UINT64_MAX, &f, err, sizeof err);
+	CHECK("session fork: a file the sandbox user cannot read is not read: the fork fails naming it",
+	      rc == -EACCES && f == NULL && strstr(err, "'g'") != NULL);
 	ward_session_destroy(s);
 out:;
 	int td = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -368,6 +374,39 @@ static void test_copy_memory(void)
 	ward_session_destroy(s);
 }
 
+/* The copy's deadline: past it the child is killed and reaped, and the
+ * copy fails (a deadline of 0 is past at once). */
+static void test_copy_deadline(void)
+{
+	char tmp[] = "/tmp/ward-copy-deadline.XXXXXX", err[512] = "";
+	if (!mkdtemp(tmp))
+		return;
+	int d = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	mkdirat(d, "a", 0700);
+	mkdirat(d, "b", 0700);
+	int a = openat(d, "a", O_RDONLY | O_DIRECTORY | O_CLOEXEC), bd = openat(d, "b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int f = openat(a, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (f >= 0) {
+		(void)!write(f, "x", 1);
+		close(f);
+	}
+	struct treecopy_side me = {geteuid(), getegid(), true};
+	struct treecopy_limits lim = {1 << 20, 100, me, me};
+	int rc = session_copy(a, bd, NULL, 0, &lim, NULL, err, sizeof err);
+	CHECK("session copy: past its deadline: -ETIMEDOUT, saying so", rc == -ETIMEDOUT && strstr(err, "longer than"));
+	mkdirat(d, "c", 0700);
+	int c = openat(d, "c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc = session_copy(a, c, NULL, 30, &lim, NULL, err, sizeof err);
+	CHECK("session copy: within its deadline: copied", rc == 0 && faccessat(c, "f", F_OK, 0) == 0);
+	close(a);
+	close(bd);
+	close(c);
+	close(d);
+	int td = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	treecopy_remove(td, tmp + 5);
+	close(td);
+}
+
 void test_session_life(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -378,4 +417,5 @@ void test_session_life(void)
 	test_save_restore_fork();
 	test_copy_mounts();
 	test_copy_memory();
+	test_copy_deadline();
 }
