@@ -678,25 +678,34 @@ struct ward_session_saved {
  * symlinks as links (never followed), modes (no set-uid/gid) and mtimes;
  * not its processes — into dir, which is made (mode 0700; -EEXIST when it
  * exists) and should be under the caller's state directory.  At most
- * max_bytes of file sizes and WARD_SESSION_SAVE_MAX_ENTRIES entries:
- * past them -EFBIG / -EMLINK, and dir is removed.  The files are read
- * from the host through the session's root (a frozen session's too), with
- * the session frozen for the copy if it was not and can be (not while an
- * exec runs: then the copy is of a moving tree), then thawed.  info may
- * be NULL. */
+ * max_bytes of file data (holes are kept as holes and not counted) and
+ * WARD_SESSION_SAVE_MAX_ENTRIES entries: past them -EFBIG / -EMLINK, and
+ * dir is removed.  The files are read from the host through the session's
+ * root (a frozen session's too) with the sandbox user's rights and no
+ * capability, never across a mount (what is mounted into /work is not
+ * saved: info's skipped counts it), by a child process with the session's
+ * call_timeout_s as its deadline (-ETIMEDOUT), with the session frozen for
+ * the copy if it was not and can be (not while an exec runs: then the copy
+ * is of a moving tree), then thawed.  info may be NULL. */
 int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
 		      char *err, size_t errlen);
 /* Copy saved files (dir, as ward_session_save made it) into the session's
  * /work, owned by the sandbox's user: a session made with
  * ward_session_new then restored is the saved one's files without its
- * processes.  Bounded as a save.  A file of the same name is replaced. */
+ * processes.  Bounded as a save.  The copy is made by a child process in
+ * s's cgroup (what it writes is s's memory: past memory_mb, -ENOMEM), with
+ * s's call_timeout_s as its deadline; -EBUSY while s is frozen; a name
+ * /work holds already: -EEXIST. */
 int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
 			 char *err, size_t errlen);
 /* Fork: n new sessions made with o (their shape, limits, budgets), each
  * with a copy of s's files at this moment — files only: no process of s
  * is copied (what runs in s goes on in s alone).  s is frozen for the
- * copies if it was not and can be (not while an exec runs), then thawed.  out[0..n) get the sessions; on failure none
- * is left (-errno with err set).  Bounded as a save, per copy. */
+ * copies if it was not and can be (not while an exec runs), then thawed.
+ * out[0..n) get the sessions; on failure none is left (-errno with err
+ * set).  Bounded as a save, per copy, and never more than s's /work holds;
+ * read as a save reads, written as a restore writes (charged to each
+ * fork's memory: past o's memory_mb, -ENOMEM). */
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
 		      struct ward_session **out, char *err, size_t errlen);
 

@@ -289,6 +289,8 @@ struct sess {
 	bool retired;      /* out of the table: deleted, expired or the server stops */
 	bool paused;       /* frozen by POST .../pause: its ttl and idle clocks stop */
 	double paused_at, pause_end; /* now_mono(): since when, and killed then if still paused */
+	double hard_end;   /* now_mono(): its end however it is paused and resumed: made +
+			    * --session-max-ttl (only sess_set_end, E2B's setTimeout, moves it) */
 	char *recipe;      /* its creating body without files (to fork it), or NULL */
 	volatile int cancel; /* its execs' cancel: set when it ends */
 	struct sess *next;
@@ -599,7 +601,8 @@ void run_session_resume(struct req *r);
 bool prepare_session_fork(struct server *s, struct req *r);
 void run_session_fork(struct req *r);
 /* Pause (freeze; its ttl and idle clocks stop; it ends timeout_s from now
- * if still paused, 0: --session-max-ttl) or resume session x. */
+ * if still paused; a paused one stays as it is) or resume session x; never
+ * past x->hard_end. */
 void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
 /* The session id of client owner, if alive: held (sess_unref drops it),
  * the call counted as activity; NULL else.  For a dialect that has no

@@ -574,6 +574,7 @@ void run_session_fork(struct req *r)
 		session_opts(s, r, &o);
 		o.shape.files = NULL; /* the source's files are copied instead */
 		o.shape.nfiles = 0;
+		/* (bounded by the source's /work size and each fork's memory_mb: libward's) */
 		rc = ward_session_fork(r->sess->ws, &o, n, UINT64_MAX, ws, err, sizeof(err));
 		if (rc < 0)
 			set_lib_error(r, rc, err, "cannot fork the session");

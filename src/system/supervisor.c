@@ -620,7 +620,7 @@ struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t
 struct sandbox_session sandbox_session_parts(struct sandbox *sb)
 {
 	return (struct sandbox_session){.cg = sb->cg, .pid = sb->pid, .pidfd = sb->pidfd, .sock = sb->nsock,
-					.host_uid = sb->id.host_uid, .egress = sb->egress};
+					.host_uid = sb->id.host_uid, .host_gid = sb->id.host_gid, .egress = sb->egress};
 }
 
 void sandbox_session_kill(struct sandbox *sb)

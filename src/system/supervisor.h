@@ -52,7 +52,7 @@ struct sandbox_session {
 	struct ward_cgroup *cg;
 	pid_t pid;
 	int pidfd, sock;
-	unsigned host_uid;
+	unsigned host_uid, host_gid; /* the sandbox user's on the host */
 	struct egress_proxy *egress; /* the session's proxy (network allow), or NULL */
 };
 struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
