@@ -41,6 +41,8 @@ static const struct eroute routes[] = {
 	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
 	{"GET", "/sandboxes/{id}", false, e2b_info, false},
 	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
+	/* a sandbox's life (e2b_life.c) */
+	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
 	{"GET", "/health", true, e2b_health, false},
 	{"GET", "/files", true, files_get, false},
 	{"POST", "/files", true, files_post, true},
@@ -208,6 +210,12 @@ static unsigned data_auth(struct ereq *q)
 		return 502;
 	}
 	const char *tok = e2b_header(q, "X-Access-Token");
+	const char *traffic0 = e2b_header(q, "E2B-Traffic-Access-Token");
+	unsigned woke = e2b_token_ok(x, tok) || e2b_token_ok(x, traffic0) ? e2b_wake(q, x) : 0; /* paused: autoResume */
+	if (woke) {
+		e2b_sbx_put(q->e, x);
+		return woke;
+	}
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
 	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
 		e2b_sbx_put(q->e, x);
@@ -398,11 +406,12 @@ int e2b_start(struct server *s)
 	e->s = s;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->mk_lock, NULL);
+	pthread_mutex_init(&e->life_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
 	s->e2b = e;
 	char bound[160];
 	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0)
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0)
 		return -1;
 	/* idle connections: the native listener's bound; a stream says
 	 * keepalive every E2B_KEEPALIVE_S, well within it */
@@ -441,6 +450,7 @@ void e2b_stop(struct server *s)
 	e2b_records_free(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
+	pthread_mutex_destroy(&e->life_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
 	s->e2b = NULL;
