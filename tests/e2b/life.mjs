@@ -7,6 +7,8 @@
 //   auto       lifecycle {onTimeout: 'pause', autoResume: true}
 //   kill       kill of a paused sandbox; setTimeout on one; unknown ids
 //   caps       under --e2b-max-paused 1 --e2b-paused-bytes 3000000
+//   fork       fork({count}): new sandboxes with the source's files, not its processes
+//   forkcap    under --max-sessions 3: one entry per fork, the one over it an error
 //   before     paused, the runner then restarted: its id on stdout
 //   after ID   resumed after the restart: its files, not its processes
 import * as e2b from 'e2b'
@@ -123,6 +125,46 @@ if (mode === 'pause') {
   })
   await check('b still runs', async () => eq(await state(b.sandboxId), 'running'))
   await a.kill(); await b.kill()
+} else if (mode === 'fork') {
+  const src = await Sandbox.create({ timeoutMs: 120_000, metadata: { role: 'src' } })
+  await src.files.write('/home/user/data/a.txt', 'from the source')
+  await src.commands.run(counter, { background: true, timeoutMs: 0 })
+  await sleep(500)
+  const forks = await src.fork({ count: 2, timeoutMs: 60_000 })
+  await check('fork({count: 2}) gives two sandboxes', async () => eq(forks.filter((f) => f instanceof Sandbox).length, 2))
+  const [f1, f2] = forks
+  await check('new ids, not the source\'s', async () => f1.sandboxId !== src.sandboxId && f1.sandboxId !== f2.sandboxId)
+  await check('each has the source\'s files', async () =>
+    eq(await f1.files.read('/home/user/data/a.txt'), 'from the source') && eq(await f2.files.read('/home/user/data/a.txt'), 'from the source'))
+  await check('files only: the source\'s counter does not run in a fork', async () => {
+    const a = await count(f1); await sleep(800); return eq(await count(f1), a)
+  })
+  await check('the source runs on', async () => { const a = await count(src); await sleep(800); return (await count(src)) > a })
+  await check('a fork is its own: a write in one is not in the other or the source', async () => {
+    await f1.files.write('/home/user/data/a.txt', 'changed in f1')
+    return eq(await f2.files.read('/home/user/data/a.txt'), 'from the source') && eq(await src.files.read('/home/user/data/a.txt'), 'from the source')
+  })
+  await check('a fork keeps the source\'s metadata and is listed running', async () => {
+    const i = await Sandbox.getInfo(f1.sandboxId); return eq(i.metadata, { role: 'src' }) && eq(i.state, 'running')
+  })
+  await src.pause()
+  await check('a paused sandbox cannot be forked (409)', async () => {
+    try { await src.fork(); return false } catch (e) { return e instanceof SandboxError && /409/.test(e.message) }
+  })
+  await check('fork of an unknown sandbox: SandboxNotFoundError', async () =>
+    throwsA(() => Sandbox.fork('nosuchsandbox0'), SandboxNotFoundError))
+  await src.kill(); await f1.kill(); await f2.kill()
+} else if (mode === 'forkcap') {
+  const src = await Sandbox.create({ timeoutMs: 120_000 })
+  const r = await src.fork({ count: 3, timeoutMs: 60_000 })
+  await check('count 3 under --max-sessions 3 (the source is one): two sandboxes, one error', async () =>
+    eq(r.map((f) => (f instanceof Sandbox ? 'sandbox' : 'error')).sort(), ['error', 'sandbox', 'sandbox']))
+  await check('the error is the SDK\'s for a 429', async () => r.some((f) => f instanceof e2b.RateLimitError))
+  await check('count 101: 400', async () => {
+    try { await src.fork({ count: 101 }); return false } catch (e) { return /400/.test(e.message) }
+  })
+  for (const f of r) if (f instanceof Sandbox) await f.kill()
+  await src.kill()
 } else if (mode === 'before') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })
   await sbx.files.write('/home/user/keep/a.txt', 'survives')

@@ -2,7 +2,7 @@
 # tests/e2b/life.sh — a sandbox's life (SPEC §18, issue 32.2) with the real
 # SDK (tests/e2b/life.mjs): pause and connect, files-only pauses,
 # autoPause / autoResume, kill and setTimeout of paused sandboxes, the
-# caps on paused ones, and a paused sandbox across a runner restart
+# caps on paused ones, forks (files only, one answer per fork), and a paused sandbox across a runner restart
 # (--e2b-state): resumed with its files, without its processes.
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
@@ -11,6 +11,7 @@ start_alice life --e2b-state "$STATE" || exit 1
 sdk_checked life.mjs pause
 sdk_checked life.mjs files
 sdk_checked life.mjs auto
+sdk_checked life.mjs fork
 out=$(KEY=$KEY_ALICE sdk life.mjs kill)
 echo "$out" | grep -v '^ID '
 id=$(sed -n 's/^ID //p' <<<"$out")
@@ -20,6 +21,10 @@ stop_e2b life
 start_alice caps --e2b-state "$STATE" --e2b-max-paused 1 --e2b-paused-bytes 3000000 || exit 1
 sdk_checked life.mjs caps
 stop_e2b caps
+
+start_alice forkcap --max-sessions 3 --e2b-state "$STATE" || exit 1
+sdk_checked life.mjs forkcap
+stop_e2b forkcap
 
 start_alice before --e2b-state "$STATE" || exit 1
 out=$(KEY=$KEY_ALICE sdk life.mjs before)

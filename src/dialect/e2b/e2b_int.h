@@ -18,6 +18,7 @@
  *   e2b_interp.c   the code interpreter: contexts, a kernel each, /execute
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
  *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
+ *   e2b_fork.c     fork: new sandboxes from a sandbox's files
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -73,6 +74,7 @@ struct e2b_sbx {
 	char *recipe;         /* its create body (JSON text): a session like it, made again on resume */
 	double timeout_s;     /* its create timeout */
 	bool auto_pause;      /* autoPause (lifecycle.onTimeout "pause"): paused at its timeout */
+	bool auto_pause_files; /* autoPauseMemory false: that pause keeps files only */
 	bool auto_resume;     /* autoResume.enabled: resumed by its next data-plane request */
 	bool paused;          /* its files are under the state directory */
 	bool paused_mem;      /* and its session is frozen (else: none, resumed from its files) */
@@ -180,8 +182,16 @@ void e2b_list_add(struct e2b *e, struct e2b_sbx *x);
  * committed (sess_commit(s, *slot, *ws, ...) or sess_commit(s, *slot,
  * NULL, 0, 0) and ward_session_destroy).  0, or the HTTP status with why
  * in err. */
-unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct sess **slot,
-		  struct ward_session **ws, double *ttl, char *err, size_t n);
+unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
+		  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
+/* A record for slot's new sandbox like like's (its owner, template,
+ * metadata, create body, lifecycle), with tokens of its own; NULL when out
+ * of memory.  e2b_record_drop frees one never listed. */
+struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl);
+void e2b_record_drop(struct e2b_sbx *x);
+
+/* e2b_fork.c */
+enum MHD_Result e2b_fork(struct ereq *q);
 
 /* e2b_life.c */
 int e2b_life_start(struct e2b *e);  /* the state directory's paused sandboxes, listed */

@@ -55,10 +55,10 @@ static void state_drop(struct e2b *e, const char *id)
 static int write_record(struct e2b *e, const struct e2b_sbx *x, char *err, size_t n)
 {
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
-	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner", x->owner,
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner", x->owner,
 			      "access", x->access, "traffic", x->traffic, "template", x->tmpl, "metadata",
 			      md ? md : json_object(), "recipe", x->recipe ? x->recipe : "{}", "timeout", x->timeout_s,
-			      "autoPause", x->auto_pause, "autoResume", x->auto_resume, "startedAt", x->started_rt,
+			      "autoPause", x->auto_pause, "autoPauseFiles", x->auto_pause_files, "autoResume", x->auto_resume, "startedAt", x->started_rt,
 			      "pausedAt", x->paused_rt, "bytes", (json_int_t)x->saved_bytes);
 	char tmp[700], path[700];
 	snprintf(tmp, sizeof(tmp), "%s/%s/record.json.tmp", e->state, x->id);
@@ -195,7 +195,7 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, char *er
 		struct sess *slot;
 		struct ward_session *ws;
 		double ttl;
-		code = e2b_make(e, x->owner, x->recipe, ttl_s, &slot, &ws, &ttl, err, n);
+		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, &slot, &ws, &ttl, err, n);
 		if (code)
 			goto out;
 		char files[760];
@@ -295,12 +295,12 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	const char *id = NULL, *owner = NULL, *access = NULL, *traffic = NULL, *tmpl = NULL, *recipe = NULL;
 	json_t *md = NULL;
 	double timeout = 0, started = 0, paused = 0;
-	int ap = 0, ar = 0;
+	int ap = 0, apf = 0, ar = 0;
 	json_int_t bytes = 0;
 	struct e2b_sbx *x = NULL;
-	if (!v || json_unpack(v, "{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:F,s:b,s:b,s:F,s:F,s:I}", "id", &id, "owner", &owner,
+	if (!v || json_unpack(v, "{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:F,s:b,s:b,s:b,s:F,s:F,s:I}", "id", &id, "owner", &owner,
 			      "access", &access, "traffic", &traffic, "template", &tmpl, "metadata", &md, "recipe",
-			      &recipe, "timeout", &timeout, "autoPause", &ap, "autoResume", &ar, "startedAt", &started,
+			      &recipe, "timeout", &timeout, "autoPause", &ap, "autoPauseFiles", &apf, "autoResume", &ar, "startedAt", &started,
 			      "pausedAt", &paused, "bytes", &bytes) < 0 ||
 	    strcmp(id, name) != 0 || strlen(owner) >= sizeof(x->owner) || strlen(access) >= sizeof(x->access) ||
 	    strlen(traffic) >= sizeof(x->traffic) || strlen(tmpl) >= sizeof(x->tmpl))
@@ -317,6 +317,7 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	x->recipe = strdup(recipe);
 	x->timeout_s = timeout;
 	x->auto_pause = ap;
+	x->auto_pause_files = apf;
 	x->auto_resume = ar;
 	x->started_rt = started;
 	x->paused_rt = paused;

@@ -23,6 +23,8 @@
 
 struct make_job {
 	const struct ward_session_opts *o;
+	struct ward_session *src; /* a fork of it (its files), or NULL: a new one */
+	uint64_t max_bytes;
 	struct ward_session *ws;
 	char err[512];
 	bool done;
@@ -42,7 +44,11 @@ static void *maker_main(void *arg)
 		struct make_job *j = e->jobs;
 		e->jobs = j->next;
 		pthread_mutex_unlock(&e->mk_lock);
-		struct ward_session *ws = ward_session_new(j->o, j->err, sizeof(j->err));
+		struct ward_session *ws = NULL;
+		if (!j->src)
+			ws = ward_session_new(j->o, j->err, sizeof(j->err));
+		else if (ward_session_fork(j->src, j->o, 1, j->max_bytes, &ws, j->err, sizeof(j->err)) < 0)
+			ws = NULL;
 		pthread_mutex_lock(&e->mk_lock);
 		j->ws = ws;
 		j->done = true;
@@ -76,10 +82,12 @@ void e2b_makers_stop(struct e2b *e)
 	e->nmakers = 0;
 }
 
-/* A session made by a maker thread; NULL with err set. */
-static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, char *err, size_t n)
+/* A session made by a maker thread (a fork of src's files when src);
+ * NULL with err set. */
+static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, struct ward_session *src,
+					 char *err, size_t n)
 {
-	struct make_job j = {.o = o};
+	struct make_job j = {.o = o, .src = src, .max_bytes = (uint64_t)e->s->o.e2b_disk_mb << 20};
 	pthread_cond_init(&j.cond, NULL);
 	pthread_mutex_lock(&e->mk_lock);
 	if (e->mk_stop) {
@@ -240,7 +248,7 @@ void e2b_prune(struct e2b *e)
 		if (ss && x->auto_pause && end_rt(e->s, ss) - now_real() < 2.5) {
 			sess_unref(e->s, ss);
 			char err[400];
-			unsigned code = e2b_pause_sbx(e, x, true, err, sizeof(err));
+			unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
 			if (code)
 				log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
 			else
@@ -502,8 +510,9 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 }
 
 /* The session of a create body b for owner (0, or the status with why in err). */
-static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct create_in *c,
-			  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
+static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
+			  struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
+			  size_t n)
 {
 	struct server *s = e->s;
 	struct ward_request shape;
@@ -529,7 +538,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
 	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c->timeout_s;
 	char why[512];
-	*ws = make_session(e, &o, why, sizeof(why));
+	*ws = make_session(e, &o, src, why, sizeof(why));
 	if (!*ws) {
 		sess_commit(s, *slot, NULL, 0, 0);
 		snprintf(err, n, "cannot make the sandbox: %s", why);
@@ -538,8 +547,8 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	return 0;
 }
 
-unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct sess **slot,
-		  struct ward_session **ws, double *ttl, char *err, size_t n)
+unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
+		  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
 {
 	json_t *b = json_loads(recipe ? recipe : "{}", 0, NULL);
 	if (!json_is_object(b)) {
@@ -549,10 +558,42 @@ unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double t
 	}
 	struct create_in c;
 	memset(&c, 0, sizeof(c));
-	unsigned code = make_from(e, owner, b, ttl_s, &c, slot, ws, ttl, err, n);
+	unsigned code = make_from(e, owner, b, ttl_s, src, &c, slot, ws, ttl, err, n);
 	create_in_free(&c);
 	json_decref(b);
 	return code;
+}
+
+struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl)
+{
+	struct e2b_sbx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	snprintf(x->sid, sizeof(x->sid), "%s", slot->id);
+	e2b_id(slot->id, x->id, sizeof(x->id));
+	snprintf(x->owner, sizeof(x->owner), "%s", like->owner);
+	snprintf(x->tmpl, sizeof(x->tmpl), "%s", like->tmpl);
+	hex_random(x->access, 16);
+	hex_random(x->traffic, 16);
+	x->metadata = strdup(like->metadata ? like->metadata : "{}");
+	x->recipe = strdup(like->recipe ? like->recipe : "{}");
+	x->private_traffic = like->private_traffic;
+	x->auto_pause = like->auto_pause;
+	x->auto_pause_files = like->auto_pause_files;
+	x->auto_resume = like->auto_resume;
+	x->timeout_s = ttl;
+	x->started_rt = now_real();
+	x->end_rt = x->started_rt + ttl;
+	if (!x->metadata || !x->recipe) {
+		sbx_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+void e2b_record_drop(struct e2b_sbx *x)
+{
+	sbx_free(x);
 }
 
 enum MHD_Result e2b_create(struct ereq *q)
@@ -571,7 +612,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	struct sess *slot;
 	struct ward_session *ws;
 	double ttl;
-	unsigned code = make_from(q->e, q->who, b, 0, &c, &slot, &ws, &ttl, err, sizeof(err));
+	unsigned code = make_from(q->e, q->who, b, 0, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
 	if (code) {
 		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
@@ -582,6 +623,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 		json_t *ap = json_object_get(b, "autoPause");
 		json_t *ar = json_object_get(json_object_get(b, "autoResume"), "enabled");
 		x->auto_pause = json_is_true(ap);
+		x->auto_pause_files = json_is_false(json_object_get(b, "autoPauseMemory"));
 		x->auto_resume = json_is_true(ar);
 		x->timeout_s = ttl;
 		x->recipe = json_dumps(b, JSON_COMPACT | JSON_ENSURE_ASCII);
