@@ -44,6 +44,7 @@ static const struct eroute routes[] = {
 	/* a sandbox's life (e2b_life.c) */
 	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
 	{"POST", "/sandboxes/{id}/fork", false, e2b_fork, false},
+	{"PUT", "/sandboxes/{id}/network", false, e2b_network, false},
 	{"GET", "/health", true, e2b_health, false},
 	{"GET", "/files", true, files_get, false},
 	{"POST", "/files", true, files_post, true},

@@ -19,6 +19,7 @@
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
  *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
  *   e2b_fork.c     fork: new sandboxes from a sandbox's files
+ *   e2b_network.c  updateNetwork: its egress allow-list replaced live
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -189,6 +190,9 @@ unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double t
  * of memory.  e2b_record_drop frees one never listed. */
 struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl);
 void e2b_record_drop(struct e2b_sbx *x);
+
+/* e2b_network.c */
+enum MHD_Result e2b_network(struct ereq *q);
 
 /* e2b_fork.c */
 enum MHD_Result e2b_fork(struct ereq *q);
