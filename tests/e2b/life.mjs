@@ -51,6 +51,12 @@ if (mode === 'pause') {
   await check('connect to a running one: 200, it stays running', async () => {
     await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 }); return eq(await state(sbx.sandboxId), 'running')
   })
+  await sbx.pause()
+  const cold = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+  await check("connect({onResume: 'reboot'}) of a frozen one: its files, not its processes", async () => {
+    const a = await count(cold); await sleep(800)
+    return eq(await count(cold), a) && eq(await cold.files.read('/home/user/a.txt'), 'kept')
+  })
   await check('pause of an unknown sandbox: SandboxNotFoundError', async () =>
     throwsA(() => Sandbox.pause('nosuchsandbox0'), SandboxNotFoundError))
   await check('connect to an unknown sandbox: SandboxNotFoundError', async () =>

@@ -6,7 +6,7 @@
 # (--e2b-state): resumed with its files, without its processes.
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
-STATE=$SERVE_TMP/state
+STATE=$SERVE_TMP/not/yet/state # made, parents too, at the first pause
 start_alice life --e2b-state "$STATE" || exit 1
 sdk_checked life.mjs pause
 sdk_checked life.mjs files

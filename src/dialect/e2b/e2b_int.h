@@ -202,8 +202,10 @@ int e2b_life_start(struct e2b *e);  /* the state directory's paused sandboxes, l
 enum MHD_Result e2b_pause(struct ereq *q);
 /* Pause x (memory: freeze it too).  0, or the status with why in err. */
 unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n);
-/* Resume a paused x with a timeout of ttl_s: 0, or the status with why in err. */
-unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, char *err, size_t n);
+/* Resume a paused x with a timeout of ttl_s (cold: from its files, its
+ * frozen processes ended, as connect's {"memory": false}): 0, or the
+ * status with why in err. */
+unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool cold, char *err, size_t n);
 /* The data plane's sandbox x: resumed when paused and autoResume; 0, or
  * 502 (paused) with why in q->message. */
 unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x);

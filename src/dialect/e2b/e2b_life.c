@@ -72,6 +72,21 @@ static int write_record(struct e2b *e, const struct e2b_sbx *x, char *err, size_
 	return 0;
 }
 
+/* path and its parents made (0700) where missing. */
+static int mkdir_parents(const char *path)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				return -1;
+			*s = '/';
+		}
+	return mkdir(p, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 /* How many sandboxes are paused, and their files' bytes. */
 static void paused_count(struct e2b *e, unsigned *n, uint64_t *bytes)
 {
@@ -120,7 +135,7 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	snprintf(dir, sizeof(dir), "%s/%s", e->state, x->id);
 	state_drop(e, x->id); /* a pause that failed half-way before */
 	struct ward_session_saved info = {0};
-	if ((mkdir(e->state, 0700) < 0 && errno != EEXIST) || mkdir(dir, 0700) < 0) {
+	if (mkdir_parents(e->state) < 0 || mkdir(dir, 0700) < 0) {
 		snprintf(err, n, "cannot make %s: %s (give --e2b-state a directory ward may write)", dir, strerror(errno));
 		code = 500;
 	} else {
@@ -167,7 +182,7 @@ out:
 	return code;
 }
 
-unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, char *err, size_t n)
+unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool cold, char *err, size_t n)
 {
 	struct server *s = e->s;
 	unsigned code = 0;
@@ -181,12 +196,12 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, char *er
 		goto out; /* another call resumed it */
 	ttl_s = fmin(ttl_s, s->o.session_max_ttl);
 	struct sess *ss = x->paused_mem ? e2b_sess(e, x) : NULL;
-	if (ss && ward_session_thaw(ss->ws, err, n) == 0) {
+	if (ss && !cold && ward_session_thaw(ss->ws, err, n) == 0) {
 		sess_pause(s, ss, false, 0);
 		sess_set_end(s, ss, ttl_s);
 		sess_unref(s, ss);
 	} else {
-		if (ss) { /* it cannot thaw: made again from its files */
+		if (ss) { /* cold, or it cannot thaw: made again from its files */
 			sess_drop(s, ss);
 			pthread_mutex_lock(&e->lock);
 			x->sid[0] = 0;
@@ -248,7 +263,7 @@ unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x)
 		return 502;
 	}
 	char err[400];
-	unsigned code = e2b_resume_sbx(q->e, x, fmax(x->timeout_s, RESUME_MIN_S), err, sizeof(err));
+	unsigned code = e2b_resume_sbx(q->e, x, fmax(x->timeout_s, RESUME_MIN_S), false, err, sizeof(err));
 	if (code) {
 		snprintf(q->message, sizeof(q->message), "sandbox %s is paused and cannot resume: %s", x->id, err);
 		return 502;

@@ -850,12 +850,17 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
 {
 	bool bad;
 	double t = body_timeout(q, &bad);
+	json_t *b = q->len ? json_loadb(q->body, q->len, 0, NULL) : NULL;
+	json_t *mem = json_object_get(b, "memory");
+	bool cold = json_is_false(mem); /* onResume 'reboot': from its files */
+	bad = bad || (mem && !json_is_boolean(mem));
+	json_decref(b);
 	if (bad)
-		return e2b_api_error(q, 400, "give {} or {\"timeout\": seconds}");
+		return e2b_api_error(q, 400, "give {}, {\"timeout\": seconds} or {\"memory\": false}");
 	struct e2b_sbx *x = e2b_own(q, q->arg);
 	if (x && e2b_is_paused(q->e, x)) { /* resumed: 201, the same id and tokens */
 		char err[600];
-		unsigned code = e2b_resume_sbx(q->e, x, t > 0 ? t : DEFAULT_TIMEOUT_S, err, sizeof(err));
+		unsigned code = e2b_resume_sbx(q->e, x, t > 0 ? t : DEFAULT_TIMEOUT_S, cold, err, sizeof(err));
 		json_t *v = code ? NULL : e2b_sandbox_json(q->e, x);
 		e2b_sbx_put(q->e, x);
 		if (code)
