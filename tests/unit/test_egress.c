@@ -384,6 +384,47 @@ static void proxy_names(void)
 	close(up);
 }
 
+/* The allow-list replaced while the proxy runs (E2B's updateNetwork):
+ * the next connection is decided by the new list; a malformed list
+ * changes nothing. */
+static void proxy_live_allow(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	char allow[64], other[64], pin[] = "pypi.test:127.0.0.1";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	snprintf(other, sizeof(other), "files.test:%u", up_port);
+	const char *allows[] = {allow}, *others[] = {other}, *bad[] = {allow, "exa mple.test"}, *pins[] = {pin};
+	struct ward_request shape;
+	ward_request_init(&shape);
+	shape.net = WARD_NET_ALLOW;
+	shape.egress_allow = allows;
+	shape.negress_allow = 1;
+	shape.egress_resolve = pins;
+	shape.negress_resolve = 1;
+	char err[256] = "";
+	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	CHECK("egress live allow: the proxy starts", p != NULL);
+	if (!p) {
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	char head[128];
+	snprintf(head, sizeof(head), "CONNECT pypi.test:%u HTTP/1.1\r\n\r\n", up_port);
+	CHECK("egress live allow: pypi.test reached under the first list", proxy_status(px_port, head) == 200);
+	CHECK("egress live allow: replaced by files.test", egress_set_allow(p, others, 1, err, sizeof(err)) == 0);
+	CHECK("egress live allow: pypi.test refused at its next connection", proxy_status(px_port, head) == 403);
+	CHECK("egress live allow: an empty list", egress_set_allow(p, NULL, 0, err, sizeof(err)) == 0);
+	CHECK("egress live allow: ... reaches nothing", proxy_status(px_port, head) == 403);
+	egress_set_allow(p, allows, 1, err, sizeof(err));
+	CHECK("egress live allow: a malformed list is refused (-EINVAL, named)",
+	      egress_set_allow(p, bad, 2, err, sizeof(err)) == -EINVAL && strstr(err, "exa mple.test"));
+	CHECK("egress live allow: ... and the list before it stands", proxy_status(px_port, head) == 200);
+	egress_stop(p);
+	close(up);
+}
+
 /* A plain request through the proxy at px_port whose upstream listens on
  * up: the head the upstream got (into got), or "" when the proxy answered
  * itself (its status in *code). */
@@ -744,6 +785,7 @@ void test_egress(void)
 	ceiling();
 	classifier();
 	proxy_names();
+	proxy_live_allow();
 	proxy_plain_heads();
 	proxy_reset_while_connecting();
 	proxy_refusal_loop();
