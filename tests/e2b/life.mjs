@@ -9,6 +9,7 @@
 //   caps       under --e2b-max-paused 1 --e2b-paused-bytes 3000000
 //   fork       fork({count}): new sandboxes with the source's files, not its processes
 //   forkcap    under --max-sessions 3: one entry per fork, the one over it an error
+//   snap       createSnapshot, a sandbox from it, listSnapshots, deleteSnapshot
 //   before     paused, the runner then restarted: its id on stdout
 //   after ID   resumed after the restart: its files, not its processes
 import * as e2b from 'e2b'
@@ -171,6 +172,44 @@ if (mode === 'pause') {
   })
   for (const f of r) if (f instanceof Sandbox) await f.kill()
   await src.kill()
+} else if (mode === 'snap') {
+  const src = await Sandbox.create({ timeoutMs: 120_000 })
+  await src.files.write('/home/user/proj/a.txt', 'snapshotted')
+  await src.commands.run('mkdir -p proj/deep && echo deep > proj/deep/b.txt && ln -s a.txt proj/link')
+  const s1 = await src.createSnapshot({ name: 'snap-one' })
+  await check('createSnapshot answers its id and names', async () => eq(s1, { snapshotId: 'snap-one', names: ['snap-one'] }))
+  console.log(`SNAP ${src.sandboxId}`)
+  await check('the source runs on', async () => eq((await src.commands.run('echo on')).stdout, 'on\n'))
+  await sleep(1100) // a second later: a time that would show in the layer shows
+  const again = await src.createSnapshot({ name: 'snap-two' })
+  await check('a second snapshot with nothing changed', async () => eq(again.snapshotId, 'snap-two'))
+  const unnamed = await src.createSnapshot()
+  await check('an unnamed snapshot gets a name of its own', async () => typeof unnamed.snapshotId === 'string' && unnamed.snapshotId.startsWith(src.sandboxId))
+  await src.files.write('/home/user/proj/a.txt', 'changed after')
+  const made = await Sandbox.create('snap-one', { timeoutMs: 60_000 })
+  await check('Sandbox.create(snapshotID): its files as they were', async () =>
+    eq(await made.files.read('/home/user/proj/a.txt'), 'snapshotted') && eq(await made.files.read('/home/user/proj/deep/b.txt'), 'deep\n'))
+  await check('... a link kept as a link', async () => eq((await made.commands.run('readlink proj/link')).stdout, 'a.txt\n'))
+  await check('... owned by the sandbox\'s user, writable', async () => eq((await made.commands.run('echo w >> proj/a.txt && stat -c %U proj/a.txt')).stdout, 'user\n'))
+  const listed = async (o) => (await Sandbox.listSnapshots(o).nextItems()).map((s) => s.snapshotId).sort()
+  await check('listSnapshots lists them', async () => { const l = await listed(); return l.includes('snap-one') && l.includes('snap-two') && l.includes(unnamed.snapshotId) })
+  await check('listSnapshots({sandboxId}) filters', async () => (await listed({ sandboxId: src.sandboxId })).length === 3 && (await listed({ sandboxId: made.sandboxId })).length === 0)
+  await check('deleteSnapshot answers true', async () => eq(await Sandbox.deleteSnapshot('snap-two'), true))
+  await check('then it is not listed, and a second delete answers false', async () =>
+    !(await listed()).includes('snap-two') && eq(await Sandbox.deleteSnapshot('snap-two'), false))
+  await check('a deleted snapshot is no template any more (400)', async () => {
+    try { await Sandbox.create('snap-two'); return false } catch (e) { return /400/.test(e.message) }
+  })
+  await check('createSnapshot of an unknown sandbox: SandboxNotFoundError', async () =>
+    throwsA(() => Sandbox.createSnapshot('nosuchsandbox0', { name: 'x' }), SandboxNotFoundError))
+  await made.kill(); await src.kill()
+} else if (mode === 'snapother') {
+  // another API key: alice's snapshot is neither listed, used, nor deleted
+  await check('another key does not list it', async () => !(await Sandbox.listSnapshots().nextItems()).some((s) => s.snapshotId === 'snap-one'))
+  await check('another key cannot create from it (400)', async () => {
+    try { await Sandbox.create('snap-one'); return false } catch (e) { if (/400/.test(e.message)) return true; throw e }
+  })
+  await check('another key cannot delete it', async () => eq(await Sandbox.deleteSnapshot('snap-one'), false))
 } else if (mode === 'before') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })
   await sbx.files.write('/home/user/keep/a.txt', 'survives')

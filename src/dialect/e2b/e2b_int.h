@@ -19,6 +19,7 @@
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
  *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
  *   e2b_fork.c     fork: new sandboxes from a sandbox's files
+ *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
  *   e2b_network.c  updateNetwork: its egress allow-list replaced live
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
@@ -170,6 +171,9 @@ enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
 enum MHD_Result e2b_health(struct ereq *q);
+/* The session of q's sandbox ({id}) if it is q's caller's and running (not
+ * paused), held, and its record in *xp, held; NULL (nothing held) else. */
+struct sess *e2b_running(struct ereq *q, struct e2b_sbx **xp);
 /* The record id names, held, if it is q's caller's; NULL else. */
 struct e2b_sbx *e2b_own(struct ereq *q, const char *id);
 enum MHD_Result e2b_not_found(struct ereq *q, const char *id);
@@ -193,6 +197,15 @@ void e2b_record_drop(struct e2b_sbx *x);
 
 /* e2b_network.c */
 enum MHD_Result e2b_network(struct ereq *q);
+
+/* e2b_snapshot.c */
+enum MHD_Result e2b_snapshot(struct ereq *q);
+enum MHD_Result e2b_snapshots(struct ereq *q);
+enum MHD_Result e2b_snapshot_delete(struct ereq *q);
+/* Snapshot name of owner's: its template (tmpl) and the directory of its
+ * home's files (home).  0, or -1 when name is no snapshot of owner's. */
+int e2b_snapshot_base(struct server *s, const char *owner, const char *name, char *tmpl, size_t tn, char *home,
+		      size_t hn);
 
 /* e2b_fork.c */
 enum MHD_Result e2b_fork(struct ereq *q);

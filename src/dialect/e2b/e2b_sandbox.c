@@ -192,6 +192,16 @@ struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x)
 	return sid[0] ? sess_get(e->s, x->owner, sid) : NULL;
 }
 
+struct sess *e2b_running(struct ereq *q, struct e2b_sbx **xp)
+{
+	struct e2b_sbx *x = e2b_own(q, q->arg);
+	struct sess *ss = x && !e2b_is_paused(q->e, x) ? e2b_sess(q->e, x) : NULL;
+	if (!ss && x)
+		e2b_sbx_put(q->e, x);
+	*xp = ss ? x : NULL;
+	return ss;
+}
+
 void e2b_list_add(struct e2b *e, struct e2b_sbx *x)
 {
 	pthread_mutex_lock(&e->lock);
@@ -348,6 +358,8 @@ struct create_in {
 	bool net_off, net_asked;
 	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
+	char base[200];       /* a snapshot's template (its shape and root), or "" */
+	char home[700];       /* and its home's files, restored into the new sandbox */
 };
 
 static void create_in_free(struct create_in *c)
@@ -453,10 +465,11 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 		q->egress_allow = pol->allow;
 		q->negress_allow = pol->nallow;
 	}
-	if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
+	const char *tmpl = c->base[0] ? c->base : c->tmpl;
+	if (strcmp(tmpl, "base") != 0 && strcmp(tmpl, "code-interpreter-v1") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
-			if (strcmp(s->images[i].name, c->tmpl) == 0) {
+			if (strcmp(s->images[i].name, tmpl) == 0) {
 				q->image = s->images[i].root;
 				found = true;
 			}
@@ -516,7 +529,14 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 {
 	struct server *s = e->s;
 	struct ward_request shape;
-	if (!create_parse(s, b, c, err, n) || !shape_build(s, c, &shape, err, n))
+	if (!create_parse(s, b, c, err, n))
+		return 400;
+	bool offered = !strcmp(c->tmpl, "base") || !strcmp(c->tmpl, "code-interpreter-v1");
+	for (size_t i = 0; i < s->nimages && !offered; i++)
+		offered = strcmp(s->images[i].name, c->tmpl) == 0;
+	if (!offered) /* a snapshot of owner's (e2b_snapshot.c)? */
+		e2b_snapshot_base(s, owner, c->tmpl, c->base, sizeof(c->base), c->home, sizeof(c->home));
+	if (!shape_build(s, c, &shape, err, n))
 		return 400;
 	if (ttl_s > 0)
 		c->timeout_s = fmin(ttl_s, s->o.session_max_ttl);
@@ -542,6 +562,15 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	if (!*ws) {
 		sess_commit(s, *slot, NULL, 0, 0);
 		snprintf(err, n, "cannot make the sandbox: %s", why);
+		return 500;
+	}
+	struct ward_session_saved info;
+	if (c->home[0] && !src && ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why,
+							  sizeof(why)) < 0) {
+		sess_commit(s, *slot, NULL, 0, 0);
+		ward_session_destroy(*ws);
+		*ws = NULL;
+		snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
 		return 500;
 	}
 	return 0;
@@ -832,14 +861,11 @@ enum MHD_Result e2b_timeout(struct ereq *q)
 	double t = body_timeout(q, &bad);
 	if (bad || t <= 0)
 		return e2b_api_error(q, 400, "give {\"timeout\": seconds}, more than 0");
-	struct e2b_sbx *x = e2b_own(q, q->arg);
+	struct e2b_sbx *x;
 	/* a paused one: 404, as E2B (connect with a timeout resumes it) */
-	struct sess *ss = x && !e2b_is_paused(q->e, x) ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
-		if (x)
-			e2b_sbx_put(q->e, x);
+	struct sess *ss = e2b_running(q, &x);
+	if (!ss)
 		return e2b_not_found(q, q->arg);
-	}
 	sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
 	sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
