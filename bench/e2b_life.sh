@@ -4,11 +4,13 @@
 # with --e2b and --e2b-state in a temporary directory on the disk;
 # bench/e2b_life.mjs times the calls on a sandbox holding 100 MB of files and
 # a 100 MB process.  Prints a markdown section on stdout; skips (exit 3)
-# without node/npm.  The goals: pause <= 100 ms, resume <= 50 ms, fork <= 0.3 s.
+# without node/npm.  The goals: pause <= 100 ms, resume <= 50 ms, fork <= 0.3 s,
+# a snapshot <= 2 s and a second one of unchanged files no new layer bytes.
 . "$(dirname "$0")/e2b_node.bash" e2b_life.mjs
 T=$(mktemp -d /var/tmp/ward-bench-e2b-life.XXXXXX)
 echo "bench bench-token-0123456789" >"$T/tokens"
-"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --e2b-state "$T/state" --token-file "$T/tokens" --log "$T/log" \
+"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --e2b-state "$T/state" --image-store "$T/store" \
+	--token-file "$T/tokens" --log "$T/log" \
 	</dev/null >"$T/out" 2>&1 &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
@@ -18,7 +20,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$e" ] || { echo "bench/e2b_life.sh: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
-j=$(cd "$NODE_DIR" && E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 \
+j=$(cd "$NODE_DIR" && STORE=$T/store E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 \
 	timeout 600 node e2b_life.mjs) || { echo "bench/e2b_life.sh: e2b_life.mjs failed: $j" >&2; exit 2; }
 python3 - "$j" <<'PY'
 import json, sys
@@ -38,4 +40,7 @@ row("`pause({keepMemory: false})` (files; the session ends)", "pause_files", "ru
 row("`Sandbox.connect()` of it (a new session, the files restored)", "resume_files", "run", "")
 row("`Sandbox.create()` + `kill()`", "create", None, "")
 row("`fork({count: 1})` (the files copied)", "fork", "create", "<= 300 ms")
+row("`createSnapshot()` (a file changed: a new layer)", "snapshot", "create", "<= 2000 ms")
+row("`createSnapshot()` again, nothing changed", "snapshot_again", "create", "")
+print("\nNew layer bytes written by the %d unchanged snapshots: %d (goal: 0)." % (d["n"], d["unchanged_snapshot_layer_bytes"]))
 PY
