@@ -41,7 +41,7 @@ static const struct eroute routes[] = {
 	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
 	{"GET", "/sandboxes/{id}", false, e2b_info, false},
 	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
-	/* a sandbox's life (e2b_life.c) */
+	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c */
 	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
 	{"POST", "/sandboxes/{id}/fork", false, e2b_fork, false},
 	{"PUT", "/sandboxes/{id}/network", false, e2b_network, false},
