@@ -215,13 +215,12 @@ static unsigned data_auth(struct ereq *q)
 		return 502;
 	}
 	const char *tok = e2b_header(q, "X-Access-Token");
-	const char *traffic0 = e2b_header(q, "E2B-Traffic-Access-Token");
-	unsigned woke = e2b_token_ok(x, tok) || e2b_token_ok(x, traffic0) ? e2b_wake(q, x) : 0; /* paused: autoResume */
+	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
+	unsigned woke = e2b_token_ok(x, tok) || e2b_token_ok(x, traffic) ? e2b_wake(q, x) : 0; /* paused: autoResume */
 	if (woke) {
 		e2b_sbx_put(q->e, x);
 		return woke;
 	}
-	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
 	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
