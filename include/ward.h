@@ -709,6 +709,14 @@ int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_b
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
 		      struct ward_session **out, char *err, size_t errlen);
 
+/* Replace a session's egress allow-list (SPEC §13) while it runs, for new
+ * connections (those relaying go on): patterns as ward_request's
+ * egress_allow, at most 64, none beyond what the caller allows (the
+ * caller applies its ceiling).  -ENOTSUP when the session was made
+ * without WARD_NET_ALLOW (it has no proxy), -EINVAL for a malformed
+ * pattern; nothing changed then. */
+int ward_session_set_egress(struct ward_session *s, const char *const *allow, size_t n, char *err, size_t errlen);
+
 /* Turn on the kernel's favordynmods, host-wide (it outlives the process;
  * `ward serve --favor-dynmods`): moving a process into a cgroup then costs
  * ~0.1 ms instead of an RCU grace period, which every session exec pays,

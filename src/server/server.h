@@ -133,6 +133,9 @@ struct serve_opts {
 	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
 	const char *e2b_domain;      /* --e2b-domain D, or NULL: localhost:<port> */
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
+	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
+	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
+	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
@@ -607,7 +610,7 @@ void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
 /* The session id of client owner, if alive: held (sess_unref drops it),
  * the call counted as activity; NULL else.  For a dialect that has no
  * struct req of ward's shape (E2B). */
-struct sess *sess_get(struct server *s, const char *id, const char *owner);
+struct sess *sess_get(struct server *s, const char *owner, const char *id);
 /* Pause or resume the session id of client owner, as POST .../pause and
  * .../resume do: 0, or -errno with err set (-ENOENT: no such session of
  * that client; -EBUSY: an exec runs; -ENOTSUP: no freezer here). */

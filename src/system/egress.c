@@ -746,6 +746,7 @@ static void proxy_free(struct egress_proxy *p)
 	if (p->lfd >= 0)
 		close(p->lfd);
 	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->pol.mu);
 	free(p);
 }
 
@@ -806,6 +807,27 @@ static void *proxy_main(void *arg)
 	return NULL;
 }
 
+int egress_set_allow(struct egress_proxy *p, const char *const *allow, size_t n, char *err, size_t errlen)
+{
+	if (n > EGRESS_MAX_PATTERNS) {
+		snprintf(err, errlen, "too many egress patterns: at most %d", EGRESS_MAX_PATTERNS);
+		return -EINVAL;
+	}
+	struct egress_pattern *want = calloc(n ? n : 1, sizeof(*want));
+	if (!want) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (egress_pattern_parse(allow[i], &want[i], err, errlen) < 0) {
+			free(want);
+			return -EINVAL;
+		}
+	egress_rules_set_allow(&p->pol, want, n);
+	free(want);
+	return 0;
+}
+
 /* -------------------------------------------------------------- lifecycle */
 
 /* The runner's own addresses: a name resolving to one is refused unpinned
@@ -845,6 +867,7 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		conn_reset(&p->conns[i]);
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->pol.mu, NULL);
 	if (configure(p, shape, err, errlen) < 0)
 		goto fail;
 	int fl = fcntl(listen_fd, F_GETFL);

@@ -76,8 +76,10 @@ const char *egress_decide(const struct egress_rules *p, const char *asked, unsig
 	if (hl && host[hl - 1] == '.')
 		return "not in the allow-list"; /* "a..": no host name (the matcher would take it as "a.") */
 	bool listed = false;
+	pthread_mutex_lock((pthread_mutex_t *)&p->mu); /* a live replacement's lock */
 	for (size_t i = 0; i < p->nallow && !listed; i++)
 		listed = egress_pattern_matches(&p->allow[i], host, port);
+	pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
 	if (!listed)
 		return "not in the allow-list";
 	memset(sa, 0, sizeof(*sa));
@@ -97,4 +99,14 @@ const char *egress_decide(const struct egress_rules *p, const char *asked, unsig
 		*salen = sizeof(struct sockaddr_in6);
 	}
 	return NULL;
+}
+
+void egress_rules_set_allow(struct egress_rules *p, const struct egress_pattern *allow, size_t n)
+{
+	if (n > EGRESS_MAX_PATTERNS)
+		n = EGRESS_MAX_PATTERNS;
+	pthread_mutex_lock(&p->mu);
+	memcpy(p->allow, allow, n * sizeof(*allow));
+	p->nallow = n;
+	pthread_mutex_unlock(&p->mu);
 }

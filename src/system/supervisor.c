@@ -876,3 +876,13 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		res->usage.proxy_cpu_ms = egress_cpu_us(sb->egress) / 1000;
 	return run_outcome(&s, st, res, o);
 }
+
+int sandbox_set_egress(struct sandbox *sb, const char *const *allow, size_t n, char *err, size_t errlen)
+{
+	if (!sb->egress) {
+		snprintf(err, errlen, "this sandbox has no egress proxy (it was made without network allow): its "
+				      "network cannot be opened after it started");
+		return -ENOTSUP;
+	}
+	return egress_set_allow(sb->egress, allow, n, err, errlen);
+}

@@ -59,6 +59,9 @@ struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t
 				      int *listener, char *err, size_t errlen);
 struct sandbox_session sandbox_session_parts(struct sandbox *sb);
 void sandbox_session_kill(struct sandbox *sb);
+/* Its egress proxy's allow-list replaced (egress_set_allow); -ENOTSUP when
+ * it has no proxy (made without network allow). */
+int sandbox_set_egress(struct sandbox *sb, const char *const *allow, size_t n, char *err, size_t errlen);
 /* Encode req's command as a handover and write it all to fd (blocking).
  * 0, or -errno (-EPIPE: the reader is gone). */
 int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as);

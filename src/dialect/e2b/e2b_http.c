@@ -41,6 +41,13 @@ static const struct eroute routes[] = {
 	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
 	{"GET", "/sandboxes/{id}", false, e2b_info, false},
 	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
+	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c */
+	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
+	{"POST", "/sandboxes/{id}/fork", false, e2b_fork, false},
+	{"PUT", "/sandboxes/{id}/network", false, e2b_network, false},
+	{"POST", "/sandboxes/{id}/snapshots", false, e2b_snapshot, false},
+	{"GET", "/snapshots", false, e2b_snapshots, false},
+	{"DELETE", "/templates/{id}", false, e2b_snapshot_delete, false},
 	{"GET", "/health", true, e2b_health, false},
 	{"GET", "/files", true, files_get, false},
 	{"POST", "/files", true, files_post, true},
@@ -215,7 +222,13 @@ static unsigned data_auth(struct ereq *q)
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
 	const char *port = e2b_header(q, "E2b-Sandbox-Port");
 	bool interp = port && strcmp(port, "49999") == 0;
-	if (!e2b_access_ok(x, tok) && !(interp && e2b_token_ok(x, traffic))) {
+	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
+	unsigned woke = proven ? e2b_wake(q, x) : 0; /* paused: autoResume */
+	if (woke) {
+		e2b_sbx_put(q->e, x);
+		return woke;
+	}
+	if (!proven) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
 							 "envdAccessToken that created or connected it as X-Access-Token%s", id,
@@ -405,11 +418,12 @@ int e2b_start(struct server *s)
 	e->s = s;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->mk_lock, NULL);
+	pthread_mutex_init(&e->life_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
 	s->e2b = e;
 	char bound[160];
 	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0)
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0)
 		return -1;
 	/* idle connections: the native listener's bound; a stream says
 	 * keepalive every E2B_KEEPALIVE_S, well within it */
@@ -448,6 +462,7 @@ void e2b_stop(struct server *s)
 	e2b_records_free(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
+	pthread_mutex_destroy(&e->life_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
 	s->e2b = NULL;

@@ -17,6 +17,10 @@
  *   e2b_fs.c       filesystem.Filesystem, /files, the path map
  *   e2b_interp.c   the code interpreter: contexts, a kernel each, /execute
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
+ *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
+ *   e2b_fork.c     fork: new sandboxes from a sandbox's files
+ *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
+ *   e2b_network.c  updateNetwork: its egress allow-list replaced live
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -72,6 +76,16 @@ struct e2b_sbx {
 	bool private_traffic; /* network.allowPublicTraffic false: its ports want its traffic token */
 	double m_time;        /* its last metrics sample (CLOCK_REALTIME), 0: none */
 	uint64_t m_cpu_ms;    /* its CPU then */
+	/* its life (e2b_life.c): set under e->lock, changed under e->life_lock */
+	char *recipe;         /* its create body (JSON text): a session like it, made again on resume */
+	double timeout_s;     /* its create timeout */
+	bool auto_pause;      /* autoPause (lifecycle.onTimeout "pause"): paused at its timeout */
+	bool auto_pause_files; /* autoPauseMemory false: that pause keeps files only */
+	bool auto_resume;     /* autoResume.enabled: resumed by its next data-plane request */
+	bool paused;          /* its files are under the state directory */
+	bool paused_mem;      /* and its session is frozen (else: none, resumed from its files) */
+	double paused_rt;     /* when it was paused */
+	uint64_t saved_bytes; /* its files saved */
 	struct e2b_sbx *next;
 };
 
@@ -93,6 +107,8 @@ struct e2b {
 	int nmakers;
 	volatile int stopping;
 	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
+	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
+	char state[512];      /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
 };
 
 /* One request on the E2B listener. */
@@ -160,6 +176,60 @@ enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
 enum MHD_Result e2b_health(struct ereq *q);
+/* The session of q's sandbox ({id}) if it is q's caller's and running (not
+ * paused), held, and its record in *xp, held; NULL (nothing held) else. */
+struct sess *e2b_running(struct ereq *q, struct e2b_sbx **xp);
+/* The record id names, held, if it is q's caller's; NULL else. */
+struct e2b_sbx *e2b_own(struct ereq *q, const char *id);
+enum MHD_Result e2b_not_found(struct ereq *q, const char *id);
+json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x);
+/* Off the list (its data-plane calls now get 502); freed with its last reference. */
+void e2b_unlist(struct e2b *e, struct e2b_sbx *x);
+/* A record made from saved fields, listed (e2b_life.c's load). */
+void e2b_list_add(struct e2b *e, struct e2b_sbx *x);
+/* A new session for owner like the create body recipe (JSON text), its
+ * timeout ttl_s (0: the body's): placed, made by a maker thread, not yet
+ * committed (sess_commit(s, *slot, *ws, ...) or sess_commit(s, *slot,
+ * NULL, 0, 0) and ward_session_destroy).  0, or the HTTP status with why
+ * in err. */
+unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
+		  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
+/* A record for slot's new sandbox like like's (its owner, template,
+ * metadata, create body, lifecycle), with tokens of its own; NULL when out
+ * of memory.  e2b_record_drop frees one never listed. */
+struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl);
+void e2b_record_drop(struct e2b_sbx *x);
+
+/* e2b_network.c */
+enum MHD_Result e2b_network(struct ereq *q);
+
+/* e2b_snapshot.c */
+enum MHD_Result e2b_snapshot(struct ereq *q);
+enum MHD_Result e2b_snapshots(struct ereq *q);
+enum MHD_Result e2b_snapshot_delete(struct ereq *q);
+/* Snapshot name of owner's: its template (tmpl) and the directory of its
+ * home's files (home).  0, or -1 when name is no snapshot of owner's. */
+int e2b_snapshot_base(struct server *s, const char *owner, const char *name, char *tmpl, size_t tn, char *home,
+		      size_t hn);
+
+/* e2b_fork.c */
+enum MHD_Result e2b_fork(struct ereq *q);
+
+/* e2b_life.c */
+int e2b_life_start(struct e2b *e);  /* the state directory's paused sandboxes, listed */
+enum MHD_Result e2b_pause(struct ereq *q);
+/* Pause x (memory: freeze it too).  0, or the status with why in err. */
+unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n);
+/* Resume a paused x with a timeout of ttl_s (cold: from its files, its
+ * frozen processes ended, as connect's {"memory": false}): 0, or the
+ * status with why in err. */
+unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool cold, char *err, size_t n);
+/* The data plane's sandbox x: resumed when paused and autoResume; 0, or
+ * 502 (paused) with why in q->message. */
+unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x);
+/* Kill x: its session, what it saved, its record.  */
+void e2b_end(struct e2b *e, struct e2b_sbx *x);
+bool e2b_is_paused(struct e2b *e, struct e2b_sbx *x);
 
 /* e2b_connect.c: Connect framing */
 /* The one message of a streaming request's body (a 5-byte envelope, flag
