@@ -183,11 +183,6 @@ fuzz-bin: $(FUZZ_TARGETS)
 fuzz: fuzz-bin
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
-# ... and of the Dockerfile parser (src/image/build_parse.c), with its seed
-# corpus in tests/fuzz/corpus/dockerfile.
-$(B)/fuzz_dockerfile: tests/fuzz/fuzz_dockerfile.c src/image/build_parse.c
-	clang -std=gnu11 -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -o $@ $^ -ljansson
-
 deps:
 	@scripts/install-deps
 
