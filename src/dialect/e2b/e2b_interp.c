@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_kernel.h"
 #include "wire/utf8.h"
 #include "ward_charts_py.h"
 #include "ward_kernel_js.h"
@@ -57,13 +58,10 @@
 #define INTERRUPT_S 2.0
 #define READY_S 30.0        /* a kernel's start, IPython's imports included */
 #define MAX_CTX_TOTAL 64    /* contexts ever made in one sandbox (removed ones too) */
-#define PROTO_LINE_MAX (8u << 20)
-#define EVENT_MAX (64u << 10)
 /* of a kernel's output, what the session keeps while the stream lags (two
  * streams of each of E2B_MAX_CONTEXTS kernels within a session's 64 MiB of
  * background output, with room left for its commands) */
 #define KERNEL_KEPT (2u << 20)
-#define MARK_MAX 64         /* "\036" TOKEN " " STATUS "\n", and the ready line's head */
 
 static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -193,283 +191,6 @@ static json_t *ctx_json(const struct e2b_ctx *c)
 	return json_pack("{s:s,s:s,s:s}", "id", c->id, "language", c->lang, "cwd", c->cwd);
 }
 
-static bool is_bash(const struct e2b_ctx *c)
-{
-	return strcmp(c->lang, "bash") == 0;
-}
-
-/* ---- a kernel's output, as events ---- */
-
-/* Reading one kernel: its protocol's partial line (Python, Node) or the
- * raw streams' held-back tails (bash; stderr of all). */
-struct kread {
-	struct e2b *e;
-	struct e2b_sbx *x;     /* held */
-	struct e2b_ctx *c;     /* its run lock held */
-	char *pend;            /* the protocol's output not yet a whole line */
-	size_t plen;
-	uint64_t skipped;      /* bytes of a protocol line past PROTO_LINE_MAX */
-	char raw[2][MARK_MAX + 8]; /* a raw stream's tail that may be a marker's or a character's start */
-	size_t rlen[2];
-	char token[40];        /* bash: this request's marker */
-	bool marked[2];        /* bash: each stream's marker seen */
-	int status;            /* bash: the cell's exit status */
-	bool ready, finished;
-	char missing[200];     /* the kernel's __unavailable__ */
-};
-
-static void add_raw(char **buf, size_t *len, const char *t, size_t n)
-{
-	char *b = realloc(*buf, *len + n + 1);
-	if (!b)
-		return;
-	memcpy(b + *len, t, n);
-	b[*len + n] = '\n';
-	*buf = b;
-	*len += n + 1;
-}
-
-static void add_line(char **buf, size_t *len, json_t *v)
-{
-	char *t = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(v);
-	if (t)
-		add_raw(buf, len, t, strlen(t));
-	free(t);
-}
-
-static double now_rt(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void add_text(char **buf, size_t *len, const char *stream, const char *t, size_t n)
-{
-	char ts[40];
-	double r = now_rt();
-	time_t sec = (time_t)r;
-	struct tm tm;
-	gmtime_r(&sec, &tm);
-	size_t k = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + k, sizeof(ts) - k, ".%06ldZ", (long)((r - (double)sec) * 1e6));
-	add_line(buf, len, json_pack("{s:s,s:s%,s:s}", "type", stream, "text", t, n, "timestamp", ts));
-}
-
-/* Text of stream i as events of at most EVENT_MAX; unless final, a
- * character cut at the end is held for the next read. */
-static void raw_text(struct kread *k, int i, const char *t, size_t n, bool final, char **buf, size_t *len)
-{
-	static const char *const names[] = {"stdout", "stderr"};
-	size_t hold = final ? 0 : utf8_partial_tail((const unsigned char *)t, n), body = n - hold;
-	for (size_t off = 0; off < body;) {
-		size_t chunk = body - off > EVENT_MAX ? EVENT_MAX : body - off;
-		if (off + chunk < body) /* never a character cut at EVENT_MAX */
-			chunk -= utf8_partial_tail((const unsigned char *)t + off, chunk);
-		size_t ol = 0;
-		char *o = utf8_sanitize(t + off, chunk, &ol);
-		if (o && ol)
-			add_text(buf, len, names[i], o, ol);
-		free(o);
-		off += chunk;
-	}
-	memcpy(k->raw[i], t + body, hold); /* at most 3 bytes */
-	k->rlen[i] = hold;
-}
-
-/* "\036" HEAD "...\n" in t[0..n): its offset, *nl that of its newline;
- * -1 (with *hold: where a possible start begins, else n) when absent. */
-static ssize_t find_mark(const char *t, size_t n, const char *head, size_t hl, size_t *nl, size_t *hold)
-{
-	*hold = n;
-	const char *at = memmem(t, n, head, hl);
-	const char *e = at ? memchr(at, '\n', n - (size_t)(at - t)) : NULL;
-	if (at && e) {
-		*nl = (size_t)(e - t);
-		return at - t;
-	}
-	const char *last = memrchr(t, '\036', n);
-	if (last && n - (size_t)(last - t) <= MARK_MAX)
-		*hold = (size_t)(last - t);
-	return -1;
-}
-
-/* Raw bytes of stream i (0 stdout, 1 stderr) out as events; in a bash
- * kernel the ready line, and a cell's marker, which ends the stream's part
- * of the cell. */
-static void raw_in(struct kread *k, int i, const char *d, size_t n, char **buf, size_t *len)
-{
-	size_t cap = k->rlen[i] + n, start = 0, nl = 0, hold = 0;
-	char *all = malloc(cap ? cap : 1);
-	if (!all)
-		return;
-	memcpy(all, k->raw[i], k->rlen[i]);
-	memcpy(all + k->rlen[i], d, n);
-	k->rlen[i] = 0;
-	if (is_bash(k->c) && i == 0 && !k->ready) {
-		static const char r[] = "\036__ready__ ";
-		ssize_t at = find_mark(all, cap, r, sizeof(r) - 1, &nl, &hold);
-		if (at < 0)
-			goto tail;
-		raw_text(k, i, all, (size_t)at, true, buf, len);
-		snprintf(k->c->kind, sizeof(k->c->kind), "%.*s", (int)(nl - (size_t)at - (sizeof(r) - 1)),
-			 all + at + sizeof(r) - 1);
-		k->ready = true;
-		start = nl + 1;
-	}
-	if (k->token[0] && !k->marked[i]) {
-		char m[48];
-		int ml = snprintf(m, sizeof(m), "\036%s", k->token);
-		ssize_t at = find_mark(all + start, cap - start, m, (size_t)ml, &nl, &hold);
-		if (at < 0) {
-			hold += start;
-			goto tail;
-		}
-		raw_text(k, i, all + start, (size_t)at, true, buf, len);
-		if (i == 0)
-			k->status = atoi(all + start + at + ml);
-		k->marked[i] = true;
-		k->finished = k->marked[0] && k->marked[1];
-		start += nl + 1; /* what follows is output of no cell's (a background job's): shown as it comes */
-	}
-	hold = cap;
-tail:
-	raw_text(k, i, all + start, hold - start, hold < cap, buf, len);
-	if (hold < cap) {
-		memcpy(k->raw[i] + k->rlen[i], all + hold, cap - hold); /* at most MARK_MAX */
-		k->rlen[i] += cap - hold;
-	}
-	free(all);
-}
-
-/* "{"type": "__NAME__"..." (with or without the space JSON writers put
- * after the colon): NAME's start, else NULL. */
-static const char *internal(const char *line, size_t n)
-{
-	if (n < 12 || memcmp(line, "{\"type\":", 8) != 0)
-		return NULL;
-	size_t i = 8;
-	if (line[i] == ' ')
-		i++;
-	return n - i > 3 && memcmp(line + i, "\"__", 3) == 0 ? line + i + 3 : NULL;
-}
-
-/* One of the kernel's own lines (ready, unavailable, done). */
-static void internal_line(struct kread *k, const char *name, const char *line, size_t n)
-{
-	if (strncmp(name, "done__", 6) == 0) {
-		k->finished = true;
-		return;
-	}
-	json_t *v = json_loadb(line, n, 0, NULL);
-	const char *kind = json_string_value(json_object_get(v, "kernel"));
-	const char *miss = json_string_value(json_object_get(v, "missing"));
-	if (strncmp(name, "ready__", 7) == 0) {
-		snprintf(k->c->kind, sizeof(k->c->kind), "%s", kind ? kind : "?");
-		k->ready = true;
-	} else if (strncmp(name, "unavailable__", 13) == 0)
-		snprintf(k->missing, sizeof(k->missing), "%s", miss ? miss : "?");
-	json_decref(v);
-}
-
-/* The protocol's bytes: whole lines out to the client, each at most
- * PROTO_LINE_MAX (the rest of a longer one dropped and said). */
-static void proto_in(struct kread *k, const char *d, size_t n, char **buf, size_t *len)
-{
-	while (n) {
-		const char *nl = memchr(d, '\n', n);
-		size_t part = nl ? (size_t)(nl - d) : n;
-		if (k->skipped || k->plen + part > PROTO_LINE_MAX) {
-			k->skipped += k->plen + part;
-			free(k->pend);
-			k->pend = NULL;
-			k->plen = 0;
-		} else if (part) {
-			char *p = realloc(k->pend, k->plen + part);
-			if (!p) {
-				k->skipped += k->plen + part;
-				free(k->pend);
-				k->pend = NULL;
-				k->plen = 0;
-			} else {
-				memcpy(p + k->plen, d, part);
-				k->pend = p;
-				k->plen += part;
-			}
-		}
-		if (!nl)
-			return;
-		d += part + 1;
-		n -= part + 1;
-		if (k->skipped) {
-			char note[200];
-			snprintf(note, sizeof(note),
-				 "[ward: an output of %llu bytes in one piece was dropped: the kernel's events are kept up "
-				 "to %u MiB each]\n",
-				 (unsigned long long)k->skipped, PROTO_LINE_MAX >> 20);
-			add_text(buf, len, "stderr", note, strlen(note));
-			k->skipped = 0;
-			continue;
-		}
-		const char *name = internal(k->pend, k->plen);
-		if (name)
-			internal_line(k, name, k->pend, k->plen);
-		else if (k->plen)
-			add_raw(buf, len, k->pend, k->plen); /* never a blank line: JSON.parse("") throws */
-		free(k->pend);
-		k->pend = NULL;
-		k->plen = 0;
-	}
-}
-
-/* One read of the kernel's output (waiting up to wait_s); false when the
- * kernel is gone (died, killed, the sandbox ended), with its exit code in
- * *code when it exited. */
-static bool kernel_read(struct kread *k, double wait_s, char **buf, size_t *len, int *code)
-{
-	struct sess *ss = e2b_sess(k->e, k->x);
-	if (!ss)
-		return false;
-	struct ward_stream o, er;
-	memset(&o, 0, sizeof(o));
-	memset(&er, 0, sizeof(er));
-	bool exited = false;
-	int ec = -1;
-	int rc = ward_session_proc_output(ss->ws, k->c->pid, k->c->off[0], k->c->off[1], wait_s, &o, &er, &exited,
-					  &ec, NULL, 0);
-	sess_unref(k->e->s, ss);
-	if (rc < 0) {
-		free(o.data);
-		free(er.data);
-		return false;
-	}
-	/* bytes past the kept window were lost while nobody read: skipped,
-	 * and a protocol line they cut is dropped (and said), never sent torn */
-	uint64_t from = o.bytes - o.len;
-	if (from > k->c->off[0] && !is_bash(k->c)) {
-		k->skipped += k->plen + (from - k->c->off[0]);
-		free(k->pend);
-		k->pend = NULL;
-		k->plen = 0;
-	}
-	k->c->off[0] = o.bytes > k->c->off[0] ? o.bytes : k->c->off[0];
-	k->c->off[1] = er.bytes > k->c->off[1] ? er.bytes : k->c->off[1];
-	if (o.len) {
-		if (is_bash(k->c))
-			raw_in(k, 0, o.data, o.len, buf, len);
-		else
-			proto_in(k, o.data, o.len, buf, len);
-	}
-	if (er.len)
-		raw_in(k, 1, er.data, er.len, buf, len);
-	bool more = o.len >= WARD_SESSION_OUTPUT_CHUNK || er.len >= WARD_SESSION_OUTPUT_CHUNK;
-	free(o.data);
-	free(er.data);
-	if (code)
-		*code = ec;
-	return !(exited && !more && !k->finished);
-}
 
 /* ---- starting a kernel ---- */
 
@@ -633,7 +354,7 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 	if (st->over)
 		return false;
 	if (!st->said && is_bash(st->k.c)) /* the Python and Node kernels count their own */
-		add_line(buf, len, json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
+		kernel_add_line(buf, len, json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
 					     (json_int_t)++st->k.c->execs));
 	st->said = true;
 	for (;;) {
@@ -647,7 +368,7 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			st->k.c->pid = 0;
 			st->k.finished = true; /* nothing to interrupt */
 			st->over = true;
-			add_line(buf, len,
+			kernel_add_line(buf, len,
 				 json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
 					   "the kernel ended (killed, out of memory, restarted, or the sandbox ended); the "
 					   "context starts a fresh one on its next call",
@@ -659,7 +380,7 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 				/* bash_kernel's error: no name, the exit status as its value */
 				char v[16];
 				snprintf(v, sizeof(v), "%d", st->k.status);
-				add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
+				kernel_add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
 							     "traceback", ""));
 			}
 			st->over = true;
@@ -671,12 +392,12 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			char msg[200];
 			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
 				 st->k.e->s->o.max.timeout_s);
-			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
+			kernel_add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
 						     msg, "traceback", ""));
 			return true;
 		}
 		if (!*len && t - st->last >= KEEPALIVE_S)
-			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
+			kernel_add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
 		if (*len) {
 			st->last = t;
 			return true;
@@ -792,6 +513,81 @@ static char *bash_request(json_t *code, json_t *ev, const char *token, size_t *n
 	return out;
 }
 
+/* The cell as the kernel reads it: bash's script with its end marker
+ * (token, made here), else one JSON line; *n its length.  NULL with the
+ * answer given in *answered. */
+static char *cell_line(struct ereq *q, struct e2b_ctx *c, json_t *code, json_t *ev, char token[40], size_t *n,
+		       enum MHD_Result *answered)
+{
+	char err[512] = "";
+	char *line;
+	if (is_bash(c)) {
+		unsigned char b[16];
+		if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+			*answered = ci_error(q, 500, "no random bytes for the cell's marker");
+			return NULL;
+		}
+		for (size_t i = 0; i < sizeof(b); i++)
+			sprintf(token + 2 * i, "%02x", b[i]);
+		line = bash_request(code, ev, token, n, err, sizeof(err));
+		if (!line)
+			*answered = ci_error(q, 400, "%s", err);
+		return line;
+	}
+	json_t *req =
+		json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
+	line = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(req);
+	if (!line) {
+		*answered = MHD_NO;
+		return NULL;
+	}
+	*n = strlen(line);
+	line[(*n)++] = '\n'; /* over the NUL: the length says where it ends */
+	return line;
+}
+
+/* c's run lock, for this execution.  Busy: a timed-out runCode's stream
+ * whose client left is interrupted now, not when its stream next looks. */
+static void take_context(struct ereq *q, struct e2b_ctx *c)
+{
+	if (pthread_mutex_trylock(&c->run) != 0) {
+		pthread_mutex_lock(&q->e->lock);
+		int fd = c->client;
+		pthread_mutex_unlock(&q->e->lock);
+		if (client_gone(fd)) {
+			struct kread k = {.e = q->e, .x = q->x, .c = c};
+			interrupt(&k, "by the next call");
+		}
+		pthread_mutex_lock(&c->run);
+	}
+	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The execution's NDJSON stream, c's run lock held (exec_free lets it go). */
+static enum MHD_Result exec_stream(struct ereq *q, struct e2b_ctx *c, const char *token)
+{
+	struct exec_st *st = calloc(1, sizeof(*st));
+	if (!st) {
+		pthread_mutex_unlock(&c->run);
+		return MHD_NO;
+	}
+	st->k.e = q->e;
+	st->k.x = q->x;
+	q->x = NULL;
+	st->k.c = c;
+	st->k.ready = true;
+	st->last = now_mono();
+	st->deadline = st->last + q->s->o.max.timeout_s;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	st->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_lock(&q->e->lock);
+	c->client = st->fd;
+	pthread_mutex_unlock(&q->e->lock);
+	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
+	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
+}
+
 enum MHD_Result ci_execute(struct ereq *q)
 {
 	json_error_t je;
@@ -831,33 +627,12 @@ enum MHD_Result ci_execute(struct ereq *q)
 		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 	}
 	char token[40] = "";
-	char *line = NULL;
 	size_t n = 0;
 	char err[512] = "";
-	if (is_bash(c)) {
-		unsigned char b[16];
-		if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
-			json_decref(m);
-			return ci_error(q, 500, "no random bytes for the cell's marker");
-		}
-		for (size_t i = 0; i < sizeof(b); i++)
-			sprintf(token + 2 * i, "%02x", b[i]);
-		line = bash_request(code, ev, token, &n, err, sizeof(err));
-		if (!line) {
-			json_decref(m);
-			return ci_error(q, 400, "%s", err);
-		}
-	} else {
-		json_t *req = json_pack("{s:O,s:o}", "code", code, "env",
-					json_is_object(ev) ? json_incref(ev) : json_object());
-		line = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-		json_decref(req);
-		if (!line) {
-			json_decref(m);
-			return MHD_NO;
-		}
-		n = strlen(line);
-		line[n++] = '\n'; /* over the NUL: the length says where it ends */
+	char *line = cell_line(q, c, code, ev, token, &n, &answered);
+	if (!line) {
+		json_decref(m);
+		return answered;
 	}
 	char rate_err[300];
 	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
@@ -866,19 +641,7 @@ enum MHD_Result ci_execute(struct ereq *q)
 		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
 	}
 	json_decref(m);
-	if (pthread_mutex_trylock(&c->run) != 0) {
-		/* busy: a timed-out runCode's stream whose client left is
-		 * interrupted now, not when its stream next looks */
-		pthread_mutex_lock(&q->e->lock);
-		int fd = c->client;
-		pthread_mutex_unlock(&q->e->lock);
-		if (client_gone(fd)) {
-			struct kread k = {.e = q->e, .x = q->x, .c = c};
-			interrupt(&k, "by the next call");
-		}
-		pthread_mutex_lock(&c->run);
-	}
-	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
+	take_context(q, c);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	if (rc == K_OK) {
 		struct sess *ss = e2b_sess(q->e, q->x);
@@ -893,25 +656,7 @@ enum MHD_Result ci_execute(struct ereq *q)
 		pthread_mutex_unlock(&c->run);
 		return kernel_refused(q, c, rc, err);
 	}
-	struct exec_st *st = calloc(1, sizeof(*st));
-	if (!st) {
-		pthread_mutex_unlock(&c->run);
-		return MHD_NO;
-	}
-	st->k.e = q->e;
-	st->k.x = q->x;
-	q->x = NULL;
-	st->k.c = c;
-	st->k.ready = true;
-	st->last = now_mono();
-	st->deadline = st->last + q->s->o.max.timeout_s;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	st->fd = ci ? ci->connect_fd : -1;
-	pthread_mutex_lock(&q->e->lock);
-	c->client = st->fd;
-	pthread_mutex_unlock(&q->e->lock);
-	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
-	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
+	return exec_stream(q, c, token);
 }
 
 /* ---- contexts ---- */

@@ -88,6 +88,41 @@ static int hash_fd(int fd, char hex[65], uint64_t *size)
 	return 0;
 }
 
+/* The snapshot's config (its layers' diff ids, its labels) and manifest
+ * (its layers' descriptors) written as blobs; their digests in img. */
+static int write_docs(struct ward_image_store *st, struct store_image *img, json_t *ids, json_t *descs,
+		      const char *tmpl, const char *sbx, const char *owner, char *err, size_t n)
+{
+	json_t *c = json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:s,s:s,s:s}},s:{s:s,s:O}}", "created", img->created,
+			      "architecture", "amd64", "os", "linux", "config", "Labels", LABEL, "1", LABEL ".template", tmpl,
+			      LABEL ".sandbox", sbx, LABEL ".owner", owner, "rootfs", "type", "layers", "diff_ids", ids);
+	char *cfg = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(c);
+	char *man = NULL;
+	if (cfg) {
+		sha256_buf_hex(cfg, strlen(cfg), img->config);
+		char d[80];
+		snprintf(d, sizeof(d), "sha256:%s", img->config);
+		json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:O}", "schemaVersion", 2, "mediaType",
+				      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
+				      "application/vnd.oci.image.config.v1+json", "digest", d, "size",
+				      (json_int_t)strlen(cfg), "layers", descs);
+		man = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		json_decref(m);
+		if (man)
+			sha256_buf_hex(man, strlen(man), img->digest);
+	}
+	int rc = 0;
+	if (!cfg || !man)
+		rc = base_errf(err, n, "out of memory");
+	if (rc == 0 && (store_blob_write(st, img->digest, man, strlen(man), err, n) < 0 ||
+			store_blob_write(st, img->config, cfg, strlen(cfg), err, n) < 0))
+		rc = -1;
+	free(cfg);
+	free(man);
+	return rc;
+}
+
 /* Commit: the layer (tmp L, unless present) and the image name:default
  * over base (the template's image, or none), under the store's lock. */
 static int commit(struct ward_image_store *st, int tfd, const char *name, const char *hex, uint64_t tar_size,
@@ -129,32 +164,10 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 		snprintf(img.tag, sizeof(img.tag), "%s", SNAP_TAG);
 		store_now(img.created);
 	}
-	json_t *c = json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:s,s:s,s:s}},s:{s:s,s:O}}", "created", img.created,
-			      "architecture", "amd64", "os", "linux", "config", "Labels", LABEL, "1", LABEL ".template", tmpl,
-			      LABEL ".sandbox", sbx, LABEL ".owner", owner, "rootfs", "type", "layers", "diff_ids", ids);
-	char *cfg = c && rc == 0 ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(c);
-	char *man = NULL;
-	if (cfg) {
-		sha256_buf_hex(cfg, strlen(cfg), img.config);
-		char d[80];
-		snprintf(d, sizeof(d), "sha256:%s", img.config);
-		json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:O}", "schemaVersion", 2, "mediaType",
-				      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
-				      "application/vnd.oci.image.config.v1+json", "digest", d, "size",
-				      (json_int_t)strlen(cfg), "layers", descs);
-		man = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-		json_decref(m);
-		if (man)
-			sha256_buf_hex(man, strlen(man), img.digest);
-	}
+	if (rc == 0)
+		rc = write_docs(st, &img, ids, descs, tmpl, sbx, owner, err, n);
 	json_decref(ids);
 	json_decref(descs);
-	if (rc == 0 && (!cfg || !man))
-		rc = base_errf(err, n, "out of memory");
-	if (rc == 0 && (store_blob_write(st, img.digest, man, strlen(man), err, n) < 0 ||
-			store_blob_write(st, img.config, cfg, strlen(cfg), err, n) < 0))
-		rc = -1;
 	*fresh = false;
 	if (rc == 0 && !store_layer_present(st, hex)) {
 		char to[100];
@@ -181,8 +194,6 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 		store_gc(st, &ix, e, sizeof(e));
 	}
 	free(img.layers);
-	free(cfg);
-	free(man);
 	store_index_free(&ix);
 	store_unlock(st);
 	return rc;
