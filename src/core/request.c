@@ -10,55 +10,65 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "ward.h"
-#include "base/errf.h"
 
 /* The last two columns are ward serve's maxima (SPEC §10): what a client of
  * a shared runner may ask for at most, unless its operator says otherwise. */
 const struct limit_desc ward_limit_table[LIM__COUNT] = {
 	[LIM_TIMEOUT] = {"--timeout", "s", 30, 0.001, 86400, "wall-clock limit; the whole process tree is killed at it",
-			 "timeout_s", "--max-timeout", 300},
+                         "timeout_s", "--max-timeout", 300},
 	[LIM_CPU] = {"--cpu", "s", 0, 0.001, 86400, "CPU-time limit of the whole tree (default: = timeout)",
-		     "cpu_seconds", "--max-cpu", 0},
-	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)",
-			"memory_mb", "--max-memory", 4096},
-	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree",
-		      "pids", "--max-pids", 1024},
+                     "cpu_seconds", "--max-cpu", 0},
+	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)", "memory_mb",
+                        "--max-memory", 4096},
+	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree", "pids", "--max-pids",
+                      1024},
 	[LIM_OUTPUT] = {"--output-limit", "bytes", 1048576, 0, 1ull << 32, "bytes kept per stream; head and tail kept",
-			"max_output_chars", "--max-output", 16 << 20},
-	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write",
-		       "fsize_mb", "--max-fsize", 1024},
+                        "max_output_chars", "--max-output", 16 << 20},
+	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write", "fsize_mb", "--max-fsize",
+                       1024},
 	[LIM_TMP] = {"--tmp-size", "MB", 64, 1, 1 << 20, "size of the tmpfs at /tmp (and of an ephemeral /work)",
-		     "tmp_size_mb", "--max-tmp-size", 1024},
-	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process",
-			"nofile", "--max-nofile", 4096},
+                     "tmp_size_mb", "--max-tmp-size", 1024},
+	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process", "nofile", "--max-nofile", 4096},
 	[LIM_COLLECT_FILES] = {"--collect-max-files", "", 64, 0, 100000, "most files --collect brings back",
-			       "collect_max_files", "--max-collect-files", 512},
+                               "collect_max_files", "--max-collect-files", 512},
 	[LIM_COLLECT_BYTES] = {"--collect-max-bytes", "bytes", 8 << 20, 0, 1ull << 30,
-			       "most bytes --collect brings back, all files together", "collect_max_bytes",
-			       "--max-collect-bytes", 32 << 20},
+                               "most bytes --collect brings back, all files together", "collect_max_bytes",
+                               "--max-collect-bytes", 32 << 20},
 	[LIM_EGRESS] = {"--egress-bytes", "bytes", 256 << 20, 1, 1ull << 40,
-			"bytes through the egress proxy, both ways, for the whole run or session (--net allow)",
-			"egress_bytes", "--max-egress-bytes", 4ull << 30},
+                        "bytes through the egress proxy, both ways, for the whole run or session (--net allow)",
+                        "egress_bytes", "--max-egress-bytes", 4ull << 30},
 };
 
 double ward_limit_get(const struct ward_limits *l, int which)
 {
 	switch (which) {
-	case LIM_TIMEOUT: return l->timeout_s;
-	case LIM_CPU: return l->cpu_s;
-	case LIM_MEMORY: return (double)l->memory_mb;
-	case LIM_PIDS: return l->pids;
-	case LIM_OUTPUT: return (double)l->output_limit;
-	case LIM_FSIZE: return (double)l->fsize_mb;
-	case LIM_TMP: return (double)l->tmp_size_mb;
-	case LIM_NOFILE: return l->nofile;
-	case LIM_COLLECT_FILES: return l->collect_max_files;
-	case LIM_COLLECT_BYTES: return (double)l->collect_max_bytes;
-	case LIM_EGRESS: return (double)l->egress_bytes;
+	case LIM_TIMEOUT:
+		return l->timeout_s;
+	case LIM_CPU:
+		return l->cpu_s;
+	case LIM_MEMORY:
+		return (double)l->memory_mb;
+	case LIM_PIDS:
+		return l->pids;
+	case LIM_OUTPUT:
+		return (double)l->output_limit;
+	case LIM_FSIZE:
+		return (double)l->fsize_mb;
+	case LIM_TMP:
+		return (double)l->tmp_size_mb;
+	case LIM_NOFILE:
+		return l->nofile;
+	case LIM_COLLECT_FILES:
+		return l->collect_max_files;
+	case LIM_COLLECT_BYTES:
+		return (double)l->collect_max_bytes;
+	case LIM_EGRESS:
+		return (double)l->egress_bytes;
 	}
 	return 0;
 }
@@ -66,17 +76,39 @@ double ward_limit_get(const struct ward_limits *l, int which)
 void ward_limit_set(struct ward_limits *l, int which, double v)
 {
 	switch (which) {
-	case LIM_TIMEOUT: l->timeout_s = v; break;
-	case LIM_CPU: l->cpu_s = v; break;
-	case LIM_MEMORY: l->memory_mb = (uint64_t)v; break;
-	case LIM_PIDS: l->pids = (uint32_t)v; break;
-	case LIM_OUTPUT: l->output_limit = (uint64_t)v; break;
-	case LIM_FSIZE: l->fsize_mb = (uint64_t)v; break;
-	case LIM_TMP: l->tmp_size_mb = (uint64_t)v; break;
-	case LIM_NOFILE: l->nofile = (uint32_t)v; break;
-	case LIM_COLLECT_FILES: l->collect_max_files = (uint32_t)v; break;
-	case LIM_COLLECT_BYTES: l->collect_max_bytes = (uint64_t)v; break;
-	case LIM_EGRESS: l->egress_bytes = (uint64_t)v; break;
+	case LIM_TIMEOUT:
+		l->timeout_s = v;
+		break;
+	case LIM_CPU:
+		l->cpu_s = v;
+		break;
+	case LIM_MEMORY:
+		l->memory_mb = (uint64_t)v;
+		break;
+	case LIM_PIDS:
+		l->pids = (uint32_t)v;
+		break;
+	case LIM_OUTPUT:
+		l->output_limit = (uint64_t)v;
+		break;
+	case LIM_FSIZE:
+		l->fsize_mb = (uint64_t)v;
+		break;
+	case LIM_TMP:
+		l->tmp_size_mb = (uint64_t)v;
+		break;
+	case LIM_NOFILE:
+		l->nofile = (uint32_t)v;
+		break;
+	case LIM_COLLECT_FILES:
+		l->collect_max_files = (uint32_t)v;
+		break;
+	case LIM_COLLECT_BYTES:
+		l->collect_max_bytes = (uint64_t)v;
+		break;
+	case LIM_EGRESS:
+		l->egress_bytes = (uint64_t)v;
+		break;
 	}
 }
 
@@ -108,7 +140,7 @@ static int check_limit(int which, double v, char *err, size_t errlen)
 	const struct limit_desc *d = &ward_limit_table[which];
 	if (!(v >= d->min && v <= d->max)) /* also catches NaN */
 		return base_errf(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
-			   d->min, d->max, d->unit[0] ? " " : "", d->unit);
+		                 d->min, d->max, d->unit[0] ? " " : "", d->unit);
 	return 0;
 }
 
@@ -153,11 +185,12 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 		limit_str(vs, sizeof(vs), i, v);
 		limit_str(ms, sizeof(ms), i, m);
 		if (as_timeout)
-			return base_errf(err, errlen, "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
-						"this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
-				   d->field, vs, ms, d->max_option, m);
+			return base_errf(err, errlen,
+			                 "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
+			                 "this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
+			                 d->field, vs, ms, d->max_option, m);
 		return base_errf(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
-			   d->max_option);
+		                 d->max_option);
 	}
 	return 0;
 }
@@ -178,11 +211,14 @@ static int check_sandbox_path(const char *p, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		size_t k = strlen(owned[i]);
 		if (strncmp(p, owned[i], k) == 0 && (p[k] == 0 || p[k] == '/'))
-			return base_errf(err, errlen, "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
-				   p, owned[i]);
+			return base_errf(err, errlen,
+			                 "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
+			                 p, owned[i]);
 	}
 	if (strcmp(p, "/tmp") == 0 || strcmp(p, "/work") == 0)
-		return base_errf(err, errlen, "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it", p);
+		return base_errf(err, errlen,
+		                 "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it",
+		                 p);
 	return 0;
 }
 
@@ -213,25 +249,30 @@ static int check_collect(const struct ward_request *r, char *err, size_t errlen)
 		char perr[256];
 		if (len > WARD_MAX_COLLECT_GLOB_LEN)
 			return base_errf(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
-				   WARD_MAX_COLLECT_GLOB_LEN);
+			                 WARD_MAX_COLLECT_GLOB_LEN);
 		if (strchr(g, '\n'))
 			return base_errf(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
 		if (pathguard_check(g, len, perr, sizeof(perr)) < 0)
-			return base_errf(err, errlen, "collect glob '%s' refused: %s; give a glob relative to /work, "
-						"e.g. \"out/\" or \"**/*.png\"", g, perr);
+			return base_errf(err, errlen,
+			                 "collect glob '%s' refused: %s; give a glob relative to /work, "
+			                 "e.g. \"out/\" or \"**/*.png\"",
+			                 g, perr);
 	}
 	if (!n)
 		return 0;
 	if (n > WARD_MAX_COLLECT_GLOBS)
-		return base_errf(err, errlen, "collect: %zu globs, at most %d: give fewer (a directory takes all below it)",
-			   n, WARD_MAX_COLLECT_GLOBS);
+		return base_errf(err, errlen,
+		                 "collect: %zu globs, at most %d: give fewer (a directory takes all below it)", n,
+		                 WARD_MAX_COLLECT_GLOBS);
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return base_errf(err, errlen, "collect needs isolation 'system' (files are read inside the sandbox's "
-					"own view of /work, which 'application' has not): use isolation system, or "
-					"read the files from --workdir yourself");
+		return base_errf(err, errlen,
+		                 "collect needs isolation 'system' (files are read inside the sandbox's "
+		                 "own view of /work, which 'application' has not): use isolation system, or "
+		                 "read the files from --workdir yourself");
 	if (r->report_channel)
-		return base_errf(err, errlen, "collect is not available with a report channel (test jobs): run the files' "
-					"producer with /exec instead");
+		return base_errf(err, errlen,
+		                 "collect is not available with a report channel (test jobs): run the files' "
+		                 "producer with /exec instead");
 	return 0;
 }
 
@@ -245,10 +286,12 @@ static int check_egress(const struct ward_request *r, char *err, size_t errlen)
 		return 0;
 	}
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return base_errf(err, errlen, "network allow needs isolation system: the proxy serves a sandbox's own "
-					"network namespace");
+		return base_errf(err, errlen,
+		                 "network allow needs isolation system: the proxy serves a sandbox's own "
+		                 "network namespace");
 	if (r->negress_allow == 0 || !r->egress_allow)
-		return base_errf(err, errlen, "--net allow without a host: give --allow-host NAME (network.allow in a request)");
+		return base_errf(err, errlen,
+		                 "--net allow without a host: give --allow-host NAME (network.allow in a request)");
 	if (r->negress_allow > EGRESS_MAX_PATTERNS || r->negress_resolve > EGRESS_MAX_PATTERNS)
 		return base_errf(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
 	struct egress_pattern p;
@@ -365,8 +408,9 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 		/* the operator's opt-in, never the request's */
 		const char *allow = getenv("WARD_ALLOW_APPLICATION");
 		if (!allow || strcmp(allow, "1") != 0)
-			return base_errf(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
-						"set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
+			return base_errf(err, errlen,
+			                 "isolation 'application' gives no kernel isolation and is off by default: "
+			                 "set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
 	}
 	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK && r->net != WARD_NET_ALLOW)
 		return base_errf(err, errlen, "unknown network mode: use none, loopback or allow");
@@ -374,7 +418,7 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 		return -1;
 	if (r->work_link && !work_link_ok(r->work_link))
 		return base_errf(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
-			   r->work_link);
+		                 r->work_link);
 
 	if (check_limits(&r->limits, err, errlen) < 0)
 		return -1;
@@ -400,12 +444,18 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 const char *ward_status_name(enum ward_status st)
 {
 	switch (st) {
-	case WARD_ST_OK: return "ok";
-	case WARD_ST_NONZERO: return "nonzero";
-	case WARD_ST_SIGNAL: return "signal";
-	case WARD_ST_TIMEOUT: return "timeout";
-	case WARD_ST_MEMORY: return "memory";
-	case WARD_ST_ERROR: return "error";
+	case WARD_ST_OK:
+		return "ok";
+	case WARD_ST_NONZERO:
+		return "nonzero";
+	case WARD_ST_SIGNAL:
+		return "signal";
+	case WARD_ST_TIMEOUT:
+		return "timeout";
+	case WARD_ST_MEMORY:
+		return "memory";
+	case WARD_ST_ERROR:
+		return "error";
 	}
 	return "error";
 }

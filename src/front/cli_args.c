@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front/cli_args.h"
-#include "core/request.h"
 #include "base/errf.h"
+#include "core/request.h"
+#include "front/cli_args.h"
 
 int parse_seconds(const char *s, double *out)
 {
@@ -49,7 +49,7 @@ int parse_u64(const char *s, uint64_t *out)
 void cli_print_run_help(FILE *f)
 {
 	fprintf(f, "usage: ward run [OPTIONS] -- PROGRAM [ARG...]\n"
-		   "       ward run [OPTIONS] --shell 'STRING'\n\noptions:\n");
+	           "       ward run [OPTIONS] --shell 'STRING'\n\noptions:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
 		char dflt[32];
@@ -60,29 +60,29 @@ void cli_print_run_help(FILE *f)
 		fprintf(f, "  %-16s %-6s %s (default %s)\n", d->option, d->unit[0] ? d->unit : "N", d->help, dflt);
 	}
 	fprintf(f, "  --workdir DIR           host directory mounted read-write at /work (default: an empty tmpfs)\n"
-		   "  --bind HOST[:PATH]      extra read-write mount (repeatable)\n"
-		   "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
-		   "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
-		   "  --image NAME[:TAG]      an image of the store as the root (ward image import); without a\n"
-		   "                          command, its Entrypoint and Cmd run\n"
-		   "  --image-store DIR       the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
-		   "  --env K=V               environment variable (repeatable); nothing else enters\n"
-		   "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
-		   "                          (HTTP_PROXY...) to the --allow-host names only\n"
-		   "  --allow-host H          with --net allow: a name (pypi.org), '*.' suffix or address the proxy\n"
-		   "                          lets through, with an optional :PORT (else 80 and 443; repeatable)\n"
-		   "  --egress-resolve N:A    the proxy reaches name N at address A, whatever A is (repeatable)\n"
-		   "  --stdin FILE|-          standard input (default /dev/null)\n"
-		   "  --json                  capture both streams and print one result object\n"
-		   "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
-		   "                          directory or 'DIR/' takes all below it, '**' any depth)\n"
-		   "  --collect-dir DIR       where --collect's files go (created; default ./" CLI_COLLECT_DIR "); an\n"
-		   "                          existing file is never replaced, a symlink in DIR never followed\n"
-		   "  --isolation system|application   (default system; application needs WARD_ALLOW_APPLICATION=1)\n"
-		   "  --remote URL            run on a ward serve runner (default $WARD_RUNNER_URL)\n"
-		   "  --token-file FILE       bearer token for --remote (default $WARD_RUNNER_TOKEN)\n"
-		   "  --print-plan            print the sandbox's mount plan and exit\n"
-		   "exit status: the program's; 128+N for signal N; 124 timeout; 137 memory; 125 ward failed\n");
+	           "  --bind HOST[:PATH]      extra read-write mount (repeatable)\n"
+	           "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
+	           "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
+	           "  --image NAME[:TAG]      an image of the store as the root (ward image import); without a\n"
+	           "                          command, its Entrypoint and Cmd run\n"
+	           "  --image-store DIR       the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
+	           "  --env K=V               environment variable (repeatable); nothing else enters\n"
+	           "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
+	           "                          (HTTP_PROXY...) to the --allow-host names only\n"
+	           "  --allow-host H          with --net allow: a name (pypi.org), '*.' suffix or address the proxy\n"
+	           "                          lets through, with an optional :PORT (else 80 and 443; repeatable)\n"
+	           "  --egress-resolve N:A    the proxy reaches name N at address A, whatever A is (repeatable)\n"
+	           "  --stdin FILE|-          standard input (default /dev/null)\n"
+	           "  --json                  capture both streams and print one result object\n"
+	           "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
+	           "                          directory or 'DIR/' takes all below it, '**' any depth)\n"
+	           "  --collect-dir DIR       where --collect's files go (created; default ./" CLI_COLLECT_DIR "); an\n"
+	           "                          existing file is never replaced, a symlink in DIR never followed\n"
+	           "  --isolation system|application   (default system; application needs WARD_ALLOW_APPLICATION=1)\n"
+	           "  --remote URL            run on a ward serve runner (default $WARD_RUNNER_URL)\n"
+	           "  --token-file FILE       bearer token for --remote (default $WARD_RUNNER_TOKEN)\n"
+	           "  --print-plan            print the sandbox's mount plan and exit\n"
+	           "exit status: the program's; 128+N for signal N; 124 timeout; 137 memory; 125 ward failed\n");
 }
 
 static int add_mount(struct cli_run *c, size_t *n, const char *arg, bool ro, char *err, size_t errlen)
@@ -97,8 +97,8 @@ static int add_mount(struct cli_run *c, size_t *n, const char *arg, bool ro, cha
 	if (colon) {
 		*colon = 0;
 		if (!colon[1])
-			return base_errf(err, errlen, "--%s '%s': the sandbox path after ':' is empty", ro ? "ro-bind" : "bind",
-				   arg);
+			return base_errf(err, errlen, "--%s '%s': the sandbox path after ':' is empty",
+			                 ro ? "ro-bind" : "bind", arg);
 	}
 	if (!copy[0])
 		return base_errf(err, errlen, "--%s '%s': the host path is empty", ro ? "ro-bind" : "bind", arg);
@@ -149,7 +149,7 @@ static int parse_flag(struct cli_run *c, const char *name, const char *val, char
  * name is one and val is in its range, 0 when name is not one, -1 on
  * error. */
 static int parse_limit(struct ward_request *r, unsigned *given, const char *name, const char *val, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
 	int lim = -1;
 	for (int k = 0; k < LIM__COUNT; k++)
@@ -161,31 +161,52 @@ static int parse_limit(struct ward_request *r, unsigned *given, const char *name
 	uint64_t u;
 	bool secs = lim == LIM_TIMEOUT || lim == LIM_CPU;
 	if (secs ? parse_seconds(val, &d) < 0 : parse_u64(val, &u) < 0)
-		return base_errf(err, errlen, "%s '%s' is not a %s", name, val, secs ? "number of seconds" : "whole number");
+		return base_errf(err, errlen, "%s '%s' is not a %s", name, val,
+		                 secs ? "number of seconds" : "whole number");
 	if (!secs)
 		d = (double)u;
 	const struct limit_desc *ld = &ward_limit_table[lim];
 	if (d < ld->min || d > ld->max)
-		return base_errf(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min, ld->max);
+		return base_errf(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min,
+		                 ld->max);
 	switch (lim) {
-	case LIM_TIMEOUT: r->limits.timeout_s = d; break;
-	case LIM_CPU: r->limits.cpu_s = d; break;
-	case LIM_MEMORY: r->limits.memory_mb = u; break;
-	case LIM_PIDS: r->limits.pids = (uint32_t)u; break;
-	case LIM_OUTPUT: r->limits.output_limit = u; break;
-	case LIM_FSIZE: r->limits.fsize_mb = u; break;
-	case LIM_TMP: r->limits.tmp_size_mb = u; break;
-	case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
-	case LIM_EGRESS: r->limits.egress_bytes = u; break;
-	default: ward_limit_set(&r->limits, lim, d); break;
+	case LIM_TIMEOUT:
+		r->limits.timeout_s = d;
+		break;
+	case LIM_CPU:
+		r->limits.cpu_s = d;
+		break;
+	case LIM_MEMORY:
+		r->limits.memory_mb = u;
+		break;
+	case LIM_PIDS:
+		r->limits.pids = (uint32_t)u;
+		break;
+	case LIM_OUTPUT:
+		r->limits.output_limit = u;
+		break;
+	case LIM_FSIZE:
+		r->limits.fsize_mb = u;
+		break;
+	case LIM_TMP:
+		r->limits.tmp_size_mb = u;
+		break;
+	case LIM_NOFILE:
+		r->limits.nofile = (uint32_t)u;
+		break;
+	case LIM_EGRESS:
+		r->limits.egress_bytes = u;
+		break;
+	default:
+		ward_limit_set(&r->limits, lim, d);
+		break;
 	}
 	*given |= 1u << lim;
 	return 1;
 }
 
 /* An option that takes a value, the value given.  0, or -1 on error. */
-static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, const char *val, char *err,
-			size_t errlen)
+static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, const char *val, char *err, size_t errlen)
 {
 	struct ward_request *r = &c->req;
 	int lim = parse_limit(r, &c->limits_given, name, val, err, errlen);
@@ -197,7 +218,8 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 		r->rootfs = val;
 	} else if (!strcmp(name, "--image")) {
 		if (!val[0])
-			return base_errf(err, errlen, "--image is empty: give NAME[:TAG] of an imported image (ward image ls)");
+			return base_errf(err, errlen,
+			                 "--image is empty: give NAME[:TAG] of an imported image (ward image ls)");
 		c->image = val;
 		r->image_name = val;
 	} else if (!strcmp(name, "--image-store")) {
@@ -264,7 +286,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 			break;
 		}
 		if (strncmp(a, "--", 2) != 0)
-			return base_errf(err, errlen, "unexpected argument '%s': put the command after --, or use --shell", a);
+			return base_errf(err, errlen,
+			                 "unexpected argument '%s': put the command after --, or use --shell", a);
 		/* --opt=value or --opt value */
 		char name[64];
 		const char *val = NULL;
@@ -295,7 +318,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	if (c->nenv)
 		r->env = c->env;
 	if (c->collect_dir && !c->ncollect)
-		return base_errf(err, errlen, "--collect-dir without --collect: give the files to collect with --collect GLOB");
+		return base_errf(err, errlen,
+		                 "--collect-dir without --collect: give the files to collect with --collect GLOB");
 	if (c->ncollect) {
 		r->collect = c->collect;
 		if (!c->collect_dir)
@@ -311,9 +335,10 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	if (c->nallow && r->net != WARD_NET_ALLOW)
 		return base_errf(err, errlen, "--allow-host needs --net allow");
 	if (c->nresolve && c->remote)
-		return base_errf(err, errlen, "--egress-resolve pins names for a run on this machine; a runner uses its "
-					"operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
-					"no $WARD_RUNNER_URL)");
+		return base_errf(err, errlen,
+		                 "--egress-resolve pins names for a run on this machine; a runner uses its "
+		                 "operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
+		                 "no $WARD_RUNNER_URL)");
 	return 0;
 }
 

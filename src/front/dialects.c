@@ -5,11 +5,11 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 
-#include "front/dialects.h"
 #include "dialect/e2b/e2b.h"
 #include "dialect/judge0/judge0.h"
 #include "dialect/mcp/mcp.h"
 #include "dialect/piston/piston.h"
+#include "front/dialects.h"
 #include "server/server.h"
 
 static int piston_add(struct server *s)

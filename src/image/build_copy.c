@@ -24,8 +24,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "image/store.h"
 #include "base/errf.h"
+#include "image/store.h"
 
 /* ---- .dockerignore ---- */
 
@@ -173,7 +173,8 @@ struct cp {
 
 static int open_in_root(int root, const char *path, int flags)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+	                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
 }
 
@@ -181,7 +182,7 @@ static int count(struct cp *c, const char *rel)
 {
 	if (++c->entries > c->j->max_entries)
 		return base_errf(c->err, c->errlen, "COPY: more than %llu files (at '%.200s'): refused",
-				  (unsigned long long)c->j->max_entries, rel);
+		                 (unsigned long long)c->j->max_entries, rel);
 	return 0;
 }
 
@@ -197,10 +198,16 @@ static int archive_check(struct cp *c, int fd, const char *rel)
 	unsigned char h[512];
 	ssize_t n = pread(fd, h, sizeof(h), 0);
 	bool arc = n >= 2 && ((h[0] == 0x1f && h[1] == 0x8b) || (n >= 3 && !memcmp(h, "BZh", 3)) ||
-			      (n >= 6 && !memcmp(h, "\xfd" "7zXZ", 6)) || (n >= 262 && !memcmp(h + 257, "ustar", 5)));
-	return arc ? base_errf(c->err, c->errlen, "ADD %s: a local archive, which Docker would extract and ward does not: "
-						    "COPY it and extract it with RUN tar", rel)
-		   : 0;
+	                      (n >= 6 && !memcmp(h,
+	                                         "\xfd"
+	                                         "7zXZ",
+	                                         6)) ||
+	                      (n >= 262 && !memcmp(h + 257, "ustar", 5)));
+	return arc ? base_errf(c->err, c->errlen,
+	                       "ADD %s: a local archive, which Docker would extract and ward does not: "
+	                       "COPY it and extract it with RUN tar",
+	                       rel)
+	           : 0;
 }
 
 static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, const char *dname, const char *rel)
@@ -209,7 +216,7 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 		return -1;
 	if (c->bytes + (uint64_t)st->st_size > c->j->max_bytes)
 		return base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes (at '%.200s'): refused",
-				  (unsigned long long)c->j->max_bytes, rel);
+		                 (unsigned long long)c->j->max_bytes, rel);
 	mode_t mode = c->j->chmod >= 0 ? (mode_t)c->j->chmod : st->st_mode & 07777;
 	unlinkat(ddir, dname, 0);
 	int out = openat(ddir, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -225,7 +232,7 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 		c->bytes += (uint64_t)n;
 		if (c->bytes > c->j->max_bytes) {
 			rc = base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes: refused",
-					(unsigned long long)c->j->max_bytes);
+			               (unsigned long long)c->j->max_bytes);
 			break;
 		}
 		sha256_update(c->j->hash, buf, (size_t)n);
@@ -279,9 +286,10 @@ static int copy_entry(struct cp *c, int sdir, const char *name, int ddir, const 
 		mkdirat(ddir, name, 0755);
 		int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		hash_str(c, rel);
-		rc = d < 0 ? store_failerr(c->err, c->errlen, "COPY: mkdir '%s'", rel) : copy_tree(c, fd, d, rel, depth + 1);
+		rc = d < 0 ? store_failerr(c->err, c->errlen, "COPY: mkdir '%s'", rel)
+		           : copy_tree(c, fd, d, rel, depth + 1);
 		if (rc == 0 && (fchown(d, c->j->uid, c->j->gid) < 0 ||
-				fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0))
+		                fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0))
 			rc = store_failerr(c->err, c->errlen, "COPY: chmod '%s'", rel);
 		if (d >= 0)
 			close(d);
@@ -332,7 +340,7 @@ static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int dept
 {
 	if (depth > STORE_MAX_DEPTH)
 		return base_errf(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
-				  STORE_MAX_DEPTH);
+		                 STORE_MAX_DEPTH);
 	size_t n;
 	char **v = list(sdir, &n);
 	if (!v)
@@ -404,7 +412,7 @@ static int copy_one(struct cp *c, const char *rel, bool dest_dir)
 	int fd = open_in_root(c->j->src_fd, rel, O_RDONLY);
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "COPY %s: not found in the %s", rel[0] ? rel : ".",
-				     c->j->ign ? "build context" : "stage");
+		                     c->j->ign ? "build context" : "stage");
 	struct stat st;
 	int rc = fstat(fd, &st) < 0 ? store_failerr(c->err, c->errlen, "COPY: stat %s", rel) : 0;
 	if (rc == 0 && S_ISDIR(st.st_mode)) {

@@ -22,8 +22,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "image/store.h"
 #include "base/errf.h"
+#include "image/store.h"
 
 struct walk {
 	struct archive *a;
@@ -33,7 +33,7 @@ struct walk {
 		dev_t dev;
 		ino_t ino;
 		char *path;
-	} *links;
+	} * links;
 	size_t nlinks;
 	char *err;
 	size_t errlen;
@@ -80,9 +80,13 @@ static void owner(struct walk *w, struct archive_entry *e, const struct stat *st
 {
 	long u = w->o->force_uid, g = w->o->force_gid;
 	if (u < 0)
-		u = st->st_uid >= w->o->uid_base && st->st_uid - w->o->uid_base < 65536 ? (long)(st->st_uid - w->o->uid_base) : 0;
+		u = st->st_uid >= w->o->uid_base && st->st_uid - w->o->uid_base < 65536
+		            ? (long)(st->st_uid - w->o->uid_base)
+		            : 0;
 	if (g < 0)
-		g = st->st_gid >= w->o->uid_base && st->st_gid - w->o->uid_base < 65536 ? (long)(st->st_gid - w->o->uid_base) : 0;
+		g = st->st_gid >= w->o->uid_base && st->st_gid - w->o->uid_base < 65536
+		            ? (long)(st->st_gid - w->o->uid_base)
+		            : 0;
 	archive_entry_set_uid(e, u);
 	archive_entry_set_gid(e, g);
 }
@@ -91,7 +95,7 @@ static int header(struct walk *w, const char *path, const struct stat *st, mode_
 {
 	if (++w->entries > w->o->max_entries)
 		return base_errf(w->err, w->errlen, "the layer holds more than %llu entries: refused",
-				  (unsigned long long)w->o->max_entries);
+		                 (unsigned long long)w->o->max_entries);
 	struct archive_entry *e = archive_entry_new();
 	if (!e)
 		return base_errf(w->err, w->errlen, "out of memory");
@@ -127,7 +131,7 @@ static int file_data(struct walk *w, int dirfd, const char *name, const char *pa
 {
 	if (w->bytes + (uint64_t)st->st_size > w->o->max_bytes)
 		return base_errf(w->err, w->errlen, "the layer is over %llu bytes (at '%s'): refused",
-				  (unsigned long long)w->o->max_bytes, path);
+		                 (unsigned long long)w->o->max_bytes, path);
 	w->bytes += (uint64_t)st->st_size;
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -205,7 +209,8 @@ static int one(struct walk *w, int fd, const char *name, const char *prefix, int
 	if (!S_ISDIR(st.st_mode))
 		return 0; /* a FIFO, socket or device: the store drops them */
 	if (depth >= STORE_MAX_DEPTH)
-		return base_errf(w->err, w->errlen, "'%s' is deeper than %d directories: refused", path, STORE_MAX_DEPTH);
+		return base_errf(w->err, w->errlen, "'%s' is deeper than %d directories: refused", path,
+		                 STORE_MAX_DEPTH);
 	if (header(w, path, &st, AE_IFDIR, &e) < 0 || put(w, e) < 0)
 		return -1;
 	int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -248,7 +253,8 @@ int layer_tar(int dirfd, int out_fd, const struct layer_tar_opts *o, uint64_t *b
 	struct walk w = {.a = archive_write_new(), .o = o, .err = err, .errlen = errlen};
 	int rc = -1;
 	if (!w.a || archive_write_set_format_pax_restricted(w.a) != ARCHIVE_OK ||
-	    archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK || archive_write_open_fd(w.a, out_fd) != ARCHIVE_OK)
+	    archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK ||
+	    archive_write_open_fd(w.a, out_fd) != ARCHIVE_OK)
 		base_errf(err, errlen, "libarchive: %s", w.a ? archive_error_string(w.a) : "out of memory");
 	else if (walk_dir(&w, dirfd, "", 0) == 0) {
 		if (archive_write_close(w.a) != ARCHIVE_OK)

@@ -25,10 +25,13 @@
 #include <string.h>
 
 static const char *const op_names[] = {
-	[BS_FROM] = "FROM",	    [BS_RUN] = "RUN",	   [BS_COPY] = "COPY",	   [BS_ADD] = "ADD",
-	[BS_ENV] = "ENV",	    [BS_ARG] = "ARG",	   [BS_WORKDIR] = "WORKDIR", [BS_USER] = "USER",
-	[BS_CMD] = "CMD",	    [BS_ENTRYPOINT] = "ENTRYPOINT", [BS_LABEL] = "LABEL", [BS_EXPOSE] = "EXPOSE",
-	[BS_SHELL] = "SHELL", [BS_STOPSIGNAL] = "STOPSIGNAL",
+	[BS_FROM] = "FROM",       [BS_RUN] = "RUN",
+	[BS_COPY] = "COPY",       [BS_ADD] = "ADD",
+	[BS_ENV] = "ENV",         [BS_ARG] = "ARG",
+	[BS_WORKDIR] = "WORKDIR", [BS_USER] = "USER",
+	[BS_CMD] = "CMD",         [BS_ENTRYPOINT] = "ENTRYPOINT",
+	[BS_LABEL] = "LABEL",     [BS_EXPOSE] = "EXPOSE",
+	[BS_SHELL] = "SHELL",     [BS_STOPSIGNAL] = "STOPSIGNAL",
 };
 
 const char *build_op_name(enum bstep_op op)
@@ -144,8 +147,8 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 		return 0;
 	}
 	if (l->p[0] != ':' || (l->p[1] != '-' && l->p[1] != '+'))
-		return base_errf(l->err, l->errlen, "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name,
-			    l->p);
+		return base_errf(l->err, l->errlen,
+		                 "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name, l->p);
 	bool dflt = l->p[1] == '-';
 	l->p += 2;
 	struct sbuf w = {0};
@@ -346,8 +349,9 @@ static int directives(struct parser *ps)
 			*c = (char)tolower((unsigned char)*c);
 		if (!strcmp(name, "escape")) {
 			if (strcmp(value, "\\") && strcmp(value, "`"))
-				return base_errf(ps->err, ps->errlen, "line %u: the escape directive takes \\ or `, not '%s'",
-					    ps->line, value);
+				return base_errf(ps->err, ps->errlen,
+				                 "line %u: the escape directive takes \\ or `, not '%s'", ps->line,
+				                 value);
 			ps->esc = value[0];
 		} else if (strcmp(name, "syntax") && strcmp(name, "check")) {
 			ps->p = save; /* not a directive: a comment, and directives end */
@@ -442,7 +446,8 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 		const char *s = phys(ps, &n);
 		if (!s) {
 			free(sb_take(&body));
-			return base_errf(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line, word);
+			return base_errf(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line,
+			                 word);
 		}
 		const char *t = s;
 		if (strip)
@@ -550,8 +555,10 @@ static int flags(struct inst *in)
 				slot = &in->s->chmod;
 		}
 		if (!slot || *slot) {
-			int r = refuse(in, "the flag '%.60s' is not one ward builds (COPY takes --from, --chown and "
-					   "--chmod once each; ADD --chown and --chmod)", w);
+			int r = refuse(in,
+			               "the flag '%.60s' is not one ward builds (COPY takes --from, --chown and "
+			               "--chmod once each; ADD --chown and --chmod)",
+			               w);
 			free(w);
 			return r;
 		}
@@ -641,7 +648,7 @@ static int do_copy(struct inst *in)
 			return refuse(in, "'%.100s': ward copies from the build context only, not from a URL", a);
 		if (!strncmp(a, "<<", 2))
 			return refuse(in, "heredocs in %s are not built by ward: write the file with RUN",
-				      build_op_name(in->s->op));
+			              build_op_name(in->s->op));
 	}
 	return 0;
 }
@@ -716,11 +723,13 @@ static const struct {
 	enum bstep_op op;
 	int (*parse)(struct inst *);
 } table[] = {
-	{"FROM", BS_FROM, do_from},	     {"RUN", BS_RUN, do_command},	  {"CMD", BS_CMD, do_command},
-	{"ENTRYPOINT", BS_ENTRYPOINT, do_command}, {"SHELL", BS_SHELL, do_command}, {"COPY", BS_COPY, do_copy},
-	{"ADD", BS_ADD, do_copy},	     {"ENV", BS_ENV, pairs},		  {"LABEL", BS_LABEL, pairs},
-	{"ARG", BS_ARG, do_arg},	     {"EXPOSE", BS_EXPOSE, words},	  {"WORKDIR", BS_WORKDIR, NULL},
-	{"USER", BS_USER, NULL},	     {"STOPSIGNAL", BS_STOPSIGNAL, NULL},
+	{"FROM", BS_FROM, do_from},      {"RUN", BS_RUN, do_command},
+	{"CMD", BS_CMD, do_command},     {"ENTRYPOINT", BS_ENTRYPOINT, do_command},
+	{"SHELL", BS_SHELL, do_command}, {"COPY", BS_COPY, do_copy},
+	{"ADD", BS_ADD, do_copy},        {"ENV", BS_ENV, pairs},
+	{"LABEL", BS_LABEL, pairs},      {"ARG", BS_ARG, do_arg},
+	{"EXPOSE", BS_EXPOSE, words},    {"WORKDIR", BS_WORKDIR, NULL},
+	{"USER", BS_USER, NULL},         {"STOPSIGNAL", BS_STOPSIGNAL, NULL},
 };
 
 static int one_arg(struct inst *in)
@@ -782,10 +791,11 @@ static int instruction(struct parser *ps, struct bstep *s)
 				return base_errf(ps->err, ps->errlen, "out of memory");
 			return rc;
 		}
-	return base_errf(ps->err, ps->errlen, "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
-					 "COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE, SHELL, "
-					 "STOPSIGNAL): refused before any step ran",
-		    s->line, (int)(n > 40 ? 40 : n), t);
+	return base_errf(ps->err, ps->errlen,
+	                 "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
+	                 "COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE, SHELL, "
+	                 "STOPSIGNAL): refused before any step ran",
+	                 s->line, (int)(n > 40 ? 40 : n), t);
 }
 
 /* The stages: FROM first (ARGs before it aside), COPY --from naming an
@@ -798,17 +808,19 @@ static int check_stages(struct parser *ps)
 		if (s->op == BS_FROM)
 			seen_from = true;
 		else if (!seen_from && s->op != BS_ARG)
-			return base_errf(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand", s->line,
-				    build_op_name(s->op));
+			return base_errf(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand",
+			                 s->line, build_op_name(s->op));
 	}
-	return seen_from ? 0 : base_errf(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
+	return seen_from ? 0
+	                 : base_errf(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
 }
 
 int build_parse(const char *text, size_t len, struct bfile *out, char *err, size_t errlen)
 {
 	*out = (struct bfile){.escape = '\\'};
 	if (len > BUILD_FILE_MAX)
-		return base_errf(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len, BUILD_FILE_MAX);
+		return base_errf(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len,
+		                 BUILD_FILE_MAX);
 	if (memchr(text, 0, len))
 		return base_errf(err, errlen, "the Dockerfile holds a NUL byte: refused");
 	struct parser ps = {.p = text, .end = text + len, .esc = '\\', .f = out, .err = err, .errlen = errlen};

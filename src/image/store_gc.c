@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/sha256.h"
 #include "base/errf.h"
+#include "image/sha256.h"
 
 int hexset_add(struct hexset *h, const char *hex)
 {
@@ -69,7 +69,8 @@ static int keep_manifest(struct ward_image_store *s, const char *hex, struct hex
 		rc = 0;
 		for (size_t i = 0; i < json_array_size(ids); i++) {
 			char l[65];
-			if (store_digest_parse(json_string_value(json_array_get(ids, i)), l) && hexset_add(layers, l) < 0)
+			if (store_digest_parse(json_string_value(json_array_get(ids, i)), l) &&
+			    hexset_add(layers, l) < 0)
 				rc = -1;
 		}
 		json_decref(cfg);

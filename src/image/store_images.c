@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/sha256.h"
 #include "base/errf.h"
+#include "image/sha256.h"
 
 static int info_cmp(const void *a, const void *b)
 {
@@ -154,8 +154,7 @@ static int opt_str(json_t *o, const char *key, char **out)
 }
 
 /* Fills img's config fields from the config blob (its digest checked). */
-static int load_config(struct ward_image_store *s, const char *hex, struct ward_image *img, char *err,
-		       size_t errlen)
+static int load_config(struct ward_image_store *s, const char *hex, struct ward_image *img, char *err, size_t errlen)
 {
 	char *buf;
 	size_t len;
@@ -171,8 +170,8 @@ static int load_config(struct ward_image_store *s, const char *hex, struct ward_
 	    strv_from(json_object_get(c, "Entrypoint"), &img->entrypoint, &img->nentrypoint) < 0 ||
 	    strv_from(json_object_get(c, "Cmd"), &img->cmd, &img->ncmd) < 0 ||
 	    opt_str(c, "WorkingDir", &img->workdir) < 0 || opt_str(c, "User", &img->user) < 0)
-		rc = base_errf(err, errlen, "image %s:%s: its config (sha256:%s) has a field of the wrong type", img->name,
-				img->tag, hex);
+		rc = base_errf(err, errlen, "image %s:%s: its config (sha256:%s) has a field of the wrong type",
+		               img->name, img->tag, hex);
 	json_decref(cfg);
 	return rc;
 }
@@ -197,8 +196,7 @@ static int pin_open(struct ward_image_store *s, const char *hex, int op)
 	return fd;
 }
 
-int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err,
-		    size_t errlen)
+int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	struct ward_image *img = calloc(1, sizeof(*img));
@@ -213,8 +211,10 @@ int ward_image_open(struct ward_image_store *s, const char *name, struct ward_im
 	int rc = store_index_load(s, &ix, err, errlen);
 	struct store_image *e = rc == 0 ? store_index_find(&ix, img->name, img->tag) : NULL;
 	if (rc == 0 && !e)
-		rc = base_errf(err, errlen, "no image %s:%s in %s: import it first (ward image import %s:%s SOURCE), "
-					     "or see ward image ls", img->name, img->tag, s->dir, img->name, img->tag);
+		rc = base_errf(err, errlen,
+		               "no image %s:%s in %s: import it first (ward image import %s:%s SOURCE), "
+		               "or see ward image ls",
+		               img->name, img->tag, s->dir, img->name, img->tag);
 	if (rc == 0 && (img->pin_fd = pin_open(s, e->digest, LOCK_SH)) < 0)
 		rc = store_failerr(err, errlen, "cannot pin image %s:%s in %s", img->name, img->tag, s->dir);
 	store_unlock(s);
@@ -234,8 +234,10 @@ int ward_image_open(struct ward_image_store *s, const char *name, struct ward_im
 		}
 		img->nlayers++;
 		if (!store_layer_present(s, e->layers[i].hex))
-			rc = base_errf(err, errlen, "image %s:%s: layer sha256:%s is missing from %s: remove the image "
-						     "and import it again", img->name, img->tag, e->layers[i].hex, s->dir);
+			rc = base_errf(err, errlen,
+			               "image %s:%s: layer sha256:%s is missing from %s: remove the image "
+			               "and import it again",
+			               img->name, img->tag, e->layers[i].hex, s->dir);
 	}
 	store_index_free(&ix);
 	if (rc < 0) {
@@ -273,16 +275,18 @@ char *ward_image_inspect_json(struct ward_image_store *s, const char *name, char
 				char d[80];
 				snprintf(d, sizeof(d), "sha256:%s", e->layers[i].hex);
 				json_array_append_new(ls, json_pack("{s:s,s:I,s:I,s:s}", "diff_id", d, "size",
-								    (json_int_t)e->layers[i].size, "inodes",
-								    (json_int_t)e->layers[i].inodes, "path", img->layers[i]));
+				                                    (json_int_t)e->layers[i].size, "inodes",
+				                                    (json_int_t)e->layers[i].inodes, "path",
+				                                    img->layers[i]));
 			}
 			json_t *cfg = json_pack("{s:o,s:o,s:o,s:s?,s:s?}", "Env", strv_json(img->env, img->nenv),
-						"Entrypoint", strv_json(img->entrypoint, img->nentrypoint), "Cmd",
-						strv_json(img->cmd, img->ncmd), "WorkingDir", img->workdir, "User", img->user);
-			json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:o,s:o}", "name", img->name, "tag", img->tag,
-					      "digest", img->digest, "config_digest", img->config_digest, "size",
-					      (json_int_t)img->size, "created", e->created, "store", s->dir, "config", cfg,
-					      "layers", ls);
+			                        "Entrypoint", strv_json(img->entrypoint, img->nentrypoint), "Cmd",
+			                        strv_json(img->cmd, img->ncmd), "WorkingDir", img->workdir, "User",
+			                        img->user);
+			json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:o,s:o}", "name", img->name, "tag",
+			                      img->tag, "digest", img->digest, "config_digest", img->config_digest,
+			                      "size", (json_int_t)img->size, "created", e->created, "store", s->dir,
+			                      "config", cfg, "layers", ls);
 			txt = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
 			json_decref(o);
 			if (!txt)
@@ -306,9 +310,11 @@ int ward_image_remove(struct ward_image_store *s, const char *name, char *err, s
 	if (rc == 0 && !e)
 		rc = base_errf(err, errlen, "no image %s:%s in %s (see ward image ls)", n, t, s->dir);
 	if (rc == 0 && (pin = pin_open(s, e->digest, LOCK_EX | LOCK_NB)) < 0)
-		rc = errno == EWOULDBLOCK ? base_errf(err, errlen, "image %s:%s is in use by a running sandbox; retry "
-								    "when it ends", n, t)
-					  : store_failerr(err, errlen, "cannot lock image %s:%s", n, t);
+		rc = errno == EWOULDBLOCK ? base_errf(err, errlen,
+		                                      "image %s:%s is in use by a running sandbox; retry "
+		                                      "when it ends",
+		                                      n, t)
+		                          : store_failerr(err, errlen, "cannot lock image %s:%s", n, t);
 	if (rc == 0) {
 		store_index_del(&ix, e);
 		rc = store_index_save(s, &ix, err, errlen);

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/sha256.h"
 #include "base/errf.h"
+#include "image/sha256.h"
 
 void store_index_free(struct store_index *ix)
 {
@@ -149,7 +149,7 @@ int store_index_load(struct ward_image_store *s, struct store_index *ix, char *e
 	if (!json_is_array(imgs)) {
 		json_decref(root);
 		return base_errf(err, errlen, "%s/index.json is damaged (%s): move the store aside and import again",
-				  s->dir, root ? "no \"images\" array" : je.text);
+		                 s->dir, root ? "no \"images\" array" : je.text);
 	}
 	ix->v = calloc(json_array_size(imgs) + 1, sizeof(*ix->v));
 	if (!ix->v) {
@@ -160,8 +160,10 @@ int store_index_load(struct ward_image_store *s, struct store_index *ix, char *e
 		if (image_from_json(json_array_get(imgs, i), &ix->v[ix->n]) < 0) {
 			json_decref(root);
 			store_index_free(ix);
-			return base_errf(err, errlen, "%s/index.json: image %zu is damaged: move the store aside and "
-						       "import again", s->dir, i);
+			return base_errf(err, errlen,
+			                 "%s/index.json: image %zu is damaged: move the store aside and "
+			                 "import again",
+			                 s->dir, i);
 		}
 		ix->n++;
 	}
@@ -178,11 +180,12 @@ static json_t *image_to_json(const struct store_image *img)
 	for (size_t i = 0; i < img->nlayers; i++) {
 		char l[80];
 		snprintf(l, sizeof(l), "sha256:%s", img->layers[i].hex);
-		json_array_append_new(ls, json_pack("{s:s,s:I,s:I}", "digest", l, "size", (json_int_t)img->layers[i].size,
-						    "inodes", (json_int_t)img->layers[i].inodes));
+		json_array_append_new(ls,
+		                      json_pack("{s:s,s:I,s:I}", "digest", l, "size", (json_int_t)img->layers[i].size,
+		                                "inodes", (json_int_t)img->layers[i].inodes));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:o}", "name", img->name, "tag", img->tag, "digest", d, "config",
-			 c, "created", img->created, "size", (json_int_t)img->size, "layers", ls);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:o}", "name", img->name, "tag", img->tag, "digest", d, "config", c,
+	                 "created", img->created, "size", (json_int_t)img->size, "layers", ls);
 }
 
 int store_index_save(struct ward_image_store *s, const struct store_index *ix, char *err, size_t errlen)

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "judge/judge_json.h"
 #include "wire/decode.h"
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
-#include "base/errf.h"
 
 void judge_bounds_init(struct judge_bounds *b, const struct ward_limits *max)
 {
@@ -123,7 +123,7 @@ static int keep_owned(struct judge_doc *d, unsigned char *p, char *err, size_t e
 
 /* Arguments: an array of strings, or one string split as shell words. */
 static int get_words(struct judge_doc *d, const json_t *v, const char *field, char *const **out, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	char **w = NULL;
 	if (json_is_string(v)) {
@@ -141,7 +141,8 @@ static int get_words(struct judge_doc *d, const json_t *v, const char *field, ch
 			return -1;
 		}
 	} else {
-		return base_errf(err, errlen, "%s: must be a string (split as shell words) or an array of strings", field);
+		return base_errf(err, errlen, "%s: must be a string (split as shell words) or an array of strings",
+		                 field);
 	}
 	*out = w;
 	return keep_words(d, w, err, errlen);
@@ -156,8 +157,7 @@ static int get_number(const json_t *v, const char *field, double *out, char *err
 }
 
 /* A "limits" object over l (at names it: "run.limits"). */
-static int get_limits(const json_t *o, const char *at, struct ward_judge_limits *l, bool run, char *err,
-		      size_t errlen)
+static int get_limits(const json_t *o, const char *at, struct ward_judge_limits *l, bool run, char *err, size_t errlen)
 {
 	if (!json_is_object(o))
 		return base_errf(err, errlen, "%s: must be an object", at);
@@ -206,7 +206,7 @@ static int get_limits(const json_t *o, const char *at, struct ward_judge_limits 
 
 /* Limits against the maxima, the message naming at's field. */
 static int check_limits(const struct ward_judge_limits *l, const struct judge_bounds *b, const char *at, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	char e2[400];
 	struct ward_limits c = l->l;
@@ -246,7 +246,8 @@ static void lang_defaults(const struct ward_lang_limits *ll, const struct ward_l
 }
 
 void judge_stage_defaults(const struct ward_language *lang, const struct ward_limits *defaults,
-			  const struct ward_limits *max, struct ward_judge_limits *compile, struct ward_judge_limits *run)
+                          const struct ward_limits *max, struct ward_judge_limits *compile,
+                          struct ward_judge_limits *run)
 {
 	*compile = (struct ward_judge_limits){.l = *defaults};
 	compile->l.output_limit = JUDGE_COMPILE_OUTPUT < max->output_limit ? JUDGE_COMPILE_OUTPUT : max->output_limit;
@@ -257,12 +258,12 @@ void judge_stage_defaults(const struct ward_language *lang, const struct ward_li
 }
 
 static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_language *lang, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	size_t n = json_array_size(a);
 	if (!json_is_array(a) || n == 0)
 		return base_errf(err, errlen, "files: must be an array of 1 to %d objects {\"path\", \"content\"}",
-				WARD_MAX_FILES);
+		                 WARD_MAX_FILES);
 	if (n > WARD_MAX_FILES)
 		return base_errf(err, errlen, "files: %zu files; at most %d are allowed", n, WARD_MAX_FILES);
 	d->files = calloc(n, sizeof(*d->files));
@@ -282,8 +283,8 @@ static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_
 			return -1;
 		char why[200];
 		if (pathguard_check(wf->path, strlen(wf->path), why, sizeof(why)) < 0)
-			return base_errf(err, errlen, "%s: \"%.100s\" refused: %s; give a path relative to /work", field,
-					wf->path, why);
+			return base_errf(err, errlen, "%s: \"%.100s\" refused: %s; give a path relative to /work",
+			                 field, wf->path, why);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(d->files[j].path, wf->path))
 				return base_errf(err, errlen, "%s: \"%.100s\" is given twice", field, wf->path);
@@ -302,7 +303,7 @@ static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_
 
 /* content or stdin with its sibling "NAME_encoding". */
 static int get_bytes(struct judge_doc *d, const json_t *o, const char *key, const char *at, const unsigned char **data,
-		     size_t *len, char *err, size_t errlen)
+                     size_t *len, char *err, size_t errlen)
 {
 	char ek[64], field[96];
 	snprintf(ek, sizeof(ek), "%s_encoding", key);
@@ -324,10 +325,11 @@ static int decode_tests(struct judge_doc *d, const json_t *a, const struct judge
 {
 	size_t n = json_array_size(a);
 	if (!json_is_array(a) || n == 0)
-		return base_errf(err, errlen, "tests: must be an array of 1 or more objects {\"stdin\", \"expected_stdout\"}");
+		return base_errf(err, errlen,
+		                 "tests: must be an array of 1 or more objects {\"stdin\", \"expected_stdout\"}");
 	if (n > b->max_tests)
 		return base_errf(err, errlen, "tests: %zu tests; this runner's maximum is %zu a job (--max-tests)", n,
-				b->max_tests);
+		                 b->max_tests);
 	d->tests = calloc(n, sizeof(*d->tests));
 	d->test_limits = calloc(n, sizeof(*d->test_limits));
 	if (!d->tests || !d->test_limits)
@@ -366,10 +368,11 @@ static int decode_tests(struct judge_doc *d, const json_t *a, const struct judge
 			t->expected = (const unsigned char *)"";
 		bytes += t->stdin_len + t->expected_len;
 		if (bytes > b->max_test_bytes)
-			return base_errf(err, errlen,
-					"tests: more than %zu bytes of stdin and expected output in all (up to %s); this "
-					"runner's maximum is %zu a job (--max-test-bytes)",
-					b->max_test_bytes, at, b->max_test_bytes);
+			return base_errf(
+				err, errlen,
+				"tests: more than %zu bytes of stdin and expected output in all (up to %s); this "
+				"runner's maximum is %zu a job (--max-test-bytes)",
+				b->max_test_bytes, at, b->max_test_bytes);
 		snprintf(field, sizeof(field), "%s.args", at);
 		if ((v = wire_member(o, "args")) && get_words(d, v, field, &t->args, err, errlen) < 0)
 			return -1;
@@ -398,15 +401,18 @@ static int decode_compare(struct judge_doc *d, const json_t *v, char *err, size_
 		else if (!strcmp(s, "tokens"))
 			d->job.compare = WARD_CMP_TOKENS;
 		else
-			return base_errf(err, errlen, "compare: \"%.40s\" is not one of \"exact\", \"lines\", \"tokens\", "
-						     "{\"float\": EPS}", s);
+			return base_errf(err, errlen,
+			                 "compare: \"%.40s\" is not one of \"exact\", \"lines\", \"tokens\", "
+			                 "{\"float\": EPS}",
+			                 s);
 		return 0;
 	}
 	json_t *eps = json_is_object(v) ? json_object_get(v, "float") : NULL;
 	if (!eps || json_object_size(v) != 1 || !json_is_number(eps) || !(json_number_value(eps) >= 0) ||
 	    !isfinite(json_number_value(eps)))
-		return base_errf(err, errlen, "compare: must be \"exact\", \"lines\", \"tokens\" or {\"float\": EPS} (EPS a "
-					     "non-negative number)");
+		return base_errf(err, errlen,
+		                 "compare: must be \"exact\", \"lines\", \"tokens\" or {\"float\": EPS} (EPS a "
+		                 "non-negative number)");
 	d->job.compare = WARD_CMP_FLOAT;
 	d->job.eps = json_number_value(eps);
 	return 0;
@@ -414,7 +420,7 @@ static int decode_compare(struct judge_doc *d, const json_t *v, char *err, size_
 
 /* "compile": {"flags", "limits"} and "run": {"args", "limits"}. */
 static int decode_stages(struct judge_doc *d, const json_t *root, const struct ward_language *lang,
-			 const struct judge_bounds *b, char *err, size_t errlen)
+                         const struct judge_bounds *b, char *err, size_t errlen)
 {
 	struct ward_judge_limits cl;
 	judge_stage_defaults(lang, &b->defaults, &b->max, &cl, &d->job.run_limits);
@@ -439,7 +445,7 @@ static int decode_stages(struct judge_doc *d, const json_t *root, const struct w
 }
 
 static int decode_options(struct judge_doc *d, const json_t *root, const struct judge_bounds *b, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	json_t *v;
 	if ((v = wire_member(root, "compare")) && decode_compare(d, v, err, errlen) < 0)
@@ -456,8 +462,9 @@ static int decode_options(struct judge_doc *d, const json_t *root, const struct 
 		if (wire_uint(v, "parallel", UINT32_MAX, &p, err, errlen) < 0)
 			return -1;
 		if (p > b->max_parallel)
-			return base_errf(err, errlen, "parallel: %llu is above this runner's maximum %u a job (--max-parallel)",
-					(unsigned long long)p, b->max_parallel);
+			return base_errf(err, errlen,
+			                 "parallel: %llu is above this runner's maximum %u a job (--max-parallel)",
+			                 (unsigned long long)p, b->max_parallel);
 		d->job.parallel = p == 0 ? 1 : (unsigned)p;
 	}
 	if (d->job.parallel > b->clamp_parallel) /* SPEC §15: clamped to --max-concurrent */
@@ -468,7 +475,7 @@ static int decode_options(struct judge_doc *d, const json_t *root, const struct 
 }
 
 int judge_from_json(const char *body, size_t len, const struct ward_languages *t, const struct judge_bounds *b,
-		    struct judge_doc *d, bool *unknown_language, char *err, size_t errlen)
+                    struct judge_doc *d, bool *unknown_language, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
 	*unknown_language = false;
@@ -495,18 +502,20 @@ int judge_from_json(const char *body, size_t len, const struct ward_languages *t
 	d->job.lang = ward_language_find(t, d->language, d->version);
 	if (!d->job.lang) {
 		*unknown_language = true;
-		base_errf(err, errlen, "language: \"%.60s\"%s%.40s%s is not enabled on this runner (GET /languages lists "
-				      "those it has)",
-			 d->language, d->version ? " version \"" : "", d->version ? d->version : "",
-			 d->version ? "\"" : "");
+		base_errf(err, errlen,
+		          "language: \"%.60s\"%s%.40s%s is not enabled on this runner (GET /languages lists "
+		          "those it has)",
+		          d->language, d->version ? " version \"" : "", d->version ? d->version : "",
+		          d->version ? "\"" : "");
 		goto fail;
 	}
 	if (!(v = wire_member(root, "files"))) {
-		base_errf(err, errlen, "files: is required (an array of {\"path\", \"content\"}; the first is the main file)");
+		base_errf(err, errlen,
+		          "files: is required (an array of {\"path\", \"content\"}; the first is the main file)");
 		goto fail;
 	}
-	if (decode_files(d, v, d->job.lang, err, errlen) < 0 || decode_stages(d, root, d->job.lang, b, err, errlen) < 0 ||
-	    decode_options(d, root, b, err, errlen) < 0)
+	if (decode_files(d, v, d->job.lang, err, errlen) < 0 ||
+	    decode_stages(d, root, d->job.lang, b, err, errlen) < 0 || decode_options(d, root, b, err, errlen) < 0)
 		goto fail;
 	if (!(v = wire_member(root, "tests"))) {
 		base_errf(err, errlen, "tests: is required (an array of {\"stdin\", \"expected_stdout\"})");

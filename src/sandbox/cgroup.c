@@ -39,12 +39,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "sandbox/cgroup_int.h"
 #include "ward.h"
-#include "base/errf.h"
 
 static atomic_uint name_counter; /* makes run cgroups' names unique in this process */
-
 
 void cg_close_all(struct ward_cgroup *cg)
 {
@@ -178,13 +177,15 @@ int cg_make_dirs(struct ward_cgroup *cg, const struct cg_limits *lim, bool reuse
 		cg->n++;
 		bool existed = false;
 		if (mkdirat(pfd, cg->name, 0755) < 0 && !(existed = reuse && errno == EEXIST)) {
-			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name, strerror(errno));
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name,
+			          strerror(errno));
 			return -1;
 		}
 		cg->d[cg->n - 1].removed = false;
 		r = cg_open_dir(pfd, cg->name, O_RDONLY);
 		if (r < 0) {
-			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name,
+			          strerror(-r));
 			return -1;
 		}
 		cg->d[cg->n - 1].dir = r;
@@ -196,7 +197,8 @@ int cg_make_dirs(struct ward_cgroup *cg, const struct cg_limits *lim, bool reuse
 		}
 		r = set_limits(cg, cg->n - 1, lim, &what, existed);
 		if (r < 0) {
-			base_errf(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what,
+			          strerror(-r));
 			return -1;
 		}
 		cg->mask |= cg_host.h[i].mask;
@@ -257,9 +259,18 @@ const char *cg_name(const struct ward_cgroup *cg)
 	return cg ? cg->name : "";
 }
 
-bool cg_limits_memory(const struct ward_cgroup *cg) { return cg && (cg->mask & C_MEM); }
-bool cg_limits_pids(const struct ward_cgroup *cg) { return cg && (cg->mask & C_PIDS); }
-bool cg_accounts_cpu(const struct ward_cgroup *cg) { return cg && (cg->mask & C_CPU); }
+bool cg_limits_memory(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_MEM);
+}
+bool cg_limits_pids(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_PIDS);
+}
+bool cg_accounts_cpu(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_CPU);
+}
 
 bool cg_charges_sockets(const struct ward_cgroup *cg)
 {
@@ -346,7 +357,8 @@ int cg_kill(struct ward_cgroup *cg)
 {
 	if (!cg)
 		return -EINVAL;
-	if (cg->version == CG_V2 && cg_host.cg_kill && !cg->d[0].removed && cg_write_at(cg->d[0].dir, "cgroup.kill", "1") == 0)
+	if (cg->version == CG_V2 && cg_host.cg_kill && !cg->d[0].removed &&
+	    cg_write_at(cg->d[0].dir, "cgroup.kill", "1") == 0)
 		return 0;
 	int r = 0;
 	for (int i = 0; i < cg->n; i++) {
@@ -458,7 +470,8 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *pref
 		cg->d[i].removed = true;
 		cg->n++;
 		if (cg->d[i].parent < 0 || mkdirat(cg->d[i].parent, cg->name, 0755) < 0) {
-			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name,
+			          strerror(errno));
 			goto fail;
 		}
 		cg->d[i].removed = false;
@@ -518,4 +531,3 @@ int cg_signal(struct ward_cgroup *cg, int sig)
 	int k = kill_listed(cg, cg->d[0].dir, sig);
 	return k < 0 ? k : 0;
 }
-

@@ -84,22 +84,22 @@ struct ward_cgroup {
 		unsigned mask;
 		bool removed;
 	} d[NHIER];
-	bool tcp;      /* socket buffers are charged to a limit (see cg_charges_sockets) */
+	bool tcp; /* socket buffers are charged to a limit (see cg_charges_sockets) */
 	char name[64];
 	/* Recycling (ward_cgroup_keep): */
-	bool recyclable;       /* made by cg_create while cgroups are kept */
-	bool parent;           /* cg_child_create made one beneath it: never kept */
-	struct cg_limits lim;  /* as last written */
-	int procs[NHIER];      /* cgroup.procs, kept open: -1 until first used */
-	int peak_fd;           /* v2: memory.peak, reset through this fd; -1 */
+	bool recyclable;      /* made by cg_create while cgroups are kept */
+	bool parent;          /* cg_child_create made one beneath it: never kept */
+	struct cg_limits lim; /* as last written */
+	int procs[NHIER];     /* cgroup.procs, kept open: -1 until first used */
+	int peak_fd;          /* v2: memory.peak, reset through this fd; -1 */
 	struct {
 		const char *file;
 		bool w;
 		int fd;
-	} cf[NHIER][CF_MAX];   /* files of a recycled cgroup, kept open */
+	} cf[NHIER][CF_MAX];                             /* files of a recycled cgroup, kept open */
 	uint64_t base_cpu_us, base_user_us, base_sys_us; /* v2: cpu.stat when this run began */
-	uint64_t base_oom;     /* OOM kills counted when this run began */
-	int slot_fd;           /* cg_slot_take: the slot's lock, released with it; -1 */
+	uint64_t base_oom;                               /* OOM kills counted when this run began */
+	int slot_fd;                                     /* cg_slot_take: the slot's lock, released with it; -1 */
 };
 
 /* cgroup_io.c: files by directory fd (one write(2) each, as cgroup files

@@ -168,4 +168,3 @@ void cg_why(const char *fmt, ...)
 	vsnprintf(cg_host.pub.why + used, sizeof cg_host.pub.why - used, fmt, ap);
 	va_end(ap);
 }
-

@@ -72,7 +72,7 @@ struct ward_cgroup *cg_keep_take(const struct cg_limits *lim, char *err, size_t 
 		gone = gone || fstatat(cg->d[i].parent, cg->name, &st, AT_SYMLINK_NOFOLLOW) < 0;
 	}
 	if (cg && (gone || ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
-			    cg_set_limits(cg, lim, err, errlen) < 0))) {
+	                    cg_set_limits(cg, lim, err, errlen) < 0))) {
 		cg->recyclable = false; /* its limits are unknown now */
 		cg_destroy(cg);
 		cg = NULL;
@@ -169,7 +169,6 @@ void ward_cgroup_stats(struct ward_cgroup_stats *st)
 	pthread_mutex_unlock(&K.lock);
 }
 
-
 /* ------------------------------------------------------------------ slots
  *
  * A process that runs one sandbox (ward run) cannot keep its cgroup for a
@@ -236,7 +235,7 @@ bool cg_slot_put(struct ward_cgroup *cg)
 	bool empty = !cg->parent && cg->n > 0;
 	for (int i = 0; empty && i < cg->n; i++)
 		empty = !cg->d[i].removed && cg_read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf) == 0 &&
-			(!(cg->d[i].mask & C_PIDS) || (cg_read_u64(cg, i, "pids.current", &v) && v == 0));
+		        (!(cg->d[i].mask & C_PIDS) || (cg_read_u64(cg, i, "pids.current", &v) && v == 0));
 	if (!empty) {
 		cg->recyclable = false; /* removed as any other (cg_destroy) */
 		return false;

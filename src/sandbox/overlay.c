@@ -66,9 +66,10 @@ static int by_fsconfig(char *const *dirs, size_t n)
 static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 {
 	if (n > LEGACY_MAX_LAYERS)
-		return base_errf(err, errlen, "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
-					 "layers fit in one overlayfs mount): squash it into fewer layers",
-			    n, LEGACY_MAX_LAYERS);
+		return base_errf(err, errlen,
+		                 "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
+		                 "layers fit in one overlayfs mount): squash it into fewer layers",
+		                 n, LEGACY_MAX_LAYERS);
 	int fds[LEGACY_MAX_LAYERS];
 	size_t k = 0;
 	char opts[256] = "";
@@ -92,28 +93,30 @@ static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 	if (!e && fs < 0)
 		e = errno;
 	if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", opts, 0) < 0 ||
-		   fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-		   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+	           fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	           fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	           (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
 		e = errno;
 	if (fs >= 0)
 		close(fs);
 	for (size_t i = 0; i < k; i++)
 		close(fds[i]);
 	if (m < 0)
-		return base_errf(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
-					 "kernel with overlayfs)",
-			    strerror(e));
+		return base_errf(err, errlen,
+		                 "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
+		                 "kernel with overlayfs)",
+		                 strerror(e));
 	return m;
 }
 
-int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-		    int *fd, char *err, size_t errlen)
+int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid, int *fd,
+                    char *err, size_t errlen)
 {
 	return overlay_open_rw_kept(dirs, n, idmap_ns, size_mb, uid, gid, fd, NULL, err, errlen);
 }
 
 int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-			 int *fd, int *tmpfs_fd, char *err, size_t errlen)
+                         int *fd, int *tmpfs_fd, char *err, size_t errlen)
 {
 	*fd = -1;
 	if (tmpfs_fd)
@@ -128,7 +131,8 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 	const char *step = "";
 	for (; k < n; k++) { /* each layer, idmapped: its root-owned files become the sandbox user's */
 		low[k] = (int)syscall(SYS_open_tree, AT_FDCWD, dirs[k], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t)idmap_ns};
+		struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY,
+		                       .userns_fd = (uint64_t)idmap_ns};
 		if (low[k] < 0 || (idmap_ns >= 0 && mount_setattr(low[k], "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)) {
 			e = errno;
 			step = "an idmapped layer";
@@ -168,8 +172,8 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 			e = errno;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d/work", tm);
 		if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "workdir", path, 0) < 0 ||
-			   fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-			   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+		           fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		           (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
 			e = errno;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -182,10 +186,11 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 	if (fs >= 0)
 		close(fs);
 	if (m < 0)
-		return base_errf(err, errlen, "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
-					 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
-					 "later; use the image read-only, or write under /work and /tmp)",
-			    step, strerror(e ? e : EIO));
+		return base_errf(err, errlen,
+		                 "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
+		                 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
+		                 "later; use the image read-only, or write under /work and /tmp)",
+		                 step, strerror(e ? e : EIO));
 	*fd = m;
 	return 0;
 }
@@ -205,9 +210,10 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
 		const char *legacy = getenv("WARD_OVERLAY_LEGACY");
 		m = legacy && legacy[0] == '1' ? (errno = EINVAL, -1) : by_fsconfig(dirs, n);
 		if (m < 0 && errno != EINVAL)
-			return base_errf(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and "
-						 "a kernel with overlayfs)",
-				    strerror(errno));
+			return base_errf(err, errlen,
+			                 "cannot mount the image's layers with overlayfs: %s (ward needs root and "
+			                 "a kernel with overlayfs)",
+			                 strerror(errno));
 		if (m < 0 && (m = by_fd_names(dirs, n, err, errlen)) < 0)
 			return -1;
 	}

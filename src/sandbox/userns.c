@@ -6,10 +6,10 @@
 #include "sandbox/lockfile.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +60,17 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 	unsigned long base = env_ulong("WARD_UID_BASE", 3000000);
 	unsigned long count = env_ulong("WARD_UID_COUNT", 65536);
 	if (base == 0 || count == 0 || base + count > 0xfffffffeul) {
-		snprintf(err, errlen, "WARD_UID_BASE/WARD_UID_COUNT give an unusable uid range: use a base above 0 "
-				      "and a range below 4294967294");
+		snprintf(err, errlen,
+		         "WARD_UID_BASE/WARD_UID_COUNT give an unusable uid range: use a base above 0 "
+		         "and a range below 4294967294");
 		return -1;
 	}
 	int fd = lockfile_open(LOCK_FILE);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot use %s/%s for sandbox uid locks: %s; make %s a root-owned directory "
-				      "and the file root's, mode 0600",
-			 LOCK_DIR, LOCK_FILE, strerror(errno), LOCK_DIR);
+		snprintf(err, errlen,
+		         "cannot use %s/%s for sandbox uid locks: %s; make %s a root-owned directory "
+		         "and the file root's, mode 0600",
+		         LOCK_DIR, LOCK_FILE, strerror(errno), LOCK_DIR);
 		return -1;
 	}
 	/* Start at a spread-out slot so concurrent callers rarely collide. */
@@ -87,9 +89,10 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 		}
 		if (e) {
 			close(fd);
-			snprintf(err, errlen, "cannot lock a sandbox uid slot in %s/%s: %s (ward needs OFD locks, "
-					      "Linux 3.15, on a local filesystem)",
-				 LOCK_DIR, LOCK_FILE, strerror(e));
+			snprintf(err, errlen,
+			         "cannot lock a sandbox uid slot in %s/%s: %s (ward needs OFD locks, "
+			         "Linux 3.15, on a local filesystem)",
+			         LOCK_DIR, LOCK_FILE, strerror(e));
 			return -1;
 		}
 	}
@@ -121,8 +124,8 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
-static int write_maps(pid_t pid, unsigned inside_uid, unsigned outside_uid, unsigned inside_gid,
-		      unsigned outside_gid, bool deny_setgroups)
+static int write_maps(pid_t pid, unsigned inside_uid, unsigned outside_uid, unsigned inside_gid, unsigned outside_gid,
+                      bool deny_setgroups)
 {
 	char path[64], map[64];
 	if (deny_setgroups) {

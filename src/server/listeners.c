@@ -47,7 +47,7 @@ int listeners_open(struct server *s)
 		l->fd = make_listener(l->addr, l->bound, sizeof(l->bound));
 		if (l->fd < 0) {
 			fprintf(stderr, "ward serve: --%s %s: cannot listen there (see above); give a free ADDR:PORT\n",
-				l->api->name, l->addr);
+			        l->api->name, l->addr);
 			return -1;
 		}
 		if (l->api->start && l->api->start(s, &l->state) < 0)

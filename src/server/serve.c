@@ -360,8 +360,8 @@ int ward_serve_main(int argc, char **argv, const struct dialect *const *dialects
 	    listeners_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
-		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
-		  s->healthy ? "yes" : "no");
+	          s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
+	          s->healthy ? "yes" : "no");
 	serve_loop(s, next_probe);
 	drain_or_exit(s);
 	rc = 0;

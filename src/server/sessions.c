@@ -78,10 +78,10 @@ struct sess *sess_place(struct server *s, const char *owner, unsigned *code, cha
 	*code = 429;
 	if (all >= s->o.max_sessions)
 		snprintf(msg, n, "the runner holds --max-sessions (%u) sessions already; delete one or retry later",
-			 s->o.max_sessions);
+		         s->o.max_sessions);
 	else
 		snprintf(msg, n, "client '%s' holds --client-sessions (%u) sessions already; delete one first", owner,
-			 s->o.client_sessions);
+		         s->o.client_sessions);
 	return NULL;
 }
 
@@ -180,7 +180,7 @@ bool sess_find(struct server *s, struct req *r)
 }
 
 int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	struct sess *x = sess_get(s, owner, id);
 	if (!x) {
@@ -370,7 +370,7 @@ void answer_session_list(struct server *s, struct req *r)
 			if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
 				*c = '_';
 		set_error(r, 404, "this runner is node '%s', not '%s': ask that node for its sessions", s->o.node_id,
-			  shown);
+		          shown);
 		return;
 	}
 	pthread_mutex_lock(&s->sess_lock);

@@ -29,8 +29,8 @@ static bool literal_addr(const char *host, struct sockaddr_storage *sa)
 
 /* A name resolved here, once: its first public address into sa, or why
  * none is (a static string, or msg). */
-static const char *resolve_public(const struct egress_rules *p, const char *host, struct sockaddr_storage *sa, char *msg,
-				  size_t msglen)
+static const char *resolve_public(const struct egress_rules *p, const char *host, struct sockaddr_storage *sa,
+                                  char *msg, size_t msglen)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
 	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
@@ -61,7 +61,7 @@ static const char *resolve_public(const struct egress_rules *p, const char *host
  * string, or msg).  A listed literal is reached as it is, a pinned name at
  * its pin, any other name at its first public address. */
 const char *egress_decide(const struct egress_rules *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen, char *msg, size_t msglen)
+                          socklen_t *salen, char *msg, size_t msglen)
 {
 	/* the name as matched: lower case, without the root's dot (so that
 	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */

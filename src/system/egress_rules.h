@@ -25,7 +25,7 @@ struct egress_rules {
  * a pinned name at its pin, any other name at its first public address.
  * May block in getaddrinfo (the proxy's own thread). */
 const char *egress_decide(const struct egress_rules *p, const char *host, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen, char *msg, size_t msglen);
+                          socklen_t *salen, char *msg, size_t msglen);
 /* Replace the allow-list (at most EGRESS_MAX_PATTERNS) while the proxy
  * runs: a connection decided after it sees the new list, one relaying
  * goes on. */

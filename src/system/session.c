@@ -10,25 +10,26 @@
  * /work itself (a symlink the sandbox planted would resolve on the host).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/backend.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
@@ -37,15 +38,13 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/freezer.h"
 #include "sandbox/seccomp.h"
+#include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/session.h"
-#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
-#include "base/errf.h"
-
 
 struct session_bg *session_bg_of(struct ward_session *s)
 {
@@ -172,8 +171,10 @@ int session_send(struct ward_session *s, const struct session_msg *m, const int 
 		char b[CMSG_SPACE(sizeof(int) * 8)];
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = u.b,
+	                    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -240,8 +241,9 @@ static int copy_env(struct ward_session *s, char *const *env, bool proxy)
 static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!s->parts.cg) {
-		base_errf(err, errlen, "sessions need cgroups (each exec's tree is one): run ward as root or in a "
-				     "delegated cgroup (see `ward doctor`)");
+		base_errf(err, errlen,
+		          "sessions need cgroups (each exec's tree is one): run ward as root or in a "
+		          "delegated cgroup (see `ward doctor`)");
 		return -1;
 	}
 	s->init_cg = cg_child_create(s->parts.cg, "i", err, errlen);
@@ -279,7 +281,7 @@ static int write_files(struct ward_session *s, const struct ward_request *shape,
 }
 
 static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
-					       char *err, size_t errlen);
+                                               char *err, size_t errlen);
 
 struct ward_session *ward_session_new(const struct ward_session_opts *o, char *err, size_t errlen)
 {
@@ -293,7 +295,7 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 }
 
 static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
-					       char *err, size_t errlen)
+                                               char *err, size_t errlen)
 {
 	struct ward_request shape = *on;
 	char *const true_argv[] = {"true", NULL};
@@ -348,7 +350,8 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 		return NULL;
 	}
 	session_arm_first(s);
-	if (session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+	if (session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 ||
+	    write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
 		return NULL;
 	}

@@ -84,7 +84,7 @@ static int await(int fd, double deadline_s, struct copy_answer *a)
 }
 
 int session_copy(int from, int to, struct ward_cgroup *cg, double deadline_s, const struct treecopy_limits *lim,
-		 struct treecopy_stats *st, char *err, size_t errlen)
+                 struct treecopy_stats *st, char *err, size_t errlen)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -119,12 +119,15 @@ int session_copy(int from, int to, struct ward_cgroup *cg, double deadline_s, co
 	if (got > 0)
 		return a.r;
 	if (got == 0) {
-		base_errf(err, errlen, "the copy of the files took longer than %g s (the session's call deadline): "
-				       "remove some files, or ask for a longer --session-call-timeout", deadline_s);
+		base_errf(err, errlen,
+		          "the copy of the files took longer than %g s (the session's call deadline): "
+		          "remove some files, or ask for a longer --session-call-timeout",
+		          deadline_s);
 		return -ETIMEDOUT;
 	}
-	base_errf(err, errlen, "the copy of the files was killed (%s): the files do not fit in the session's memory "
-			       "(memory_mb): ask for more, or remove some files",
-		  WIFSIGNALED(ws) ? strsignal(WTERMSIG(ws)) : "it died");
+	base_errf(err, errlen,
+	          "the copy of the files was killed (%s): the files do not fit in the session's memory "
+	          "(memory_mb): ask for more, or remove some files",
+	          WIFSIGNALED(ws) ? strsignal(WTERMSIG(ws)) : "it died");
 	return -ENOMEM;
 }

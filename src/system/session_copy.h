@@ -13,6 +13,6 @@ struct ward_cgroup;
  * ...), -ETIMEDOUT past the deadline, -ENOMEM when the child was killed
  * (out of cg's memory).  What was copied so far stays. */
 int session_copy(int from, int to, struct ward_cgroup *cg, double deadline_s, const struct treecopy_limits *lim,
-		 struct treecopy_stats *st, char *err, size_t errlen);
+                 struct treecopy_stats *st, char *err, size_t errlen);
 
 #endif

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/backend.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
@@ -35,15 +36,13 @@
 #include "image/root.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/seccomp.h"
+#include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/session.h"
-#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
-#include "base/errf.h"
-
 
 /* ------------------------------------------------------------ exec cgroups */
 
@@ -454,7 +453,7 @@ static int send_cwd(int fd, const char *cwd)
 
 /* Give x its command: its cwd, then the handover.  0 or -errno. */
 static int exec_give(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		     struct session_exec *x)
+                     struct session_exec *x)
 {
 	if (!want_in)
 		session_close_fd(&x->in_w); /* the command reads /dev/null (no HO_STDIN_PIPE) */
@@ -477,7 +476,7 @@ static int exec_give(struct ward_session *s, const struct ward_request *req, con
 }
 
 int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		       struct session_exec *x, char *err, size_t errlen)
+                       struct session_exec *x, char *err, size_t errlen)
 {
 	trace_phase("sx:begin", 0);
 	int r = -1;
@@ -534,8 +533,8 @@ static double exec_cpu(struct ward_session *s, const struct ward_request *req)
 	return cpu;
 }
 
-int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
-		    char ***env, char *err, size_t errlen)
+int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out, char ***env,
+                    char *err, size_t errlen)
 {
 	*out = *req;
 	out->isolation = WARD_ISO_SYSTEM;
@@ -598,7 +597,8 @@ static int exec_enter(struct ward_session *s, char *err, size_t errlen)
 	if (r == -EBUSY)
 		return session_refuse_frozen(s, err, errlen);
 	if (r < 0)
-		base_errf(err, errlen, "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
+		base_errf(err, errlen, "the session runs %d execs already: wait for one to end",
+		          WARD_SESSION_MAX_EXECS);
 	return r;
 }
 
@@ -650,7 +650,7 @@ static int exec_outcome(struct supervise *sv, struct ward_result *res, struct ba
 }
 
 static void supervise_exec(struct ward_session *s, const struct ward_request *req, struct session_exec *x,
-			   struct supervise *sv, double start)
+                           struct supervise *sv, double start)
 {
 	*sv = (struct supervise){
 		.pidfd = x->pidfd,
@@ -695,10 +695,7 @@ static void seccomp_outcome(const struct session_exec *x, struct ward_result *re
 	res->err.len += k + 1;
 }
 
-
-
-int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
-		      struct ward_result *res)
+int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd, struct ward_result *res)
 {
 	double start = monotonic_now();
 	trace_phase("sx:call", 0);
@@ -711,14 +708,18 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	struct backend_outcome o = {0};
 	int r = session_request(s, req, &r2, &env, res->error, sizeof(res->error));
 	if (r == 0 && cwd && (cwd[0] != '/' || strlen(cwd) >= SM_MAX_STR)) {
-		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox, of at most %d "
-							 "bytes: '%.200s'", SM_MAX_STR - 1, cwd);
+		snprintf(res->error, sizeof(res->error),
+		         "cwd must be an absolute path inside the sandbox, of at most %d "
+		         "bytes: '%.200s'",
+		         SM_MAX_STR - 1, cwd);
 		r = -EINVAL;
 	}
 	char globs_fit[SM_MAX_STR];
 	if (r == 0 && req->collect && session_join_globs(req->collect, globs_fit, sizeof(globs_fit)) < 0) {
-		snprintf(res->error, sizeof(res->error), "collect: the globs take more than %d bytes in all: give "
-							 "fewer or shorter ones", SM_MAX_STR - 1);
+		snprintf(res->error, sizeof(res->error),
+		         "collect: the globs take more than %d bytes in all: give "
+		         "fewer or shorter ones",
+		         SM_MAX_STR - 1);
 		r = -EINVAL;
 	}
 	if (r == 0)

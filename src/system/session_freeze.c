@@ -19,11 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/errf.h"
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/freezer.h"
 #include "system/session.h"
-#include "base/errf.h"
 
 /* How long the kernel gets to stop every task (one in an uninterruptible
  * sleep stops only as it leaves it). */
@@ -76,7 +76,8 @@ static void wake_threads(struct ward_session *s)
 int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!s->freezer) {
-		base_errf(err, errlen, "this session cannot be frozen: %s", s->freeze_none[0] ? s->freeze_none : "no freezer");
+		base_errf(err, errlen, "this session cannot be frozen: %s",
+		          s->freeze_none[0] ? s->freeze_none : "no freezer");
 		return -ENOTSUP;
 	}
 	pthread_mutex_lock(&s->freeze_lock);
@@ -96,7 +97,8 @@ int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 	if (r == -ESRCH)
 		base_errf(err, errlen, "the session is gone");
 	if (r == -EBUSY)
-		base_errf(err, errlen, "an exec is running in the session: wait for it to end, or cancel it, then freeze");
+		base_errf(err, errlen,
+		          "an exec is running in the session: wait for it to end, or cancel it, then freeze");
 	if (r == 0 && (r = freezer_set(s->freezer, true, FREEZE_WAIT_S)) < 0) {
 		base_errf(err, errlen, "cannot freeze the session: %s", strerror(-r));
 		freezer_set(s->freezer, false, FREEZE_WAIT_S);

@@ -17,13 +17,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "system/session.h"
-#include "base/errf.h"
 
 struct netns_sock {
 	int pidfd;
-	int fd;  /* the socket made in the sandbox's network namespace, or -errno */
+	int fd; /* the socket made in the sandbox's network namespace, or -errno */
 };
 
 /* A thread of its own enters the sandbox's network namespace, makes the
@@ -38,7 +38,6 @@ static void *netns_sock_main(void *arg)
 		n->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (n->fd < 0)
 			n->fd = -errno;
-
 	}
 	return NULL;
 }
@@ -69,11 +68,11 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	pthread_join(t, NULL);
 	if (n.fd < 0) {
 		base_errf(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
-			strerror(-n.fd));
+		          strerror(-n.fd));
 		return n.fd;
 	}
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int r = connect(n.fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
 	if (r == -EINPROGRESS) {
 		struct pollfd p = {.fd = n.fd, .events = POLLOUT};

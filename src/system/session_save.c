@@ -29,9 +29,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "system/session.h"
 #include "system/session_copy.h"
-#include "base/errf.h"
 
 /* The session's /work as a directory fd on the host, or -errno with err
  * set.  (PID 1 is ward's child, reaped only by ward_session_destroy: its
@@ -42,7 +42,7 @@ static int work_fd(struct ward_session *s, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)s->parts.pid);
 	int root = ward_session_alive(s) ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	int fd = root < 0 ? -1 : (int)syscall(SYS_openat2, root, "work", &how, sizeof(how));
 	int e = errno;
 	if (root >= 0)
@@ -50,7 +50,7 @@ static int work_fd(struct ward_session *s, char *err, size_t errlen)
 	if (fd >= 0)
 		return fd;
 	base_errf(err, errlen, "cannot open the session's /work from the host: %s",
-		    root < 0 ? "the session is gone" : strerror(e));
+	          root < 0 ? "the session is gone" : strerror(e));
 	return root < 0 ? -ESRCH : -e;
 }
 
@@ -77,13 +77,16 @@ static struct treecopy_side ward_side(void)
 
 /* from into to, as lim says, by a child in cg (session_copy.c). */
 static int copy(int from, int to, struct ward_cgroup *cg, double deadline_s, const struct treecopy_limits *lim,
-		struct ward_session_saved *info, char *err, size_t errlen)
+                struct ward_session_saved *info, char *err, size_t errlen)
 {
 	struct treecopy_stats st;
 	int r = session_copy(from, to, cg, deadline_s, lim, &st, err, errlen);
 	if (info)
-		*info = (struct ward_session_saved){.bytes = st.bytes, .files = st.files, .dirs = st.dirs,
-						    .links = st.links, .skipped = st.skipped};
+		*info = (struct ward_session_saved){.bytes = st.bytes,
+		                                    .files = st.files,
+		                                    .dirs = st.dirs,
+		                                    .links = st.links,
+		                                    .skipped = st.skipped};
 	return r;
 }
 
@@ -106,7 +109,7 @@ static int parent_of(const char *dir, char *name, size_t n)
 }
 
 int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
-		      char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
 	char name[256];
 	int parent = parent_of(dir, name, sizeof(name));
@@ -116,7 +119,9 @@ int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_byte
 			close(parent);
 		return -EINVAL;
 	}
-	int to = mkdirat(parent, name, 0700) < 0 ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int to = mkdirat(parent, name, 0700) < 0
+	                 ? -1
+	                 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (to < 0) {
 		int e = errno;
 		base_errf(err, errlen, "cannot make '%s' for the saved files: %s", dir, strerror(e));
@@ -143,7 +148,7 @@ int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_byte
 /* Copy from (read as from_side) into s's /work, as its owner (the
  * sandbox's user), by a child in s's cgroup. */
 static int copy_into(struct ward_session *s, int from, struct treecopy_side from_side, uint64_t max_bytes,
-		     struct ward_session_saved *info, char *err, size_t errlen)
+                     struct ward_session_saved *info, char *err, size_t errlen)
 {
 	int r = session_refuse_frozen(s, err, errlen);
 	int to = r < 0 ? r : work_fd(s, err, errlen);
@@ -151,8 +156,10 @@ static int copy_into(struct ward_session *s, int from, struct treecopy_side from
 		return to;
 	struct stat sb;
 	r = fstat(to, &sb) < 0 ? -errno : 0;
-	struct treecopy_limits lim = {max_bytes, WARD_SESSION_SAVE_MAX_ENTRIES, from_side,
-				      {.uid = sb.st_uid, .gid = sb.st_gid, .caps = true}};
+	struct treecopy_limits lim = {max_bytes,
+	                              WARD_SESSION_SAVE_MAX_ENTRIES,
+	                              from_side,
+	                              {.uid = sb.st_uid, .gid = sb.st_gid, .caps = true}};
 	if (r == 0)
 		r = copy(from, to, s->init_cg, s->call_s, &lim, info, err, errlen);
 	else
@@ -162,7 +169,7 @@ static int copy_into(struct ward_session *s, int from, struct treecopy_side from
 }
 
 int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
-			 char *err, size_t errlen)
+                         char *err, size_t errlen)
 {
 	int from = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (from < 0) {
@@ -176,7 +183,7 @@ int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_b
 }
 
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
-		      struct ward_session **out, char *err, size_t errlen)
+                      struct ward_session **out, char *err, size_t errlen)
 {
 	/* the new sessions first: the source is frozen for the copies only */
 	int r = 0;
@@ -192,7 +199,8 @@ int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o,
 		r = from;
 	/* never more than the source's /work holds (a fork is of that size) */
 	struct statfs fs;
-	if (from >= 0 && fstatfs(from, &fs) == 0 && fs.f_blocks && (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize < max_bytes)
+	if (from >= 0 && fstatfs(from, &fs) == 0 && fs.f_blocks &&
+	    (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize < max_bytes)
 		max_bytes = (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize;
 	for (unsigned i = 0; r == 0 && i < n; i++)
 		r = copy_into(out[i], from, user_of(s), max_bytes, NULL, err, errlen);

@@ -19,11 +19,11 @@
  * memory. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +75,10 @@ static void as_side(struct copy *c, const struct treecopy_side *side)
 /* name below dir, one step: no link, no mount crossed, nothing above. */
 static int open_below(int dir, const char *name, int flags, mode_t mode)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC), .mode = flags & O_CREAT ? mode : 0,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+	                       .mode = flags & O_CREAT ? mode : 0,
+	                       .resolve =
+	                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
 	return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
 }
 
@@ -90,8 +92,9 @@ static int fail(struct copy *c, int r, const char *what, const char *name)
 static int over_bytes(struct copy *c, const char *name)
 {
 	if (c->err && c->errlen)
-		snprintf(c->err, c->errlen, "the files take more than %llu bytes (at '%s'): remove some, or ask for more",
-			 (unsigned long long)c->lim->max_bytes, name);
+		snprintf(c->err, c->errlen,
+		         "the files take more than %llu bytes (at '%s'): remove some, or ask for more",
+		         (unsigned long long)c->lim->max_bytes, name);
 	return -EFBIG;
 }
 
@@ -160,8 +163,9 @@ static int count(struct copy *c, uint64_t bytes, const char *name)
 	uint64_t n = c->st.files + c->st.dirs + c->st.links + 1;
 	if (n > c->lim->max_entries) {
 		if (c->err && c->errlen)
-			snprintf(c->err, c->errlen, "more than %llu files and directories: remove some, or ask for more",
-				 (unsigned long long)c->lim->max_entries);
+			snprintf(c->err, c->errlen,
+			         "more than %llu files and directories: remove some, or ask for more",
+			         (unsigned long long)c->lim->max_entries);
 		return -EMLINK;
 	}
 	if (bytes > c->lim->max_bytes - c->st.bytes || c->st.bytes > c->lim->max_bytes)
@@ -239,7 +243,8 @@ static int copy_subdir(struct copy *c, int from, int to, const char *name, unsig
 {
 	if (depth >= TREECOPY_DEPTH) {
 		if (c->err && c->errlen)
-			snprintf(c->err, c->errlen, "directories nested deeper than %d (at '%s')", TREECOPY_DEPTH, name);
+			snprintf(c->err, c->errlen, "directories nested deeper than %d (at '%s')", TREECOPY_DEPTH,
+			         name);
 		return -EMLINK;
 	}
 	AS_FROM(c);
@@ -304,7 +309,7 @@ static int copy_dir(struct copy *c, int from, int to, unsigned depth)
 }
 
 int treecopy(int from, int to, uid_t uid, gid_t gid, const struct treecopy_limits *lim, struct treecopy_stats *st,
-	     char *err, size_t errlen)
+             char *err, size_t errlen)
 {
 	struct copy c = {.lim = lim, .uid = uid, .gid = gid, .err = err, .errlen = errlen};
 	c.h = (struct __user_cap_header_struct){.version = _LINUX_CAPABILITY_VERSION_3};
@@ -341,7 +346,9 @@ static int remove_in(int dir, unsigned depth)
 			continue;
 		if (unlinkat(dir, e->d_name, 0) == 0 || errno != EISDIR)
 			continue;
-		int sub = depth < TREECOPY_DEPTH + 1 ? openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		int sub = depth < TREECOPY_DEPTH + 1
+		                  ? openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		                  : -1;
 		if (sub >= 0) {
 			remove_in(sub, depth + 1);
 			close(sub);

@@ -44,7 +44,7 @@ struct treecopy_stats {
  * -EMLINK (entries, or a tree deeper than 128), with err set; what was
  * copied so far stays (the caller removes it).  st may be NULL. */
 int treecopy(int from, int to, uid_t uid, gid_t gid, const struct treecopy_limits *lim, struct treecopy_stats *st,
-	     char *err, size_t errlen);
+             char *err, size_t errlen);
 
 /* Remove name under directory fd dir and everything in it, never
  * following a link.  0 or -errno. */

@@ -11,19 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "testjob/testjob.h"
 #include "wire/decode.h"
 #include "wire/jsonw.h"
-#include "base/errf.h"
 
 /* ------------------------------------------------------------- the job */
 
 /* One list of files ("source_files" or "test_files") appended to
  * doc->files from index *at on. */
 static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, const char *list, size_t *at,
-			       size_t *total, char *err, size_t errlen)
+                               size_t *total, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
 		return base_errf(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
@@ -45,7 +45,7 @@ static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, co
 		*total += wf->len;
 		if (*total > WARD_MAX_FILES_BYTES)
 			return base_errf(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
-					i, WARD_MAX_FILES_BYTES);
+			                 i, WARD_MAX_FILES_BYTES);
 	}
 	return 0;
 }
@@ -64,14 +64,14 @@ static int tj_check_conflicts(const struct testjob *job, char *err, size_t errle
 			if (li == lj && memcmp(f[i].path, f[j].path, li) == 0)
 				what = "is given twice";
 			else if ((li < lj && memcmp(f[i].path, f[j].path, li) == 0 && f[j].path[li] == '/') ||
-				 (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
+			         (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
 				what = "and another file's path need the same name as a file and as a directory";
 			if (what)
 				return base_errf(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
-						j < job->nsource ? "source_files" : "test_files",
-						j < job->nsource ? j : j - job->nsource, f[j].path, what,
-						i < job->nsource ? "source_files" : "test_files",
-						i < job->nsource ? i : i - job->nsource, f[i].path);
+				                 j < job->nsource ? "source_files" : "test_files",
+				                 j < job->nsource ? j : j - job->nsource, f[j].path, what,
+				                 i < job->nsource ? "source_files" : "test_files",
+				                 i < job->nsource ? i : i - job->nsource, f[i].path);
 		}
 	}
 	return 0;
@@ -117,14 +117,16 @@ static int tj_decode_command(struct testjob *job, const json_t *root, char *err,
 		v = NULL; /* [] and "" are a client's "no command", as in /exec */
 	if (job->runner == TJ_RUNNER_JUNIT) {
 		if (!v || !json_is_array(v) || json_array_size(v) == 0)
-			return base_errf(err, errlen, "command: the junit runner needs a command, a non-empty array of "
-						     "strings that leaves JUnit XML at $WARD_REPORT");
+			return base_errf(err, errlen,
+			                 "command: the junit runner needs a command, a non-empty array of "
+			                 "strings that leaves JUnit XML at $WARD_REPORT");
 		if (wire_string_array(v, "command", &job->doc.argv, err, errlen) < 0)
 			return -1;
 		job->command = job->doc.argv;
 	} else if (v)
-		return base_errf(err, errlen, "command: only the junit runner takes a command; the python runner "
-					     "runs its test files with ward's harness");
+		return base_errf(err, errlen,
+		                 "command: only the junit runner takes a command; the python runner "
+		                 "runs its test files with ward's harness");
 	return 0;
 }
 
@@ -179,7 +181,7 @@ int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *er
 }
 
 int testjob_from_json_under(const char *buf, size_t len, const struct ward_limits *defaults, struct testjob *job,
-			    char *err, size_t errlen)
+                            char *err, size_t errlen)
 {
 	memset(job, 0, sizeof(*job));
 	wire_request_doc_init(&job->doc);
@@ -215,8 +217,11 @@ static void emit_report(struct jw *w, const void *arg)
 	const struct {
 		const char *key;
 		unsigned v;
-	} counts[] = {{"total", r->total}, {"passed", r->passed}, {"failed", r->failed},
-		      {"errored", r->errored}, {"skipped", r->skipped}};
+	} counts[] = {{"total", r->total},
+	              {"passed", r->passed},
+	              {"failed", r->failed},
+	              {"errored", r->errored},
+	              {"skipped", r->skipped}};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		jw_member_int(w, counts[i].key, counts[i].v);
 	/* Percent with one decimal; null when nothing ran, so that "no tests"
@@ -275,7 +280,7 @@ static int tj_outcome_parse(const char *s, enum testjob_outcome *o)
 
 /* One harness line: 0, 1 for "end", or -1 with a message. */
 static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep, char **pending, char *harness_err,
-			   size_t helen, bool *hello, char *err, size_t errlen)
+                           size_t helen, bool *hello, char *err, size_t errlen)
 {
 	const char *ev;
 	json_t *v;
@@ -285,8 +290,10 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 	 * by anything else breaks the sequence. */
 	v = wire_member(o, "seq");
 	if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)(lineno - 1))
-		return base_errf(err, errlen, "report line %zu is out of sequence: something other than the harness "
-					     "wrote to the report channel", lineno);
+		return base_errf(err, errlen,
+		                 "report line %zu is out of sequence: something other than the harness "
+		                 "wrote to the report channel",
+		                 lineno);
 	if (!*hello) {
 		json_t *ver = wire_member(o, "version");
 		if (strcmp(ev, "hello") != 0 || !json_is_integer(ver) || json_integer_value(ver) != 1)
@@ -314,8 +321,8 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 		size_t namelen = json_string_length(v);
 		if (wire_cstr(wire_member(o, "outcome"), "outcome", &outcome, err, errlen) < 0 ||
 		    tj_outcome_parse(outcome, &oc) < 0)
-			return base_errf(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
-					lineno);
+			return base_errf(err, errlen,
+			                 "report line %zu: outcome must be passed, failed, errored or skipped", lineno);
 		size_t msglen = 0;
 		if ((v = wire_member(o, "message"))) {
 			if (!json_is_string(v))
@@ -361,7 +368,7 @@ struct harness_state {
 
 /* Every line of buf, in order, into rep and h: 0, or -1 with a message. */
 static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct testjob_report *rep,
-			    struct harness_state *h, char *err, size_t errlen)
+                            struct harness_state *h, char *err, size_t errlen)
 {
 	size_t lineno = 0;
 	const char *p = buf, *end = buf + len;
@@ -381,7 +388,8 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 				break;
 			return base_errf(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
 		}
-		int r = tj_harness_line(o, lineno, rep, &h->pending, h->error, sizeof(h->error), &h->hello, err, errlen);
+		int r = tj_harness_line(o, lineno, rep, &h->pending, h->error, sizeof(h->error), &h->hello, err,
+		                        errlen);
 		json_decref(o);
 		if (r < 0)
 			return -1;
@@ -397,16 +405,17 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 
 /* Is what the lines said an honest report?  0, or -1 with why not. */
 static int tj_harness_verdict(const struct harness_state *h, bool timed_out, struct testjob_report *rep, char *err,
-			      size_t errlen)
+                              size_t errlen)
 {
 	if (!h->hello)
 		return base_errf(err, errlen, "the report is empty: the harness did not start");
 	if (h->error[0])
 		return base_errf(err, errlen, "%s", h->error);
 	if (!h->ended && !timed_out)
-		return base_errf(err, errlen, "the report ended early: the test process exited before the harness "
-					     "finished (a test called os._exit(), or the process was killed)%s%s",
-				h->pending ? "; last test started: " : "", h->pending ? h->pending : "");
+		return base_errf(err, errlen,
+		                 "the report ended early: the test process exited before the harness "
+		                 "finished (a test called os._exit(), or the process was killed)%s%s",
+		                 h->pending ? "; last test started: " : "", h->pending ? h->pending : "");
 	if (!h->ended) {
 		/* Timed out: the test that was running did not pass, and if none
 		 * was, something after the tests hung — either way the run is
@@ -422,7 +431,7 @@ static int tj_harness_verdict(const struct harness_state *h, bool timed_out, str
 }
 
 int testjob_parse_harness(const char *buf, size_t len, bool timed_out, struct testjob_report *rep, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	struct harness_state h = {0};
 	int rc = tj_harness_lines(buf, len, timed_out, rep, &h, err, errlen);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -20,7 +21,6 @@
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
 #include "wire/wire.h"
-#include "base/errf.h"
 
 /* ---------------------------------------------- decoding: what every format shares */
 
@@ -84,7 +84,7 @@ int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, c
 		json_int_t i = json_integer_value(v);
 		if (i < 0 || (uint64_t)i > max)
 			return base_errf(err, errlen, "%s: must be an integer from 0 to %llu", field,
-					(unsigned long long)max);
+			                 (unsigned long long)max);
 		*out = (uint64_t)i;
 		return 0;
 	}
@@ -108,8 +108,8 @@ static int wire_number(const json_t *v, const char *field, double *out, char *er
 
 /* Content with an "encoding": utf-8 (the string's bytes) or base64.  *owned
  * gets the decoded buffer when one was made. */
-int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
-			size_t *len, unsigned char **owned, char *err, size_t errlen)
+int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data, size_t *len,
+                 unsigned char **owned, char *err, size_t errlen)
 {
 	if (!json_is_string(v))
 		return base_errf(err, errlen, "%s: must be a string", field);
@@ -125,7 +125,7 @@ int wire_content(const json_t *v, const char *encoding, const char *field, const
 	unsigned char *buf = base64_decode(s, n, len);
 	if (!buf)
 		return base_errf(err, errlen, "%s: %s", field,
-				errno == ENOMEM ? "out of memory" : "is not valid base64");
+		                 errno == ENOMEM ? "out of memory" : "is not valid base64");
 	*owned = buf;
 	*data = buf;
 	return 0;
@@ -183,7 +183,7 @@ int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, si
 }
 
 int wire_decode_file_body(const json_t *f, const char *at, uint64_t max_mode, struct ward_file *wf,
-			  unsigned char **owned, char *err, size_t errlen)
+                          unsigned char **owned, char *err, size_t errlen)
 {
 	json_t *v;
 	char field[80];
@@ -216,7 +216,8 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 		return -1;
 	if ((v = wire_member(o, "cpu_seconds")) && wire_number(v, "limits.cpu_seconds", &l->cpu_s, err, errlen) < 0)
 		return -1;
-	if ((v = wire_member(o, "memory_mb")) && wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
+	if ((v = wire_member(o, "memory_mb")) &&
+	    wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(o, "pids"))) {
 		if (wire_uint(v, "limits.pids", UINT32_MAX, &u, err, errlen) < 0)
@@ -231,7 +232,8 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 	if ((v = wire_member(o, "output_limit")) &&
 	    wire_uint(v, "limits.output_limit", UINT64_MAX, &l->output_limit, err, errlen) < 0)
 		return -1;
-	if ((v = wire_member(o, "fsize_mb")) && wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
+	if ((v = wire_member(o, "fsize_mb")) &&
+	    wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(o, "tmp_size_mb")) &&
 	    wire_uint(v, "limits.tmp_size_mb", UINT64_MAX >> 20, &l->tmp_size_mb, err, errlen) < 0)
@@ -261,8 +263,9 @@ static int decode_allow(struct ward_request_doc *doc, const json_t *o, char *err
 {
 	json_t *a = json_object_get(o, "allow");
 	if (!json_is_array(a) || json_array_size(a) == 0)
-		return base_errf(err, errlen, "network: an object must have \"allow\": a non-empty array of host "
-					     "patterns (\"pypi.org\", \"*.pythonhosted.org\", \"files.example:8443\")");
+		return base_errf(err, errlen,
+		                 "network: an object must have \"allow\": a non-empty array of host "
+		                 "patterns (\"pypi.org\", \"*.pythonhosted.org\", \"files.example:8443\")");
 	size_t n = json_array_size(a);
 	if (n > EGRESS_MAX_PATTERNS)
 		return base_errf(err, errlen, "network.allow: %zu patterns, at most %d", n, EGRESS_MAX_PATTERNS);
@@ -290,8 +293,9 @@ int wire_decode_network_isolation(struct ward_request_doc *doc, const json_t *ro
 			if (decode_allow(doc, v, err, errlen) < 0)
 				return -1;
 		} else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0 ||
-			   doc->req.net == WARD_NET_ALLOW)
-			return base_errf(err, errlen, "network: must be \"none\", \"loopback\" or {\"allow\": [\"HOST\", ...]}");
+		           doc->req.net == WARD_NET_ALLOW)
+			return base_errf(err, errlen,
+			                 "network: must be \"none\", \"loopback\" or {\"allow\": [\"HOST\", ...]}");
 	}
 	if ((v = wire_member(root, "isolation"))) {
 		const char *s;
@@ -301,4 +305,3 @@ int wire_decode_network_isolation(struct ward_request_doc *doc, const json_t *ro
 	}
 	return 0;
 }
-

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -23,7 +24,6 @@
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
 #include "wire/wire.h"
-#include "base/errf.h"
 
 /* ---------------------------------------------------------------- result */
 
@@ -32,10 +32,15 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e)
 {
 	const struct {
 		const char *key, *v;
-	} en[] = {{"memory", e->memory},   {"pids", e->pids},       {"cpu", e->cpu},
-		  {"time", e->time},       {"fsize", e->fsize},     {"seccomp", e->seccomp},
-		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory},
-		  {"user", e->user[0] ? e->user : NULL}};
+	} en[] = {{"memory", e->memory},
+	          {"pids", e->pids},
+	          {"cpu", e->cpu},
+	          {"time", e->time},
+	          {"fsize", e->fsize},
+	          {"seccomp", e->seccomp},
+	          {"landlock", e->landlock},
+	          {"tcp_memory", e->tcp_memory},
+	          {"user", e->user[0] ? e->user : NULL}};
 	jw_key(w, "enforced");
 	jw_object_begin(w);
 	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
@@ -44,7 +49,6 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e)
 	}
 	jw_object_end(w);
 }
-
 
 /* "egress": the connections a run's proxy was asked for (SPEC §13), and
  * "egress_truncated". */
@@ -228,7 +232,8 @@ char *doctor_to_json(const struct doctor_report *r)
  * bounded table (the set of names is small), never freed. */
 static const char *intern_name(const char *s)
 {
-	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit", "ward", "landlock", "seccomp", "none"};
+	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit",
+	                                    "ward",      "landlock",  "seccomp",        "none"};
 	/* process-wide: an interned name must outlive every result */
 	static char *pool[64];
 	static size_t npool;
@@ -402,8 +407,9 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
 	r->usage.proxy_cpu_ms = get_u64(u, "proxy_cpu_ms");
 	if (get_files(o, r) < 0) {
-		base_errf(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
-				      "ward is out of memory");
+		base_errf(err, errlen,
+		          "the runner's answer has a collected file without a path or base64 content, or "
+		          "ward is out of memory");
 		goto out;
 	}
 	if (get_egress(o, r) < 0) {
@@ -452,13 +458,13 @@ static json_t *limits_json(const struct ward_limits *l)
 
 /* GET /health's answer. */
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-			  const struct ward_limits *maxima)
+                          const struct ward_limits *maxima)
 {
 	return ward_health_egress_to_json(ok, isolation, reason, defaults, maxima, NULL, 0);
 }
 
 char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
+                                 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -501,7 +507,8 @@ char *ward_log_to_json(const struct ward_log_entry *e)
 		json_object_set_new(o, "path", json_bytes(e->path, strlen(e->path)));
 		json_object_set_new(o, "http_status", json_integer(e->http_status));
 		json_object_set_new(o, "wall_ms", json_integer((json_int_t)e->wall_ms));
-		json_object_set_new(o, "sandbox_status", e->sandbox_status ? json_string(e->sandbox_status) : json_null());
+		json_object_set_new(o, "sandbox_status",
+		                    e->sandbox_status ? json_string(e->sandbox_status) : json_null());
 		if (e->message)
 			json_object_set_new(o, "error", json_bytes(e->message, strlen(e->message)));
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -19,7 +20,6 @@
 #include "wire/jsonw.h"
 #include "wire/utf8.h"
 #include "wire/wire.h"
-#include "base/errf.h"
 
 /* ----------------------------------------------- /exec requests (SPEC §5)
  * POST /exec bodies to struct ward_request and back (for `ward run
@@ -109,7 +109,8 @@ static int decode_collect(struct ward_request_doc *doc, const json_t *a, char *e
 	if (!json_is_array(a))
 		return base_errf(err, errlen, "collect: must be an array of globs such as [\"*.png\", \"out/\"]");
 	if (json_array_size(a) > WARD_MAX_COLLECT_GLOBS)
-		return base_errf(err, errlen, "collect: %zu globs, at most %d", json_array_size(a), WARD_MAX_COLLECT_GLOBS);
+		return base_errf(err, errlen, "collect: %zu globs, at most %d", json_array_size(a),
+		                 WARD_MAX_COLLECT_GLOBS);
 	if (json_array_size(a) == 0)
 		return 0;
 	if (wire_string_array(a, "collect", &doc->collect, err, errlen) < 0)
@@ -130,8 +131,9 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	json_t *a = wire_member(root, "argv"), *cmd = wire_member_nonempty(root, "command");
 	if (json_is_array(a) && json_array_size(a) == 0) {
 		if (!cmd)
-			return base_errf(err, errlen, "argv: is empty and there is no command: send the program and its "
-						     "arguments in argv, or a shell string in command");
+			return base_errf(err, errlen,
+			                 "argv: is empty and there is no command: send the program and its "
+			                 "arguments in argv, or a shell string in command");
 		a = NULL;
 	}
 	if (a) {
@@ -141,8 +143,9 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 		if (wire_cstr(cmd, "command", &req->shell, err, errlen) < 0)
 			return -1;
 	} else
-		return base_errf(err, errlen, "command: one of \"command\" (a non-empty shell string) and \"argv\" "
-					     "is required");
+		return base_errf(err, errlen,
+		                 "command: one of \"command\" (a non-empty shell string) and \"argv\" "
+		                 "is required");
 	/* argv is authoritative: a "command" next to it is not even checked */
 
 	/* "workdir": "" is DeepTutor's "none": an ephemeral /work */
@@ -156,9 +159,11 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	if ((v = wire_member_nonempty(root, "root")) && wire_cstr(v, "root", &rootk, err, errlen) < 0)
 		return -1;
 	if (rootk && strcmp(rootk, "overlay") != 0)
-		return base_errf(err, errlen, "root: give \"overlay\" (a writable layer over the image) or leave it out");
+		return base_errf(err, errlen,
+		                 "root: give \"overlay\" (a writable layer over the image) or leave it out");
 	if (rootk && !req->image_name)
-		return base_errf(err, errlen, "root: \"overlay\" is a writable layer over an image: give \"image\" too");
+		return base_errf(err, errlen,
+		                 "root: \"overlay\" is a writable layer over an image: give \"image\" too");
 	req->root_overlay = rootk != NULL;
 	if ((v = wire_member(root, "env")) && wire_decode_env(doc, v, err, errlen) < 0)
 		return -1;
@@ -196,7 +201,8 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 		} else if (c == '"')
 			in_str = true;
 		else if ((c == ',' || c == '[' || c == '{') && ++count > max)
-			return base_errf(err, errlen, "the document has more than %zu JSON values: send fewer, larger ones", max);
+			return base_errf(err, errlen,
+			                 "the document has more than %zu JSON values: send fewer, larger ones", max);
 	}
 	return 0;
 }
@@ -207,7 +213,7 @@ int ward_request_from_json(const char *body, size_t len, struct ward_request_doc
 }
 
 int ward_request_from_json_under(const char *body, size_t len, const struct ward_limits *defaults,
-				 struct ward_request_doc *doc, char *err, size_t errlen)
+                                 struct ward_request_doc *doc, char *err, size_t errlen)
 {
 	wire_request_doc_init(doc);
 	if (defaults)
@@ -265,18 +271,19 @@ static size_t json_value_bytes(const json_t *v)
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		n = DOC_OBJECT_COST;
-		json_object_foreach((json_t *)v, k, m)
-			n += DOC_MEMBER_COST + strlen(k) + json_value_bytes(m);
+		json_object_foreach((json_t *)v, k, m) n += DOC_MEMBER_COST + strlen(k) + json_value_bytes(m);
 		return n;
 	case JSON_ARRAY:
 		n = DOC_ARRAY_COST;
-		json_array_foreach(v, i, m)
-			n += DOC_ELEMENT_COST + json_value_bytes(m);
+		json_array_foreach(v, i, m) n += DOC_ELEMENT_COST + json_value_bytes(m);
 		return n;
-	case JSON_STRING: return DOC_SCALAR_COST + json_string_length(v);
+	case JSON_STRING:
+		return DOC_SCALAR_COST + json_string_length(v);
 	case JSON_INTEGER:
-	case JSON_REAL: return DOC_SCALAR_COST;
-	default: return 0; /* true, false, null: jansson's singletons */
+	case JSON_REAL:
+		return DOC_SCALAR_COST;
+	default:
+		return 0; /* true, false, null: jansson's singletons */
 	}
 }
 
@@ -337,7 +344,8 @@ static int put_command(json_t *o, const struct ward_request *req, char *err, siz
 			json_t *s = json_string(*p);
 			if (!s)
 				return base_errf(err, errlen,
-						"argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
+				                 "argument '%s' is not UTF-8: the runner's wire format cannot carry it",
+				                 *p);
 			json_array_append_new(a, s);
 		}
 	} else if (req->shell && !req->shell[0]) {
@@ -347,7 +355,8 @@ static int put_command(json_t *o, const struct ward_request *req, char *err, siz
 			return base_errf(err, errlen, ENCODE_OOM);
 	} else if (req->shell) {
 		if (put_str(o, "command", req->shell) < 0)
-			return base_errf(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "the shell command is not UTF-8: the runner's wire format cannot carry it");
 	}
 	return 0;
 }
@@ -390,7 +399,8 @@ static int put_mounts(json_t *o, const struct ward_request *req, char *err, size
 		json_t *mo = append_object(a);
 		if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
 		    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0))
-			return base_errf(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "a mount path is not UTF-8: the runner's wire format cannot carry it");
 		json_object_set_new(mo, "read_only", json_boolean(m->read_only));
 	}
 	return 0;
@@ -406,7 +416,7 @@ static void put_limits(json_t *o, const struct ward_limits *l, unsigned mask)
 			continue;
 		double v = ward_limit_get(l, k);
 		json_object_set_new(lo, ward_limit_table[k].field,
-				    k == LIM_TIMEOUT || k == LIM_CPU ? json_real(v) : json_integer((json_int_t)v));
+		                    k == LIM_TIMEOUT || k == LIM_CPU ? json_real(v) : json_integer((json_int_t)v));
 	}
 }
 
@@ -417,7 +427,9 @@ static int put_collect(json_t *o, const struct ward_request *req, char *err, siz
 	for (char *const *g = req->collect; *g; g++) {
 		json_t *s = json_string(*g);
 		if (!s)
-			return base_errf(err, errlen, "collect glob '%s' is not UTF-8: the runner's wire format cannot carry it", *g);
+			return base_errf(err, errlen,
+			                 "collect glob '%s' is not UTF-8: the runner's wire format cannot carry it",
+			                 *g);
 		json_array_append_new(a, s);
 	}
 	return 0;
@@ -430,7 +442,8 @@ static int put_files(json_t *o, const struct ward_request *req, char *err, size_
 	for (const struct ward_file *f = req->files; f < req->files + req->nfiles; f++) {
 		json_t *fo = append_object(a);
 		if (put_str(fo, "path", f->path ? f->path : "") < 0)
-			return base_errf(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "a file path is not UTF-8: the runner's wire format cannot carry it");
 		if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
 			return base_errf(err, errlen, ENCODE_OOM);
 		if (f->mode)
@@ -479,7 +492,7 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 		json_object_set_new(o, "network", no);
 		if (limits & (1u << LIM_EGRESS))
 			json_object_set_new(json_object_get(o, "limits"), "egress_bytes",
-					    json_integer((json_int_t)req->limits.egress_bytes));
+			                    json_integer((json_int_t)req->limits.egress_bytes));
 	} else
 		json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));

@@ -15,7 +15,7 @@
 
 #include "dialect/e2b/e2b_int.h"
 
-#define FORK_MAX 100          /* E2B's own bound on count */
+#define FORK_MAX 100                /* E2B's own bound on count */
 #define FORK_DEFAULT_TIMEOUT_S 15.0 /* E2B's default for a fork (dts:2531) */
 
 static json_t *fork_error(unsigned code, const char *msg)
@@ -40,7 +40,7 @@ enum MHD_Result e2b_fork(struct ereq *q)
 	if (e2b_is_paused(e, x)) {
 		e2b_sbx_put(e, x);
 		return e2b_api_error(q, 409, "sandbox '%s' is paused and cannot be forked; resume it first (connect)",
-				     q->arg);
+		                     q->arg);
 	}
 	struct sess *src = e2b_sess(e, x);
 	if (!src) {

@@ -48,16 +48,16 @@
 
 #include "dialect/e2b/e2b_int.h"
 #include "dialect/e2b/e2b_kernel.h"
-#include "wire/utf8.h"
 #include "ward_charts_py.h"
 #include "ward_kernel_js.h"
 #include "ward_kernel_py.h"
 #include "ward_kernel_sh.h"
+#include "wire/utf8.h"
 
 #define KEEPALIVE_S 2.0
 #define INTERRUPT_S 2.0
-#define READY_S 30.0        /* a kernel's start, IPython's imports included */
-#define MAX_CTX_TOTAL 64    /* contexts ever made in one sandbox (removed ones too) */
+#define READY_S 30.0     /* a kernel's start, IPython's imports included */
+#define MAX_CTX_TOTAL 64 /* contexts ever made in one sandbox (removed ones too) */
 /* of a kernel's output, what the session keeps while the stream lags (two
  * streams of each of E2B_MAX_CONTEXTS kernels within a session's 64 MiB of
  * background output, with room left for its commands) */
@@ -79,9 +79,9 @@ static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, 
  * (or this runner) does not give. */
 static enum MHD_Result ci_missing(struct ereq *q, const char *lang, const char *missing, const char *msg)
 {
-	return e2b_answer_json(q, 400,
-			       json_pack("{s:i,s:s,s:s,s:s}", "code", 400, "message", msg, "language", lang, "missing",
-					 missing));
+	return e2b_answer_json(
+		q, 400,
+		json_pack("{s:i,s:s,s:s,s:s}", "code", 400, "message", msg, "language", lang, "missing", missing));
 }
 
 /* E2B's names for a language (its server's normalisation), NULL when ward
@@ -89,8 +89,8 @@ static enum MHD_Result ci_missing(struct ereq *q, const char *lang, const char *
 static const char *lang_norm(const char *asked)
 {
 	static const char *const names[][2] = {
-		{"python", "python"},	  {"python3", "python"},	 {"js", "javascript"}, {"javascript", "javascript"},
-		{"ts", "typescript"},	  {"typescript", "typescript"}, {"bash", "bash"},
+		{"python", "python"}, {"python3", "python"},        {"js", "javascript"}, {"javascript", "javascript"},
+		{"ts", "typescript"}, {"typescript", "typescript"}, {"bash", "bash"},
 	};
 	if (!asked || !*asked)
 		return "python";
@@ -113,11 +113,11 @@ static int lang_of(struct ereq *q, json_t *lang, const char **out, enum MHD_Resu
 	}
 	char msg[300];
 	snprintf(msg, sizeof(msg),
-		 "language '%.40s' has no kernel here: this runner offers python, js, ts and bash (each where the "
-		 "template has python3, node, the TypeScript compiler or bash)",
-		 json_is_string(lang) ? json_string_value(lang) : "?");
-	*answered = ci_missing(q, json_is_string(lang) ? json_string_value(lang) : "?", "a kernel for the language",
-			       msg);
+	         "language '%.40s' has no kernel here: this runner offers python, js, ts and bash (each where the "
+	         "template has python3, node, the TypeScript compiler or bash)",
+	         json_is_string(lang) ? json_string_value(lang) : "?");
+	*answered =
+		ci_missing(q, json_is_string(lang) ? json_string_value(lang) : "?", "a kernel for the language", msg);
 	return -1;
 }
 
@@ -191,7 +191,6 @@ static json_t *ctx_json(const struct e2b_ctx *c)
 	return json_pack("{s:s,s:s,s:s}", "id", c->id, "language", c->lang, "cwd", c->cwd);
 }
 
-
 /* ---- starting a kernel ---- */
 
 /* Whether kernel pid still runs (and its output is readable). */
@@ -236,8 +235,13 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 		return K_OK;
 	}
 	char *py[] = {"python3", "-u", "-c", (char *)ward_kernel_py, (char *)ward_charts_py, NULL};
-	char *js[] = {"sh", "-c", "exec node -e \"$1\" \"$2\" 3>&1 1>&2", "sh", (char *)ward_kernel_js,
-		      strcmp(c->lang, "typescript") == 0 ? "ts" : "js", NULL};
+	char *js[] = {"sh",
+	              "-c",
+	              "exec node -e \"$1\" \"$2\" 3>&1 1>&2",
+	              "sh",
+	              (char *)ward_kernel_js,
+	              strcmp(c->lang, "typescript") == 0 ? "ts" : "js",
+	              NULL};
 	char *sh[] = {"bash", "--noprofile", "--norc", "-c", (char *)ward_kernel_sh, NULL};
 	char pwd[300];
 	snprintf(pwd, sizeof(pwd), "PWD=%s", c->cwd);
@@ -285,7 +289,7 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 		rc = K_MISSING;
 	} else {
 		snprintf(err, n, "the %s kernel %s: %.300s", c->lang,
-			 up ? "did not say it was ready within 30 s" : "ended as it started", junk ? junk : "");
+		         up ? "did not say it was ready within 30 s" : "ended as it started", junk ? junk : "");
 		free(junk);
 		rc = K_FAIL;
 	}
@@ -305,8 +309,8 @@ static enum MHD_Result kernel_refused(struct ereq *q, struct e2b_ctx *c, int rc,
 {
 	if (rc == K_MISSING) {
 		char msg[500];
-		snprintf(msg, sizeof(msg), "language %s needs %s in the sandbox, and this template (%s) has none", c->lang,
-			 err, q->x->tmpl);
+		snprintf(msg, sizeof(msg), "language %s needs %s in the sandbox, and this template (%s) has none",
+		         c->lang, err, q->x->tmpl);
 		return ci_missing(q, c->lang, err, msg);
 	}
 	if (strstr(err, "killed or timed out"))
@@ -318,10 +322,10 @@ static enum MHD_Result kernel_refused(struct ereq *q, struct e2b_ctx *c, int rc,
 
 struct exec_st {
 	struct kread k;
-	int fd;            /* its connection */
+	int fd; /* its connection */
 	bool said, over;
 	double last;
-	double deadline;    /* --max-timeout from its start */
+	double deadline; /* --max-timeout from its start */
 };
 
 /* Whether the peer of connection fd closed it (the SDK's abort). */
@@ -343,8 +347,8 @@ static void interrupt(struct kread *k, const char *seen_by)
 	int pid = k->c->pid;
 	if (pid > 0 && ward_session_proc_signal(ss->ws, pid, SIGINT, NULL, 0) == 0 && seen_by)
 		log_event(k->e->s, "e2b-interrupt",
-			  "sandbox %s context %s: its client left (seen %s); the execution is interrupted", k->x->id,
-			  k->c->id, seen_by);
+		          "sandbox %s context %s: its client left (seen %s); the execution is interrupted", k->x->id,
+		          k->c->id, seen_by);
 	sess_unref(k->e->s, ss);
 }
 
@@ -354,8 +358,9 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 	if (st->over)
 		return false;
 	if (!st->said && is_bash(st->k.c)) /* the Python and Node kernels count their own */
-		kernel_add_line(buf, len, json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
-					     (json_int_t)++st->k.c->execs));
+		kernel_add_line(buf, len,
+		                json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
+		                          (json_int_t)++st->k.c->execs));
 	st->said = true;
 	for (;;) {
 		if (st->k.e->stopping) {
@@ -369,10 +374,11 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 			st->k.finished = true; /* nothing to interrupt */
 			st->over = true;
 			kernel_add_line(buf, len,
-				 json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
-					   "the kernel ended (killed, out of memory, restarted, or the sandbox ended); the "
-					   "context starts a fresh one on its next call",
-					   "traceback", ""));
+			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
+			                          "the kernel ended (killed, out of memory, restarted, or the sandbox "
+			                          "ended); the "
+			                          "context starts a fresh one on its next call",
+			                          "traceback", ""));
 			return false;
 		}
 		if (st->k.finished) {
@@ -380,8 +386,9 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 				/* bash_kernel's error: no name, the exit status as its value */
 				char v[16];
 				snprintf(v, sizeof(v), "%d", st->k.status);
-				kernel_add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
-							     "traceback", ""));
+				kernel_add_line(buf, len,
+				                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
+				                          "traceback", ""));
 			}
 			st->over = true;
 			return *len > 0;
@@ -390,10 +397,12 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 		if (t >= st->deadline) { /* exec_free interrupts it */
 			st->over = true;
 			char msg[200];
-			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
-				 st->k.e->s->o.max.timeout_s);
-			kernel_add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
-						     msg, "traceback", ""));
+			snprintf(msg, sizeof(msg),
+			         "the execution ran past the runner's --max-timeout (%g s): interrupted",
+			         st->k.e->s->o.max.timeout_s);
+			kernel_add_line(buf, len,
+			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
+			                          msg, "traceback", ""));
 			return true;
 		}
 		if (!*len && t - st->last >= KEEPALIVE_S)
@@ -517,7 +526,7 @@ static char *bash_request(json_t *code, json_t *ev, const char *token, size_t *n
  * (token, made here), else one JSON line; *n its length.  NULL with the
  * answer given in *answered. */
 static char *cell_line(struct ereq *q, struct e2b_ctx *c, json_t *code, json_t *ev, char token[40], size_t *n,
-		       enum MHD_Result *answered)
+                       enum MHD_Result *answered)
 {
 	char err[512] = "";
 	char *line;
@@ -534,8 +543,7 @@ static char *cell_line(struct ereq *q, struct e2b_ctx *c, json_t *code, json_t *
 			*answered = ci_error(q, 400, "%s", err);
 		return line;
 	}
-	json_t *req =
-		json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
+	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
 	line = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(req);
 	if (!line) {
@@ -683,8 +691,8 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 		return answered;
 	}
 	char w[256];
-	snprintf(w, sizeof(w), "%s", json_is_string(cwd) && json_string_value(cwd)[0] == '/' ? json_string_value(cwd)
-											     : E2B_HOME);
+	snprintf(w, sizeof(w), "%s",
+	         json_is_string(cwd) && json_string_value(cwd)[0] == '/' ? json_string_value(cwd) : E2B_HOME);
 	json_decref(m);
 	unsigned live = 0;
 	pthread_mutex_lock(&q->e->lock);
@@ -693,7 +701,7 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 	pthread_mutex_unlock(&q->e->lock);
 	if (live >= E2B_MAX_CONTEXTS)
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
-				E2B_MAX_CONTEXTS);
+		                E2B_MAX_CONTEXTS);
 	/* its kernel first, on a record of its own: a language the template
 	 * lacks is refused here and leaves no context behind */
 	struct e2b_ctx k = {.client = -1};
@@ -707,7 +715,7 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 	if (!c) {
 		kernel_kill(q, &k);
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
-				E2B_MAX_CONTEXTS);
+		                E2B_MAX_CONTEXTS);
 	}
 	pthread_mutex_lock(&c->run);
 	c->pid = k.pid;

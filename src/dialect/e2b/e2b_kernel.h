@@ -20,18 +20,18 @@
  * raw streams' held-back tails (bash; stderr of all). */
 struct kread {
 	struct e2b *e;
-	struct e2b_sbx *x;     /* held */
-	struct e2b_ctx *c;     /* its run lock held */
-	char *pend;            /* the protocol's output not yet a whole line */
+	struct e2b_sbx *x; /* held */
+	struct e2b_ctx *c; /* its run lock held */
+	char *pend;        /* the protocol's output not yet a whole line */
 	size_t plen;
-	uint64_t skipped;      /* bytes of a protocol line past PROTO_LINE_MAX */
+	uint64_t skipped;          /* bytes of a protocol line past PROTO_LINE_MAX */
 	char raw[2][MARK_MAX + 8]; /* a raw stream's tail that may be a marker's or a character's start */
 	size_t rlen[2];
-	char token[40];        /* bash: this request's marker */
-	bool marked[2];        /* bash: each stream's marker seen */
-	int status;            /* bash: the cell's exit status */
+	char token[40]; /* bash: this request's marker */
+	bool marked[2]; /* bash: each stream's marker seen */
+	int status;     /* bash: the cell's exit status */
 	bool ready, finished;
-	char missing[200];     /* the kernel's __unavailable__ */
+	char missing[200]; /* the kernel's __unavailable__ */
 };
 
 static inline bool is_bash(const struct e2b_ctx *c)

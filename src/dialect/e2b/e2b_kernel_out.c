@@ -109,7 +109,7 @@ static void raw_in(struct kread *k, int i, const char *d, size_t n, char **buf, 
 			goto tail;
 		raw_text(k, i, all, (size_t)at, true, buf, len);
 		snprintf(k->c->kind, sizeof(k->c->kind), "%.*s", (int)(nl - (size_t)at - (sizeof(r) - 1)),
-			 all + at + sizeof(r) - 1);
+		         all + at + sizeof(r) - 1);
 		k->ready = true;
 		start = nl + 1;
 	}
@@ -200,9 +200,10 @@ static void proto_in(struct kread *k, const char *d, size_t n, char **buf, size_
 		if (k->skipped) {
 			char note[200];
 			snprintf(note, sizeof(note),
-				 "[ward: an output of %llu bytes in one piece was dropped: the kernel's events are kept up "
-				 "to %u MiB each]\n",
-				 (unsigned long long)k->skipped, PROTO_LINE_MAX >> 20);
+			         "[ward: an output of %llu bytes in one piece was dropped: the kernel's events are "
+			         "kept up "
+			         "to %u MiB each]\n",
+			         (unsigned long long)k->skipped, PROTO_LINE_MAX >> 20);
 			add_text(buf, len, "stderr", note, strlen(note));
 			k->skipped = 0;
 			continue;
@@ -231,8 +232,8 @@ bool kernel_read(struct kread *k, double wait_s, char **buf, size_t *len, int *c
 	memset(&er, 0, sizeof(er));
 	bool exited = false;
 	int ec = -1;
-	int rc = ward_session_proc_output(ss->ws, k->c->pid, k->c->off[0], k->c->off[1], wait_s, &o, &er, &exited,
-					  &ec, NULL, 0);
+	int rc = ward_session_proc_output(ss->ws, k->c->pid, k->c->off[0], k->c->off[1], wait_s, &o, &er, &exited, &ec,
+	                                  NULL, 0);
 	sess_unref(k->e->s, ss);
 	if (rc < 0) {
 		free(o.data);
@@ -265,4 +266,3 @@ bool kernel_read(struct kread *k, double wait_s, char **buf, size_t *len, int *c
 		*code = ec;
 	return !(exited && !more && !k->finished);
 }
-

@@ -55,11 +55,12 @@ static void state_drop(struct e2b *e, const char *id)
 static int write_record(struct e2b *e, const struct e2b_sbx *x, char *err, size_t n)
 {
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
-	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner", x->owner,
-			      "access", x->access, "traffic", x->traffic, "template", x->tmpl, "metadata",
-			      md ? md : json_object(), "recipe", x->recipe ? x->recipe : "{}", "timeout", x->timeout_s,
-			      "autoPause", x->auto_pause, "autoPauseFiles", x->auto_pause_files, "autoResume", x->auto_resume, "startedAt", x->started_rt,
-			      "pausedAt", x->paused_rt, "bytes", (json_int_t)x->saved_bytes);
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner",
+	                      x->owner, "access", x->access, "traffic", x->traffic, "template", x->tmpl, "metadata",
+	                      md ? md : json_object(), "recipe", x->recipe ? x->recipe : "{}", "timeout", x->timeout_s,
+	                      "autoPause", x->auto_pause, "autoPauseFiles", x->auto_pause_files, "autoResume",
+	                      x->auto_resume, "startedAt", x->started_rt, "pausedAt", x->paused_rt, "bytes",
+	                      (json_int_t)x->saved_bytes);
 	char tmp[700], path[700];
 	snprintf(tmp, sizeof(tmp), "%s/%s/record.json.tmp", e->state, x->id);
 	snprintf(path, sizeof(path), "%s/%s/record.json", e->state, x->id);
@@ -124,8 +125,10 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	uint64_t cap = s->o.e2b_paused_bytes ? s->o.e2b_paused_bytes : PAUSED_BYTES_DEFAULT;
 	if (np >= max_paused || used >= cap) {
 		sess_unref(s, ss);
-		snprintf(err, n, "%u sandboxes are paused already (--e2b-max-paused %u, --e2b-paused-bytes %llu): "
-				 "kill or resume one first", np, max_paused, (unsigned long long)cap);
+		snprintf(err, n,
+		         "%u sandboxes are paused already (--e2b-max-paused %u, --e2b-paused-bytes %llu): "
+		         "kill or resume one first",
+		         np, max_paused, (unsigned long long)cap);
 		code = 429;
 		goto out;
 	}
@@ -136,7 +139,8 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	state_drop(e, x->id); /* a pause that failed half-way before */
 	struct ward_session_saved info = {0};
 	if (mkdir_parents(e->state) < 0 || mkdir(dir, 0700) < 0) {
-		snprintf(err, n, "cannot make %s: %s (give --e2b-state a directory ward may write)", dir, strerror(errno));
+		snprintf(err, n, "cannot make %s: %s (give --e2b-state a directory ward may write)", dir,
+		         strerror(errno));
 		code = 500;
 	} else {
 		char files[760];
@@ -176,7 +180,7 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	if (frozen)
 		sess_unref(s, ss);
 	log_event(s, "e2b-sandbox-pause", "%s (%s, %llu bytes of files)", x->id, frozen ? "frozen" : "files only",
-		  (unsigned long long)info.bytes);
+	          (unsigned long long)info.bytes);
 out:
 	pthread_mutex_unlock(&e->life_lock);
 	return code;
@@ -258,8 +262,9 @@ unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x)
 		return 0;
 	if (!x->auto_resume) {
 		snprintf(q->message, sizeof(q->message),
-			 "sandbox %s is paused: resume it with connect (Sandbox.connect), or create it with "
-			 "lifecycle.autoResume", x->id);
+		         "sandbox %s is paused: resume it with connect (Sandbox.connect), or create it with "
+		         "lifecycle.autoResume",
+		         x->id);
 		return 502;
 	}
 	char err[400];
@@ -313,10 +318,11 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	int ap = 0, apf = 0, ar = 0;
 	json_int_t bytes = 0;
 	struct e2b_sbx *x = NULL;
-	if (!v || json_unpack(v, "{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:F,s:b,s:b,s:b,s:F,s:F,s:I}", "id", &id, "owner", &owner,
-			      "access", &access, "traffic", &traffic, "template", &tmpl, "metadata", &md, "recipe",
-			      &recipe, "timeout", &timeout, "autoPause", &ap, "autoPauseFiles", &apf, "autoResume", &ar, "startedAt", &started,
-			      "pausedAt", &paused, "bytes", &bytes) < 0 ||
+	if (!v ||
+	    json_unpack(v, "{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:F,s:b,s:b,s:b,s:F,s:F,s:I}", "id", &id, "owner", &owner,
+	                "access", &access, "traffic", &traffic, "template", &tmpl, "metadata", &md, "recipe", &recipe,
+	                "timeout", &timeout, "autoPause", &ap, "autoPauseFiles", &apf, "autoResume", &ar, "startedAt",
+	                &started, "pausedAt", &paused, "bytes", &bytes) < 0 ||
 	    strcmp(id, name) != 0 || strlen(owner) >= sizeof(x->owner) || strlen(access) >= sizeof(x->access) ||
 	    strlen(traffic) >= sizeof(x->traffic) || strlen(tmpl) >= sizeof(x->tmpl))
 		goto out;
@@ -367,7 +373,7 @@ int e2b_life_start(struct e2b *e)
 		struct e2b_sbx *x = id_ok(de->d_name) ? record_load(e, de->d_name) : NULL;
 		if (!x) { /* a pause cut short (no record): nothing to resume */
 			log_event(e->s, "e2b-state-skip", "%s/%s: not a paused sandbox's record; removed", e->state,
-				  de->d_name);
+			          de->d_name);
 			if (id_ok(de->d_name))
 				state_drop(e, de->d_name);
 			continue;

@@ -44,8 +44,9 @@ static unsigned network_parse(struct server *s, json_t *b, const char **allow, s
 	json_t *rules = json_object_get(b, "rules"), *proxy = json_object_get(b, "egressProxy");
 	if ((rules && !json_is_null(rules) && !(json_is_object(rules) && !json_object_size(rules))) ||
 	    (proxy && !json_is_null(proxy))) {
-		snprintf(err, errlen, "network rules and egressProxy are not offered by this runner: give allowOut and "
-				      "denyOut only");
+		snprintf(err, errlen,
+		         "network rules and egressProxy are not offered by this runner: give allowOut and "
+		         "denyOut only");
 		return 403;
 	}
 	if ((ao && !json_is_array(ao) && !json_is_null(ao)) || (dout && !json_is_array(dout) && !json_is_null(dout))) {
@@ -58,8 +59,9 @@ static unsigned network_parse(struct server *s, json_t *b, const char **allow, s
 	json_array_foreach(dout, i, v)
 	{
 		if (!json_is_string(v) || !is_all_traffic(json_string_value(v))) {
-			snprintf(err, errlen, "denyOut: this runner's egress is an allow-list; denyOut may only hold "
-					      "0.0.0.0/0 (ALL_TRAFFIC): list what may be reached in allowOut");
+			snprintf(err, errlen,
+			         "denyOut: this runner's egress is an allow-list; denyOut may only hold "
+			         "0.0.0.0/0 (ALL_TRAFFIC): list what may be reached in allowOut");
 			return 400;
 		}
 		deny_all = true;
@@ -72,8 +74,10 @@ static unsigned network_parse(struct server *s, json_t *b, const char **allow, s
 		}
 		const char *a = json_string_value(v);
 		if (!is_address(a) && !deny_all) {
-			snprintf(err, errlen, "When specifying allowed domains in allow out, you must include "
-					      "'ALL_TRAFFIC' in deny out (0.0.0.0/0): '%.100s'", a);
+			snprintf(err, errlen,
+			         "When specifying allowed domains in allow out, you must include "
+			         "'ALL_TRAFFIC' in deny out (0.0.0.0/0): '%.100s'",
+			         a);
 			return 400;
 		}
 		allow[(*n)++] = a;

@@ -85,7 +85,7 @@ void e2b_makers_stop(struct e2b *e)
 /* A session made by a maker thread (a fork of src's files when src);
  * NULL with err set. */
 static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, struct ward_session *src,
-					 char *err, size_t n)
+                                         char *err, size_t n)
 {
 	struct make_job j = {.o = o, .src = src, .max_bytes = (uint64_t)e->s->o.e2b_disk_mb << 20};
 	pthread_cond_init(&j.cond, NULL);
@@ -307,8 +307,10 @@ struct e2b_sbx *e2b_own(struct ereq *q, const char *id)
 
 enum MHD_Result e2b_not_found(struct ereq *q, const char *id)
 {
-	return e2b_api_error(q, 404, "sandbox \"%.80s\" not found (it was killed, timed out, belongs to another "
-				     "API key, or never existed)", id);
+	return e2b_api_error(q, 404,
+	                     "sandbox \"%.80s\" not found (it was killed, timed out, belongs to another "
+	                     "API key, or never existed)",
+	                     id);
 }
 
 static double end_rt(struct server *s, struct sess *ss)
@@ -334,8 +336,8 @@ static void iso_time(char *buf, size_t n, double t)
 json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "sandboxID", x->id, "templateID", x->tmpl, "clientID", "ward",
-			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken", x->traffic,
-			 "domain", e->domain);
+	                 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken",
+	                 x->traffic, "domain", e->domain);
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
@@ -346,13 +348,14 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	iso_time(en, sizeof(en), end);
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
-			      "clientID", "ward", "startedAt", st, "endAt", en, "state", x->paused ? "paused" : "running", "cpuCount", 1,
-			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
-			      "envdVersion", E2B_ENVD_VERSION);
+	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
+	                      x->paused ? "paused" : "running", "cpuCount", 1, "memoryMB", (int)s->o.e2b_memory_mb,
+	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail) {
 		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(s->e2b->domain));
-		json_object_set_new(v, "lifecycle", json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill",
-								 "autoResume", x->auto_resume));
+		json_object_set_new(v, "lifecycle",
+		                    json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill", "autoResume",
+		                              x->auto_resume));
 	}
 	return v;
 }
@@ -369,8 +372,8 @@ struct create_in {
 	bool net_off, net_asked;
 	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
-	char base[200];       /* a snapshot's template (its shape and root), or "" */
-	char home[700];       /* and its home's files, restored into the new sandbox */
+	char base[200]; /* a snapshot's template (its shape and root), or "" */
+	char home[700]; /* and its home's files, restored into the new sandbox */
 };
 
 static void create_in_free(struct create_in *c)
@@ -538,8 +541,8 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 
 /* The session of a create body b for owner (0, or the status with why in err). */
 static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
-			  struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
-			  size_t n)
+                          struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
+                          size_t n)
 {
 	struct server *s = e->s;
 	struct ward_request shape;
@@ -579,8 +582,8 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 		return 500;
 	}
 	struct ward_session_saved info;
-	if (c->home[0] && !src && ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why,
-							  sizeof(why)) < 0) {
+	if (c->home[0] && !src &&
+	    ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
 		sess_commit(s, *slot, NULL, 0, 0);
 		ward_session_destroy(*ws);
 		*ws = NULL;
@@ -591,7 +594,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 }
 
 unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
-		  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
+                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
 {
 	json_t *b = json_loads(recipe ? recipe : "{}", 0, NULL);
 	if (!json_is_object(b)) {
@@ -842,10 +845,10 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
 	char ts[40];
 	iso_time(ts, sizeof(ts), t);
-	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
-			      "cpuUsedPct", pct, "cpuCount", 1, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
-			      (json_int_t)q->s->o.e2b_memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
-			      (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
+	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix",
+	                      (json_int_t)t, "cpuUsedPct", pct, "cpuCount", 1, "memUsed", (json_int_t)u.memory_bytes,
+	                      "memTotal", (json_int_t)q->s->o.e2b_memory_mb << 20, "memCache", (json_int_t)0,
+	                      "diskUsed", (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }

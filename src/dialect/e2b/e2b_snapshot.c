@@ -42,7 +42,7 @@ static int open_store(struct server *s, bool create, struct ward_image_store **s
 /* The snapshot's labels from its config: template (into tmpl) and sandbox;
  * false when img is not a snapshot. */
 static bool snap_labels(struct ward_image_store *st, const struct store_image *img, char *tmpl, size_t tn, char *sbx,
-			size_t sn, char *owner, size_t on)
+                        size_t sn, char *owner, size_t on)
 {
 	char *buf = NULL, err[200];
 	size_t len;
@@ -91,11 +91,12 @@ static int hash_fd(int fd, char hex[65], uint64_t *size)
 /* The snapshot's config (its layers' diff ids, its labels) and manifest
  * (its layers' descriptors) written as blobs; their digests in img. */
 static int write_docs(struct ward_image_store *st, struct store_image *img, json_t *ids, json_t *descs,
-		      const char *tmpl, const char *sbx, const char *owner, char *err, size_t n)
+                      const char *tmpl, const char *sbx, const char *owner, char *err, size_t n)
 {
-	json_t *c = json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:s,s:s,s:s}},s:{s:s,s:O}}", "created", img->created,
-			      "architecture", "amd64", "os", "linux", "config", "Labels", LABEL, "1", LABEL ".template", tmpl,
-			      LABEL ".sandbox", sbx, LABEL ".owner", owner, "rootfs", "type", "layers", "diff_ids", ids);
+	json_t *c =
+		json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:s,s:s,s:s}},s:{s:s,s:O}}", "created", img->created, "architecture",
+	                  "amd64", "os", "linux", "config", "Labels", LABEL, "1", LABEL ".template", tmpl,
+	                  LABEL ".sandbox", sbx, LABEL ".owner", owner, "rootfs", "type", "layers", "diff_ids", ids);
 	char *cfg = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(c);
 	char *man = NULL;
@@ -104,9 +105,9 @@ static int write_docs(struct ward_image_store *st, struct store_image *img, json
 		char d[80];
 		snprintf(d, sizeof(d), "sha256:%s", img->config);
 		json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:O}", "schemaVersion", 2, "mediaType",
-				      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
-				      "application/vnd.oci.image.config.v1+json", "digest", d, "size",
-				      (json_int_t)strlen(cfg), "layers", descs);
+		                      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
+		                      "application/vnd.oci.image.config.v1+json", "digest", d, "size",
+		                      (json_int_t)strlen(cfg), "layers", descs);
 		man = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		json_decref(m);
 		if (man)
@@ -116,7 +117,7 @@ static int write_docs(struct ward_image_store *st, struct store_image *img, json
 	if (!cfg || !man)
 		rc = base_errf(err, n, "out of memory");
 	if (rc == 0 && (store_blob_write(st, img->digest, man, strlen(man), err, n) < 0 ||
-			store_blob_write(st, img->config, cfg, strlen(cfg), err, n) < 0))
+	                store_blob_write(st, img->config, cfg, strlen(cfg), err, n) < 0))
 		rc = -1;
 	free(cfg);
 	free(man);
@@ -126,8 +127,8 @@ static int write_docs(struct ward_image_store *st, struct store_image *img, json
 /* Commit: the layer (tmp L, unless present) and the image name:default
  * over base (the template's image, or none), under the store's lock. */
 static int commit(struct ward_image_store *st, int tfd, const char *name, const char *hex, uint64_t tar_size,
-		  const struct ward_session_saved *info, const char *tmpl, const char *sbx, const char *owner, bool *fresh,
-		  char *err, size_t n)
+                  const struct ward_session_saved *info, const char *tmpl, const char *sbx, const char *owner,
+                  bool *fresh, char *err, size_t n)
 {
 	struct store_index ix = {0};
 	if (store_lock(st, LOCK_EX, err, n) < 0)
@@ -145,9 +146,10 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 	for (size_t i = 0; rc == 0 && i < nb; i++) {
 		img.layers[img.nlayers++] = base->layers[i];
 		json_array_append_new(ids, json_sprintf("sha256:%s", base->layers[i].hex));
-		json_array_append_new(descs, json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
-						       "digest", json_string_value(json_array_get(ids, i)), "size",
-						       (json_int_t)base->layers[i].size));
+		json_array_append_new(descs,
+		                      json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
+		                                "digest", json_string_value(json_array_get(ids, i)), "size",
+		                                (json_int_t)base->layers[i].size));
 	}
 	if (rc == 0) {
 		struct store_layer *l = &img.layers[img.nlayers++];
@@ -155,9 +157,10 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 		l->size = info->bytes;
 		l->inodes = info->files + info->dirs + info->links + 2;
 		json_array_append_new(ids, json_sprintf("sha256:%s", hex));
-		json_array_append_new(descs, json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
-						       "digest", json_string_value(json_array_get(ids, nb)), "size",
-						       (json_int_t)tar_size));
+		json_array_append_new(descs,
+		                      json_pack("{s:s,s:s,s:I}", "mediaType", "application/vnd.oci.image.layer.v1.tar",
+		                                "digest", json_string_value(json_array_get(ids, nb)), "size",
+		                                (json_int_t)tar_size));
 		for (size_t i = 0; i < img.nlayers; i++)
 			img.size += img.layers[i].size;
 		snprintf(img.name, sizeof(img.name), "%s", name);
@@ -179,8 +182,11 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 	}
 	struct store_image *old = rc == 0 ? store_index_find(&ix, img.name, img.tag) : NULL;
 	char ot[200], os_[100], oo[96];
-	if (old && (!snap_labels(st, old, ot, sizeof(ot), os_, sizeof(os_), oo, sizeof(oo)) || strcmp(oo, owner) != 0)) {
-		rc = base_errf(err, n, "the name '%s' is taken by an image that is not a snapshot of yours: give another", name);
+	if (old &&
+	    (!snap_labels(st, old, ot, sizeof(ot), os_, sizeof(os_), oo, sizeof(oo)) || strcmp(oo, owner) != 0)) {
+		rc = base_errf(err, n,
+		               "the name '%s' is taken by an image that is not a snapshot of yours: give another",
+		               name);
 		old = NULL;
 	}
 	if (old)
@@ -255,9 +261,11 @@ enum MHD_Result e2b_snapshot(struct ereq *q)
 	utimensat(tfd, "L", epoch, AT_SYMLINK_NOFOLLOW);
 	int lfd = openat(tfd, "L", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	tar = openat(tfd, "layer.tar", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	struct layer_tar_opts lo = {.uid_base = 0, .force_uid = 0, .force_gid = 0,
-				    .max_bytes = ((uint64_t)s->o.e2b_disk_mb << 20) + (64u << 20),
-				    .max_entries = WARD_SESSION_SAVE_MAX_ENTRIES + 8};
+	struct layer_tar_opts lo = {.uid_base = 0,
+	                            .force_uid = 0,
+	                            .force_gid = 0,
+	                            .max_bytes = ((uint64_t)s->o.e2b_disk_mb << 20) + (64u << 20),
+	                            .max_entries = WARD_SESSION_SAVE_MAX_ENTRIES + 8};
 	r = lfd >= 0 && tar >= 0 ? layer_tar(lfd, tar, &lo, NULL, err, sizeof(err)) : -1;
 	if (lfd >= 0)
 		close(lfd);
@@ -278,7 +286,7 @@ out:
 	ward_image_store_close(st);
 	if (!code)
 		log_event(s, "e2b-snapshot", "%s of %s: layer sha256:%s (%s, %llu bytes of files)", name, x->id, hex,
-			  fresh ? "new" : "already in the store", (unsigned long long)info.bytes);
+		          fresh ? "new" : "already in the store", (unsigned long long)info.bytes);
 	e2b_sbx_put(q->e, x);
 	if (code)
 		return e2b_api_error(q, code, "cannot snapshot: %s", err);
@@ -300,13 +308,15 @@ enum MHD_Result e2b_snapshots(struct ereq *q)
 			for (size_t i = 0; i < ix.n; i++) {
 				char tmpl[200], sbx[100], owner[96];
 				if (strcmp(ix.v[i].tag, SNAP_TAG) != 0 ||
-				    !snap_labels(st, &ix.v[i], tmpl, sizeof(tmpl), sbx, sizeof(sbx), owner, sizeof(owner)) ||
+				    !snap_labels(st, &ix.v[i], tmpl, sizeof(tmpl), sbx, sizeof(sbx), owner,
+				                 sizeof(owner)) ||
 				    strcmp(owner, q->who) != 0) /* its API key's alone */
 					continue;
-				if ((want_sbx && strcmp(want_sbx, sbx) != 0) || (want_name && strcmp(want_name, ix.v[i].name)))
+				if ((want_sbx && strcmp(want_sbx, sbx) != 0) ||
+				    (want_name && strcmp(want_name, ix.v[i].name)))
 					continue;
 				json_array_append_new(arr, json_pack("{s:s,s:[s]}", "snapshotID", ix.v[i].name, "names",
-								     ix.v[i].name));
+				                                     ix.v[i].name));
 			}
 		store_index_free(&ix);
 		store_unlock(st);
@@ -326,7 +336,8 @@ enum MHD_Result e2b_snapshot_delete(struct ereq *q)
 		return e2b_api_error(q, 404, "template or snapshot '%s' not found", q->arg);
 	if (store_lock(st, LOCK_EX, err, sizeof(err)) == 0) {
 		struct store_image *img = store_index_load(st, &ix, err, sizeof(err)) == 0
-						  ? store_index_find(&ix, q->arg, SNAP_TAG) : NULL;
+		                                  ? store_index_find(&ix, q->arg, SNAP_TAG)
+		                                  : NULL;
 		char tmpl[200], sbx[100], owner[96];
 		if (img && snap_labels(st, img, tmpl, sizeof(tmpl), sbx, sizeof(sbx), owner, sizeof(owner)) &&
 		    strcmp(owner, q->who) == 0) {
@@ -346,7 +357,7 @@ enum MHD_Result e2b_snapshot_delete(struct ereq *q)
 }
 
 int e2b_snapshot_base(struct server *s, const char *owner, const char *name, char *tmpl, size_t tn, char *home,
-		      size_t hn)
+                      size_t hn)
 {
 	struct ward_image_store *st = NULL;
 	struct store_index ix = {0};
@@ -355,10 +366,11 @@ int e2b_snapshot_base(struct server *s, const char *owner, const char *name, cha
 	if (!name_ok(name) || open_store(s, false, &st, err, sizeof(err)) < 0)
 		return -1;
 	if (store_lock(st, LOCK_SH, err, sizeof(err)) == 0) {
-		struct store_image *img = store_index_load(st, &ix, err, sizeof(err)) == 0
-						  ? store_index_find(&ix, name, SNAP_TAG) : NULL;
+		struct store_image *img =
+			store_index_load(st, &ix, err, sizeof(err)) == 0 ? store_index_find(&ix, name, SNAP_TAG) : NULL;
 		char base[200];
-		if (img && img->nlayers && snap_labels(st, img, base, sizeof(base), sbx, sizeof(sbx), own, sizeof(own)) &&
+		if (img && img->nlayers &&
+		    snap_labels(st, img, base, sizeof(base), sbx, sizeof(sbx), own, sizeof(own)) &&
 		    strcmp(own, owner) == 0) { /* only now: another key's snapshot sets nothing */
 			snprintf(tmpl, tn, "%s", base);
 			snprintf(home, hn, "%s/layers/sha256/%s/home/user", st->dir, img->layers[img->nlayers - 1].hex);
