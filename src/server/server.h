@@ -132,6 +132,11 @@ struct serve_opts {
 	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
 	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
 	const char *e2b_domain;      /* --e2b-domain D, or NULL: localhost:<port> */
+	/* E2B templates (SPEC §19): --e2b-base NAME=IMAGE (repeatable), the
+	 * builds' egress (--e2b-build-egress HOSTS, comma-separated; NULL: none) */
+	const char *e2b_bases[MAX_IMAGES];
+	size_t ne2b_bases;
+	const char *e2b_build_egress;
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];

@@ -17,6 +17,7 @@
  *   e2b_fs.c       filesystem.Filesystem, /files, the path map
  *   e2b_interp.c   the code interpreter: contexts, a kernel each, /execute
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
+ *   e2b_templates.c the template build API, on `ward image build`
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -58,6 +59,7 @@ struct e2b_sbx {
 	char owner[96];       /* the session's owner: the API key's token name */
 	char access[48], traffic[48]; /* its tokens, 128 random bits each in hex */
 	char tmpl[64];
+	unsigned cpu, memory_mb; /* its size: 1 core and --e2b-memory, or its template's build's */
 	char *metadata;       /* JSON object text */
 	double started_rt, end_rt;
 	unsigned refs;
@@ -89,6 +91,7 @@ struct e2b {
 	int nmakers;
 	volatile int stopping;
 	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
+	struct e2b_tm *tm;    /* templates and their builds (e2b_templates.c) */
 };
 
 /* One request on the E2B listener. */
@@ -148,6 +151,8 @@ struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x);
 void e2b_records_free(struct e2b *e);
 void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
+/* out: 2*bytes lowercase hex digits of randomness, and a NUL */
+void e2b_hex_random(char *out, size_t bytes);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
 enum MHD_Result e2b_metrics(struct ereq *q);
@@ -155,6 +160,19 @@ enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
 enum MHD_Result e2b_health(struct ereq *q);
+
+/* e2b_templates.c: E2B's template build API (SPEC §19) */
+struct ward_image_root;
+int tm_start(struct e2b *e);
+void tm_stop(struct e2b *e); /* after the listener and the sandboxes */
+enum MHD_Result tm_create(struct ereq *q);
+enum MHD_Result tm_get(struct ereq *q);
+enum MHD_Result tm_post_v2(struct ereq *q);
+enum MHD_Result tm_upload(struct ereq *q);
+/* A template built here by name ("ALIAS", "ALIAS:TAG" or its id) for
+ * caller who: its root (kept until tm_stop), cpuCount and memoryMB. */
+bool tm_find(struct e2b *e, const char *name, const char *who, const struct ward_image_root **root, unsigned *cpu,
+	     unsigned *mem);
 
 /* e2b_connect.c: Connect framing */
 /* The one message of a streaming request's body (a 5-byte envelope, flag

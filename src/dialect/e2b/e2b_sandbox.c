@@ -104,7 +104,7 @@ static struct ward_session *make_session(struct e2b *e, const struct ward_sessio
 
 /* ---- records ---- */
 
-static void hex_random(char *out, size_t bytes)
+void e2b_hex_random(char *out, size_t bytes)
 {
 	unsigned char b[32];
 	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
@@ -282,8 +282,8 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	iso_time(en, sizeof(en), end);
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
-			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount", 1,
-			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
+			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount",
+			      (int)x->cpu, "memoryMB", (int)x->memory_mb, "metadata", md ? md : json_object(),
 			      "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail)
 		json_object_set_new(v, "domain", json_string(s->e2b->domain));
@@ -302,6 +302,8 @@ struct create_in {
 	bool net_off, net_asked;
 	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
+	unsigned cpu;         /* cores: 1, or a built template's cpuCount */
+	unsigned memory_mb;   /* --e2b-memory, or a built template's memoryMB */
 };
 
 static void create_in_free(struct create_in *c)
@@ -382,13 +384,15 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 
 /* The session's shape from what was asked, under the operator's ceiling:
  * allowInternetAccess (true or absent) asks for the ceiling itself. */
-static bool shape_build(struct server *s, struct create_in *c, struct ward_request *q, char *err, size_t n)
+static bool shape_build(struct e2b *e, const char *who, struct create_in *c, struct ward_request *q, char *err,
+			size_t n)
 {
+	struct server *s = e->s;
 	ward_request_init(q);
 	q->isolation = WARD_ISO_SYSTEM;
 	q->limits = s->o.defaults;
 	/* sizes an agent can live in (SPEC §18), within the maxima (config.c) */
-	q->limits.memory_mb = s->o.e2b_memory_mb;
+	q->limits.memory_mb = c->memory_mb = s->o.e2b_memory_mb;
 	q->limits.pids = s->o.e2b_pids;
 	q->limits.tmp_size_mb = s->o.e2b_disk_mb;
 	q->limits.fsize_mb = s->o.e2b_disk_mb;
@@ -407,7 +411,14 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 		q->egress_allow = pol->allow;
 		q->negress_allow = pol->nallow;
 	}
-	if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
+	/* a template built here (e2b_templates.c), sized by its build */
+	const struct ward_image_root *built;
+	unsigned cpu, mem;
+	if (tm_find(e, c->tmpl, who, &built, &cpu, &mem)) {
+		q->image = built;
+		q->limits.memory_mb = c->memory_mb = mem;
+		c->cpu = cpu;
+	} else if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
 			if (strcmp(s->images[i].name, c->tmpl) == 0) {
@@ -453,11 +464,13 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	e2b_id(slot->id, x->id, sizeof(x->id));
 	snprintf(x->owner, sizeof(x->owner), "%s", q->who);
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", c->tmpl);
-	hex_random(x->access, 16);
-	hex_random(x->traffic, 16);
+	e2b_hex_random(x->access, 16);
+	e2b_hex_random(x->traffic, 16);
 	x->metadata = c->metadata;
 	c->metadata = NULL;
 	x->private_traffic = c->private_traffic;
+	x->cpu = c->cpu ? c->cpu : 1;
+	x->memory_mb = c->memory_mb;
 	x->started_rt = now_real();
 	x->end_rt = x->started_rt + ttl;
 	return x;
@@ -477,7 +490,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	char err[600] = "";
 	struct ward_request shape;
 	enum MHD_Result rc;
-	if (!create_parse(s, b, &c, err, sizeof(err)) || !shape_build(s, &c, &shape, err, sizeof(err))) {
+	if (!create_parse(s, b, &c, err, sizeof(err)) || !shape_build(q->e, q->who, &c, &shape, err, sizeof(err))) {
 		rc = e2b_api_error(q, 400, "%s", err);
 		goto out;
 	}
@@ -500,7 +513,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	o.bg_output_shared = &s->bg_output;
 	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
 	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
-	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s;
+	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s * (c.cpu ? c.cpu : 1);
 	/* its record first: a sandbox is committed only with one */
 	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
 	if (!x) {
@@ -670,8 +683,8 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	char ts[40];
 	iso_time(ts, sizeof(ts), t);
 	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
-			      "cpuUsedPct", pct, "cpuCount", 1, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
-			      (json_int_t)q->s->o.e2b_memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
+			      "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
+			      (json_int_t)x->memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
 			      (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
