@@ -5,6 +5,7 @@
 // network, an upload over its cap).  Run by tests/e2b/templates.sh with
 // E2B_API_URL / E2B_SANDBOX_URL / E2B_API_KEY set and CTX (a scratch
 // directory for the files a template copies); prints PASS:/FAIL: lines.
+// Mode cli: the template tests/e2b/template-cli.sh made with E2B's CLI.
 import * as e2b from 'e2b'
 import fs from 'node:fs'
 import crypto from 'node:crypto'
@@ -104,5 +105,11 @@ if (mode === 'build') {
     try { await Sandbox.create('bad-step', { timeoutMs: 10_000 }) } catch (e) { return must(/not offered/.test(e.message), e.message) }
     return false
   })
+} else if (mode === 'cli') { // after tests/e2b/template-cli.sh's `e2b template create cli-tmpl`
+  await check('Template.exists(cli-tmpl)', async () => eq(await Template.exists('cli-tmpl'), true))
+  const sbx = await Sandbox.create('cli-tmpl', { timeoutMs: 60_000 })
+  await check('the Dockerfile\'s COPY, RUN and ENV are in the sandbox', async () => eq((await sbx.commands.run('cat /srv/site/index.html /srv/site/run.txt; echo "$SITE_NAME $OTHER"')).stdout, 'served by ward\nfrom a RUN\nmysite 2\n'))
+  await check('sized by --memory-mb', async () => eq((await Sandbox.getInfo(sbx.sandboxId)).memoryMB, 512))
+  await sbx.kill()
 }
 process.exit(failed() ? 1 : 0)

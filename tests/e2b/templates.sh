@@ -4,7 +4,8 @@
 # base image of the store (tests/image/build-image minbase, cached), then
 # Sandbox.create('alias') on it; the hostile ends under --max-body 2097152: an
 # unknown base, a failing step, installs without the network, an upload
-# over its cap.  A build's context and uploads are gone when it stops.
+# over its cap, an upload link without its token.  A build's context and
+# uploads are gone when the server stops.
 . "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: e2b templates skipped (needs root)"; exit 0; }
 node_ready || exit 0
@@ -26,4 +27,12 @@ start_alice tmpl-hostile --image-store "$ST" --e2b-base debian:stable=minbase:1 
 mkdir -p "$SERVE_TMP/ctx2"
 CTX=$SERVE_TMP/ctx2 sdk_checked templates.mjs hostile
 expect_contains "templates: a failed build is logged" "$(cat "$SRV_LOG")" "e2b-template-failed"
+# an upload link is its template's token: without it, or with another, nothing is kept
+TID=$(sed -n 's/.*"event":"e2b-template-new","message":"\([0-9a-f]*\) .*/\1/p' "$SRV_LOG" | head -1)
+H=$(printf '%064d' 0)
+for q in "" "?token=0123456789abcdef0123456789abcdef"; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary planted "$E2B_URL/ward/template-files/$TID.$H$q")
+	expect_eq "templates: an upload link without its token ('$q'): 404" 404 "$code"
+done
+check "templates: nothing planted" [ -z "$(find "$SERVE_TMP"/ward-e2b-templates.* -name "$H" 2>/dev/null)" ]
 stop_e2b tmpl-hostile

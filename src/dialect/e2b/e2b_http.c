@@ -252,7 +252,8 @@ static enum MHD_Result dispatch(struct ereq *q)
 	unsigned refused = q->rt->upload ? q->refused : q->rt->data ? data_auth(q) : 0;
 	if (refused)
 		return e2b_api_error(q, refused, "%s", q->message);
-	if (!q->rt->data && !control_auth(q))
+	/* a template's upload link carries its own token (the SDK sends no key with it) */
+	if (!q->rt->data && q->rt->fn != tm_upload && !control_auth(q))
 		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
 	/* proven: the connection no longer counts against its address
 	 * (conns.c), for its life with a token, else for this request */

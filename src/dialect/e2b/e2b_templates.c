@@ -1,11 +1,12 @@
 /* e2b_templates.c — E2B's template build API (SPEC §19; research
  * e2b-round2.md §6) on `ward image build`: POST /v3/templates makes a
  * template and a build in "waiting"; GET /templates/T/files/HASH answers an
- * upload link on this listener (PUT /ward/template-files/T.HASH, the
- * caller's X-API-Key in its headers); POST /v2/templates/T/builds/B queues
- * the steps; one build worker (never an I/O thread) turns them into a
- * Dockerfile, the uploads into its context, and builds the image
- * "e2b-ALIAS:TAG" into the store; GET .../status answers its state and its
+ * upload link on this listener (PUT /ward/template-files/T.HASH?token=K,
+ * K the template's own random token: the SDK sends no API key there);
+ * POST /v2/templates/T/builds/B queues the steps; one build worker (never
+ * an I/O thread) turns them into a Dockerfile, the uploads into its
+ * context, and runs `ward image build` (a process of its own) into the
+ * store as "e2b-ALIAS:TAG"; GET .../status answers its state and its
  * log from logsOffset; GET /templates/aliases/NAME says whether it exists.
  * A ready build's root is opened once and kept for the server's life, so
  * Sandbox.create('ALIAS') starts on it (e2b_sandbox.c asks tm_find),
@@ -66,6 +67,7 @@ struct tm_build {
 
 struct tm_tmpl {
 	char tid[40], alias[64], owner[96];
+	char ukey[40];          /* its upload links' token (128 random bits in hex) */
 	unsigned nfiles;
 	struct tm_build *ready; /* the last ready build, per tag is the latest of all */
 };
@@ -243,6 +245,7 @@ enum MHD_Result tm_create(struct ereq *q)
 		t = &m->t[m->nt++];
 		memset(t, 0, sizeof(*t));
 		e2b_hex_random(t->tid, 10);
+		e2b_hex_random(t->ukey, 16);
 		snprintf(t->alias, sizeof(t->alias), "%s", alias);
 		snprintf(t->owner, sizeof(t->owner), "%s", q->who);
 	}
@@ -264,7 +267,16 @@ enum MHD_Result tm_create(struct ereq *q)
 	return e2b_answer_json(q, 202, v);
 }
 
-/* ---- the files: GET /templates/T/files/HASH, PUT /ward/template-files/T.HASH ---- */
+/* a and b (n bytes each) equal, in time that does not depend on where they differ */
+static int ct_differ(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d;
+}
+
+/* ---- the files: GET /templates/T/files/HASH, PUT /ward/template-files/T.HASH?token=K ---- */
 
 static void files_path(struct e2b_tm *m, const char *tid, const char *hash, char *out, size_t n)
 {
@@ -279,6 +291,8 @@ static enum MHD_Result files_link(struct ereq *q, const char *tid, const char *h
 	pthread_mutex_lock(&m->lock);
 	struct tm_tmpl *t = tmpl_by_id(m, tid);
 	bool mine = t && !strcmp(t->owner, q->who);
+	char ukey[40];
+	snprintf(ukey, sizeof(ukey), "%s", mine ? t->ukey : "");
 	pthread_mutex_unlock(&m->lock);
 	if (!mine)
 		return e2b_api_error(q, 404, "template '%s' not found", tid);
@@ -287,12 +301,11 @@ static enum MHD_Result files_link(struct ereq *q, const char *tid, const char *h
 	struct stat st;
 	bool present = stat(path, &st) == 0;
 	const char *host = e2b_header(q, "Host");
-	char url[600];
-	snprintf(url, sizeof(url), "http://%s/ward/template-files/%s.%s", host ? host : "localhost", tid, hash);
+	char url[700];
+	/* the link carries its own credential: the SDK sends no API key with it */
+	snprintf(url, sizeof(url), "http://%.300s/ward/template-files/%s.%s?token=%s", host ? host : "localhost", tid,
+		 hash, ukey);
 	json_t *h = json_object();
-	const char *key = e2b_header(q, "X-API-Key");
-	if (key && h)
-		json_object_set_new(h, "X-API-Key", json_string(key)); /* the caller's own, back to it */
 	return e2b_answer_json(q, 201, json_pack("{s:b,s:s,s:o}", "present", present, "url", url, "headers",
 						 h ? h : json_object()));
 }
@@ -306,9 +319,10 @@ enum MHD_Result tm_upload(struct ereq *q)
 		return e2b_api_error(q, 404, "no such upload link");
 	memcpy(tid, q->arg, (size_t)(dot - q->arg));
 	tid[dot - q->arg] = 0;
+	const char *tok = e2b_query(q, "token");
 	pthread_mutex_lock(&m->lock);
 	struct tm_tmpl *t = tmpl_by_id(m, tid);
-	bool mine = t && !strcmp(t->owner, q->who);
+	bool mine = t && tok && strlen(tok) == strlen(t->ukey) && !ct_differ(tok, t->ukey, strlen(tok));
 	bool room = t && t->nfiles < TM_FILES_MAX;
 	if (mine && room)
 		t->nfiles++;
