@@ -5,7 +5,8 @@
 // network, an upload over its cap).  Run by tests/e2b/templates.sh with
 // E2B_API_URL / E2B_SANDBOX_URL / E2B_API_KEY set and CTX (a scratch
 // directory for the files a template copies); prints PASS:/FAIL: lines.
-// Mode cli: the template tests/e2b/template-cli.sh made with E2B's CLI.
+// Mode cli: the template tests/e2b/template-cli.sh made with E2B's CLI;
+// mode egress: an aptInstall under --e2b-build-egress (tests/e2b/template-egress.sh).
 import * as e2b from 'e2b'
 import fs from 'node:fs'
 import crypto from 'node:crypto'
@@ -105,6 +106,17 @@ if (mode === 'build') {
     try { await Sandbox.create('bad-step', { timeoutMs: 10_000 }) } catch (e) { return must(/not offered/.test(e.message), e.message) }
     return false
   })
+} else if (mode === 'egress') { // under --e2b-build-egress deb.debian.org
+  const logs = []
+  await check('aptInstall through the build egress', async () => {
+    try { await Template.build(Template().fromDebianImage().aptInstall(['hello']), 'with-hello', { onBuildLogs: (l) => logs.push(String(l.message)) }) } catch (e) { throw new Error(`${e.message} | ${logs.slice(-12).join(' | ')}`) }
+    return true
+  })
+  if (logs.some((l) => /built e2b-with-hello/.test(l))) {
+    const sbx = await Sandbox.create('with-hello', { timeoutMs: 60_000 })
+    await check('the package is in the sandbox', async () => eq((await sbx.commands.run('hello')).stdout, 'Hello, world!\n'))
+    await sbx.kill()
+  }
 } else if (mode === 'cli') { // after tests/e2b/template-cli.sh's `e2b template create cli-tmpl`
   await check('Template.exists(cli-tmpl)', async () => eq(await Template.exists('cli-tmpl'), true))
   const sbx = await Sandbox.create('cli-tmpl', { timeoutMs: 60_000 })

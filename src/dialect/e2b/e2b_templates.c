@@ -765,7 +765,7 @@ static int spawn_build(struct e2b *e, struct tm_build *b, const char *name, cons
 	char storebuf[4096];
 	if (!store)
 		store = ward_image_store_default(NULL, storebuf, sizeof(storebuf));
-	const char *argv[32 + EGRESS_MAX_PATTERNS * 2];
+	const char *argv[32 + EGRESS_MAX_PATTERNS * 4];
 	size_t k = 0;
 	argv[k++] = "ward";
 	argv[k++] = "image";
@@ -786,6 +786,10 @@ static int spawn_build(struct e2b *e, struct tm_build *b, const char *name, cons
 	for (size_t i = 0; i < nallow; i++) {
 		argv[k++] = "--egress-allow";
 		argv[k++] = allow[i];
+	}
+	for (size_t i = 0; nallow && i < e->s->o.egress.nresolve; i++) { /* the runner's pins hold for builds too */
+		argv[k++] = "--egress-resolve";
+		argv[k++] = e->s->o.egress_resolve[i];
 	}
 	argv[k++] = ctx;
 	argv[k] = NULL;
