@@ -4,7 +4,8 @@
 # base image of the store (tests/image/build-image minbase, cached), then
 # Sandbox.create('alias') on it; the hostile ends under --max-body 2097152: an
 # unknown base, a failing step, installs without the network, an upload
-# over its cap, an upload link without its token.  A build's context and
+# over its cap, an upload link without its token, uploads that climb out
+# of the context or are no tar (tests/e2b/template_raw.py).  A build's context and
 # uploads are gone when the server stops.
 . "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: e2b templates skipped (needs root)"; exit 0; }
@@ -35,4 +36,8 @@ for q in "" "?token=0123456789abcdef0123456789abcdef"; do
 	expect_eq "templates: an upload link without its token ('$q'): 404" 404 "$code"
 done
 check "templates: nothing planted" [ -z "$(find "$SERVE_TMP"/ward-e2b-templates.* -name "$H" 2>/dev/null)" ]
+# past the SDK: uploads that climb out, write through a link, or are no tar
+OUTSIDE=$SERVE_TMP/outside/planted
+mkdir -p "$SERVE_TMP/outside"
+python3 "$E2B_DIR/template_raw.py" "$E2B_URL" "$KEY_ALICE" "$OUTSIDE"
 stop_e2b tmpl-hostile
