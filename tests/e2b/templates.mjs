@@ -45,7 +45,7 @@ if (mode === 'build') {
     .setEnvs({ GREETING: 'hello world', SECOND: 'two "quoted"' })
     .setWorkdir('/app')
     .setUser('user')
-    .setStartCmd('sleep infinity', 'sleep 0')
+    .setStartCmd('pwd > /home/user/started.tmp && mv /home/user/started.tmp /home/user/started.txt; exec sleep 600', 'sleep 0')
   const logs = []
   let info
   await check('Template.build succeeds, with build logs', async () => {
@@ -60,6 +60,8 @@ if (mode === 'build') {
   await check('what runCmd steps wrote is there', async () => eq((await sbx.commands.run('cat /app/built.txt /opt/listing')).stdout, 'built by a step\nbuilt.txt\nhello.txt\nsub\n'))
   await check('runCmd with {user} ran as that user', async () => eq((await sbx.commands.run('cat /srv/u/who')).stdout, 'user\n'))
   await check('setEnvs: the sandbox has the env', async () => eq((await sbx.commands.run('echo "$GREETING|$SECOND"')).stdout, 'hello world|two "quoted"\n'))
+  await check('setStartCmd: running from the image\'s WORKDIR when the sandbox starts', async () =>
+    eq((await sbx.commands.run('for i in $(seq 600); do [ -e /home/user/started.txt ] && break; sleep 0.1; done; cat /home/user/started.txt')).stdout, '/app\n'))
   await check('the sandbox is sized by the build (memoryMB 700, cpuCount 2)', async () => {
     const i = await Sandbox.getInfo(sbx.sandboxId)
     return eq([i.memoryMB, i.cpuCount], [700, 2])

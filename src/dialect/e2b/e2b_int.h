@@ -170,9 +170,14 @@ enum MHD_Result tm_get(struct ereq *q);
 enum MHD_Result tm_post_v2(struct ereq *q);
 enum MHD_Result tm_upload(struct ereq *q);
 /* A template built here by name ("ALIAS", "ALIAS:TAG" or its id) for
- * caller who: its root (kept until tm_stop), cpuCount and memoryMB. */
-bool tm_find(struct e2b *e, const char *name, const char *who, const struct ward_image_root **root, unsigned *cpu,
-	     unsigned *mem);
+ * caller who: its root (kept until tm_stop), cpuCount, memoryMB and start
+ * command ("" when none). */
+struct tm_pick {
+	const struct ward_image_root *root;
+	unsigned cpu, mem;
+	char start[2048];
+};
+bool tm_find(struct e2b *e, const char *name, const char *who, struct tm_pick *out);
 
 /* e2b_connect.c: Connect framing */
 /* The one message of a streaming request's body (a 5-byte envelope, flag

@@ -17,6 +17,7 @@
 
 #include "core/request.h"
 #include "dialect/e2b/e2b_int.h"
+#include "ward_image.h"
 
 #define DEFAULT_TIMEOUT_S 300 /* E2B's own default */
 #define MAX_ENVS 256
@@ -304,6 +305,7 @@ struct create_in {
 	char *metadata;
 	unsigned cpu;         /* cores: 1, or a built template's cpuCount */
 	unsigned memory_mb;   /* --e2b-memory, or a built template's memoryMB */
+	struct tm_pick built; /* a template built here (its start command runs at create) */
 };
 
 static void create_in_free(struct create_in *c)
@@ -412,12 +414,10 @@ static bool shape_build(struct e2b *e, const char *who, struct create_in *c, str
 		q->negress_allow = pol->nallow;
 	}
 	/* a template built here (e2b_templates.c), sized by its build */
-	const struct ward_image_root *built;
-	unsigned cpu, mem;
-	if (tm_find(e, c->tmpl, who, &built, &cpu, &mem)) {
-		q->image = built;
-		q->limits.memory_mb = c->memory_mb = mem;
-		c->cpu = cpu;
+	if (tm_find(e, c->tmpl, who, &c->built)) {
+		q->image = c->built.root;
+		q->limits.memory_mb = c->memory_mb = c->built.mem;
+		c->cpu = c->built.cpu;
 	} else if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
@@ -476,6 +476,28 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	return x;
 }
 
+/* A built template's start command (setStartCmd), in the background from
+ * its image's WORKDIR, within --max-timeout as any command: E2B boots its
+ * sandboxes with it running.  A failure is logged; the sandbox stands. */
+static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in *c, const struct e2b_sbx *x)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	char *argv[] = {"/bin/sh", "-c", c->built.start, NULL};
+	r.argv = argv;
+	r.isolation = WARD_ISO_SYSTEM;
+	const struct ward_limits *max = &q->s->o.max;
+	r.limits = q->s->o.defaults;
+	r.limits.timeout_s = max->timeout_s;
+	r.limits.cpu_s = max->cpu_s > 0 ? max->cpu_s : max->timeout_s;
+	r.limits.output_limit = E2B_OUTPUT_KEPT;
+	const char *wd = ward_image_root_image(c->built.root)->workdir;
+	char err[400];
+	int pid;
+	if (ward_session_spawn(ws, &r, wd && wd[0] == '/' ? wd : NULL, false, &pid, err, sizeof(err)) < 0)
+		log_event(q->s, "e2b-start-cmd-failed", "%s: %s", x->id, err);
+}
+
 enum MHD_Result e2b_create(struct ereq *q)
 {
 	struct server *s = q->s;
@@ -528,6 +550,8 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 500, "cannot make the sandbox: %s", err);
 		goto out;
 	}
+	if (c.built.start[0])
+		start_cmd(q, ws, &c, x);
 	sess_commit(s, slot, ws, c.timeout_s, c.timeout_s + 1);
 	pthread_mutex_lock(&q->e->lock);
 	x->next = q->e->sbxs;

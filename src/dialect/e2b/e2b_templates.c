@@ -1080,8 +1080,7 @@ enum MHD_Result tm_post_v2(struct ereq *q)
 
 /* ---- for Sandbox.create, start and stop ---- */
 
-bool tm_find(struct e2b *e, const char *name, const char *who, const struct ward_image_root **root, unsigned *cpu,
-	     unsigned *mem)
+bool tm_find(struct e2b *e, const char *name, const char *who, struct tm_pick *out)
 {
 	struct e2b_tm *m = e->tm;
 	if (!m)
@@ -1101,9 +1100,11 @@ bool tm_find(struct e2b *e, const char *name, const char *who, const struct ward
 			if (b->state == TB_READY && !strcmp(b->tid, t->tid) && !strcmp(b->tag, tag))
 				pick = b;
 		if (pick) {
-			*root = pick->root;
-			*cpu = pick->cpu;
-			*mem = pick->mem;
+			out->root = pick->root;
+			out->cpu = pick->cpu;
+			out->mem = pick->mem;
+			const char *sc = json_string_value(json_object_get(pick->start, "startCmd"));
+			snprintf(out->start, sizeof(out->start), "%s", sc && strlen(sc) < sizeof(out->start) ? sc : "");
 			found = true;
 		}
 	}
