@@ -3,7 +3,7 @@ template build API on ward serve --e2b (SPEC §19), past the SDK: a tar whose
 entry climbs out ("../"), one that writes through a link out of the context,
 one with an absolute path, and a gzip that is not a tar.  Each build fails
 with a reason naming the entry, and nothing lands at OUTSIDE (a path that
-the entries aim at).  Prints PASS:/FAIL: lines."""
+the entries aim at).  Then a client's templates are bounded.  Prints PASS:/FAIL: lines."""
 import io, json, sys, tarfile, time, urllib.request
 
 URL, KEY, OUTSIDE = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -63,6 +63,12 @@ for alias, body, want in cases:
     ok = st["status"] == "error" and want in why
     failed += not ok
     print("%s: e2b templates raw: %s upload: the build fails (%s)%s" % ("PASS" if ok else "FAIL", alias, want, "" if ok else ": " + json.dumps(st)[:600]))
+# a client's templates are bounded (16): creates end in a 429 that says so
+codes = [call("POST", "/v3/templates", {"name": "cap-%d" % i}) for i in range(40)]
+refused = [t for c, t in codes if c == 429]
+ok = refused and "a client" in refused[0]["message"] and sum(c == 202 for c, _ in codes) < 16
+failed += not ok
+print("%s: e2b templates raw: a client's templates are bounded (%d made, then 429)" % ("PASS" if ok else "FAIL", sum(c == 202 for c, _ in codes)))
 import os
 ok = not os.path.exists(OUTSIDE)
 print("%s: e2b templates raw: nothing landed at %s" % ("PASS" if ok else "FAIL", OUTSIDE))

@@ -12,9 +12,9 @@
  * Sandbox.create('ALIAS') starts on it (e2b_sandbox.c asks tm_find),
  * sized by the build's cpuCount and memoryMB.
  *
- * Bounds: TM_MAX templates, TM_BUILDS_MAX builds kept (the oldest finished
+ * Bounds: TM_MAX templates (TM_PER_OWNER a caller), TM_BUILDS_MAX builds kept (the oldest finished
  * one goes), TM_QUEUE_MAX queued, TM_LOG_MAX log entries a build, an upload
- * within --max-body and TM_FILES_MAX a template, an unpacked upload within
+ * within --max-body, TM_FILES_MAX a template and TM_FILES_TOTAL bytes in all, an unpacked upload within
  * TM_UNPACK_MAX bytes and TM_UNPACK_ENTRIES entries. */
 #define _GNU_SOURCE
 #include <archive.h>
@@ -37,6 +37,8 @@
 #include "ward_image.h"
 
 #define TM_MAX 64
+#define TM_PER_OWNER 16
+#define TM_FILES_TOTAL (1ULL << 30) /* uploads kept, all templates */
 #define TM_BUILDS_MAX 128
 #define TM_QUEUE_MAX 16
 #define TM_LOG_MAX 2000
@@ -85,6 +87,7 @@ struct e2b_tm {
 	size_t nbuilds;
 	struct tm_build *qhead, *qtail;
 	size_t nq;
+	uint64_t file_bytes;     /* uploads kept, in all */
 };
 
 /* ---- records ---- */
@@ -229,9 +232,14 @@ enum MHD_Result tm_create(struct ereq *q)
 		pthread_mutex_unlock(&m->lock);
 		return e2b_api_error(q, 409, "the template name '%s' is taken by another team", alias);
 	}
-	if (!t && m->nt == TM_MAX) {
+	size_t mine = 0;
+	for (size_t i = 0; i < m->nt; i++)
+		mine += !strcmp(m->t[i].owner, q->who);
+	if (!t && (m->nt == TM_MAX || mine >= TM_PER_OWNER)) {
 		pthread_mutex_unlock(&m->lock);
-		return e2b_api_error(q, 429, "this runner keeps %d templates, all taken", TM_MAX);
+		return e2b_api_error(q, 429, "this runner keeps %d templates, %d a client, and has no room for another "
+					     "of yours: rebuild one of your templates under its name",
+				     TM_MAX, TM_PER_OWNER);
 	}
 	struct tm_build *nb = builds_room(m) ? calloc(1, sizeof(*nb)) : NULL;
 	json_t *log = nb ? json_array() : NULL;
@@ -323,14 +331,19 @@ enum MHD_Result tm_upload(struct ereq *q)
 	pthread_mutex_lock(&m->lock);
 	struct tm_tmpl *t = tmpl_by_id(m, tid);
 	bool mine = t && tok && strlen(tok) == strlen(t->ukey) && !ct_differ(tok, t->ukey, strlen(tok));
-	bool room = t && t->nfiles < TM_FILES_MAX;
-	if (mine && room)
+	bool room = t && t->nfiles < TM_FILES_MAX, bytes = m->file_bytes + q->len <= TM_FILES_TOTAL;
+	if (mine && room && bytes) {
 		t->nfiles++;
+		m->file_bytes += q->len; /* never given back while the server runs: a bound, not a gauge */
+	}
 	pthread_mutex_unlock(&m->lock);
 	if (!mine)
 		return e2b_api_error(q, 404, "no such upload link");
 	if (!room)
 		return e2b_api_error(q, 413, "a template holds %d uploads at most", TM_FILES_MAX);
+	if (!bytes)
+		return e2b_api_error(q, 507, "this runner holds %llu bytes of template uploads already",
+				     (unsigned long long)TM_FILES_TOTAL);
 	char path[512], tmp[540];
 	files_path(m, tid, dot + 1, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s/files/%s", m->dir, tid);
