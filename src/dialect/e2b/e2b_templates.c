@@ -22,9 +22,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <signal.h>
 #include <spawn.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +58,10 @@ struct tm_build {
 	char owner[96];
 	enum tm_state state;
 	unsigned cpu, mem;
-	json_t *start;          /* the trigger's body */
-	json_t *log;            /* [{timestamp, level, message}], at most TM_LOG_MAX */
+	json_t *start; /* the trigger's body */
+	json_t *log;   /* [{timestamp, level, message}], at most TM_LOG_MAX */
 	char reason[1300];
-	char step[24];          /* reason.step: "base", "finalize" or the step's index */
+	char step[24];                /* reason.step: "base", "finalize" or the step's index */
 	struct ward_image_root *root; /* ready: kept until the server stops */
 	double done_rt;
 	struct tm_build *next, *qnext;
@@ -69,7 +69,7 @@ struct tm_build {
 
 struct tm_tmpl {
 	char tid[40], alias[64], owner[96];
-	char ukey[40];          /* its upload links' token (128 random bits in hex) */
+	char ukey[40]; /* its upload links' token (128 random bits in hex) */
 	unsigned nfiles;
 	struct tm_build *ready; /* the last ready build, per tag is the latest of all */
 };
@@ -79,15 +79,15 @@ struct e2b_tm {
 	pthread_cond_t cond;
 	pthread_t worker;
 	bool worker_up, stop;
-	pid_t child;            /* the build running (ward image build), 0: none */
-	char dir[256];          /* uploads and build contexts: removed at stop */
+	pid_t child;   /* the build running (ward image build), 0: none */
+	char dir[256]; /* uploads and build contexts: removed at stop */
 	struct tm_tmpl t[TM_MAX];
 	size_t nt;
 	struct tm_build *builds; /* newest first */
 	size_t nbuilds;
 	struct tm_build *qhead, *qtail;
 	size_t nq;
-	uint64_t file_bytes;     /* uploads kept, in all */
+	uint64_t file_bytes; /* uploads kept, in all */
 };
 
 /* ---- records ---- */
@@ -220,8 +220,9 @@ enum MHD_Result tm_create(struct ereq *q)
 	if (!name_ok(alias, 63) || !name_ok(tag, 63) || (cpu && !json_is_integer(cpu)) ||
 	    (mem && !json_is_integer(mem)) || c < 1 || c > 64 || mm < 1) {
 		json_decref(b);
-		return e2b_api_error(q, 400, "name: NAME[:TAG], each [a-z0-9][a-z0-9._-] up to 63; cpuCount 1 to 64, "
-					     "memoryMB at least 1");
+		return e2b_api_error(q, 400,
+		                     "name: NAME[:TAG], each [a-z0-9][a-z0-9._-] up to 63; cpuCount 1 to 64, "
+		                     "memoryMB at least 1");
 	}
 	json_decref(b);
 	if (mm > q->s->o.max.memory_mb)
@@ -237,9 +238,10 @@ enum MHD_Result tm_create(struct ereq *q)
 		mine += !strcmp(m->t[i].owner, q->who);
 	if (!t && (m->nt == TM_MAX || mine >= TM_PER_OWNER)) {
 		pthread_mutex_unlock(&m->lock);
-		return e2b_api_error(q, 429, "this runner keeps %d templates, %d a client, and has no room for another "
-					     "of yours: rebuild one of your templates under its name",
-				     TM_MAX, TM_PER_OWNER);
+		return e2b_api_error(q, 429,
+		                     "this runner keeps %d templates, %d a client, and has no room for another "
+		                     "of yours: rebuild one of your templates under its name",
+		                     TM_MAX, TM_PER_OWNER);
 	}
 	struct tm_build *nb = builds_room(m) ? calloc(1, sizeof(*nb)) : NULL;
 	json_t *log = nb ? json_array() : NULL;
@@ -247,7 +249,7 @@ enum MHD_Result tm_create(struct ereq *q)
 		free(nb);
 		pthread_mutex_unlock(&m->lock);
 		return e2b_api_error(q, 503, "this runner holds %d template builds, none finished: retry later",
-				     TM_BUILDS_MAX);
+		                     TM_BUILDS_MAX);
 	}
 	if (!t) {
 		t = &m->t[m->nt++];
@@ -269,7 +271,7 @@ enum MHD_Result tm_create(struct ereq *q)
 	m->builds = nb;
 	m->nbuilds++;
 	json_t *v = json_pack("{s:s,s:s,s:[s],s:[s],s:[s],s:b}", "templateID", t->tid, "buildID", nb->id, "names",
-			      alias, "aliases", alias, "tags", tag, "public", 0);
+	                      alias, "aliases", alias, "tags", tag, "public", 0);
 	pthread_mutex_unlock(&m->lock);
 	log_event(q->s, "e2b-template-new", "%s (%s:%s) build %s for %s", nb->tid, alias, tag, nb->id, q->who);
 	return e2b_answer_json(q, 202, v);
@@ -312,10 +314,10 @@ static enum MHD_Result files_link(struct ereq *q, const char *tid, const char *h
 	char url[700];
 	/* the link carries its own credential: the SDK sends no API key with it */
 	snprintf(url, sizeof(url), "http://%.300s/ward/template-files/%s.%s?token=%s", host ? host : "localhost", tid,
-		 hash, ukey);
+	         hash, ukey);
 	json_t *h = json_object();
-	return e2b_answer_json(q, 201, json_pack("{s:b,s:s,s:o}", "present", present, "url", url, "headers",
-						 h ? h : json_object()));
+	return e2b_answer_json(
+		q, 201, json_pack("{s:b,s:s,s:o}", "present", present, "url", url, "headers", h ? h : json_object()));
 }
 
 enum MHD_Result tm_upload(struct ereq *q)
@@ -343,7 +345,7 @@ enum MHD_Result tm_upload(struct ereq *q)
 		return e2b_api_error(q, 413, "a template holds %d uploads at most", TM_FILES_MAX);
 	if (!bytes)
 		return e2b_api_error(q, 507, "this runner holds %llu bytes of template uploads already",
-				     (unsigned long long)TM_FILES_TOTAL);
+		                     (unsigned long long)TM_FILES_TOTAL);
 	char path[512], tmp[540];
 	files_path(m, tid, dot + 1, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s/files/%s", m->dir, tid);
@@ -366,8 +368,8 @@ struct df {
 	char *p;
 	size_t len, cap;
 	bool bad;
-	unsigned lines;          /* lines written */
-	int step;                /* the SDK's step being written (-1: ward's own lines) */
+	unsigned lines;                     /* lines written */
+	int step;                           /* the SDK's step being written (-1: ward's own lines) */
 	int of_line[4 * TM_STEPS_MAX + 16]; /* a line's step (line 1 at [1]) */
 };
 
@@ -486,10 +488,11 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 	if (!word_ok(base) || ward_image_open(st, base, &img, err, sizeof(err)) < 0) {
 		const char *want = json_is_string(fi) ? json_string_value(fi) : base;
 		snprintf(x->why, sizeof(x->why),
-			 "the base image '%.200s' is not in this runner's image store: its operator provides it with "
-			 "`ward image pull docker://%.200s` (or `ward image import`), or maps it to an image of the store "
-			 "with `ward serve --e2b-base %.200s=IMAGE`",
-			 want, want, want);
+		         "the base image '%.200s' is not in this runner's image store: its operator provides it with "
+		         "`ward image pull docker://%.200s` (or `ward image import`), or maps it to an image of the "
+		         "store "
+		         "with `ward serve --e2b-base %.200s=IMAGE`",
+		         want, want, want);
 		return false;
 	}
 	ward_image_release(img);
@@ -497,8 +500,8 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 	df_put(d, "FROM %s\nUSER root\nWORKDIR /\n", base);
 	/* E2B's images have the user "user" (its home /home/user): made when missing */
 	df_put(d, "RUN [\"/bin/sh\", \"-c\", \"id -u user >/dev/null 2>&1 || useradd -m -s /bin/sh user 2>/dev/null || "
-		  "{ echo 'user:x:1000:1000::/home/user:/bin/sh' >>/etc/passwd && echo 'user:x:1000:' >>/etc/group "
-		  "&& mkdir -p /home/user && chown 1000:1000 /home/user; }\"]\n");
+	          "{ echo 'user:x:1000:1000::/home/user:/bin/sh' >>/etc/passwd && echo 'user:x:1000:' >>/etc/group "
+	          "&& mkdir -p /home/user && chown 1000:1000 /home/user; }\"]\n");
 	const char *egress = x->e->s->o.e2b_build_egress;
 	json_t *steps = json_object_get(start, "steps");
 	if (json_array_size(steps) > TM_STEPS_MAX) {
@@ -526,10 +529,13 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 			const char *inst = install_of(a[0]);
 			if (inst && !egress) {
 				snprintf(x->why, sizeof(x->why),
-					 "step %zu: %s needs the network, and this runner builds templates without one: its "
-					 "operator lets builds reach a mirror with `ward serve --e2b-build-egress HOSTS` (e.g. "
-					 "deb.debian.org, pypi.org, registry.npmjs.org), or bake the packages into the base image",
-					 i, inst);
+				         "step %zu: %s needs the network, and this runner builds templates without "
+				         "one: its "
+				         "operator lets builds reach a mirror with `ward serve --e2b-build-egress "
+				         "HOSTS` (e.g. "
+				         "deb.debian.org, pypi.org, registry.npmjs.org), or bake the packages into the "
+				         "base image",
+				         i, inst);
 				return false;
 			}
 			const char *u = na > 1 && a[1] && *a[1] ? a[1] : NULL;
@@ -545,7 +551,8 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 		} else if (!strcmp(type, "COPY")) {
 			const char *hash = json_string_value(json_object_get(s, "filesHash"));
 			const char *src = a[0], *dest = na > 1 ? a[1] : NULL;
-			const char *own = na > 2 && a[2] && *a[2] ? a[2] : NULL, *mode = na > 3 && a[3] && *a[3] ? a[3] : NULL;
+			const char *own = na > 2 && a[2] && *a[2] ? a[2] : NULL,
+				   *mode = na > 3 && a[3] && *a[3] ? a[3] : NULL;
 			while (src[0] == '.' && src[1] == '/')
 				src += 2;
 			if (!hash || !hex64(hash) || !dest || !word_ok(src) || src[0] == '/' || !word_ok(dest) ||
@@ -558,7 +565,8 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 			if (stat(dir, &sb) < 0) {
 				if (stat(tgz, &sb) < 0) {
 					snprintf(x->why, sizeof(x->why),
-						 "step %zu: COPY %.200s: its files (%s) were never uploaded", i, src, hash);
+					         "step %zu: COPY %.200s: its files (%s) were never uploaded", i, src,
+					         hash);
 					return false;
 				}
 				if (mkdir(dir, 0755) < 0 || unpack(tgz, dir, err, sizeof(err)) < 0) {
@@ -591,16 +599,18 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 			if (!strcmp(type, "USER"))
 				snprintf(user, sizeof(user), "%s", a[0]);
 		} else {
-			snprintf(x->why, sizeof(x->why), "step %zu: %.40s is not a step ward builds (RUN, COPY, ENV, ARG, "
-							 "WORKDIR, USER)", i, type);
+			snprintf(x->why, sizeof(x->why),
+			         "step %zu: %.40s is not a step ward builds (RUN, COPY, ENV, ARG, "
+			         "WORKDIR, USER)",
+			         i, type);
 			return false;
 		}
 		continue;
 	bad:
 		snprintf(x->why, sizeof(x->why),
-			 "step %zu: %.40s with arguments ward cannot build (a word with a blank, quote, '$' or control "
-			 "character, an absolute COPY source, a mode not octal, or no files hash)",
-			 i, type);
+		         "step %zu: %.40s with arguments ward cannot build (a word with a blank, quote, '$' or control "
+		         "character, an absolute COPY source, a mode not octal, or no files hash)",
+		         i, type);
 		return false;
 	}
 	d->step = -1;
@@ -633,8 +643,7 @@ static int unpack(const char *tgz, const char *dest, char *why, size_t n)
 	archive_read_support_filter_gzip(a);
 	archive_read_support_format_tar(a);
 	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						  ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-						  ARCHIVE_EXTRACT_NO_OVERWRITE);
+	                                          ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_NO_OVERWRITE);
 	if (archive_read_open_filename(a, tgz, 1 << 16) != ARCHIVE_OK) {
 		snprintf(why, n, "the upload is not a gzip'd tar: %s", archive_error_string(a));
 		goto out;
@@ -650,15 +659,17 @@ static int unpack(const char *tgz, const char *dest, char *why, size_t n)
 			goto out;
 		}
 		if (!p || p[0] == '/' || strstr(p, "..") || (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK)) {
-			snprintf(why, n, "the upload has an entry ward does not copy: '%.200s' (a path out of the "
-					 "context, a device or a hard link)",
-				 p ? p : "");
+			snprintf(why, n,
+			         "the upload has an entry ward does not copy: '%.200s' (a path out of the "
+			         "context, a device or a hard link)",
+			         p ? p : "");
 			goto out;
 		}
 		if (t == AE_IFREG && archive_entry_size(en) > 0)
 			bytes += (uint64_t)archive_entry_size(en);
 		if (bytes > TM_UNPACK_MAX) {
-			snprintf(why, n, "the upload unpacks to more than %llu bytes", (unsigned long long)TM_UNPACK_MAX);
+			snprintf(why, n, "the upload unpacks to more than %llu bytes",
+			         (unsigned long long)TM_UNPACK_MAX);
 			goto out;
 		}
 		char *full = NULL;
@@ -771,7 +782,7 @@ static void rm_tree(const char *dir)
  * its output into b's log: 0 when it built, 1 when it failed (its log says
  * why), -1 when it could not run (why). */
 static int spawn_build(struct e2b *e, struct tm_build *b, const char *name, const char *dfile, const char *ctx,
-		       const char **allow, size_t nallow, char *why, size_t n)
+                       const char **allow, size_t nallow, char *why, size_t n)
 {
 	struct e2b_tm *m = e->tm;
 	const char *store = e->s->o.image_store;
@@ -848,7 +859,7 @@ static int spawn_build(struct e2b *e, struct tm_build *b, const char *name, cons
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	snprintf(why, n, "ward image build %s %d", WIFEXITED(st) ? "exited with" : "was killed by signal",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	return 1;
 }
 
@@ -902,8 +913,7 @@ static void run_build(struct e2b *e, struct tm_build *b)
 			char m2[sizeof(x.why)];
 			snprintf(m2, sizeof(m2), "%s", x.why);
 			snprintf(x.why, sizeof(x.why), "step %d: %.1100s", k, m2);
-		}
-		else
+		} else
 			snprintf(x.step, sizeof(x.step), "%s", fl ? "base" : "finalize");
 		goto out;
 	}
@@ -931,7 +941,7 @@ out:
 		pthread_mutex_unlock(&m->lock);
 	}
 	log_event(s, ok ? "e2b-template-ready" : "e2b-template-failed", "%s build %s%s%s", name, b->id, ok ? "" : ": ",
-		  ok ? "" : x.why);
+	          ok ? "" : x.why);
 	free(eg);
 	free(d.p);
 	if (st)
@@ -1030,7 +1040,7 @@ static enum MHD_Result build_status(struct ereq *q, const char *tid, const char 
 		json_array_append_new(logs, json_string(json_string_value(json_object_get(en, "message"))));
 	}
 	json_t *v = json_pack("{s:s,s:s,s:s,s:o,s:o}", "templateID", b->tid, "buildID", b->id, "status",
-			      state_name[b->state], "logEntries", ents, "logs", logs);
+	                      state_name[b->state], "logEntries", ents, "logs", logs);
 	if (v && b->state == TB_ERROR)
 		json_object_set_new(v, "reason", json_pack("{s:s,s:s}", "message", b->reason, "step", b->step));
 	pthread_mutex_unlock(&m->lock);
@@ -1051,8 +1061,8 @@ static enum MHD_Result alias_get(struct ereq *q, const char *name)
 	snprintf(tid, sizeof(tid), "%s", t ? t->tid : "");
 	pthread_mutex_unlock(&m->lock);
 	if (code != 200)
-		return e2b_api_error(q, code, code == 404 ? "template '%s' not found" : "template '%s' is another team's",
-				     alias);
+		return e2b_api_error(
+			q, code, code == 404 ? "template '%s' not found" : "template '%s' is another team's", alias);
 	return e2b_answer_json(q, 200, json_pack("{s:s,s:b}", "templateID", tid, "public", 0));
 }
 
