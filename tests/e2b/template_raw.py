@@ -1,7 +1,7 @@
 """tests/e2b/template_raw.py URL KEY OUTSIDE — hostile uploads to E2B's
 template build API on ward serve --e2b (SPEC §19), past the SDK: a tar whose
 entry climbs out ("../"), one that writes through a link out of the context,
-one with an absolute path, and a gzip that is not a tar.  Each build fails
+one with an absolute path, a hard link to a host file, and a gzip that is not a tar.  Each build fails
 with a reason naming the entry, and nothing lands at OUTSIDE (a path that
 the entries aim at).  Then a client's templates are bounded.  Prints PASS:/FAIL: lines."""
 import io, json, sys, tarfile, time, urllib.request
@@ -31,6 +31,9 @@ def tgz(entries):
             elif kind == "link":
                 i.type, i.linkname = tarfile.SYMTYPE, arg
                 t.addfile(i)
+            elif kind == "hard":
+                i.type, i.linkname = tarfile.LNKTYPE, arg
+                t.addfile(i)
     return b.getvalue()
 
 
@@ -54,6 +57,7 @@ cases = [
     ("climb", tgz([("ctx/../../../../../../.." + OUTSIDE, "file", b"planted")]), "a path out of the context"),
     ("through-link", tgz([("ctx/l", "link", OUTSIDE.rsplit("/", 1)[0]), ("ctx/l/" + OUTSIDE.rsplit("/", 1)[1], "file", b"planted")]), "cannot unpack"),
     ("absolute", tgz([(OUTSIDE, "file", b"planted")]), "a path out of the context"),
+    ("hard-link", tgz([("ctx/shadow", "hard", "/etc/shadow")]), "a hard link"),
     ("not-a-tar", __import__("gzip").compress(b"just bytes, no tar"), "gzip'd tar"),
 ]
 failed = 0

@@ -632,6 +632,15 @@ static bool translate(struct xlate *x, json_t *start, struct ward_image_store *s
 /* An upload (a gzip'd tar, the SDK's) unpacked beneath dest: no absolute
  * path, no "..", nothing through a link, no device, within
  * TM_UNPACK_MAX bytes and TM_UNPACK_ENTRIES entries. */
+/* Has path a ".." segment? */
+static bool climbs(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
+			return true;
+	return false;
+}
+
 static int unpack(const char *tgz, const char *dest, char *why, size_t n)
 {
 	struct archive *a = archive_read_new(), *w = archive_write_disk_new();
@@ -652,17 +661,21 @@ static int unpack(const char *tgz, const char *dest, char *why, size_t n)
 	struct archive_entry *en;
 	int r;
 	while ((r = archive_read_next_header(a, &en)) == ARCHIVE_OK) {
-		const char *p = archive_entry_pathname(en);
+		const char *pn = archive_entry_pathname(en);
+		char p[1024]; /* a copy: set_pathname below frees the entry's */
+		snprintf(p, sizeof(p), "%s", pn && strlen(pn) < sizeof(p) ? pn : "/");
 		mode_t t = archive_entry_filetype(en);
 		if (++entries > TM_UNPACK_ENTRIES) {
 			snprintf(why, n, "the upload has more than %d entries", TM_UNPACK_ENTRIES);
 			goto out;
 		}
-		if (!p || p[0] == '/' || strstr(p, "..") || (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK)) {
+		/* a hard link's target is a path of its own (it could name a host file): none */
+		if (p[0] == '/' || climbs(p) || archive_entry_hardlink(en) ||
+		    (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK)) {
 			snprintf(why, n,
 			         "the upload has an entry ward does not copy: '%.200s' (a path out of the "
 			         "context, a device or a hard link)",
-			         p ? p : "");
+			         p);
 			goto out;
 		}
 		if (t == AE_IFREG && archive_entry_size(en) > 0)
