@@ -5,20 +5,7 @@
 # to the first commands.run('true') result and a commands.run('true') in a live
 # sandbox, against a pooled POST /exec of `true`, interleaved (bench/e2b.mjs).
 # Prints a markdown section on stdout; skips (exit 3) without node/npm.
-set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT" || exit 2
-WARD=${WARD:-build/ward}
-NODE_DIR=$ROOT/build/e2b-node
-command -v node >/dev/null && command -v npm >/dev/null || { echo "bench/e2b.sh: no node/npm" >&2; exit 3; }
-mkdir -p "$NODE_DIR"
-want=$(sha256sum tests/e2b/package-lock.json | cut -d' ' -f1)
-if [ "$want" != "$(cat "$NODE_DIR/.lock-sha" 2>/dev/null)" ] || [ ! -d "$NODE_DIR/node_modules/e2b" ]; then
-	cp tests/e2b/package.json tests/e2b/package-lock.json "$NODE_DIR/"
-	(cd "$NODE_DIR" && timeout 300 npm ci --no-audit --no-fund >npm.log 2>&1) || { echo "bench/e2b.sh: npm ci failed" >&2; exit 3; }
-	echo "$want" >"$NODE_DIR/.lock-sha"
-fi
-cp bench/e2b.mjs "$NODE_DIR/"
+. "$(dirname "$0")/e2b_node.bash" e2b.mjs
 T=$(mktemp -d /tmp/ward-bench-e2b.XXXXXX)
 echo "bench bench-token-0123456789" >"$T/tokens"
 "$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --pool 2 --token-file "$T/tokens" --log "$T/log" </dev/null >"$T/out" 2>&1 &

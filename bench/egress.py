@@ -7,6 +7,9 @@ One run, on one machine, interleaved:
     server on 127.0.0.1, by curl inside a sandbox through the proxy (a pinned
     name) against the same curl on the host; curl's own time_total, so the
     sandbox's start-up is not in it; the ratio is proxy / host throughput;
+  * the same download by curl on the host through tinyproxy and squid (from the
+    distribution, forward proxies on 127.0.0.1, when installed): their throughput
+    and CPU per MiB (their processes' CPU from /proc) beside ward's proxy's;
   * start-up of `ward run -- /bin/true` with --net allow (PID 1 makes the proxy's
     socket, ward starts its thread) against --net none.
 Prints a markdown section on stdout; details on stderr.
@@ -24,6 +27,8 @@ each).
 import json
 import http.server
 import os
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -31,12 +36,15 @@ import tempfile
 import threading
 import time
 
+from procstat import tree_cpu_ms
+
 WARD = os.path.abspath(os.environ.get("WARD", "build/ward"))
 MB = int(os.environ.get("BENCH_EGRESS_MB", "100"))
 N = int(os.environ.get("BENCH_EGRESS_N", "5"))
 STARTS = int(os.environ.get("BENCH_EGRESS_STARTS", "40"))
 BEFORE = os.environ.get("WARD_BEFORE", "")
 BEFORE = os.path.abspath(BEFORE) if BEFORE and os.access(BEFORE, os.X_OK) else ""
+PEERS = ("tinyproxy", "squid")  # forward proxies from the distribution, rows when installed
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -76,6 +84,60 @@ def proxy_download(port, ward=WARD):
     return float(t), float(u.get("proxy_cpu_ms", 0)), float(u.get("cpu_user_ms", 0) + u.get("cpu_sys_ms", 0))
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peer_start(kind, d):
+    """tinyproxy or squid from the distribution as a forward proxy on 127.0.0.1, in the foreground;
+    (process, port) or None when it is not installed or does not start."""
+    exe = shutil.which(kind) or shutil.which(kind, path="/usr/sbin:/usr/local/sbin")
+    if not exe:
+        return None
+    port = free_port()
+    w = os.path.join(d, kind)
+    os.mkdir(w)
+    os.chmod(w, 0o777)  # both drop root to a user of their own
+    conf = os.path.join(w, "conf")
+    if kind == "tinyproxy":
+        text = ("User nobody\nGroup nogroup\nPort %d\nListen 127.0.0.1\nTimeout 600\nMaxClients 16\n"
+                "Allow 127.0.0.1\nDisableViaHeader Yes\nLogLevel Critical\nPidFile \"%s/pid\"\n" % (port, w))
+        argv = [exe, "-d", "-c", conf]
+    else:
+        text = ("http_port 127.0.0.1:%d\nhttp_access allow all\ncache deny all\ncache_mem 8 MB\n"
+                "access_log none\ncache_log %s/cache.log\npid_filename %s/pid\ncoredump_dir %s\n"
+                "shutdown_lifetime 0 seconds\n" % (port, w, w, w))
+        argv = [exe, "-N", "-f", conf]
+    with open(conf, "w") as f:
+        f.write(text)
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return p, port
+        except OSError:
+            if p.poll() is not None:
+                return None
+            time.sleep(0.05)
+    p.terminate()
+    p.wait()
+    return None
+
+
+def peer_download(port, peer):
+    """curl's time_total on the host through a peer proxy, and the proxy's CPU (ms)."""
+    c0 = tree_cpu_ms(peer[0].pid)
+    out = subprocess.run(["curl", "-s", "-x", "http://127.0.0.1:%d" % peer[1], "-o", "/dev/null", "-w",
+                          "%{time_total} %{size_download}", "http://127.0.0.1:%d/big" % port],
+                         capture_output=True, text=True)
+    t, size = out.stdout.split()
+    if int(size) != MB << 20:
+        raise SystemExit("bench/egress.py: the download through a peer proxy got %s bytes of %d" % (size, MB << 20))
+    return float(t), tree_cpu_ms(peer[0].pid) - c0
+
+
 def start(net):
     cmd = [WARD, "run", "--net", net] + (["--allow-host", "bench.invalid"] if net == "allow" else []) + \
           ["--", "/bin/true"]
@@ -90,12 +152,26 @@ def main():
             f.truncate(MB << 20)
         port = serve(d)
         host_download(port)  # warm the page cache and the server
+        peers = {}
+        for kind in PEERS:
+            pr = peer_start(kind, d)
+            if pr:
+                peers[kind] = pr
+                peer_download(port, pr)  # warm
         host, proxy, before = [], [], []
-        for _ in range(N):
-            host.append(host_download(port))
-            proxy.append(proxy_download(port))
-            if BEFORE:
-                before.append(proxy_download(port, BEFORE))
+        via = {k: [] for k in peers}
+        try:
+            for _ in range(N):
+                host.append(host_download(port))
+                proxy.append(proxy_download(port))
+                if BEFORE:
+                    before.append(proxy_download(port, BEFORE))
+                for k, pr in peers.items():
+                    via[k].append(peer_download(port, pr))
+        finally:
+            for pr in peers.values():
+                pr[0].terminate()
+                pr[0].wait()
         for net in ("none", "allow"):
             start(net)
         none, allow = [], []
@@ -122,6 +198,15 @@ def main():
               (rate(mb), mb, mh / mb))
         print("| before: its proxy's CPU per MiB | %.3f ms |" % (statistics.median(ms for _, ms, _ in before) / MB))
         print("| before: the sandbox's CPU per MiB | %.3f ms |" % (statistics.median(ms for _, _, ms in before) / MB))
+    for k in PEERS:
+        if k not in via:
+            print("| %s | not installed here (Debian: apt-get install %s) |" % (k, "tinyproxy-bin" if k == "tinyproxy" else k))
+            continue
+        mt = statistics.median(t for t, _ in via[k])
+        mc = statistics.median(c for _, c in via[k]) / MB
+        print("| host curl through %s (its own process, from the distribution) | %.0f MiB/s (%.3f s); ward's proxy "
+              "%.2fx its throughput |" % (k, rate(mt), mt, mt / mp))
+        print("| %s's CPU per MiB (/proc, 10 ms ticks) | %.3f ms; ward's proxy uses %.2fx its CPU per MiB |" % (k, mc, cpu / mc if mc else 0))
     print("| start-up, --net none | %.2f ms |" % statistics.median(none))
     print("| start-up, --net allow | %.2f ms |" % statistics.median(allow))
     print("| start-up cost of allow | %+.2f ms (goal <= +1 ms) |" %

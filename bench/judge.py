@@ -11,8 +11,16 @@ tests, in one run on one machine:
     the core count: compile once (counted in the total), a fresh sandbox a test.
 Prints a markdown section on stdout; details on stderr.
 
+  * with ISOLATE_SRC (see bench/isolate.py: isolate built from its source, never
+    committed): the same binary run by isolate's `--run` for each test, in boxes
+    made once (one per core), `parallel` at a time, with isolate's cgroup mode where
+    the host has it;
+and the CPU of each: the judge's is the server's and its helpers' (/proc, reaped
+children included) across the POST /judge, less the compile's own usage; bare's
+and isolate's, the children's rusage of each run.
+
 Knobs (environment): WARD (default build/ward), BENCH_JUDGE_TESTS (100),
-BENCH_JUDGE_ROUNDS (3: the median of each is reported).
+BENCH_JUDGE_ROUNDS (3: the median of each is reported), ISOLATE_SRC.
 """
 import base64
 import concurrent.futures as cf
@@ -25,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import isolate as iso
+from procstat import tree_cpu_ms
 
 WARD = os.environ.get("WARD", "build/ward")
 N = int(os.environ.get("BENCH_JUDGE_TESTS", "100"))
@@ -60,6 +71,32 @@ def post(addr, path, body):
     return r.status, json.loads(data)
 
 
+def isolate_boxes(tmp, binp):
+    """isolate and NCPU boxes with the binary in each: (exe, version, box ids, cg args) or None."""
+    if not iso.SRC:
+        return None
+    built = iso.build_isolate(tmp)
+    if isinstance(built, str):
+        print("bench/judge.py: no isolate row: %s" % built, file=sys.stderr)
+        return None
+    exe, version = built
+    cg = ["--cg"]
+    boxes = [iso.BOX + i for i in range(NCPU)]
+    for b in boxes:
+        r = subprocess.run([exe, "--box-id=%d" % b, *cg, "--init"], capture_output=True, text=True)
+        if r.returncode != 0 and cg:
+            cg = []
+            r = subprocess.run([exe, "--box-id=%d" % b, "--init"], capture_output=True, text=True)
+        if r.returncode != 0:
+            print("bench/judge.py: no isolate row: %s" % r.stderr.strip()[:200], file=sys.stderr)
+            return None
+        d = os.path.join(r.stdout.strip(), "box")
+        with open(binp, "rb") as f, open(os.path.join(d, "main"), "wb") as g:
+            g.write(f.read())
+        os.chmod(os.path.join(d, "main"), 0o755)
+    return exe, version, boxes, cg
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ward-bench-judge.")
     src = os.path.join(tmp, "main.c")
@@ -68,17 +105,44 @@ def main():
     subprocess.run(["gcc", "-O2", "-o", binp, src], check=True)
     tests = [{"id": str(i), "stdin": "%d %d\n" % (i, i + 1), "expected_stdout": "%d\n" % (2 * i + 1)} for i in range(N)]
     exe = base64.b64encode(open(binp, "rb").read()).decode()
+    box = isolate_boxes(tmp, binp)
     p, addr = start_server(tmp)
-    res = {"bare": [], "exec": [], "judge": [], "compile": []}
+    res = {"bare": [], "exec": [], "judge": [], "compile": [], "bare_cpu": [], "judge_cpu": [], "isolate": [],
+           "isolate_cpu": []}
     try:
         post(addr, "/judge", {"language": "c", "files": [{"content": SRC}], "tests": tests[:2]})  # warm-up
         for _ in range(ROUNDS):
+            c0 = os.times()
             t = time.monotonic()
             with cf.ThreadPoolExecutor(NCPU) as ex:
                 outs = list(ex.map(lambda tc: subprocess.run([binp], input=tc["stdin"].encode(),
                                                              capture_output=True).stdout.decode(), tests))
             res["bare"].append(time.monotonic() - t)
+            c1 = os.times()
+            res["bare_cpu"].append((c1.children_user + c1.children_system - c0.children_user - c0.children_system) * 1000)
             assert outs == [tc["expected_stdout"] for tc in tests], "bare runs gave wrong answers"
+
+            if box:
+                iexe, _, boxes, cg = box
+                mem = ["--cg-mem=262144"] if cg else ["--mem=262144"]
+
+                def share(k):
+                    out = []
+                    for tc in tests[k::NCPU]:
+                        r = subprocess.run([iexe, "--box-id=%d" % boxes[k], *cg, *mem, "--time=1", "--processes=16",
+                                            "--run", "--", "./main"], input=tc["stdin"].encode(),
+                                           capture_output=True)
+                        out.append(r.stdout.decode() == tc["expected_stdout"])
+                    return out
+                c0 = os.times()
+                t = time.monotonic()
+                with cf.ThreadPoolExecutor(NCPU) as ex:
+                    ok = [x for part in ex.map(share, range(NCPU)) for x in part]
+                res["isolate"].append(time.monotonic() - t)
+                c1 = os.times()
+                res["isolate_cpu"].append(
+                    (c1.children_user + c1.children_system - c0.children_user - c0.children_system) * 1000)
+                assert all(ok), "isolate gave wrong answers"
 
             def one(tc):
                 st, a = post(addr, "/exec", {"argv": ["./main"], "stdin": tc["stdin"],
@@ -91,16 +155,24 @@ def main():
             res["exec"].append(time.monotonic() - t)
             assert all(ok), "pooled /exec gave wrong answers"
 
+            time.sleep(0.5)  # the pool refilled after the /exec calls
+            c0 = tree_cpu_ms(p.pid)
             t = time.monotonic()
             st, a = post(addr, "/judge", {"language": "c", "files": [{"content": SRC}], "tests": tests,
                                           "parallel": NCPU})
             res["judge"].append(time.monotonic() - t)
             assert st == 200 and a["verdict"] == "AC", (st, a.get("verdict"), a.get("error"))
-            res["compile"].append(a["compile"]["usage"]["wall_ms"] / 1000)
+            time.sleep(0.5)  # and after the judge's tests: their refill is theirs
+            cu = a["compile"]["usage"]
+            res["judge_cpu"].append(tree_cpu_ms(p.pid) - c0 - cu["cpu_user_ms"] - cu["cpu_sys_ms"])
+            res["compile"].append(cu["wall_ms"] / 1000)
     finally:
         p.terminate()
         p.wait()
-    med = {k: statistics.median(v) for k, v in res.items()}
+    if box:
+        for b in box[2]:
+            iso.cleanup_box(box[0], b)
+    med = {k: statistics.median(v) for k, v in res.items() if v}
     print(json.dumps(res), file=sys.stderr)
     per = lambda k: med[k] / N * 1000
     print("### Judging: %d tests of a C program, `parallel` = %d (the core count)\n" % (N, NCPU))
@@ -114,6 +186,17 @@ def main():
     tests_only = med["judge"] - med["compile"]
     print("| ... its tests alone (total less the compile) | %.2f s | %.1f ms | %.1fx |\n" %
           (tests_only, tests_only / N * 1000, tests_only / med["bare"]))
+    print("CPU per test: bare %.2f ms; the judge's tests %.2f ms (the server's and its helpers' CPU across the "
+          "POST /judge and its pool refill, less the compile's; /proc, 10 ms ticks)%s.\n" %
+          (med["bare_cpu"] / N, med["judge_cpu"] / N,
+           "; isolate `--run` %.2f ms: the judge %.2fx isolate's CPU per test" %
+           (med["isolate_cpu"] / N, med["judge_cpu"] / med["isolate_cpu"]) if "isolate_cpu" in med else ""))
+    if "isolate" in med:
+        print("isolate (%s, `--run` in %d boxes made once, %s, 256 MB, 1 s, 16 pids), %d tests %d at a time: "
+              "%.2f s, %.1f ms a test, %.1fx bare; one POST /judge is %.2fx its wall, its tests alone %.2fx.\n"
+              % (box[1], NCPU, "--cg" if box[3] else "no cgroup mode here", N, NCPU, med["isolate"],
+                 med["isolate"] / N * 1000, med["isolate"] / med["bare"], med["judge"] / med["isolate"],
+                 tests_only / med["isolate"]))
     print("Each test is a fresh sandbox (a pooled one when the pool has one ready) with the build's files "
           "handed over in memory; the compile runs once, in its own sandbox, and is counted in the total.")
 

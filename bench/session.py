@@ -185,7 +185,8 @@ def main():
             warm.append((cb, "/sessions/%s/exec" % bid))
         for c, path in warm:
             timed(c, "POST", path, ex)  # warm-up
-        lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": []}
+        lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": [], "first": [],
+               "before-first": [], "burst": [], "before-burst": []}
         bare = []
         for _ in range(N):
             bare.append(bare_once())  # in the same rhythm as the requests: same idle, same load
@@ -193,14 +194,27 @@ def main():
             lat["health"].append(timed(cs, "GET", "/health", None))
             time.sleep(0.03)
             lat["session"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
+            # a second exec right behind it: a burst after an idle moment
+            lat["burst"].append(timed(cs, "POST", "/sessions/%s/exec" % sid, ex))
             time.sleep(0.03)
             if BEFORE:
                 lat["before"].append(timed(cb, "POST", "/sessions/%s/exec" % bid, ex))
+                lat["before-burst"].append(timed(cb, "POST", "/sessions/%s/exec" % bid, ex))
                 time.sleep(0.03)
             lat["pooled"].append(timed(cp, "POST", "/exec", ex))
             time.sleep(0.03)
             lat["fresh"].append(timed(cf, "POST", "/exec", ex))
             time.sleep(0.03)
+            # a new session's first exec, 30 ms after the session was made
+            for c, key in ((cs, "first"), *(((cb, "before-first"),) if BEFORE else ())):
+                st, body = call(c, "POST", "/sessions", {})
+                if st != 201:
+                    sys.exit("bench/session.py: POST /sessions answered %d" % st)
+                nid = json.loads(body)["id"]
+                time.sleep(0.03)
+                lat[key].append(timed(c, "POST", "/sessions/%s/exec" % nid, ex))
+                call(c, "DELETE", "/sessions/%s" % nid)
+                time.sleep(0.03)
         # the same exec back to back (no idle time between calls)
         lat["session-b2b"] = [timed(cs, "POST", "/sessions/%s/exec" % sid, ex) for _ in range(N)]
         if BEFORE:
@@ -236,10 +250,14 @@ def main():
         print("| --- | ---: | ---: | ---: |")
         print("| bare fork+exec of `true` | %.2f | %.2f | 1.00× |" % (b, p99(bare)))
         rows = [("session", "exec of `true` in an existing session"),
-                ("session-b2b", "... the same, back to back (no gap between calls)")]
+                ("session-b2b", "... the same, back to back (no gap between calls)"),
+                ("burst", "... the second of two right behind each other, after 30 ms idle"),
+                ("first", "a new session's first exec (30 ms after POST /sessions)")]
         if BEFORE:
             rows += [("before", "exec of `true` in an existing session, the before build (WARD_BEFORE)"),
-                     ("before-b2b", "... the same, back to back")]
+                     ("before-b2b", "... the same, back to back"),
+                     ("before-burst", "... the second of two right behind each other, the before build"),
+                     ("before-first", "a new session's first exec, the before build")]
         for k, label in (*rows,
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox"),
                          ("health", "GET /health: the HTTP round trip alone (no sandbox)")):

@@ -35,7 +35,7 @@ extern "C" {
 /* Exit statuses of SPEC §2. */
 enum {
 	WARD_EXIT_TIMEOUT = 124,
-	WARD_EXIT_FAILED = 125,  /* ward itself failed or refused: nothing ran */
+	WARD_EXIT_FAILED = 125, /* ward itself failed or refused: nothing ran */
 	WARD_EXIT_NOTFOUND = 127,
 	WARD_EXIT_MEMORY = 137,
 };
@@ -52,28 +52,28 @@ enum ward_net {
 };
 
 enum ward_status {
-	WARD_ST_OK = 0,     /* exited 0 */
-	WARD_ST_NONZERO,    /* exited non-zero */
-	WARD_ST_SIGNAL,     /* ended by a signal (not ward's timeout or OOM) */
-	WARD_ST_TIMEOUT,    /* wall or CPU limit: ward killed the tree */
-	WARD_ST_MEMORY,     /* memory limit: the kernel's OOM killer fired */
-	WARD_ST_ERROR,      /* the sandbox itself failed; see result.error */
+	WARD_ST_OK = 0,  /* exited 0 */
+	WARD_ST_NONZERO, /* exited non-zero */
+	WARD_ST_SIGNAL,  /* ended by a signal (not ward's timeout or OOM) */
+	WARD_ST_TIMEOUT, /* wall or CPU limit: ward killed the tree */
+	WARD_ST_MEMORY,  /* memory limit: the kernel's OOM killer fired */
+	WARD_ST_ERROR,   /* the sandbox itself failed; see result.error */
 };
 
 /* Limits.  The defaults live in one table (src/core/request.c) that --help and the
  * docs use too. */
 struct ward_limits {
-	double timeout_s;       /* wall clock; > 0 */
-	double cpu_s;           /* CPU time of the whole tree; 0 = same as timeout_s */
-	uint64_t memory_mb;     /* RAM of the whole tree, no swap */
-	uint32_t pids;          /* processes + threads at once */
-	uint64_t output_limit;  /* bytes kept per stream (head + tail) */
-	uint64_t fsize_mb;      /* largest file written */
-	uint64_t tmp_size_mb;   /* size of /tmp (and of an ephemeral /work) */
-	uint32_t nofile;        /* open files per process */
+	double timeout_s;           /* wall clock; > 0 */
+	double cpu_s;               /* CPU time of the whole tree; 0 = same as timeout_s */
+	uint64_t memory_mb;         /* RAM of the whole tree, no swap */
+	uint32_t pids;              /* processes + threads at once */
+	uint64_t output_limit;      /* bytes kept per stream (head + tail) */
+	uint64_t fsize_mb;          /* largest file written */
+	uint64_t tmp_size_mb;       /* size of /tmp (and of an ephemeral /work) */
+	uint32_t nofile;            /* open files per process */
 	uint32_t collect_max_files; /* files out (SPEC §12): most files collected */
 	uint64_t collect_max_bytes; /* files out: most bytes collected in all */
-	uint64_t egress_bytes;  /* bytes through the egress proxy, both ways, in all (WARD_NET_ALLOW) */
+	uint64_t egress_bytes;      /* bytes through the egress proxy, both ways, in all (WARD_NET_ALLOW) */
 };
 
 /* Host paths (mounts, workdir, rootfs) may be "/proc/self/fd/N" for a
@@ -107,7 +107,7 @@ struct ward_request {
 	char *const *argv;
 	const char *shell;
 
-	char *const *env;  /* "K=V" strings, NULL-terminated; may be NULL */
+	char *const *env; /* "K=V" strings, NULL-terminated; may be NULL */
 
 	const struct ward_mount *mounts;
 	size_t nmounts;
@@ -119,7 +119,7 @@ struct ward_request {
 	 * user (uid 1000) is then named NAME in its /etc/passwd, with this
 	 * home (else "sandbox", home /work). */
 	const char *work_link;
-	const char *rootfs;  /* NULL = the host's system directories */
+	const char *rootfs; /* NULL = the host's system directories */
 	/* An image as the root (SPEC §14), opened with ward_image_root_open
 	 * (include/ward_image.h): its layers merged read-only are /, its /etc
 	 * beside ward's generated files, its Env under env.  NULL: none. */
@@ -221,10 +221,10 @@ struct ward_enforced {
 	const char *cpu;
 	const char *time;
 	const char *fsize;
-	const char *seccomp;  /* "seccomp" or "none" */
-	const char *landlock; /* "landlock-abi-N" or "none" */
+	const char *seccomp;    /* "seccomp" or "none" */
+	const char *landlock;   /* "landlock-abi-N" or "none" */
 	const char *tcp_memory; /* socket buffers: "cgroup-v2", "cgroup-v1-kmem" or "none" */
-	char user[40];        /* "userns-uid-N" (the sandbox's host uid) or "none" */
+	char user[40];          /* "userns-uid-N" (the sandbox's host uid) or "none" */
 };
 
 struct ward_usage {
@@ -239,7 +239,7 @@ struct ward_usage {
 };
 
 struct ward_stream {
-	char *data;     /* NUL-terminated, raw bytes (not yet UTF-8 checked) */
+	char *data; /* NUL-terminated, raw bytes (not yet UTF-8 checked) */
 	size_t len;
 	bool truncated;
 	uint64_t bytes; /* what the child wrote in all */
@@ -256,7 +256,7 @@ struct ward_collected {
 };
 /* One connection the sandbox asked ward's egress proxy for (SPEC §13). */
 struct ward_egress {
-	char host[256];     /* as asked (a name, or an address without []) */
+	char host[256]; /* as asked (a name, or an address without []) */
 	unsigned port;
 	bool allowed;
 	char reason[96];    /* why not, when !allowed; or why it was cut */
@@ -267,17 +267,17 @@ struct ward_egress {
 
 struct ward_result {
 	enum ward_status status;
-	int exit_code;    /* SPEC §2 mapping: 124, 137, 128+N, or the child's */
-	int signal;       /* 0 = none */
+	int exit_code; /* SPEC §2 mapping: 124, 137, 128+N, or the child's */
+	int signal;    /* 0 = none */
 	bool timed_out;
 	bool oom_killed;
 	bool output_exceeded; /* request.output_limit_kills: a stream passed the limit, the tree was killed */
 	struct ward_stream out, err;
-	char error[512];  /* non-empty only when the sandbox itself failed */
+	char error[512]; /* non-empty only when the sandbox itself failed */
 	enum ward_isolation isolation;
 	struct ward_enforced enforced;
 	struct ward_usage usage;
-	char *report;     /* report channel contents, or NULL */
+	char *report; /* report channel contents, or NULL */
 	size_t report_len;
 	bool report_truncated;
 	struct ward_collected *files; /* the request's collect, or NULL */
@@ -347,15 +347,15 @@ unsigned ward_spawner_heal(void);
 struct ward_pool;
 struct ward_pool_stats {
 	unsigned size, ready;
-	uint64_t hits;        /* requests that took a sandbox from the pool */
-	uint64_t misses;      /* requests of the pool's shape that found it empty */
-	uint64_t failures;    /* sandboxes that could not be built or had died */
+	uint64_t hits;     /* requests that took a sandbox from the pool */
+	uint64_t misses;   /* requests of the pool's shape that found it empty */
+	uint64_t failures; /* sandboxes that could not be built or had died */
 };
 struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, size_t errlen);
 /* The same for requests on an image (ward_request.image == image, no
  * workdir or mounts): sandboxes on that image's root, built ahead. */
 struct ward_pool *ward_pool_new_on(unsigned size, enum ward_net net, const struct ward_image_root *image, char *err,
-				   size_t errlen);
+                                   size_t errlen);
 void ward_pool_free(struct ward_pool *pool);
 void ward_pool_stats(struct ward_pool *pool, struct ward_pool_stats *st);
 
@@ -405,6 +405,13 @@ void ward_netns_stats(struct ward_netns_stats *st);
  * its counters can start again (src/sandbox/cgroup.c); else it is removed.
  * ward_cgroup_keep(0) removes every kept one (a server does at exit). */
 void ward_cgroup_keep(unsigned n);
+/* A process that runs one sandbox (ward run) may keep its cgroup for the
+ * next such process instead: with ward_cgroup_slots(true), as root, a
+ * sandbox takes one of a few host-wide slots (run cgroups named
+ * ward-slot-N, each held by a lock on a byte of /run/ward/cg-slots) under
+ * the same proof as ward_cgroup_keep's, and leaves it emptied for the next;
+ * without a free, clean slot it makes and removes its own as before. */
+void ward_cgroup_slots(bool on);
 struct ward_cgroup_stats {
 	unsigned keep, idle;
 	uint64_t made;      /* cgroups made while keeping */
@@ -518,7 +525,7 @@ bool ward_session_alive(struct ward_session *s);
  * Returns as ward_run (0 when the command ran, -1 with result->error set),
  * and result must be freed with ward_result_free in both cases. */
 int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
-		      struct ward_result *result);
+                      struct ward_result *result);
 
 /* Background: start req as an exec does but return at once; *id is the
  * process's pid inside the sandbox.  limits.timeout_s and cpu_s: 0 = none
@@ -528,16 +535,16 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
  * its stdin is a pipe ward_session_proc_stdin writes to (else req's stdin
  * data or /dev/null). */
 int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
-		       int *id, char *err, size_t errlen);
+                       int *id, char *err, size_t errlen);
 
 struct ward_session_proc {
-	int id;               /* pid inside the sandbox */
-	char **argv;          /* NULL-terminated (a shell command: sh -c CMD) */
+	int id;      /* pid inside the sandbox */
+	char **argv; /* NULL-terminated (a shell command: sh -c CMD) */
 	bool running;
 	enum ward_status status; /* when !running */
-	int exit_code;        /* SPEC §2 mapping, when !running */
-	double started_at;    /* CLOCK_REALTIME seconds */
-	double ended_at;      /* 0 while running */
+	int exit_code;           /* SPEC §2 mapping, when !running */
+	double started_at;       /* CLOCK_REALTIME seconds */
+	double ended_at;         /* 0 while running */
 };
 /* The background processes the session remembers, oldest first (*out is
  * malloc'd; free it with ward_session_procs_free). */
@@ -554,8 +561,8 @@ void ward_session_procs_free(struct ward_session_proc *p, size_t n);
  * that long for output or for its exit.  *exited (and *exit_code, SPEC §2)
  * say whether it has ended; either pointer may be NULL. */
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
-			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
-			     char *errbuf, size_t errlen);
+                             struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
+                             char *errbuf, size_t errlen);
 /* Write to its stdin pipe, never waiting for the process to read: what the
  * pipe takes is written, the rest queued (at most
  * WARD_SESSION_STDIN_QUEUE bytes, held from the session's background
@@ -567,8 +574,8 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
  * with what was written said in err.  -EPIPE when it is closed or nothing
  * reads it.  close_after closes it after what is queued (len 0: just
  * close).  -EINVAL when it was not started with stdin_pipe. */
-int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
-			    char *err, size_t errlen);
+int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after, char *err,
+                            size_t errlen);
 /* sig: SIGINT, SIGTERM or SIGKILL, to the process's whole tree (its exec
  * cgroup).  -EINVAL for another signal. */
 int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err, size_t errlen);
@@ -582,35 +589,35 @@ int ward_session_proc_signal(struct ward_session *s, int id, int sig, char *err,
  * itself (list only).  Writes replace the file, create missing
  * parents (0755) and count against /work's size (-ENOSPC).  mode 0 = 0644.
  * read: at most max bytes (more: -EFBIG); *data is malloc'd (free it). */
-int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
-		       char *err, size_t errlen);
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode, char *err,
+                       size_t errlen);
 /* The same write with its bytes in pieces (an upload that is never held
  * whole): begin, more as they come (each piece within the call's
  * deadline; -EIO once the worker stopped reading, e.g. /work is full),
  * then end, which frees u and answers as ward_session_write does. */
 struct ward_session_upload;
 int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **u,
-			     char *err, size_t errlen);
+                             char *err, size_t errlen);
 int ward_session_write_more(struct ward_session_upload *u, const void *data, size_t len);
 int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errlen);
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
-		      char *err, size_t errlen);
+                      char *err, size_t errlen);
 struct ward_dirent {
 	char *name;
 	char type; /* 'f' file, 'd' directory, 'l' symlink, 'o' other */
 	uint64_t size;
-	mode_t mode; /* permission bits (07777) */
+	mode_t mode;  /* permission bits (07777) */
 	double mtime; /* CLOCK_REALTIME seconds */
 };
 /* Entries of directory path, sorted by name (*out malloc'd; free it with
  * ward_session_list_free).  -ENOTDIR when path is not a directory. */
 int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
-		      size_t errlen);
+                      size_t errlen);
 /* The same, keeping at most max_entries entries and max_bytes of names
  * and records (those that come first from the directory, sorted);
  * *truncated (may be NULL) says whether entries were left out. */
 int ward_session_list_max(struct ward_session *s, const char *path, size_t max_entries, size_t max_bytes,
-			  struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen);
+                          struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen);
 void ward_session_list_free(struct ward_dirent *d, size_t n);
 /* Remove a file, a symlink (not what it points to) or a directory with
  * everything in it. */
@@ -671,27 +678,44 @@ struct ward_session_saved {
  * symlinks as links (never followed), modes (no set-uid/gid) and mtimes;
  * not its processes — into dir, which is made (mode 0700; -EEXIST when it
  * exists) and should be under the caller's state directory.  At most
- * max_bytes of file sizes and WARD_SESSION_SAVE_MAX_ENTRIES entries:
- * past them -EFBIG / -EMLINK, and dir is removed.  The files are read
- * from the host through the session's root (a frozen session's too), with
- * the session frozen for the copy if it was not and can be (not while an
- * exec runs: then the copy is of a moving tree), then thawed.  info may
- * be NULL. */
+ * max_bytes of file data (holes are kept as holes and not counted) and
+ * WARD_SESSION_SAVE_MAX_ENTRIES entries: past them -EFBIG / -EMLINK, and
+ * dir is removed.  The files are read from the host through the session's
+ * root (a frozen session's too) with the sandbox user's rights and no
+ * capability, never across a mount (what is mounted into /work is not
+ * saved: info's skipped counts it), by a child process with the session's
+ * call_timeout_s as its deadline (-ETIMEDOUT), with the session frozen for
+ * the copy if it was not and can be (not while an exec runs: then the copy
+ * is of a moving tree), then thawed.  info may be NULL. */
 int ward_session_save(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
-		      char *err, size_t errlen);
+                      char *err, size_t errlen);
 /* Copy saved files (dir, as ward_session_save made it) into the session's
  * /work, owned by the sandbox's user: a session made with
  * ward_session_new then restored is the saved one's files without its
- * processes.  Bounded as a save.  A file of the same name is replaced. */
+ * processes.  Bounded as a save.  The copy is made by a child process in
+ * s's cgroup (what it writes is s's memory: past memory_mb, -ENOMEM), with
+ * s's call_timeout_s as its deadline; -EBUSY while s is frozen; a name
+ * /work holds already: -EEXIST. */
 int ward_session_restore(struct ward_session *s, const char *dir, uint64_t max_bytes, struct ward_session_saved *info,
-			 char *err, size_t errlen);
+                         char *err, size_t errlen);
 /* Fork: n new sessions made with o (their shape, limits, budgets), each
  * with a copy of s's files at this moment — files only: no process of s
  * is copied (what runs in s goes on in s alone).  s is frozen for the
- * copies if it was not and can be (not while an exec runs), then thawed.  out[0..n) get the sessions; on failure none
- * is left (-errno with err set).  Bounded as a save, per copy. */
+ * copies if it was not and can be (not while an exec runs), then thawed.
+ * out[0..n) get the sessions; on failure none is left (-errno with err
+ * set).  Bounded as a save, per copy, and never more than s's /work holds;
+ * read as a save reads, written as a restore writes (charged to each
+ * fork's memory: past o's memory_mb, -ENOMEM). */
 int ward_session_fork(struct ward_session *s, const struct ward_session_opts *o, unsigned n, uint64_t max_bytes,
-		      struct ward_session **out, char *err, size_t errlen);
+                      struct ward_session **out, char *err, size_t errlen);
+
+/* Replace a session's egress allow-list (SPEC §13) while it runs, for new
+ * connections (those relaying go on): patterns as ward_request's
+ * egress_allow, at most 64, none beyond what the caller allows (the
+ * caller applies its ceiling).  -ENOTSUP when the session was made
+ * without WARD_NET_ALLOW (it has no proxy), -EINVAL for a malformed
+ * pattern; nothing changed then. */
+int ward_session_set_egress(struct ward_session *s, const char *const *allow, size_t n, char *err, size_t errlen);
 
 /* Turn on the kernel's favordynmods, host-wide (it outlives the process;
  * `ward serve --favor-dynmods`): moving a process into a cgroup then costs

@@ -117,8 +117,7 @@ struct ward_image {
 /* Opens NAME[:TAG] (tag "latest" when left out); checks the config's digest
  * and that every layer directory is there.  *out: release with
  * ward_image_release (which drops the pin). */
-int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err,
-		    size_t errlen);
+int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err, size_t errlen);
 void ward_image_release(struct ward_image *img);
 
 /* `ward image inspect`: the image as JSON (malloc'd; free() it): name,
@@ -140,7 +139,7 @@ int ward_image_remove(struct ward_image_store *s, const char *name, char *err, s
  * of them has ended.  Needs root (CAP_SYS_ADMIN) for the mount. */
 struct ward_image_root;
 int ward_image_root_open(const char *store_dir, const char *name, struct ward_image_root **out, char *err,
-			 size_t errlen);
+                         size_t errlen);
 void ward_image_root_close(struct ward_image_root *r);
 /* The image a root is of: its config (Env, Entrypoint, Cmd), digest, name. */
 const struct ward_image *ward_image_root_image(const struct ward_image_root *r);
@@ -148,11 +147,11 @@ const struct ward_image *ward_image_root_image(const struct ward_image_root *r);
 /* ---- import: linked only where libarchive is (ward-net, libward.a) ---- */
 
 struct ward_image_import_opts {
-	uint64_t max_bytes;  /* unpacked bytes, all layers: WARD_IMAGE_MAX_BYTES */
-	uint64_t max_inodes; /* entries, all layers: WARD_IMAGE_MAX_INODES */
-	unsigned max_layers; /* WARD_IMAGE_MAX_LAYERS */
-	bool progress;       /* layers, bytes and rate on stderr (the CLI: when it is a terminal) */
-	bool quiet;          /* do not name dropped entries on stderr */
+	uint64_t max_bytes;       /* unpacked bytes, all layers: WARD_IMAGE_MAX_BYTES */
+	uint64_t max_inodes;      /* entries, all layers: WARD_IMAGE_MAX_INODES */
+	unsigned max_layers;      /* WARD_IMAGE_MAX_LAYERS */
+	bool progress;            /* layers, bytes and rate on stderr (the CLI: when it is a terminal) */
+	bool quiet;               /* do not name dropped entries on stderr */
 	char *const *skopeo_args; /* extra options for skopeo copy (pull; docker-archive:) */
 	size_t nskopeo_args;
 	const char *skopeo; /* the skopeo binary: NULL for "skopeo" in PATH */
@@ -164,16 +163,16 @@ void ward_image_import_opts_init(struct ward_image_import_opts *o);
  * rootfs:FILE.tar[.gz|.zst].  digest (may be NULL) gets the manifest's
  * digest.  A refused or failed import leaves nothing in the store. */
 int ward_image_import(struct ward_image_store *s, const char *name, const char *source,
-		      const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
-		      size_t errlen);
+                      const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
+                      size_t errlen);
 
 /* `ward image pull REF [--name NAME]`: a skopeo reference (docker:// when it
  * names no transport) through skopeo into an OCI layout, then imported.
  * name NULL: the reference's last path part and its tag (or "latest"; a
  * digest reference: the digest's first 12 hex digits). */
 int ward_image_pull(struct ward_image_store *s, const char *ref, const char *name,
-		    const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
-		    size_t errlen);
+                    const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
+                    size_t errlen);
 
 /* The default name `pull` gives ref, in out (NAME:TAG).  0 or -1. */
 int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size_t errlen);
@@ -186,17 +185,17 @@ int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size
 #define WARD_BUILD_TIMEOUT_S 600.0              /* a RUN's wall clock */
 
 struct ward_build_opts {
-	const char *context;       /* CONTEXT: COPY and ADD read only beneath it (NULL: no context) */
-	char *const *build_args;   /* "K=V" (--build-arg) */
+	const char *context;     /* CONTEXT: COPY and ADD read only beneath it (NULL: no context) */
+	char *const *build_args; /* "K=V" (--build-arg) */
 	size_t nbuild_args;
-	bool no_cache;             /* run every step (the cache is still written) */
-	uint64_t max_layer_bytes;  /* WARD_BUILD_MAX_LAYER_BYTES */
-	uint64_t max_image_bytes;  /* WARD_IMAGE_MAX_BYTES */
-	uint64_t max_entries;      /* WARD_IMAGE_MAX_INODES: files in one layer, and copied by one COPY */
-	uint64_t memory_bytes;     /* WARD_BUILD_MEMORY_BYTES */
-	double timeout_s;          /* WARD_BUILD_TIMEOUT_S */
-	int progress_fd;           /* one line per step, with its time (-1: none) */
-	int output_fd;             /* RUN's output as it comes (-1: kept, and shown when a step fails) */
+	bool no_cache;            /* run every step (the cache is still written) */
+	uint64_t max_layer_bytes; /* WARD_BUILD_MAX_LAYER_BYTES */
+	uint64_t max_image_bytes; /* WARD_IMAGE_MAX_BYTES */
+	uint64_t max_entries;     /* WARD_IMAGE_MAX_INODES: files in one layer, and copied by one COPY */
+	uint64_t memory_bytes;    /* WARD_BUILD_MEMORY_BYTES */
+	double timeout_s;         /* WARD_BUILD_TIMEOUT_S */
+	int progress_fd;          /* one line per step, with its time (-1: none) */
+	int output_fd;            /* RUN's output as it comes (-1: kept, and shown when a step fails) */
 	/* --net allow (SPEC §13): RUN reaches these names ("pypi.org",
 	 * "*.debian.org", "host:port") through ward's egress proxy, and only
 	 * them; pins are "NAME:ADDR" (--egress-resolve).  false: no network. */
@@ -214,17 +213,17 @@ struct ward_build_result {
 	unsigned layers;
 	uint64_t size;
 	double seconds;
-	unsigned failed_line;               /* the Dockerfile line of the step that failed (0: none) */
-	int status;                         /* its exit status (a RUN) */
+	unsigned failed_line; /* the Dockerfile line of the step that failed (0: none) */
+	int status;           /* its exit status (a RUN) */
 	bool timed_out, oom;
-	char output[4096];                  /* the end of its output */
+	char output[4096]; /* the end of its output */
 };
 
 /* `ward image build`: the Dockerfile text (len bytes) built into NAME[:TAG]
  * of store s.  0 and r filled; -1 with err (a refusal, a failed step: r
  * says which and its output).  A failed build lists nothing. */
 int ward_image_build(struct ward_image_store *s, const char *name, const char *dockerfile, size_t len,
-		     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen);
+                     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen);
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -44,29 +44,29 @@ struct ward_lang_limits {
 };
 
 struct ward_language {
-	char *id;             /* "cpp" */
-	char *display;        /* "C++ (GCC 12.2.0)" */
-	char *version;        /* the table's, replaced by what version_cmd printed */
-	char **aliases;       /* NULL-terminated */
-	char *source_file;    /* the main file's name: "main.cpp" */
-	char **compile;       /* argv with placeholders; NULL for an interpreter */
-	char **run;           /* argv with placeholders */
+	char *id;          /* "cpp" */
+	char *display;     /* "C++ (GCC 12.2.0)" */
+	char *version;     /* the table's, replaced by what version_cmd printed */
+	char **aliases;    /* NULL-terminated */
+	char *source_file; /* the main file's name: "main.cpp" */
+	char **compile;    /* argv with placeholders; NULL for an interpreter */
+	char **run;        /* argv with placeholders */
 	/* argv that runs the main file as it is, no compile (Java's source
 	 * launcher: its first class, whatever its name); NULL: none.  Piston's
 	 * dialect runs it, as Piston's own package does. */
 	char **run_source;
-	char **version_cmd;   /* argv; run at start-up in a sandbox */
-	char **env;           /* "K=V", NULL-terminated */
-	char **artifacts;     /* what the build leaves for the run (globs of /work); NULL: all of /work */
-	char *image;          /* an image's name (SPEC §14), or NULL: the host's directories */
-	char *package;        /* what to install when it is missing (the doctor's fix), or NULL */
-	char **mounts;        /* host paths bound read-only at the same place (Java's /etc/java-17-openjdk) */
+	char **version_cmd;         /* argv; run at start-up in a sandbox */
+	char **env;                 /* "K=V", NULL-terminated */
+	char **artifacts;           /* what the build leaves for the run (globs of /work); NULL: all of /work */
+	char *image;                /* an image's name (SPEC §14), or NULL: the host's directories */
+	char *package;              /* what to install when it is missing (the doctor's fix), or NULL */
+	char **mounts;              /* host paths bound read-only at the same place (Java's /etc/java-17-openjdk) */
 	struct ward_mount *mount_v; /* the same as the requests' mounts */
 	size_t nmounts;
 	struct ward_lang_limits compile_limits, run_limits;
 	/* set by ward_languages_probe */
 	bool enabled;
-	char why[256];        /* disabled: why, and the fix */
+	char why[256];                      /* disabled: why, and the fix */
 	const struct ward_image_root *root; /* the image's opened root (the caller's), or NULL */
 };
 
@@ -95,8 +95,7 @@ void ward_languages_probe(struct ward_languages *t, struct ward_pool *pool);
 
 /* The enabled entry whose id or alias is name (NULL when none).  version:
  * NULL, "", "*" or a prefix of the entry's version ("3", "3.11"). */
-const struct ward_language *ward_language_find(const struct ward_languages *t, const char *name,
-					       const char *version);
+const struct ward_language *ward_language_find(const struct ward_languages *t, const char *name, const char *version);
 
 /* ---- the judge ---- */
 
@@ -141,33 +140,33 @@ struct ward_judge_test {
 	const char *id;
 	const unsigned char *stdin_data; /* NULL: nothing */
 	size_t stdin_len;
-	const unsigned char *expected;   /* NULL: none, any output of a run that ends well is AC */
+	const unsigned char *expected; /* NULL: none, any output of a run that ends well is AC */
 	size_t expected_len;
-	char *const *args;               /* NULL: the job's */
+	char *const *args;                      /* NULL: the job's */
 	const struct ward_judge_limits *limits; /* NULL: the job's run limits */
 };
 
 struct ward_judge_test_result {
 	char *id;
 	enum ward_verdict verdict;
-	int exit_code;       /* SPEC §2's mapping */
-	int signal;          /* 0: none */
+	int exit_code;               /* SPEC §2's mapping */
+	int signal;                  /* 0: none */
 	struct ward_stream out, err; /* at most WARD_JUDGE_KEPT_OUTPUT of each (truncated says so) */
 	uint64_t cpu_ms, wall_ms, memory_kb;
-	char message[200];   /* "killed by SIGSEGV", "CPU time 1.50 s > 1 s", ... */
+	char message[200]; /* "killed by SIGSEGV", "CPU time 1.50 s > 1 s", ... */
 };
 
 struct ward_judge_job {
 	const struct ward_language *lang;
-	const struct ward_file *files;   /* files[0] is the main file */
+	const struct ward_file *files; /* files[0] is the main file */
 	size_t nfiles;
 	/* More files in /work for the compile and for every test (data, headers,
 	 * a zip's contents), never among {sources}; one whose path a job file
 	 * or the build already has is left out (the job's own file wins). */
 	const struct ward_file *extra;
 	size_t nextra;
-	char *const *flags;              /* {flags}; NULL: none */
-	char *const *args;               /* {args}; NULL: none */
+	char *const *flags; /* {flags}; NULL: none */
+	char *const *args;  /* {args}; NULL: none */
 	struct ward_limits compile_limits;
 	struct ward_judge_limits run_limits;
 	const struct ward_judge_test *tests;
@@ -175,10 +174,10 @@ struct ward_judge_job {
 	enum ward_compare compare;
 	double eps;
 	bool stop_on_first_failure;
-	unsigned parallel;               /* tests at once (1 when 0) */
+	unsigned parallel;                   /* tests at once (1 when 0) */
 	const struct ward_image_root *image; /* the root for this job; NULL: the language's */
-	struct ward_pool *pool;          /* may be NULL */
-	const volatile int *cancel;      /* as ward_request.cancel */
+	struct ward_pool *pool;              /* may be NULL */
+	const volatile int *cancel;          /* as ward_request.cancel */
 	/* More sandboxes at once than the caller's own: take_slots(arg, want)
 	 * returns how many (0..want) it may run beside it now, never waiting;
 	 * give_slots gives them back.  NULL: parallel as asked. */
@@ -193,16 +192,16 @@ struct ward_judge_job {
 
 struct ward_judge_result {
 	enum ward_verdict verdict;
-	bool compiled;                    /* the language compiles: compile is set */
-	struct ward_result compile;       /* the compile's run (SPEC §4) */
+	bool compiled;                     /* the language compiles: compile is set */
+	struct ward_result compile;        /* the compile's run (SPEC §4) */
 	enum ward_verdict compile_verdict; /* AC (built) or CE, or IE */
 	char compile_message[200];
 	struct ward_judge_test_result *tests; /* ntests of them (none after a CE or IE) */
 	size_t ntests;
 	unsigned passed;
-	long first_failed;                /* index, -1 when none */
-	unsigned parallel;                /* tests that ran at once, at most */
-	char error[512];                  /* IE: what ward could not do */
+	long first_failed; /* index, -1 when none */
+	unsigned parallel; /* tests that ran at once, at most */
+	char error[512];   /* IE: what ward could not do */
 };
 
 /* Judge a job.  0 when it was judged (whatever the verdicts), -1 when ward
@@ -215,7 +214,7 @@ void ward_judge_result_free(struct ward_judge_result *res);
 
 /* The comparison of a run's output with the expected output (pure). */
 bool ward_judge_compare(enum ward_compare mode, double eps, const unsigned char *got, size_t got_len,
-			const unsigned char *want, size_t want_len);
+                        const unsigned char *want, size_t want_len);
 
 /* argv from a template: each placeholder word "{source}", "{sources}",
  * "{flags}", "{args}" replaced by zero or more words (never through a
@@ -224,7 +223,7 @@ bool ward_judge_compare(enum ward_compare mode, double eps, const unsigned char 
  * NULL-terminated array of borrowed strings (free only the array), or NULL
  * (ENOMEM, or more than WARD_LANG_MAX_ARGV + the words given). */
 char **ward_judge_argv(char *const *tmpl, const char *main_file, char *const *sources, char *const *flags,
-		       char *const *args);
+                       char *const *args);
 
 #pragma GCC visibility pop
 

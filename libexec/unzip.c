@@ -70,7 +70,7 @@ static int clean_name(struct ctx *c, const char *in, char *out, size_t outlen)
 		if (l && !(l == 1 && p[0] == '.')) {
 			if (++depth > UNZIP_MAX_DEPTH)
 				return fail(c, "entry '%.80s...' is deeper than %d directories: refused", in,
-					    UNZIP_MAX_DEPTH);
+				            UNZIP_MAX_DEPTH);
 			if (n + l + 2 > outlen)
 				return fail(c, "entry '%.80s...' has a name over PATH_MAX: refused", in);
 			if (n)
@@ -156,7 +156,7 @@ static int make_file(struct ctx *c, struct archive *a, int pfd, const char *base
 		c->bytes += (uint64_t)n;
 		if (c->bytes > c->caps->max_bytes) {
 			rc = fail(c, "the archive unpacks to more than %llu KB (max_extract_size): stopped",
-				  (unsigned long long)(c->caps->max_bytes >> 10));
+			          (unsigned long long)(c->caps->max_bytes >> 10));
 			break;
 		}
 		if (write_all(fd, buf, (size_t)n) < 0) {
@@ -181,7 +181,7 @@ static int do_entry(struct ctx *c, struct archive *a, struct archive_entry *e, i
 	if (archive_entry_hardlink(e) || (type != AE_IFREG && type != AE_IFDIR)) {
 		if (!c->caps->quiet)
 			fprintf(stderr, "ward-unzip: skipped: %.200s (%s: only files and directories are made)\n", name,
-				type == AE_IFLNK ? "a symbolic link" : "not a plain file");
+			        type == AE_IFLNK ? "a symbolic link" : "not a plain file");
 		return 0;
 	}
 	const char *base;

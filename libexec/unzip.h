@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 struct unzip_caps {
-	uint64_t max_bytes;  /* file bytes written in all */
-	unsigned max_files;  /* files and directories made */
-	bool quiet;          /* no "skipped: ..." lines on stderr */
+	uint64_t max_bytes; /* file bytes written in all */
+	unsigned max_files; /* files and directories made */
+	bool quiet;         /* no "skipped: ..." lines on stderr */
 };
 
 /* Unpack the zip of len bytes at zip beneath the directory dirfd.  0, or

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct unzip_caps caps = {.max_bytes = strtoull(argv[2], NULL, 10) << 10,
-				  .max_files = (unsigned)strtoul(argv[3], NULL, 10)};
+	                          .max_files = (unsigned)strtoul(argv[3], NULL, 10)};
 	int fd = open(argv[1], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

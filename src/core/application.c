@@ -8,9 +8,9 @@
  * Owns this level's run from its cwd to its reap; supervise.c watches it. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <linux/sched.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +111,8 @@ static int app_workdir(const struct ward_request *req, char *tmpl, char **cwd, s
 	} else {
 		*cwd = mkdtemp(tmpl);
 		if (!*cwd) {
-			snprintf(res->error, sizeof(res->error), "cannot create a working directory: %s", strerror(errno));
+			snprintf(res->error, sizeof(res->error), "cannot create a working directory: %s",
+			         strerror(errno));
 			return -1;
 		}
 	}
@@ -136,7 +137,7 @@ static int app_workdir(const struct ward_request *req, char *tmpl, char **cwd, s
 /* The command's environment (HOME and TMPDIR are its cwd) and argv.  0, or
  * -1 with res->error set. */
 static int app_command(const struct ward_request *req, const char *cwd, char ***envp, char ***argv,
-		       struct ward_result *res)
+                       struct ward_result *res)
 {
 	const char *home = req->workdir ? req->workdir : cwd;
 	char homebuf[4200], tmpbuf[4200];
@@ -170,7 +171,7 @@ static int app_pipes_open(const struct ward_request *req, struct app_pipes *p, s
  * fresh process's signal state; the cwd and the rlimits; then the command.
  * Never returns. */
 static void app_child(const struct ward_request *req, const struct app_pipes *p, const char *cwd, char **argv,
-		      char **envp)
+                      char **envp)
 {
 	setsid();
 	/* the control pipe, above the fds arranged here, until execve */
@@ -222,7 +223,7 @@ static void app_close_child_ends(struct app_pipes *p)
  * it, kill what it left in its process group, and fill res and o.  0, or
  * -1 with res->error set when its setup failed before execve. */
 static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, struct app_pipes *p,
-			 struct ward_result *res, struct backend_outcome *o, double start)
+                         struct ward_result *res, struct backend_outcome *o, double start)
 {
 	struct app_kill k = {.pgid = pid};
 	struct supervise s = {
@@ -262,7 +263,7 @@ static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, s
 	if (s.ctl[0] == 'E' && !s.timed_out && !s.cancelled) {
 		/* its setup failed before execve: ward's failure, not the program's */
 		snprintf(res->error, sizeof(res->error), "sandbox setup failed: %.*s", (int)strcspn(s.ctl + 2, "\n"),
-			 s.ctl + 2);
+		         s.ctl + 2);
 		return -1;
 	}
 	o->ran = true;
@@ -274,7 +275,7 @@ static int app_supervise(const struct ward_request *req, pid_t pid, int pidfd, s
 }
 
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-			    double start)
+                            double start)
 {
 	int ret = -1;
 	char tmpl[] = "/tmp/ward-app.XXXXXX";

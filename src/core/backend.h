@@ -14,15 +14,15 @@
 
 /* What a level hands back to the dispatcher (result_from_outcome). */
 struct backend_outcome {
-	bool ran;            /* the command started (false: setup failed, error set) */
-	int wait_status;     /* of the command, as from waitpid */
+	bool ran;        /* the command started (false: setup failed, error set) */
+	int wait_status; /* of the command, as from waitpid */
 	bool timed_out;
 	bool cpu_exceeded;
 	bool output_exceeded; /* request.output_limit_kills: a stream passed output_limit */
 	bool oom_killed;
 	bool exec_failed;
 	bool cancelled;
-	bool seccomp_killed;   /* a fatal syscall: reported as SIGSYS */
+	bool seccomp_killed; /* a fatal syscall: reported as SIGSYS */
 };
 
 /* The child's environment: SPEC §2's fixed variables, then the request's.
@@ -54,7 +54,7 @@ void reset_signals(void);
 int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen);
 
 int backend_application_run(const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-			    double start);
+                            double start);
 
 /* CPU and peak RSS of a reaped process tree. */
 struct rusage;

@@ -12,9 +12,13 @@
 #include "core/egress.h"
 #include "ward.h"
 
-const char *const egress_proxy_env[] = {
-	"HTTP_PROXY=" EGRESS_PROXY_URL, "HTTPS_PROXY=" EGRESS_PROXY_URL, "http_proxy=" EGRESS_PROXY_URL,
-	"https_proxy=" EGRESS_PROXY_URL, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1", NULL};
+const char *const egress_proxy_env[] = {"HTTP_PROXY=" EGRESS_PROXY_URL,
+                                        "HTTPS_PROXY=" EGRESS_PROXY_URL,
+                                        "http_proxy=" EGRESS_PROXY_URL,
+                                        "https_proxy=" EGRESS_PROXY_URL,
+                                        "NO_PROXY=localhost,127.0.0.1",
+                                        "no_proxy=localhost,127.0.0.1",
+                                        NULL};
 
 static int bad(char *err, size_t errlen, const char *what, const char *s, const char *why)
 {
@@ -76,8 +80,9 @@ int egress_pattern_parse(const char *s, struct egress_pattern *p, char *err, siz
 	char buf[EGRESS_NAME_MAX + 16];
 	size_t n = strlen(s);
 	if (n == 0 || n >= sizeof(buf))
-		return bad(err, errlen, what, s, "give a host name (pypi.org), a '*.' suffix (*.example.org), "
-						 "either with an optional :PORT, or an address with its port");
+		return bad(err, errlen, what, s,
+		           "give a host name (pypi.org), a '*.' suffix (*.example.org), "
+		           "either with an optional :PORT, or an address with its port");
 	for (size_t i = 0; i <= n; i++)
 		buf[i] = (char)tolower((unsigned char)s[i]);
 	char *host = buf, *port = NULL;
@@ -113,8 +118,9 @@ int egress_pattern_parse(const char *s, struct egress_pattern *p, char *err, siz
 	if (hl && host[hl - 1] == '.')
 		host[--hl] = 0; /* the root's dot */
 	if (!valid_name(host) || strchr(host, '*'))
-		return bad(err, errlen, what, s, "not a host name: use letters, digits, '-' and '.' (pypi.org, "
-						 "*.pythonhosted.org, files.example:8443)");
+		return bad(err, errlen, what, s,
+		           "not a host name: use letters, digits, '-' and '.' (pypi.org, "
+		           "*.pythonhosted.org, files.example:8443)");
 	memcpy(p->name, host, hl + 1);
 	return 0;
 }
@@ -162,11 +168,11 @@ bool egress_covered(const struct egress_pattern *req, const struct egress_patter
 		return !req->wildcard && strcmp(req->name, ceil->name) == 0;
 	/* "*.x" covers any name below x, and "*.y" for y equal to or below x */
 	return req->wildcard ? strcmp(req->name, ceil->name) == 0 || below(req->name, ceil->name)
-			     : below(req->name, ceil->name);
+	                     : below(req->name, ceil->name);
 }
 
 int egress_within_ceiling(const struct egress_pattern *req, size_t nreq, const struct egress_pattern *ceil,
-			  size_t nceil, char *err, size_t errlen)
+                          size_t nceil, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nreq; i++) {
 		bool ok = false;
@@ -176,18 +182,20 @@ int egress_within_ceiling(const struct egress_pattern *req, size_t nreq, const s
 			continue;
 		char shown[EGRESS_NAME_MAX + 16];
 		snprintf(shown, sizeof(shown), "%s%s%s%s", req[i].wildcard ? "*." : "", req[i].name,
-			 req[i].port ? ":" : "", "");
+		         req[i].port ? ":" : "", "");
 		if (req[i].port)
 			snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%u", req[i].port);
 		if (nceil == 0)
-			snprintf(err, errlen, "network.allow: '%s' asks for egress, which this runner does not offer: its "
-					      "operator allows it with ward serve --egress-allow PATTERN",
-				 shown);
+			snprintf(err, errlen,
+			         "network.allow: '%s' asks for egress, which this runner does not offer: its "
+			         "operator allows it with ward serve --egress-allow PATTERN",
+			         shown);
 		else
-			snprintf(err, errlen, "network.allow: '%s' is outside this runner's egress ceiling "
-					      "(--egress-allow): ask only for names it allows (see GET /health), or "
-					      "ask its operator to add it",
-				 shown);
+			snprintf(err, errlen,
+			         "network.allow: '%s' is outside this runner's egress ceiling "
+			         "(--egress-allow): ask only for names it allows (see GET /health), or "
+			         "ask its operator to add it",
+			         shown);
 		return -1;
 	}
 	return 0;
@@ -266,13 +274,13 @@ static const char *v4_refused(uint32_t a)
 		int bits;
 		const char *why;
 	} t[] = {
-		{0x00000000, 8, "unspecified"},          {0x7f000000, 8, "loopback"},
-		{0x0a000000, 8, "private"},              {0xac100000, 12, "private"},
-		{0xc0a80000, 16, "private"},             {0x64400000, 10, "shared address space (CGNAT)"},
-		{0xa9fe0000, 16, "link-local"},          {0xffffffff, 32, "broadcast"},
-		{0xe0000000, 4, "multicast"},            {0xf0000000, 4, "reserved"},
-		{0xc0000000, 24, "reserved"},            {0xc0000200, 24, "reserved"},
-		{0xc6120000, 15, "reserved"},            {0xc6336400, 24, "reserved"},
+		{0x00000000, 8, "unspecified"}, {0x7f000000, 8, "loopback"},
+		{0x0a000000, 8, "private"},     {0xac100000, 12, "private"},
+		{0xc0a80000, 16, "private"},    {0x64400000, 10, "shared address space (CGNAT)"},
+		{0xa9fe0000, 16, "link-local"}, {0xffffffff, 32, "broadcast"},
+		{0xe0000000, 4, "multicast"},   {0xf0000000, 4, "reserved"},
+		{0xc0000000, 24, "reserved"},   {0xc0000200, 24, "reserved"},
+		{0xc6120000, 15, "reserved"},   {0xc6336400, 24, "reserved"},
 		{0xcb007100, 24, "reserved"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -352,8 +360,9 @@ size_t egress_own_addresses(struct sockaddr_storage *own, size_t max)
 	for (struct ifaddrs *i = ifa; i && n < max; i = i->ifa_next) {
 		if (!i->ifa_addr)
 			continue;
-		size_t l = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-			 : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+		size_t l = i->ifa_addr->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+		           : i->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                                : 0;
 		if (l)
 			memcpy(&own[n++], i->ifa_addr, l);
 	}
@@ -365,7 +374,7 @@ int egress_policy_init(struct egress_policy *pol, char *err, size_t errlen)
 {
 	if (pol->nallow > EGRESS_MAX_PATTERNS || pol->nresolve > EGRESS_MAX_PATTERNS) {
 		snprintf(err, errlen, "at most %d --egress-allow and %d --egress-resolve", EGRESS_MAX_PATTERNS,
-			 EGRESS_MAX_PATTERNS);
+		         EGRESS_MAX_PATTERNS);
 		return -1;
 	}
 	for (size_t i = 0; i < pol->nallow; i++)

@@ -49,7 +49,7 @@ bool egress_covered(const struct egress_pattern *req, const struct egress_patter
  * parsed).  0, or -1 with a message naming the first pattern outside it
  * and the fix. */
 int egress_within_ceiling(const struct egress_pattern *req, size_t nreq, const struct egress_pattern *ceil,
-			  size_t nceil, char *err, size_t errlen);
+                          size_t nceil, char *err, size_t errlen);
 
 /* "NAME:ADDR" (ADDR v4, or v6 with or without []) into name and an address
  * (port 0).  0, or -1 with a message. */

@@ -134,7 +134,7 @@ void exec_fail_exit(const char *prog, int err)
 {
 	char msg[512];
 	int n = snprintf(msg, sizeof(msg), "ward: cannot run '%s': %s%s\n", prog, strerror(err),
-			 err == ENOENT ? " (not found inside the sandbox)" : "");
+	                 err == ENOENT ? " (not found inside the sandbox)" : "");
 	if (n > 0)
 		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : 126);
@@ -171,8 +171,8 @@ static const struct {
 	{RLIMIT_NOFILE, "the open-files limit (--nofile, limits.nofile)", "ulimit -Hn", 0, ""},
 	{RLIMIT_CPU, "the CPU-time limit (--cpu, else --timeout)", "ulimit -Ht", 0, " s"},
 	{RLIMIT_NPROC, "the process limit (--pids, limits.pids)", "ulimit -Hu", 0, ""},
-	{RLIMIT_AS, "the address-space limit that stands in for --memory (no memory cgroup here)", "ulimit -Hv",
-	 20, " MB"},
+	{RLIMIT_AS, "the address-space limit that stands in for --memory (no memory cgroup here)", "ulimit -Hv", 20,
+         " MB"},
 };
 
 /* Why setting limit i to *w failed, with the fix.  Only syscalls and
@@ -181,15 +181,16 @@ static void rlimit_error(size_t i, const struct rlimit *w, int e, char *err, siz
 {
 	struct rlimit have;
 	unsigned sh = g_rlimit_names[i].shift;
-	if (getrlimit(g_rlimit_names[i].res, &have) == 0 && have.rlim_max != RLIM_INFINITY && w->rlim_max > have.rlim_max)
+	if (getrlimit(g_rlimit_names[i].res, &have) == 0 && have.rlim_max != RLIM_INFINITY &&
+	    w->rlim_max > have.rlim_max)
 		snprintf(err, errlen,
-			 "%s of %llu%s is above the hard limit of %llu%s that ward was started with (%s): ask for "
-			 "less, or raise that hard limit",
-			 g_rlimit_names[i].what, (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit,
-			 (unsigned long long)(have.rlim_max >> sh), g_rlimit_names[i].unit, g_rlimit_names[i].ulimit);
+		         "%s of %llu%s is above the hard limit of %llu%s that ward was started with (%s): ask for "
+		         "less, or raise that hard limit",
+		         g_rlimit_names[i].what, (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit,
+		         (unsigned long long)(have.rlim_max >> sh), g_rlimit_names[i].unit, g_rlimit_names[i].ulimit);
 	else
 		snprintf(err, errlen, "cannot set %s to %llu%s: %s", g_rlimit_names[i].what,
-			 (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit, strerror(e));
+		         (unsigned long long)(w->rlim_cur >> sh), g_rlimit_names[i].unit, strerror(e));
 }
 
 int apply_rlimits(const struct ward_limits *l, bool with_as, char *err, size_t errlen)
@@ -232,8 +233,8 @@ int outcome_collect(struct supervise *s, struct ward_result *res)
 		/* where the reader of stderr (a terminal, say) may see it */
 		char note[160];
 		int n = snprintf(note, sizeof(note),
-				 "ward: %llu bytes of stdout dropped: the reader of ward's output did not keep up\n",
-				 (unsigned long long)s->out.live_dropped);
+		                 "ward: %llu bytes of stdout dropped: the reader of ward's output did not keep up\n",
+		                 (unsigned long long)s->out.live_dropped);
 		capbuf_feed(&s->err, note, (size_t)n);
 	}
 	if (r == 0)

@@ -30,8 +30,9 @@ int result_from_outcome(const struct backend_outcome *op, int r, struct ward_res
 	}
 	if (o.cancelled) {
 		res->error[0] = 0;
-		outcome_set_error(res, "cancelled: ward was asked to stop (a signal, the server shutting down, or a streaming "
-			       "client going away); the sandbox was killed");
+		outcome_set_error(
+			res, "cancelled: ward was asked to stop (a signal, the server shutting down, or a streaming "
+			     "client going away); the sandbox was killed");
 		return -1;
 	}
 	if (r < 0 || !o.ran) {

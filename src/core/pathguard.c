@@ -79,8 +79,9 @@ int pathguard_check(const char *path, size_t len, char *err, size_t errlen)
 		if (len == 0 || !path || memchr(path, '\0', len))
 			snprintf(err, errlen, "file path %s: give a plain relative path such as \"src/main.py\"", why);
 		else
-			snprintf(err, errlen, "file path \"%.*s%s\" %s: give a plain relative path such as \"src/main.py\"",
-				 (int)(len > 120 ? 120 : len), path, len > 120 ? "..." : "", why);
+			snprintf(err, errlen,
+			         "file path \"%.*s%s\" %s: give a plain relative path such as \"src/main.py\"",
+			         (int)(len > 120 ? 120 : len), path, len > 120 ? "..." : "", why);
 	}
 	return -1;
 }

@@ -132,8 +132,8 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsig
  * the root (its etc may be a symlink to anywhere: then it counts as absent). */
 static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 {
-	static const char *const own[] = {"passwd", "group", "hostname", "hosts", "nsswitch.conf", "shadow",
-					  "gshadow", "resolv.conf", "mtab"};
+	static const char *const own[] = {"passwd", "group",   "hostname",    "hosts", "nsswitch.conf",
+	                                  "shadow", "gshadow", "resolv.conf", "mtab"};
 	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, root, "/etc"), .below = strlen(root)};
 	int fd = mounts_open_source(&probe);
 	int dfd = fd >= 0 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -174,10 +174,10 @@ static const char *passwd_text(struct plan *p, const struct ward_request *req)
 	user_of(req, &name, &home);
 	char buf[512];
 	snprintf(buf, sizeof(buf),
-		 "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-		 "%s:x:%d:%d:ward sandbox:%s:/bin/sh\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 name, WARD_SANDBOX_UID, WARD_SANDBOX_GID, home);
+	         "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+	         "%s:x:%d:%d:ward sandbox:%s:/bin/sh\n"
+	         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	         name, WARD_SANDBOX_UID, WARD_SANDBOX_GID, home);
 	return keep(p, strdup(buf));
 }
 
@@ -204,12 +204,11 @@ static void add_file(struct plan *p, const char *dst, const char *text)
  * capabilities, so the kernel already refuses them; each mask is a mount on
  * every run's start-up path.) */
 static const char *const proc_masked[] = {
-	"/proc/kcore",       "/proc/keys",          "/proc/key-users",     "/proc/timer_list",
-	"/proc/sched_debug", "/proc/sysrq-trigger", "/proc/latency_stats", "/proc/kallsyms",
-	"/proc/kmsg",        "/proc/iomem",         "/proc/ioports",       "/proc/config.gz",
-	"/proc/modules",     "/proc/acpi",          "/proc/scsi",          "/proc/asound",
-	"/proc/firmware",    "/proc/driver",        "/proc/fs",            "/proc/irq",
-	"/proc/bus",         "/proc/tty",           "/proc/pressure",
+	"/proc/kcore",         "/proc/keys",          "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
+	"/proc/sysrq-trigger", "/proc/latency_stats", "/proc/kallsyms",  "/proc/kmsg",       "/proc/iomem",
+	"/proc/ioports",       "/proc/config.gz",     "/proc/modules",   "/proc/acpi",       "/proc/scsi",
+	"/proc/asound",        "/proc/firmware",      "/proc/driver",    "/proc/fs",         "/proc/irq",
+	"/proc/bus",           "/proc/tty",           "/proc/pressure",
 };
 /* Kept visible but read-only. */
 static const char *const proc_readonly[] = {"/proc/sys"};
@@ -225,16 +224,17 @@ static void plan_etc(struct plan *p, const struct ward_request *req, const char 
 	add_file(p, "/etc/group", group_text(p, req));
 	add_file(p, "/etc/hostname", "ward\n");
 	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
-	add_file(p, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
-					  "networks: files\nprotocols: files\nservices: files\n");
+	add_file(p, "/etc/nsswitch.conf",
+	         "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+	         "networks: files\nprotocols: files\nservices: files\n");
 	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
 	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
 	/* /etc/java-17-openjdk: Debian's JDK keeps its conf/ there (the JVM
 	 * will not start without its java.security); public configuration,
 	 * no secret, absent on most hosts (then skipped). */
-	static const char *const etc_from_host[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl",
-						    "/etc/alternatives", "/etc/mime.types", "/etc/protocols",
-						    "/etc/services", "/etc/java-17-openjdk"};
+	static const char *const etc_from_host[] = {"/etc/ld.so.cache",  "/etc/localtime",      "/etc/ssl",
+	                                            "/etc/alternatives", "/etc/mime.types",     "/etc/protocols",
+	                                            "/etc/services",     "/etc/java-17-openjdk"};
 	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
 		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
 	else
@@ -323,9 +323,9 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	}
 	if (p->nops > PLAN_MAX_OPS) {
 		snprintf(err, errlen,
-			 "the sandbox would need %zu mounts, more than the %u ward allows%s: bind fewer paths%s", p->nops,
-			 PLAN_MAX_OPS, req->rootfs ? " (each top-level entry of a rootfs is one)" : "",
-			 req->rootfs ? ", or keep the rootfs's top level small" : "");
+		         "the sandbox would need %zu mounts, more than the %u ward allows%s: bind fewer paths%s",
+		         p->nops, PLAN_MAX_OPS, req->rootfs ? " (each top-level entry of a rootfs is one)" : "",
+		         req->rootfs ? ", or keep the rootfs's top level small" : "");
 		plan_free(p);
 		return -1;
 	}
@@ -346,7 +346,7 @@ int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen)
 	ssize_t n = fstat(fd, &st) < 0 ? -1 : readlink(link, path, sizeof(path) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/') {
 		snprintf(err, errlen, "cannot bind '%s': %s", op->src,
-			 n < 0 ? strerror(errno) : "its descriptor has no path in this mount namespace");
+		         n < 0 ? strerror(errno) : "its descriptor has no path in this mount namespace");
 		return -1;
 	}
 	path[n] = 0;
@@ -380,12 +380,19 @@ void plan_print(const struct plan *p, FILE *f)
 		switch (op->kind) {
 		case OP_BIND:
 			fprintf(f, " <- %s %s%s", op->src, op->flags & OPF_RW ? "rw" : "ro",
-				op->flags & OPF_IDMAP ? " idmap" : "");
+			        op->flags & OPF_IDMAP ? " idmap" : "");
 			break;
-		case OP_SYMLINK: fprintf(f, " -> %s", op->src); break;
-		case OP_TMPFS: fprintf(f, " size=%lluM mode=%04o", (unsigned long long)op->size_mb, op->mode); break;
-		case OP_FILE: fprintf(f, " (%zu bytes)", op->data_len); break;
-		default: break;
+		case OP_SYMLINK:
+			fprintf(f, " -> %s", op->src);
+			break;
+		case OP_TMPFS:
+			fprintf(f, " size=%lluM mode=%04o", (unsigned long long)op->size_mb, op->mode);
+			break;
+		case OP_FILE:
+			fprintf(f, " (%zu bytes)", op->data_len);
+			break;
+		default:
+			break;
 		}
 		fputc('\n', f);
 	}

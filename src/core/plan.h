@@ -24,9 +24,9 @@
 struct plan {
 	struct mount_op *ops;
 	size_t nops, cap;
-	char **strings;    /* owned strings the ops point into */
+	char **strings; /* owned strings the ops point into */
 	size_t nstrings, capstrings;
-	bool oom;          /* an allocation failed while building */
+	bool oom;                 /* an allocation failed while building */
 	struct mount_op oom_sink; /* what add() hands out once oom is set (never applied) */
 	const char *hostname;
 };

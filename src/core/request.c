@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/request.h"
@@ -19,45 +20,55 @@
  * a shared runner may ask for at most, unless its operator says otherwise. */
 const struct limit_desc ward_limit_table[LIM__COUNT] = {
 	[LIM_TIMEOUT] = {"--timeout", "s", 30, 0.001, 86400, "wall-clock limit; the whole process tree is killed at it",
-			 "timeout_s", "--max-timeout", 300},
+                         "timeout_s", "--max-timeout", 300},
 	[LIM_CPU] = {"--cpu", "s", 0, 0.001, 86400, "CPU-time limit of the whole tree (default: = timeout)",
-		     "cpu_seconds", "--max-cpu", 0},
-	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)",
-			"memory_mb", "--max-memory", 4096},
-	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree",
-		      "pids", "--max-pids", 1024},
+                     "cpu_seconds", "--max-cpu", 0},
+	[LIM_MEMORY] = {"--memory", "MB", 512, 4, 1 << 20, "memory limit of the whole tree (RAM, no swap)", "memory_mb",
+                        "--max-memory", 4096},
+	[LIM_PIDS] = {"--pids", "", 64, 1, 1 << 20, "processes and threads at once, whole tree", "pids", "--max-pids",
+                      1024},
 	[LIM_OUTPUT] = {"--output-limit", "bytes", 1048576, 0, 1ull << 32, "bytes kept per stream; head and tail kept",
-			"max_output_chars", "--max-output", 16 << 20},
-	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write",
-		       "fsize_mb", "--max-fsize", 1024},
+                        "max_output_chars", "--max-output", 16 << 20},
+	[LIM_FSIZE] = {"--fsize", "MB", 64, 0, 1 << 20, "largest file the sandbox may write", "fsize_mb", "--max-fsize",
+                       1024},
 	[LIM_TMP] = {"--tmp-size", "MB", 64, 1, 1 << 20, "size of the tmpfs at /tmp (and of an ephemeral /work)",
-		     "tmp_size_mb", "--max-tmp-size", 1024},
-	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process",
-			"nofile", "--max-nofile", 4096},
+                     "tmp_size_mb", "--max-tmp-size", 1024},
+	[LIM_NOFILE] = {"--nofile", "", 256, 16, 1 << 20, "open files per process", "nofile", "--max-nofile", 4096},
 	[LIM_COLLECT_FILES] = {"--collect-max-files", "", 64, 0, 100000, "most files --collect brings back",
-			       "collect_max_files", "--max-collect-files", 512},
+                               "collect_max_files", "--max-collect-files", 512},
 	[LIM_COLLECT_BYTES] = {"--collect-max-bytes", "bytes", 8 << 20, 0, 1ull << 30,
-			       "most bytes --collect brings back, all files together", "collect_max_bytes",
-			       "--max-collect-bytes", 32 << 20},
+                               "most bytes --collect brings back, all files together", "collect_max_bytes",
+                               "--max-collect-bytes", 32 << 20},
 	[LIM_EGRESS] = {"--egress-bytes", "bytes", 256 << 20, 1, 1ull << 40,
-			"bytes through the egress proxy, both ways, for the whole run or session (--net allow)",
-			"egress_bytes", "--max-egress-bytes", 4ull << 30},
+                        "bytes through the egress proxy, both ways, for the whole run or session (--net allow)",
+                        "egress_bytes", "--max-egress-bytes", 4ull << 30},
 };
 
 double ward_limit_get(const struct ward_limits *l, int which)
 {
 	switch (which) {
-	case LIM_TIMEOUT: return l->timeout_s;
-	case LIM_CPU: return l->cpu_s;
-	case LIM_MEMORY: return (double)l->memory_mb;
-	case LIM_PIDS: return l->pids;
-	case LIM_OUTPUT: return (double)l->output_limit;
-	case LIM_FSIZE: return (double)l->fsize_mb;
-	case LIM_TMP: return (double)l->tmp_size_mb;
-	case LIM_NOFILE: return l->nofile;
-	case LIM_COLLECT_FILES: return l->collect_max_files;
-	case LIM_COLLECT_BYTES: return (double)l->collect_max_bytes;
-	case LIM_EGRESS: return (double)l->egress_bytes;
+	case LIM_TIMEOUT:
+		return l->timeout_s;
+	case LIM_CPU:
+		return l->cpu_s;
+	case LIM_MEMORY:
+		return (double)l->memory_mb;
+	case LIM_PIDS:
+		return l->pids;
+	case LIM_OUTPUT:
+		return (double)l->output_limit;
+	case LIM_FSIZE:
+		return (double)l->fsize_mb;
+	case LIM_TMP:
+		return (double)l->tmp_size_mb;
+	case LIM_NOFILE:
+		return l->nofile;
+	case LIM_COLLECT_FILES:
+		return l->collect_max_files;
+	case LIM_COLLECT_BYTES:
+		return (double)l->collect_max_bytes;
+	case LIM_EGRESS:
+		return (double)l->egress_bytes;
 	}
 	return 0;
 }
@@ -65,17 +76,39 @@ double ward_limit_get(const struct ward_limits *l, int which)
 void ward_limit_set(struct ward_limits *l, int which, double v)
 {
 	switch (which) {
-	case LIM_TIMEOUT: l->timeout_s = v; break;
-	case LIM_CPU: l->cpu_s = v; break;
-	case LIM_MEMORY: l->memory_mb = (uint64_t)v; break;
-	case LIM_PIDS: l->pids = (uint32_t)v; break;
-	case LIM_OUTPUT: l->output_limit = (uint64_t)v; break;
-	case LIM_FSIZE: l->fsize_mb = (uint64_t)v; break;
-	case LIM_TMP: l->tmp_size_mb = (uint64_t)v; break;
-	case LIM_NOFILE: l->nofile = (uint32_t)v; break;
-	case LIM_COLLECT_FILES: l->collect_max_files = (uint32_t)v; break;
-	case LIM_COLLECT_BYTES: l->collect_max_bytes = (uint64_t)v; break;
-	case LIM_EGRESS: l->egress_bytes = (uint64_t)v; break;
+	case LIM_TIMEOUT:
+		l->timeout_s = v;
+		break;
+	case LIM_CPU:
+		l->cpu_s = v;
+		break;
+	case LIM_MEMORY:
+		l->memory_mb = (uint64_t)v;
+		break;
+	case LIM_PIDS:
+		l->pids = (uint32_t)v;
+		break;
+	case LIM_OUTPUT:
+		l->output_limit = (uint64_t)v;
+		break;
+	case LIM_FSIZE:
+		l->fsize_mb = (uint64_t)v;
+		break;
+	case LIM_TMP:
+		l->tmp_size_mb = (uint64_t)v;
+		break;
+	case LIM_NOFILE:
+		l->nofile = (uint32_t)v;
+		break;
+	case LIM_COLLECT_FILES:
+		l->collect_max_files = (uint32_t)v;
+		break;
+	case LIM_COLLECT_BYTES:
+		l->collect_max_bytes = (uint64_t)v;
+		break;
+	case LIM_EGRESS:
+		l->egress_bytes = (uint64_t)v;
+		break;
 	}
 }
 
@@ -102,21 +135,12 @@ void ward_request_init(struct ward_request *req)
 	l->egress_bytes = (uint64_t)ward_limit_table[LIM_EGRESS].dflt;
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int check_limit(int which, double v, char *err, size_t errlen)
 {
 	const struct limit_desc *d = &ward_limit_table[which];
 	if (!(v >= d->min && v <= d->max)) /* also catches NaN */
-		return bad(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
-			   d->min, d->max, d->unit[0] ? " " : "", d->unit);
+		return base_errf(err, errlen, "%s %g is out of range: use a value from %g to %g%s%s", d->option, v,
+		                 d->min, d->max, d->unit[0] ? " " : "", d->unit);
 	return 0;
 }
 
@@ -161,11 +185,12 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 		limit_str(vs, sizeof(vs), i, v);
 		limit_str(ms, sizeof(ms), i, m);
 		if (as_timeout)
-			return bad(err, errlen, "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
-						"this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
-				   d->field, vs, ms, d->max_option, m);
-		return bad(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
-			   d->max_option);
+			return base_errf(err, errlen,
+			                 "limits.%s: not given, so the CPU limit is timeout_s, %s, which is above "
+			                 "this runner's maximum %s (%s): give cpu_seconds of at most %.15g",
+			                 d->field, vs, ms, d->max_option, m);
+		return base_errf(err, errlen, "limits.%s: %s is above this runner's maximum %s (%s)", d->field, vs, ms,
+		                 d->max_option);
 	}
 	return 0;
 }
@@ -175,10 +200,10 @@ int ward_limits_within(const struct ward_limits *l, const struct ward_limits *ma
 static int check_sandbox_path(const char *p, char *err, size_t errlen)
 {
 	if (!p || p[0] != '/')
-		return bad(err, errlen, "sandbox path '%s' must be absolute", p ? p : "");
+		return base_errf(err, errlen, "sandbox path '%s' must be absolute", p ? p : "");
 	size_t n = strlen(p);
 	if (n >= PATH_MAX || n < 2)
-		return bad(err, errlen, "sandbox path '%s' is not usable: give a directory below /", p);
+		return base_errf(err, errlen, "sandbox path '%s' is not usable: give a directory below /", p);
 	if (pathguard_check(p + 1, n - 1, err, errlen) < 0)
 		return -1;
 	/* ward builds these itself; binding over them would undo its layout */
@@ -186,11 +211,14 @@ static int check_sandbox_path(const char *p, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
 		size_t k = strlen(owned[i]);
 		if (strncmp(p, owned[i], k) == 0 && (p[k] == 0 || p[k] == '/'))
-			return bad(err, errlen, "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
-				   p, owned[i]);
+			return base_errf(err, errlen,
+			                 "sandbox path '%s' lies in %s, which ward builds itself: choose another path",
+			                 p, owned[i]);
 	}
 	if (strcmp(p, "/tmp") == 0 || strcmp(p, "/work") == 0)
-		return bad(err, errlen, "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it", p);
+		return base_errf(err, errlen,
+		                 "sandbox path '%s' is ward's own mount: use --workdir for /work, or a path below it",
+		                 p);
 	return 0;
 }
 
@@ -198,11 +226,11 @@ static int check_host_dir(const char *what, const char *p, bool want_dir, char *
 {
 	struct stat st;
 	if (!p || p[0] != '/')
-		return bad(err, errlen, "%s '%s' must be an absolute host path", what, p ? p : "");
+		return base_errf(err, errlen, "%s '%s' must be an absolute host path", what, p ? p : "");
 	if (stat(p, &st) < 0)
-		return bad(err, errlen, "%s '%s': %s; create it or fix the path", what, p, strerror(errno));
+		return base_errf(err, errlen, "%s '%s': %s; create it or fix the path", what, p, strerror(errno));
 	if (want_dir && !S_ISDIR(st.st_mode))
-		return bad(err, errlen, "%s '%s' is not a directory", what, p);
+		return base_errf(err, errlen, "%s '%s' is not a directory", what, p);
 	return 0;
 }
 
@@ -220,26 +248,31 @@ static int check_collect(const struct ward_request *r, char *err, size_t errlen)
 			len--;
 		char perr[256];
 		if (len > WARD_MAX_COLLECT_GLOB_LEN)
-			return bad(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
-				   WARD_MAX_COLLECT_GLOB_LEN);
+			return base_errf(err, errlen, "collect glob %zu is longer than %d bytes: give a shorter one", n,
+			                 WARD_MAX_COLLECT_GLOB_LEN);
 		if (strchr(g, '\n'))
-			return bad(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
+			return base_errf(err, errlen, "collect glob %zu has a newline: give globs of one line", n);
 		if (pathguard_check(g, len, perr, sizeof(perr)) < 0)
-			return bad(err, errlen, "collect glob '%s' refused: %s; give a glob relative to /work, "
-						"e.g. \"out/\" or \"**/*.png\"", g, perr);
+			return base_errf(err, errlen,
+			                 "collect glob '%s' refused: %s; give a glob relative to /work, "
+			                 "e.g. \"out/\" or \"**/*.png\"",
+			                 g, perr);
 	}
 	if (!n)
 		return 0;
 	if (n > WARD_MAX_COLLECT_GLOBS)
-		return bad(err, errlen, "collect: %zu globs, at most %d: give fewer (a directory takes all below it)",
-			   n, WARD_MAX_COLLECT_GLOBS);
+		return base_errf(err, errlen,
+		                 "collect: %zu globs, at most %d: give fewer (a directory takes all below it)", n,
+		                 WARD_MAX_COLLECT_GLOBS);
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return bad(err, errlen, "collect needs isolation 'system' (files are read inside the sandbox's "
-					"own view of /work, which 'application' has not): use isolation system, or "
-					"read the files from --workdir yourself");
+		return base_errf(err, errlen,
+		                 "collect needs isolation 'system' (files are read inside the sandbox's "
+		                 "own view of /work, which 'application' has not): use isolation system, or "
+		                 "read the files from --workdir yourself");
 	if (r->report_channel)
-		return bad(err, errlen, "collect is not available with a report channel (test jobs): run the files' "
-					"producer with /exec instead");
+		return base_errf(err, errlen,
+		                 "collect is not available with a report channel (test jobs): run the files' "
+		                 "producer with /exec instead");
 	return 0;
 }
 
@@ -249,16 +282,18 @@ static int check_egress(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->net != WARD_NET_ALLOW) {
 		if (r->negress_allow)
-			return bad(err, errlen, "allowed hosts need the network mode allow (--net allow)");
+			return base_errf(err, errlen, "allowed hosts need the network mode allow (--net allow)");
 		return 0;
 	}
 	if (r->isolation != WARD_ISO_SYSTEM)
-		return bad(err, errlen, "network allow needs isolation system: the proxy serves a sandbox's own "
-					"network namespace");
+		return base_errf(err, errlen,
+		                 "network allow needs isolation system: the proxy serves a sandbox's own "
+		                 "network namespace");
 	if (r->negress_allow == 0 || !r->egress_allow)
-		return bad(err, errlen, "--net allow without a host: give --allow-host NAME (network.allow in a request)");
+		return base_errf(err, errlen,
+		                 "--net allow without a host: give --allow-host NAME (network.allow in a request)");
 	if (r->negress_allow > EGRESS_MAX_PATTERNS || r->negress_resolve > EGRESS_MAX_PATTERNS)
-		return bad(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
+		return base_errf(err, errlen, "too many egress patterns or pins: at most %d each", EGRESS_MAX_PATTERNS);
 	struct egress_pattern p;
 	for (size_t i = 0; i < r->negress_allow; i++)
 		if (!r->egress_allow[i] || egress_pattern_parse(r->egress_allow[i], &p, err, errlen) < 0)
@@ -307,11 +342,11 @@ static int check_env(char *const *env, char *err, size_t errlen)
 	for (char *const *e = env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
-			return bad(err, errlen, "environment entry '%s' is not K=V", *e);
+			return base_errf(err, errlen, "environment entry '%s' is not K=V", *e);
 		for (const char *c = *e; c < eq; c++)
 			if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
 			      (c > *e && *c >= '0' && *c <= '9')))
-				return bad(err, errlen, "environment name in '%s' is not a valid name", *e);
+				return base_errf(err, errlen, "environment name in '%s' is not a valid name", *e);
 	}
 	return 0;
 }
@@ -321,7 +356,7 @@ static int check_env(char *const *env, char *err, size_t errlen)
 static int check_mounts(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->nmounts > 64)
-		return bad(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
+		return base_errf(err, errlen, "too many mounts (%zu): at most 64", r->nmounts);
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ward_mount *m = &r->mounts[i];
 		if (check_host_dir("bind source", m->host_path, false, err, errlen) < 0)
@@ -339,20 +374,20 @@ static int check_mounts(const struct ward_request *r, char *err, size_t errlen)
 static int check_files(const struct ward_request *r, char *err, size_t errlen)
 {
 	if (r->nfiles > WARD_MAX_FILES)
-		return bad(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
+		return base_errf(err, errlen, "too many files (%zu): at most %d", r->nfiles, WARD_MAX_FILES);
 	size_t total = 0;
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const struct ward_file *f = &r->files[i];
 		if (!f->path)
-			return bad(err, errlen, "file %zu has no path", i);
+			return base_errf(err, errlen, "file %zu has no path", i);
 		char perr[256];
 		if (pathguard_check(f->path, strlen(f->path), perr, sizeof(perr)) < 0)
-			return bad(err, errlen, "file '%s' refused: %s", f->path, perr);
+			return base_errf(err, errlen, "file '%s' refused: %s", f->path, perr);
 		if (f->mode & ~07777u)
-			return bad(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
+			return base_errf(err, errlen, "file '%s': mode %o is not a permission mode", f->path, f->mode);
 		total += f->len;
 		if (total > WARD_MAX_FILES_BYTES)
-			return bad(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
+			return base_errf(err, errlen, "files are larger than %u bytes in all", WARD_MAX_FILES_BYTES);
 	}
 	return 0;
 }
@@ -361,28 +396,29 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 {
 	if (r->argv && r->argv[0]) {
 		if (r->argv[0][0] == 0)
-			return bad(err, errlen, "the program name is empty: give a program to run");
+			return base_errf(err, errlen, "the program name is empty: give a program to run");
 	} else if (r->shell) {
 		/* an empty shell string is allowed: sh -c '' exits 0 */
 	} else
-		return bad(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
+		return base_errf(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
 
 	if (r->isolation != WARD_ISO_SYSTEM && r->isolation != WARD_ISO_APPLICATION)
-		return bad(err, errlen, "unknown isolation level: use system or application");
+		return base_errf(err, errlen, "unknown isolation level: use system or application");
 	if (r->isolation == WARD_ISO_APPLICATION) {
 		/* the operator's opt-in, never the request's */
 		const char *allow = getenv("WARD_ALLOW_APPLICATION");
 		if (!allow || strcmp(allow, "1") != 0)
-			return bad(err, errlen, "isolation 'application' gives no kernel isolation and is off by default: "
-						"set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
+			return base_errf(err, errlen,
+			                 "isolation 'application' gives no kernel isolation and is off by default: "
+			                 "set WARD_ALLOW_APPLICATION=1 in ward's environment to allow it");
 	}
 	if (r->net != WARD_NET_NONE && r->net != WARD_NET_LOOPBACK && r->net != WARD_NET_ALLOW)
-		return bad(err, errlen, "unknown network mode: use none, loopback or allow");
+		return base_errf(err, errlen, "unknown network mode: use none, loopback or allow");
 	if (check_egress(r, err, errlen) < 0)
 		return -1;
 	if (r->work_link && !work_link_ok(r->work_link))
-		return bad(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
-			   r->work_link);
+		return base_errf(err, errlen, "work_link '%s': give /home/NAME, NAME of a-z 0-9 _ - (at most 32)",
+		                 r->work_link);
 
 	if (check_limits(&r->limits, err, errlen) < 0)
 		return -1;
@@ -399,21 +435,27 @@ int ward_request_validate(const struct ward_request *r, char *err, size_t errlen
 	if (check_mounts(r, err, errlen) < 0 || check_files(r, err, errlen) < 0)
 		return -1;
 	if (r->stdin_set && r->stdin_len > WARD_MAX_STDIN_BYTES)
-		return bad(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
+		return base_errf(err, errlen, "stdin is larger than %u bytes", WARD_MAX_STDIN_BYTES);
 	if (r->report_channel && (r->report_limit == 0 || r->report_limit > (64u << 20)))
-		return bad(err, errlen, "report limit must be from 1 byte to 64 MiB");
+		return base_errf(err, errlen, "report limit must be from 1 byte to 64 MiB");
 	return 0;
 }
 
 const char *ward_status_name(enum ward_status st)
 {
 	switch (st) {
-	case WARD_ST_OK: return "ok";
-	case WARD_ST_NONZERO: return "nonzero";
-	case WARD_ST_SIGNAL: return "signal";
-	case WARD_ST_TIMEOUT: return "timeout";
-	case WARD_ST_MEMORY: return "memory";
-	case WARD_ST_ERROR: return "error";
+	case WARD_ST_OK:
+		return "ok";
+	case WARD_ST_NONZERO:
+		return "nonzero";
+	case WARD_ST_SIGNAL:
+		return "signal";
+	case WARD_ST_TIMEOUT:
+		return "timeout";
+	case WARD_ST_MEMORY:
+		return "memory";
+	case WARD_ST_ERROR:
+		return "error";
 	}
 	return "error";
 }

@@ -9,12 +9,12 @@
 #include "ward.h"
 
 struct limit_desc {
-	const char *option;  /* CLI option, e.g. "--timeout" */
+	const char *option; /* CLI option, e.g. "--timeout" */
 	const char *unit;
 	double dflt;
-	double min, max;     /* inclusive bounds */
+	double min, max; /* inclusive bounds */
 	const char *help;
-	const char *field;   /* its member of a request's "limits" (SPEC §5) */
+	const char *field; /* its member of a request's "limits" (SPEC §5) */
 	/* ward serve's maximum for it (SPEC §10): the option and its default
 	 * (0 for --max-cpu: the maximum timeout) */
 	const char *max_option;
@@ -22,8 +22,17 @@ struct limit_desc {
 };
 
 enum {
-	LIM_TIMEOUT, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FSIZE, LIM_TMP, LIM_NOFILE,
-	LIM_COLLECT_FILES, LIM_COLLECT_BYTES, LIM_EGRESS,
+	LIM_TIMEOUT,
+	LIM_CPU,
+	LIM_MEMORY,
+	LIM_PIDS,
+	LIM_OUTPUT,
+	LIM_FSIZE,
+	LIM_TMP,
+	LIM_NOFILE,
+	LIM_COLLECT_FILES,
+	LIM_COLLECT_BYTES,
+	LIM_EGRESS,
 	LIM__COUNT
 };
 

@@ -50,7 +50,7 @@ void trace_phase(const char *phase, double start)
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) < 0)
 		cpu.tv_sec = cpu.tv_nsec = 0;
 	fprintf(stderr, "ward-trace: %s %.0f cpu=%.0f\n", phase, (monotonic_now() - start) * 1e6,
-		(double)cpu.tv_sec * 1e6 + (double)cpu.tv_nsec / 1e3);
+	        (double)cpu.tv_sec * 1e6 + (double)cpu.tv_nsec / 1e3);
 }
 
 enum { NB_PLAIN, NB_OWN, NB_SOCK, NB_GUARDED };
@@ -327,8 +327,9 @@ static void live_finish(struct capbuf *c, const char *out, size_t n)
 		return;
 	c->live_dropped = head_rest + n - sent;
 	char marker[128];
-	int m = snprintf(marker, sizeof(marker), "\n[ward: %llu bytes dropped: the reader of ward's output did not keep up]\n",
-			 (unsigned long long)c->live_dropped);
+	int m = snprintf(marker, sizeof(marker),
+	                 "\n[ward: %llu bytes dropped: the reader of ward's output did not keep up]\n",
+	                 (unsigned long long)c->live_dropped);
 	size_t off = 0;
 	live_offer(c, marker, (size_t)m, &off); /* when it still fits */
 }
@@ -409,7 +410,7 @@ static void seccomp_withdrawn(struct ward_seccomp_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	ev->nr = -1;
 	snprintf(ev->text, sizeof(ev->text),
-		 "ward: seccomp: blocked a system call (interrupted before ward read which); sandbox killed (SIGSYS)");
+	         "ward: seccomp: blocked a system call (interrupted before ward read which); sandbox killed (SIGSYS)");
 }
 
 /* The command's stdin: the request's bytes, or what is relayed from the
@@ -417,7 +418,7 @@ static void seccomp_withdrawn(struct ward_seccomp_event *ev)
 struct feed {
 	const unsigned char *data;
 	size_t len, off;
-	struct nbfd src;       /* fd -1: nothing (more) to relay */
+	struct nbfd src; /* fd -1: nothing (more) to relay */
 	unsigned char *buf;
 };
 
@@ -461,16 +462,16 @@ enum { P_OUT, P_ERR, P_REP, P_CTL, P_IN, P_PID, P_NSOCK, P_LIS, P_N, P_LOUT = P_
 
 /* One run of the loop: what it polls and what it has seen so far. */
 struct loop {
-	int fds[P_N];          /* -1: closed, or not given */
+	int fds[P_N]; /* -1: closed, or not given */
 	struct pollfd pfd[P_ALL];
-	char *buf;             /* 64 KiB, for every read */
-	struct feed in;        /* the command's stdin */
-	size_t rep_cap;        /* what s->report has room for */
-	double deadline;       /* monotonic: the wall-clock limit */
-	double exited_at;      /* when the top process went; 0: not yet */
+	char *buf;        /* 64 KiB, for every read */
+	struct feed in;   /* the command's stdin */
+	size_t rep_cap;   /* what s->report has room for */
+	double deadline;  /* monotonic: the wall-clock limit */
+	double exited_at; /* when the top process went; 0: not yet */
 	double next_cpu_check;
-	bool killed;           /* the tree has been killed (once is enough) */
-	bool cpu_watch;        /* the tree-wide CPU limit is read from the cgroup */
+	bool killed;    /* the tree has been killed (once is enough) */
+	bool cpu_watch; /* the tree-wide CPU limit is read from the cgroup */
 };
 
 /* Take the run's fds (non-blocking from now on) and start the captures.
@@ -494,7 +495,8 @@ static int loop_begin(struct supervise *s, struct loop *l)
 		capbuf_observe(&s->out, s->observe_fd, WARD_OBSERVE_STDOUT);
 		capbuf_observe(&s->err, s->observe_fd, WARD_OBSERVE_STDERR);
 	}
-	const int given[P_N] = {s->out_fd, s->err_fd, s->report_fd, s->ctl_fd, s->stdin_fd, s->pidfd, s->notify_sock, -1};
+	const int given[P_N] = {s->out_fd,   s->err_fd, s->report_fd,   s->ctl_fd,
+	                        s->stdin_fd, s->pidfd,  s->notify_sock, -1};
 	memcpy(l->fds, given, sizeof(given));
 	for (int i = 0; i < P_N; i++)
 		if (l->fds[i] >= 0 && i != P_PID)
@@ -599,7 +601,7 @@ static void loop_arm(struct supervise *s, struct loop *l)
 	/* the observer: its going away (POLLHUP), and room for what it did not take */
 	bool obs_wait = capbuf_observe_blocked(&s->out) || capbuf_observe_blocked(&s->err);
 	pfd[P_OBS] = (struct pollfd){.fd = s->observe_fd > 0 && !l->killed ? s->observe_fd : -1,
-				     .events = obs_wait ? POLLOUT : 0};
+	                             .events = obs_wait ? POLLOUT : 0};
 }
 
 /* stdout and stderr: capture what is there, and offer the live reader

@@ -24,8 +24,8 @@ struct ward_cgroup;
  * socket MSG_DONTWAIT, a regular file plain calls; where reopening fails,
  * each call is preceded by a poll and kept to PIPE_BUF bytes. */
 struct nbfd {
-	int fd;            /* what to poll and call: the private copy or the caller's fd */
-	int own;           /* the private description, or -1 */
+	int fd;  /* what to poll and call: the private copy or the caller's fd */
+	int own; /* the private description, or -1 */
 	unsigned char kind;
 };
 struct nbfd nbfd_open(int fd, bool for_write);
@@ -46,26 +46,26 @@ struct capbuf {
 	size_t head_cap, tail_cap;
 	char *head;
 	size_t head_len;
-	char *tail;        /* ring of tail_cap bytes */
-	size_t tail_pos;   /* next write position */
+	char *tail;      /* ring of tail_cap bytes */
+	size_t tail_pos; /* next write position */
 	size_t tail_len;
 	uint64_t total;
-	int live_fd;       /* -1 = capture only */
-	struct nbfd live;  /* how live_fd is written */
-	size_t live_sent;  /* bytes of the head written to live_fd */
-	bool live_broken;  /* writing to live_fd failed (its reader went away) */
-	uint64_t live_dropped;       /* bytes a stalled reader never took */
-	double live_until;           /* monotonic: capbuf_finish waits at least this long for
+	int live_fd;                /* -1 = capture only */
+	struct nbfd live;           /* how live_fd is written */
+	size_t live_sent;           /* bytes of the head written to live_fd */
+	bool live_broken;           /* writing to live_fd failed (its reader went away) */
+	uint64_t live_dropped;      /* bytes a stalled reader never took */
+	double live_until;          /* monotonic: capbuf_finish waits at least this long for
 				      * a stalled reader (the run's deadline) */
-	const volatile int *cancel;  /* stops that wait */
-	int obs_fd;        /* -1, or where the head is observed (ward_request.observe_fd) */
-	unsigned char obs_id;        /* WARD_OBSERVE_STDOUT or _STDERR */
-	char *obs_buf;               /* the head's bytes not yet sent to it (OBS_PENDING at most) */
+	const volatile int *cancel; /* stops that wait */
+	int obs_fd;                 /* -1, or where the head is observed (ward_request.observe_fd) */
+	unsigned char obs_id;       /* WARD_OBSERVE_STDOUT or _STDERR */
+	char *obs_buf;              /* the head's bytes not yet sent to it (OBS_PENDING at most) */
 	size_t obs_len;
-	double obs_since;            /* monotonic: when obs_buf's first byte came */
-	uint64_t obs_dropped;        /* observed bytes dropped, not yet announced */
-	bool obs_blocked;            /* the observer took nothing the last time */
-	bool obs_gone;               /* the observer closed its end */
+	double obs_since;     /* monotonic: when obs_buf's first byte came */
+	uint64_t obs_dropped; /* observed bytes dropped, not yet announced */
+	bool obs_blocked;     /* the observer took nothing the last time */
+	bool obs_gone;        /* the observer closed its end */
 };
 
 /* How long report_to_eof reads on after the top process went. */
@@ -104,33 +104,33 @@ void capbuf_free(struct capbuf *c);
 
 struct supervise {
 	/* in */
-	int pidfd;                 /* the run's top process */
-	int out_fd, err_fd;        /* read ends, -1 if none */
-	int report_fd;             /* read end, -1 if none */
-	int ctl_fd;                /* read end of the backend's control pipe, -1 if none */
-	int stdin_fd;              /* write end for stdin_data or stdin_src, -1 if none */
-	int stdin_src;             /* the caller's fd whose bytes are relayed into stdin_fd
+	int pidfd;          /* the run's top process */
+	int out_fd, err_fd; /* read ends, -1 if none */
+	int report_fd;      /* read end, -1 if none */
+	int ctl_fd;         /* read end of the backend's control pipe, -1 if none */
+	int stdin_fd;       /* write end for stdin_data or stdin_src, -1 if none */
+	int stdin_src;      /* the caller's fd whose bytes are relayed into stdin_fd
 				    * (ward run --stdin): the command never holds it.  -1 if
 				    * none; not closed */
-	int notify_sock;           /* where the command sends its seccomp listener, -1 if none */
-	int observe_fd;            /* ward_request.observe_fd, or -1 (0 counts as none too: an
+	int notify_sock;    /* where the command sends its seccomp listener, -1 if none */
+	int observe_fd;     /* ward_request.observe_fd, or -1 (0 counts as none too: an
 				    * initializer that leaves it out); borrowed, not closed */
 	const unsigned char *stdin_data;
 	size_t stdin_len;
 	double timeout_s, cpu_s;
-	struct ward_cgroup *cg;    /* for the tree-wide CPU limit, may be NULL */
+	struct ward_cgroup *cg; /* for the tree-wide CPU limit, may be NULL */
 	void (*kill_tree)(void *arg);
 	void *kill_arg;
 	uint64_t output_limit;
-	bool output_kill;          /* a stream past output_limit kills the tree (output_exceeded) */
-	int live_fd[2];            /* -1 = capture */
+	bool output_kill; /* a stream past output_limit kills the tree (output_exceeded) */
+	int live_fd[2];   /* -1 = capture */
 	size_t report_limit;
-	double start;              /* monotonic seconds, when the run began */
+	double start;               /* monotonic seconds, when the run began */
 	const volatile int *cancel; /* see ward_request.cancel */
-	bool report_to_eof;        /* the report channel is read to its end after the top
+	bool report_to_eof;         /* the report channel is read to its end after the top
 				    * process went (files out: nothing else holds it then),
 				    * for up to REPORT_DRAIN_S, not only the grace period */
-	bool end_at_report;        /* a line "X STATUS" on the control pipe counts as the
+	bool end_at_report;         /* a line "X STATUS" on the control pipe counts as the
 				    * top process's exit: stop there, without waiting for
 				    * it to be gone (its teardown happens off the reply path) */
 
@@ -139,13 +139,13 @@ struct supervise {
 	char *report;
 	size_t report_len;
 	bool report_truncated;
-	char ctl[1024];            /* what the control pipe said (NUL-terminated) */
+	char ctl[1024]; /* what the control pipe said (NUL-terminated) */
 	size_t ctl_len;
-	bool timed_out;            /* wall clock */
-	bool cpu_exceeded;         /* tree-wide CPU limit (cgroup accounting) */
-	bool output_exceeded;      /* output_kill: a stream passed output_limit, the tree was killed */
-	bool cancelled;            /* *cancel became non-zero, or the observer went away */
-	bool seccomp_killed;       /* a fatal syscall was caught through the listener */
+	bool timed_out;       /* wall clock */
+	bool cpu_exceeded;    /* tree-wide CPU limit (cgroup accounting) */
+	bool output_exceeded; /* output_kill: a stream passed output_limit, the tree was killed */
+	bool cancelled;       /* *cancel became non-zero, or the observer went away */
+	bool seccomp_killed;  /* a fatal syscall was caught through the listener */
 	int seccomp_nr;
 };
 

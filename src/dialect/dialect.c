@@ -8,7 +8,7 @@
 #include "wire/utf8.h"
 
 void dialect_limits(struct server *s, const struct ward_language *lang, struct ward_limits *compile,
-		    struct ward_judge_limits *run)
+                    struct ward_judge_limits *run)
 {
 	struct ward_judge_limits c;
 	memset(run, 0, sizeof(*run));

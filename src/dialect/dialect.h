@@ -16,7 +16,7 @@
 /* A job's limits: the runner's defaults under its maxima, the language's
  * own defaults over them (as POST /judge does). */
 void dialect_limits(struct server *s, const struct ward_language *lang, struct ward_limits *compile,
-		    struct ward_judge_limits *run);
+                    struct ward_judge_limits *run);
 /* Run job on this thread (a worker's, or a dialect's runner holding a
  * slot) as POST /judge runs one (serve_judge), all its tests in parallel
  * unless it says otherwise. */

@@ -42,7 +42,7 @@ int ward_run_pooled(struct ward_pool *pool, const struct ward_request *req, stru
 
 	struct backend_outcome o = {0};
 	int r = req->isolation == WARD_ISO_SYSTEM ? backend_system_run(pool, req, res, &o, start)
-						  : backend_application_run(req, res, &o, start);
+	                                          : backend_application_run(req, res, &o, start);
 	free(env);
 	return result_from_outcome(&o, r, res, start);
 }

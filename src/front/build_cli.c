@@ -20,23 +20,23 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ward image build [-f Dockerfile] -t NAME[:TAG] [OPTIONS] CONTEXT\n\n"
-		   "  -f, --file FILE          the Dockerfile (default CONTEXT/Dockerfile; - reads stdin)\n"
-		   "  -t, --tag NAME[:TAG]     the image's name in the store\n"
-		   "  --build-arg K=V          an ARG's value (repeatable)\n"
-		   "  --no-cache               run every step again\n"
-		   "  --net none|allow         RUN steps have no network (none, the default), or reach only the\n"
-		   "                           --egress-allow names through ward's proxy (HTTP_PROXY is set)\n"
-		   "  --egress-allow HOSTS     names RUN may reach, comma-separated or repeated (pypi.org,\n"
-		   "                           *.debian.org, host:port)\n"
-		   "  --egress-resolve N:ADDR  pin a name to an address (repeatable)\n"
-		   "  --memory N               a RUN's memory (K, M, G; default 2G), its writes counted too\n"
-		   "  --timeout S              a RUN's wall clock in seconds (default 600)\n"
-		   "  --max-layer-bytes N      a step's layer (default 1G)\n"
-		   "  --max-image-bytes N      the whole image (default 8G)\n"
-		   "  --max-image-inodes N     files in a layer, and copied by one COPY (default 1000000)\n"
-		   "  --verbose                RUN's output as it comes (on stderr)\n"
-		   "  --json                   one result object on stdout\n"
-		   "  --image-store DIR        the store\n");
+	           "  -f, --file FILE          the Dockerfile (default CONTEXT/Dockerfile; - reads stdin)\n"
+	           "  -t, --tag NAME[:TAG]     the image's name in the store\n"
+	           "  --build-arg K=V          an ARG's value (repeatable)\n"
+	           "  --no-cache               run every step again\n"
+	           "  --net none|allow         RUN steps have no network (none, the default), or reach only the\n"
+	           "                           --egress-allow names through ward's proxy (HTTP_PROXY is set)\n"
+	           "  --egress-allow HOSTS     names RUN may reach, comma-separated or repeated (pypi.org,\n"
+	           "                           *.debian.org, host:port)\n"
+	           "  --egress-resolve N:ADDR  pin a name to an address (repeatable)\n"
+	           "  --memory N               a RUN's memory (K, M, G; default 2G), its writes counted too\n"
+	           "  --timeout S              a RUN's wall clock in seconds (default 600)\n"
+	           "  --max-layer-bytes N      a step's layer (default 1G)\n"
+	           "  --max-image-bytes N      the whole image (default 8G)\n"
+	           "  --max-image-inodes N     files in a layer, and copied by one COPY (default 1000000)\n"
+	           "  --verbose                RUN's output as it comes (on stderr)\n"
+	           "  --json                   one result object on stdout\n"
+	           "  --image-store DIR        the store\n");
 }
 
 static int bytes(const char *s, uint64_t *out)
@@ -44,7 +44,10 @@ static int bytes(const char *s, uint64_t *out)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	unsigned sh = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+	unsigned sh = *end == 'K' || *end == 'k'   ? 10
+	              : *end == 'M' || *end == 'm' ? 20
+	              : *end == 'G' || *end == 'g' ? 30
+	                                           : 0;
 	if (sh)
 		end++;
 	if (errno || end == s || *end || s[0] == '-' || v == 0 || (sh && v > (~0ULL >> sh)))
@@ -119,14 +122,17 @@ static int parse(int argc, char **argv, struct args *a)
 				fprintf(stderr, "ward image build: --timeout '%s': give seconds\n", v);
 				return -1;
 			}
-		} else if (!strcmp(s, "--memory") || !strcmp(s, "--max-layer-bytes") || !strcmp(s, "--max-image-bytes") ||
-			   !strcmp(s, "--max-image-inodes")) {
+		} else if (!strcmp(s, "--memory") || !strcmp(s, "--max-layer-bytes") ||
+		           !strcmp(s, "--max-image-bytes") || !strcmp(s, "--max-image-inodes")) {
 			if (bytes(v, &n) < 0) {
-				fprintf(stderr, "ward image build: %s '%s': give a positive number (K, M, G suffixes)\n", s, v);
+				fprintf(stderr,
+				        "ward image build: %s '%s': give a positive number (K, M, G suffixes)\n", s, v);
 				return -1;
 			}
-			*(!strcmp(s, "--memory") ? &a->o.memory_bytes : !strcmp(s, "--max-layer-bytes") ? &a->o.max_layer_bytes
-				: !strcmp(s, "--max-image-bytes") ? &a->o.max_image_bytes : &a->o.max_entries) = n;
+			*(!strcmp(s, "--memory")            ? &a->o.memory_bytes
+			  : !strcmp(s, "--max-layer-bytes") ? &a->o.max_layer_bytes
+			  : !strcmp(s, "--max-image-bytes") ? &a->o.max_image_bytes
+			                                    : &a->o.max_entries) = n;
 		} else if (s[0] == '-' && s[1]) {
 			fprintf(stderr, "ward image build: unknown option '%s'\n", s);
 			return -1;
@@ -160,7 +166,7 @@ static char *read_dockerfile(const struct args *a, size_t *len, char *err, size_
 	char *buf = NULL;
 	if (fd < 0 || store_read_all(fd, (1u << 20) + 1, &buf, len) < 0) {
 		snprintf(err, errlen, "cannot read the Dockerfile %.300s: %s (give -f FILE)", path,
-			 errno == EFBIG ? "over 1 MiB" : strerror(errno));
+		         errno == EFBIG ? "over 1 MiB" : strerror(errno));
 		buf = NULL;
 	}
 	if (fd >= 0)
@@ -171,11 +177,11 @@ static char *read_dockerfile(const struct args *a, size_t *len, char *err, size_
 static void print_json(const struct args *a, const struct ward_build_result *r, int rc, const char *err)
 {
 	json_t *o = rc == 0 ? json_pack("{s:s,s:s,s:i,s:i,s:i,s:I,s:f}", "image", a->tag, "digest", r->digest, "steps",
-					(int)r->steps, "cached", (int)r->cached, "layers", (int)r->layers, "size",
-					(json_int_t)r->size, "seconds", r->seconds)
-			    : json_pack("{s:s,s:s,s:i,s:i,s:b,s:b,s:s,s:i,s:f}", "image", a->tag, "error", err, "line",
-					(int)r->failed_line, "status", r->status, "timed_out", r->timed_out, "oom", r->oom,
-					"output", r->output, "steps", (int)r->steps, "seconds", r->seconds);
+	                                (int)r->steps, "cached", (int)r->cached, "layers", (int)r->layers, "size",
+	                                (json_int_t)r->size, "seconds", r->seconds)
+	                    : json_pack("{s:s,s:s,s:i,s:i,s:b,s:b,s:s,s:i,s:f}", "image", a->tag, "error", err, "line",
+	                                (int)r->failed_line, "status", r->status, "timed_out", r->timed_out, "oom",
+	                                r->oom, "output", r->output, "steps", (int)r->steps, "seconds", r->seconds);
 	char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	puts(t ? t : "{}");
 	free(t);
@@ -221,7 +227,7 @@ int ward_image_build_main(int argc, char **argv)
 		printf("%s\n", r.digest);
 	else if (a.o.progress_fd >= 0)
 		fprintf(stderr, "ward image build: %s %s (%u steps, %u cached, %.2f s)\n", a.tag, r.digest, r.steps,
-			r.cached, r.seconds);
+		        r.cached, r.seconds);
 	ward_image_store_close(s);
 	free(df);
 	for (size_t i = 0; i < a.nlists; i++)

@@ -12,16 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/plan.h"
+#include "dialect/mcp/mcp_main.h"
 #include "front/cli_args.h"
+#include "front/dialects.h"
 #include "front/doctor.h"
 #include "front/frontends.h"
-#include "dialect/mcp/mcp_main.h"
 #include "front/judge_cli.h"
-#include "core/plan.h"
 #include "system/spawner.h"
-#include "wire/wire.h"
 #include "ward.h"
 #include "ward_image.h"
+#include "wire/wire.h"
 
 #ifdef WARD_LEAN
 /* main's argv, set once by main: the lean build's --remote hands the whole
@@ -53,12 +54,13 @@ static int exec_net(char **argv, bool serve)
 		}
 	}
 	execv(WARD_LIBEXECDIR "/ward-net", argv);
-	fprintf(stderr, "ward: cannot run ward-net (needed for serve, test, image and --remote): %s; install it beside "
-			"ward or in %s\n",
-		strerror(errno), WARD_LIBEXECDIR);
+	fprintf(stderr,
+	        "ward: cannot run ward-net (needed for serve, test, image and --remote): %s; install it beside "
+	        "ward or in %s\n",
+	        strerror(errno), WARD_LIBEXECDIR);
 	return WARD_EXIT_FAILED;
 }
-#define ward_serve_main(c, v) exec_net((v)-1, true)
+#define ward_serve_main(c, v, d) exec_net((v)-1, true)
 #define ward_test_main(c, v) exec_net((v)-1, false)
 #define ward_session_main(c, v, t) exec_net((v)-1, false)
 #define ward_image_main(c, v) exec_net((v)-1, false)
@@ -80,19 +82,20 @@ static void on_stop(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "ward %s — run untrusted code in a sandbox\n\n"
-		   "usage: ward run [OPTIONS] -- PROGRAM [ARG...]   a command in a sandbox\n"
-		   "       ward run [OPTIONS] --shell 'STRING'\n"
-		   "       ward serve [OPTIONS]                     the HTTP runner service\n"
-		   "       ward test JOB.json|-                     a test job; prints its report\n"
-		   "       ward doctor [--json]                     what this host can enforce\n"
-		   "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n"
-		   "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n"
-		   "       ward judge --lang L FILE... --tests DIR  build once, run each test, verdicts (SPEC §15)\n"
-		   "       ward languages [--all] [--json]          the languages this host can judge\n"
-		   "       ward mcp [OPTIONS]                       an MCP server on stdin/stdout (SPEC §21)\n\n"
-		   "`ward run --help` lists the options.\n",
-		   WARD_VERSION);
+	fprintf(f,
+	        "ward %s — run untrusted code in a sandbox\n\n"
+	        "usage: ward run [OPTIONS] -- PROGRAM [ARG...]   a command in a sandbox\n"
+	        "       ward run [OPTIONS] --shell 'STRING'\n"
+	        "       ward serve [OPTIONS]                     the HTTP runner service\n"
+	        "       ward test JOB.json|-                     a test job; prints its report\n"
+	        "       ward doctor [--json]                     what this host can enforce\n"
+	        "       ward session new|exec|put|get|ls|rm ...  a runner's sessions (ward session for more)\n"
+	        "       ward image import|pull|ls|inspect|rm ... the image store (ward image for more)\n"
+	        "       ward judge --lang L FILE... --tests DIR  build once, run each test, verdicts (SPEC §15)\n"
+	        "       ward languages [--all] [--json]          the languages this host can judge\n"
+	        "       ward mcp [OPTIONS]                       an MCP server on stdin/stdout (SPEC §21)\n\n"
+	        "`ward run --help` lists the options.\n",
+	        WARD_VERSION);
 }
 
 static char *read_token(const char *file, char *err, size_t errlen)
@@ -304,7 +307,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (c.image && c.remote && !c.req.argv && !c.req.shell) {
 		fprintf(stderr, "ward: --image with --remote: give a command (a runner runs only the command it is "
-				"given on an image)\n");
+		                "given on an image)\n");
 		goto out;
 	}
 	if (c.image && !c.remote && open_image(&c, &root, &img_argv) < 0)
@@ -316,6 +319,7 @@ static int cmd_run(int argc, char **argv)
 	if (open_stdin(&c, &stdin_fd) < 0)
 		goto out;
 	catch_stop_signals(&c.req);
+	ward_cgroup_slots(true); /* one sandbox in this process: its cgroup kept for the next `ward run` */
 	struct ward_result res;
 	int r = run_request(&c, &token, &res);
 	if (r == -2)
@@ -367,7 +371,6 @@ static int cmd_doctor(int argc, char **argv)
 	return d.system_ok ? 0 : 1;
 }
 
-
 int main(int argc, char **argv)
 {
 #ifdef WARD_LEAN
@@ -393,7 +396,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
-		return ward_serve_main(argc - 1, argv + 1);
+		return ward_serve_main(argc - 1, argv + 1, ward_dialects);
 	if (!strcmp(cmd, "test"))
 		return ward_test_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session"))

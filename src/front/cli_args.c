@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front/cli_args.h"
+#include "base/errf.h"
 #include "core/request.h"
+#include "front/cli_args.h"
 
 int parse_seconds(const char *s, double *out)
 {
@@ -45,19 +46,10 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 void cli_print_run_help(FILE *f)
 {
 	fprintf(f, "usage: ward run [OPTIONS] -- PROGRAM [ARG...]\n"
-		   "       ward run [OPTIONS] --shell 'STRING'\n\noptions:\n");
+	           "       ward run [OPTIONS] --shell 'STRING'\n\noptions:\n");
 	for (int i = 0; i < LIM__COUNT; i++) {
 		const struct limit_desc *d = &ward_limit_table[i];
 		char dflt[32];
@@ -68,48 +60,48 @@ void cli_print_run_help(FILE *f)
 		fprintf(f, "  %-16s %-6s %s (default %s)\n", d->option, d->unit[0] ? d->unit : "N", d->help, dflt);
 	}
 	fprintf(f, "  --workdir DIR           host directory mounted read-write at /work (default: an empty tmpfs)\n"
-		   "  --bind HOST[:PATH]      extra read-write mount (repeatable)\n"
-		   "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
-		   "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
-		   "  --image NAME[:TAG]      an image of the store as the root (ward image import); without a\n"
-		   "                          command, its Entrypoint and Cmd run\n"
-		   "  --image-store DIR       the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
-		   "  --env K=V               environment variable (repeatable); nothing else enters\n"
-		   "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
-		   "                          (HTTP_PROXY...) to the --allow-host names only\n"
-		   "  --allow-host H          with --net allow: a name (pypi.org), '*.' suffix or address the proxy\n"
-		   "                          lets through, with an optional :PORT (else 80 and 443; repeatable)\n"
-		   "  --egress-resolve N:A    the proxy reaches name N at address A, whatever A is (repeatable)\n"
-		   "  --stdin FILE|-          standard input (default /dev/null)\n"
-		   "  --json                  capture both streams and print one result object\n"
-		   "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
-		   "                          directory or 'DIR/' takes all below it, '**' any depth)\n"
-		   "  --collect-dir DIR       where --collect's files go (created; default ./" CLI_COLLECT_DIR "); an\n"
-		   "                          existing file is never replaced, a symlink in DIR never followed\n"
-		   "  --isolation system|application   (default system; application needs WARD_ALLOW_APPLICATION=1)\n"
-		   "  --remote URL            run on a ward serve runner (default $WARD_RUNNER_URL)\n"
-		   "  --token-file FILE       bearer token for --remote (default $WARD_RUNNER_TOKEN)\n"
-		   "  --print-plan            print the sandbox's mount plan and exit\n"
-		   "exit status: the program's; 128+N for signal N; 124 timeout; 137 memory; 125 ward failed\n");
+	           "  --bind HOST[:PATH]      extra read-write mount (repeatable)\n"
+	           "  --ro-bind HOST[:PATH]   extra read-only mount (repeatable)\n"
+	           "  --rootfs DIR            use DIR (read-only) as the root filesystem\n"
+	           "  --image NAME[:TAG]      an image of the store as the root (ward image import); without a\n"
+	           "                          command, its Entrypoint and Cmd run\n"
+	           "  --image-store DIR       the image store (default $WARD_IMAGE_STORE, /var/lib/ward/images)\n"
+	           "  --env K=V               environment variable (repeatable); nothing else enters\n"
+	           "  --net none|loopback|allow   network (default none); allow: loopback, and ward's HTTP proxy\n"
+	           "                          (HTTP_PROXY...) to the --allow-host names only\n"
+	           "  --allow-host H          with --net allow: a name (pypi.org), '*.' suffix or address the proxy\n"
+	           "                          lets through, with an optional :PORT (else 80 and 443; repeatable)\n"
+	           "  --egress-resolve N:A    the proxy reaches name N at address A, whatever A is (repeatable)\n"
+	           "  --stdin FILE|-          standard input (default /dev/null)\n"
+	           "  --json                  capture both streams and print one result object\n"
+	           "  --collect GLOB          after the run, copy /work's files GLOB matches (repeatable; a\n"
+	           "                          directory or 'DIR/' takes all below it, '**' any depth)\n"
+	           "  --collect-dir DIR       where --collect's files go (created; default ./" CLI_COLLECT_DIR "); an\n"
+	           "                          existing file is never replaced, a symlink in DIR never followed\n"
+	           "  --isolation system|application   (default system; application needs WARD_ALLOW_APPLICATION=1)\n"
+	           "  --remote URL            run on a ward serve runner (default $WARD_RUNNER_URL)\n"
+	           "  --token-file FILE       bearer token for --remote (default $WARD_RUNNER_TOKEN)\n"
+	           "  --print-plan            print the sandbox's mount plan and exit\n"
+	           "exit status: the program's; 128+N for signal N; 124 timeout; 137 memory; 125 ward failed\n");
 }
 
 static int add_mount(struct cli_run *c, size_t *n, const char *arg, bool ro, char *err, size_t errlen)
 {
 	if (*n >= CLI_MAX_LIST)
-		return bad(err, errlen, "too many --bind/--ro-bind options: at most %d", CLI_MAX_LIST);
+		return base_errf(err, errlen, "too many --bind/--ro-bind options: at most %d", CLI_MAX_LIST);
 	char *copy = strdup(arg);
 	if (!copy)
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	c->mount_store[*n] = copy;
 	char *colon = strchr(copy, ':');
 	if (colon) {
 		*colon = 0;
 		if (!colon[1])
-			return bad(err, errlen, "--%s '%s': the sandbox path after ':' is empty", ro ? "ro-bind" : "bind",
-				   arg);
+			return base_errf(err, errlen, "--%s '%s': the sandbox path after ':' is empty",
+			                 ro ? "ro-bind" : "bind", arg);
 	}
 	if (!copy[0])
-		return bad(err, errlen, "--%s '%s': the host path is empty", ro ? "ro-bind" : "bind", arg);
+		return base_errf(err, errlen, "--%s '%s': the host path is empty", ro ? "ro-bind" : "bind", arg);
 	c->mounts[*n].host_path = copy;
 	c->mounts[*n].sandbox_path = colon ? colon + 1 : copy;
 	c->mounts[*n].read_only = ro;
@@ -125,7 +117,7 @@ static int split_option(const char *a, char *name, size_t namelen, const char **
 	const char *eq = strchr(a, '=');
 	size_t nl = eq ? (size_t)(eq - a) : strlen(a);
 	if (nl >= namelen)
-		return bad(err, errlen, "unknown option '%s' (see ward run --help)", a);
+		return base_errf(err, errlen, "unknown option '%s' (see ward run --help)", a);
 	memcpy(name, a, nl);
 	name[nl] = 0;
 	*val = eq ? eq + 1 : NULL;
@@ -143,13 +135,13 @@ static int parse_flag(struct cli_run *c, const char *name, const char *val, char
 	if (!is_flag)
 		return 0;
 	if (val)
-		return bad(err, errlen, "option %s takes no value", name);
+		return base_errf(err, errlen, "option %s takes no value", name);
 	if (!strcmp(name, "--json"))
 		c->json = true;
 	else if (!strcmp(name, "--print-plan"))
 		c->print_plan = true;
 	else
-		return bad(err, errlen, "help");
+		return base_errf(err, errlen, "help");
 	return 1;
 }
 
@@ -157,7 +149,7 @@ static int parse_flag(struct cli_run *c, const char *name, const char *val, char
  * name is one and val is in its range, 0 when name is not one, -1 on
  * error. */
 static int parse_limit(struct ward_request *r, unsigned *given, const char *name, const char *val, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
 	int lim = -1;
 	for (int k = 0; k < LIM__COUNT; k++)
@@ -169,31 +161,52 @@ static int parse_limit(struct ward_request *r, unsigned *given, const char *name
 	uint64_t u;
 	bool secs = lim == LIM_TIMEOUT || lim == LIM_CPU;
 	if (secs ? parse_seconds(val, &d) < 0 : parse_u64(val, &u) < 0)
-		return bad(err, errlen, "%s '%s' is not a %s", name, val, secs ? "number of seconds" : "whole number");
+		return base_errf(err, errlen, "%s '%s' is not a %s", name, val,
+		                 secs ? "number of seconds" : "whole number");
 	if (!secs)
 		d = (double)u;
 	const struct limit_desc *ld = &ward_limit_table[lim];
 	if (d < ld->min || d > ld->max)
-		return bad(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min, ld->max);
+		return base_errf(err, errlen, "%s %s is out of range: use a value from %g to %g", name, val, ld->min,
+		                 ld->max);
 	switch (lim) {
-	case LIM_TIMEOUT: r->limits.timeout_s = d; break;
-	case LIM_CPU: r->limits.cpu_s = d; break;
-	case LIM_MEMORY: r->limits.memory_mb = u; break;
-	case LIM_PIDS: r->limits.pids = (uint32_t)u; break;
-	case LIM_OUTPUT: r->limits.output_limit = u; break;
-	case LIM_FSIZE: r->limits.fsize_mb = u; break;
-	case LIM_TMP: r->limits.tmp_size_mb = u; break;
-	case LIM_NOFILE: r->limits.nofile = (uint32_t)u; break;
-	case LIM_EGRESS: r->limits.egress_bytes = u; break;
-	default: ward_limit_set(&r->limits, lim, d); break;
+	case LIM_TIMEOUT:
+		r->limits.timeout_s = d;
+		break;
+	case LIM_CPU:
+		r->limits.cpu_s = d;
+		break;
+	case LIM_MEMORY:
+		r->limits.memory_mb = u;
+		break;
+	case LIM_PIDS:
+		r->limits.pids = (uint32_t)u;
+		break;
+	case LIM_OUTPUT:
+		r->limits.output_limit = u;
+		break;
+	case LIM_FSIZE:
+		r->limits.fsize_mb = u;
+		break;
+	case LIM_TMP:
+		r->limits.tmp_size_mb = u;
+		break;
+	case LIM_NOFILE:
+		r->limits.nofile = (uint32_t)u;
+		break;
+	case LIM_EGRESS:
+		r->limits.egress_bytes = u;
+		break;
+	default:
+		ward_limit_set(&r->limits, lim, d);
+		break;
 	}
 	*given |= 1u << lim;
 	return 1;
 }
 
 /* An option that takes a value, the value given.  0, or -1 on error. */
-static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, const char *val, char *err,
-			size_t errlen)
+static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, const char *val, char *err, size_t errlen)
 {
 	struct ward_request *r = &c->req;
 	int lim = parse_limit(r, &c->limits_given, name, val, err, errlen);
@@ -205,7 +218,8 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 		r->rootfs = val;
 	} else if (!strcmp(name, "--image")) {
 		if (!val[0])
-			return bad(err, errlen, "--image is empty: give NAME[:TAG] of an imported image (ward image ls)");
+			return base_errf(err, errlen,
+			                 "--image is empty: give NAME[:TAG] of an imported image (ward image ls)");
 		c->image = val;
 		r->image_name = val;
 	} else if (!strcmp(name, "--image-store")) {
@@ -215,42 +229,42 @@ static int parse_option(struct cli_run *c, size_t *nmounts, const char *name, co
 			return -1;
 	} else if (!strcmp(name, "--env")) {
 		if (c->nenv >= CLI_MAX_LIST)
-			return bad(err, errlen, "too many --env options: at most %d", CLI_MAX_LIST);
+			return base_errf(err, errlen, "too many --env options: at most %d", CLI_MAX_LIST);
 		if (!strchr(val, '=') || val[0] == '=')
-			return bad(err, errlen, "--env '%s' is not K=V", val);
+			return base_errf(err, errlen, "--env '%s' is not K=V", val);
 		c->env[c->nenv++] = (char *)val;
 	} else if (!strcmp(name, "--net")) {
 		if (ward_net_parse(val, &r->net) < 0)
-			return bad(err, errlen, "--net '%s' is not none, loopback or allow", val);
+			return base_errf(err, errlen, "--net '%s' is not none, loopback or allow", val);
 	} else if (!strcmp(name, "--allow-host") || !strcmp(name, "--egress-resolve")) {
 		bool allow = name[2] == 'a';
 		size_t *n = allow ? &c->nallow : &c->nresolve;
 		if (*n >= CLI_MAX_LIST)
-			return bad(err, errlen, "too many %s options: at most %d", name, CLI_MAX_LIST);
+			return base_errf(err, errlen, "too many %s options: at most %d", name, CLI_MAX_LIST);
 		(allow ? c->allow : c->resolve)[(*n)++] = val;
 	} else if (!strcmp(name, "--isolation")) {
 		if (!strcmp(val, "off"))
-			return bad(err, errlen, "--isolation off never runs code: use system or application");
+			return base_errf(err, errlen, "--isolation off never runs code: use system or application");
 		if (ward_isolation_parse(val, &r->isolation) < 0)
-			return bad(err, errlen, "--isolation '%s' is not system or application", val);
+			return base_errf(err, errlen, "--isolation '%s' is not system or application", val);
 	} else if (!strcmp(name, "--stdin")) {
 		c->stdin_path = val;
 	} else if (!strcmp(name, "--shell")) {
 		r->shell = val;
 	} else if (!strcmp(name, "--collect")) {
 		if (c->ncollect >= CLI_MAX_LIST)
-			return bad(err, errlen, "too many --collect options: at most %d", CLI_MAX_LIST);
+			return base_errf(err, errlen, "too many --collect options: at most %d", CLI_MAX_LIST);
 		c->collect[c->ncollect++] = (char *)val;
 	} else if (!strcmp(name, "--collect-dir")) {
 		if (!val[0])
-			return bad(err, errlen, "--collect-dir is empty: give a directory");
+			return base_errf(err, errlen, "--collect-dir is empty: give a directory");
 		c->collect_dir = val;
 	} else if (!strcmp(name, "--remote")) {
 		c->remote = val;
 	} else if (!strcmp(name, "--token-file")) {
 		c->token_file = val;
 	} else {
-		return bad(err, errlen, "unknown option '%s' (see ward run --help)", name);
+		return base_errf(err, errlen, "unknown option '%s' (see ward run --help)", name);
 	}
 	return 0;
 }
@@ -272,7 +286,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 			break;
 		}
 		if (strncmp(a, "--", 2) != 0)
-			return bad(err, errlen, "unexpected argument '%s': put the command after --, or use --shell", a);
+			return base_errf(err, errlen,
+			                 "unexpected argument '%s': put the command after --, or use --shell", a);
 		/* --opt=value or --opt value */
 		char name[64];
 		const char *val = NULL;
@@ -285,7 +300,7 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 			continue;
 		if (!val) {
 			if (i + 1 >= argc)
-				return bad(err, errlen, "option %s needs a value", name);
+				return base_errf(err, errlen, "option %s needs a value", name);
 			val = argv[++i];
 		}
 		if (parse_option(c, &nmounts, name, val, err, errlen) < 0)
@@ -293,17 +308,18 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	}
 	if (i < argc) {
 		if (r->shell)
-			return bad(err, errlen, "give either --shell 'STRING' or -- PROGRAM [ARG...], not both");
+			return base_errf(err, errlen, "give either --shell 'STRING' or -- PROGRAM [ARG...], not both");
 		r->argv = argv + i;
 	} else if (!r->shell && !c->image) {
-		return bad(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
+		return base_errf(err, errlen, "no command: give PROGRAM [ARG...] after --, or --shell 'STRING'");
 	}
 	if (c->image && r->rootfs)
-		return bad(err, errlen, "give --image or --rootfs, not both");
+		return base_errf(err, errlen, "give --image or --rootfs, not both");
 	if (c->nenv)
 		r->env = c->env;
 	if (c->collect_dir && !c->ncollect)
-		return bad(err, errlen, "--collect-dir without --collect: give the files to collect with --collect GLOB");
+		return base_errf(err, errlen,
+		                 "--collect-dir without --collect: give the files to collect with --collect GLOB");
 	if (c->ncollect) {
 		r->collect = c->collect;
 		if (!c->collect_dir)
@@ -317,11 +333,12 @@ int cli_parse_run(int argc, char **argv, struct cli_run *c, char *err, size_t er
 	r->egress_resolve = c->resolve;
 	r->negress_resolve = c->nresolve;
 	if (c->nallow && r->net != WARD_NET_ALLOW)
-		return bad(err, errlen, "--allow-host needs --net allow");
+		return base_errf(err, errlen, "--allow-host needs --net allow");
 	if (c->nresolve && c->remote)
-		return bad(err, errlen, "--egress-resolve pins names for a run on this machine; a runner uses its "
-					"operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
-					"no $WARD_RUNNER_URL)");
+		return base_errf(err, errlen,
+		                 "--egress-resolve pins names for a run on this machine; a runner uses its "
+		                 "operator's pins (ward serve --egress-resolve): drop it, or run here (no --remote, "
+		                 "no $WARD_RUNNER_URL)");
 	return 0;
 }
 

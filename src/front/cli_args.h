@@ -14,23 +14,23 @@ struct cli_run {
 	struct ward_request req;
 	bool json;
 	bool print_plan;
-	const char *stdin_path;    /* NULL = /dev/null, "-" = ward's own */
-	const char *remote;        /* --remote or $WARD_RUNNER_URL */
-	const char *token_file;    /* --token-file, for --remote */
+	const char *stdin_path; /* NULL = /dev/null, "-" = ward's own */
+	const char *remote;     /* --remote or $WARD_RUNNER_URL */
+	const char *token_file; /* --token-file, for --remote */
 	struct ward_mount mounts[CLI_MAX_LIST];
 	char *mount_store[CLI_MAX_LIST]; /* split HOST:PATH copies */
 	char *env[CLI_MAX_LIST + 1];
 	size_t nenv;
 	char *collect[CLI_MAX_LIST + 1]; /* --collect GLOB, NULL-terminated */
 	size_t ncollect;
-	const char *collect_dir;   /* --collect-dir, default CLI_COLLECT_DIR */
-	const char *allow[CLI_MAX_LIST];   /* --allow-host (SPEC §13) */
+	const char *collect_dir;         /* --collect-dir, default CLI_COLLECT_DIR */
+	const char *allow[CLI_MAX_LIST]; /* --allow-host (SPEC §13) */
 	size_t nallow;
 	const char *resolve[CLI_MAX_LIST]; /* --egress-resolve NAME:ADDR */
 	size_t nresolve;
-	const char *image;         /* --image NAME[:TAG] (SPEC §14) */
-	const char *image_store;   /* --image-store DIR (NULL: the default) */
-	unsigned limits_given;     /* 1 << LIM_x for each limit option given: a request to a
+	const char *image;       /* --image NAME[:TAG] (SPEC §14) */
+	const char *image_store; /* --image-store DIR (NULL: the default) */
+	unsigned limits_given;   /* 1 << LIM_x for each limit option given: a request to a
 				    * runner carries only these (the others are the runner's
 				    * defaults, within its maxima) */
 };

@@ -47,7 +47,7 @@ void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 		return; /* no --collect: files a (hostile) runner sent anyway go nowhere */
 	if (mkdir(c->collect_dir, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "ward: --collect-dir '%s': %s; give a directory ward may create\n", c->collect_dir,
-			strerror(errno));
+		        strerror(errno));
 		return;
 	}
 	int dfd = open(c->collect_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -67,18 +67,19 @@ void cli_write_collected(const struct cli_run *c, const struct ward_result *res)
 		}
 		bytes += f->size;
 		int r = pathguard_check(f->path, strlen(f->path), NULL, 0) < 0
-				? -EINVAL
-				: pathguard_write(dfd, f->path, f->data, f->size, (f->mode & 0777 & ~mask) | 0600);
+		                ? -EINVAL
+		                : pathguard_write(dfd, f->path, f->data, f->size, (f->mode & 0777 & ~mask) | 0600);
 		if (r < 0)
-			fprintf(stderr, "ward: collected file '%s' not written into '%s': %s%s\n", f->path, c->collect_dir,
-				strerror(-r),
-				r == -EEXIST ? " (ward never replaces a file: give an empty --collect-dir)"
-				: r == -ELOOP ? " (a symlink lies on its way, which ward never follows)"
-					      : "");
+			fprintf(stderr, "ward: collected file '%s' not written into '%s': %s%s\n", f->path,
+			        c->collect_dir, strerror(-r),
+			        r == -EEXIST  ? " (ward never replaces a file: give an empty --collect-dir)"
+			        : r == -ELOOP ? " (a symlink lies on its way, which ward never follows)"
+			                      : "");
 	}
 	if (res->files_truncated || cut)
-		fprintf(stderr, "ward: --collect: not every file came back (a cap was reached: --collect-max-files %u, "
-				"--collect-max-bytes %llu)\n",
-			c->req.limits.collect_max_files, (unsigned long long)c->req.limits.collect_max_bytes);
+		fprintf(stderr,
+		        "ward: --collect: not every file came back (a cap was reached: --collect-max-files %u, "
+		        "--collect-max-bytes %llu)\n",
+		        c->req.limits.collect_max_files, (unsigned long long)c->req.limits.collect_max_bytes);
 	close(dfd);
 }

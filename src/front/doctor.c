@@ -25,8 +25,8 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/container.h"
 #include "sandbox/landlock.h"
-#include "sandbox/seccomp.h"
 #include "sandbox/overlay.h"
+#include "sandbox/seccomp.h"
 #include "ward.h"
 #include "ward_image.h"
 #include "ward_judge.h"
@@ -51,8 +51,9 @@ static void languages_item(struct doctor_report *r)
 	const char *path = ward_languages_default_path(buf, sizeof(buf));
 	struct ward_languages t;
 	if (!path) {
-		item(r, "languages", false, "no language table (make install puts languages.json in share/ward; or set "
-					    "$WARD_LANGUAGES): ward judge and POST /judge have no language");
+		item(r, "languages", false,
+		     "no language table (make install puts languages.json in share/ward; or set "
+		     "$WARD_LANGUAGES): ward judge and POST /judge have no language");
 		return;
 	}
 	if (ward_languages_load(path, &t, err, sizeof(err)) < 0) {
@@ -90,10 +91,12 @@ static void egress_item(struct doctor_report *r)
 	struct ward_result res;
 	bool ok = ward_run(&req, &res) == 0 && res.status == WARD_ST_OK && res.egress_on;
 	if (ok)
-		item(r, "egress", true, "--net allow works: a sandbox ran with ward's proxy on its 127.0.0.1:3128 "
-					"(ward serve offers it only with --egress-allow)");
+		item(r, "egress", true,
+		     "--net allow works: a sandbox ran with ward's proxy on its 127.0.0.1:3128 "
+		     "(ward serve offers it only with --egress-allow)");
 	else
-		item(r, "egress", false, "--net allow is unavailable: %s", res.error[0] ? res.error : "the test run failed");
+		item(r, "egress", false, "--net allow is unavailable: %s",
+		     res.error[0] ? res.error : "the test run failed");
 	ward_result_free(&res);
 }
 
@@ -111,7 +114,7 @@ static int read_int_file(const char *path, long *v)
 static int try_namespaces(void)
 {
 	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
-			      CLONE_NEWCGROUP | SIGCHLD;
+	                      CLONE_NEWCGROUP | SIGCHLD;
 	pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, 0, 0, 0);
 	if (pid < 0)
 		return -errno;
@@ -133,9 +136,15 @@ static void migration_item(struct doctor_report *r)
 		item(r, "migration", true, "moving a process into a cgroup took %.2f ms after an idle moment", ms);
 	else
 		item(r, "migration", false,
-		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless the kernel favours dynamic changes): each "
-		     "session exec pays it, and each sandbox on cgroup v1; ward serve --favor-dynmods makes it "
-		     "~0.1 ms", ms);
+		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless "
+		     "the kernel "
+		     "favours dynamic changes): ward moves ahead what it can (a pooled sandbox; a session's first "
+		     "exec, "
+		     "armed as the session starts, and its next, armed while it idles), but a fresh sandbox on cgroup "
+		     "v1 "
+		     "and a session exec right behind another still pay it; ward serve --favor-dynmods makes it ~0.1 "
+		     "ms",
+		     ms);
 }
 
 /* The image store (SPEC §14): where it is, how many images, how big. */
@@ -145,8 +154,9 @@ static void migration_item(struct doctor_report *r)
 static void oom_item(struct doctor_report *r)
 {
 	if (geteuid() != 0) {
-		item(r, "oom-shield", false, "not root: a session's PID 1 cannot be shielded from the OOM killer (a "
-					      "memory kill inside a session may end it)");
+		item(r, "oom-shield", false,
+		     "not root: a session's PID 1 cannot be shielded from the OOM killer (a "
+		     "memory kill inside a session may end it)");
 		return;
 	}
 	char line[256];
@@ -160,10 +170,10 @@ static void oom_item(struct doctor_report *r)
 	bool ok = eff & (1ull << 24); /* CAP_SYS_RESOURCE */
 	item(r, "oom-shield", ok,
 	     ok ? "a session's PID 1 is shielded from the OOM killer (oom_score_adj -1000): a memory kill ends "
-		  "what ran in it, never the session"
-		: "root here lacks CAP_SYS_RESOURCE (a container's bounding set?): a session's PID 1 cannot be "
-		  "shielded from the OOM killer, so a memory kill inside a session may end it; give ward the "
-		  "capability to keep sessions alive through memory kills");
+	          "what ran in it, never the session"
+	        : "root here lacks CAP_SYS_RESOURCE (a container's bounding set?): a session's PID 1 cannot be "
+	          "shielded from the OOM killer, so a memory kill inside a session may end it; give ward the "
+	          "capability to keep sessions alive through memory kills");
 }
 
 static void images_item(struct doctor_report *r)
@@ -177,6 +187,52 @@ static void images_item(struct doctor_report *r)
 	else
 		item(r, "images", true, "store %s: %llu image%s, %.1f MiB of layers", path, (unsigned long long)n,
 		     n == 1 ? "" : "s", (double)bytes / 1048576.0);
+}
+
+/* What E2B's code interpreter finds in a root (SPEC §18): IPython or the
+ * plain kernel, node (and TypeScript), bash; into out, one line. */
+static void interp_probe(const struct ward_image_root *image, char *out, size_t n)
+{
+	static const char probe[] =
+		"python3 -c 'import IPython; print(\"IPython \" + IPython.__version__)' 2>/dev/null ||"
+		" { command -v python3 >/dev/null && echo 'python3 without IPython (the plain kernel)' || echo 'no "
+	        "python3'; }\n"
+		"if command -v node >/dev/null; then printf 'node %s' \"$(node --version)\";"
+		" node -e 'try { process.stdout.write(\" with TypeScript \" + require(\"typescript\").version) } catch "
+	        "(e) {}';"
+		" echo; else echo 'no node (no js, ts)'; fi\n"
+		"command -v bash >/dev/null && echo bash || echo 'no bash'\n";
+	char *argv[] = {"/bin/sh", "-c", (char *)probe, NULL};
+	struct ward_request req;
+	ward_request_init(&req);
+	req.argv = argv;
+	req.capture = true;
+	req.image = image;
+	req.limits.timeout_s = 20;
+	struct ward_result res;
+	if (ward_run(&req, &res) != 0 || !res.out.data) {
+		snprintf(out, n, "cannot tell: %.200s", res.error[0] ? res.error : "the probe did not run");
+		ward_result_free(&res);
+		return;
+	}
+	size_t k = 0;
+	for (char *line = strtok(res.out.data, "\n"); line && k < n; line = strtok(NULL, "\n"))
+		k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", line);
+	ward_result_free(&res);
+}
+
+static void interp_item(struct doctor_report *r)
+{
+	char base[300], ci[300] = "";
+	interp_probe(NULL, base, sizeof(base));
+	struct ward_image_root *root = NULL;
+	char err[256];
+	if (ward_image_root_open(NULL, "code-interpreter-v1", &root, err, sizeof(err)) == 0) {
+		interp_probe(root, ci, sizeof(ci));
+		ward_image_root_close(root);
+	}
+	item(r, "interpreter", true, "E2B's code interpreter: base: %s; code-interpreter-v1: %s", base,
+	     ci[0] ? ci : "not in the store (the base root serves it; make code-interpreter-image builds it)");
 }
 
 static int write_str(const char *path, const char *s)
@@ -280,28 +336,24 @@ static void overlay_item(struct doctor_report *r)
 	}
 	rmdir(dir);
 	if (!root)
-		item(r, "overlay", false, "images need ward to run as root (it merges their layers with overlayfs); "
-					  "in a user namespace overlayfs %s here",
+		item(r, "overlay", false,
+		     "images need ward to run as root (it merges their layers with overlayfs); "
+		     "in a user namespace overlayfs %s here",
 		     e == 0 ? "mounts" : "does not mount");
 	else if (ro < 0)
 		item(r, "overlay", false, "%s", err);
 	else
-		item(r, "overlay", true, "an image's layers merge read-only here; writable session roots (\"root\": "
-					 "\"overlay\") %s; in a user namespace overlayfs %s",
+		item(r, "overlay", true,
+		     "an image's layers merge read-only here; writable session roots (\"root\": "
+		     "\"overlay\") %s; in a user namespace overlayfs %s",
 		     rw >= 0 ? "too" : "not (this kernel's overlayfs takes no detached layers: Linux 6.15+)",
 		     e == 0 ? "mounts too" : "does not mount");
 }
 
-void doctor_run(struct doctor_report *r)
+/* Whether namespaces can be made; when not, the cause and its fix: the
+ * container's restriction where ward runs in one, else the host's sysctl. */
+static void namespaces_item(struct doctor_report *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->root = geteuid() == 0;
-	const char *allow = getenv("WARD_ALLOW_APPLICATION");
-	r->application_allowed = allow && strcmp(allow, "1") == 0;
-	item(r, "user", true, r->root ? "running as root: each sandbox gets its own host uid (WARD_UID_BASE..)"
-				      : "running as uid %d: sandboxes run as this uid through user namespaces",
-	     (int)geteuid());
-
 	int ns = try_namespaces();
 	long maxns = -1, unpriv = -1, apparmor = -1;
 	read_int_file("/proc/sys/user/max_user_namespaces", &maxns);
@@ -313,14 +365,55 @@ void doctor_run(struct doctor_report *r)
 	else if (container_ns_hint(-ns, hint, sizeof(hint)))
 		item(r, "namespaces", false, "cannot create namespaces (%s): %s", strerror(-ns), hint);
 	else
-		item(r, "namespaces", false,
-		     "cannot create namespaces (%s): %s", strerror(-ns),
+		item(r, "namespaces", false, "cannot create namespaces (%s): %s", strerror(-ns),
 		     maxns == 0 ? "user.max_user_namespaces is 0: set it above 0"
-		     : unpriv == 0 ? "user namespaces are disabled: set kernel.unprivileged_userns_clone=1 or run as root"
-		     : apparmor == 1 ? "AppArmor restricts unprivileged user namespaces: set "
-				       "kernel.apparmor_restrict_unprivileged_userns=0, add an AppArmor profile for ward, "
-				       "or run as root"
-				     : "run as root, or enable unprivileged user namespaces");
+		     : unpriv == 0
+		             ? "user namespaces are disabled: set kernel.unprivileged_userns_clone=1 or run as root"
+		     : apparmor == 1
+		             ? "AppArmor restricts unprivileged user namespaces: set "
+		               "kernel.apparmor_restrict_unprivileged_userns=0, add an AppArmor profile for ward, "
+		               "or run as root"
+		             : "run as root, or enable unprivileged user namespaces");
+}
+
+/* The proof: a real sandbox runs /bin/true, and what enforced it. */
+static void system_item(struct doctor_report *r)
+{
+	struct ward_request req;
+	ward_request_init(&req);
+	char *argv[] = {"/bin/true", NULL};
+	req.argv = argv;
+	req.capture = true;
+	req.limits.timeout_s = 10;
+	struct ward_result res;
+	int rc = ward_run(&req, &res);
+	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
+	if (r->system_ok)
+		item(r, "system", true,
+		     "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s, tcp memory: %s%s)",
+		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids,
+		     res.enforced.landlock, res.enforced.tcp_memory,
+		     strcmp(res.enforced.tcp_memory, "none") == 0 ? ", so --net loopback is refused" : "");
+	else
+		item(r, "system", false, "a test sandbox failed: %s",
+		     res.error[0]   ? res.error
+		     : res.err.data ? res.err.data
+		                    : "");
+	ward_result_free(&res);
+}
+
+void doctor_run(struct doctor_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->root = geteuid() == 0;
+	const char *allow = getenv("WARD_ALLOW_APPLICATION");
+	r->application_allowed = allow && strcmp(allow, "1") == 0;
+	item(r, "user", true,
+	     r->root ? "running as root: each sandbox gets its own host uid (WARD_UID_BASE..)"
+	             : "running as uid %d: sandboxes run as this uid through user namespaces",
+	     (int)geteuid());
+
+	namespaces_item(r);
 
 	struct ward_seccomp f;
 	char err[256];
@@ -341,6 +434,7 @@ void doctor_run(struct doctor_report *r)
 
 	const struct cg_probe *cg = cg_probe();
 	r->cgroup_version = cg ? (int)cg->version : 0;
+	char hint[512];
 	if (cg && !(cg->memory && cg->pids) && container_cgroup_hint(hint, sizeof(hint)))
 		item(r, "cgroup", false, "%s", hint);
 	else if (cg && cg->version != CG_NONE)
@@ -348,39 +442,23 @@ void doctor_run(struct doctor_report *r)
 		     cg->where, cg->memory ? "yes" : "no", cg->pids ? "yes" : "no", cg->cpu ? "yes" : "no",
 		     cg->why[0] ? "; " : "", cg->why);
 	else
-		item(r, "cgroup", false, "no usable cgroups: limits fall back to rlimits%s%s", cg && cg->why[0] ? "; " : "",
-		     cg ? cg->why : "");
+		item(r, "cgroup", false, "no usable cgroups: limits fall back to rlimits%s%s",
+		     cg && cg->why[0] ? "; " : "", cg ? cg->why : "");
 
 	if (cg && cg->version != CG_NONE)
 		migration_item(r);
 
-	/* The proof: a real sandbox. */
-	struct ward_request req;
-	ward_request_init(&req);
-	char *argv[] = {"/bin/true", NULL};
-	req.argv = argv;
-	req.capture = true;
-	req.limits.timeout_s = 10;
-	struct ward_result res;
-	int rc = ward_run(&req, &res);
-	r->system_ok = rc == 0 && res.status == WARD_ST_OK;
-	if (r->system_ok)
-		item(r, "system", true,
-		     "a sandbox ran /bin/true in %llu ms (memory: %s, pids: %s, landlock: %s, tcp memory: %s%s)",
-		     (unsigned long long)res.usage.wall_ms, res.enforced.memory, res.enforced.pids, res.enforced.landlock,
-		     res.enforced.tcp_memory,
-		     strcmp(res.enforced.tcp_memory, "none") == 0 ? ", so --net loopback is refused" : "");
-	else
-		item(r, "system", false, "a test sandbox failed: %s", res.error[0] ? res.error : res.err.data ? res.err.data : "");
-	ward_result_free(&res);
+	system_item(r);
 	if (r->system_ok)
 		egress_item(r);
 	oom_item(r);
 	images_item(r);
 	overlay_item(r);
-	if (r->system_ok)
+	if (r->system_ok) {
 		languages_item(r);
+		interp_item(r);
+	}
 	item(r, "application", r->application_allowed,
 	     r->application_allowed ? "allowed (WARD_ALLOW_APPLICATION=1): no kernel isolation"
-				    : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");
+	                            : "off: set WARD_ALLOW_APPLICATION=1 to allow this weaker level");
 }

@@ -25,7 +25,7 @@
  * sent (1 << LIM_x: those the user gave); the others are the runner's
  * defaults, which lie within its maxima. */
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, unsigned limits,
-		    struct ward_result *res);
+                    struct ward_result *res);
 
 /* `ward session new|exec|put|get|ls|rm ...` (argv[0] = "session"): a
  * runner's sessions (SPEC §11) from a shell.  read_token reads a

@@ -15,21 +15,22 @@
 
 static void image_usage(FILE *f)
 {
-	fprintf(f, "usage: ward image import [OPTIONS] NAME[:TAG] SOURCE\n"
-		   "         SOURCE: oci:DIR[:REF], oci-archive:FILE, docker-archive:FILE,\n"
-		   "                 containers-storage:REF, rootfs:FILE.tar[.gz|.zst]\n"
-		   "       ward image pull [OPTIONS] REF [--name NAME[:TAG]] [-- SKOPEO-OPTIONS...]\n"
-		   "       ward image ls [--json]\n"
-		   "       ward image inspect NAME[:TAG]\n"
-		   "       ward image rm NAME[:TAG]...\n"
-		   "       ward image build [-f Dockerfile] -t NAME[:TAG] [OPTIONS] CONTEXT (ward image build --help)\n\n"
-		   "options:\n"
-		   "  --image-store DIR        the store (default $WARD_IMAGE_STORE, /var/lib/ward/images as root,\n"
-		   "                           $XDG_DATA_HOME/ward/images otherwise)\n"
-		   "  --max-image-bytes N      import, pull: the most an image may unpack to (K, M, G; default 8G)\n"
-		   "  --max-image-inodes N     import, pull: the most entries it may hold (default 1000000)\n"
-		   "  --max-image-layers N     import, pull: the most layers (default 128)\n"
-		   "  --quiet                  import, pull: no progress, and dropped entries not named\n");
+	fprintf(f,
+	        "usage: ward image import [OPTIONS] NAME[:TAG] SOURCE\n"
+	        "         SOURCE: oci:DIR[:REF], oci-archive:FILE, docker-archive:FILE,\n"
+	        "                 containers-storage:REF, rootfs:FILE.tar[.gz|.zst]\n"
+	        "       ward image pull [OPTIONS] REF [--name NAME[:TAG]] [-- SKOPEO-OPTIONS...]\n"
+	        "       ward image ls [--json]\n"
+	        "       ward image inspect NAME[:TAG]\n"
+	        "       ward image rm NAME[:TAG]...\n"
+	        "       ward image build [-f Dockerfile] -t NAME[:TAG] [OPTIONS] CONTEXT (ward image build --help)\n\n"
+	        "options:\n"
+	        "  --image-store DIR        the store (default $WARD_IMAGE_STORE, /var/lib/ward/images as root,\n"
+	        "                           $XDG_DATA_HOME/ward/images otherwise)\n"
+	        "  --max-image-bytes N      import, pull: the most an image may unpack to (K, M, G; default 8G)\n"
+	        "  --max-image-inodes N     import, pull: the most entries it may hold (default 1000000)\n"
+	        "  --max-image-layers N     import, pull: the most layers (default 128)\n"
+	        "  --quiet                  import, pull: no progress, and dropped entries not named\n");
 }
 
 /* N[K|M|G] (binary multiples).  0 or -1. */
@@ -79,7 +80,8 @@ static int parse(int argc, char **argv, struct image_args *a)
 			return 0;
 		}
 		bool takes = !strcmp(s, "--image-store") || !strcmp(s, "--max-image-bytes") ||
-			     !strcmp(s, "--max-image-inodes") || !strcmp(s, "--max-image-layers") || !strcmp(s, "--name");
+		             !strcmp(s, "--max-image-inodes") || !strcmp(s, "--max-image-layers") ||
+		             !strcmp(s, "--name");
 		if (takes && !v) {
 			fprintf(stderr, "ward image: %s needs a value\n", s);
 			return -1;
@@ -89,9 +91,10 @@ static int parse(int argc, char **argv, struct image_args *a)
 		else if (!strcmp(s, "--name"))
 			a->name = v;
 		else if (!strcmp(s, "--max-image-bytes") || !strcmp(s, "--max-image-inodes") ||
-			 !strcmp(s, "--max-image-layers")) {
+		         !strcmp(s, "--max-image-layers")) {
 			if (parse_bytes(v, &n) < 0 || n == 0) {
-				fprintf(stderr, "ward image: %s '%s': give a positive number (K, M, G suffixes)\n", s, v);
+				fprintf(stderr, "ward image: %s '%s': give a positive number (K, M, G suffixes)\n", s,
+				        v);
 				return -1;
 			}
 			if (s[12] == 'b')
@@ -131,9 +134,10 @@ static int list(struct ward_image_store *s, bool json)
 	if (json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:i,s:s}", "name", v[i].name, "tag", v[i].tag,
-							   "digest", v[i].digest, "size", (json_int_t)v[i].size, "layers",
-							   (int)v[i].layers, "created", v[i].created));
+			json_array_append_new(a,
+			                      json_pack("{s:s,s:s,s:s,s:I,s:i,s:s}", "name", v[i].name, "tag", v[i].tag,
+			                                "digest", v[i].digest, "size", (json_int_t)v[i].size, "layers",
+			                                (int)v[i].layers, "created", v[i].created));
 		char *txt = json_dumps(a, JSON_COMPACT);
 		puts(txt ? txt : "[]");
 		free(txt);
@@ -162,7 +166,7 @@ int ward_image_main(int argc, char **argv)
 		return WARD_EXIT_FAILED;
 	bool imp = !strcmp(cmd, "import"), pull = !strcmp(cmd, "pull");
 	bool ok = (imp && a.npos == 2) || (pull && a.npos == 1) || (!strcmp(cmd, "ls") && a.npos == 0) ||
-		  (!strcmp(cmd, "inspect") && a.npos == 1) || (!strcmp(cmd, "rm") && a.npos >= 1);
+	          (!strcmp(cmd, "inspect") && a.npos == 1) || (!strcmp(cmd, "rm") && a.npos >= 1);
 	if (!ok || (a.npassthrough && !pull) || (a.name && !pull)) {
 		fprintf(stderr, "ward image %s: wrong arguments\n", cmd);
 		image_usage(stderr);
@@ -182,7 +186,7 @@ int ward_image_main(int argc, char **argv)
 		a.o.nskopeo_args = a.npassthrough;
 		char digest[WARD_IMAGE_DIGEST_LEN];
 		int r = imp ? ward_image_import(s, a.pos[0], a.pos[1], &a.o, digest, err, sizeof(err))
-			    : ward_image_pull(s, a.pos[0], a.name, &a.o, digest, err, sizeof(err));
+		            : ward_image_pull(s, a.pos[0], a.name, &a.o, digest, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "ward image %s: %s\n", cmd, err);
 			rc = WARD_EXIT_FAILED;

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "core/request.h"
-#include "front/remote.h"
 #include "front/judge_cli.h"
+#include "front/remote.h"
 #include "judge/judge_json.h"
 #include "ward_image.h"
 #include "ward_judge.h"
@@ -175,10 +175,14 @@ static int parse_judge_args(int argc, char **argv, struct judge_opts *o)
 		const char *opt, *key;
 		bool compile;
 	} lims[] = {
-		{"--timeout", "timeout_s", false},          {"--cpu", "cpu_seconds", false},
-		{"--extra-cpu", "extra_cpu_seconds", false}, {"--memory", "memory_mb", false},
-		{"--pids", "pids", false},                   {"--max-output", "max_output_bytes", false},
-		{"--fsize", "fsize_mb", false},              {"--compile-timeout", "timeout_s", true},
+		{"--timeout", "timeout_s", false},
+		{"--cpu", "cpu_seconds", false},
+		{"--extra-cpu", "extra_cpu_seconds", false},
+		{"--memory", "memory_mb", false},
+		{"--pids", "pids", false},
+		{"--max-output", "max_output_bytes", false},
+		{"--fsize", "fsize_mb", false},
+		{"--compile-timeout", "timeout_s", true},
 		{"--compile-memory", "memory_mb", true},
 	};
 	o->parallel = sysconf(_SC_NPROCESSORS_ONLN);
@@ -219,7 +223,8 @@ static int parse_judge_args(int argc, char **argv, struct judge_opts *o)
 			size_t k = 0;
 			for (; k < sizeof(lims) / sizeof(lims[0]); k++)
 				if (!strcmp(a, lims[k].opt)) {
-					if (set_limit(lims[k].compile ? &o->compile_limits : &o->run_limits, lims[k].key, v))
+					if (set_limit(lims[k].compile ? &o->compile_limits : &o->run_limits,
+					              lims[k].key, v))
 						return WARD_EXIT_FAILED;
 					i++;
 					break;
@@ -252,7 +257,8 @@ static json_t *test_json(const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%s.in", dir, name);
 	unsigned char *in = slurp_file(path, MAX_INPUT_BYTES, &n);
 	if (in)
-		json_object_set_new(t, "stdin", b64(in, n)), json_object_set_new(t, "stdin_encoding", json_string("base64"));
+		json_object_set_new(t, "stdin", b64(in, n)),
+			json_object_set_new(t, "stdin_encoding", json_string("base64"));
 	free(in);
 	snprintf(path, sizeof(path), "%s/%s.out", dir, name);
 	unsigned char *want = slurp_file(path, MAX_INPUT_BYTES, &n);
@@ -292,7 +298,7 @@ static char *job_body(const struct judge_opts *o, char *err, size_t errlen)
 	char **names = test_names(o->tests_dir, &nt);
 	if (!names || nt == 0) {
 		snprintf(err, errlen, "%s: %s (give a directory with NAME.in and NAME.out or NAME.ans)", o->tests_dir,
-			 !names ? strerror(errno) : "no NAME.in files");
+		         !names ? strerror(errno) : "no NAME.in files");
 		for (size_t i = 0; names && i < nt; i++)
 			free(names[i]);
 		free(names);
@@ -338,13 +344,14 @@ out:
 
 /* The table, with only the entry named probed (a judge needs one). */
 static int local_language(const char *file, const char *name, const char *image, struct ward_languages *t,
-			  struct ward_image_root **root, char *err, size_t errlen)
+                          struct ward_image_root **root, char *err, size_t errlen)
 {
 	char buf[4096];
 	const char *path = file ? file : ward_languages_default_path(buf, sizeof(buf));
 	if (!path) {
-		snprintf(err, errlen, "no language table found: install ward (make install), or name one with "
-				      "--languages FILE or $WARD_LANGUAGES");
+		snprintf(err, errlen,
+		         "no language table found: install ward (make install), or name one with "
+		         "--languages FILE or $WARD_LANGUAGES");
 		return -1;
 	}
 	if (ward_languages_load(path, t, err, errlen) < 0)
@@ -418,13 +425,18 @@ static char *read_token_file(const char *file, char *err, size_t errlen)
 }
 
 static char *remote(const char *url, const char *token_file, const char *method, const char *path, const char *body,
-		    double timeout_s, int *status, char *err, size_t errlen)
+                    double timeout_s, int *status, char *err, size_t errlen)
 {
 	char *token = token_file ? read_token_file(token_file, err, errlen) : NULL;
 	if (token_file && !token)
 		return NULL;
-	struct remote_call rc = {.url = url, .token = token, .method = method, .path = path, .body = body,
-				 .len = body ? strlen(body) : 0, .timeout_s = timeout_s};
+	struct remote_call rc = {.url = url,
+	                         .token = token,
+	                         .method = method,
+	                         .path = path,
+	                         .body = body,
+	                         .len = body ? strlen(body) : 0,
+	                         .timeout_s = timeout_s};
 	long code = 0;
 	char *ans = NULL;
 	size_t alen = 0;
@@ -494,7 +506,8 @@ static int print_answer(const char *ans)
 	{
 		json_t *u = json_object_get(t, "usage");
 		const char *msg = json_string_value(json_object_get(t, "message")) ?: "";
-		printf("test %-8s %-7s %5lld ms %7.1f MB%s%s\n", safe(json_string_value(json_object_get(t, "id")), b1, sizeof(b1)),
+		printf("test %-8s %-7s %5lld ms %7.1f MB%s%s\n",
+		       safe(json_string_value(json_object_get(t, "id")), b1, sizeof(b1)),
 		       safe(json_string_value(json_object_get(t, "verdict")), b2, sizeof(b2)),
 		       (long long)json_integer_value(json_object_get(u, "cpu_ms")),
 		       (double)json_integer_value(json_object_get(u, "memory_kb")) / 1024, *msg ? "  " : "",
@@ -533,7 +546,7 @@ int ward_judge_main(int argc, char **argv)
 		return fail("%s", err);
 	int status = 0;
 	char *ans = o.remote ? remote(o.remote, o.token_file, "POST", "/judge", body, 3600, &status, err, sizeof(err))
-			     : judge_local(&o, body, &status, err, sizeof(err));
+	                     : judge_local(&o, body, &status, err, sizeof(err));
 	free(body);
 	if (!ans)
 		return fail("%s", err);
@@ -593,7 +606,7 @@ int ward_languages_main(int argc, char **argv)
 	if (url) {
 		int status = 0;
 		out = remote(url, token_file, "GET", all ? "/languages?all=1" : "/languages", NULL, 60, &status, err,
-			     sizeof(err));
+		             sizeof(err));
 		if (out && status != 200) {
 			fprintf(stderr, "ward languages: the runner answered HTTP %d: %s\n", status, out);
 			free(out);
@@ -623,11 +636,14 @@ int ward_languages_main(int argc, char **argv)
 		{
 			json_t *en = json_object_get(l, "enabled");
 			char b1[200], b2[200], b3[200], b4[700];
-			printf("%-12s %-10s %-24s%s%s\n", safe(json_string_value(json_object_get(l, "id")), b1, sizeof(b1)),
+			printf("%-12s %-10s %-24s%s%s\n",
+			       safe(json_string_value(json_object_get(l, "id")), b1, sizeof(b1)),
 			       safe(json_string_value(json_object_get(l, "version")), b2, sizeof(b2)),
 			       safe(json_string_value(json_object_get(l, "display")), b3, sizeof(b3)),
 			       en && !json_is_true(en) ? "  disabled: " : "",
-			       en && !json_is_true(en) ? safe(json_string_value(json_object_get(l, "why")), b4, sizeof(b4)) : "");
+			       en && !json_is_true(en)
+			               ? safe(json_string_value(json_object_get(l, "why")), b4, sizeof(b4))
+			               : "");
 		}
 		json_decref(a);
 	}

@@ -143,12 +143,12 @@ void remote_write_all(int fd, const char *p, size_t n)
 struct stream_ans {
 	void *curl;
 	const struct ward_request *req;
-	int mode;             /* 0: not known yet, 1: a stream, 2: a whole answer */
-	struct answer raw;    /* a whole answer; a stream's line not yet complete */
-	char *result;         /* the result object's JSON, once it came */
+	int mode;          /* 0: not known yet, 1: a stream, 2: a whole answer */
+	struct answer raw; /* a whole answer; a stream's line not yet complete */
+	char *result;      /* the result object's JSON, once it came */
 	size_t result_len;
-	uint64_t shown[2];    /* bytes of each stream written so far */
-	bool dropped[2];      /* the runner dropped some: the result's rest is not a continuation */
+	uint64_t shown[2]; /* bytes of each stream written so far */
+	bool dropped[2];   /* the runner dropped some: the result's rest is not a continuation */
 };
 
 /* One event of the stream. */
@@ -221,7 +221,7 @@ char *remote_exec_url(const char *url)
 /* The request as the body to POST: stdin read to its end first when it
  * comes from an fd (*input keeps it).  malloc'd, or NULL with res failed. */
 static char *remote_body(const struct ward_request *req, unsigned limits, unsigned char **input,
-			 struct ward_result *res)
+                         struct ward_result *res)
 {
 	char err[512] = "";
 	struct ward_request copy = *req;
@@ -264,7 +264,7 @@ static int remote_headers(const char *token, struct curl_slist **hdrs, char **au
 
 /* POST body to endpoint; the answer into ans. */
 static CURLcode remote_post(CURL *c, const char *endpoint, struct curl_slist *hdrs, const char *body, double timeout_s,
-			    struct stream_ans *ans)
+                            struct stream_ans *ans)
 {
 	/* the run's own time, plus room to wait in the runner's queue; none
 	 * when the runner's default is the run's (timeout_s < 0): the runner
@@ -339,7 +339,7 @@ static void remote_stream_out(const struct ward_request *req, const struct strea
 }
 
 int ward_remote_run(const char *url, const char *token, const struct ward_request *req, unsigned limits,
-		    struct ward_result *res)
+                    struct ward_result *res)
 {
 	if (!url || !*url) {
 		memset(res, 0, sizeof(*res));
@@ -359,7 +359,7 @@ int ward_remote_run(const char *url, const char *token, const struct ward_reques
 }
 
 int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, unsigned limits,
-		   struct ward_result *res)
+                   struct ward_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->isolation = req->isolation;
@@ -382,8 +382,8 @@ int remote_exec_at(const char *endpoint, const char *token, const struct ward_re
 	if (!req->capture && !(hdrs = curl_slist_append(hdrs, "Accept: application/x-ndjson")))
 		goto oom;
 	ans.curl = c;
-	CURLcode cc = remote_post(c, endpoint, hdrs, body, limits & (1u << LIM_TIMEOUT) ? req->limits.timeout_s : -1,
-				  &ans);
+	CURLcode cc =
+		remote_post(c, endpoint, hdrs, body, limits & (1u << LIM_TIMEOUT) ? req->limits.timeout_s : -1, &ans);
 	if (cc != CURLE_OK) {
 		fail(res, "--remote: the runner at %s is not reachable: %s%s", endpoint,
 		     ans.raw.overflow ? "its answer is too large" : curl_easy_strerror(cc),
@@ -460,8 +460,8 @@ int remote_call(const struct remote_call *rc, long *code, char **answer, size_t 
 	CURLcode cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
 		snprintf(err, errlen, "the runner at %s is not reachable: %s%s", rc->url,
-			 ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
-			 cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
+		         ans.overflow ? "its answer is too large" : curl_easy_strerror(cc),
+		         cc == CURLE_COULDNT_CONNECT ? " (is ward serve running there?)" : "");
 		free(ans.p);
 		goto out;
 	}

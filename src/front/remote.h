@@ -20,16 +20,16 @@ struct ward_result;
  * streamed live to req->stream_fd unless req->capture, the result into
  * res.  0, or -1 with res->error set. */
 int remote_exec_at(const char *endpoint, const char *token, const struct ward_request *req, unsigned limits,
-		   struct ward_result *res);
+                   struct ward_result *res);
 
 /* One HTTP call to a runner (src/front/session_cli.c's). */
 #include <stddef.h>
 struct remote_call {
-	const char *url, *token; /* the runner's base URL; token may be NULL */
+	const char *url, *token;   /* the runner's base URL; token may be NULL */
 	const char *method, *path; /* "POST", "/sessions" */
 	const void *body;          /* NULL: none */
 	size_t len;
-	double timeout_s;          /* the call's own time (plus 120 s) */
+	double timeout_s; /* the call's own time (plus 120 s) */
 };
 int remote_call(const struct remote_call *rc, long *code, char **answer, size_t *alen, char *err, size_t errlen);
 

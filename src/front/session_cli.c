@@ -31,15 +31,17 @@ struct scli {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ward session new [--memory MB] [--pids N] [--ttl S] [--idle S] [--net none|loopback|allow] [--allow-host H]... [--env K=V]...\n"
-			"       ward session exec ID [OPTIONS] -- PROGRAM [ARG...]   (or --shell 'STRING'; OPTIONS as ward "
-			"run's)\n"
-			"       ward session put ID LOCALFILE PATH\n"
-			"       ward session get ID PATH [LOCALFILE]\n"
-			"       ward session ls [--json]\n"
-			"       ward session rm ID\n"
-			"Each takes --remote URL (default $WARD_RUNNER_URL) and --token-file FILE (default "
-			"$WARD_RUNNER_TOKEN) before its arguments.\n");
+	fprintf(stderr,
+	        "usage: ward session new [--memory MB] [--pids N] [--ttl S] [--idle S] [--net none|loopback|allow] "
+	        "[--allow-host H]... [--env K=V]...\n"
+	        "       ward session exec ID [OPTIONS] -- PROGRAM [ARG...]   (or --shell 'STRING'; OPTIONS as ward "
+	        "run's)\n"
+	        "       ward session put ID LOCALFILE PATH\n"
+	        "       ward session get ID PATH [LOCALFILE]\n"
+	        "       ward session ls [--json]\n"
+	        "       ward session rm ID\n"
+	        "Each takes --remote URL (default $WARD_RUNNER_URL) and --token-file FILE (default "
+	        "$WARD_RUNNER_TOKEN) before its arguments.\n");
 	return WARD_EXIT_FAILED;
 }
 
@@ -96,7 +98,7 @@ static bool id_ok(const char *id)
  * cannot be reached; for codes other than want, the message printed (a
  * missing session named) and -1. */
 static long call(struct scli *c, const char *method, const char *path, const void *body, size_t len, double t,
-		 long want, char **ans, size_t *alen)
+                 long want, char **ans, size_t *alen)
 {
 	struct remote_call rc = {c->url, c->token, method, path, body, len, t};
 	long code;
@@ -109,12 +111,13 @@ static long call(struct scli *c, const char *method, const char *path, const voi
 	char msg[400] = "";
 	ward_error_from_json(*ans, *alen, msg, sizeof(msg));
 	if (code == 404 && strstr(msg, "no such session"))
-		fprintf(stderr, "ward session: no such session on %s: it does not exist, has expired, was deleted or "
-				"is another client's\n",
-			c->url);
+		fprintf(stderr,
+		        "ward session: no such session on %s: it does not exist, has expired, was deleted or "
+		        "is another client's\n",
+		        c->url);
 	else
-		fprintf(stderr, "ward session: the runner at %s refused (HTTP %ld)%s%s\n", c->url, code, msg[0] ? ": " : "",
-			msg);
+		fprintf(stderr, "ward session: the runner at %s refused (HTTP %ld)%s%s\n", c->url, code,
+		        msg[0] ? ": " : "", msg);
 	free(*ans);
 	*ans = NULL;
 	return -1;
@@ -337,7 +340,8 @@ static int cmd_get(struct scli *c, int argc, char **argv)
 		return usage();
 	char path[8192], *ans = NULL;
 	size_t alen;
-	if (files_path(path, sizeof(path), argv[1], argv[2]) < 0 || call(c, "GET", path, NULL, 0, 60, 200, &ans, &alen) < 0)
+	if (files_path(path, sizeof(path), argv[1], argv[2]) < 0 ||
+	    call(c, "GET", path, NULL, 0, 60, 200, &ans, &alen) < 0)
 		return WARD_EXIT_FAILED;
 	int fd = argc == 4 ? open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
 	if (fd < 0) {
@@ -392,7 +396,7 @@ int ward_session_main(int argc, char **argv, ward_token_reader *read_token)
 		const char *name;
 		int (*fn)(struct scli *, int, char **);
 	} cmds[] = {{"new", cmd_new}, {"exec", cmd_exec}, {"put", cmd_put},
-		    {"get", cmd_get}, {"ls", cmd_ls},	  {"rm", cmd_rm}};
+	            {"get", cmd_get}, {"ls", cmd_ls},     {"rm", cmd_rm}};
 	if (argc < 2)
 		return usage();
 	argc--;

@@ -24,11 +24,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/store.h"
 #include "image/unpack.h"
 
 static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t max_bytes, uint64_t max_entries,
-		     struct unpack_stats *st, char *err, size_t errlen)
+                     struct unpack_stats *st, char *err, size_t errlen)
 {
 	if (lseek(tar_fd, 0, SEEK_SET) < 0 || mkdirat(at, dir, 0755) < 0)
 		return store_failerr(err, errlen, "make the layer's directory %s", dir);
@@ -36,11 +37,11 @@ static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t ma
 	if (d < 0)
 		return store_failerr(err, errlen, "open %s", dir);
 	struct unpack_opts uo = {.max_bytes = max_bytes,
-				 .max_inodes = max_entries,
-				 .max_stream = max_bytes + 2048 * max_entries + (1u << 20),
-				 .quiet = true,
-				 .keep_owners = keep,
-				 .list_owners = !keep};
+	                         .max_inodes = max_entries,
+	                         .max_stream = max_bytes + 2048 * max_entries + (1u << 20),
+	                         .quiet = true,
+	                         .keep_owners = keep,
+	                         .list_owners = !keep};
 	char e[512];
 	int rc = unpack_layer(tar_fd, d, &uo, st, e, sizeof(e));
 	close(d);
@@ -49,13 +50,13 @@ static int unpack_to(int tar_fd, int at, const char *dir, bool keep, uint64_t ma
 		rc = store_failerr(e, sizeof(e), "write the layer's owners");
 	free(st->owners);
 	st->owners = NULL;
-	return rc < 0 ? store_fail(err, errlen, "the step's layer: %s", e) : 0;
+	return rc < 0 ? base_errf(err, errlen, "the step's layer: %s", e) : 0;
 }
 
 static int write_meta(int at, const char *name, const struct cache_layer *l, char *err, size_t errlen)
 {
 	json_t *m = json_pack("{s:s,s:I,s:I,s:I,s:b}", "diff_id", l->hex, "size", (json_int_t)l->size, "inodes",
-			      (json_int_t)l->inodes, "tar_size", (json_int_t)l->tar_size, "empty", l->empty);
+	                      (json_int_t)l->inodes, "tar_size", (json_int_t)l->tar_size, "empty", l->empty);
 	char *t = m ? json_dumps(m, JSON_COMPACT) : NULL;
 	json_decref(m);
 	/* Not fsync'd: the entry is renamed into place whole, and a cache
@@ -77,7 +78,7 @@ static void set_tree(struct ward_image_store *s, const char *key, struct cache_l
 }
 
 int cache_make(struct ward_image_store *s, int work_fd, unsigned k, int tar_fd, const char *key, uint64_t max_bytes,
-	       uint64_t max_entries, struct cache_layer *l, char *err, size_t errlen)
+               uint64_t max_entries, struct cache_layer *l, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof(*l));
 	struct stat st;
@@ -114,7 +115,8 @@ int cache_make(struct ward_image_store *s, int work_fd, unsigned k, int tar_fd, 
 		}
 	close(out);
 	int efd = openat(work_fd, entry, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = efd < 0 ? store_failerr(err, errlen, "open the cache entry") : write_meta(efd, "meta.json", l, err, errlen);
+	int rc = efd < 0 ? store_failerr(err, errlen, "open the cache entry")
+	                 : write_meta(efd, "meta.json", l, err, errlen);
 	if (efd >= 0)
 		close(efd);
 	if (rc < 0)
@@ -137,7 +139,7 @@ int cache_make(struct ward_image_store *s, int work_fd, unsigned k, int tar_fd, 
 }
 
 int cache_find(struct ward_image_store *s, int work_fd, unsigned k, const char *key, bool need_fresh,
-	       struct cache_layer *l, char *err, size_t errlen)
+               struct cache_layer *l, char *err, size_t errlen)
 {
 	memset(l, 0, sizeof(*l));
 	char p[200];
@@ -233,7 +235,8 @@ static void owner_entry(int dest, int layer, unsigned uid, unsigned gid, const c
 	int d = owner_parents(dest, layer, path, &name);
 	if (d >= 0 && S_ISDIR(st.st_mode)) {
 		mkdirat(d, name, 0755);
-		if (fchownat(d, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || fchmodat(d, name, st.st_mode & 07777, 0) < 0)
+		if (fchownat(d, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    fchmodat(d, name, st.st_mode & 07777, 0) < 0)
 			st.st_mode = 0; /* best effort: an owner not given is root's, as without the sidecar */
 	} else if (d >= 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= *budget) {
 		*budget -= (uint64_t)st.st_size;
@@ -267,7 +270,7 @@ static void owner_entry(int dest, int layer, unsigned uid, unsigned gid, const c
 }
 
 int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_dir, char **tree, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	*tree = NULL;
 	const char *slash = strrchr(layer_dir, '/');
@@ -278,7 +281,7 @@ int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_
 	snprintf(p, sizeof(p), "%s/%s/tree", ward_image_store_path(s), to);
 	struct stat st;
 	if (stat(p, &st) == 0)
-		return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
+		return (*tree = strdup(p)) ? 0 : base_errf(err, errlen, "out of memory");
 	int fd = open(side, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* none: every file of the layer is root's */
@@ -318,5 +321,5 @@ int cache_owner_tree(struct ward_image_store *s, int work_fd, const char *layer_
 	if (renameat(work_fd, tmp, sfd, to) < 0)
 		store_rm_tree(work_fd, tmp); /* made meanwhile by another build */
 	close(sfd);
-	return (*tree = strdup(p)) ? 0 : store_fail(err, errlen, "out of memory");
+	return (*tree = strdup(p)) ? 0 : base_errf(err, errlen, "out of memory");
 }

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/store.h"
 
 /* ---- .dockerignore ---- */
@@ -60,7 +61,7 @@ int ignore_load(int context_fd, struct ignore *ig, char *err, size_t errlen)
 	int rc = store_read_all(fd, 1u << 20, &buf, &len);
 	close(fd);
 	if (rc < 0)
-		return store_fail(err, errlen, "CONTEXT/.dockerignore is over 1 MiB or unreadable");
+		return base_errf(err, errlen, "CONTEXT/.dockerignore is over 1 MiB or unreadable");
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char *s = line;
 		while (*s == ' ' || *s == '\t')
@@ -83,7 +84,7 @@ int ignore_load(int context_fd, struct ignore *ig, char *err, size_t errlen)
 			free(p);
 			free(buf);
 			ignore_free(ig);
-			return store_fail(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 		clean(p);
 		ig->pat[ig->n] = p;
@@ -172,15 +173,16 @@ struct cp {
 
 static int open_in_root(int root, const char *path, int flags)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+	                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
 }
 
 static int count(struct cp *c, const char *rel)
 {
 	if (++c->entries > c->j->max_entries)
-		return store_fail(c->err, c->errlen, "COPY: more than %llu files (at '%.200s'): refused",
-				  (unsigned long long)c->j->max_entries, rel);
+		return base_errf(c->err, c->errlen, "COPY: more than %llu files (at '%.200s'): refused",
+		                 (unsigned long long)c->j->max_entries, rel);
 	return 0;
 }
 
@@ -196,10 +198,16 @@ static int archive_check(struct cp *c, int fd, const char *rel)
 	unsigned char h[512];
 	ssize_t n = pread(fd, h, sizeof(h), 0);
 	bool arc = n >= 2 && ((h[0] == 0x1f && h[1] == 0x8b) || (n >= 3 && !memcmp(h, "BZh", 3)) ||
-			      (n >= 6 && !memcmp(h, "\xfd" "7zXZ", 6)) || (n >= 262 && !memcmp(h + 257, "ustar", 5)));
-	return arc ? store_fail(c->err, c->errlen, "ADD %s: a local archive, which Docker would extract and ward does not: "
-						    "COPY it and extract it with RUN tar", rel)
-		   : 0;
+	                      (n >= 6 && !memcmp(h,
+	                                         "\xfd"
+	                                         "7zXZ",
+	                                         6)) ||
+	                      (n >= 262 && !memcmp(h + 257, "ustar", 5)));
+	return arc ? base_errf(c->err, c->errlen,
+	                       "ADD %s: a local archive, which Docker would extract and ward does not: "
+	                       "COPY it and extract it with RUN tar",
+	                       rel)
+	           : 0;
 }
 
 static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, const char *dname, const char *rel)
@@ -207,8 +215,8 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 	if (c->j->add && archive_check(c, sfd, rel) < 0)
 		return -1;
 	if (c->bytes + (uint64_t)st->st_size > c->j->max_bytes)
-		return store_fail(c->err, c->errlen, "COPY: the files are over %llu bytes (at '%.200s'): refused",
-				  (unsigned long long)c->j->max_bytes, rel);
+		return base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes (at '%.200s'): refused",
+		                 (unsigned long long)c->j->max_bytes, rel);
 	mode_t mode = c->j->chmod >= 0 ? (mode_t)c->j->chmod : st->st_mode & 07777;
 	unlinkat(ddir, dname, 0);
 	int out = openat(ddir, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -223,8 +231,8 @@ static int copy_file(struct cp *c, int sfd, const struct stat *st, int ddir, con
 	while ((n = read(sfd, buf, sizeof(buf))) > 0) {
 		c->bytes += (uint64_t)n;
 		if (c->bytes > c->j->max_bytes) {
-			rc = store_fail(c->err, c->errlen, "COPY: the files are over %llu bytes: refused",
-					(unsigned long long)c->j->max_bytes);
+			rc = base_errf(c->err, c->errlen, "COPY: the files are over %llu bytes: refused",
+			               (unsigned long long)c->j->max_bytes);
 			break;
 		}
 		sha256_update(c->j->hash, buf, (size_t)n);
@@ -278,9 +286,10 @@ static int copy_entry(struct cp *c, int sdir, const char *name, int ddir, const 
 		mkdirat(ddir, name, 0755);
 		int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		hash_str(c, rel);
-		rc = d < 0 ? store_failerr(c->err, c->errlen, "COPY: mkdir '%s'", rel) : copy_tree(c, fd, d, rel, depth + 1);
+		rc = d < 0 ? store_failerr(c->err, c->errlen, "COPY: mkdir '%s'", rel)
+		           : copy_tree(c, fd, d, rel, depth + 1);
 		if (rc == 0 && (fchown(d, c->j->uid, c->j->gid) < 0 ||
-				fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0))
+		                fchmod(d, c->j->chmod >= 0 ? (mode_t)c->j->chmod : st.st_mode & 07777) < 0))
 			rc = store_failerr(c->err, c->errlen, "COPY: chmod '%s'", rel);
 		if (d >= 0)
 			close(d);
@@ -330,8 +339,8 @@ static char **list(int dir, size_t *n)
 static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int depth)
 {
 	if (depth > STORE_MAX_DEPTH)
-		return store_fail(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
-				  STORE_MAX_DEPTH);
+		return base_errf(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
+		                 STORE_MAX_DEPTH);
 	size_t n;
 	char **v = list(sdir, &n);
 	if (!v)
@@ -340,7 +349,7 @@ static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int dept
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		if (rc == 0 && snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", v[i]) >= (int)sizeof(sub))
-			rc = store_fail(c->err, c->errlen, "COPY: a name over PATH_MAX: refused");
+			rc = base_errf(c->err, c->errlen, "COPY: a name over PATH_MAX: refused");
 		if (rc == 0)
 			rc = copy_entry(c, sdir, v[i], ddir, sub, depth);
 		free(v[i]);
@@ -364,7 +373,7 @@ static int mkdirs(struct cp *c, const char *path, bool last_too)
 			continue;
 		}
 		if (n == sizeof(parts) / sizeof(parts[0]))
-			return store_fail(c->err, c->errlen, "COPY: the destination '%.100s' is too deep", path);
+			return base_errf(c->err, c->errlen, "COPY: the destination '%.100s' is too deep", path);
 		parts[n++] = s;
 	}
 	if (!last_too)
@@ -399,11 +408,11 @@ static const char *base_name(const char *p)
 static int copy_one(struct cp *c, const char *rel, bool dest_dir)
 {
 	if (c->j->ign && rel[0] && ignore_match(c->j->ign, rel))
-		return store_fail(c->err, c->errlen, "COPY %s: not found (.dockerignore leaves it out)", rel);
+		return base_errf(c->err, c->errlen, "COPY %s: not found (.dockerignore leaves it out)", rel);
 	int fd = open_in_root(c->j->src_fd, rel, O_RDONLY);
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "COPY %s: not found in the %s", rel[0] ? rel : ".",
-				     c->j->ign ? "build context" : "stage");
+		                     c->j->ign ? "build context" : "stage");
 	struct stat st;
 	int rc = fstat(fd, &st) < 0 ? store_failerr(c->err, c->errlen, "COPY: stat %s", rel) : 0;
 	if (rc == 0 && S_ISDIR(st.st_mode)) {
@@ -418,7 +427,7 @@ static int copy_one(struct cp *c, const char *rel, bool dest_dir)
 		if (d >= 0)
 			close(d);
 	} else if (rc == 0)
-		rc = store_fail(c->err, c->errlen, "COPY %s: not a file or directory", rel);
+		rc = base_errf(c->err, c->errlen, "COPY %s: not a file or directory", rel);
 	close(fd);
 	return rc;
 }
@@ -468,11 +477,11 @@ int copy_stage(const struct copy_job *j, char *err, size_t errlen)
 			size_t before = n;
 			rc = glob_one(&c, rel, &srcs, &n);
 			if (rc == 0 && n == before)
-				rc = store_fail(err, errlen, "COPY %s: no file matches", j->srcs[i]);
+				rc = base_errf(err, errlen, "COPY %s: no file matches", j->srcs[i]);
 		} else {
 			char **nv = realloc(srcs, (n + 1) * sizeof(char *));
 			if (!nv)
-				rc = store_fail(err, errlen, "out of memory");
+				rc = base_errf(err, errlen, "out of memory");
 			else {
 				srcs = nv;
 				srcs[n++] = strdup(rel);
@@ -483,7 +492,7 @@ int copy_stage(const struct copy_job *j, char *err, size_t errlen)
 	bool dest_dir = n > 1 || (dl && j->dest[dl - 1] == '/');
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
-			rc = srcs[i] ? copy_one(&c, srcs[i], dest_dir) : store_fail(err, errlen, "out of memory");
+			rc = srcs[i] ? copy_one(&c, srcs[i], dest_dir) : base_errf(err, errlen, "out of memory");
 		free(srcs[i]);
 	}
 	free(srcs);

@@ -22,6 +22,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/store.h"
 
 struct walk {
@@ -32,7 +33,7 @@ struct walk {
 		dev_t dev;
 		ino_t ino;
 		char *path;
-	} *links;
+	} * links;
 	size_t nlinks;
 	char *err;
 	size_t errlen;
@@ -79,9 +80,13 @@ static void owner(struct walk *w, struct archive_entry *e, const struct stat *st
 {
 	long u = w->o->force_uid, g = w->o->force_gid;
 	if (u < 0)
-		u = st->st_uid >= w->o->uid_base && st->st_uid - w->o->uid_base < 65536 ? (long)(st->st_uid - w->o->uid_base) : 0;
+		u = st->st_uid >= w->o->uid_base && st->st_uid - w->o->uid_base < 65536
+		            ? (long)(st->st_uid - w->o->uid_base)
+		            : 0;
 	if (g < 0)
-		g = st->st_gid >= w->o->uid_base && st->st_gid - w->o->uid_base < 65536 ? (long)(st->st_gid - w->o->uid_base) : 0;
+		g = st->st_gid >= w->o->uid_base && st->st_gid - w->o->uid_base < 65536
+		            ? (long)(st->st_gid - w->o->uid_base)
+		            : 0;
 	archive_entry_set_uid(e, u);
 	archive_entry_set_gid(e, g);
 }
@@ -89,11 +94,11 @@ static void owner(struct walk *w, struct archive_entry *e, const struct stat *st
 static int header(struct walk *w, const char *path, const struct stat *st, mode_t type, struct archive_entry **out)
 {
 	if (++w->entries > w->o->max_entries)
-		return store_fail(w->err, w->errlen, "the layer holds more than %llu entries: refused",
-				  (unsigned long long)w->o->max_entries);
+		return base_errf(w->err, w->errlen, "the layer holds more than %llu entries: refused",
+		                 (unsigned long long)w->o->max_entries);
 	struct archive_entry *e = archive_entry_new();
 	if (!e)
-		return store_fail(w->err, w->errlen, "out of memory");
+		return base_errf(w->err, w->errlen, "out of memory");
 	archive_entry_set_pathname(e, path);
 	archive_entry_set_filetype(e, type);
 	archive_entry_set_perm(e, st ? st->st_mode & 07777 : 0644);
@@ -109,7 +114,7 @@ static int put(struct walk *w, struct archive_entry *e)
 {
 	int r = archive_write_header(w->a, e);
 	archive_entry_free(e);
-	return r < ARCHIVE_WARN ? store_fail(w->err, w->errlen, "write the layer: %s", archive_error_string(w->a)) : 0;
+	return r < ARCHIVE_WARN ? base_errf(w->err, w->errlen, "write the layer: %s", archive_error_string(w->a)) : 0;
 }
 
 /* An empty regular file: a whiteout's form in the tar. */
@@ -125,8 +130,8 @@ static int marker(struct walk *w, const char *path)
 static int file_data(struct walk *w, int dirfd, const char *name, const char *path, const struct stat *st)
 {
 	if (w->bytes + (uint64_t)st->st_size > w->o->max_bytes)
-		return store_fail(w->err, w->errlen, "the layer is over %llu bytes (at '%s'): refused",
-				  (unsigned long long)w->o->max_bytes, path);
+		return base_errf(w->err, w->errlen, "the layer is over %llu bytes (at '%s'): refused",
+		                 (unsigned long long)w->o->max_bytes, path);
 	w->bytes += (uint64_t)st->st_size;
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -139,12 +144,12 @@ static int file_data(struct walk *w, int dirfd, const char *name, const char *pa
 			n = (ssize_t)left;
 		if (archive_write_data(w->a, buf, (size_t)n) != n) {
 			close(fd);
-			return store_fail(w->err, w->errlen, "write the layer: %s", archive_error_string(w->a));
+			return base_errf(w->err, w->errlen, "write the layer: %s", archive_error_string(w->a));
 		}
 		left -= n;
 	}
 	close(fd);
-	return left ? store_fail(w->err, w->errlen, "'%s' changed while it was read", path) : 0;
+	return left ? base_errf(w->err, w->errlen, "'%s' changed while it was read", path) : 0;
 }
 
 /* A regular file, or a hardlink to one already written. */
@@ -178,7 +183,7 @@ static int one(struct walk *w, int fd, const char *name, const char *prefix, int
 {
 	char path[4096];
 	if (snprintf(path, sizeof(path), "%s%s", prefix, name) >= (int)sizeof(path))
-		return store_fail(w->err, w->errlen, "a name in the layer is over PATH_MAX: refused");
+		return base_errf(w->err, w->errlen, "a name in the layer is over PATH_MAX: refused");
 	struct stat st;
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return store_failerr(w->err, w->errlen, "stat '%s'", path);
@@ -204,7 +209,8 @@ static int one(struct walk *w, int fd, const char *name, const char *prefix, int
 	if (!S_ISDIR(st.st_mode))
 		return 0; /* a FIFO, socket or device: the store drops them */
 	if (depth >= STORE_MAX_DEPTH)
-		return store_fail(w->err, w->errlen, "'%s' is deeper than %d directories: refused", path, STORE_MAX_DEPTH);
+		return base_errf(w->err, w->errlen, "'%s' is deeper than %d directories: refused", path,
+		                 STORE_MAX_DEPTH);
 	if (header(w, path, &st, AE_IFDIR, &e) < 0 || put(w, e) < 0)
 		return -1;
 	int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -247,11 +253,12 @@ int layer_tar(int dirfd, int out_fd, const struct layer_tar_opts *o, uint64_t *b
 	struct walk w = {.a = archive_write_new(), .o = o, .err = err, .errlen = errlen};
 	int rc = -1;
 	if (!w.a || archive_write_set_format_pax_restricted(w.a) != ARCHIVE_OK ||
-	    archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK || archive_write_open_fd(w.a, out_fd) != ARCHIVE_OK)
-		store_fail(err, errlen, "libarchive: %s", w.a ? archive_error_string(w.a) : "out of memory");
+	    archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK ||
+	    archive_write_open_fd(w.a, out_fd) != ARCHIVE_OK)
+		base_errf(err, errlen, "libarchive: %s", w.a ? archive_error_string(w.a) : "out of memory");
 	else if (walk_dir(&w, dirfd, "", 0) == 0) {
 		if (archive_write_close(w.a) != ARCHIVE_OK)
-			store_fail(err, errlen, "write the layer: %s", archive_error_string(w.a));
+			base_errf(err, errlen, "write the layer: %s", archive_error_string(w.a));
 		else
 			rc = 0;
 	}

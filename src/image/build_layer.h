@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 struct layer_tar_opts {
-	unsigned uid_base;  /* owners on disk minus this are the layer's (a RUN: the build's host base) */
-	long force_uid;     /* >= 0: every entry's owner (COPY --chown) */
+	unsigned uid_base; /* owners on disk minus this are the layer's (a RUN: the build's host base) */
+	long force_uid;    /* >= 0: every entry's owner (COPY --chown) */
 	long force_gid;
 	uint64_t max_bytes; /* the layer's byte cap */
 	uint64_t max_entries;

@@ -15,6 +15,7 @@
  * name=value pairs (or ENV's older "name value"). */
 #define _GNU_SOURCE
 #include "image/build_parse.h"
+#include "base/errf.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -23,23 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static const char *const op_names[] = {
-	[BS_FROM] = "FROM",	    [BS_RUN] = "RUN",	   [BS_COPY] = "COPY",	   [BS_ADD] = "ADD",
-	[BS_ENV] = "ENV",	    [BS_ARG] = "ARG",	   [BS_WORKDIR] = "WORKDIR", [BS_USER] = "USER",
-	[BS_CMD] = "CMD",	    [BS_ENTRYPOINT] = "ENTRYPOINT", [BS_LABEL] = "LABEL", [BS_EXPOSE] = "EXPOSE",
-	[BS_SHELL] = "SHELL", [BS_STOPSIGNAL] = "STOPSIGNAL",
+	[BS_FROM] = "FROM",       [BS_RUN] = "RUN",
+	[BS_COPY] = "COPY",       [BS_ADD] = "ADD",
+	[BS_ENV] = "ENV",         [BS_ARG] = "ARG",
+	[BS_WORKDIR] = "WORKDIR", [BS_USER] = "USER",
+	[BS_CMD] = "CMD",         [BS_ENTRYPOINT] = "ENTRYPOINT",
+	[BS_LABEL] = "LABEL",     [BS_EXPOSE] = "EXPOSE",
+	[BS_SHELL] = "SHELL",     [BS_STOPSIGNAL] = "STOPSIGNAL",
 };
 
 const char *build_op_name(enum bstep_op op)
@@ -141,12 +133,12 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 	char name[256];
 	size_t n = 0;
 	if (!name_start(*l->p))
-		return fail(l->err, l->errlen, "'${' must be followed by a variable name");
+		return base_errf(l->err, l->errlen, "'${' must be followed by a variable name");
 	while (name_char(*l->p) && n + 1 < sizeof(name))
 		name[n++] = *l->p++;
 	name[n] = 0;
 	if (name_char(*l->p))
-		return fail(l->err, l->errlen, "a variable name over 255 characters");
+		return base_errf(l->err, l->errlen, "a variable name over 255 characters");
 	const char *v = lookup(l, name);
 	if (*l->p == '}') {
 		l->p++;
@@ -155,15 +147,15 @@ static int braced(struct lex *l, struct sbuf *out, int depth)
 		return 0;
 	}
 	if (l->p[0] != ':' || (l->p[1] != '-' && l->p[1] != '+'))
-		return fail(l->err, l->errlen, "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name,
-			    l->p);
+		return base_errf(l->err, l->errlen,
+		                 "'${%s%.1s...}': ward takes ${NAME}, ${NAME:-word} and ${NAME:+word}", name, l->p);
 	bool dflt = l->p[1] == '-';
 	l->p += 2;
 	struct sbuf w = {0};
 	int rc = expand_until(l, &w, '}', depth + 1);
 	char *word = sb_take(&w);
 	if (rc == 0 && !word)
-		rc = fail(l->err, l->errlen, "out of memory");
+		rc = base_errf(l->err, l->errlen, "out of memory");
 	if (rc == 0) {
 		bool set = v && v[0];
 		const char *put = dflt ? (set ? v : word) : (set ? word : "");
@@ -201,7 +193,7 @@ static int double_quoted(struct lex *l, struct sbuf *out, int depth)
 	for (;;) {
 		char c = *l->p;
 		if (!c)
-			return fail(l->err, l->errlen, "a double quote is not closed");
+			return base_errf(l->err, l->errlen, "a double quote is not closed");
 		if (c == '"') {
 			l->p++;
 			return 0;
@@ -223,11 +215,11 @@ static int double_quoted(struct lex *l, struct sbuf *out, int depth)
 static int expand_until(struct lex *l, struct sbuf *out, char stop, int depth)
 {
 	if (depth > 16)
-		return fail(l->err, l->errlen, "substitutions nest deeper than 16");
+		return base_errf(l->err, l->errlen, "substitutions nest deeper than 16");
 	for (;;) {
 		char c = *l->p;
 		if (!c)
-			return stop ? fail(l->err, l->errlen, "a '${' is not closed") : 0;
+			return stop ? base_errf(l->err, l->errlen, "a '${' is not closed") : 0;
 		if (stop && c == stop) {
 			l->p++;
 			return 0;
@@ -239,7 +231,7 @@ static int expand_until(struct lex *l, struct sbuf *out, char stop, int depth)
 		} else if (c == '\'') {
 			const char *end = strchr(l->p + 1, '\'');
 			if (!end)
-				return fail(l->err, l->errlen, "a single quote is not closed");
+				return base_errf(l->err, l->errlen, "a single quote is not closed");
 			sb_putn(out, l->p + 1, (size_t)(end - l->p - 1));
 			l->p = end + 1;
 		} else if (c == '"') {
@@ -262,7 +254,7 @@ int build_expand(const char *word, char escape, build_lookup get, void *ctx, cha
 	int rc = expand_until(&l, &b, 0, 0);
 	*out = sb_take(&b);
 	if (rc == 0 && !*out)
-		rc = fail(err, errlen, "out of memory");
+		rc = base_errf(err, errlen, "out of memory");
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -357,8 +349,9 @@ static int directives(struct parser *ps)
 			*c = (char)tolower((unsigned char)*c);
 		if (!strcmp(name, "escape")) {
 			if (strcmp(value, "\\") && strcmp(value, "`"))
-				return fail(ps->err, ps->errlen, "line %u: the escape directive takes \\ or `, not '%s'",
-					    ps->line, value);
+				return base_errf(ps->err, ps->errlen,
+				                 "line %u: the escape directive takes \\ or `, not '%s'", ps->line,
+				                 value);
 			ps->esc = value[0];
 		} else if (strcmp(name, "syntax") && strcmp(name, "check")) {
 			ps->p = save; /* not a directive: a comment, and directives end */
@@ -422,7 +415,7 @@ static int logical(struct parser *ps, char **out, unsigned *line)
 		sb_putn(&b, s, n);
 		if (b.n > 65536) {
 			free(sb_take(&b));
-			return fail(ps->err, ps->errlen, "line %u: an instruction over 64 KiB: refused", *line);
+			return base_errf(ps->err, ps->errlen, "line %u: an instruction over 64 KiB: refused", *line);
 		}
 		if (!more)
 			break;
@@ -433,7 +426,7 @@ static int logical(struct parser *ps, char **out, unsigned *line)
 			break;
 	}
 	*out = sb_take(&b);
-	return *out ? 1 : fail(ps->err, ps->errlen, "out of memory");
+	return *out ? 1 : base_errf(ps->err, ps->errlen, "out of memory");
 }
 
 /* RUN's heredoc: the lines up to its terminator, as sh takes them in
@@ -446,14 +439,15 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	if (!heredoc_word(args, word, sizeof(word), &strip))
 		return 0;
 	if (strstr(strstr(args, "<<") + 2, "<<"))
-		return fail(ps->err, ps->errlen, "line %u: RUN: ward takes one heredoc per RUN", line);
+		return base_errf(ps->err, ps->errlen, "line %u: RUN: ward takes one heredoc per RUN", line);
 	struct sbuf body = {0};
 	for (;;) {
 		size_t n;
 		const char *s = phys(ps, &n);
 		if (!s) {
 			free(sb_take(&body));
-			return fail(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line, word);
+			return base_errf(ps->err, ps->errlen, "line %u: RUN: the heredoc '%s' is never ended", line,
+			                 word);
 		}
 		const char *t = s;
 		if (strip)
@@ -468,7 +462,7 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	}
 	char *b = sb_take(&body);
 	if (!b)
-		return fail(ps->err, ps->errlen, "out of memory");
+		return base_errf(ps->err, ps->errlen, "out of memory");
 	const char *h = strstr(args, "<<");
 	bool bare = true;
 	for (const char *c = args; c < h; c++)
@@ -477,7 +471,7 @@ static int heredoc(struct parser *ps, unsigned line, const char *args, char **cm
 	int r = bare ? asprintf(&t, "%s", b) : asprintf(&t, "%s\n%s%s", args, b, word);
 	free(b);
 	if (r < 0)
-		return fail(ps->err, ps->errlen, "out of memory");
+		return base_errf(ps->err, ps->errlen, "out of memory");
 	*cmd = t;
 	return 0;
 }
@@ -522,7 +516,7 @@ static int refuse(struct inst *in, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
-	return fail(in->ps->err, in->ps->errlen, "line %u: %s: %s", in->s->line, build_op_name(in->s->op), m);
+	return base_errf(in->ps->err, in->ps->errlen, "line %u: %s: %s", in->s->line, build_op_name(in->s->op), m);
 }
 
 /* A word build_expand will take at build time, checked now. */
@@ -561,8 +555,10 @@ static int flags(struct inst *in)
 				slot = &in->s->chmod;
 		}
 		if (!slot || *slot) {
-			int r = refuse(in, "the flag '%.60s' is not one ward builds (COPY takes --from, --chown and "
-					   "--chmod once each; ADD --chown and --chmod)", w);
+			int r = refuse(in,
+			               "the flag '%.60s' is not one ward builds (COPY takes --from, --chown and "
+			               "--chmod once each; ADD --chown and --chmod)",
+			               w);
 			free(w);
 			return r;
 		}
@@ -652,7 +648,7 @@ static int do_copy(struct inst *in)
 			return refuse(in, "'%.100s': ward copies from the build context only, not from a URL", a);
 		if (!strncmp(a, "<<", 2))
 			return refuse(in, "heredocs in %s are not built by ward: write the file with RUN",
-				      build_op_name(in->s->op));
+			              build_op_name(in->s->op));
 	}
 	return 0;
 }
@@ -727,11 +723,13 @@ static const struct {
 	enum bstep_op op;
 	int (*parse)(struct inst *);
 } table[] = {
-	{"FROM", BS_FROM, do_from},	     {"RUN", BS_RUN, do_command},	  {"CMD", BS_CMD, do_command},
-	{"ENTRYPOINT", BS_ENTRYPOINT, do_command}, {"SHELL", BS_SHELL, do_command}, {"COPY", BS_COPY, do_copy},
-	{"ADD", BS_ADD, do_copy},	     {"ENV", BS_ENV, pairs},		  {"LABEL", BS_LABEL, pairs},
-	{"ARG", BS_ARG, do_arg},	     {"EXPOSE", BS_EXPOSE, words},	  {"WORKDIR", BS_WORKDIR, NULL},
-	{"USER", BS_USER, NULL},	     {"STOPSIGNAL", BS_STOPSIGNAL, NULL},
+	{"FROM", BS_FROM, do_from},      {"RUN", BS_RUN, do_command},
+	{"CMD", BS_CMD, do_command},     {"ENTRYPOINT", BS_ENTRYPOINT, do_command},
+	{"SHELL", BS_SHELL, do_command}, {"COPY", BS_COPY, do_copy},
+	{"ADD", BS_ADD, do_copy},        {"ENV", BS_ENV, pairs},
+	{"LABEL", BS_LABEL, pairs},      {"ARG", BS_ARG, do_arg},
+	{"EXPOSE", BS_EXPOSE, words},    {"WORKDIR", BS_WORKDIR, NULL},
+	{"USER", BS_USER, NULL},         {"STOPSIGNAL", BS_STOPSIGNAL, NULL},
 };
 
 static int one_arg(struct inst *in)
@@ -782,7 +780,7 @@ static int instruction(struct parser *ps, struct bstep *s)
 				char *nt = NULL;
 				if (asprintf(&nt, "%s\n%s", s->text, cmd) < 0 || push(s, cmd, false) < 0) {
 					free(nt);
-					return fail(ps->err, ps->errlen, "out of memory");
+					return base_errf(ps->err, ps->errlen, "out of memory");
 				}
 				free(s->text);
 				s->text = nt;
@@ -790,13 +788,14 @@ static int instruction(struct parser *ps, struct bstep *s)
 			}
 			rc = table[i].parse ? table[i].parse(&in) : one_arg(&in);
 			if (rc < 0 && in.oom)
-				return fail(ps->err, ps->errlen, "out of memory");
+				return base_errf(ps->err, ps->errlen, "out of memory");
 			return rc;
 		}
-	return fail(ps->err, ps->errlen, "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
-					 "COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE, SHELL, "
-					 "STOPSIGNAL): refused before any step ran",
-		    s->line, (int)(n > 40 ? 40 : n), t);
+	return base_errf(ps->err, ps->errlen,
+	                 "line %u: %.*s: ward does not build this instruction (it builds FROM, RUN, "
+	                 "COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE, SHELL, "
+	                 "STOPSIGNAL): refused before any step ran",
+	                 s->line, (int)(n > 40 ? 40 : n), t);
 }
 
 /* The stages: FROM first (ARGs before it aside), COPY --from naming an
@@ -809,19 +808,21 @@ static int check_stages(struct parser *ps)
 		if (s->op == BS_FROM)
 			seen_from = true;
 		else if (!seen_from && s->op != BS_ARG)
-			return fail(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand", s->line,
-				    build_op_name(s->op));
+			return base_errf(ps->err, ps->errlen, "line %u: %s: before the first FROM only ARG may stand",
+			                 s->line, build_op_name(s->op));
 	}
-	return seen_from ? 0 : fail(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
+	return seen_from ? 0
+	                 : base_errf(ps->err, ps->errlen, "the Dockerfile has no FROM: give FROM IMAGE (or scratch)");
 }
 
 int build_parse(const char *text, size_t len, struct bfile *out, char *err, size_t errlen)
 {
 	*out = (struct bfile){.escape = '\\'};
 	if (len > BUILD_FILE_MAX)
-		return fail(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len, BUILD_FILE_MAX);
+		return base_errf(err, errlen, "the Dockerfile is %zu bytes: ward reads at most %u", len,
+		                 BUILD_FILE_MAX);
 	if (memchr(text, 0, len))
-		return fail(err, errlen, "the Dockerfile holds a NUL byte: refused");
+		return base_errf(err, errlen, "the Dockerfile holds a NUL byte: refused");
 	struct parser ps = {.p = text, .end = text + len, .esc = '\\', .f = out, .err = err, .errlen = errlen};
 	if (directives(&ps) < 0)
 		return -1;
@@ -836,13 +837,13 @@ int build_parse(const char *text, size_t len, struct bfile *out, char *err, size
 		}
 		if (out->n == BUILD_STEPS_MAX) {
 			free(line);
-			fail(err, errlen, "line %u: more than %d instructions: refused", at, BUILD_STEPS_MAX);
+			base_errf(err, errlen, "line %u: more than %d instructions: refused", at, BUILD_STEPS_MAX);
 			goto bad;
 		}
 		struct bstep *v = realloc(out->v, (out->n + 1) * sizeof(*v));
 		if (!v) {
 			free(line);
-			fail(err, errlen, "out of memory");
+			base_errf(err, errlen, "out of memory");
 			goto bad;
 		}
 		out->v = v;

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
 #include "image/store.h"
 #include "image/unpack.h"
@@ -38,9 +39,9 @@ void ward_image_import_opts_init(struct ward_image_import_opts *o)
 }
 
 struct layer_src {
-	char blob[65];  /* the manifest's digest of it ("" for rootfs:) */
-	char diff[65];  /* the config's diff_id ("" for rootfs:) */
-	bool fresh;     /* unpacked by this import into WORK/L<i> */
+	char blob[65]; /* the manifest's digest of it ("" for rootfs:) */
+	char diff[65]; /* the config's diff_id ("" for rootfs:) */
+	bool fresh;    /* unpacked by this import into WORK/L<i> */
 };
 
 struct job {
@@ -84,8 +85,8 @@ static void show(void *ctx, uint64_t in, uint64_t bytes)
 	double s = since(&p->j->t0);
 	uint64_t total = p->j->bytes + bytes;
 	fprintf(stderr, "\rward: layer %zu/%zu: %.1f MiB read, %.1f MiB unpacked, %.1f MiB/s   ", p->i + 1,
-		p->j->img.nlayers, (double)in / 1048576.0, (double)total / 1048576.0,
-		s > 0 ? (double)total / 1048576.0 / s : 0.0);
+	        p->j->img.nlayers, (double)in / 1048576.0, (double)total / 1048576.0,
+	        s > 0 ? (double)total / 1048576.0 / s : 0.0);
 }
 
 /* ---- layers ---- */
@@ -124,12 +125,12 @@ static int unpack_one(struct job *j, size_t i)
 	uint64_t ileft = j->o->max_inodes > j->inodes ? j->o->max_inodes - j->inodes : 0;
 	struct progress p = {.j = j, .i = i};
 	struct unpack_opts uo = {.max_bytes = left,
-				 .max_inodes = ileft,
-				 .max_stream = left + 2048 * ileft + (1u << 20),
-				 .quiet = j->o->quiet,
-				 .progress = j->o->progress ? show : NULL,
-				 .ctx = &p,
-				 .list_owners = true};
+	                         .max_inodes = ileft,
+	                         .max_stream = left + 2048 * ileft + (1u << 20),
+	                         .quiet = j->o->quiet,
+	                         .progress = j->o->progress ? show : NULL,
+	                         .ctx = &p,
+	                         .list_owners = true};
 	struct unpack_stats st;
 	char e[512];
 	int rc = dfd < 0 ? store_failerr(e, sizeof(e), "open") : unpack_layer(in, dfd, &uo, &st, e, sizeof(e));
@@ -143,17 +144,19 @@ static int unpack_one(struct job *j, size_t i)
 		st.owners = NULL;
 	}
 	if (rc < 0)
-		return store_fail(j->err, j->errlen, "layer %zu of %zu: %s", i + 1, j->img.nlayers, e);
+		return base_errf(j->err, j->errlen, "layer %zu of %zu: %s", i + 1, j->img.nlayers, e);
 	if (j->o->progress)
 		fprintf(stderr, "\n");
 	if (j->ls[i].blob[0] && strcmp(st.blob_hex, j->ls[i].blob) != 0)
-		return store_fail(j->err, j->errlen, "layer %zu: its bytes' digest is sha256:%s, but the manifest says "
-						     "sha256:%s: refused (a corrupt or tampered image)",
-				  i + 1, st.blob_hex, j->ls[i].blob);
+		return base_errf(j->err, j->errlen,
+		                 "layer %zu: its bytes' digest is sha256:%s, but the manifest says "
+		                 "sha256:%s: refused (a corrupt or tampered image)",
+		                 i + 1, st.blob_hex, j->ls[i].blob);
 	if (j->ls[i].diff[0] && strcmp(st.diff_hex, j->ls[i].diff) != 0)
-		return store_fail(j->err, j->errlen, "layer %zu: its uncompressed digest is sha256:%s, but the config's "
-						     "diff_ids say sha256:%s: refused (a corrupt or tampered image)",
-				  i + 1, st.diff_hex, j->ls[i].diff);
+		return base_errf(j->err, j->errlen,
+		                 "layer %zu: its uncompressed digest is sha256:%s, but the config's "
+		                 "diff_ids say sha256:%s: refused (a corrupt or tampered image)",
+		                 i + 1, st.diff_hex, j->ls[i].diff);
 	if (!j->ls[i].diff[0])
 		memcpy(j->ls[i].diff, st.diff_hex, 65);
 	if (!j->ls[i].blob[0])
@@ -179,14 +182,16 @@ static int layers(struct job *j, const struct store_index *ix)
 				dup = true;
 			}
 		if (dup || (j->ls[i].diff[0] && store_index_layer(ix, j->ls[i].diff, &have) &&
-			    store_layer_present(j->s, j->ls[i].diff))) {
+		            store_layer_present(j->s, j->ls[i].diff))) {
 			j->img.layers[i] = have;
 			j->bytes += have.size;
 			j->inodes += have.inodes;
 			if (j->bytes > j->o->max_bytes || j->inodes > j->o->max_inodes)
-				return store_fail(j->err, j->errlen, "the image unpacks to more than %llu bytes or %llu "
-								     "entries (--max-image-bytes, the inode cap): refused",
-						  (unsigned long long)j->o->max_bytes, (unsigned long long)j->o->max_inodes);
+				return base_errf(j->err, j->errlen,
+				                 "the image unpacks to more than %llu bytes or %llu "
+				                 "entries (--max-image-bytes, the inode cap): refused",
+				                 (unsigned long long)j->o->max_bytes,
+				                 (unsigned long long)j->o->max_inodes);
 			continue;
 		}
 		if (unpack_one(j, i) < 0)
@@ -218,11 +223,12 @@ static int commit_locked(struct job *j, struct store_index *ix)
 		snprintf(to, sizeof(to), "layers/sha256/%s", j->ls[i].diff);
 		/* Taken: an identical layer (same diff_id) another import placed. */
 		if (renameat(j->work_fd, from, j->s->dirfd, to) < 0 && errno != EEXIST && errno != ENOTEMPTY)
-			return store_failerr(j->err, j->errlen, "cannot move layer %zu into %s/%s", i + 1, j->s->dir, to);
+			return store_failerr(j->err, j->errlen, "cannot move layer %zu into %s/%s", i + 1, j->s->dir,
+			                     to);
 		store_owners_move(j->work_fd, from, j->s, j->ls[i].diff);
 	}
 	if (store_index_put(ix, &j->img) < 0)
-		return store_fail(j->err, j->errlen, "out of memory");
+		return base_errf(j->err, j->errlen, "out of memory");
 	return store_index_save(j->s, ix, j->err, j->errlen);
 }
 
@@ -239,7 +245,7 @@ static int commit(struct job *j)
 			 * (a replaced image's layers, a failed commit's). */
 			char e[256] = "";
 			if (rc <= 0 && store_gc(j->s, &ix, e, sizeof(e)) < 0 && rc == 0)
-				rc = store_fail(j->err, j->errlen, "%s", e);
+				rc = base_errf(j->err, j->errlen, "%s", e);
 		}
 		store_index_free(&ix);
 		store_unlock(j->s);
@@ -254,7 +260,7 @@ static int commit(struct job *j)
 					return -1;
 			}
 	}
-	return store_fail(j->err, j->errlen, "the store kept changing under this import: retry");
+	return base_errf(j->err, j->errlen, "the store kept changing under this import: retry");
 }
 
 /* ---- JSON from the layout ---- */
@@ -270,8 +276,10 @@ static int read_blob(struct job *j, const char *hex, char **buf, size_t *len, co
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STORE_JSON_MAX) {
 		close(fd);
-		return store_fail(j->err, j->errlen, "the OCI layout's %s (sha256:%s) is not a regular file of at most %u "
-						     "bytes: refused", what, hex, STORE_JSON_MAX);
+		return base_errf(j->err, j->errlen,
+		                 "the OCI layout's %s (sha256:%s) is not a regular file of at most %u "
+		                 "bytes: refused",
+		                 what, hex, STORE_JSON_MAX);
 	}
 	*buf = malloc((size_t)st.st_size + 1);
 	ssize_t r = *buf ? read(fd, *buf, (size_t)st.st_size) : -1;
@@ -288,8 +296,10 @@ static int read_blob(struct job *j, const char *hex, char **buf, size_t *len, co
 	if (strcmp(got, hex) != 0) {
 		free(*buf);
 		*buf = NULL;
-		return store_fail(j->err, j->errlen, "the OCI layout's %s has digest sha256:%s, not the sha256:%s it is "
-						     "named by: refused (a corrupt or tampered image)", what, got, hex);
+		return base_errf(j->err, j->errlen,
+		                 "the OCI layout's %s has digest sha256:%s, not the sha256:%s it is "
+		                 "named by: refused (a corrupt or tampered image)",
+		                 what, got, hex);
 	}
 	return 0;
 }
@@ -320,7 +330,7 @@ static int pick(struct job *j, json_t *idx, const char *ref, char hex[65])
 	json_t *ms = json_object_get(idx, "manifests"), *m, *hit = NULL;
 	size_t i, n = 0;
 	if (!json_is_array(ms) || !json_array_size(ms))
-		return store_fail(j->err, j->errlen, "the OCI layout's index lists no manifest");
+		return base_errf(j->err, j->errlen, "the OCI layout's index lists no manifest");
 	json_array_foreach(ms, i, m)
 	{
 		const char *name = json_string_value(
@@ -329,7 +339,7 @@ static int pick(struct job *j, json_t *idx, const char *ref, char hex[65])
 		const char *os = json_string_value(json_object_get(pf, "os"));
 		const char *arch = json_string_value(json_object_get(pf, "architecture"));
 		bool match = ref ? name && !strcmp(name, ref)
-				 : !pf || ((!os || !strcmp(os, "linux")) && (!arch || !strcmp(arch, host_arch())));
+		                 : !pf || ((!os || !strcmp(os, "linux")) && (!arch || !strcmp(arch, host_arch())));
 		if (match) {
 			n++;
 			if (!hit)
@@ -337,25 +347,25 @@ static int pick(struct job *j, json_t *idx, const char *ref, char hex[65])
 		}
 	}
 	if (!hit && ref)
-		return store_fail(j->err, j->errlen, "the OCI layout has no manifest named '%s' "
-						     "(org.opencontainers.image.ref.name)", ref);
+		return base_errf(j->err, j->errlen,
+		                 "the OCI layout has no manifest named '%s' "
+		                 "(org.opencontainers.image.ref.name)",
+		                 ref);
 	if (!hit)
-		return store_fail(j->err, j->errlen, "the OCI layout has no manifest for linux/%s", host_arch());
+		return base_errf(j->err, j->errlen, "the OCI layout has no manifest for linux/%s", host_arch());
 	if (n > 1 && !ref && json_array_size(ms) > 1 && !json_object_get(hit, "platform"))
-		return store_fail(j->err, j->errlen, "the OCI layout holds %zu manifests: name one (oci:DIR:REF)",
-				  json_array_size(ms));
+		return base_errf(j->err, j->errlen, "the OCI layout holds %zu manifests: name one (oci:DIR:REF)",
+		                 json_array_size(ms));
 	if (!store_digest_parse(json_string_value(json_object_get(hit, "digest")), hex))
-		return store_fail(j->err, j->errlen, "the OCI layout's manifest descriptor has no sha256 digest");
+		return base_errf(j->err, j->errlen, "the OCI layout's manifest descriptor has no sha256 digest");
 	return 0;
 }
 
 static bool layer_type_ok(const char *mt)
 {
 	static const char *const ok[] = {
-		"application/vnd.oci.image.layer.v1.tar",
-		"application/vnd.oci.image.layer.v1.tar+gzip",
-		"application/vnd.oci.image.layer.v1.tar+zstd",
-		"application/vnd.docker.image.rootfs.diff.tar.gzip",
+		"application/vnd.oci.image.layer.v1.tar",       "application/vnd.oci.image.layer.v1.tar+gzip",
+		"application/vnd.oci.image.layer.v1.tar+zstd",  "application/vnd.docker.image.rootfs.diff.tar.gzip",
 		"application/vnd.docker.image.rootfs.diff.tar",
 	};
 	if (!mt)
@@ -380,33 +390,38 @@ static int from_manifest(struct job *j, json_t *m)
 {
 	json_t *ls = json_object_get(m, "layers");
 	if (!json_is_array(ls) ||
-	    !store_digest_parse(json_string_value(json_object_get(json_object_get(m, "config"), "digest")), j->img.config))
-		return store_fail(j->err, j->errlen, "the image's manifest has no config or layers (or not sha256 ones)");
+	    !store_digest_parse(json_string_value(json_object_get(json_object_get(m, "config"), "digest")),
+	                        j->img.config))
+		return base_errf(j->err, j->errlen,
+		                 "the image's manifest has no config or layers (or not sha256 ones)");
 	size_t n = json_array_size(ls);
 	if (n == 0 || n > j->o->max_layers)
-		return store_fail(j->err, j->errlen, "the image has %zu layers: ward takes 1 to %u", n, j->o->max_layers);
+		return base_errf(j->err, j->errlen, "the image has %zu layers: ward takes 1 to %u", n,
+		                 j->o->max_layers);
 	if (read_blob(j, j->img.config, &j->config, &j->clen, "config") < 0)
 		return -1;
 	json_t *cfg = json_loadb(j->config, j->clen, 0, NULL);
 	json_t *ids = json_object_get(json_object_get(cfg, "rootfs"), "diff_ids");
 	int rc = 0;
 	if (!json_is_array(ids) || json_array_size(ids) != n)
-		rc = store_fail(j->err, j->errlen, "the image's config lists %zu diff_ids for %zu layers: refused",
-				json_array_size(ids), n);
+		rc = base_errf(j->err, j->errlen, "the image's config lists %zu diff_ids for %zu layers: refused",
+		               json_array_size(ids), n);
 	j->img.nlayers = n;
 	j->ls = rc ? NULL : calloc(n, sizeof(*j->ls));
 	j->img.layers = rc ? NULL : calloc(n, sizeof(*j->img.layers));
 	if (!rc && (!j->ls || !j->img.layers))
-		rc = store_fail(j->err, j->errlen, "out of memory");
+		rc = base_errf(j->err, j->errlen, "out of memory");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		json_t *l = json_array_get(ls, i);
 		const char *mt = json_string_value(json_object_get(l, "mediaType"));
 		if (!layer_type_ok(mt))
-			rc = store_fail(j->err, j->errlen, "layer %zu has media type '%s', which ward does not read (a tar, "
-							   "gzip'd or zstd'd)", i + 1, mt);
+			rc = base_errf(j->err, j->errlen,
+			               "layer %zu has media type '%s', which ward does not read (a tar, "
+			               "gzip'd or zstd'd)",
+			               i + 1, mt);
 		else if (!store_digest_parse(json_string_value(json_object_get(l, "digest")), j->ls[i].blob) ||
-			 !store_digest_parse(json_string_value(json_array_get(ids, i)), j->ls[i].diff))
-			rc = store_fail(j->err, j->errlen, "layer %zu has no sha256 digest or diff_id", i + 1);
+		         !store_digest_parse(json_string_value(json_array_get(ids, i)), j->ls[i].diff))
+			rc = base_errf(j->err, j->errlen, "layer %zu has no sha256 digest or diff_id", i + 1);
 	}
 	if (rc == 0)
 		set_created(j, cfg);
@@ -424,8 +439,8 @@ static int read_layout_file(struct job *j, const char *name, json_t **out)
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STORE_JSON_MAX) {
 		close(fd);
-		return store_fail(j->err, j->errlen, "the OCI layout's %s is not a file of at most %u bytes", name,
-				  STORE_JSON_MAX);
+		return base_errf(j->err, j->errlen, "the OCI layout's %s is not a file of at most %u bytes", name,
+		                 STORE_JSON_MAX);
 	}
 	char *b = st.st_size < (off_t)sizeof(buf) ? buf : (big = malloc((size_t)st.st_size + 1));
 	ssize_t r = b ? read(fd, b, (size_t)st.st_size) : -1;
@@ -434,7 +449,7 @@ static int read_layout_file(struct job *j, const char *name, json_t **out)
 	*out = r >= 0 ? json_loadb(b, (size_t)r, 0, &je) : NULL;
 	free(big);
 	if (!*out)
-		return store_fail(j->err, j->errlen, "the OCI layout's %s is not JSON", name);
+		return base_errf(j->err, j->errlen, "the OCI layout's %s is not JSON", name);
 	return 0;
 }
 
@@ -445,9 +460,9 @@ static int from_layout(struct job *j, const char *ref)
 	if (read_layout_file(j, "oci-layout", &lay) < 0)
 		return -1;
 	const char *v = json_string_value(json_object_get(lay, "imageLayoutVersion"));
-	int rc = v && !strncmp(v, "1.", 2) ? 0
-					    : store_fail(j->err, j->errlen, "the OCI layout's version is '%s', not 1.x",
-							 v ? v : "(none)");
+	int rc = v && !strncmp(v, "1.", 2)
+	                 ? 0
+	                 : base_errf(j->err, j->errlen, "the OCI layout's version is '%s', not 1.x", v ? v : "(none)");
 	json_decref(lay);
 	if (rc == 0)
 		rc = read_layout_file(j, "index.json", &idx);
@@ -463,13 +478,13 @@ static int from_layout(struct job *j, const char *ref)
 		json_decref(m);
 		m = json_loadb(j->manifest, j->mlen, 0, NULL);
 		if (!m) {
-			rc = store_fail(j->err, j->errlen, "the image's manifest sha256:%s is not JSON", hex);
+			rc = base_errf(j->err, j->errlen, "the image's manifest sha256:%s is not JSON", hex);
 			break;
 		}
 		if (!is_index(m))
 			break;
 		if (depth >= 2) {
-			rc = store_fail(j->err, j->errlen, "the OCI layout's indexes nest too deep");
+			rc = base_errf(j->err, j->errlen, "the OCI layout's indexes nest too deep");
 			break;
 		}
 		rc = pick(j, m, NULL, hex);
@@ -490,7 +505,7 @@ static int from_rootfs(struct job *j, const struct store_index *ix)
 	j->ls = calloc(1, sizeof(*j->ls));
 	j->img.layers = calloc(1, sizeof(*j->img.layers));
 	if (!j->ls || !j->img.layers)
-		return store_fail(j->err, j->errlen, "out of memory");
+		return base_errf(j->err, j->errlen, "out of memory");
 	(void)ix;
 	if (unpack_one(j, 0) < 0)
 		return -1;
@@ -498,13 +513,13 @@ static int from_rootfs(struct job *j, const struct store_index *ix)
 	snprintf(d, sizeof(d), "sha256:%s", j->ls[0].diff);
 	store_now(j->img.created);
 	json_t *cfg = json_pack("{s:s,s:s,s:s,s:{s:[s]},s:{s:s,s:[s]}}", "created", j->img.created, "architecture",
-				host_arch(), "os", "linux", "config", "Env",
-				"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "rootfs", "type",
-				"layers", "diff_ids", d);
+	                        host_arch(), "os", "linux", "config", "Env",
+	                        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "rootfs", "type",
+	                        "layers", "diff_ids", d);
 	j->config = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(cfg);
 	if (!j->config)
-		return store_fail(j->err, j->errlen, "out of memory");
+		return base_errf(j->err, j->errlen, "out of memory");
 	j->clen = strlen(j->config);
 	sha256_buf_hex(j->config, j->clen, j->img.config);
 	char c[80], l[80];
@@ -514,14 +529,14 @@ static int from_rootfs(struct job *j, const struct store_index *ix)
 	if (stat(j->rootfs, &st) < 0)
 		return store_failerr(j->err, j->errlen, "rootfs:%s", j->rootfs);
 	json_t *m = json_pack("{s:i,s:s,s:{s:s,s:s,s:I},s:[{s:s,s:s,s:I}]}", "schemaVersion", 2, "mediaType",
-			      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
-			      "application/vnd.oci.image.config.v1+json", "digest", c, "size", (json_int_t)j->clen,
-			      "layers", "mediaType", "application/vnd.oci.image.layer.v1.tar", "digest", l, "size",
-			      (json_int_t)st.st_size);
+	                      "application/vnd.oci.image.manifest.v1+json", "config", "mediaType",
+	                      "application/vnd.oci.image.config.v1+json", "digest", c, "size", (json_int_t)j->clen,
+	                      "layers", "mediaType", "application/vnd.oci.image.layer.v1.tar", "digest", l, "size",
+	                      (json_int_t)st.st_size);
 	j->manifest = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(m);
 	if (!j->manifest)
-		return store_fail(j->err, j->errlen, "out of memory");
+		return base_errf(j->err, j->errlen, "out of memory");
 	j->mlen = strlen(j->manifest);
 	sha256_buf_hex(j->manifest, j->mlen, j->img.digest);
 	return 0;
@@ -552,7 +567,7 @@ static int skopeo_copy(struct job *j, const char *source)
 	size_t n = 0;
 	char **argv = calloc(j->o->nskopeo_args + 8, sizeof(char *));
 	if (!argv)
-		return store_fail(j->err, j->errlen, "out of memory");
+		return base_errf(j->err, j->errlen, "out of memory");
 	argv[n++] = (char *)bin;
 	argv[n++] = "copy";
 	if (!j->o->progress)
@@ -570,8 +585,10 @@ static int skopeo_copy(struct job *j, const char *source)
 	posix_spawn_file_actions_destroy(&fa);
 	free(argv);
 	if (e == ENOENT)
-		return store_fail(j->err, j->errlen, "%s is not installed: apt-get install skopeo (ward reads "
-						     "docker-archive:, containers-storage: and registries through it)", bin);
+		return base_errf(j->err, j->errlen,
+		                 "%s is not installed: apt-get install skopeo (ward reads "
+		                 "docker-archive:, containers-storage: and registries through it)",
+		                 bin);
 	if (e) {
 		errno = e;
 		return store_failerr(j->err, j->errlen, "cannot run %s", bin);
@@ -581,8 +598,8 @@ static int skopeo_copy(struct job *j, const char *source)
 		if (errno != EINTR)
 			return store_failerr(j->err, j->errlen, "waitpid %s", bin);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return store_fail(j->err, j->errlen, "skopeo copy %s failed (%s %d): its message is above", source,
-				  WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		return base_errf(j->err, j->errlen, "skopeo copy %s failed (%s %d): its message is above", source,
+		                 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	return 0;
 }
 
@@ -601,10 +618,10 @@ static int from_oci_archive(struct job *j, const char *file)
 	int rc = mkdirat(j->work_fd, "src", 0700) < 0 ? store_failerr(j->err, j->errlen, "mkdir") : open_src_dir(j);
 	if (rc == 0) {
 		struct unpack_opts uo = {.max_bytes = j->o->max_bytes,
-					 .max_inodes = 100000,
-					 .max_stream = j->o->max_bytes + (64u << 20),
-					 .layout = true,
-					 .quiet = j->o->quiet};
+		                         .max_inodes = 100000,
+		                         .max_stream = j->o->max_bytes + (64u << 20),
+		                         .layout = true,
+		                         .quiet = j->o->quiet};
 		struct unpack_stats st;
 		char e[512];
 		int dfd = openat(j->lfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -612,7 +629,7 @@ static int from_oci_archive(struct job *j, const char *file)
 		if (dfd >= 0)
 			close(dfd);
 		if (rc < 0)
-			store_fail(j->err, j->errlen, "oci-archive:%s: %s", file, dfd < 0 ? "open" : e);
+			base_errf(j->err, j->errlen, "oci-archive:%s: %s", file, dfd < 0 ? "open" : e);
 	}
 	close(in);
 	return rc;
@@ -645,13 +662,15 @@ static int run_source(struct job *j, const char *source, const struct store_inde
 			return -1;
 		return from_layout(j, "ward");
 	}
-	return store_fail(j->err, j->errlen, "source '%s': give oci:DIR[:REF], oci-archive:FILE, docker-archive:FILE, "
-					     "containers-storage:REF, docker://REF or rootfs:FILE.tar[.gz|.zst]", source);
+	return base_errf(j->err, j->errlen,
+	                 "source '%s': give oci:DIR[:REF], oci-archive:FILE, docker-archive:FILE, "
+	                 "containers-storage:REF, docker://REF or rootfs:FILE.tar[.gz|.zst]",
+	                 source);
 }
 
 int ward_image_import(struct ward_image_store *s, const char *name, const char *source,
-		      const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
-		      size_t errlen)
+                      const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
+                      size_t errlen)
 {
 	struct ward_image_import_opts def;
 	if (!o) {
@@ -685,7 +704,7 @@ int ward_image_import(struct ward_image_store *s, const char *name, const char *
 		snprintf(digest, WARD_IMAGE_DIGEST_LEN, "sha256:%s", j.img.digest);
 	if (rc == 0 && o->progress)
 		fprintf(stderr, "ward: %s:%s imported: %zu layers, %.1f MiB, %.1f s\n", j.img.name, j.img.tag,
-			j.img.nlayers, (double)j.bytes / 1048576.0, since(&j.t0));
+		        j.img.nlayers, (double)j.bytes / 1048576.0, since(&j.t0));
 	if (j.lfd >= 0)
 		close(j.lfd);
 	store_tmpdir_drop(s, j.work_fd, j.work);
@@ -699,7 +718,7 @@ int ward_image_import(struct ward_image_store *s, const char *name, const char *
 static bool has_transport(const char *ref)
 {
 	static const char *const t[] = {"docker://", "docker-archive:", "oci:", "oci-archive:", "containers-storage:",
-					"dir:", "docker-daemon:"};
+	                                "dir:",      "docker-daemon:"};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strncmp(ref, t[i], strlen(t[i])))
 			return true;
@@ -733,13 +752,13 @@ int ward_image_pull_name(const char *ref, char *out, size_t len, char *err, size
 	int n = snprintf(out, len, "%s:%s", last, tag);
 	char nm[WARD_IMAGE_NAME_MAX + 1], tg[WARD_IMAGE_TAG_MAX + 1];
 	if (n < 0 || (size_t)n >= len || store_ref_parse(out, nm, tg, err, errlen) < 0)
-		return store_fail(err, errlen, "cannot make an image name from '%s': give --name NAME[:TAG]", ref);
+		return base_errf(err, errlen, "cannot make an image name from '%s': give --name NAME[:TAG]", ref);
 	return 0;
 }
 
 int ward_image_pull(struct ward_image_store *s, const char *ref, const char *name,
-		    const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
-		    size_t errlen)
+                    const struct ward_image_import_opts *o, char digest[WARD_IMAGE_DIGEST_LEN], char *err,
+                    size_t errlen)
 {
 	char nm[300], src[2048];
 	if (!name) {
@@ -748,6 +767,6 @@ int ward_image_pull(struct ward_image_store *s, const char *ref, const char *nam
 		name = nm;
 	}
 	if (snprintf(src, sizeof(src), "%s%s", has_transport(ref) ? "" : "docker://", ref) >= (int)sizeof(src))
-		return store_fail(err, errlen, "reference too long");
+		return base_errf(err, errlen, "reference too long");
 	return ward_image_import(s, name, src, o, digest, err, errlen);
 }

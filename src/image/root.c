@@ -24,12 +24,12 @@
 struct ward_image_root {
 	struct ward_image_store *store;
 	struct ward_image *img;
-	int fd;         /* the merged layers, a detached read-only mount */
-	char path[40];  /* "/proc/self/fd/N" */
+	int fd;        /* the merged layers, a detached read-only mount */
+	char path[40]; /* "/proc/self/fd/N" */
 };
 
 int ward_image_root_open(const char *store_dir, const char *name, struct ward_image_root **out, char *err,
-			 size_t errlen)
+                         size_t errlen)
 {
 	*out = NULL;
 	struct ward_image_root *r = calloc(1, sizeof(*r));
@@ -71,8 +71,7 @@ const struct ward_image *ward_image_root_image(const struct ward_image_root *r)
 	return r->img;
 }
 
-int image_root_apply(const struct ward_request *req, struct ward_request *out, char ***env, char *err,
-		     size_t errlen)
+int image_root_apply(const struct ward_request *req, struct ward_request *out, char ***env, char *err, size_t errlen)
 {
 	*out = *req;
 	*env = NULL;
@@ -84,8 +83,9 @@ int image_root_apply(const struct ward_request *req, struct ward_request *out, c
 		return -1;
 	}
 	if (req->root_overlay && geteuid() != 0) {
-		snprintf(err, errlen, "root: overlay needs ward to run as root (its writable layer is an idmapped "
-				      "overlayfs mount)");
+		snprintf(err, errlen,
+		         "root: overlay needs ward to run as root (its writable layer is an idmapped "
+		         "overlayfs mount)");
 		return -1;
 	}
 	/* the image's Env first, the request's after it (a later entry wins;

@@ -8,8 +8,7 @@
 /* req as it runs on its image (ward_request.image): out = req with the
  * root as rootfs and the image's Env under req's (*env: malloc'd, free it
  * after the run; NULL when req names no image).  0, or -1 with err set. */
-int image_root_apply(const struct ward_request *req, struct ward_request *out, char ***env, char *err,
-		     size_t errlen);
+int image_root_apply(const struct ward_request *req, struct ward_request *out, char ***env, char *err, size_t errlen);
 
 /* The layer directories of r's image, bottom first. */
 struct ward_image_root;

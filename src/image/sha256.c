@@ -21,7 +21,8 @@ static void block(struct sha256 *c, const uint8_t *p)
 {
 	uint32_t w[64];
 	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+		       p[4 * i + 3];
 	for (int i = 16; i < 64; i++) {
 		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
 		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -54,7 +55,7 @@ static void block(struct sha256 *c, const uint8_t *p)
 void sha256_init(struct sha256 *c)
 {
 	static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 	memcpy(c->h, iv, sizeof(iv));
 	c->len = 0;
 	c->nbuf = 0;

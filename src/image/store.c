@@ -29,17 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
-
-int store_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int store_failerr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -50,11 +41,11 @@ int store_failerr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 	if (n >= 0 && (size_t)n < errlen)
 		snprintf(err + n, errlen - (size_t)n, ": %s%s", strerror(e),
-			 e == ENOSPC ? " (the image store's filesystem is full: free space, or give --image-store "
-				       "on a bigger one)"
-			 : e == EACCES || e == EPERM ? " (the image store is root's: run as root, or give "
-						       "--image-store DIR of your own)"
-						     : "");
+		         e == ENOSPC ? " (the image store's filesystem is full: free space, or give --image-store "
+		                       "on a bigger one)"
+		         : e == EACCES || e == EPERM ? " (the image store is root's: run as root, or give "
+		                                       "--image-store DIR of your own)"
+		                                     : "");
 	errno = e;
 	return -1;
 }
@@ -195,21 +186,21 @@ int ward_image_store_open(const char *dir, bool create, struct ward_image_store 
 	*out = NULL;
 	char path[4096];
 	if (!ward_image_store_default(dir, path, sizeof(path)))
-		return store_fail(err, errlen, "cannot tell where the image store is: give --image-store DIR");
+		return base_errf(err, errlen, "cannot tell where the image store is: give --image-store DIR");
 	struct stat st;
 	if (!create && stat(path, &st) < 0 && errno == ENOENT)
-		return store_fail(err, errlen,
-				  "there is no image store at %s yet: import an image first, e.g. `mmdebstrap "
-				  "--variant=minbase bookworm root.tar && ward image import NAME rootfs:root.tar` "
-				  "(or oci-archive:FILE, docker-archive:FILE, `ward image pull REF`)",
-				  path);
+		return base_errf(err, errlen,
+		                 "there is no image store at %s yet: import an image first, e.g. `mmdebstrap "
+		                 "--variant=minbase bookworm root.tar && ward image import NAME rootfs:root.tar` "
+		                 "(or oci-archive:FILE, docker-archive:FILE, `ward image pull REF`)",
+		                 path);
 	if (!create && stat(path, &st) < 0)
 		return store_failerr(err, errlen, "image store %s", path);
 	if (create && mkdir_p(path, 0700) < 0)
 		return store_failerr(err, errlen, "cannot create the image store %s", path);
 	struct ward_image_store *s = calloc(1, sizeof(*s));
 	if (!s)
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	s->lockfd = -1;
 	s->dir = strdup(path);
 	s->dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -230,7 +221,7 @@ int ward_image_store_open(const char *dir, bool create, struct ward_image_store 
 		s->lockfd = openat(s->dirfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (s->lockfd < 0) {
 		store_failerr(err, errlen, "%s is not an image store (its lock file)%s", path,
-			      create ? "" : "; import an image first: ward image import NAME SOURCE");
+		              create ? "" : "; import an image first: ward image import NAME SOURCE");
 		ward_image_store_close(s);
 		return -1;
 	}
@@ -276,33 +267,37 @@ static bool name_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/';
 }
 
-int store_ref_parse(const char *in, char name[WARD_IMAGE_NAME_MAX + 1], char tag[WARD_IMAGE_TAG_MAX + 1],
-		    char *err, size_t errlen)
+int store_ref_parse(const char *in, char name[WARD_IMAGE_NAME_MAX + 1], char tag[WARD_IMAGE_TAG_MAX + 1], char *err,
+                    size_t errlen)
 {
 	const char *slash = strrchr(in, '/');
 	const char *colon = strrchr(slash ? slash : in, ':');
 	size_t nlen = colon ? (size_t)(colon - in) : strlen(in);
 	const char *t = colon ? colon + 1 : "latest";
 	if (nlen == 0 || nlen > WARD_IMAGE_NAME_MAX)
-		return store_fail(err, errlen, "image name '%s': give NAME[:TAG], NAME of 1 to %d characters", in,
-				  WARD_IMAGE_NAME_MAX);
+		return base_errf(err, errlen, "image name '%s': give NAME[:TAG], NAME of 1 to %d characters", in,
+		                 WARD_IMAGE_NAME_MAX);
 	for (size_t i = 0; i < nlen; i++)
 		if (!name_char(in[i]))
-			return store_fail(err, errlen, "image name '%s': a name holds only a-z, 0-9, '.', '_', '-' and '/'",
-					  in);
+			return base_errf(err, errlen,
+			                 "image name '%s': a name holds only a-z, 0-9, '.', '_', '-' and '/'", in);
 	if (!((in[0] >= 'a' && in[0] <= 'z') || (in[0] >= '0' && in[0] <= '9')) || in[nlen - 1] == '/' ||
 	    memmem(in, nlen, "//", 2) || memmem(in, nlen, "..", 2) || memmem(in, nlen, "/.", 2))
-		return store_fail(err, errlen, "image name '%s': a name starts with a letter or digit, and its parts "
-					       "are not empty nor start with '.'", in);
+		return base_errf(err, errlen,
+		                 "image name '%s': a name starts with a letter or digit, and its parts "
+		                 "are not empty nor start with '.'",
+		                 in);
 	size_t tlen = strlen(t);
 	if (tlen == 0 || tlen > WARD_IMAGE_TAG_MAX || t[0] == '.' || t[0] == '-')
-		return store_fail(err, errlen, "image tag in '%s': give 1 to %d of A-Z, a-z, 0-9, '_', '.', '-' (not first: '.', '-')",
-				  in, WARD_IMAGE_TAG_MAX);
+		return base_errf(
+			err, errlen,
+			"image tag in '%s': give 1 to %d of A-Z, a-z, 0-9, '_', '.', '-' (not first: '.', '-')", in,
+			WARD_IMAGE_TAG_MAX);
 	for (size_t i = 0; i < tlen; i++) {
 		char c = t[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
 		      c == '.' || c == '-'))
-			return store_fail(err, errlen, "image tag in '%s': give A-Z, a-z, 0-9, '_', '.', '-'", in);
+			return base_errf(err, errlen, "image tag in '%s': give A-Z, a-z, 0-9, '_', '.', '-'", in);
 	}
 	memcpy(name, in, nlen);
 	name[nlen] = 0;
@@ -411,7 +406,7 @@ int store_replace_file(int dirfd, const char *tmpname, const char *name, const v
 }
 
 int store_blob_read(struct ward_image_store *s, const char *hex, size_t max, char **buf, size_t *len, char *err,
-		    size_t errlen)
+                    size_t errlen)
 {
 	char p[100];
 	snprintf(p, sizeof(p), "blobs/sha256/%s", hex);
@@ -427,14 +422,15 @@ int store_blob_read(struct ward_image_store *s, const char *hex, size_t max, cha
 	if (strcmp(got, hex) != 0) {
 		free(*buf);
 		*buf = NULL;
-		return store_fail(err, errlen, "image store %s: blob sha256:%s is corrupt (its content's digest is "
-					       "sha256:%s): remove the image and import it again", s->dir, hex, got);
+		return base_errf(err, errlen,
+		                 "image store %s: blob sha256:%s is corrupt (its content's digest is "
+		                 "sha256:%s): remove the image and import it again",
+		                 s->dir, hex, got);
 	}
 	return 0;
 }
 
-int store_blob_write(struct ward_image_store *s, const char *hex, const void *buf, size_t len, char *err,
-		     size_t errlen)
+int store_blob_write(struct ward_image_store *s, const char *hex, const void *buf, size_t len, char *err, size_t errlen)
 {
 	char p[100], t[100];
 	snprintf(p, sizeof(p), "blobs/sha256/%s", hex);
@@ -459,7 +455,7 @@ int store_tmpdir(struct ward_image_store *s, int *fd, char name[32], char *err, 
 		if (getrandom(r, sizeof(r), 0) != sizeof(r))
 			return store_failerr(err, errlen, "getrandom");
 		snprintf(name, 32, "tmp/%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5], r[6],
-			 r[7]);
+		         r[7]);
 		if (mkdirat(s->dirfd, name, 0700) < 0) {
 			if (errno == EEXIST)
 				continue;
@@ -475,7 +471,7 @@ int store_tmpdir(struct ward_image_store *s, int *fd, char name[32], char *err, 
 			close(*fd);
 		*fd = -1;
 	}
-	return store_fail(err, errlen, "cannot make a temporary directory in %s/tmp", s->dir);
+	return base_errf(err, errlen, "cannot make a temporary directory in %s/tmp", s->dir);
 }
 
 void store_tmpdir_drop(struct ward_image_store *s, int fd, const char *name)

@@ -46,7 +46,6 @@ struct store_index {
 /* The deepest directory a layer may hold (removal recurses that deep). */
 #define STORE_MAX_DEPTH 256
 
-int store_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Like store_fail, with ": strerror(errno)" appended. */
 int store_failerr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -79,9 +78,9 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 /* blobs/sha256/HEX: read (at most max bytes; its digest checked) or
  * written (temp, fsync, rename). */
 int store_blob_read(struct ward_image_store *s, const char *hex, size_t max, char **buf, size_t *len, char *err,
-		    size_t errlen);
+                    size_t errlen);
 int store_blob_write(struct ward_image_store *s, const char *hex, const void *buf, size_t len, char *err,
-		     size_t errlen);
+                     size_t errlen);
 bool store_layer_present(struct ward_image_store *s, const char *hex);
 
 /* A fresh tmp/RANDOM directory, flock'd: *fd (O_RDONLY|O_DIRECTORY, the
@@ -93,8 +92,8 @@ void store_tmpdir_drop(struct ward_image_store *s, int fd, const char *name);
 int store_rm_tree(int dirfd, const char *name);
 
 /* NAME[:TAG] -> name, tag ("latest" when left out).  0 or -1. */
-int store_ref_parse(const char *in, char name[WARD_IMAGE_NAME_MAX + 1], char tag[WARD_IMAGE_TAG_MAX + 1],
-		    char *err, size_t errlen);
+int store_ref_parse(const char *in, char name[WARD_IMAGE_NAME_MAX + 1], char tag[WARD_IMAGE_TAG_MAX + 1], char *err,
+                    size_t errlen);
 /* "sha256:" and 64 lowercase hex digits -> hex.  false for anything else. */
 bool store_digest_parse(const char *s, char hex[65]);
 void store_now(char out[40]);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
 
 int hexset_add(struct hexset *h, const char *hex)
@@ -68,7 +69,8 @@ static int keep_manifest(struct ward_image_store *s, const char *hex, struct hex
 		rc = 0;
 		for (size_t i = 0; i < json_array_size(ids); i++) {
 			char l[65];
-			if (store_digest_parse(json_string_value(json_array_get(ids, i)), l) && hexset_add(layers, l) < 0)
+			if (store_digest_parse(json_string_value(json_array_get(ids, i)), l) &&
+			    hexset_add(layers, l) < 0)
 				rc = -1;
 		}
 		json_decref(cfg);
@@ -149,7 +151,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 		else if (hexset_add(&pins, e->d_name) < 0 || keep_manifest(s, e->d_name, &layers, &blobs) < 0) {
 			close(fd);
 			closedir(d);
-			store_fail(err, errlen, "image store %s: cannot read pinned image sha256:%s", s->dir, e->d_name);
+			base_errf(err, errlen, "image store %s: cannot read pinned image sha256:%s", s->dir, e->d_name);
 			rc = -2;
 			goto out;
 		}
@@ -163,7 +165,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 out:
 	/* The caller's err is written, never read: it may hold anything. */
 	if (rc == -1)
-		store_fail(err, errlen, "image store %s: out of memory while collecting garbage", s->dir);
+		base_errf(err, errlen, "image store %s: out of memory while collecting garbage", s->dir);
 	free(layers.v);
 	free(blobs.v);
 	free(pins.v);

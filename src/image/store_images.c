@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
 
 static int info_cmp(const void *a, const void *b)
@@ -42,7 +43,7 @@ int ward_image_list(struct ward_image_store *s, struct ward_image_info **out, si
 	struct ward_image_info *v = calloc(ix.n + 1, sizeof(*v));
 	if (!v) {
 		store_index_free(&ix);
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	}
 	for (size_t i = 0; i < ix.n; i++) {
 		strcpy(v[i].name, ix.v[i].name);
@@ -66,7 +67,7 @@ int ward_image_store_usage(const char *dir, uint64_t *images, uint64_t *bytes, c
 	char path[4096];
 	struct stat st;
 	if (!ward_image_store_default(dir, path, sizeof(path)))
-		return store_fail(err, errlen, "cannot tell where the image store is");
+		return base_errf(err, errlen, "cannot tell where the image store is");
 	if (stat(path, &st) < 0 && errno == ENOENT)
 		return 0;
 	if (ward_image_store_open(dir, false, &s, err, errlen) < 0)
@@ -153,8 +154,7 @@ static int opt_str(json_t *o, const char *key, char **out)
 }
 
 /* Fills img's config fields from the config blob (its digest checked). */
-static int load_config(struct ward_image_store *s, const char *hex, struct ward_image *img, char *err,
-		       size_t errlen)
+static int load_config(struct ward_image_store *s, const char *hex, struct ward_image *img, char *err, size_t errlen)
 {
 	char *buf;
 	size_t len;
@@ -170,8 +170,8 @@ static int load_config(struct ward_image_store *s, const char *hex, struct ward_
 	    strv_from(json_object_get(c, "Entrypoint"), &img->entrypoint, &img->nentrypoint) < 0 ||
 	    strv_from(json_object_get(c, "Cmd"), &img->cmd, &img->ncmd) < 0 ||
 	    opt_str(c, "WorkingDir", &img->workdir) < 0 || opt_str(c, "User", &img->user) < 0)
-		rc = store_fail(err, errlen, "image %s:%s: its config (sha256:%s) has a field of the wrong type", img->name,
-				img->tag, hex);
+		rc = base_errf(err, errlen, "image %s:%s: its config (sha256:%s) has a field of the wrong type",
+		               img->name, img->tag, hex);
 	json_decref(cfg);
 	return rc;
 }
@@ -196,13 +196,12 @@ static int pin_open(struct ward_image_store *s, const char *hex, int op)
 	return fd;
 }
 
-int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err,
-		    size_t errlen)
+int ward_image_open(struct ward_image_store *s, const char *name, struct ward_image **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	struct ward_image *img = calloc(1, sizeof(*img));
 	if (!img)
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	img->pin_fd = -1;
 	struct store_index ix = {0};
 	if (store_ref_parse(name, img->name, img->tag, err, errlen) < 0 || store_lock(s, LOCK_SH, err, errlen) < 0) {
@@ -212,8 +211,10 @@ int ward_image_open(struct ward_image_store *s, const char *name, struct ward_im
 	int rc = store_index_load(s, &ix, err, errlen);
 	struct store_image *e = rc == 0 ? store_index_find(&ix, img->name, img->tag) : NULL;
 	if (rc == 0 && !e)
-		rc = store_fail(err, errlen, "no image %s:%s in %s: import it first (ward image import %s:%s SOURCE), "
-					     "or see ward image ls", img->name, img->tag, s->dir, img->name, img->tag);
+		rc = base_errf(err, errlen,
+		               "no image %s:%s in %s: import it first (ward image import %s:%s SOURCE), "
+		               "or see ward image ls",
+		               img->name, img->tag, s->dir, img->name, img->tag);
 	if (rc == 0 && (img->pin_fd = pin_open(s, e->digest, LOCK_SH)) < 0)
 		rc = store_failerr(err, errlen, "cannot pin image %s:%s in %s", img->name, img->tag, s->dir);
 	store_unlock(s);
@@ -224,17 +225,19 @@ int ward_image_open(struct ward_image_store *s, const char *name, struct ward_im
 		rc = load_config(s, e->config, img, err, errlen);
 	}
 	if (rc == 0 && !(img->layers = calloc(e->nlayers + 1, sizeof(char *))))
-		rc = store_fail(err, errlen, "out of memory");
+		rc = base_errf(err, errlen, "out of memory");
 	for (size_t i = 0; rc == 0 && i < e->nlayers; i++) {
 		if (asprintf(&img->layers[i], "%s/layers/sha256/%s", s->dir, e->layers[i].hex) < 0) {
 			img->layers[i] = NULL;
-			rc = store_fail(err, errlen, "out of memory");
+			rc = base_errf(err, errlen, "out of memory");
 			break;
 		}
 		img->nlayers++;
 		if (!store_layer_present(s, e->layers[i].hex))
-			rc = store_fail(err, errlen, "image %s:%s: layer sha256:%s is missing from %s: remove the image "
-						     "and import it again", img->name, img->tag, e->layers[i].hex, s->dir);
+			rc = base_errf(err, errlen,
+			               "image %s:%s: layer sha256:%s is missing from %s: remove the image "
+			               "and import it again",
+			               img->name, img->tag, e->layers[i].hex, s->dir);
 	}
 	store_index_free(&ix);
 	if (rc < 0) {
@@ -265,27 +268,29 @@ char *ward_image_inspect_json(struct ward_image_store *s, const char *name, char
 		store_unlock(s);
 		struct store_image *e = rc == 0 ? store_index_find(&ix, img->name, img->tag) : NULL;
 		if (rc == 0 && !e)
-			store_fail(err, errlen, "image %s:%s was removed meanwhile", img->name, img->tag);
+			base_errf(err, errlen, "image %s:%s was removed meanwhile", img->name, img->tag);
 		if (e) {
 			json_t *ls = json_array();
 			for (size_t i = 0; i < e->nlayers && i < img->nlayers; i++) {
 				char d[80];
 				snprintf(d, sizeof(d), "sha256:%s", e->layers[i].hex);
 				json_array_append_new(ls, json_pack("{s:s,s:I,s:I,s:s}", "diff_id", d, "size",
-								    (json_int_t)e->layers[i].size, "inodes",
-								    (json_int_t)e->layers[i].inodes, "path", img->layers[i]));
+				                                    (json_int_t)e->layers[i].size, "inodes",
+				                                    (json_int_t)e->layers[i].inodes, "path",
+				                                    img->layers[i]));
 			}
 			json_t *cfg = json_pack("{s:o,s:o,s:o,s:s?,s:s?}", "Env", strv_json(img->env, img->nenv),
-						"Entrypoint", strv_json(img->entrypoint, img->nentrypoint), "Cmd",
-						strv_json(img->cmd, img->ncmd), "WorkingDir", img->workdir, "User", img->user);
-			json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:o,s:o}", "name", img->name, "tag", img->tag,
-					      "digest", img->digest, "config_digest", img->config_digest, "size",
-					      (json_int_t)img->size, "created", e->created, "store", s->dir, "config", cfg,
-					      "layers", ls);
+			                        "Entrypoint", strv_json(img->entrypoint, img->nentrypoint), "Cmd",
+			                        strv_json(img->cmd, img->ncmd), "WorkingDir", img->workdir, "User",
+			                        img->user);
+			json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:o,s:o}", "name", img->name, "tag",
+			                      img->tag, "digest", img->digest, "config_digest", img->config_digest,
+			                      "size", (json_int_t)img->size, "created", e->created, "store", s->dir,
+			                      "config", cfg, "layers", ls);
 			txt = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
 			json_decref(o);
 			if (!txt)
-				store_fail(err, errlen, "out of memory");
+				base_errf(err, errlen, "out of memory");
 		}
 		store_index_free(&ix);
 	}
@@ -303,11 +308,13 @@ int ward_image_remove(struct ward_image_store *s, const char *name, char *err, s
 	struct store_image *e = rc == 0 ? store_index_find(&ix, n, t) : NULL;
 	int pin = -1;
 	if (rc == 0 && !e)
-		rc = store_fail(err, errlen, "no image %s:%s in %s (see ward image ls)", n, t, s->dir);
+		rc = base_errf(err, errlen, "no image %s:%s in %s (see ward image ls)", n, t, s->dir);
 	if (rc == 0 && (pin = pin_open(s, e->digest, LOCK_EX | LOCK_NB)) < 0)
-		rc = errno == EWOULDBLOCK ? store_fail(err, errlen, "image %s:%s is in use by a running sandbox; retry "
-								    "when it ends", n, t)
-					  : store_failerr(err, errlen, "cannot lock image %s:%s", n, t);
+		rc = errno == EWOULDBLOCK ? base_errf(err, errlen,
+		                                      "image %s:%s is in use by a running sandbox; retry "
+		                                      "when it ends",
+		                                      n, t)
+		                          : store_failerr(err, errlen, "cannot lock image %s:%s", n, t);
 	if (rc == 0) {
 		store_index_del(&ix, e);
 		rc = store_index_save(s, &ix, err, errlen);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
 
 void store_index_free(struct store_index *ix)
@@ -147,20 +148,22 @@ int store_index_load(struct ward_image_store *s, struct store_index *ix, char *e
 	json_t *imgs = json_object_get(root, "images");
 	if (!json_is_array(imgs)) {
 		json_decref(root);
-		return store_fail(err, errlen, "%s/index.json is damaged (%s): move the store aside and import again",
-				  s->dir, root ? "no \"images\" array" : je.text);
+		return base_errf(err, errlen, "%s/index.json is damaged (%s): move the store aside and import again",
+		                 s->dir, root ? "no \"images\" array" : je.text);
 	}
 	ix->v = calloc(json_array_size(imgs) + 1, sizeof(*ix->v));
 	if (!ix->v) {
 		json_decref(root);
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	}
 	for (size_t i = 0; i < json_array_size(imgs); i++) {
 		if (image_from_json(json_array_get(imgs, i), &ix->v[ix->n]) < 0) {
 			json_decref(root);
 			store_index_free(ix);
-			return store_fail(err, errlen, "%s/index.json: image %zu is damaged: move the store aside and "
-						       "import again", s->dir, i);
+			return base_errf(err, errlen,
+			                 "%s/index.json: image %zu is damaged: move the store aside and "
+			                 "import again",
+			                 s->dir, i);
 		}
 		ix->n++;
 	}
@@ -177,11 +180,12 @@ static json_t *image_to_json(const struct store_image *img)
 	for (size_t i = 0; i < img->nlayers; i++) {
 		char l[80];
 		snprintf(l, sizeof(l), "sha256:%s", img->layers[i].hex);
-		json_array_append_new(ls, json_pack("{s:s,s:I,s:I}", "digest", l, "size", (json_int_t)img->layers[i].size,
-						    "inodes", (json_int_t)img->layers[i].inodes));
+		json_array_append_new(ls,
+		                      json_pack("{s:s,s:I,s:I}", "digest", l, "size", (json_int_t)img->layers[i].size,
+		                                "inodes", (json_int_t)img->layers[i].inodes));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:o}", "name", img->name, "tag", img->tag, "digest", d, "config",
-			 c, "created", img->created, "size", (json_int_t)img->size, "layers", ls);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:o}", "name", img->name, "tag", img->tag, "digest", d, "config", c,
+	                 "created", img->created, "size", (json_int_t)img->size, "layers", ls);
 }
 
 int store_index_save(struct ward_image_store *s, const struct store_index *ix, char *err, size_t errlen)
@@ -193,7 +197,7 @@ int store_index_save(struct ward_image_store *s, const struct store_index *ix, c
 	char *txt = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
 	json_decref(root);
 	if (!txt)
-		return store_fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	int rc = store_replace_file(s->dirfd, "index.json.tmp", "index.json", txt, strlen(txt));
 	free(txt);
 	if (rc < 0)

@@ -44,6 +44,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/sha256.h"
 #include "image/store.h"
 
@@ -52,7 +53,7 @@ int unpack_clean_path(const char *in, char *out, size_t outlen, char *err, size_
 	size_t inlen = strlen(in), n = 0;
 	int depth = 0;
 	if (inlen >= PATH_MAX)
-		return store_fail(err, errlen, "an entry's name is %zu bytes long (over PATH_MAX): refused", inlen);
+		return base_errf(err, errlen, "an entry's name is %zu bytes long (over PATH_MAX): refused", inlen);
 	const char *p = in;
 	while (*p) {
 		while (*p == '/')
@@ -64,15 +65,17 @@ int unpack_clean_path(const char *in, char *out, size_t outlen, char *err, size_
 			continue;
 		}
 		if (l == 2 && p[0] == '.' && p[1] == '.')
-			return store_fail(err, errlen, "entry '%.200s' has a '..' part (it would climb out of the layer): "
-						       "refused", in);
+			return base_errf(err, errlen,
+			                 "entry '%.200s' has a '..' part (it would climb out of the layer): "
+			                 "refused",
+			                 in);
 		if (l > NAME_MAX)
-			return store_fail(err, errlen, "entry '%.80s...' has a part over NAME_MAX: refused", in);
+			return base_errf(err, errlen, "entry '%.80s...' has a part over NAME_MAX: refused", in);
 		if (++depth > STORE_MAX_DEPTH)
-			return store_fail(err, errlen, "entry '%.80s...' is deeper than %d directories: refused", in,
-					  STORE_MAX_DEPTH);
+			return base_errf(err, errlen, "entry '%.80s...' is deeper than %d directories: refused", in,
+			                 STORE_MAX_DEPTH);
 		if (n + l + 2 > outlen)
-			return store_fail(err, errlen, "an entry's name is too long: refused");
+			return base_errf(err, errlen, "an entry's name is too long: refused");
 		if (n)
 			out[n++] = '/';
 		memcpy(out + n, p, l);
@@ -166,8 +169,10 @@ static void dropped(struct ctx *c, const char *path, const char *why)
 static int count_inode(struct ctx *c)
 {
 	if (++c->st->inodes > c->o->max_inodes)
-		return store_fail(c->err, c->errlen, "the image holds more than %llu entries (the inode cap): raise it, "
-						     "or this is not an image to run", (unsigned long long)c->o->max_inodes);
+		return base_errf(c->err, c->errlen,
+		                 "the image holds more than %llu entries (the inode cap): raise it, "
+		                 "or this is not an image to run",
+		                 (unsigned long long)c->o->max_inodes);
 	return 0;
 }
 
@@ -205,11 +210,13 @@ static int open_parent(struct ctx *c, char *path, const char **base)
 			char b[256];
 			close(fd);
 			if (e == ELOOP || e == ENOTDIR || e == EXDEV)
-				return store_fail(c->err, c->errlen, "entry '%s' lies under a symlink or file that the layer "
-								     "planted as its parent: refused",
-						  printable(path, b, sizeof(b)));
+				return base_errf(c->err, c->errlen,
+				                 "entry '%s' lies under a symlink or file that the layer "
+				                 "planted as its parent: refused",
+				                 printable(path, b, sizeof(b)));
 			errno = e;
-			return store_failerr(c->err, c->errlen, "cannot open the parent of '%s'", printable(path, b, sizeof(b)));
+			return store_failerr(c->err, c->errlen, "cannot open the parent of '%s'",
+			                     printable(path, b, sizeof(b)));
 		}
 		close(fd);
 		fd = nfd;
@@ -231,8 +238,8 @@ static int make_room(struct ctx *c, int pfd, const char *base, bool want_dir, co
 		if (want_dir)
 			return 1;
 		char b[256];
-		return store_fail(c->err, c->errlen, "entry '%s' would replace a directory of the same layer: refused",
-				  printable(path, b, sizeof(b)));
+		return base_errf(c->err, c->errlen, "entry '%s' would replace a directory of the same layer: refused",
+		                 printable(path, b, sizeof(b)));
 	}
 	if (unlinkat(pfd, base, 0) < 0)
 		return store_failerr(c->err, c->errlen, "cannot replace '%s'", path);
@@ -244,7 +251,7 @@ static void set_times(int pfd, const char *base, int fd, struct archive_entry *e
 	if (!archive_entry_mtime_is_set(e))
 		return;
 	struct timespec ts[2] = {{.tv_sec = archive_entry_mtime(e), .tv_nsec = archive_entry_mtime_nsec(e)},
-				 {.tv_sec = archive_entry_mtime(e), .tv_nsec = archive_entry_mtime_nsec(e)}};
+	                         {.tv_sec = archive_entry_mtime(e), .tv_nsec = archive_entry_mtime_nsec(e)}};
 	if (fd >= 0)
 		futimens(fd, ts);
 	else
@@ -253,9 +260,10 @@ static void set_times(int pfd, const char *base, int fd, struct archive_entry *e
 
 static int too_big(struct ctx *c)
 {
-	return store_fail(c->err, c->errlen, "the image unpacks to more than %llu bytes (--max-image-bytes): refused; "
-					     "raise --max-image-bytes if it is an image you trust",
-			  (unsigned long long)c->o->max_bytes);
+	return base_errf(c->err, c->errlen,
+	                 "the image unpacks to more than %llu bytes (--max-image-bytes): refused; "
+	                 "raise --max-image-bytes if it is an image you trust",
+	                 (unsigned long long)c->o->max_bytes);
 }
 
 static int pwrite_all(int fd, const char *p, size_t n, off_t at)
@@ -305,7 +313,7 @@ static int write_data(struct ctx *c, struct archive *in, int fd, struct archive_
 }
 
 static int write_file(struct ctx *c, struct archive *in, int pfd, const char *base, struct archive_entry *e,
-		      const char *path)
+                      const char *path)
 {
 	int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -333,7 +341,8 @@ static int make_dir(struct ctx *c, int pfd, const char *base, struct archive_ent
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "cannot open directory '%s'", path);
 	/* rwx and the sticky bit (/tmp); never setgid. */
-	int rc = fchmod(fd, archive_entry_perm(e) & 01777) < 0 ? store_failerr(c->err, c->errlen, "chmod '%s'", path) : 0;
+	int rc = fchmod(fd, archive_entry_perm(e) & 01777) < 0 ? store_failerr(c->err, c->errlen, "chmod '%s'", path)
+	                                                       : 0;
 	close(fd);
 	return rc;
 }
@@ -344,20 +353,22 @@ static int make_hardlink(struct ctx *c, int pfd, const char *base, const char *t
 	if (unpack_clean_path(target, t, sizeof(t), c->err, c->errlen) < 0)
 		return -1;
 	if (!t[0] || !strcmp(t, path))
-		return store_fail(c->err, c->errlen, "hardlink '%s' points at itself or the layer's root: refused",
-				  printable(path, b, sizeof(b)));
+		return base_errf(c->err, c->errlen, "hardlink '%s' points at itself or the layer's root: refused",
+		                 printable(path, b, sizeof(b)));
 	/* Resolved beneath the layer, without a symlink anywhere: a target
 	 * outside, or reached through a link the layer planted, is not found. */
 	int tfd = store_openat2_beneath(c->root, t, O_PATH, 0);
 	if (tfd < 0)
-		return store_fail(c->err, c->errlen, "hardlink '%s' points at '%s', which is not a file unpacked earlier in "
-						     "this layer (%s): refused",
-				  printable(path, b, sizeof(b)), t, strerror(errno));
+		return base_errf(c->err, c->errlen,
+		                 "hardlink '%s' points at '%s', which is not a file unpacked earlier in "
+		                 "this layer (%s): refused",
+		                 printable(path, b, sizeof(b)), t, strerror(errno));
 	struct stat st;
 	if (fstat(tfd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(tfd);
-		return store_fail(c->err, c->errlen, "hardlink '%s' points at '%s', which is not a regular file: refused",
-				  printable(path, b, sizeof(b)), t);
+		return base_errf(c->err, c->errlen,
+		                 "hardlink '%s' points at '%s', which is not a regular file: refused",
+		                 printable(path, b, sizeof(b)), t);
 	}
 	int rc = make_room(c, pfd, base, false, path);
 	if (rc == 0 && linkat(tfd, "", pfd, base, AT_EMPTY_PATH) < 0) {
@@ -379,8 +390,10 @@ static int whiteout(struct ctx *c, int pfd, const char *base, const char *path)
 			return store_failerr(c->err, c->errlen, "cannot open the directory of '%s'", path);
 		int rc = 0;
 		if (fsetxattr(fd, "trusted.overlay.opaque", "y", 1, 0) < 0)
-			rc = store_failerr(c->err, c->errlen, "cannot mark '%s''s directory opaque (trusted.overlay.opaque: "
-							      "needs root and a filesystem with trusted xattrs for the store)", path);
+			rc = store_failerr(c->err, c->errlen,
+			                   "cannot mark '%s''s directory opaque (trusted.overlay.opaque: "
+			                   "needs root and a filesystem with trusted xattrs for the store)",
+			                   path);
 		/* For an overlay mounted with userxattr (in a user namespace);
 		 * where user xattrs are not taken, only trusted mounts see it. */
 		if (rc == 0)
@@ -395,14 +408,17 @@ static int whiteout(struct ctx *c, int pfd, const char *base, const char *path)
 	const char *name = base + 4;
 	char b[256];
 	if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
-		return store_fail(c->err, c->errlen, "whiteout '%s' names nothing: refused", printable(path, b, sizeof(b)));
+		return base_errf(c->err, c->errlen, "whiteout '%s' names nothing: refused",
+		                 printable(path, b, sizeof(b)));
 	struct stat st;
 	/* Files of this same layer win over its whiteouts (OCI image spec). */
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0;
 	if (mknodat(pfd, name, S_IFCHR | 0, makedev(0, 0)) < 0)
-		return store_failerr(c->err, c->errlen, "cannot make the whiteout of '%s' (a 0:0 character device: needs "
-							"root)", path);
+		return store_failerr(c->err, c->errlen,
+		                     "cannot make the whiteout of '%s' (a 0:0 character device: needs "
+		                     "root)",
+		                     path);
 	return 0;
 }
 
@@ -436,7 +452,7 @@ static int list_owner(struct ctx *c, struct archive_entry *e, const char *path)
 			cap *= 2;
 		char *n = realloc(c->st->owners, cap);
 		if (!n)
-			return store_fail(c->err, c->errlen, "out of memory");
+			return base_errf(c->err, c->errlen, "out of memory");
 		c->st->owners = n;
 		c->owners_cap = cap;
 	}
@@ -457,7 +473,7 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 	const char *raw = entry_path(e);
 	char path[PATH_MAX], b[256];
 	if (!raw)
-		return store_fail(c->err, c->errlen, "an entry's name cannot be read: refused");
+		return base_errf(c->err, c->errlen, "an entry's name cannot be read: refused");
 	if (unpack_clean_path(raw, path, sizeof(path), c->err, c->errlen) < 0)
 		return -1;
 	/* Every entry counts, whether it makes an inode or restates one. */
@@ -488,8 +504,8 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 		if (!t)
 			t = archive_entry_symlink_utf8(e);
 		if (!t || !t[0] || strlen(t) >= PATH_MAX)
-			rc = store_fail(c->err, c->errlen, "symlink '%s' has no target or one past PATH_MAX: refused",
-					printable(path, b, sizeof(b)));
+			rc = base_errf(c->err, c->errlen, "symlink '%s' has no target or one past PATH_MAX: refused",
+			               printable(path, b, sizeof(b)));
 		else if ((rc = make_room(c, pfd, base, false, path)) == 0) {
 			if (symlinkat(t, pfd, base) < 0)
 				rc = store_failerr(c->err, c->errlen, "cannot make symlink '%s'", path);
@@ -497,13 +513,16 @@ static int do_entry(struct ctx *c, struct archive *in, struct archive_entry *e)
 				set_times(pfd, base, -1, e);
 		}
 	} else if (c->o->layout)
-		rc = store_fail(c->err, c->errlen, "entry '%s' of an OCI layout's archive is not a file, directory or "
-						   "link: refused", printable(path, b, sizeof(b)));
+		rc = base_errf(c->err, c->errlen,
+		               "entry '%s' of an OCI layout's archive is not a file, directory or "
+		               "link: refused",
+		               printable(path, b, sizeof(b)));
 	else
-		dropped(c, path, type == AE_IFCHR || type == AE_IFBLK ? "a device node"
-				 : type == AE_IFSOCK			? "a socket"
-				 : type == AE_IFIFO			? "a FIFO: one inode every sandbox on the image would share"
-									: "not a file, directory or link");
+		dropped(c, path,
+		        type == AE_IFCHR || type == AE_IFBLK ? "a device node"
+		        : type == AE_IFSOCK                  ? "a socket"
+		        : type == AE_IFIFO ? "a FIFO: one inode every sandbox on the image would share"
+		                           : "not a file, directory or link");
 	bool owned = !hl && strncmp(base, ".wh.", 4) && (type == AE_IFDIR || type == AE_IFREG || type == AE_IFLNK);
 	if (rc == 0 && c->o->keep_owners && owned)
 		rc = keep_owner(c, pfd, base, e, path);
@@ -520,14 +539,15 @@ static int drain(struct ctx *c, struct archive *outer, struct mid *m)
 	for (;;) {
 		la_ssize_t r = archive_read_data(outer, m->buf, sizeof(m->buf));
 		if (r < 0)
-			return store_fail(c->err, c->errlen, "the layer's compressed stream is damaged: %s",
-					  archive_error_string(outer));
+			return base_errf(c->err, c->errlen, "the layer's compressed stream is damaged: %s",
+			                 archive_error_string(outer));
 		if (r == 0)
 			break;
 		m->n += (uint64_t)r;
 		if (m->n > m->max)
-			return store_fail(c->err, c->errlen, "the layer's uncompressed stream is over %llu bytes: refused",
-					  (unsigned long long)m->max);
+			return base_errf(c->err, c->errlen,
+			                 "the layer's uncompressed stream is over %llu bytes: refused",
+			                 (unsigned long long)m->max);
 		sha256_update(&m->h, m->buf, (size_t)r);
 	}
 	const void *buf;
@@ -544,14 +564,15 @@ static int drain(struct ctx *c, struct archive *outer, struct mid *m)
 static void stream_fail(const struct mid *m, struct archive *inner, const char *what, char *err, size_t errlen)
 {
 	if (m->over)
-		store_fail(err, errlen, "the layer's uncompressed stream is over %llu bytes (the cap: --max-image-bytes and "
-					"the inode cap): refused", (unsigned long long)m->max);
+		base_errf(err, errlen,
+		          "the layer's uncompressed stream is over %llu bytes (the cap: --max-image-bytes and "
+		          "the inode cap): refused",
+		          (unsigned long long)m->max);
 	else
-		store_fail(err, errlen, "%s: %s", what, archive_error_string(inner));
+		base_errf(err, errlen, "%s: %s", what, archive_error_string(inner));
 }
 
-int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err,
-		 size_t errlen)
+int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err, size_t errlen)
 {
 	memset(st, 0, sizeof(*st));
 	struct src *src = malloc(sizeof(*src));
@@ -560,7 +581,7 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 	struct archive *outer = archive_read_new(), *inner = archive_read_new();
 	int rc = -1;
 	if (!src || !m || !c || !outer || !inner) {
-		store_fail(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	src->fd = in_fd;
@@ -574,20 +595,22 @@ int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unp
 	*c = (struct ctx){.root = dest_fd, .o = o, .st = st, .src = src, .err = err, .errlen = errlen};
 	/* Outer: gzip, zstd or nothing, undone into one raw stream.  Inner: tar
 	 * only, no filter (a layer is compressed once). */
-	if (archive_read_support_filter_gzip(outer) < ARCHIVE_WARN || archive_read_support_filter_zstd(outer) < ARCHIVE_WARN ||
-	    archive_read_support_format_raw(outer) != ARCHIVE_OK || archive_read_support_format_tar(inner) != ARCHIVE_OK) {
-		store_fail(err, errlen, "libarchive lacks gzip, zstd or tar: %s", archive_error_string(outer));
+	if (archive_read_support_filter_gzip(outer) < ARCHIVE_WARN ||
+	    archive_read_support_filter_zstd(outer) < ARCHIVE_WARN ||
+	    archive_read_support_format_raw(outer) != ARCHIVE_OK ||
+	    archive_read_support_format_tar(inner) != ARCHIVE_OK) {
+		base_errf(err, errlen, "libarchive lacks gzip, zstd or tar: %s", archive_error_string(outer));
 		goto out;
 	}
 	struct archive_entry *e;
 	if (archive_read_open(outer, src, NULL, outer_read, NULL) != ARCHIVE_OK ||
 	    archive_read_next_header(outer, &e) != ARCHIVE_OK) {
-		store_fail(err, errlen, "the layer is empty or not gzip, zstd or tar: %s", archive_error_string(outer));
+		base_errf(err, errlen, "the layer is empty or not gzip, zstd or tar: %s", archive_error_string(outer));
 		goto out;
 	}
 	if (archive_read_open(inner, m, NULL, inner_read, NULL) != ARCHIVE_OK) {
-		store_fail(err, errlen, "the layer is not a tar archive: %s",
-			   m->over ? "its uncompressed stream is over its cap" : archive_error_string(inner));
+		base_errf(err, errlen, "the layer is not a tar archive: %s",
+		          m->over ? "its uncompressed stream is over its cap" : archive_error_string(inner));
 		goto out;
 	}
 	for (;;) {

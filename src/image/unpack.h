@@ -37,7 +37,7 @@ struct unpack_stats {
  * dest_fd (an empty directory).  0, or -1 with err: what was refused and
  * why.  On -1 dest holds a partial tree the caller removes. */
 int unpack_layer(int in_fd, int dest_fd, const struct unpack_opts *o, struct unpack_stats *st, char *err,
-		 size_t errlen);
+                 size_t errlen);
 
 /* An entry's name made relative and plain: leading '/' and "./" parts
  * dropped, '.' parts dropped, ".." refused, at most PATH_MAX bytes and

@@ -90,7 +90,7 @@ static bool token_number(const unsigned char *t, size_t n, double *v)
 }
 
 static bool tokens_equal(const unsigned char *ta, size_t na, const unsigned char *tb, size_t nb, bool floats,
-			 double eps)
+                         double eps)
 {
 	if (na == nb && memcmp(ta, tb, na) == 0)
 		return true;
@@ -102,7 +102,7 @@ static bool tokens_equal(const unsigned char *ta, size_t na, const unsigned char
 }
 
 static bool compare_tokens(const unsigned char *a, size_t an, const unsigned char *b, size_t bn, bool floats,
-			   double eps)
+                           double eps)
 {
 	size_t pa = 0, pb = 0;
 	for (;;) {
@@ -117,17 +117,21 @@ static bool compare_tokens(const unsigned char *a, size_t an, const unsigned cha
 }
 
 bool ward_judge_compare(enum ward_compare mode, double eps, const unsigned char *got, size_t got_len,
-			const unsigned char *want, size_t want_len)
+                        const unsigned char *want, size_t want_len)
 {
 	if (!got)
 		got = (const unsigned char *)"", got_len = 0;
 	if (!want)
 		want = (const unsigned char *)"", want_len = 0;
 	switch (mode) {
-	case WARD_CMP_EXACT: return got_len == want_len && memcmp(got, want, got_len) == 0;
-	case WARD_CMP_LINES: return compare_lines(got, got_len, want, want_len);
-	case WARD_CMP_TOKENS: return compare_tokens(got, got_len, want, want_len, false, 0);
-	case WARD_CMP_FLOAT: return compare_tokens(got, got_len, want, want_len, true, eps);
+	case WARD_CMP_EXACT:
+		return got_len == want_len && memcmp(got, want, got_len) == 0;
+	case WARD_CMP_LINES:
+		return compare_lines(got, got_len, want, want_len);
+	case WARD_CMP_TOKENS:
+		return compare_tokens(got, got_len, want, want_len, false, 0);
+	case WARD_CMP_FLOAT:
+		return compare_tokens(got, got_len, want, want_len, true, eps);
 	}
 	return false;
 }

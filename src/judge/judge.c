@@ -35,15 +35,24 @@
 const char *ward_verdict_name(enum ward_verdict v)
 {
 	switch (v) {
-	case WARD_V_AC: return "AC";
-	case WARD_V_WA: return "WA";
-	case WARD_V_RE: return "RE";
-	case WARD_V_OLE: return "OLE";
-	case WARD_V_MLE: return "MLE";
-	case WARD_V_TLE: return "TLE";
-	case WARD_V_CE: return "CE";
-	case WARD_V_IE: return "IE";
-	case WARD_V_SKIPPED: return "SKIPPED";
+	case WARD_V_AC:
+		return "AC";
+	case WARD_V_WA:
+		return "WA";
+	case WARD_V_RE:
+		return "RE";
+	case WARD_V_OLE:
+		return "OLE";
+	case WARD_V_MLE:
+		return "MLE";
+	case WARD_V_TLE:
+		return "TLE";
+	case WARD_V_CE:
+		return "CE";
+	case WARD_V_IE:
+		return "IE";
+	case WARD_V_SKIPPED:
+		return "SKIPPED";
 	}
 	return "IE";
 }
@@ -98,8 +107,7 @@ static bool has_path(const struct ward_file *f, size_t n, const char *path)
 
 /* f[0..n) and then the job's extra files whose paths are not among them:
  * a malloc'd array (entries borrowed), its length in *out. */
-static struct ward_file *with_extra(const struct ward_judge_job *job, const struct ward_file *f, size_t n,
-				    size_t *out)
+static struct ward_file *with_extra(const struct ward_judge_job *job, const struct ward_file *f, size_t n, size_t *out)
 {
 	struct ward_file *v = calloc(n + job->nextra + 1, sizeof(*v));
 	if (!v)
@@ -124,7 +132,7 @@ static char **file_paths(const struct ward_file *f, size_t n)
 }
 
 static void describe_failure(const struct ward_result *r, const struct ward_limits *l, const char *what, char *msg,
-			     size_t n)
+                             size_t n)
 {
 	char a[32], b[32];
 	uint64_t cpu = r->usage.cpu_user_ms + r->usage.cpu_sys_ms;
@@ -147,9 +155,43 @@ static void describe_failure(const struct ward_result *r, const struct ward_limi
 	}
 }
 
+/* A compile that ran: CE in res (its files dropped) when it failed or left
+ * no usable build; true then. */
+static bool compile_failed(const struct ward_language *lang, const struct ward_limits *limits,
+                           struct ward_judge_result *res)
+{
+	struct ward_result *r = &res->compile;
+	if (r->status != WARD_ST_OK) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		describe_failure(r, limits, "compile", res->compile_message, sizeof(res->compile_message));
+	} else if (r->files_truncated) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		snprintf(res->compile_message, sizeof(res->compile_message),
+		         "compile: the build left more than %u files or %u MiB in /work (declare the language's "
+		         "artifacts)",
+		         WARD_JUDGE_MAX_BUILD_FILES, WARD_JUDGE_MAX_BUILD_BYTES >> 20);
+	} else if (r->nfiles == 0) {
+		res->compile_verdict = res->verdict = WARD_V_CE;
+		snprintf(res->compile_message, sizeof(res->compile_message),
+		         "compile: the build left none of its artifacts (%s) in /work",
+		         lang->artifacts ? lang->artifacts[0] : "any file");
+	}
+	if (res->verdict == WARD_V_CE) {
+		for (size_t i = 0; i < r->nfiles; i++) {
+			free(r->files[i].path);
+			free(r->files[i].data);
+		}
+		free(r->files);
+		r->files = NULL;
+		r->nfiles = 0;
+		return true;
+	}
+	return false;
+}
+
 /* Compile: CE or IE set in res, or the build filled.  0 to go on, -1 not. */
 static int compile(const struct ward_judge_job *job, const struct ward_image_root *root, struct ward_judge_result *res,
-		   struct build *b)
+                   struct build *b)
 {
 	const struct ward_language *lang = job->lang;
 	char **paths = file_paths(job->files, job->nfiles);
@@ -194,30 +236,8 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 		set_ie(res, "the compile could not run: %.460s", r->error);
 		return -1;
 	}
-	if (r->status != WARD_ST_OK) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		describe_failure(r, &q.limits, "compile", res->compile_message, sizeof(res->compile_message));
-	} else if (r->files_truncated) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		snprintf(res->compile_message, sizeof(res->compile_message),
-			 "compile: the build left more than %u files or %u MiB in /work (declare the language's artifacts)",
-			 WARD_JUDGE_MAX_BUILD_FILES, WARD_JUDGE_MAX_BUILD_BYTES >> 20);
-	} else if (r->nfiles == 0) {
-		res->compile_verdict = res->verdict = WARD_V_CE;
-		snprintf(res->compile_message, sizeof(res->compile_message),
-			 "compile: the build left none of its artifacts (%s) in /work",
-			 lang->artifacts ? lang->artifacts[0] : "any file");
-	}
-	if (res->verdict == WARD_V_CE) {
-		for (size_t i = 0; i < r->nfiles; i++) {
-			free(r->files[i].path);
-			free(r->files[i].data);
-		}
-		free(r->files);
-		r->files = NULL;
-		r->nfiles = 0;
+	if (compile_failed(lang, &q.limits, res))
 		return -1;
-	}
 	/* the build's files are the judge's now, out of the compile's result */
 	b->owned = r->files;
 	b->nowned = r->nfiles;
@@ -225,8 +245,10 @@ static int compile(const struct ward_judge_job *job, const struct ward_image_roo
 	r->nfiles = 0;
 	struct ward_file *built = calloc(b->nowned + 1, sizeof(*built));
 	for (size_t i = 0; built && i < b->nowned; i++)
-		built[i] = (struct ward_file){.path = b->owned[i].path, .data = b->owned[i].data,
-					      .len = b->owned[i].size, .mode = b->owned[i].mode};
+		built[i] = (struct ward_file){.path = b->owned[i].path,
+		                              .data = b->owned[i].data,
+		                              .len = b->owned[i].size,
+		                              .mode = b->owned[i].mode};
 	b->files = built ? with_extra(job, built, b->nowned, &b->n) : NULL;
 	free(built);
 	if (!b->files) {
@@ -245,8 +267,8 @@ struct judging {
 	struct ward_judge_result *res;
 	const struct build *b;
 	pthread_mutex_t lock;
-	size_t next;     /* the next test to start */
-	bool stop;       /* stop_on_first_failure: a test failed */
+	size_t next; /* the next test to start */
+	bool stop;   /* stop_on_first_failure: a test failed */
 	unsigned running, most;
 };
 
@@ -264,7 +286,7 @@ static void keep_head(struct ward_stream *s)
 }
 
 static void verdict_of(const struct ward_judge_job *job, const struct ward_judge_test *t,
-		       const struct ward_judge_limits *lim, struct ward_result *r, struct ward_judge_test_result *tr)
+                       const struct ward_judge_limits *lim, struct ward_result *r, struct ward_judge_test_result *tr)
 {
 	char a[32], b[32];
 	uint64_t cpu = tr->cpu_ms;
@@ -283,12 +305,12 @@ static void verdict_of(const struct ward_judge_job *job, const struct ward_judge
 	} else if (r->oom_killed) {
 		tr->verdict = WARD_V_MLE;
 		snprintf(tr->message, sizeof(tr->message), "memory limit %llu MB exceeded (the cgroup's OOM killer)",
-			 (unsigned long long)lim->l.memory_mb);
+		         (unsigned long long)lim->l.memory_mb);
 	} else if (r->output_exceeded) {
 		tr->verdict = WARD_V_OLE;
 		snprintf(tr->message, sizeof(tr->message), "%s passed max_output_bytes (%llu bytes): killed",
-			 r->out.bytes > lim->l.output_limit ? "stdout" : "stderr",
-			 (unsigned long long)lim->l.output_limit);
+		         r->out.bytes > lim->l.output_limit ? "stdout" : "stderr",
+		         (unsigned long long)lim->l.output_limit);
 	} else if (r->signal) {
 		tr->verdict = WARD_V_RE;
 		const char *abbr = sigabbrev_np(r->signal);
@@ -299,13 +321,14 @@ static void verdict_of(const struct ward_judge_job *job, const struct ward_judge
 	} else if (r->exit_code != 0) {
 		tr->verdict = WARD_V_RE;
 		snprintf(tr->message, sizeof(tr->message), "exit status %d", r->exit_code);
-	} else if (t->expected &&
-		   !ward_judge_compare(job->compare, job->eps, (const unsigned char *)r->out.data, r->out.len, t->expected,
-				       t->expected_len)) {
+	} else if (t->expected && !ward_judge_compare(job->compare, job->eps, (const unsigned char *)r->out.data,
+	                                              r->out.len, t->expected, t->expected_len)) {
 		tr->verdict = WARD_V_WA;
 		snprintf(tr->message, sizeof(tr->message), "the output differs from the expected output (compare %s)",
-			 job->compare == WARD_CMP_EXACT ? "exact" : job->compare == WARD_CMP_LINES ? "lines"
-				 : job->compare == WARD_CMP_TOKENS ? "tokens" : "float");
+		         job->compare == WARD_CMP_EXACT    ? "exact"
+		         : job->compare == WARD_CMP_LINES  ? "lines"
+		         : job->compare == WARD_CMP_TOKENS ? "tokens"
+		                                           : "float");
 	} else {
 		tr->verdict = WARD_V_AC;
 	}
@@ -408,7 +431,7 @@ static void *tests_thread(void *arg)
 
 /* Run every test, parallel at a time. */
 static void run_tests(const struct ward_judge_job *job, const struct ward_image_root *root, const struct build *b,
-		      struct ward_judge_result *res)
+                      struct ward_judge_result *res)
 {
 	struct judging j = {.job = job, .root = root, .res = res, .b = b};
 	pthread_mutex_init(&j.lock, NULL);
@@ -447,8 +470,9 @@ static void summarize(const struct ward_judge_job *job, struct ward_judge_result
 			t->id = strdup(job->tests[i].id ? job->tests[i].id : "");
 			t->verdict = WARD_V_SKIPPED;
 			snprintf(t->message, sizeof(t->message), "%s",
-				 job->cancel && *job->cancel ? "not run: the job was cancelled"
-							     : "not run: an earlier test failed (stop_on_first_failure)");
+			         job->cancel && *job->cancel
+			                 ? "not run: the job was cancelled"
+			                 : "not run: an earlier test failed (stop_on_first_failure)");
 		}
 		if (t->verdict == WARD_V_AC)
 			res->passed++;

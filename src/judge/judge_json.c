@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "judge/judge_json.h"
@@ -38,7 +39,7 @@ int judge_split_words(const char *s, char ***words, char *err, size_t errlen)
 	/* at most n/2+1 words, each at most n bytes in all */
 	char **v = malloc((n / 2 + 2) * sizeof(char *) + n + 1);
 	if (!v)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	char *out = (char *)(v + n / 2 + 2), *w = out;
 	size_t k = 0;
 	const char *p = s;
@@ -53,7 +54,7 @@ int judge_split_words(const char *s, char ***words, char *err, size_t errlen)
 				const char *e = strchr(p + 1, '\'');
 				if (!e) {
 					free(v);
-					return wire_bad(err, errlen, "an unterminated ' quote");
+					return base_errf(err, errlen, "an unterminated ' quote");
 				}
 				memcpy(w, p + 1, (size_t)(e - p - 1));
 				w += e - p - 1;
@@ -67,7 +68,7 @@ int judge_split_words(const char *s, char ***words, char *err, size_t errlen)
 				}
 				if (*p != '"') {
 					free(v);
-					return wire_bad(err, errlen, "an unterminated \" quote");
+					return base_errf(err, errlen, "an unterminated \" quote");
 				}
 				p++;
 			} else if (*p == '\\' && p[1]) {
@@ -93,7 +94,7 @@ static int keep_words(struct judge_doc *d, char **w, char *err, size_t errlen)
 		char **nw = realloc(d->words, cap * sizeof(char *));
 		if (!nw) {
 			free(w);
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 		d->words = nw;
 		d->capwords = cap;
@@ -111,7 +112,7 @@ static int keep_owned(struct judge_doc *d, unsigned char *p, char *err, size_t e
 		unsigned char **no = realloc(d->owned, cap * sizeof(*no));
 		if (!no) {
 			free(p);
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 		d->owned = no;
 		d->capowned = cap;
@@ -122,7 +123,7 @@ static int keep_owned(struct judge_doc *d, unsigned char *p, char *err, size_t e
 
 /* Arguments: an array of strings, or one string split as shell words. */
 static int get_words(struct judge_doc *d, const json_t *v, const char *field, char *const **out, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	char **w = NULL;
 	if (json_is_string(v)) {
@@ -131,16 +132,17 @@ static int get_words(struct judge_doc *d, const json_t *v, const char *field, ch
 		if (wire_cstr(v, field, &s, err, errlen) < 0)
 			return -1;
 		if (judge_split_words(s, &w, e2, sizeof(e2)) < 0)
-			return wire_bad(err, errlen, "%s: %s", field, e2);
+			return base_errf(err, errlen, "%s: %s", field, e2);
 	} else if (json_is_array(v)) {
 		if (json_array_size(v) > 4096)
-			return wire_bad(err, errlen, "%s: at most 4096 arguments", field);
+			return base_errf(err, errlen, "%s: at most 4096 arguments", field);
 		if (wire_string_array(v, field, &w, err, errlen) < 0) {
 			free(w);
 			return -1;
 		}
 	} else {
-		return wire_bad(err, errlen, "%s: must be a string (split as shell words) or an array of strings", field);
+		return base_errf(err, errlen, "%s: must be a string (split as shell words) or an array of strings",
+		                 field);
 	}
 	*out = w;
 	return keep_words(d, w, err, errlen);
@@ -149,17 +151,16 @@ static int get_words(struct judge_doc *d, const json_t *v, const char *field, ch
 static int get_number(const json_t *v, const char *field, double *out, char *err, size_t errlen)
 {
 	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-		return wire_bad(err, errlen, "%s: must be a non-negative number", field);
+		return base_errf(err, errlen, "%s: must be a non-negative number", field);
 	*out = json_number_value(v);
 	return 0;
 }
 
 /* A "limits" object over l (at names it: "run.limits"). */
-static int get_limits(const json_t *o, const char *at, struct ward_judge_limits *l, bool run, char *err,
-		      size_t errlen)
+static int get_limits(const json_t *o, const char *at, struct ward_judge_limits *l, bool run, char *err, size_t errlen)
 {
 	if (!json_is_object(o))
-		return wire_bad(err, errlen, "%s: must be an object", at);
+		return base_errf(err, errlen, "%s: must be an object", at);
 	char f[96];
 	json_t *v;
 	uint64_t u;
@@ -170,7 +171,7 @@ static int get_limits(const json_t *o, const char *at, struct ward_judge_limits 
 		return -1;
 	if (FIELD("extra_cpu_seconds")) {
 		if (!run)
-			return wire_bad(err, errlen, "%s: only a run's limits have it", f);
+			return base_errf(err, errlen, "%s: only a run's limits have it", f);
 		if (get_number(v, f, &l->extra_cpu_s, err, errlen) < 0)
 			return -1;
 	}
@@ -205,7 +206,7 @@ static int get_limits(const json_t *o, const char *at, struct ward_judge_limits 
 
 /* Limits against the maxima, the message naming at's field. */
 static int check_limits(const struct ward_judge_limits *l, const struct judge_bounds *b, const char *at, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	char e2[400];
 	struct ward_limits c = l->l;
@@ -215,17 +216,17 @@ static int check_limits(const struct ward_judge_limits *l, const struct judge_bo
 		/* its names are /exec's: say this job's */
 		const char *rest = strncmp(e2, "limits.", 7) == 0 ? e2 + 7 : e2;
 		if (strncmp(rest, "max_output_chars", 16) == 0)
-			return wire_bad(err, errlen, "%s.max_output_bytes%s", at, rest + 16);
+			return base_errf(err, errlen, "%s.max_output_bytes%s", at, rest + 16);
 		if (strncmp(rest, "cpu_seconds", 11) == 0 && l->extra_cpu_s > 0)
-			return wire_bad(err, errlen, "%s.cpu_seconds + extra_cpu_seconds%s", at, rest + 11);
-		return wire_bad(err, errlen, "%s.%s", at, rest);
+			return base_errf(err, errlen, "%s.cpu_seconds + extra_cpu_seconds%s", at, rest + 11);
+		return base_errf(err, errlen, "%s.%s", at, rest);
 	}
 	if (l->l.timeout_s <= 0)
-		return wire_bad(err, errlen, "%s.timeout_s: must be above 0", at);
+		return base_errf(err, errlen, "%s.timeout_s: must be above 0", at);
 	if (l->l.memory_mb < 4)
-		return wire_bad(err, errlen, "%s.memory_mb: must be at least 4", at);
+		return base_errf(err, errlen, "%s.memory_mb: must be at least 4", at);
 	if (l->l.pids < 1)
-		return wire_bad(err, errlen, "%s.pids: must be at least 1", at);
+		return base_errf(err, errlen, "%s.pids: must be at least 1", at);
 	return 0;
 }
 
@@ -245,7 +246,8 @@ static void lang_defaults(const struct ward_lang_limits *ll, const struct ward_l
 }
 
 void judge_stage_defaults(const struct ward_language *lang, const struct ward_limits *defaults,
-			  const struct ward_limits *max, struct ward_judge_limits *compile, struct ward_judge_limits *run)
+                          const struct ward_limits *max, struct ward_judge_limits *compile,
+                          struct ward_judge_limits *run)
 {
 	*compile = (struct ward_judge_limits){.l = *defaults};
 	compile->l.output_limit = JUDGE_COMPILE_OUTPUT < max->output_limit ? JUDGE_COMPILE_OUTPUT : max->output_limit;
@@ -256,17 +258,17 @@ void judge_stage_defaults(const struct ward_language *lang, const struct ward_li
 }
 
 static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_language *lang, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	size_t n = json_array_size(a);
 	if (!json_is_array(a) || n == 0)
-		return wire_bad(err, errlen, "files: must be an array of 1 to %d objects {\"path\", \"content\"}",
-				WARD_MAX_FILES);
+		return base_errf(err, errlen, "files: must be an array of 1 to %d objects {\"path\", \"content\"}",
+		                 WARD_MAX_FILES);
 	if (n > WARD_MAX_FILES)
-		return wire_bad(err, errlen, "files: %zu files; at most %d are allowed", n, WARD_MAX_FILES);
+		return base_errf(err, errlen, "files: %zu files; at most %d are allowed", n, WARD_MAX_FILES);
 	d->files = calloc(n, sizeof(*d->files));
 	if (!d->files)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_t *f = json_array_get(a, i), *v;
@@ -274,25 +276,25 @@ static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_
 		char at[48], field[64];
 		unsigned char *owned = NULL;
 		if (!json_is_object(f))
-			return wire_bad(err, errlen, "files[%zu]: must be an object", i);
+			return base_errf(err, errlen, "files[%zu]: must be an object", i);
 		snprintf(field, sizeof(field), "files[%zu].path", i);
 		wf->path = lang->source_file; /* a file with no path is the main file */
 		if ((v = wire_member(f, "path")) && wire_cstr(v, field, &wf->path, err, errlen) < 0)
 			return -1;
 		char why[200];
 		if (pathguard_check(wf->path, strlen(wf->path), why, sizeof(why)) < 0)
-			return wire_bad(err, errlen, "%s: \"%.100s\" refused: %s; give a path relative to /work", field,
-					wf->path, why);
+			return base_errf(err, errlen, "%s: \"%.100s\" refused: %s; give a path relative to /work",
+			                 field, wf->path, why);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(d->files[j].path, wf->path))
-				return wire_bad(err, errlen, "%s: \"%.100s\" is given twice", field, wf->path);
+				return base_errf(err, errlen, "%s: \"%.100s\" is given twice", field, wf->path);
 		snprintf(at, sizeof(at), "files[%zu]", i);
 		if (wire_decode_file_body(f, at, 07777, wf, &owned, err, errlen) < 0 ||
 		    keep_owned(d, owned, err, errlen) < 0)
 			return -1;
 		total += wf->len;
 		if (total > WARD_MAX_FILES_BYTES)
-			return wire_bad(err, errlen, "files: more than %u bytes in all", WARD_MAX_FILES_BYTES);
+			return base_errf(err, errlen, "files: more than %u bytes in all", WARD_MAX_FILES_BYTES);
 	}
 	d->job.files = d->files;
 	d->job.nfiles = n;
@@ -301,7 +303,7 @@ static int decode_files(struct judge_doc *d, const json_t *a, const struct ward_
 
 /* content or stdin with its sibling "NAME_encoding". */
 static int get_bytes(struct judge_doc *d, const json_t *o, const char *key, const char *at, const unsigned char **data,
-		     size_t *len, char *err, size_t errlen)
+                     size_t *len, char *err, size_t errlen)
 {
 	char ek[64], field[96];
 	snprintf(ek, sizeof(ek), "%s_encoding", key);
@@ -323,14 +325,15 @@ static int decode_tests(struct judge_doc *d, const json_t *a, const struct judge
 {
 	size_t n = json_array_size(a);
 	if (!json_is_array(a) || n == 0)
-		return wire_bad(err, errlen, "tests: must be an array of 1 or more objects {\"stdin\", \"expected_stdout\"}");
+		return base_errf(err, errlen,
+		                 "tests: must be an array of 1 or more objects {\"stdin\", \"expected_stdout\"}");
 	if (n > b->max_tests)
-		return wire_bad(err, errlen, "tests: %zu tests; this runner's maximum is %zu a job (--max-tests)", n,
-				b->max_tests);
+		return base_errf(err, errlen, "tests: %zu tests; this runner's maximum is %zu a job (--max-tests)", n,
+		                 b->max_tests);
 	d->tests = calloc(n, sizeof(*d->tests));
 	d->test_limits = calloc(n, sizeof(*d->test_limits));
 	if (!d->tests || !d->test_limits)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	size_t bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(a, i), *v;
@@ -338,20 +341,20 @@ static int decode_tests(struct judge_doc *d, const json_t *a, const struct judge
 		char at[48], field[80];
 		snprintf(at, sizeof(at), "tests[%zu]", i);
 		if (!json_is_object(o))
-			return wire_bad(err, errlen, "%s: must be an object", at);
+			return base_errf(err, errlen, "%s: must be an object", at);
 		char *idbuf = NULL;
 		snprintf(field, sizeof(field), "%s.id", at);
 		if ((v = wire_member(o, "id"))) {
 			if (json_is_integer(v)) {
 				if (asprintf(&idbuf, "%lld", (long long)json_integer_value(v)) < 0)
-					return wire_bad(err, errlen, "out of memory");
+					return base_errf(err, errlen, "out of memory");
 			} else if (wire_cstr(v, field, &t->id, err, errlen) < 0) {
 				return -1;
 			} else if (strlen(t->id) > 256) {
-				return wire_bad(err, errlen, "%s: at most 256 bytes", field);
+				return base_errf(err, errlen, "%s: at most 256 bytes", field);
 			}
 		} else if (asprintf(&idbuf, "%zu", i + 1) < 0) {
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 		if (idbuf) {
 			if (keep_owned(d, (unsigned char *)idbuf, err, errlen) < 0)
@@ -365,10 +368,11 @@ static int decode_tests(struct judge_doc *d, const json_t *a, const struct judge
 			t->expected = (const unsigned char *)"";
 		bytes += t->stdin_len + t->expected_len;
 		if (bytes > b->max_test_bytes)
-			return wire_bad(err, errlen,
-					"tests: more than %zu bytes of stdin and expected output in all (up to %s); this "
-					"runner's maximum is %zu a job (--max-test-bytes)",
-					b->max_test_bytes, at, b->max_test_bytes);
+			return base_errf(
+				err, errlen,
+				"tests: more than %zu bytes of stdin and expected output in all (up to %s); this "
+				"runner's maximum is %zu a job (--max-test-bytes)",
+				b->max_test_bytes, at, b->max_test_bytes);
 		snprintf(field, sizeof(field), "%s.args", at);
 		if ((v = wire_member(o, "args")) && get_words(d, v, field, &t->args, err, errlen) < 0)
 			return -1;
@@ -397,15 +401,18 @@ static int decode_compare(struct judge_doc *d, const json_t *v, char *err, size_
 		else if (!strcmp(s, "tokens"))
 			d->job.compare = WARD_CMP_TOKENS;
 		else
-			return wire_bad(err, errlen, "compare: \"%.40s\" is not one of \"exact\", \"lines\", \"tokens\", "
-						     "{\"float\": EPS}", s);
+			return base_errf(err, errlen,
+			                 "compare: \"%.40s\" is not one of \"exact\", \"lines\", \"tokens\", "
+			                 "{\"float\": EPS}",
+			                 s);
 		return 0;
 	}
 	json_t *eps = json_is_object(v) ? json_object_get(v, "float") : NULL;
 	if (!eps || json_object_size(v) != 1 || !json_is_number(eps) || !(json_number_value(eps) >= 0) ||
 	    !isfinite(json_number_value(eps)))
-		return wire_bad(err, errlen, "compare: must be \"exact\", \"lines\", \"tokens\" or {\"float\": EPS} (EPS a "
-					     "non-negative number)");
+		return base_errf(err, errlen,
+		                 "compare: must be \"exact\", \"lines\", \"tokens\" or {\"float\": EPS} (EPS a "
+		                 "non-negative number)");
 	d->job.compare = WARD_CMP_FLOAT;
 	d->job.eps = json_number_value(eps);
 	return 0;
@@ -413,15 +420,15 @@ static int decode_compare(struct judge_doc *d, const json_t *v, char *err, size_
 
 /* "compile": {"flags", "limits"} and "run": {"args", "limits"}. */
 static int decode_stages(struct judge_doc *d, const json_t *root, const struct ward_language *lang,
-			 const struct judge_bounds *b, char *err, size_t errlen)
+                         const struct judge_bounds *b, char *err, size_t errlen)
 {
 	struct ward_judge_limits cl;
 	judge_stage_defaults(lang, &b->defaults, &b->max, &cl, &d->job.run_limits);
 	json_t *c = wire_member(root, "compile"), *r = wire_member(root, "run"), *v;
 	if (c && !json_is_object(c))
-		return wire_bad(err, errlen, "compile: must be an object {\"flags\", \"limits\"}");
+		return base_errf(err, errlen, "compile: must be an object {\"flags\", \"limits\"}");
 	if (r && !json_is_object(r))
-		return wire_bad(err, errlen, "run: must be an object {\"args\", \"limits\"}");
+		return base_errf(err, errlen, "run: must be an object {\"args\", \"limits\"}");
 	if (c && (v = wire_member(c, "flags")) && get_words(d, v, "compile.flags", &d->job.flags, err, errlen) < 0)
 		return -1;
 	if (c && (v = wire_member(c, "limits")) && get_limits(v, "compile.limits", &cl, false, err, errlen) < 0)
@@ -438,7 +445,7 @@ static int decode_stages(struct judge_doc *d, const json_t *root, const struct w
 }
 
 static int decode_options(struct judge_doc *d, const json_t *root, const struct judge_bounds *b, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	json_t *v;
 	if ((v = wire_member(root, "compare")) && decode_compare(d, v, err, errlen) < 0)
@@ -446,7 +453,7 @@ static int decode_options(struct judge_doc *d, const json_t *root, const struct 
 	d->job.compare = v ? d->job.compare : WARD_CMP_LINES;
 	if ((v = wire_member(root, "stop_on_first_failure"))) {
 		if (!json_is_boolean(v))
-			return wire_bad(err, errlen, "stop_on_first_failure: must be true or false");
+			return base_errf(err, errlen, "stop_on_first_failure: must be true or false");
 		d->job.stop_on_first_failure = json_is_true(v);
 	}
 	d->job.parallel = 1;
@@ -455,8 +462,9 @@ static int decode_options(struct judge_doc *d, const json_t *root, const struct 
 		if (wire_uint(v, "parallel", UINT32_MAX, &p, err, errlen) < 0)
 			return -1;
 		if (p > b->max_parallel)
-			return wire_bad(err, errlen, "parallel: %llu is above this runner's maximum %u a job (--max-parallel)",
-					(unsigned long long)p, b->max_parallel);
+			return base_errf(err, errlen,
+			                 "parallel: %llu is above this runner's maximum %u a job (--max-parallel)",
+			                 (unsigned long long)p, b->max_parallel);
 		d->job.parallel = p == 0 ? 1 : (unsigned)p;
 	}
 	if (d->job.parallel > b->clamp_parallel) /* SPEC §15: clamped to --max-concurrent */
@@ -467,7 +475,7 @@ static int decode_options(struct judge_doc *d, const json_t *root, const struct 
 }
 
 int judge_from_json(const char *body, size_t len, const struct ward_languages *t, const struct judge_bounds *b,
-		    struct judge_doc *d, bool *unknown_language, char *err, size_t errlen)
+                    struct judge_doc *d, bool *unknown_language, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
 	*unknown_language = false;
@@ -480,11 +488,11 @@ int judge_from_json(const char *body, size_t len, const struct ward_languages *t
 	d->held = len * 2;
 	json_t *v;
 	if (!json_is_object(root)) {
-		wire_bad(err, errlen, "the job must be a JSON object");
+		base_errf(err, errlen, "the job must be a JSON object");
 		goto fail;
 	}
 	if (!(v = wire_member(root, "language"))) {
-		wire_bad(err, errlen, "language: is required (GET /languages lists them)");
+		base_errf(err, errlen, "language: is required (GET /languages lists them)");
 		goto fail;
 	}
 	if (wire_cstr(v, "language", &d->language, err, errlen) < 0)
@@ -494,21 +502,23 @@ int judge_from_json(const char *body, size_t len, const struct ward_languages *t
 	d->job.lang = ward_language_find(t, d->language, d->version);
 	if (!d->job.lang) {
 		*unknown_language = true;
-		wire_bad(err, errlen, "language: \"%.60s\"%s%.40s%s is not enabled on this runner (GET /languages lists "
-				      "those it has)",
-			 d->language, d->version ? " version \"" : "", d->version ? d->version : "",
-			 d->version ? "\"" : "");
+		base_errf(err, errlen,
+		          "language: \"%.60s\"%s%.40s%s is not enabled on this runner (GET /languages lists "
+		          "those it has)",
+		          d->language, d->version ? " version \"" : "", d->version ? d->version : "",
+		          d->version ? "\"" : "");
 		goto fail;
 	}
 	if (!(v = wire_member(root, "files"))) {
-		wire_bad(err, errlen, "files: is required (an array of {\"path\", \"content\"}; the first is the main file)");
+		base_errf(err, errlen,
+		          "files: is required (an array of {\"path\", \"content\"}; the first is the main file)");
 		goto fail;
 	}
-	if (decode_files(d, v, d->job.lang, err, errlen) < 0 || decode_stages(d, root, d->job.lang, b, err, errlen) < 0 ||
-	    decode_options(d, root, b, err, errlen) < 0)
+	if (decode_files(d, v, d->job.lang, err, errlen) < 0 ||
+	    decode_stages(d, root, d->job.lang, b, err, errlen) < 0 || decode_options(d, root, b, err, errlen) < 0)
 		goto fail;
 	if (!(v = wire_member(root, "tests"))) {
-		wire_bad(err, errlen, "tests: is required (an array of {\"stdin\", \"expected_stdout\"})");
+		base_errf(err, errlen, "tests: is required (an array of {\"stdin\", \"expected_stdout\"})");
 		goto fail;
 	}
 	if (decode_tests(d, v, b, err, errlen) < 0)

@@ -26,23 +26,23 @@ void judge_bounds_init(struct judge_bounds *b, const struct ward_limits *max);
 /* A decoded job and the storage it borrows from. */
 struct judge_doc {
 	struct ward_judge_job job;
-	void *json;                  /* the parsed document */
+	void *json;                             /* the parsed document */
 	const char *language, *version, *image; /* as the body named them (borrowed) */
 	struct ward_file *files;
 	struct ward_judge_test *tests;
 	struct ward_judge_limits *test_limits;
-	char **words;                /* split flags and args: buffers to free */
+	char **words; /* split flags and args: buffers to free */
 	size_t nwords, capwords;
-	unsigned char **owned;       /* decoded base64 */
+	unsigned char **owned; /* decoded base64 */
 	size_t nowned, capowned;
-	size_t held;                 /* about what it holds in memory */
+	size_t held; /* about what it holds in memory */
 };
 
 /* Decode a job against a table.  0, or -1 with a message naming the field
  * in err (an unknown or disabled language: *unknown_language set).  The
  * image, when named, is left in doc->image for the caller to resolve. */
 int judge_from_json(const char *body, size_t len, const struct ward_languages *t, const struct judge_bounds *b,
-		    struct judge_doc *doc, bool *unknown_language, char *err, size_t errlen);
+                    struct judge_doc *doc, bool *unknown_language, char *err, size_t errlen);
 void judge_doc_free(struct judge_doc *doc);
 
 /* What a stage gets when a request names no limit: the runner's defaults
@@ -52,7 +52,8 @@ void judge_doc_free(struct judge_doc *doc);
 #define JUDGE_COMPILE_OUTPUT 65536
 #define JUDGE_RUN_TIMEOUT_S 5.0
 void judge_stage_defaults(const struct ward_language *lang, const struct ward_limits *defaults,
-			  const struct ward_limits *max, struct ward_judge_limits *compile, struct ward_judge_limits *run);
+                          const struct ward_limits *max, struct ward_judge_limits *compile,
+                          struct ward_judge_limits *run);
 
 /* The answer (SPEC §15), malloc'd; NULL when out of memory. */
 char *judge_result_to_json(const struct ward_judge_job *job, const struct ward_judge_result *res, size_t *len);

@@ -8,31 +8,22 @@
  * lean `ward` (its doctor) links it. */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "ward_judge.h"
 
 #ifndef WARD_DATADIR
 #define WARD_DATADIR "/usr/local/share/ward"
 #endif
-
-static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 const char *ward_languages_default_path(char *buf, size_t n)
 {
@@ -49,7 +40,7 @@ const char *ward_languages_default_path(char *buf, size_t n)
 		if (slash) {
 			/* bin/ward, libexec/ward/ward-net, build/ward */
 			static const char *const rel[] = {"/../share/ward/languages.json",
-							  "/../../share/ward/languages.json", "/../languages.json"};
+			                                  "/../../share/ward/languages.json", "/../languages.json"};
 			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 				snprintf(buf, n, "%.*s%s", (int)(slash - self), self, rel[i]);
 				if (access(buf, R_OK) == 0)
@@ -102,45 +93,45 @@ void ward_languages_free(struct ward_languages *t)
 
 /* A string member (required or not) copied into *out. */
 static int get_str(const json_t *o, const char *key, bool required, char **out, const char *at, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	json_t *v = json_object_get(o, key);
 	if (!v || json_is_null(v)) {
 		if (required)
-			return bad(err, errlen, "%s: \"%s\" is missing (a string)", at, key);
+			return base_errf(err, errlen, "%s: \"%s\" is missing (a string)", at, key);
 		return 0;
 	}
-	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
-	    json_string_length(v) > 4096)
-		return bad(err, errlen, "%s.%s: must be a string (no NUL, at most 4096 bytes)", at, key);
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) || json_string_length(v) > 4096)
+		return base_errf(err, errlen, "%s.%s: must be a string (no NUL, at most 4096 bytes)", at, key);
 	if (!(*out = strdup(json_string_value(v))))
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	return 0;
 }
 
 /* An array of strings copied into a NULL-terminated array. */
 static int get_strv(const json_t *o, const char *key, bool required, char ***out, const char *at, char *err,
-		    size_t errlen)
+                    size_t errlen)
 {
 	json_t *v = json_object_get(o, key);
 	if (!v || json_is_null(v)) {
 		if (required)
-			return bad(err, errlen, "%s: \"%s\" is missing (an array of strings)", at, key);
+			return base_errf(err, errlen, "%s: \"%s\" is missing (an array of strings)", at, key);
 		return 0;
 	}
 	size_t n = json_array_size(v);
 	if (!json_is_array(v) || n > WARD_LANG_MAX_ARGV || (required && n == 0))
-		return bad(err, errlen, "%s.%s: must be an array of 1 to %d strings", at, key, WARD_LANG_MAX_ARGV);
+		return base_errf(err, errlen, "%s.%s: must be an array of 1 to %d strings", at, key,
+		                 WARD_LANG_MAX_ARGV);
 	char **a = calloc(n + 1, sizeof(char *));
 	if (!a)
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	*out = a;
 	for (size_t i = 0; i < n; i++) {
 		json_t *s = json_array_get(v, i);
 		if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
-			return bad(err, errlen, "%s.%s[%zu]: must be a string without NUL", at, key, i);
+			return base_errf(err, errlen, "%s.%s[%zu]: must be a string without NUL", at, key, i);
 		if (!(a[i] = strdup(json_string_value(s))))
-			return bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 	}
 	return 0;
 }
@@ -151,33 +142,35 @@ static int get_env(const json_t *o, struct ward_language *l, const char *at, cha
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_object(v) || json_object_size(v) > WARD_LANG_MAX_ARGV)
-		return bad(err, errlen, "%s.env: must be an object of at most %d strings", at, WARD_LANG_MAX_ARGV);
+		return base_errf(err, errlen, "%s.env: must be an object of at most %d strings", at,
+		                 WARD_LANG_MAX_ARGV);
 	l->env = calloc(json_object_size(v) + 1, sizeof(char *));
 	if (!l->env)
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	size_t i = 0;
 	const char *k;
 	json_t *s;
 	json_object_foreach(v, k, s)
 	{
 		if (!json_is_string(s) || !*k || strchr(k, '='))
-			return bad(err, errlen, "%s.env.%s: must be a string, its name non-empty without '='", at, k);
+			return base_errf(err, errlen, "%s.env.%s: must be a string, its name non-empty without '='", at,
+			                 k);
 		if (asprintf(&l->env[i++], "%s=%s", k, json_string_value(s)) < 0) {
 			l->env[i - 1] = NULL;
-			return bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		}
 	}
 	return 0;
 }
 
 static int get_limits(const json_t *o, const char *key, struct ward_lang_limits *ll, const char *at, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	json_t *v = json_object_get(o, key);
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_object(v))
-		return bad(err, errlen, "%s.limits.%s: must be an object", at, key);
+		return base_errf(err, errlen, "%s.limits.%s: must be an object", at, key);
 	static const char *const names[] = {"timeout_s", "cpu_seconds", "memory_mb", "pids", "tmp_size_mb"};
 	for (size_t i = 0; i < 5; i++) {
 		json_t *x = json_object_get(v, names[i]);
@@ -185,13 +178,23 @@ static int get_limits(const json_t *o, const char *key, struct ward_lang_limits 
 			continue;
 		double d = json_number_value(x);
 		if (!json_is_number(x) || !(d > 0) || d > 1e6)
-			return bad(err, errlen, "%s.limits.%s.%s: must be a positive number", at, key, names[i]);
+			return base_errf(err, errlen, "%s.limits.%s.%s: must be a positive number", at, key, names[i]);
 		switch (i) {
-		case 0: ll->timeout_s = d; break;
-		case 1: ll->cpu_s = d; break;
-		case 2: ll->memory_mb = (uint64_t)d; break;
-		case 3: ll->pids = (uint32_t)d; break;
-		case 4: ll->tmp_size_mb = (uint64_t)d; break;
+		case 0:
+			ll->timeout_s = d;
+			break;
+		case 1:
+			ll->cpu_s = d;
+			break;
+		case 2:
+			ll->memory_mb = (uint64_t)d;
+			break;
+		case 3:
+			ll->pids = (uint32_t)d;
+			break;
+		case 4:
+			ll->tmp_size_mb = (uint64_t)d;
+			break;
 		}
 	}
 	return 0;
@@ -213,8 +216,9 @@ static bool plain_name(const char *s)
 static int parse_entry(const json_t *o, struct ward_language *l, const char *at, char *err, size_t errlen)
 {
 	if (!json_is_object(o))
-		return bad(err, errlen, "%s: must be an object", at);
-	if (get_str(o, "id", true, &l->id, at, err, errlen) < 0 || get_str(o, "display", false, &l->display, at, err, errlen) < 0 ||
+		return base_errf(err, errlen, "%s: must be an object", at);
+	if (get_str(o, "id", true, &l->id, at, err, errlen) < 0 ||
+	    get_str(o, "display", false, &l->display, at, err, errlen) < 0 ||
 	    get_str(o, "version", false, &l->version, at, err, errlen) < 0 ||
 	    get_str(o, "source_file", true, &l->source_file, at, err, errlen) < 0 ||
 	    get_str(o, "image", false, &l->image, at, err, errlen) < 0 ||
@@ -229,34 +233,34 @@ static int parse_entry(const json_t *o, struct ward_language *l, const char *at,
 		return -1;
 	for (char **m = l->mounts; m && *m; m++, l->nmounts++)
 		if ((*m)[0] != '/' || strstr(*m, "/../") || strstr(*m, "/./"))
-			return bad(err, errlen, "%s.mounts: \"%s\" must be an absolute host path", at, *m);
+			return base_errf(err, errlen, "%s.mounts: \"%s\" must be an absolute host path", at, *m);
 	if (l->nmounts) {
 		l->mount_v = calloc(l->nmounts, sizeof(*l->mount_v));
 		if (!l->mount_v)
-			return bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		for (size_t i = 0; i < l->nmounts; i++)
 			l->mount_v[i] = (struct ward_mount){.host_path = l->mounts[i], .read_only = true};
 	}
 	json_t *lim = json_object_get(o, "limits");
 	if (lim && !json_is_null(lim) && !json_is_object(lim))
-		return bad(err, errlen, "%s.limits: must be an object {\"compile\": {...}, \"run\": {...}}", at);
+		return base_errf(err, errlen, "%s.limits: must be an object {\"compile\": {...}, \"run\": {...}}", at);
 	if (lim && (get_limits(lim, "compile", &l->compile_limits, at, err, errlen) < 0 ||
-		    get_limits(lim, "run", &l->run_limits, at, err, errlen) < 0))
+	            get_limits(lim, "run", &l->run_limits, at, err, errlen) < 0))
 		return -1;
 	if (!plain_name(l->id))
-		return bad(err, errlen, "%s.id: \"%s\" must be 1 to 64 of [A-Za-z0-9_.+#-]", at, l->id);
+		return base_errf(err, errlen, "%s.id: \"%s\" must be 1 to 64 of [A-Za-z0-9_.+#-]", at, l->id);
 	for (char **a = l->aliases; a && *a; a++)
 		if (!plain_name(*a))
-			return bad(err, errlen, "%s.aliases: \"%s\" must be 1 to 64 of [A-Za-z0-9_.+#-]", at, *a);
+			return base_errf(err, errlen, "%s.aliases: \"%s\" must be 1 to 64 of [A-Za-z0-9_.+#-]", at, *a);
 	if (!plain_name(l->source_file))
-		return bad(err, errlen, "%s.source_file: \"%s\" must be a plain file name ([A-Za-z0-9_.+#-])", at,
-			   l->source_file);
+		return base_errf(err, errlen, "%s.source_file: \"%s\" must be a plain file name ([A-Za-z0-9_.+#-])", at,
+		                 l->source_file);
 	if (l->compile && l->compile[0] == NULL)
-		return bad(err, errlen, "%s.compile: must not be empty (leave it out for an interpreter)", at);
+		return base_errf(err, errlen, "%s.compile: must not be empty (leave it out for an interpreter)", at);
 	if (!l->version && !(l->version = strdup("")))
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	if (!l->display && !(l->display = strdup(l->id)))
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	return 0;
 }
 
@@ -266,16 +270,16 @@ int ward_languages_parse(const char *json, size_t len, struct ward_languages *t,
 	json_error_t je;
 	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
-		return bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+		return base_errf(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
 	int rc = -1;
 	size_t n = json_array_size(root);
 	if (!json_is_array(root) || n == 0 || n > WARD_LANG_MAX) {
-		bad(err, errlen, "the table must be a JSON array of 1 to %d entries", WARD_LANG_MAX);
+		base_errf(err, errlen, "the table must be a JSON array of 1 to %d entries", WARD_LANG_MAX);
 		goto out;
 	}
 	t->v = calloc(n, sizeof(*t->v));
 	if (!t->v) {
-		bad(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -286,7 +290,7 @@ int ward_languages_parse(const char *json, size_t len, struct ward_languages *t,
 			goto out;
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(t->v[j].id, t->v[i].id)) {
-				bad(err, errlen, "%s: id \"%s\" is used twice", at, t->v[i].id);
+				base_errf(err, errlen, "%s: id \"%s\" is used twice", at, t->v[i].id);
 				goto out;
 			}
 	}
@@ -303,13 +307,13 @@ int ward_languages_load(const char *path, struct ward_languages *t, char *err, s
 	memset(t, 0, sizeof(*t));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return bad(err, errlen, "cannot open the language table %s: %s (name one with --languages FILE)", path,
-			   strerror(errno));
+		return base_errf(err, errlen, "cannot open the language table %s: %s (name one with --languages FILE)",
+		                 path, strerror(errno));
 	size_t cap = WARD_LANG_MAX_TABLE_BYTES + 1, len = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
 		close(fd);
-		return bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	}
 	ssize_t k;
 	while (len < cap && (k = read(fd, buf + len, cap - len)) != 0) {
@@ -319,20 +323,21 @@ int ward_languages_load(const char *path, struct ward_languages *t, char *err, s
 			int e = errno;
 			close(fd);
 			free(buf);
-			return bad(err, errlen, "reading the language table %s: %s", path, strerror(e));
+			return base_errf(err, errlen, "reading the language table %s: %s", path, strerror(e));
 		}
 		len += (size_t)k;
 	}
 	close(fd);
 	if (len > WARD_LANG_MAX_TABLE_BYTES) {
 		free(buf);
-		return bad(err, errlen, "the language table %s is larger than %u bytes", path, WARD_LANG_MAX_TABLE_BYTES);
+		return base_errf(err, errlen, "the language table %s is larger than %u bytes", path,
+		                 WARD_LANG_MAX_TABLE_BYTES);
 	}
 	char e2[400];
 	int rc = ward_languages_parse(buf, len, t, e2, sizeof(e2));
 	free(buf);
 	if (rc < 0)
-		bad(err, errlen, "the language table %s: %s", path, e2);
+		base_errf(err, errlen, "the language table %s: %s", path, e2);
 	return rc;
 }
 
@@ -345,7 +350,8 @@ static bool find_version(const char *s, size_t len, char *out, size_t n)
 		if (!isdigit((unsigned char)s[i]) || (i && (isdigit((unsigned char)s[i - 1]) || s[i - 1] == '.')))
 			continue;
 		size_t j = i, dots = 0;
-		while (j < len && (isdigit((unsigned char)s[j]) || (s[j] == '.' && j + 1 < len && isdigit((unsigned char)s[j + 1])))) {
+		while (j < len && (isdigit((unsigned char)s[j]) ||
+		                   (s[j] == '.' && j + 1 < len && isdigit((unsigned char)s[j + 1])))) {
 			dots += s[j] == '.';
 			j++;
 		}
@@ -372,8 +378,10 @@ static void first_line(const struct ward_stream *st, char *out, size_t n)
 static void probe_one(struct ward_language *l, struct ward_pool *pool)
 {
 	if (l->image && !l->root) {
-		snprintf(l->why, sizeof(l->why), "image %s is not available (offer it: ward serve --image %s; import it: "
-						 "ward image import)", l->image, l->image);
+		snprintf(l->why, sizeof(l->why),
+		         "image %s is not available (offer it: ward serve --image %s; import it: "
+		         "ward image import)",
+		         l->image, l->image);
 		return;
 	}
 	struct ward_request q;
@@ -398,7 +406,7 @@ static void probe_one(struct ward_language *l, struct ward_pool *pool)
 		char line[120];
 		first_line(r.err.len ? &r.err : &r.out, line, sizeof(line));
 		snprintf(l->why, sizeof(l->why), "%s failed (exit %d: %s); install it (apt-get install %s)",
-			 l->version_cmd[0], r.exit_code, line[0] ? line : "no output", fix);
+		         l->version_cmd[0], r.exit_code, line[0] ? line : "no output", fix);
 	} else {
 		char v[64];
 		if (find_version(r.out.data, r.out.len, v, sizeof(v)) ||
@@ -466,8 +474,7 @@ static bool version_matches(const char *have, const char *want)
 	return strncmp(have, want, n) == 0 && (have[n] == 0 || have[n] == '.');
 }
 
-const struct ward_language *ward_language_find(const struct ward_languages *t, const char *name,
-					       const char *version)
+const struct ward_language *ward_language_find(const struct ward_languages *t, const char *name, const char *version)
 {
 	if (!t || !name)
 		return NULL;
@@ -492,7 +499,7 @@ static const char *extension(const char *name)
 }
 
 char **ward_judge_argv(char *const *tmpl, const char *main_file, char *const *sources, char *const *flags,
-		       char *const *args)
+                       char *const *args)
 {
 	size_t cap = 1;
 	for (char *const *p = tmpl; p && *p; p++)

@@ -39,11 +39,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "sandbox/cgroup_int.h"
 #include "ward.h"
 
 static atomic_uint name_counter; /* makes run cgroups' names unique in this process */
-
 
 void cg_close_all(struct ward_cgroup *cg)
 {
@@ -61,6 +61,8 @@ void cg_close_all(struct ward_cgroup *cg)
 	for (int i = 0; i < NHIER; i++)
 		for (int k = 0; k < CF_MAX && cg->cf[i][k].file; k++)
 			close(cg->cf[i][k].fd);
+	if (cg->slot_fd >= 0)
+		close(cg->slot_fd); /* the slot is free again */
 	free(cg);
 }
 
@@ -116,7 +118,7 @@ struct ward_cgroup *cg_alloc(enum cg_version version)
 	cg->version = version;
 	for (int i = 0; i < NHIER; i++)
 		cg->d[i].parent = cg->d[i].dir = cg->procs[i] = -1;
-	cg->peak_fd = -1;
+	cg->peak_fd = cg->slot_fd = -1;
 	return cg;
 }
 
@@ -131,15 +133,15 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 {
 	const struct cg_probe *pr = cg_probe();
 	if (!cg_host.nh) {
-		cg_set_err(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
+		base_errf(err, errlen, "%s", pr->why[0] ? pr->why : "no usable cgroups on this host");
 		return NULL;
 	}
 	struct ward_cgroup *cg = cg_keep_take(lim, err, errlen);
-	if (cg)
+	if (cg || (cg = cg_slot_take(lim)))
 		return cg;
 	cg = cg_alloc(pr->version);
 	if (!cg) {
-		cg_set_err(err, errlen, "cgroup: out of memory");
+		base_errf(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
 	cg->lim = *lim;
@@ -152,41 +154,56 @@ struct ward_cgroup *cg_create(const struct cg_limits *lim, char *err, size_t err
 	unsigned n = atomic_fetch_add(&name_counter, 1);
 	snprintf(cg->name, sizeof cg->name, "ward-%d-%u-%08x", (int)getpid(), n, rnd);
 
+	if (cg_make_dirs(cg, lim, false, err, errlen) < 0) {
+		cg_remove_dirs(cg);
+		cg_close_all(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+int cg_make_dirs(struct ward_cgroup *cg, const struct cg_limits *lim, bool reuse, char *err, size_t errlen)
+{
 	for (int i = 0; i < cg_host.nh; i++) {
 		const char *what = "open";
 		int pfd = cg_open_dir(AT_FDCWD, cg_host.h[i].path, O_PATH), r;
 		if (pfd < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s: %s", cg_host.h[i].path, strerror(-pfd));
-			goto fail;
+			base_errf(err, errlen, "cgroup: cannot open %s: %s", cg_host.h[i].path, strerror(-pfd));
+			return -1;
 		}
 		cg->d[cg->n].parent = pfd;
 		cg->d[cg->n].mask = cg_host.h[i].mask;
 		cg->d[cg->n].removed = true; /* until mkdir succeeds */
 		cg->n++;
-		if (mkdirat(pfd, cg->name, 0755) < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name, strerror(errno));
-			goto fail;
+		bool existed = false;
+		if (mkdirat(pfd, cg->name, 0755) < 0 && !(existed = reuse && errno == EEXIST)) {
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", cg_host.h[i].path, cg->name,
+			          strerror(errno));
+			return -1;
 		}
 		cg->d[cg->n - 1].removed = false;
 		r = cg_open_dir(pfd, cg->name, O_RDONLY);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name, strerror(-r));
-			goto fail;
+			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", cg_host.h[i].path, cg->name,
+			          strerror(-r));
+			return -1;
 		}
 		cg->d[cg->n - 1].dir = r;
 		flock(r, LOCK_SH); /* ours while this fd lives: see sweep_orphans */
-		r = set_limits(cg, cg->n - 1, lim, &what, false);
+		char procs[16];
+		if (existed && cg_read_at(r, "cgroup.procs", procs, sizeof procs) != 0) {
+			base_errf(err, errlen, "cgroup: %s/%s is in use", cg_host.h[i].path, cg->name);
+			return -1;
+		}
+		r = set_limits(cg, cg->n - 1, lim, &what, existed);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what, strerror(-r));
-			goto fail;
+			base_errf(err, errlen, "cgroup: cannot write %s/%s/%s: %s", cg_host.h[i].path, cg->name, what,
+			          strerror(-r));
+			return -1;
 		}
 		cg->mask |= cg_host.h[i].mask;
 	}
-	return cg;
-fail:
-	cg_remove_dirs(cg);
-	cg_close_all(cg);
-	return NULL;
+	return 0;
 }
 
 int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err, size_t errlen)
@@ -195,7 +212,7 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 		const char *what = "";
 		int r = set_limits(cg, i, lim, &what, true);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot write %s/%s: %s", cg->name, what, strerror(-r));
 			return -1;
 		}
 	}
@@ -242,9 +259,18 @@ const char *cg_name(const struct ward_cgroup *cg)
 	return cg ? cg->name : "";
 }
 
-bool cg_limits_memory(const struct ward_cgroup *cg) { return cg && (cg->mask & C_MEM); }
-bool cg_limits_pids(const struct ward_cgroup *cg) { return cg && (cg->mask & C_PIDS); }
-bool cg_accounts_cpu(const struct ward_cgroup *cg) { return cg && (cg->mask & C_CPU); }
+bool cg_limits_memory(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_MEM);
+}
+bool cg_limits_pids(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_PIDS);
+}
+bool cg_accounts_cpu(const struct ward_cgroup *cg)
+{
+	return cg && (cg->mask & C_CPU);
+}
 
 bool cg_charges_sockets(const struct ward_cgroup *cg)
 {
@@ -331,7 +357,8 @@ int cg_kill(struct ward_cgroup *cg)
 {
 	if (!cg)
 		return -EINVAL;
-	if (cg->version == CG_V2 && cg_host.cg_kill && !cg->d[0].removed && cg_write_at(cg->d[0].dir, "cgroup.kill", "1") == 0)
+	if (cg->version == CG_V2 && cg_host.cg_kill && !cg->d[0].removed &&
+	    cg_write_at(cg->d[0].dir, "cgroup.kill", "1") == 0)
 		return 0;
 	int r = 0;
 	for (int i = 0; i < cg->n; i++) {
@@ -401,7 +428,7 @@ int cg_remove_dirs(struct ward_cgroup *cg)
 
 void cg_destroy(struct ward_cgroup *cg)
 {
-	if (!cg || cg_keep_put(cg))
+	if (!cg || cg_slot_put(cg) || cg_keep_put(cg))
 		return;
 	/* Fast path: the supervisor has reaped the sandbox's init, and with
 	 * it its PID namespace, so the cgroup is normally empty already. */
@@ -428,7 +455,7 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *pref
 {
 	struct ward_cgroup *cg = cg_alloc(parent->version);
 	if (!cg) {
-		cg_set_err(err, errlen, "cgroup: out of memory");
+		base_errf(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
 	cg->tcp = parent->tcp;
@@ -443,13 +470,14 @@ struct ward_cgroup *cg_child_create(struct ward_cgroup *parent, const char *pref
 		cg->d[i].removed = true;
 		cg->n++;
 		if (cg->d[i].parent < 0 || mkdirat(cg->d[i].parent, cg->name, 0755) < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name, strerror(errno));
+			base_errf(err, errlen, "cgroup: cannot create %s/%s: %s", parent->name, cg->name,
+			          strerror(errno));
 			goto fail;
 		}
 		cg->d[i].removed = false;
 		int r = cg_open_dir(cg->d[i].parent, cg->name, O_RDONLY);
 		if (r < 0) {
-			cg_set_err(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
+			base_errf(err, errlen, "cgroup: cannot open %s/%s: %s", parent->name, cg->name, strerror(-r));
 			goto fail;
 		}
 		cg->d[i].dir = r;
@@ -503,4 +531,3 @@ int cg_signal(struct ward_cgroup *cg, int sig)
 	int k = kill_listed(cg, cg->d[0].dir, sig);
 	return k < 0 ? k : 0;
 }
-

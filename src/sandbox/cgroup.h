@@ -12,8 +12,8 @@
 #define WARD_CGROUP_H
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum cg_version { CG_NONE = 0, CG_V1 = 1, CG_V2 = 2 };
@@ -32,11 +32,11 @@ struct cg_limits {
 };
 
 struct cg_stats {
-	uint64_t cpu_usage_us;  /* user + system of the whole tree */
+	uint64_t cpu_usage_us; /* user + system of the whole tree */
 	uint64_t cpu_user_us;
 	uint64_t cpu_sys_us;
-	uint64_t memory_peak;   /* bytes, 0 when unknown */
-	bool oom_killed;        /* the OOM killer fired in this cgroup */
+	uint64_t memory_peak; /* bytes, 0 when unknown */
+	bool oom_killed;      /* the OOM killer fired in this cgroup */
 };
 
 struct ward_cgroup;

@@ -21,9 +21,9 @@
 #include "ward.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +82,9 @@ static unsigned long mount_flags(const char *point)
 		return 0;
 	static const struct {
 		unsigned long st, ms;
-	} map[] = {{ST_RDONLY, MS_RDONLY}, {ST_NOSUID, MS_NOSUID}, {ST_NODEV, MS_NODEV}, {ST_NOEXEC, MS_NOEXEC},
-		   {ST_NOATIME, MS_NOATIME}, {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME}};
+	} map[] = {{ST_RDONLY, MS_RDONLY},    {ST_NOSUID, MS_NOSUID},   {ST_NODEV, MS_NODEV},
+	           {ST_NOEXEC, MS_NOEXEC},    {ST_NOATIME, MS_NOATIME}, {ST_NODIRATIME, MS_NODIRATIME},
+	           {ST_RELATIME, MS_RELATIME}};
 	unsigned long ms = 0;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (sv.f_flag & map[i].st)
@@ -98,8 +99,10 @@ static int favor_v2(const char *where, char *err, size_t errlen)
 {
 	char point[4096], opts[512];
 	if (!cg_find_mount("cgroup2", NULL, point, sizeof(point), opts, sizeof(opts))) {
-		snprintf(err, errlen, "cannot find the cgroup2 mount above '%s' in /proc/self/mountinfo (run without "
-			 "--favor-dynmods)", where);
+		snprintf(err, errlen,
+		         "cannot find the cgroup2 mount above '%s' in /proc/self/mountinfo (run without "
+		         "--favor-dynmods)",
+		         where);
 		return -1;
 	}
 	if (strstr(opts, "favordynmods"))
@@ -109,8 +112,9 @@ static int favor_v2(const char *where, char *err, size_t errlen)
 	snprintf(data, sizeof(data), "favordynmods%s", rest);
 	if (mount(NULL, point, NULL, MS_REMOUNT | mount_flags(point), data) < 0) {
 		snprintf(err, errlen,
-			 "cannot remount %s with favordynmods: %s (it needs root and Linux 6.0 or later; or run "
-			 "without --favor-dynmods)", point, strerror(errno));
+		         "cannot remount %s with favordynmods: %s (it needs root and Linux 6.0 or later; or run "
+		         "without --favor-dynmods)",
+		         point, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -124,15 +128,16 @@ static int favor_v1(char *err, size_t errlen)
 	if (cg_find_mount("cgroup", "name=ward-favordynmods", point, sizeof(point), opts, sizeof(opts)))
 		return 0; /* an earlier ward serve's */
 	if (mkdir(DYNMODS_V1_DIR, 0700) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s (it needs root; or run without --favor-dynmods)", DYNMODS_V1_DIR,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot create %s: %s (it needs root; or run without --favor-dynmods)",
+		         DYNMODS_V1_DIR, strerror(errno));
 		return -1;
 	}
 	if (mount("cgroup", DYNMODS_V1_DIR, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "none,name=ward-favordynmods,favordynmods") < 0) {
+	          "none,name=ward-favordynmods,favordynmods") < 0) {
 		snprintf(err, errlen,
-			 "cannot mount a cgroup hierarchy with favordynmods at %s: %s (it needs root and Linux 6.0 "
-			 "or later; or run without --favor-dynmods)", DYNMODS_V1_DIR, strerror(errno));
+		         "cannot mount a cgroup hierarchy with favordynmods at %s: %s (it needs root and Linux 6.0 "
+		         "or later; or run without --favor-dynmods)",
+		         DYNMODS_V1_DIR, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -147,7 +152,9 @@ int cg_favor_dynmods(char *err, size_t errlen)
 {
 	const struct cg_probe *p = cg_probe();
 	if (!p || p->version == CG_NONE) {
-		snprintf(err, errlen, "--favor-dynmods: this host gives ward no cgroups, so there is nothing to tune (run without --favor-dynmods)");
+		snprintf(err, errlen,
+		         "--favor-dynmods: this host gives ward no cgroups, so there is nothing to tune (run without "
+		         "--favor-dynmods)");
 		return -1;
 	}
 	return p->version == CG_V2 ? favor_v2(p->where, err, errlen) : favor_v1(err, errlen);

@@ -8,7 +8,8 @@
  *   cgroup_v1.c     what only v1 does: its probe, limits, counters, resets
  *   cgroup_v2.c     what only v2 does: its probe (delegation, the leaf),
  *                   limits, counters, resets
- *   cgroup_keep.c   emptied cgroups kept for the next run (ward serve)
+ *   cgroup_keep.c   emptied cgroups kept for the next run (ward serve), or
+ *                   for the next process in a host-wide slot (ward run)
  *   cgroup_io.c     reading and writing cgroup files; the probe's notes
  *
  * Threads: cg_host is written once under pthread_once (cg_probe) and only
@@ -83,21 +84,22 @@ struct ward_cgroup {
 		unsigned mask;
 		bool removed;
 	} d[NHIER];
-	bool tcp;      /* socket buffers are charged to a limit (see cg_charges_sockets) */
+	bool tcp; /* socket buffers are charged to a limit (see cg_charges_sockets) */
 	char name[64];
 	/* Recycling (ward_cgroup_keep): */
-	bool recyclable;       /* made by cg_create while cgroups are kept */
-	bool parent;           /* cg_child_create made one beneath it: never kept */
-	struct cg_limits lim;  /* as last written */
-	int procs[NHIER];      /* cgroup.procs, kept open: -1 until first used */
-	int peak_fd;           /* v2: memory.peak, reset through this fd; -1 */
+	bool recyclable;      /* made by cg_create while cgroups are kept */
+	bool parent;          /* cg_child_create made one beneath it: never kept */
+	struct cg_limits lim; /* as last written */
+	int procs[NHIER];     /* cgroup.procs, kept open: -1 until first used */
+	int peak_fd;          /* v2: memory.peak, reset through this fd; -1 */
 	struct {
 		const char *file;
 		bool w;
 		int fd;
-	} cf[NHIER][CF_MAX];   /* files of a recycled cgroup, kept open */
+	} cf[NHIER][CF_MAX];                             /* files of a recycled cgroup, kept open */
 	uint64_t base_cpu_us, base_user_us, base_sys_us; /* v2: cpu.stat when this run began */
-	uint64_t base_oom;     /* OOM kills counted when this run began */
+	uint64_t base_oom;                               /* OOM kills counted when this run began */
+	int slot_fd;                                     /* cg_slot_take: the slot's lock, released with it; -1 */
 };
 
 /* cgroup_io.c: files by directory fd (one write(2) each, as cgroup files
@@ -116,7 +118,6 @@ uint64_t cg_since(uint64_t now, uint64_t base);
 int cg_open_dir(int at, const char *path, int flags);
 void cg_scopy(char *dst, size_t n, const char *src);
 void cg_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cg_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* cgroup_probe.c: what the version probes share. */
 bool cg_has_word(const char *list, const char *word);
@@ -150,5 +151,13 @@ int cg_remove_dirs(struct ward_cgroup *cg);
 bool cg_keep_on(void);
 struct ward_cgroup *cg_keep_take(const struct cg_limits *lim, char *err, size_t errlen);
 bool cg_keep_put(struct ward_cgroup *cg);
+bool cg_keep_reset(struct ward_cgroup *cg);
+struct ward_cgroup *cg_slot_take(const struct cg_limits *lim);
+bool cg_slot_put(struct ward_cgroup *cg);
+/* cgroup.c: cg->name's directory in each hierarchy, opened, with lim
+ * written; reuse: one that exists already is taken if it lists no
+ * process.  0, or -1 with err set (what was made stays: the caller removes
+ * it). */
+int cg_make_dirs(struct ward_cgroup *cg, const struct cg_limits *lim, bool reuse, char *err, size_t errlen);
 
 #endif

@@ -168,13 +168,3 @@ void cg_why(const char *fmt, ...)
 	vsnprintf(cg_host.pub.why + used, sizeof cg_host.pub.why - used, fmt, ap);
 	va_end(ap);
 }
-
-void cg_set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}

@@ -1,4 +1,5 @@
-/* cgroup_keep.c — emptied cgroups kept for the next run (ward serve).
+/* cgroup_keep.c — emptied cgroups kept for the next run (ward serve), and
+ * across processes in host-wide slots (ward run: see "slots" below).
  *
  * Making a cgroup and removing it is most of what cgroups cost a sandbox:
  * three mkdirs on v1 (each memory cgroup allocates per-CPU counters and
@@ -31,12 +32,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
+#include "sandbox/lockfile.h"
 #include "ward.h"
 
 /* The kept cgroups, shared by every thread that runs sandboxes. */
@@ -69,7 +72,7 @@ struct ward_cgroup *cg_keep_take(const struct cg_limits *lim, char *err, size_t 
 		gone = gone || fstatat(cg->d[i].parent, cg->name, &st, AT_SYMLINK_NOFOLLOW) < 0;
 	}
 	if (cg && (gone || ((cg->lim.memory_bytes != lim->memory_bytes || cg->lim.pids != lim->pids) &&
-			    cg_set_limits(cg, lim, err, errlen) < 0))) {
+	                    cg_set_limits(cg, lim, err, errlen) < 0))) {
 		cg->recyclable = false; /* its limits are unknown now */
 		cg_destroy(cg);
 		cg = NULL;
@@ -84,7 +87,7 @@ struct ward_cgroup *cg_keep_take(const struct cg_limits *lim, char *err, size_t 
 }
 
 /* Ready cg for another run: true, or false and it is removed instead. */
-static bool keep_reset(struct ward_cgroup *cg)
+bool cg_keep_reset(struct ward_cgroup *cg)
 {
 	if (!cg->recyclable || cg->parent || cg->n == 0)
 		return false;
@@ -111,7 +114,7 @@ bool cg_keep_put(struct ward_cgroup *cg)
 	pthread_mutex_lock(&K.lock);
 	bool room = K.n < K.keep;
 	pthread_mutex_unlock(&K.lock);
-	bool ok = room && keep_reset(cg);
+	bool ok = room && cg_keep_reset(cg);
 	pthread_mutex_lock(&K.lock);
 	if (ok && K.n < K.keep) {
 		K.idle[K.n++] = cg;
@@ -166,3 +169,77 @@ void ward_cgroup_stats(struct ward_cgroup_stats *st)
 	pthread_mutex_unlock(&K.lock);
 }
 
+/* ------------------------------------------------------------------ slots
+ *
+ * A process that runs one sandbox (ward run) cannot keep its cgroup for a
+ * next run of its own: it keeps it for the next such process instead, in
+ * one of SLOTS host-wide slots.  Slot N is the run cgroup "ward-slot-N" in
+ * each hierarchy, held by an OFD lock on byte N of /run/ward/cg-slots (the
+ * lock goes with the process, however it ends).  A run takes the first
+ * free slot, and uses its cgroup only under the proof kept cgroups pass
+ * (no process, no pids, at most KEEP_LEFT_BYTES still charged; counters
+ * reset, baselines read: cg_keep_reset) — else it removes what it can of
+ * it and makes a cgroup of its own, as without slots.  At its end it
+ * leaves the cgroup in place when it is empty, else removes it.  The
+ * sweep of dead wards' cgroups never matches these names (cgroup_probe.c:
+ * "ward-" and a pid). */
+#define SLOTS 8
+#define SLOT_FILE "cg-slots"
+
+static atomic_bool slots_on;
+
+void ward_cgroup_slots(bool on)
+{
+	atomic_store(&slots_on, on);
+}
+
+struct ward_cgroup *cg_slot_take(const struct cg_limits *lim)
+{
+	const struct cg_probe *pr = cg_probe();
+	/* v2: only where the memory peak can start again (as kept cgroups) */
+	if (!atomic_load(&slots_on) || cg_keep_on() || geteuid() != 0 ||
+	    (pr->version == CG_V2 && cg_host.pub.memory && !cg_host.peak_reset))
+		return NULL;
+	int fd = lockfile_open(SLOT_FILE);
+	if (fd < 0)
+		return NULL;
+	for (int n = 0; n < SLOTS; n++) {
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = n, .l_len = 1};
+		if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+			continue;
+		struct ward_cgroup *cg = cg_alloc(pr->version);
+		if (!cg)
+			break;
+		cg->slot_fd = fd;
+		cg->recyclable = true; /* its files kept open, and cg_keep_reset's proof */
+		cg->lim = *lim;
+		snprintf(cg->name, sizeof cg->name, "ward-slot-%d", n);
+		char err[256];
+		if (cg_make_dirs(cg, lim, true, err, sizeof err) == 0 && cg_keep_reset(cg))
+			return cg;
+		cg->recyclable = false;
+		cg_remove_dirs(cg); /* what can go (an emptied one holding too much) */
+		cg_close_all(cg);   /* and the slot with it */
+		return NULL;
+	}
+	close(fd);
+	return NULL;
+}
+
+bool cg_slot_put(struct ward_cgroup *cg)
+{
+	if (cg->slot_fd < 0)
+		return false;
+	char buf[16];
+	uint64_t v;
+	bool empty = !cg->parent && cg->n > 0;
+	for (int i = 0; empty && i < cg->n; i++)
+		empty = !cg->d[i].removed && cg_read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf) == 0 &&
+		        (!(cg->d[i].mask & C_PIDS) || (cg_read_u64(cg, i, "pids.current", &v) && v == 0));
+	if (!empty) {
+		cg->recyclable = false; /* removed as any other (cg_destroy) */
+		return false;
+	}
+	cg_close_all(cg); /* left for the next run: the slot's lock goes */
+	return true;
+}

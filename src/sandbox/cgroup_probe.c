@@ -26,7 +26,8 @@ static void unescape(char *s)
 {
 	char *w = s;
 	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+		    r[3] <= '7') {
 			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
 			r += 3;
 		} else {
@@ -49,7 +50,7 @@ bool cg_has_word(const char *list, const char *word)
  * fstype source superopts", root and point unescaped.  false when it is
  * not one. */
 static bool mount_line(const char *line, char root[PATH_MAX], char point[PATH_MAX], char fstype[32],
-		       char superopts[512])
+                       char superopts[512])
 {
 	const char *sep = strstr(line, " - ");
 	if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
@@ -287,4 +288,3 @@ const struct cg_probe *cg_probe(void)
 	pthread_once(&probe_once, probe_once_fn);
 	return &cg_host.pub;
 }
-

@@ -39,13 +39,15 @@ void cg_v1_probe(const struct mnt v1[3])
 		cg_dir_of(&v1[i], "/", base, sizeof base);
 		int r = cg_make_ward_dir(base, cg_host.h[cg_host.nh].path, sizeof cg_host.h[cg_host.nh].path);
 		if (r < 0) {
-			cg_why("cgroup v1: cannot create %s/ward: %s (run ward as root, or create it and chown it to uid %u)",
-			    base, strerror(-r), (unsigned)geteuid());
+			cg_why("cgroup v1: cannot create %s/ward: %s (run ward as root, or create it and chown it to "
+			       "uid %u)",
+			       base, strerror(-r), (unsigned)geteuid());
 			continue;
 		}
 		cg_host.h[cg_host.nh].mask = bits[i];
-		wl += (size_t)snprintf(cg_host.pub.where + wl, wl < sizeof cg_host.pub.where ? sizeof cg_host.pub.where - wl : 0,
-				       "%s%s", wl ? " " : "", cg_host.h[cg_host.nh].path);
+		wl += (size_t)snprintf(cg_host.pub.where + wl,
+		                       wl < sizeof cg_host.pub.where ? sizeof cg_host.pub.where - wl : 0, "%s%s",
+		                       wl ? " " : "", cg_host.h[cg_host.nh].path);
 		if (wl >= sizeof cg_host.pub.where)
 			wl = sizeof cg_host.pub.where;
 		cg_host.nh++;
@@ -61,14 +63,16 @@ void cg_v1_probe(const struct mnt v1[3])
 		 * limit (a counter of their own), and only sockets made after. */
 		cg_host.kmem_tcp = faccessat(fd, "memory.kmem.tcp.limit_in_bytes", F_OK, 0) == 0;
 		if (!cg_host.kmem_tcp)
-			cg_why("cgroup v1: no memory.kmem.tcp.limit_in_bytes: socket buffers cannot be charged, so --net loopback is refused");
+			cg_why("cgroup v1: no memory.kmem.tcp.limit_in_bytes: socket buffers cannot be charged, so "
+			       "--net loopback is refused");
 		/* Without swap accounting, at least make reclaim never swap:
 		 * children copy swappiness from this parent when created. */
 		if (!cg_host.memsw) {
 			char cur[16];
 			if (cg_read_at(fd, "memory.swappiness", cur, sizeof cur) > 0 && atoi(cur) != 0)
 				cg_write_at(fd, "memory.swappiness", "0");
-			cg_why("cgroup v1: no swap accounting (memory.memsw.*): swap is held off with swappiness 0 only; boot with swapaccount=1");
+			cg_why("cgroup v1: no swap accounting (memory.memsw.*): swap is held off with swappiness 0 "
+			       "only; boot with swapaccount=1");
 		}
 		close(fd);
 	}
@@ -90,7 +94,7 @@ static void set_tcp_limit(struct ward_cgroup *cg, int fd, uint64_t bytes)
 	int r = cg_write_u64_at(fd, "memory.kmem.tcp.limit_in_bytes", bytes);
 	if (r < 0)
 		fprintf(stderr, "ward: cgroup %s: cannot write memory.kmem.tcp.limit_in_bytes: %s\n", cg->name,
-			strerror(-r));
+		        strerror(-r));
 	cg->tcp = r == 0;
 }
 
@@ -161,7 +165,7 @@ void cg_v1_stats(struct ward_cgroup *cg, int i, struct cg_stats *st)
 			st->cpu_user_us = u / 1000;
 			st->cpu_sys_us = s / 1000;
 		} else if (cg_read_at(fd, "cpuacct.stat", buf, sizeof buf) > 0 && cg_kv_get(buf, "user", &u) &&
-			   cg_kv_get(buf, "system", &s)) {
+		           cg_kv_get(buf, "system", &s)) {
 			long hz = sysconf(_SC_CLK_TCK);
 			if (hz <= 0)
 				hz = 100;
@@ -171,7 +175,7 @@ void cg_v1_stats(struct ward_cgroup *cg, int i, struct cg_stats *st)
 	}
 	if (m & C_MEM) {
 		if (!cg_read_u64(cg, i, cg_host.memsw ? "memory.memsw.max_usage_in_bytes" : "memory.max_usage_in_bytes",
-				 &st->memory_peak))
+		                 &st->memory_peak))
 			st->memory_peak = 0;
 		/* oom_kill in memory.oom_control since 4.13; before
 		 * that, hitting the limit (failcnt) is the best sign. */

@@ -31,10 +31,12 @@ unsigned cg_v2_enable(int dirfd, unsigned want, unsigned *offered)
 		bool avail_i = false, on_i = false;
 		/* space-separated lists */
 		for (char *s = avail; (s = strstr(s, names[i])); s++)
-			if ((s == avail || s[-1] == ' ') && (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
+			if ((s == avail || s[-1] == ' ') &&
+			    (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
 				avail_i = true;
 		for (char *s = on; (s = strstr(s, names[i])); s++)
-			if ((s == on || s[-1] == ' ') && (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
+			if ((s == on || s[-1] == ' ') &&
+			    (s[strlen(names[i])] == ' ' || s[strlen(names[i])] == '\n' || !s[strlen(names[i])]))
 				on_i = true;
 		/* One write per controller: one the kernel refuses (cpu with
 		 * realtime tasks around) must not cost us the others. */
@@ -123,16 +125,17 @@ static void v2_choose_parent(const struct mnt *m, char *own, char *parent, size_
 	} else if (strcmp(own, "/") == 0 || strcmp(own, leaf) == 0) {
 		r = v2_use_top(m, parent, plen);
 		if (r < 0) {
-			cg_why("cgroup v2: cannot create %s/ward: %s (run ward as root, or in a cgroup delegated to uid %u)",
-			    m->point, strerror(-r), (unsigned)geteuid());
+			cg_why("cgroup v2: cannot create %s/ward: %s (run ward as root, or in a cgroup delegated to "
+			       "uid %u)",
+			       m->point, strerror(-r), (unsigned)geteuid());
 			parent[0] = 0;
 		}
 	} else {
 		cg_dir_of(m, own, owndir, sizeof owndir);
 		int ofd = cg_open_dir(AT_FDCWD, owndir, O_PATH);
 		bool delegated = ofd >= 0 && faccessat(ofd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
-				 faccessat(ofd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
-				 faccessat(ofd, ".", W_OK, AT_EACCESS) == 0;
+		                 faccessat(ofd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
+		                 faccessat(ofd, ".", W_OK, AT_EACCESS) == 0;
 		if (delegated && geteuid() == 0)
 			delegated = systemd_delegated(owndir);
 		bool alone = ofd >= 0 && alone_in(ofd);
@@ -159,11 +162,13 @@ static void v2_choose_parent(const struct mnt *m, char *own, char *parent, size_
 			}
 		} else if (!moved) {
 			if (!delegated)
-				cg_why("cgroup v2: %s is not delegated to uid %u; run ward as root, under systemd with Delegate=yes, or in a cgroup chowned to this user",
-				    owndir, (unsigned)geteuid());
+				cg_why("cgroup v2: %s is not delegated to uid %u; run ward as root, under systemd with "
+				       "Delegate=yes, or in a cgroup chowned to this user",
+				       owndir, (unsigned)geteuid());
 			else if (!alone)
-				cg_why("cgroup v2: %s holds other processes besides ward; start ward in a cgroup of its own (e.g. systemd-run --user --scope -p Delegate=yes)",
-				    owndir);
+				cg_why("cgroup v2: %s holds other processes besides ward; start ward in a cgroup of "
+				       "its own (e.g. systemd-run --user --scope -p Delegate=yes)",
+				       owndir);
 		}
 	}
 }
@@ -189,9 +194,13 @@ void cg_v2_probe(const struct mnt *m)
 	 * controller: accounting needs no controller. */
 	got |= C_CPU;
 	if (!(got & C_MEM))
-		cg_why("cgroup v2: the memory controller is not available in %s (enable it in the parent's cgroup.subtree_control)", parent);
+		cg_why("cgroup v2: the memory controller is not available in %s (enable it in the parent's "
+		       "cgroup.subtree_control)",
+		       parent);
 	if (!(got & C_PIDS))
-		cg_why("cgroup v2: the pids controller is not available in %s (enable it in the parent's cgroup.subtree_control)", parent);
+		cg_why("cgroup v2: the pids controller is not available in %s (enable it in the parent's "
+		       "cgroup.subtree_control)",
+		       parent);
 	char buf[64];
 	if (got & C_MEM) {
 		/* A swap limit of 0 on the parent covers every run below it. */
@@ -252,7 +261,8 @@ void cg_v2_probe_files(void)
 	 * booted with cgroup.memory=nosocket. */
 	cg_host.nosocket = booted_nosocket();
 	if (cg_host.pub.memory && cg_host.nosocket)
-		cg_why("cgroup v2: the kernel was booted with cgroup.memory=nosocket: socket buffers are not charged, so --net loopback is refused");
+		cg_why("cgroup v2: the kernel was booted with cgroup.memory=nosocket: socket buffers are not charged, "
+		       "so --net loopback is refused");
 }
 
 /* v2's limits in directory i.  0 or -errno, *what naming the file. */
@@ -306,7 +316,7 @@ void cg_v2_stats(struct ward_cgroup *cg, int i, struct cg_stats *st)
 	if (cg->d[i].mask & C_MEM) {
 		/* A recycled cgroup's peak: through the fd that reset it. */
 		if (cg->peak_fd >= 0 ? !cg_pread_u64(cg->peak_fd, &st->memory_peak)
-				     : !cg_read_u64(cg, i, "memory.peak", &st->memory_peak))
+		                     : !cg_read_u64(cg, i, "memory.peak", &st->memory_peak))
 			st->memory_peak = 0; /* before 5.19 */
 		if (cg_read(cg, i, "memory.events", buf, sizeof buf) > 0 && cg_kv_get(buf, "oom_kill", &v))
 			st->oom_killed = v > cg->base_oom;

@@ -70,15 +70,16 @@ bool container_ns_hint(int e, char *buf, size_t n)
 	const char *eng = container_engine();
 	if (eng && strcmp(eng, "Kubernetes") == 0)
 		snprintf(buf, n,
-			 "the pod's seccomp profile refuses the calls that make namespaces (not a host sysctl): give the "
-			 "container ward's profile, securityContext.seccompProfile {type: Localhost, localhostProfile: "
-			 "ward-seccomp.json} (deploy/kubernetes/ward.yaml, docs/deploy.md)");
+		         "the pod's seccomp profile refuses the calls that make namespaces (not a host sysctl): give "
+		         "the "
+		         "container ward's profile, securityContext.seccompProfile {type: Localhost, localhostProfile: "
+		         "ward-seccomp.json} (deploy/kubernetes/ward.yaml, docs/deploy.md)");
 	else
 		snprintf(buf, n,
-			 "%s's seccomp profile refuses the calls that make namespaces (not a host sysctl): run it with "
-			 "ward's profile, --security-opt seccomp=deploy/seccomp.json (Compose: security_opt; "
-			 "docs/deploy.md)",
-			 eng ? eng : "a seccomp filter on ward's own process (a container's?)");
+		         "%s's seccomp profile refuses the calls that make namespaces (not a host sysctl): run it with "
+		         "ward's profile, --security-opt seccomp=deploy/seccomp.json (Compose: security_opt; "
+		         "docs/deploy.md)",
+		         eng ? eng : "a seccomp filter on ward's own process (a container's?)");
 	return true;
 }
 
@@ -97,11 +98,11 @@ bool container_mount_hint(int e, char *buf, size_t n)
 	if ((e != EACCES && e != EPERM) || !label[0] || strncmp(label, "unconfined", 10) == 0)
 		return false;
 	const char *eng = container_engine();
-	snprintf(buf, n,
-		 "the AppArmor profile %s refuses mounts: %s (docs/deploy.md)", label,
-		 eng && strcmp(eng, "Kubernetes") == 0
-			 ? "set securityContext.appArmorProfile {type: Unconfined} or a Localhost profile that allows them"
-			 : "run it with --security-opt apparmor=unconfined, or a profile of your own that allows them");
+	snprintf(buf, n, "the AppArmor profile %s refuses mounts: %s (docs/deploy.md)", label,
+	         eng && strcmp(eng, "Kubernetes") == 0
+	                 ? "set securityContext.appArmorProfile {type: Unconfined} or a Localhost profile that allows "
+	                   "them"
+	                 : "run it with --security-opt apparmor=unconfined, or a profile of your own that allows them");
 	return true;
 }
 
@@ -109,7 +110,7 @@ bool container_mount_hint(int e, char *buf, size_t n)
  * a line that is not one, or (whole) for a mount of a part of its
  * filesystem (Docker's read-only /proc/sys is a proc mount of /sys). */
 static bool mount_fields(const char *line, bool whole, char *point, size_t pn, char *opts, size_t on, char *type,
-			 size_t tn)
+                         size_t tn)
 {
 	const char *sep = strstr(line, " - ");
 	char r[4096], p[4096], o[256], t[64];
@@ -188,10 +189,11 @@ bool container_proc_hint(char *buf, size_t n)
 			  "that, a volume of type proc)"
 		: strcmp(eng, "Podman") == 0 ? "run it with --security-opt unmask=ALL"
 					     : "set securityContext.procMount: Unmasked (with hostUsers: false)";
-	snprintf(buf, n,
-		 "%s masks paths under /proc (%s and %zu more), and the kernel gives a sandbox a procfs of its own only "
-		 "where one is fully visible: %s (docs/deploy.md)",
-		 eng ? eng : "this container", first, masks ? masks - 1 : 0, fix);
+	snprintf(
+		buf, n,
+		"%s masks paths under /proc (%s and %zu more), and the kernel gives a sandbox a procfs of its own only "
+		"where one is fully visible: %s (docs/deploy.md)",
+		eng ? eng : "this container", first, masks ? masks - 1 : 0, fix);
 	return true;
 }
 
@@ -219,12 +221,13 @@ bool container_cgroup_hint(char *buf, size_t n)
 	const char *eng = container_engine();
 	bool k8s = eng && strcmp(eng, "Kubernetes") == 0;
 	snprintf(buf, n,
-		 "%s mounts the cgroup filesystem read-only (%s): memory, pids and CPU fall back to rlimits, and "
-		 "--net loopback and egress are refused; %s (docs/deploy.md, \"A writable cgroup in a container\")",
-		 eng ? eng : "this container", where,
-		 k8s ? "give the pod hostPath volumes of a prepared subtree as for Docker, or privileged: true"
-		 : v2 ? "bind a subtree of the host's on /sys/fs/cgroup: deploy/cgroup-subtree makes one and prints the flags"
-		      : "mount a tmpfs on /sys/fs/cgroup and bind a prepared subtree of the host's memory, pids and "
-			"cpuacct hierarchies beneath it: deploy/cgroup-subtree makes one and prints the flags");
+	         "%s mounts the cgroup filesystem read-only (%s): memory, pids and CPU fall back to rlimits, and "
+	         "--net loopback and egress are refused; %s (docs/deploy.md, \"A writable cgroup in a container\")",
+	         eng ? eng : "this container", where,
+	         k8s  ? "give the pod hostPath volumes of a prepared subtree as for Docker, or privileged: true"
+	         : v2 ? "bind a subtree of the host's on /sys/fs/cgroup: deploy/cgroup-subtree makes one and prints "
+	                "the flags"
+	              : "mount a tmpfs on /sys/fs/cgroup and bind a prepared subtree of the host's memory, pids and "
+	                "cpuacct hierarchies beneath it: deploy/cgroup-subtree makes one and prints the flags");
 	return true;
 }

@@ -65,8 +65,9 @@ static int open_v1(struct freezer *f, const char *name, pid_t pid, char *err, si
 {
 	char point[PATH_MAX], so[512], path[PATH_MAX + 16];
 	if (!cg_find_mount("cgroup", "freezer", point, sizeof(point), so, sizeof(so))) {
-		snprintf(err, errlen, "this host mounts no cgroup v1 freezer hierarchy: mount one at "
-				      "/sys/fs/cgroup/freezer (mount -t cgroup -o freezer freezer /sys/fs/cgroup/freezer)");
+		snprintf(err, errlen,
+		         "this host mounts no cgroup v1 freezer hierarchy: mount one at "
+		         "/sys/fs/cgroup/freezer (mount -t cgroup -o freezer freezer /sys/fs/cgroup/freezer)");
 		return -ENOTSUP;
 	}
 	snprintf(path, sizeof(path), "%s/ward", point);
@@ -141,7 +142,7 @@ static bool reached(const struct freezer *f, bool frozen)
 int freezer_set(struct freezer *f, bool frozen, double timeout_s)
 {
 	int r = f->v1 ? write_file(f->dir, "freezer.state", frozen ? "FROZEN" : "THAWED")
-		      : write_file(f->dir, "cgroup.freeze", frozen ? "1" : "0");
+	              : write_file(f->dir, "cgroup.freeze", frozen ? "1" : "0");
 	if (r < 0)
 		return r;
 	/* the kernel stops each task as it next leaves the kernel: a short

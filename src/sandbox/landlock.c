@@ -64,11 +64,10 @@ struct ll_ruleset_attr {
 /* Every write-type right the kernel's ABI knows. */
 static uint64_t write_rights(int abi)
 {
-	uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-		     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-		     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-		     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-		     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+	uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+	             LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+	             LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+	             LANDLOCK_ACCESS_FS_MAKE_SYM;
 	if (abi >= 2)
 		r |= LANDLOCK_ACCESS_FS_REFER; /* rename/link across directories */
 	if (abi >= 3)
@@ -82,8 +81,7 @@ static uint64_t write_rights(int abi)
  * missing ones are skipped.  /dev/pts is a directory: the sandbox's own
  * devpts instance, so its terminals are the sandbox's own. */
 static const char *const dev_paths[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty",  "/dev/ptmx", "/dev/pts",
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts",
 };
 
 int ward_landlock_abi(void)

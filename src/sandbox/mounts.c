@@ -20,24 +20,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "sandbox/container.h"
 #include "sandbox/userns.h" /* WARD_SANDBOX_UID */
 
 /* Where the new root is assembled before pivot_root. */
 #define STAGE "/tmp"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	int e = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n < errlen)
-		snprintf(err + n, errlen - (size_t)n, ": %s", strerror(e));
-	errno = e;
-	return -1;
-}
 
 static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -56,9 +44,9 @@ static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
  * op that makes one forgets it (beneath_mounted). */
 struct beneath {
 	int root;
-	int dir;             /* -1, or dirpath's descriptor */
+	int dir; /* -1, or dirpath's descriptor */
 	char dirpath[PATH_MAX];
-	int mask_dir;        /* the first masked directory's empty tmpfs, or -1 */
+	int mask_dir; /* the first masked directory's empty tmpfs, or -1 */
 };
 
 static void beneath_forget(struct beneath *b)
@@ -180,8 +168,7 @@ static int set_attrs(int tree, unsigned long long set)
 	return mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
 }
 
-static int mount_fs_at(struct beneath *b, const char *dst, const char *type, unsigned long flags,
-		       const char *opts)
+static int mount_fs_at(struct beneath *b, const char *dst, const char *type, unsigned long flags, const char *opts)
 {
 	int t = open_target(b, dst, false);
 	if (t < 0)
@@ -383,15 +370,24 @@ int mounts_idmapped_tree(int srcfd, int userns_fd)
 const char *mounts_op_name(enum op_kind k)
 {
 	switch (k) {
-	case OP_TMPFS: return "tmpfs";
-	case OP_BIND: return "bind";
-	case OP_PROC: return "proc";
-	case OP_DEVPTS: return "devpts";
-	case OP_DIR: return "dir";
-	case OP_SYMLINK: return "symlink";
-	case OP_FILE: return "file";
-	case OP_MASK: return "mask";
-	case OP_READONLY: return "readonly";
+	case OP_TMPFS:
+		return "tmpfs";
+	case OP_BIND:
+		return "bind";
+	case OP_PROC:
+		return "proc";
+	case OP_DEVPTS:
+		return "devpts";
+	case OP_DIR:
+		return "dir";
+	case OP_SYMLINK:
+		return "symlink";
+	case OP_FILE:
+		return "file";
+	case OP_MASK:
+		return "mask";
+	case OP_READONLY:
+		return "readonly";
 	}
 	return "?";
 }
@@ -408,17 +404,21 @@ static int op_failed(const struct mount_op *op, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up proc %s: %s; %s", op->dst, strerror(e), hint);
 		return -1;
 	}
-	return fail(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
+	return base_errf_errno(err, errlen, "cannot set up %s %s", mounts_op_name(op->kind), op->dst);
 }
 
 /* Why a bind source could not be cloned, for PID 1's message. */
 static const char *clone_problem(int e)
 {
 	switch (e) {
-	case ESTALE: return "it is no longer what was checked (renamed or replaced since): try again";
-	case ELOOP: return "a symlink lies on the way inside it, which is refused";
-	case EXDEV: return "it leads outside its root";
-	default: return strerror(e);
+	case ESTALE:
+		return "it is no longer what was checked (renamed or replaced since): try again";
+	case ELOOP:
+		return "a symlink lies on the way inside it, which is refused";
+	case EXDEV:
+		return "it leads outside its root";
+	default:
+		return strerror(e);
 	}
 }
 
@@ -434,9 +434,9 @@ static int clone_sources(struct mounts_input *in, bool prepared, char *err, size
 		/* A held path is the supervisor's descriptor, not ours: it must
 		 * have come cloned or pinned (plan_pin_held). */
 		int held = mounts_held_fd(op->src, NULL);
-		int tree = held != -1                                 ? -EBADF
-			   : op->below || (op->flags & OPF_PINNED) ? clone_exact(op)
-								   : clone_source(op, AT_FDCWD, op->src, 0);
+		int tree = held != -1                              ? -EBADF
+		           : op->below || (op->flags & OPF_PINNED) ? clone_exact(op)
+		                                                   : clone_source(op, AT_FDCWD, op->src, 0);
 		if (tree < 0) {
 			if (op->flags & OPF_OPTIONAL)
 				continue;
@@ -460,10 +460,10 @@ static int stage_root(char *err, size_t errlen)
 	setfsgid(WARD_SANDBOX_GID);
 
 	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
-		return fail(err, errlen, "cannot mount the sandbox root tmpfs");
+		return base_errf_errno(err, errlen, "cannot mount the sandbox root tmpfs");
 	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
-		return fail(err, errlen, "cannot open the sandbox root");
+		return base_errf_errno(err, errlen, "cannot open the sandbox root");
 	return rootfd;
 }
 
@@ -476,10 +476,10 @@ static int stage_prepared(int tree, char *err, size_t errlen)
 	int r = move_mount(tree, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH);
 	close(tree);
 	if (r < 0)
-		return fail(err, errlen, "cannot attach the prepared sandbox root");
+		return base_errf_errno(err, errlen, "cannot attach the prepared sandbox root");
 	int rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
-		return fail(err, errlen, "cannot open the sandbox root");
+		return base_errf_errno(err, errlen, "cannot open the sandbox root");
 	return rootfd;
 }
 
@@ -502,7 +502,7 @@ static int tmpfs_at(struct beneath *b, const struct mount_op *op)
 	unsigned long fl = MS_NOSUID | MS_NODEV;
 	if (op->flags & OPF_OWNED)
 		snprintf(opts, sizeof(opts), "size=%llum,mode=%04o,uid=%d,gid=%d", (unsigned long long)op->size_mb,
-			 op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
+		         op->mode, WARD_SANDBOX_UID, WARD_SANDBOX_GID);
 	else
 		snprintf(opts, sizeof(opts), "size=%llum,mode=%04o", (unsigned long long)op->size_mb, op->mode);
 	return mount_fs_at(b, op->dst, "tmpfs", fl, opts);
@@ -544,7 +544,7 @@ static int mask_at(struct beneath *b, const struct mount_op *op)
 		r = mount(sp, tp, NULL, MS_BIND, NULL);
 	} else if (r == 0 && S_ISDIR(st.st_mode)) {
 		r = mount("tmpfs", tp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,nr_inodes=1,mode=0555");
+		          "size=4k,nr_inodes=1,mode=0555");
 		if (r == 0) /* its root now (else the next mask makes its own) */
 			*mask_dir = openat2_beneath(b->root, op->dst + 1, O_PATH | O_DIRECTORY, 0);
 	} else if (r == 0)
@@ -575,18 +575,32 @@ static int apply_op(struct beneath *b, const struct mount_op *op, int *tree)
 {
 	int r = 0;
 	switch (op->kind) {
-	case OP_BIND: r = bind_at(b, op, tree); break;
-	case OP_TMPFS: r = tmpfs_at(b, op); break;
-	case OP_PROC: r = mount_fs_at(b, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL); break;
-	case OP_DEVPTS: r = devpts_at(b, op); break;
+	case OP_BIND:
+		r = bind_at(b, op, tree);
+		break;
+	case OP_TMPFS:
+		r = tmpfs_at(b, op);
+		break;
+	case OP_PROC:
+		r = mount_fs_at(b, op->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+		break;
+	case OP_DEVPTS:
+		r = devpts_at(b, op);
+		break;
 	case OP_DIR: {
 		int t = open_target(b, op->dst, false);
 		return t < 0 ? -1 : close(t);
 	}
-	case OP_SYMLINK: return symlink_at(b, op);
-	case OP_FILE: return write_file_at(b, op->dst, op->data, op->data_len, op->mode);
-	case OP_MASK: r = mask_at(b, op); break;
-	case OP_READONLY: r = readonly_at(b, op); break;
+	case OP_SYMLINK:
+		return symlink_at(b, op);
+	case OP_FILE:
+		return write_file_at(b, op->dst, op->data, op->data_len, op->mode);
+	case OP_MASK:
+		r = mask_at(b, op);
+		break;
+	case OP_READONLY:
+		r = readonly_at(b, op);
+		break;
 	}
 	int e = errno;
 	beneath_mounted(b, op->dst); /* (failed or not: forgetting is always safe) */
@@ -635,21 +649,21 @@ static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 {
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
-		return fail(err, errlen, "cannot enter the sandbox root");
+		return base_errf_errno(err, errlen, "cannot enter the sandbox root");
 	}
 	close(rootfd);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		return fail(err, errlen, "pivot_root into the sandbox root failed");
+		return base_errf_errno(err, errlen, "pivot_root into the sandbox root failed");
 	if (umount2(".", MNT_DETACH) < 0)
-		return fail(err, errlen, "cannot detach the host's root");
+		return base_errf_errno(err, errlen, "cannot detach the host's root");
 	if (chdir("/") < 0)
-		return fail(err, errlen, "chdir /");
+		return base_errf_errno(err, errlen, "chdir /");
 	/* (A prepared root came read-only, and locked so: its superblock is
 	 * the host's, which this namespace could not remount anyway.) */
 	if (!prepared && mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-		return fail(err, errlen, "cannot make the sandbox root read-only");
+		return base_errf_errno(err, errlen, "cannot make the sandbox root read-only");
 	if (chdir("/work") < 0)
-		return fail(err, errlen, "chdir /work");
+		return base_errf_errno(err, errlen, "chdir /work");
 	return 0;
 }
 
@@ -662,14 +676,14 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 		bool hinted = container_mount_hint(e, hint, sizeof(hint));
 		errno = e;
 		if (!hinted)
-			return fail(err, errlen, "cannot make the mount namespace private");
+			return base_errf_errno(err, errlen, "cannot make the mount namespace private");
 		snprintf(err, errlen, "cannot make the mount namespace private: %s; %s", strerror(e), hint);
 		return -1;
 	}
 	/* The prepared root, cloned whole (one call for its dozen mounts);
 	 * where it cannot be, every op is applied here as without one. */
 	int pre = in->prepared ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
-			       : -1;
+	                       : -1;
 	bool prepared = pre >= 0;
 	if (clone_sources(in, prepared, err, errlen) < 0) {
 		if (pre >= 0)
@@ -738,10 +752,11 @@ static int prepare_apply(struct mount_op *ops, size_t nops, int rootfd, int *tre
 	for (size_t i = 0; i < nops && r == 0; i++) {
 		struct mount_op *op = &ops[i];
 		if (!(op->flags & OPF_PREPARED)) {
-			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK && op->kind != OP_READONLY) {
+			if (per_sandbox(op) && topmost(ops, nops, op) && op->kind != OP_MASK &&
+			    op->kind != OP_READONLY) {
 				int t = open_target(&b, op->dst, false);
 				if (t < 0)
-					r = fail(err, errlen, "cannot make the mount point %s", op->dst);
+					r = base_errf_errno(err, errlen, "cannot make the mount point %s", op->dst);
 				else
 					close(t);
 			}
@@ -783,13 +798,13 @@ int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, cha
 			trees[i] = clone_source(&ops[i], AT_FDCWD, ops[i].src, 0);
 			if (trees[i] < 0 && !(ops[i].flags & OPF_OPTIONAL)) {
 				errno = -trees[i];
-				fail(err, errlen, "cannot bind '%s'", ops[i].src);
+				base_errf_errno(err, errlen, "cannot bind '%s'", ops[i].src);
 				goto out;
 			}
 		}
 	}
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
-		fail(err, errlen, "cannot mount the prepared root's tmpfs at %s", path);
+		base_errf_errno(err, errlen, "cannot mount the prepared root's tmpfs at %s", path);
 		goto out;
 	}
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -799,7 +814,7 @@ int mounts_prepare_root(struct mount_op *ops, size_t nops, const char *path, cha
 	 * in a sandbox's namespace is then locked to) */
 	if (mount(NULL, path, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0 ||
 	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
-		fail(err, errlen, "cannot make the prepared root read-only");
+		base_errf_errno(err, errlen, "cannot make the prepared root read-only");
 		goto out;
 	}
 	rc = 0;

@@ -23,21 +23,21 @@
 #include <stdint.h>
 
 enum op_kind {
-	OP_TMPFS,     /* tmpfs at dst: size_mb, mode, owned by the sandbox user when flag OWNED */
-	OP_BIND,      /* bind host src at dst; read-only unless flag RW; src may be a file */
-	OP_PROC,      /* fresh proc at dst */
-	OP_DEVPTS,    /* new devpts instance at dst */
-	OP_DIR,       /* mkdir dst (mode) */
-	OP_SYMLINK,   /* symlink dst -> src (src is the link's text) */
-	OP_FILE,      /* write data to dst (mode) */
-	OP_MASK,      /* hide dst: /dev/null over a file, an empty read-only tmpfs over a directory */
-	OP_READONLY,  /* remount dst (already a mount) read-only */
+	OP_TMPFS,    /* tmpfs at dst: size_mb, mode, owned by the sandbox user when flag OWNED */
+	OP_BIND,     /* bind host src at dst; read-only unless flag RW; src may be a file */
+	OP_PROC,     /* fresh proc at dst */
+	OP_DEVPTS,   /* new devpts instance at dst */
+	OP_DIR,      /* mkdir dst (mode) */
+	OP_SYMLINK,  /* symlink dst -> src (src is the link's text) */
+	OP_FILE,     /* write data to dst (mode) */
+	OP_MASK,     /* hide dst: /dev/null over a file, an empty read-only tmpfs over a directory */
+	OP_READONLY, /* remount dst (already a mount) read-only */
 };
 
 enum {
-	OPF_RW = 1,        /* bind read-write */
-	OPF_OWNED = 2,     /* tmpfs root owned by the sandbox user */
-	OPF_OPTIONAL = 4,  /* skip silently when the source is missing */
+	OPF_RW = 1,       /* bind read-write */
+	OPF_OWNED = 2,    /* tmpfs root owned by the sandbox user */
+	OPF_OPTIONAL = 4, /* skip silently when the source is missing */
 	OPF_NOEXEC = 8,
 	OPF_IDMAP = 16,    /* rw bind whose on-disk owner maps to the sandbox user */
 	OPF_PINNED = 32,   /* src[0..below) must be the inode pin_dev/pin_ino: see plan_pin_held */
@@ -46,15 +46,15 @@ enum {
 
 struct mount_op {
 	enum op_kind kind;
-	const char *src;   /* host path (OP_BIND), link text (OP_SYMLINK) */
-	const char *dst;   /* absolute path inside the sandbox */
-	size_t below;      /* OP_BIND: when > 0, src[0..below) is a directory (a
+	const char *src;           /* host path (OP_BIND), link text (OP_SYMLINK) */
+	const char *dst;           /* absolute path inside the sandbox */
+	size_t below;              /* OP_BIND: when > 0, src[0..below) is a directory (a
 			    * rootfs) and the rest of src ("/etc/ssl") a path
 			    * found beneath it, never through a symlink */
 	uint64_t pin_dev, pin_ino; /* OPF_PINNED */
-	const char *data;  /* OP_FILE contents */
+	const char *data;          /* OP_FILE contents */
 	size_t data_len;
-	uint64_t size_mb;  /* OP_TMPFS */
+	uint64_t size_mb; /* OP_TMPFS */
 	unsigned mode;
 	unsigned flags;
 };
@@ -75,7 +75,7 @@ struct mount_op {
 struct mounts_input {
 	const struct mount_op *ops;
 	size_t nops;
-	int *trees;          /* in/out: fds are consumed (closed) */
+	int *trees;           /* in/out: fds are consumed (closed) */
 	const char *prepared; /* the prepared root's path in this mount namespace
 			       * (the ops marked OPF_PREPARED are in it), or NULL */
 };

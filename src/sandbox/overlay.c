@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "sandbox/overlay.h"
+#include "base/errf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,18 +27,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The read-only, nosuid, nodev flags on a detached mount. */
 static int seal(int fd)
@@ -77,9 +66,10 @@ static int by_fsconfig(char *const *dirs, size_t n)
 static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 {
 	if (n > LEGACY_MAX_LAYERS)
-		return fail(err, errlen, "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
-					 "layers fit in one overlayfs mount): squash it into fewer layers",
-			    n, LEGACY_MAX_LAYERS);
+		return base_errf(err, errlen,
+		                 "an image of %zu layers needs Linux 6.8 or later here (before it, at most %d "
+		                 "layers fit in one overlayfs mount): squash it into fewer layers",
+		                 n, LEGACY_MAX_LAYERS);
 	int fds[LEGACY_MAX_LAYERS];
 	size_t k = 0;
 	char opts[256] = "";
@@ -103,43 +93,46 @@ static int by_fd_names(char *const *dirs, size_t n, char *err, size_t errlen)
 	if (!e && fs < 0)
 		e = errno;
 	if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", opts, 0) < 0 ||
-		   fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-		   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+	           fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	           fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	           (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
 		e = errno;
 	if (fs >= 0)
 		close(fs);
 	for (size_t i = 0; i < k; i++)
 		close(fds[i]);
 	if (m < 0)
-		return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
-					 "kernel with overlayfs)",
-			    strerror(e));
+		return base_errf(err, errlen,
+		                 "cannot mount the image's layers with overlayfs: %s (ward needs root and a "
+		                 "kernel with overlayfs)",
+		                 strerror(e));
 	return m;
 }
 
-int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-		    int *fd, char *err, size_t errlen)
+int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid, int *fd,
+                    char *err, size_t errlen)
 {
 	return overlay_open_rw_kept(dirs, n, idmap_ns, size_mb, uid, gid, fd, NULL, err, errlen);
 }
 
 int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-			 int *fd, int *tmpfs_fd, char *err, size_t errlen)
+                         int *fd, int *tmpfs_fd, char *err, size_t errlen)
 {
 	*fd = -1;
 	if (tmpfs_fd)
 		*tmpfs_fd = -1;
 	if (n == 0 || n > 500)
-		return fail(err, errlen, "overlay: %zu layers: give 1 to 500", n);
+		return base_errf(err, errlen, "overlay: %zu layers: give 1 to 500", n);
 	int *low = calloc(n, sizeof(int));
 	if (!low)
-		return fail(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	size_t k = 0;
 	int tm = -1, fs = -1, m = -1, e = 0;
 	const char *step = "";
 	for (; k < n; k++) { /* each layer, idmapped: its root-owned files become the sandbox user's */
 		low[k] = (int)syscall(SYS_open_tree, AT_FDCWD, dirs[k], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t)idmap_ns};
+		struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY,
+		                       .userns_fd = (uint64_t)idmap_ns};
 		if (low[k] < 0 || (idmap_ns >= 0 && mount_setattr(low[k], "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)) {
 			e = errno;
 			step = "an idmapped layer";
@@ -179,8 +172,8 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 			e = errno;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d/work", tm);
 		if (!e && (fsconfig(fs, FSCONFIG_SET_STRING, "workdir", path, 0) < 0 ||
-			   fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-			   (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
+		           fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		           (m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0))
 			e = errno;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -193,10 +186,11 @@ int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t siz
 	if (fs >= 0)
 		close(fs);
 	if (m < 0)
-		return fail(err, errlen, "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
-					 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
-					 "later; use the image read-only, or write under /work and /tmp)",
-			    step, strerror(e ? e : EIO));
+		return base_errf(err, errlen,
+		                 "a writable root (\"root\": \"overlay\") cannot be made here: %s: %s (it needs "
+		                 "root and a kernel whose overlayfs takes detached, idmapped layers: Linux 6.15 or "
+		                 "later; use the image read-only, or write under /work and /tmp)",
+		                 step, strerror(e ? e : EIO));
 	*fd = m;
 	return 0;
 }
@@ -205,27 +199,28 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
 {
 	*fd = -1;
 	if (n == 0)
-		return fail(err, errlen, "overlay: no directory to mount");
+		return base_errf(err, errlen, "overlay: no directory to mount");
 	int m;
 	if (n == 1) {
 		m = (int)syscall(SYS_open_tree, AT_FDCWD, dirs[0], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (m < 0)
-			return fail(err, errlen, "cannot clone '%s': %s", dirs[0], strerror(errno));
+			return base_errf(err, errlen, "cannot clone '%s': %s", dirs[0], strerror(errno));
 	} else {
 		/* WARD_OVERLAY_LEGACY=1: the older kernels' way here too (tests) */
 		const char *legacy = getenv("WARD_OVERLAY_LEGACY");
 		m = legacy && legacy[0] == '1' ? (errno = EINVAL, -1) : by_fsconfig(dirs, n);
 		if (m < 0 && errno != EINVAL)
-			return fail(err, errlen, "cannot mount the image's layers with overlayfs: %s (ward needs root and "
-						 "a kernel with overlayfs)",
-				    strerror(errno));
+			return base_errf(err, errlen,
+			                 "cannot mount the image's layers with overlayfs: %s (ward needs root and "
+			                 "a kernel with overlayfs)",
+			                 strerror(errno));
 		if (m < 0 && (m = by_fd_names(dirs, n, err, errlen)) < 0)
 			return -1;
 	}
 	if (seal(m) < 0) {
 		int e = errno;
 		close(m);
-		return fail(err, errlen, "cannot make the image's root read-only: %s", strerror(e));
+		return base_errf(err, errlen, "cannot make the image's root read-only: %s", strerror(e));
 	}
 	*fd = m;
 	return 0;

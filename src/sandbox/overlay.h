@@ -19,13 +19,13 @@ int overlay_open_ro(char *const *dirs, size_t n, int *fd, char *err, size_t errl
  * size_mb, whose root belongs to uid:gid.  The tmpfs's pages are charged
  * to whoever writes them (the sandbox's cgroup).  Needs a kernel whose
  * overlayfs takes detached mounts as layers.  0, or -1 with err set. */
-int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-		    int *fd, char *err, size_t errlen);
+int overlay_open_rw(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid, int *fd,
+                    char *err, size_t errlen);
 
 /* The same, and the writable layer's tmpfs kept (*tmpfs_fd, a detached
  * mount: "upper" in it is what the root's users changed, in overlayfs's
  * format): what `ward image build` makes a layer of.  0, or -1 with err. */
 int overlay_open_rw_kept(char *const *dirs, size_t n, int idmap_ns, uint64_t size_mb, unsigned uid, unsigned gid,
-			 int *fd, int *tmpfs_fd, char *err, size_t errlen);
+                         int *fd, int *tmpfs_fd, char *err, size_t errlen);
 
 #endif

@@ -25,8 +25,8 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,22 +71,22 @@
 
 /* What a rule does. */
 enum act {
-	KILL,   /* SECCOMP_RET_KILL_PROCESS (or a notification to the supervisor) */
-	EPERM_, /* fails with EPERM, as it would for an unprivileged process */
-	ENOSYS_, /* fails with ENOSYS: callers fall back as on an older kernel */
-	EAFNO,  /* socket(): EAFNOSUPPORT, as for a family the kernel lacks */
+	KILL,     /* SECCOMP_RET_KILL_PROCESS (or a notification to the supervisor) */
+	EPERM_,   /* fails with EPERM, as it would for an unprivileged process */
+	ENOSYS_,  /* fails with ENOSYS: callers fall back as on an older kernel */
+	EAFNO,    /* socket(): EAFNOSUPPORT, as for a family the kernel lacks */
 	EPROTONO, /* socket(): EPROTONOSUPPORT, as for a protocol the kernel lacks */
 };
 
 /* Which argument, if any, a rule looks at. */
 enum cond {
-	ANY,      /* every call */
-	NSFLAGS,  /* arg0 carries one of the CLONE_NEW* flags */
-	ARG0_LO,  /* low 32 bits of arg0 == val (socket family) */
-	ARG1_LO,  /* low 32 bits of arg1 == val (ioctl request) */
-	SETID1,   /* the mode in arg1 has S_ISUID or S_ISGID */
-	SETID2,   /* ... in arg2 */
-	SETID3,   /* ... in arg3 */
+	ANY,               /* every call */
+	NSFLAGS,           /* arg0 carries one of the CLONE_NEW* flags */
+	ARG0_LO,           /* low 32 bits of arg0 == val (socket family) */
+	ARG1_LO,           /* low 32 bits of arg1 == val (ioctl request) */
+	SETID1,            /* the mode in arg1 has S_ISUID or S_ISGID */
+	SETID2,            /* ... in arg2 */
+	SETID3,            /* ... in arg3 */
 	NETLINK_NOT_ROUTE, /* socket(AF_NETLINK, *, protocol other than NETLINK_ROUTE) */
 	MCAST_MEMBERSHIP,  /* setsockopt(fd, IPPROTO_IP or IPPROTO_IPV6, a group-membership option) */
 };
@@ -104,8 +104,8 @@ struct rule {
  * CLONE_NEWTIME shares its bit with clone()'s exit-signal byte, where it is
  * never set by a valid call, so it is checked for unshare only. */
 static const unsigned long ns_flags[] = {
-	CLONE_NEWUSER, CLONE_NEWNS,     CLONE_NEWPID, CLONE_NEWNET,
-	CLONE_NEWIPC,  CLONE_NEWUTS,    CLONE_NEWCGROUP, CLONE_NEWTIME,
+	CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
+	CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
 /* The table.  docs/security.md explains every line; keep the two in step. */
@@ -122,7 +122,7 @@ static const struct rule rules[] = {
 	{"move_mount", -1, KILL, ANY, 0, NULL},
 	{"open_tree", -1, KILL, ANY, 0, NULL},
 	{"mount_setattr", -1, KILL, ANY, 0, NULL},
-	{"open_tree_attr", 467, KILL, ANY, 0, NULL}, /* Linux 6.15 */
+	{"open_tree_attr", 467, KILL, ANY, 0, NULL},   /* Linux 6.15 */
 	{"open_by_handle_at", -1, KILL, ANY, 0, NULL}, /* "shocker" */
 	/* Changing the kernel itself. */
 	{"kexec_load", -1, KILL, ANY, 0, NULL},
@@ -257,7 +257,7 @@ static void personality_prefix(struct sock_filter *p, uint32_t arch)
 		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 5), /* -> 9 */
 		/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO_OFF),
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),          /* -> 8 */
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),           /* -> 8 */
 		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 1, 0), /* -> 8 */
 		/* 7 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		/* 8 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -306,7 +306,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 			if (ns_flags[i] == CLONE_NEWTIME && strcmp(r->name, "clone") == 0)
 				continue;
 			rc = seccomp_rule_add(ctx, action, nr, 1,
-					      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+			                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
 		}
 		break;
 	case ARG0_LO:
@@ -319,15 +319,15 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 		/* The protocol is compared on all 64 bits: garbage in the high
 		 * half (which the kernel drops) is refused too, never let by. */
 		rc = seccomp_rule_add(ctx, action, nr, 2, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, r->val),
-				      SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
+		                      SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
 		break;
 	case MCAST_MEMBERSHIP:
 		/* level and optname are ints: compared on their low 32 bits */
 		for (size_t i = 0; i < sizeof(mcast_opts) / sizeof(mcast_opts[0]) && rc == 0; i++)
 			for (unsigned o = mcast_opts[i].lo; o <= mcast_opts[i].hi && rc == 0; o++)
 				rc = seccomp_rule_add(ctx, action, nr, 2,
-						      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, mcast_opts[i].level),
-						      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffUL, o));
+				                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, mcast_opts[i].level),
+				                      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffUL, o));
 		break;
 	case SETID1:
 	case SETID2:
@@ -336,16 +336,16 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r, bool notify, char
 		const unsigned long bits[] = {S_ISUID, S_ISGID};
 		unsigned argi = r->cond == SETID1 ? 1 : r->cond == SETID2 ? 2 : 3;
 		for (size_t i = 0; i < 2 && rc == 0; i++) {
-			struct scmp_arg_cmp c = {.arg = argi, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[i],
-						 .datum_b = bits[i]};
+			struct scmp_arg_cmp c = {
+				.arg = argi, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[i], .datum_b = bits[i]};
 			rc = seccomp_rule_add_array(ctx, action, nr, 1, &c);
 		}
 		break;
 	}
 	}
 	if (rc < 0) {
-		snprintf(err, errlen, "seccomp: cannot add the rule for %s%s%s: %s", r->name,
-			 r->what ? " " : "", r->what ? r->what : "", strerror(-rc));
+		snprintf(err, errlen, "seccomp: cannot add the rule for %s%s%s: %s", r->name, r->what ? " " : "",
+		         r->what ? r->what : "", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -397,8 +397,7 @@ static int compile(struct sock_fprog *out, bool notify, char *err, size_t errlen
 	}
 	size_t n = (size_t)st.st_size / sizeof(struct sock_filter);
 	if (n == 0 || (size_t)st.st_size % sizeof(struct sock_filter) || n + PREFIX_LEN > BPF_MAXINSNS) {
-		snprintf(err, errlen, "seccomp: compiled filter has a bad size (%lld bytes)",
-			 (long long)st.st_size);
+		snprintf(err, errlen, "seccomp: compiled filter has a bad size (%lld bytes)", (long long)st.st_size);
 		goto out;
 	}
 	buf = calloc(n + PREFIX_LEN, sizeof(*buf));
@@ -410,7 +409,7 @@ static int compile(struct sock_fprog *out, bool notify, char *err, size_t errlen
 	ssize_t got = pread(memfd, buf + PREFIX_LEN, (size_t)st.st_size, 0);
 	if (got != st.st_size) {
 		snprintf(err, errlen, "seccomp: reading the compiled filter back: %s",
-			 got < 0 ? strerror(errno) : "short read");
+		         got < 0 ? strerror(errno) : "short read");
 		goto out;
 	}
 	out->filter = buf;
@@ -492,8 +491,7 @@ int ward_seccomp_apply_listener(const struct ward_seccomp *f)
 	 * the caller's wait (Linux 5.19): a signal handler cannot turn the
 	 * fatal call into EINTR and run on until the kill lands.  An older
 	 * kernel refuses the flag (EINVAL): load the filter without it. */
-	int rc = do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-			    &f->notify_prog);
+	int rc = do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &f->notify_prog);
 	if (rc == -EINVAL)
 		rc = do_seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER, &f->notify_prog);
 	return rc;
@@ -621,14 +619,13 @@ static int notify_recv(int listener, struct ward_seccomp_event *ev)
 	const struct rule *r = match_rule(req.n.data.nr, req.n.data.args);
 	const char *name = r ? r->name : ward_seccomp_syscall_name(req.n.data.nr);
 	if (r && r->what)
-		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(%s); sandbox killed (SIGSYS)",
-			 name, r->what);
+		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(%s); sandbox killed (SIGSYS)", name,
+		         r->what);
 	else if (name)
-		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(2); sandbox killed (SIGSYS)",
-			 name);
+		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked %s(2); sandbox killed (SIGSYS)", name);
 	else
-		snprintf(ev->text, sizeof(ev->text),
-			 "ward: seccomp: blocked system call %d; sandbox killed (SIGSYS)", req.n.data.nr);
+		snprintf(ev->text, sizeof(ev->text), "ward: seccomp: blocked system call %d; sandbox killed (SIGSYS)",
+		         req.n.data.nr);
 
 	(void)resp;
 	return 0;

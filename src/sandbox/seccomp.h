@@ -7,11 +7,11 @@
 #ifndef WARD_SECCOMP_H
 #define WARD_SECCOMP_H
 
+#include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <linux/filter.h>
 
 struct ward_seccomp {
 	struct sock_fprog prog;        /* fatal rules kill (SIGSYS); filter owned */

@@ -19,12 +19,41 @@
 #include <stddef.h>
 
 static const char *const denied[] = {
-	"mount",	 "umount2",	    "pivot_root",	"fsopen",	 "fsconfig",	  "fsmount",
-	"fspick",	 "move_mount",	    "open_tree",	"mount_setattr", "unshare",	  "setns",
-	"keyctl",	 "add_key",	    "request_key",	"bpf",		 "perf_event_open", "userfaultfd",
-	"kexec_load",	 "kexec_file_load", "init_module",	"finit_module",  "delete_module", "iopl",
-	"ioperm",	 "swapon",	    "swapoff",		"reboot",	 "acct",	  "quotactl",
-	"open_by_handle_at", "name_to_handle_at", "syslog",	"lookup_dcookie", "quotactl_fd",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"move_mount",
+	"open_tree",
+	"mount_setattr",
+	"unshare",
+	"setns",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"bpf",
+	"perf_event_open",
+	"userfaultfd",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"iopl",
+	"ioperm",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"acct",
+	"quotactl",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"syslog",
+	"lookup_dcookie",
+	"quotactl_fd",
 };
 static const char *const absent[] = {"io_uring_setup", "io_uring_enter", "io_uring_register", "clone3"};
 
@@ -46,7 +75,7 @@ int seccomp_build_load(void)
 	}
 	if (rc == 0)
 		rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+		                      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
 	if (rc == 0)
 		rc = seccomp_load(f);
 	seccomp_release(f);

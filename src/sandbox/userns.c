@@ -3,12 +3,13 @@
  * /proc/PID/uid_map): never called inside a sandbox. */
 #define _GNU_SOURCE
 #include "sandbox/userns.h"
+#include "sandbox/lockfile.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,41 +36,6 @@ static unsigned long env_ulong(const char *name, unsigned long dflt)
 	return (errno || *end) ? dflt : v;
 }
 
-/* LOCK_DIR/LOCK_FILE, opened for this identity alone (an OFD lock belongs
- * to its open file description: two opens conflict even in one process).
- * Directory and file root-owned and closed to others (a reader could take
- * read locks that block ours), never through a symlink.  fd or -1 (errno). */
-static int open_slot_file(void)
-{
-	int dfd = open("/run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	if (mkdirat(dfd, "ward", 0700) < 0 && errno != EEXIST) {
-		close(dfd);
-		return -1;
-	}
-	int wfd = openat(dfd, "ward", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	if (wfd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(wfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
-		close(wfd);
-		errno = EPERM;
-		return -1;
-	}
-	int fd = openat(wfd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	close(wfd);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
-		close(fd);
-		errno = EPERM;
-		return -1;
-	}
-	return fd;
-}
-
 /* Lock byte `uid` of fd — the uid itself, not its index in this ward's
  * range, so that wards started with different WARD_UID_BASE ranges still
  * exclude each other wherever their ranges overlap; true when it was free. */
@@ -94,15 +60,17 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 	unsigned long base = env_ulong("WARD_UID_BASE", 3000000);
 	unsigned long count = env_ulong("WARD_UID_COUNT", 65536);
 	if (base == 0 || count == 0 || base + count > 0xfffffffeul) {
-		snprintf(err, errlen, "WARD_UID_BASE/WARD_UID_COUNT give an unusable uid range: use a base above 0 "
-				      "and a range below 4294967294");
+		snprintf(err, errlen,
+		         "WARD_UID_BASE/WARD_UID_COUNT give an unusable uid range: use a base above 0 "
+		         "and a range below 4294967294");
 		return -1;
 	}
-	int fd = open_slot_file();
+	int fd = lockfile_open(LOCK_FILE);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot use %s/%s for sandbox uid locks: %s; make %s a root-owned directory "
-				      "and the file root's, mode 0600",
-			 LOCK_DIR, LOCK_FILE, strerror(errno), LOCK_DIR);
+		snprintf(err, errlen,
+		         "cannot use %s/%s for sandbox uid locks: %s; make %s a root-owned directory "
+		         "and the file root's, mode 0600",
+		         LOCK_DIR, LOCK_FILE, strerror(errno), LOCK_DIR);
 		return -1;
 	}
 	/* Start at a spread-out slot so concurrent callers rarely collide. */
@@ -121,9 +89,10 @@ int userns_acquire(struct ward_identity *id, char *err, size_t errlen)
 		}
 		if (e) {
 			close(fd);
-			snprintf(err, errlen, "cannot lock a sandbox uid slot in %s/%s: %s (ward needs OFD locks, "
-					      "Linux 3.15, on a local filesystem)",
-				 LOCK_DIR, LOCK_FILE, strerror(e));
+			snprintf(err, errlen,
+			         "cannot lock a sandbox uid slot in %s/%s: %s (ward needs OFD locks, "
+			         "Linux 3.15, on a local filesystem)",
+			         LOCK_DIR, LOCK_FILE, strerror(e));
 			return -1;
 		}
 	}
@@ -155,8 +124,8 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
-static int write_maps(pid_t pid, unsigned inside_uid, unsigned outside_uid, unsigned inside_gid,
-		      unsigned outside_gid, bool deny_setgroups)
+static int write_maps(pid_t pid, unsigned inside_uid, unsigned outside_uid, unsigned inside_gid, unsigned outside_gid,
+                      bool deny_setgroups)
 {
 	char path[64], map[64];
 	if (deny_setgroups) {

@@ -22,8 +22,8 @@
 struct ward_identity {
 	uid_t host_uid;
 	gid_t host_gid;
-	int lock_fd;     /* the slot's lock, -1 when unprivileged */
-	int slot;        /* -1 when unprivileged */
+	int lock_fd; /* the slot's lock, -1 when unprivileged */
+	int slot;    /* -1 when unprivileged */
 };
 
 /* Take an identity for one run.  0, or -1 with err set. */

@@ -17,20 +17,20 @@
 #include "core/supervise.h"
 #include "server/server.h"
 
-#define MAX_CLIENTS 4096 /* client records kept for quotas; idle ones are evicted */
+#define MAX_CLIENTS 4096  /* client records kept for quotas; idle ones are evicted */
 #define MAX_SUBCLIENTS 64 /* X-Ward-Client names kept per client for --subclient-* */
 
 /* One client's quota state: a client (a token's name, or an address), or
  * a sub-client (an X-Ward-Client name within one, in its subs list). */
 struct client {
 	char key[160];
-	unsigned active;   /* queued + running */
-	double tokens;     /* token bucket for --client-rate (--subclient-rate) */
-	double last;       /* when tokens was last refilled */
-	struct client *next;   /* the hash chain, or the parent's subs list */
-	struct client *subs;   /* its sub-clients (at most MAX_SUBCLIENTS) */
+	unsigned active;     /* queued + running */
+	double tokens;       /* token bucket for --client-rate (--subclient-rate) */
+	double last;         /* when tokens was last refilled */
+	struct client *next; /* the hash chain, or the parent's subs list */
+	struct client *subs; /* its sub-clients (at most MAX_SUBCLIENTS) */
 	unsigned nsubs;
-	size_t answers;        /* bytes of its answers held until sent (--max-answer-client) */
+	size_t answers; /* bytes of its answers held until sent (--max-answer-client) */
 };
 
 /* Take more bytes of a budget (*held of at most max), atomically; false
@@ -125,14 +125,15 @@ void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t le
 {
 	if (why == -2)
 		snprintf(msg, len,
-			 "the answer (%zu bytes) does not fit in this client's share of the answer budget "
-			 "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then retry",
-			 n, s->o.max_answer_client);
+		         "the answer (%zu bytes) does not fit in this client's share of the answer budget "
+		         "(--max-answer-client, %zu bytes) now: its answers not yet taken hold it; read them, then "
+		         "retry",
+		         n, s->o.max_answer_client);
 	else
 		snprintf(msg, len,
-			 "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
-			 "taken by their clients hold it; retry later",
-			 n, s->o.max_answer_total);
+		         "the answer (%zu bytes) does not fit in --max-answer-total (%zu bytes) now: answers not yet "
+		         "taken by their clients hold it; retry later",
+		         n, s->o.max_answer_total);
 }
 
 void hold_answer(struct server *s, struct req *r)
@@ -157,7 +158,8 @@ void answer_done(struct server *s, struct req *r)
 /* A record with no run and a full bucket holds nothing worth keeping. */
 static bool client_idle(const struct client *c, unsigned rate, double t)
 {
-	return c->active == 0 && c->nsubs == 0 && c->answers == 0 && (!rate || c->tokens + (t - c->last) * rate / 60.0 >= rate);
+	return c->active == 0 && c->nsubs == 0 && c->answers == 0 &&
+	       (!rate || c->tokens + (t - c->last) * rate / 60.0 >= rate);
 }
 
 /* Drop c's idle sub-clients. */
@@ -262,13 +264,13 @@ static unsigned bucket_wait(struct server *s, struct client *c, unsigned rate)
 /* Whether c (named name) may start one more run under its limits; sets
  * the 429 when not.  Refills c's bucket, takes nothing. */
 static bool quota_allows(struct server *s, struct req *r, struct client *c, const char *name, unsigned conc,
-			 unsigned rate)
+                         unsigned rate)
 {
 	if (conc && c->active >= conc) {
 		s->m.rejected_client_conc++;
 		r->retry_after = 1;
-		set_error(r, 429, "client '%s' already has %u runs in progress (limit %u); retry later", name, c->active,
-			  conc);
+		set_error(r, 429, "client '%s' already has %u runs in progress (limit %u); retry later", name,
+		          c->active, conc);
 		return false;
 	}
 	unsigned wait = rate ? bucket_wait(s, c, rate) : 0;
@@ -297,7 +299,8 @@ bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, 
 	if (!c)
 		snprintf(msg, n, "too many distinct clients at once; retry later");
 	else if (wait)
-		snprintf(msg, n, "client '%s' is over its %u runs per minute (--client-rate); retry in %u s", who, rate, wait);
+		snprintf(msg, n, "client '%s' is over its %u runs per minute (--client-rate); retry in %u s", who, rate,
+		         wait);
 	return !wait;
 }
 
@@ -322,8 +325,9 @@ static bool admit_quotas(struct server *s, struct req *r)
 		if (!u) {
 			s->m.rejected_busy++;
 			r->retry_after = 1;
-			set_error(r, 429, "client '%s' has %d X-Ward-Client names with runs or rate state already; retry later",
-				  r->who, MAX_SUBCLIENTS);
+			set_error(r, 429,
+			          "client '%s' has %d X-Ward-Client names with runs or rate state already; retry later",
+			          r->who, MAX_SUBCLIENTS);
 			return false;
 		}
 		if (!quota_allows(s, r, u, r->client, s->o.subclient_concurrency, s->o.subclient_rate))
@@ -367,8 +371,9 @@ static bool admit(struct server *s, struct req *r)
 	if (s->queued + s->running + s->borrowed >= s->o.max_concurrent + s->o.queue) {
 		s->m.rejected_busy++;
 		r->retry_after = 1;
-		set_error(r, 429, "the runner is busy: %u running and %u queued (--max-concurrent %u, --queue %u); retry later",
-			  s->running, s->queued, s->o.max_concurrent, s->o.queue);
+		set_error(r, 429,
+		          "the runner is busy: %u running and %u queued (--max-concurrent %u, --queue %u); retry later",
+		          s->running, s->queued, s->o.max_concurrent, s->o.queue);
 		return false;
 	}
 	if (s->o.client_concurrency || s->o.client_rate || s->o.subclient_concurrency || s->o.subclient_rate)

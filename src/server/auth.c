@@ -74,14 +74,17 @@ int load_tokens(struct server *s, const char *path)
 		if (nf == 0 || fields[0][0] == '#')
 			continue;
 		if (nf == 3 || s->ntokens == MAX_TOKENS) {
-			fprintf(stderr, "ward serve: --token-file %s: each line is TOKEN or NAME TOKEN, at most %d lines\n",
-				path, MAX_TOKENS);
+			fprintf(stderr,
+			        "ward serve: --token-file %s: each line is TOKEN or NAME TOKEN, at most %d lines\n",
+			        path, MAX_TOKENS);
 			rc = -1;
 			break;
 		}
 		if (nf == 2 && strlen(fields[0]) > 64) {
-			fprintf(stderr, "ward serve: --token-file %s: the name '%.20s...' is longer than 64 characters; "
-					"shorten it (quotas and the log go by it)\n", path, fields[0]);
+			fprintf(stderr,
+			        "ward serve: --token-file %s: the name '%.20s...' is longer than 64 characters; "
+			        "shorten it (quotas and the log go by it)\n",
+			        path, fields[0]);
 			rc = -1;
 			break;
 		}

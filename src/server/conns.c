@@ -37,10 +37,10 @@ struct conn_rec {
 	double deadline; /* 0: none (a run is in progress) */
 	bool shut;
 	bool trusted;
-	const char *cut;   /* why the server cut it, for the log */
+	const char *cut; /* why the server cut it, for the log */
 	char addr[INET6_ADDRSTRLEN + 4];
-	double since;      /* pending since: accepted, or its last request ended */
-	struct peer *pr;   /* while pending */
+	double since;                   /* pending since: accepted, or its last request ended */
+	struct peer *pr;                /* while pending */
 	struct conn_rec *prev, *next;   /* all connections */
 	struct conn_rec *aprev, *anext; /* pending ones of its address, oldest first */
 	struct conn_rec *gprev, *gnext; /* all pending ones, oldest first */
@@ -328,10 +328,10 @@ void log_cuts(struct server *s, uint64_t logged[2])
 	if (a == logged[0] && f == logged[1])
 		return;
 	log_event(s, "connections-cut",
-		  "%llu pending connections cut for room from addresses over --max-conns-per-addr %u, %llu because the "
-		  "server held --max-connections %u",
-		  (unsigned long long)(a - logged[0]), s->o.max_conns_per_addr, (unsigned long long)(f - logged[1]),
-		  s->o.max_connections);
+	          "%llu pending connections cut for room from addresses over --max-conns-per-addr %u, %llu because the "
+	          "server held --max-connections %u",
+	          (unsigned long long)(a - logged[0]), s->o.max_conns_per_addr, (unsigned long long)(f - logged[1]),
+	          s->o.max_connections);
 	logged[0] = a;
 	logged[1] = f;
 }

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "core/request.h"
-#include "testjob/testjob.h"
 #include "server/server.h"
+#include "testjob/testjob.h"
 
 /* The decoded request and the paths it holds. */
 void doc_release(struct req *r)
@@ -92,7 +92,7 @@ static bool decode_exec(struct server *s, struct req *r)
 	if (!body_reserve(s, held)) {
 		r->retry_after = 1;
 		set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of requests already; retry later",
-			  s->o.max_body_total);
+		          s->o.max_body_total);
 		return false;
 	}
 	r->doc_bytes = held;
@@ -111,8 +111,9 @@ static bool check_exec(struct server *s, struct req *r)
 	struct ward_request *q = &r->doc.req;
 	const char *allow = getenv("WARD_ALLOW_APPLICATION");
 	if (q->isolation == WARD_ISO_APPLICATION && (!allow || strcmp(allow, "1") != 0)) {
-		set_error(r, 400, "isolation: 'application' is not allowed on this runner (its operator has "
-				  "not set WARD_ALLOW_APPLICATION=1); use \"system\"");
+		set_error(r, 400,
+		          "isolation: 'application' is not allowed on this runner (its operator has "
+		          "not set WARD_ALLOW_APPLICATION=1); use \"system\"");
 		return false;
 	}
 	/* a drain that runs out of time cancels the runs still going */
@@ -178,10 +179,12 @@ static const struct ward_image_root *test_image(void *arg, const char *name, cha
 void run_test(struct req *r)
 {
 	char *out = NULL;
-	struct testjob_observer obs = {.started = r->live ? test_started : NULL, .ended = r->live ? test_ended : NULL,
-				       .image = test_image, .arg = r};
+	struct testjob_observer obs = {.started = r->live ? test_started : NULL,
+	                               .ended = r->live ? test_ended : NULL,
+	                               .image = test_image,
+	                               .arg = r};
 	int code = ward_testjob_http_observed(r->srv->pool, &r->srv->o.max, &r->srv->o.egress, r->body ? r->body : "",
-					      r->len, &obs, &out);
+	                                      r->len, &obs, &out);
 	if (!out) {
 		set_error(r, 500, "the test job produced no answer");
 		return;

@@ -33,7 +33,7 @@ void probe(struct server *s)
 	s->healthy = ok;
 	if (!ok)
 		snprintf(s->health_reason, sizeof(s->health_reason), "%s",
-			 res.error[0] ? res.error : "a probe run of `true` did not exit 0");
+		         res.error[0] ? res.error : "a probe run of `true` did not exit 0");
 	else
 		s->health_reason[0] = 0;
 	pthread_mutex_unlock(&s->lock);
@@ -55,10 +55,10 @@ void answer_health(struct server *s, struct req *r)
 	char reason[600];
 	snprintf(reason, sizeof(reason), "%s", s->draining ? "shutting down" : s->health_reason);
 	pthread_mutex_unlock(&s->lock);
-	struct sj_session_limits sl = {s->o.max_sessions, s->o.client_sessions, s->o.session_max_ttl,
-				       s->o.session_max_idle, s->o.max_work_size, s->o.node_id};
-	char *body = ward_health_egress_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults, &s->o.max,
-						s->o.egress_allow, s->o.egress.nallow);
+	struct sj_session_limits sl = {s->o.max_sessions,     s->o.client_sessions, s->o.session_max_ttl,
+	                               s->o.session_max_idle, s->o.max_work_size,   s->o.node_id};
+	char *body = ward_health_egress_to_json(ok, ward_isolation_name(s->o.isolation), reason, &s->o.defaults,
+	                                        &s->o.max, s->o.egress_allow, s->o.egress.nallow);
 	/* what the server adds to the library's answer: sessions, images */
 	json_t *o = body ? json_loads(body, 0, NULL) : NULL;
 	char *out = NULL;

@@ -100,7 +100,8 @@ int make_listener(const char *spec, char *bound, size_t boundlen)
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
 		port = colon + 1;
 	}
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *ai = NULL;
 	int e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
 	if (e) {
@@ -133,7 +134,7 @@ bad:
 /* A new request: its names for the log, its endpoint, and the request
  * timeout as its connection's deadline. */
 static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Connection *c, const char *url,
-			   const char *method)
+                           const char *method)
 {
 	struct req *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -145,7 +146,7 @@ static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Con
 	sanitize(r->method, sizeof(r->method), method);
 	sanitize(r->path, sizeof(r->path), url);
 	r->route = ln ? route_find_in(ln->api->routes, ln->api->nroutes, url, method, &r->args, &r->allow)
-		      : route_find(url, method, &r->args, &r->allow);
+	              : route_find(url, method, &r->args, &r->allow);
 	conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
 	return r;
 }
@@ -192,8 +193,10 @@ static bool body_welcome(struct server *s, struct req *r)
 	}
 	if (want + __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED) > s->o.max_body_total) {
 		r->retry_after = 1;
-		set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
-				  "retry later", s->o.max_body_total);
+		set_error(r, 503,
+		          "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+		          "retry later",
+		          s->o.max_body_total);
 		return false;
 	}
 	return true;
@@ -212,7 +215,8 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 		set_error(r, 404, "no such endpoint: %s (use /exec, /test, /sessions, /health or /metrics)", r->path);
 	else if (!rt->open && s->ntokens && !authorized)
 		set_error(r, 401, "missing or wrong token: %s",
-			  r->ln && r->ln->api->token_hint ? r->ln->api->token_hint : "send Authorization: Bearer <token>");
+		          r->ln && r->ln->api->token_hint ? r->ln->api->token_hint
+		                                          : "send Authorization: Bearer <token>");
 	else if (rt->answer)
 		rt->answer(s, r);
 	else if (body_welcome(s, r)) {
@@ -243,8 +247,10 @@ static enum MHD_Result body_append(struct server *s, struct req *r, const char *
 		if (!body_reserve(s, cap - r->cap)) {
 			body_release(s, r);
 			r->retry_after = 1;
-			set_error(r, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
-					  "retry later", s->o.max_body_total);
+			set_error(r, 503,
+			          "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+			          "retry later",
+			          s->o.max_body_total);
 			return send_answer(r); /* as above: MHD 0.9.75 closes instead */
 		}
 		char *p = realloc(r->body, cap);
@@ -270,7 +276,8 @@ static bool dispatch(struct server *s, struct req *r)
 	if (!admit_healthy(s, r))
 		return false;
 	/* before any parsing, on /test too: see WARD_JSON_MAX_VALUES */
-	if (!r->route->raw && ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
+	if (!r->route->raw &&
+	    ward_json_check_values(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, err, sizeof(err)) < 0) {
 		set_error(r, 400, "%s", err);
 		return false;
 	}
@@ -281,9 +288,8 @@ static bool dispatch(struct server *s, struct req *r)
 	return admit_and_queue(s, r);
 }
 
-static enum MHD_Result on_any_request(struct server *s, struct listener *ln, struct MHD_Connection *c,
-				      const char *url, const char *method, const char *upload, size_t *upload_size,
-				      void **ctx)
+static enum MHD_Result on_any_request(struct server *s, struct listener *ln, struct MHD_Connection *c, const char *url,
+                                      const char *method, const char *upload, size_t *upload_size, void **ctx)
 {
 	struct req *r = *ctx;
 
@@ -318,14 +324,14 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	return on_any_request(cls, NULL, c, url, method, upload, upload_size, ctx);
 }
 
 /* A request on a dialect's listener (listeners.c): cls is the listener. */
 static enum MHD_Result on_listener_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-					   const char *version, const char *upload, size_t *upload_size, void **ctx)
+                                           const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	struct listener *ln = cls;
 	return on_any_request(ln->s, ln, c, url, method, upload, upload_size, ctx);
@@ -340,11 +346,11 @@ void log_request(struct server *s, const struct log_req *l, char *message, size_
 	if (l->toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !message[0]) {
 		enum MHD_RequestTerminationCode toe = l->toe;
 		const char *why = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "timeout"
-				  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
-				  : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
-										: "aborted";
+		                  : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT  ? "client closed"
+		                  : toe == MHD_REQUEST_TERMINATED_READ_ERROR    ? "read error"
+		                                                                : "aborted";
 		snprintf(message, n, "connection ended before the answer was sent (%s%s)",
-			 l->cut ? "cut by the server: " : "", l->cut ? l->cut : why);
+		         l->cut ? "cut by the server: " : "", l->cut ? l->cut : why);
 	}
 	struct ward_log_entry e = {
 		.time = t,
@@ -362,8 +368,14 @@ void log_request(struct server *s, const struct log_req *l, char *message, size_
 /* Log r and free it (its connection is done with). */
 void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode toe, const char *cut, int code)
 {
-	struct log_req l = {.client = r->client, .method = r->method, .path = r->path, .cut = cut, .toe = toe,
-			    .code = code, .t_start = r->t_start, .sandbox_status = r->sandbox_status};
+	struct log_req l = {.client = r->client,
+	                    .method = r->method,
+	                    .path = r->path,
+	                    .cut = cut,
+	                    .toe = toe,
+	                    .code = code,
+	                    .t_start = r->t_start,
+	                    .sandbox_status = r->sandbox_status};
 	log_request(s, &l, r->message, sizeof(r->message));
 	body_release(s, r);
 	free(r->resp);
@@ -430,11 +442,11 @@ struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, uns
 	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
 	void *cls = l ? (void *)l : (void *)s;
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
-				NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
-				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-				on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+	                        NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
+	                        MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
+	                        MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	                        timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+	                        on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
 }
 
 int http_start(struct server *s, const char *bound)

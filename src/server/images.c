@@ -77,9 +77,10 @@ const struct ward_image_root *image_find(struct server *s, const char *name, cha
 	if (s->nimages)
 		snprintf(err, errlen, "image: '%.200s' is not offered by this runner; it offers: %s", name, list);
 	else
-		snprintf(err, errlen, "image: '%.200s' is not offered by this runner: it offers no image (its operator "
-				      "gives them with ward serve --image NAME)",
-			 name);
+		snprintf(err, errlen,
+		         "image: '%.200s' is not offered by this runner: it offers no image (its operator "
+		         "gives them with ward serve --image NAME)",
+		         name);
 	return NULL;
 }
 

@@ -42,8 +42,9 @@ int languages_start(struct server *s)
 	char buf[4096], err[600];
 	const char *path = s->o.languages_file ? s->o.languages_file : ward_languages_default_path(buf, sizeof(buf));
 	if (!path) {
-		log_event(s, "languages", "no language table found (install ward, or give --languages FILE): "
-					  "POST /judge has no language");
+		log_event(s, "languages",
+		          "no language table found (install ward, or give --languages FILE): "
+		          "POST /judge has no language");
 		return 0;
 	}
 	if (ward_languages_load(path, &s->langs, err, sizeof(err)) < 0) {
@@ -144,7 +145,7 @@ void run_judge(struct req *r)
 	}
 	if (doc.image && !(doc.job.image = offered(s, doc.image))) {
 		set_error(r, 400, "image: '%.200s' is not offered by this runner (ward serve --image NAME offers one)",
-			  doc.image);
+		          doc.image);
 		judge_doc_free(&doc);
 		return;
 	}
@@ -167,7 +168,7 @@ void run_judge(struct req *r)
 	if (res.error[0])
 		snprintf(r->message, sizeof(r->message), "%s", res.error);
 	metrics_count_run(s, res.verdict == WARD_V_IE ? WARD_ST_ERROR : WARD_ST_OK, WARD_ISO_SYSTEM,
-			  now_mono() - r->t_admit);
+	                  now_mono() - r->t_admit);
 	ward_judge_result_free(&res);
 	judge_doc_free(&doc);
 }

@@ -1,5 +1,5 @@
 /* listeners.c — listeners beside --listen, each speaking another API (a
- * dialect, SPEC §16: --piston ADDR, --judge0 ADDR; E2B's --e2b could be
+ * dialect, SPEC §16: --piston ADDR, --judge0 ADDR, --mcp ADDR; E2B's --e2b could be
  * one): a route table of its own (struct api), on the same server: the
  * same tokens, admission, quotas, maxima, memory budgets, workers and log.
  * A request on one lives exactly as a native one does (http.c); only the
@@ -10,7 +10,12 @@
  * Order at start-up: listener_add (options), listeners_open (sockets and
  * the APIs' start: a bad address fails before anything runs),
  * listeners_start (MHD, beside http_start); at the end listeners_quiesce
- * with the drain, listeners_stop after the workers, listeners_free. */
+ * with the drain, listeners_stop after the workers, listeners_free.
+ *
+ * The dialects are registered, not included (struct dialect): serve.c
+ * calls dialects_add before listeners_open, and a dialect adds its
+ * listeners there; the hooks of one with a listener of its own (E2B's)
+ * run beside these. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +47,7 @@ int listeners_open(struct server *s)
 		l->fd = make_listener(l->addr, l->bound, sizeof(l->bound));
 		if (l->fd < 0) {
 			fprintf(stderr, "ward serve: --%s %s: cannot listen there (see above); give a free ADDR:PORT\n",
-				l->api->name, l->addr);
+			        l->api->name, l->addr);
 			return -1;
 		}
 		if (l->api->start && l->api->start(s, &l->state) < 0)
@@ -110,4 +115,34 @@ void listeners_free(struct server *s)
 		l->fd = -1;
 	}
 	s->nlisteners = 0;
+}
+
+int dialects_add(struct server *s)
+{
+	for (const struct dialect *const *d = s->dialects; d && *d; d++)
+		if ((*d)->add && (*d)->add(s) < 0)
+			return -1;
+	return 0;
+}
+
+int dialects_start(struct server *s)
+{
+	for (const struct dialect *const *d = s->dialects; d && *d; d++)
+		if ((*d)->start && (*d)->start(s) < 0)
+			return -1;
+	return 0;
+}
+
+void dialects_tick(struct server *s)
+{
+	for (const struct dialect *const *d = s->dialects; d && *d; d++)
+		if ((*d)->tick)
+			(*d)->tick(s);
+}
+
+void dialects_stop(struct server *s)
+{
+	for (const struct dialect *const *d = s->dialects; d && *d; d++)
+		if ((*d)->stop)
+			(*d)->stop(s);
 }

@@ -85,7 +85,8 @@ int log_start(struct server *s)
 {
 	s->log_fd = open_log(s->o.log_path);
 	if (s->log_fd < 0) {
-		fprintf(stderr, "ward serve: --log %s: %s\n", s->o.log_path ? s->o.log_path : "(stderr)", strerror(errno));
+		fprintf(stderr, "ward serve: --log %s: %s\n", s->o.log_path ? s->o.log_path : "(stderr)",
+		        strerror(errno));
 		return -1;
 	}
 	return 0;

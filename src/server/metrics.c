@@ -51,12 +51,12 @@ void metrics_count_egress(struct server *s, const struct req *r, const struct wa
 		const struct ward_egress *e = &res->egress[i];
 		ok += e->allowed;
 		log_event(s, "egress", "client=%s host=%s port=%u %s%s%s bytes_out=%llu bytes_in=%llu", r->client,
-			  e->host, e->port, e->allowed ? "allowed" : "refused", e->reason[0] ? ": " : "", e->reason,
-			  (unsigned long long)e->bytes_out, (unsigned long long)e->bytes_in);
+		          e->host, e->port, e->allowed ? "allowed" : "refused", e->reason[0] ? ": " : "", e->reason,
+		          (unsigned long long)e->bytes_out, (unsigned long long)e->bytes_in);
 	}
 	if (res->egress_truncated)
 		log_event(s, "egress", "client=%s more connections than the %d a result lists", r->client,
-			  WARD_EGRESS_MAX_RECORDS);
+		          WARD_EGRESS_MAX_RECORDS);
 	pthread_mutex_lock(&s->lock);
 	s->m.egress_allowed += ok;
 	s->m.egress_refused += res->negress - ok;
@@ -104,62 +104,69 @@ struct snapshot {
 static void runs_section(struct buf *b, const struct metrics *m)
 {
 	bprintf(b, "# HELP ward_runs_total Sandbox runs finished, by result status and isolation level.\n"
-		   "# TYPE ward_runs_total counter\n");
+	           "# TYPE ward_runs_total counter\n");
 	for (int st = WARD_ST_OK; st <= WARD_ST_ERROR; st++)
 		for (int iso = 0; iso < 2; iso++)
 			bprintf(b, "ward_runs_total{status=\"%s\",isolation=\"%s\"} %llu\n",
-				ward_status_name((enum ward_status)st), ward_isolation_name((enum ward_isolation)iso),
-				(unsigned long long)m->runs[st][iso]);
+			        ward_status_name((enum ward_status)st), ward_isolation_name((enum ward_isolation)iso),
+			        (unsigned long long)m->runs[st][iso]);
 	bprintf(b, "# HELP ward_run_duration_seconds Time from admission to result (queue wait included).\n"
-		   "# TYPE ward_run_duration_seconds histogram\n");
+	           "# TYPE ward_run_duration_seconds histogram\n");
 	uint64_t cum = 0;
 	for (size_t i = 0; i < NBUCKETS; i++) {
 		cum += m->buckets[i];
-		bprintf(b, "ward_run_duration_seconds_bucket{le=\"%g\"} %llu\n", latency_buckets[i], (unsigned long long)cum);
+		bprintf(b, "ward_run_duration_seconds_bucket{le=\"%g\"} %llu\n", latency_buckets[i],
+		        (unsigned long long)cum);
 	}
 	cum += m->buckets[NBUCKETS];
 	bprintf(b, "ward_run_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 	bprintf(b, "ward_run_duration_seconds_sum %.6f\nward_run_duration_seconds_count %llu\n", m->sum,
-		(unsigned long long)m->count);
-	bprintf(b, "# HELP ward_egress_connections_total Connections sandboxes asked the egress proxy for (the "
-		   "first 64 of each run or exec), by whether it allowed them.\n"
-		   "# TYPE ward_egress_connections_total counter\n"
-		   "ward_egress_connections_total{result=\"allowed\"} %llu\n"
-		   "ward_egress_connections_total{result=\"refused\"} %llu\n",
-		(unsigned long long)m->egress_allowed, (unsigned long long)m->egress_refused);
-	bprintf(b, "# HELP ward_judge_compiles_total Compile steps run by judge jobs (POST /judge and the dialects: "
-		   "one per job whose language compiles, whatever its test count).\n"
-		   "# TYPE ward_judge_compiles_total counter\nward_judge_compiles_total %llu\n",
-		(unsigned long long)m->judge_compiles);
-	bprintf(b, "# HELP ward_judge_tests_total Tests run by judge jobs (POST /judge and the dialects; a Judge0 "
-		   "run of number_of_runs is one), skipped ones not counted.\n"
-		   "# TYPE ward_judge_tests_total counter\nward_judge_tests_total %llu\n",
-		(unsigned long long)m->judge_tests);
+	        (unsigned long long)m->count);
+	bprintf(b,
+	        "# HELP ward_egress_connections_total Connections sandboxes asked the egress proxy for (the "
+	        "first 64 of each run or exec), by whether it allowed them.\n"
+	        "# TYPE ward_egress_connections_total counter\n"
+	        "ward_egress_connections_total{result=\"allowed\"} %llu\n"
+	        "ward_egress_connections_total{result=\"refused\"} %llu\n",
+	        (unsigned long long)m->egress_allowed, (unsigned long long)m->egress_refused);
+	bprintf(b,
+	        "# HELP ward_judge_compiles_total Compile steps run by judge jobs (POST /judge and the dialects: "
+	        "one per job whose language compiles, whatever its test count).\n"
+	        "# TYPE ward_judge_compiles_total counter\nward_judge_compiles_total %llu\n",
+	        (unsigned long long)m->judge_compiles);
+	bprintf(b,
+	        "# HELP ward_judge_tests_total Tests run by judge jobs (POST /judge and the dialects; a Judge0 "
+	        "run of number_of_runs is one), skipped ones not counted.\n"
+	        "# TYPE ward_judge_tests_total counter\nward_judge_tests_total %llu\n",
+	        (unsigned long long)m->judge_tests);
 }
 
 static void requests_section(struct buf *b, const struct snapshot *n)
 {
 	const struct metrics *m = &n->m;
 	bprintf(b, "# HELP ward_in_flight Sandboxes running now.\n# TYPE ward_in_flight gauge\nward_in_flight %u\n",
-		n->running);
+	        n->running);
 	bprintf(b, "# HELP ward_queued Requests waiting for a slot.\n# TYPE ward_queued gauge\nward_queued %u\n",
-		n->queued);
-	bprintf(b, "# HELP ward_answering Requests admitted whose answer is not yet sent.\n"
-		   "# TYPE ward_answering gauge\nward_answering %u\n",
-		n->answering);
-	bprintf(b, "# HELP ward_streamed_total Runs whose answer was streamed (Accept: application/x-ndjson or "
-		   "text/event-stream).\n# TYPE ward_streamed_total counter\nward_streamed_total %llu\n",
-		(unsigned long long)m->streamed);
-	bprintf(b, "# HELP ward_rejected_total Requests refused for capacity or quota.\n"
-		   "# TYPE ward_rejected_total counter\n"
-		   "ward_rejected_total{reason=\"busy\"} %llu\n"
-		   "ward_rejected_total{reason=\"client_concurrency\"} %llu\n"
-		   "ward_rejected_total{reason=\"client_rate\"} %llu\n"
-		   "ward_rejected_total{reason=\"unhealthy\"} %llu\n",
-		(unsigned long long)m->rejected_busy, (unsigned long long)m->rejected_client_conc,
-		(unsigned long long)m->rejected_client_rate, (unsigned long long)m->rejected_unhealthy);
+	        n->queued);
+	bprintf(b,
+	        "# HELP ward_answering Requests admitted whose answer is not yet sent.\n"
+	        "# TYPE ward_answering gauge\nward_answering %u\n",
+	        n->answering);
+	bprintf(b,
+	        "# HELP ward_streamed_total Runs whose answer was streamed (Accept: application/x-ndjson or "
+	        "text/event-stream).\n# TYPE ward_streamed_total counter\nward_streamed_total %llu\n",
+	        (unsigned long long)m->streamed);
+	bprintf(b,
+	        "# HELP ward_rejected_total Requests refused for capacity or quota.\n"
+	        "# TYPE ward_rejected_total counter\n"
+	        "ward_rejected_total{reason=\"busy\"} %llu\n"
+	        "ward_rejected_total{reason=\"client_concurrency\"} %llu\n"
+	        "ward_rejected_total{reason=\"client_rate\"} %llu\n"
+	        "ward_rejected_total{reason=\"unhealthy\"} %llu\n",
+	        (unsigned long long)m->rejected_busy, (unsigned long long)m->rejected_client_conc,
+	        (unsigned long long)m->rejected_client_rate, (unsigned long long)m->rejected_unhealthy);
 	bprintf(b, "# HELP ward_http_requests_total HTTP answers by status code.\n"
-		   "# TYPE ward_http_requests_total counter\n");
+	           "# TYPE ward_http_requests_total counter\n");
 	for (int c = 100; c < 600; c++)
 		if (m->http[c])
 			bprintf(b, "ward_http_requests_total{code=\"%d\"} %llu\n", c, (unsigned long long)m->http[c]);
@@ -171,81 +178,88 @@ static void connections_section(struct buf *b, struct server *s)
 	unsigned live = s->nlive, pending = s->npending;
 	uint64_t cut_addr = s->cut_addr, cut_full = s->cut_full;
 	pthread_mutex_unlock(&s->conn_lock);
-	bprintf(b, "# HELP ward_connections Open connections: pending (no request with a valid token yet; without "
-		   "--token-file, no run admitted now) and trusted.\n# TYPE ward_connections gauge\n"
-		   "ward_connections{state=\"pending\"} %u\nward_connections{state=\"trusted\"} %u\n",
-		pending, live - pending);
-	bprintf(b, "# HELP ward_connections_cut_total Pending connections cut to make room: their address held more "
-		   "than --max-conns-per-addr, or the server --max-connections.\n"
-		   "# TYPE ward_connections_cut_total counter\n"
-		   "ward_connections_cut_total{reason=\"address\"} %llu\nward_connections_cut_total{reason=\"full\"} %llu\n",
-		(unsigned long long)cut_addr, (unsigned long long)cut_full);
+	bprintf(b,
+	        "# HELP ward_connections Open connections: pending (no request with a valid token yet; without "
+	        "--token-file, no run admitted now) and trusted.\n# TYPE ward_connections gauge\n"
+	        "ward_connections{state=\"pending\"} %u\nward_connections{state=\"trusted\"} %u\n",
+	        pending, live - pending);
+	bprintf(b,
+	        "# HELP ward_connections_cut_total Pending connections cut to make room: their address held more "
+	        "than --max-conns-per-addr, or the server --max-connections.\n"
+	        "# TYPE ward_connections_cut_total counter\n"
+	        "ward_connections_cut_total{reason=\"address\"} %llu\nward_connections_cut_total{reason=\"full\"} "
+	        "%llu\n",
+	        (unsigned long long)cut_addr, (unsigned long long)cut_full);
 }
 
 static void capacity_section(struct buf *b, struct server *s, bool healthy)
 {
-	bprintf(b, "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
-		   "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
-		__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
-	bprintf(b, "# HELP ward_answer_bytes Encoded answers held until their clients take them "
-		   "(--max-answer-total caps it).\n# TYPE ward_answer_bytes gauge\nward_answer_bytes %zu\n",
-		__atomic_load_n(&s->answer_bytes, __ATOMIC_RELAXED));
-	bprintf(b, "# HELP ward_session_bg_output_bytes Output capture that sessions' background processes "
-		   "hold reserved (--max-bg-output-total caps it).\n# TYPE ward_session_bg_output_bytes gauge\n"
-		   "ward_session_bg_output_bytes %zu\n",
-		__atomic_load_n(&s->bg_output.held, __ATOMIC_RELAXED));
-	bprintf(b, "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
-		   "ward_max_concurrent %u\n"
-		   "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"
-		   "# HELP ward_healthy 1 when the last backend probe succeeded.\n# TYPE ward_healthy gauge\n"
-		   "ward_healthy{isolation=\"%s\"} %d\n",
-		s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), healthy ? 1 : 0);
+	bprintf(b,
+	        "# HELP ward_body_bytes Request bodies and decoded requests held now (--max-body-total caps it).\n"
+	        "# TYPE ward_body_bytes gauge\nward_body_bytes %zu\n",
+	        __atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED));
+	bprintf(b,
+	        "# HELP ward_answer_bytes Encoded answers held until their clients take them "
+	        "(--max-answer-total caps it).\n# TYPE ward_answer_bytes gauge\nward_answer_bytes %zu\n",
+	        __atomic_load_n(&s->answer_bytes, __ATOMIC_RELAXED));
+	bprintf(b,
+	        "# HELP ward_session_bg_output_bytes Output capture that sessions' background processes "
+	        "hold reserved (--max-bg-output-total caps it).\n# TYPE ward_session_bg_output_bytes gauge\n"
+	        "ward_session_bg_output_bytes %zu\n",
+	        __atomic_load_n(&s->bg_output.held, __ATOMIC_RELAXED));
+	bprintf(b,
+	        "# HELP ward_max_concurrent Sandbox slots.\n# TYPE ward_max_concurrent gauge\n"
+	        "ward_max_concurrent %u\n"
+	        "# HELP ward_queue_capacity Queue places.\n# TYPE ward_queue_capacity gauge\nward_queue_capacity %u\n"
+	        "# HELP ward_healthy 1 when the last backend probe succeeded.\n# TYPE ward_healthy gauge\n"
+	        "ward_healthy{isolation=\"%s\"} %d\n",
+	        s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), healthy ? 1 : 0);
 }
 
 static void sandboxes_section(struct buf *b, struct server *s)
 {
 	bprintf(b,
-		"# HELP ward_spawner_helpers Spawner helpers alive (--spawners); when one dies the server clones "
-		"sandboxes itself, which costs more CPU.\n# TYPE ward_spawner_helpers gauge\nward_spawner_helpers %u\n",
-		ward_spawner_helpers());
+	        "# HELP ward_spawner_helpers Spawner helpers alive (--spawners); when one dies the server clones "
+	        "sandboxes itself, which costs more CPU.\n# TYPE ward_spawner_helpers gauge\nward_spawner_helpers %u\n",
+	        ward_spawner_helpers());
 	struct ward_netns_stats ns;
 	ward_netns_stats(&ns);
 	bprintf(b,
-		"# HELP ward_netns_idle Network namespaces of --net none sandboxes kept for reuse, idle now.\n"
-		"# TYPE ward_netns_idle gauge\nward_netns_idle %u\n"
-		"# HELP ward_netns_total Network namespaces of --net none sandboxes: made, reused (given to a "
-		"sandbox again, untouched), discarded (returned with a socket or traffic counted, so destroyed).\n"
-		"# TYPE ward_netns_total counter\n"
-		"ward_netns_total{event=\"made\"} %llu\nward_netns_total{event=\"reused\"} %llu\n"
-		"ward_netns_total{event=\"discarded\"} %llu\n",
-		ns.idle, (unsigned long long)ns.made, (unsigned long long)ns.reused, (unsigned long long)ns.discarded);
+	        "# HELP ward_netns_idle Network namespaces of --net none sandboxes kept for reuse, idle now.\n"
+	        "# TYPE ward_netns_idle gauge\nward_netns_idle %u\n"
+	        "# HELP ward_netns_total Network namespaces of --net none sandboxes: made, reused (given to a "
+	        "sandbox again, untouched), discarded (returned with a socket or traffic counted, so destroyed).\n"
+	        "# TYPE ward_netns_total counter\n"
+	        "ward_netns_total{event=\"made\"} %llu\nward_netns_total{event=\"reused\"} %llu\n"
+	        "ward_netns_total{event=\"discarded\"} %llu\n",
+	        ns.idle, (unsigned long long)ns.made, (unsigned long long)ns.reused, (unsigned long long)ns.discarded);
 	struct ward_cgroup_stats cs;
 	ward_cgroup_stats(&cs);
 	bprintf(b,
-		"# HELP ward_cgroups_idle Cgroups of finished sandboxes kept for the next, idle now.\n"
-		"# TYPE ward_cgroups_idle gauge\nward_cgroups_idle %u\n"
-		"# HELP ward_cgroups_total Sandbox cgroups: made, reused (emptied, reset and given to the next "
-		"sandbox), discarded (left with a process or memory charged, so removed).\n"
-		"# TYPE ward_cgroups_total counter\n"
-		"ward_cgroups_total{event=\"made\"} %llu\nward_cgroups_total{event=\"reused\"} %llu\n"
-		"ward_cgroups_total{event=\"discarded\"} %llu\n",
-		cs.idle, (unsigned long long)cs.made, (unsigned long long)cs.reused, (unsigned long long)cs.discarded);
+	        "# HELP ward_cgroups_idle Cgroups of finished sandboxes kept for the next, idle now.\n"
+	        "# TYPE ward_cgroups_idle gauge\nward_cgroups_idle %u\n"
+	        "# HELP ward_cgroups_total Sandbox cgroups: made, reused (emptied, reset and given to the next "
+	        "sandbox), discarded (left with a process or memory charged, so removed).\n"
+	        "# TYPE ward_cgroups_total counter\n"
+	        "ward_cgroups_total{event=\"made\"} %llu\nward_cgroups_total{event=\"reused\"} %llu\n"
+	        "ward_cgroups_total{event=\"discarded\"} %llu\n",
+	        cs.idle, (unsigned long long)cs.made, (unsigned long long)cs.reused, (unsigned long long)cs.discarded);
 	if (!s->pool)
 		return;
 	struct ward_pool_stats ps;
 	ward_pool_stats(s->pool, &ps);
 	bprintf(b,
-		"# HELP ward_pool_ready Sandboxes built ahead and waiting (--pool).\n# TYPE ward_pool_ready gauge\n"
-		"ward_pool_ready %u\n"
-		"# HELP ward_pool_size Sandboxes the pool keeps ready.\n# TYPE ward_pool_size gauge\n"
-		"ward_pool_size %u\n"
-		"# HELP ward_pool_takes_total Requests of the pool's shape, by whether a sandbox was ready.\n"
-		"# TYPE ward_pool_takes_total counter\n"
-		"ward_pool_takes_total{result=\"hit\"} %llu\nward_pool_takes_total{result=\"miss\"} %llu\n"
-		"# HELP ward_pool_build_failures_total Sandboxes the pool could not build.\n"
-		"# TYPE ward_pool_build_failures_total counter\nward_pool_build_failures_total %llu\n",
-		ps.ready, ps.size, (unsigned long long)ps.hits, (unsigned long long)ps.misses,
-		(unsigned long long)ps.failures);
+	        "# HELP ward_pool_ready Sandboxes built ahead and waiting (--pool).\n# TYPE ward_pool_ready gauge\n"
+	        "ward_pool_ready %u\n"
+	        "# HELP ward_pool_size Sandboxes the pool keeps ready.\n# TYPE ward_pool_size gauge\n"
+	        "ward_pool_size %u\n"
+	        "# HELP ward_pool_takes_total Requests of the pool's shape, by whether a sandbox was ready.\n"
+	        "# TYPE ward_pool_takes_total counter\n"
+	        "ward_pool_takes_total{result=\"hit\"} %llu\nward_pool_takes_total{result=\"miss\"} %llu\n"
+	        "# HELP ward_pool_build_failures_total Sandboxes the pool could not build.\n"
+	        "# TYPE ward_pool_build_failures_total counter\nward_pool_build_failures_total %llu\n",
+	        ps.ready, ps.size, (unsigned long long)ps.hits, (unsigned long long)ps.misses,
+	        (unsigned long long)ps.failures);
 }
 
 static void sessions_section(struct buf *b, struct server *s)
@@ -255,16 +269,17 @@ static void sessions_section(struct buf *b, struct server *s)
 	unsigned alive = s->nsessions;
 	pthread_mutex_unlock(&s->sess_lock);
 	bprintf(b, "# HELP ward_sessions Sessions alive now.\n# TYPE ward_sessions gauge\nward_sessions %u\n", alive);
-	bprintf(b, "# HELP ward_sessions_total Sessions by how they began or ended.\n"
-		   "# TYPE ward_sessions_total counter\n"
-		   "ward_sessions_total{event=\"created\"} %llu\nward_sessions_total{event=\"expired\"} %llu\n"
-		   "ward_sessions_total{event=\"deleted\"} %llu\n",
-		(unsigned long long)m.created, (unsigned long long)m.expired, (unsigned long long)m.deleted);
+	bprintf(b,
+	        "# HELP ward_sessions_total Sessions by how they began or ended.\n"
+	        "# TYPE ward_sessions_total counter\n"
+	        "ward_sessions_total{event=\"created\"} %llu\nward_sessions_total{event=\"expired\"} %llu\n"
+	        "ward_sessions_total{event=\"deleted\"} %llu\n",
+	        (unsigned long long)m.created, (unsigned long long)m.expired, (unsigned long long)m.deleted);
 	bprintf(b, "# HELP ward_session_execs_total Execs in sessions by status (background starts as ok or "
-		   "error).\n# TYPE ward_session_execs_total counter\n");
+	           "error).\n# TYPE ward_session_execs_total counter\n");
 	for (int st = 0; st <= WARD_ST_ERROR; st++)
 		bprintf(b, "ward_session_execs_total{status=\"%s\"} %llu\n", ward_status_name((enum ward_status)st),
-			(unsigned long long)m.execs[st]);
+		        (unsigned long long)m.execs[st]);
 }
 
 void metrics_count_http(struct server *s, int code)

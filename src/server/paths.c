@@ -53,10 +53,10 @@ static int check_allowed(struct server *s, const char *path, const char *field, 
 			return 0;
 		}
 		const char *why = errno == ENOENT    ? "does not exist"
-				  : errno == ELOOP   ? "passes through a symlink, which is refused"
-				  : errno == EXDEV   ? "leads outside its --allow-root"
-				  : errno == ENOTDIR ? "has a component that is not a directory"
-						     : strerror(errno);
+		                  : errno == ELOOP   ? "passes through a symlink, which is refused"
+		                  : errno == EXDEV   ? "leads outside its --allow-root"
+		                  : errno == ENOTDIR ? "has a component that is not a directory"
+		                                     : strerror(errno);
 		snprintf(err, errlen, "%s: '%s' %s", field, path, why);
 		return -1;
 	}
@@ -137,7 +137,7 @@ int open_roots(struct server *s)
 		struct stat st;
 		if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "ward serve: --allow-root %s: %s\n", s->o.roots[i],
-				real ? "not a directory" : strerror(errno));
+			        real ? "not a directory" : strerror(errno));
 			free(real);
 			return -1;
 		}

@@ -15,7 +15,10 @@
 
 #include "server/server.h"
 
-#define SESSION_ROUTE(p, m, al, ...) {.path = p, .method = m, .allow = al, __VA_ARGS__}
+#define SESSION_ROUTE(p, m, al, ...)                             \
+	{                                                        \
+		.path = p, .method = m, .allow = al, __VA_ARGS__ \
+	}
 static const struct route routes[] = {
 	{.path = "/health", .method = "GET", .allow = "GET, HEAD", .open = true, .answer = answer_health},
 	{.path = "/exec", .method = "POST", .allow = "POST", .streams = true, .prepare = prepare_exec, .run = run_exec},
@@ -25,26 +28,29 @@ static const struct route routes[] = {
 	{.path = "/metrics", .method = "GET", .allow = "GET, HEAD", .answer = answer_metrics},
 	SESSION_ROUTE("/sessions", "POST", "GET, HEAD, POST", .prepare = prepare_session_new, .run = run_session_new),
 	SESSION_ROUTE("/sessions", "GET", "GET, HEAD, POST", .answer = answer_session_list),
-	SESSION_ROUTE("/sessions/{id}", "GET", "GET, HEAD, DELETE", .prepare = prepare_session, .run = run_session_info),
+	SESSION_ROUTE("/sessions/{id}", "GET", "GET, HEAD, DELETE", .prepare = prepare_session,
+                      .run = run_session_info),
 	SESSION_ROUTE("/sessions/{id}", "DELETE", "GET, HEAD, DELETE", .prepare = prepare_session,
-		      .run = run_session_delete),
+                      .run = run_session_delete),
 	SESSION_ROUTE("/sessions/{id}/exec", "POST", "POST", .streams = true, .prepare = prepare_session_exec,
-		      .run = run_session_exec),
+                      .run = run_session_exec),
 	SESSION_ROUTE("/sessions/{id}/files{path}", "GET", "GET, HEAD, PUT, DELETE", .prepare = prepare_session_file,
-		      .run = run_session_get_file),
+                      .run = run_session_get_file),
 	SESSION_ROUTE("/sessions/{id}/files{path}", "PUT", "GET, HEAD, PUT, DELETE", .raw = true,
-		      .prepare = prepare_session_file, .run = run_session_put_file),
+                      .prepare = prepare_session_file, .run = run_session_put_file),
 	SESSION_ROUTE("/sessions/{id}/files{path}", "DELETE", "GET, HEAD, PUT, DELETE", .prepare = prepare_session_file,
-		      .run = run_session_rm_file),
-	SESSION_ROUTE("/sessions/{id}/pause", "POST", "POST", .prepare = prepare_session_pause, .run = run_session_pause),
+                      .run = run_session_rm_file),
+	SESSION_ROUTE("/sessions/{id}/pause", "POST", "POST", .prepare = prepare_session_pause,
+                      .run = run_session_pause),
 	SESSION_ROUTE("/sessions/{id}/resume", "POST", "POST", .prepare = prepare_session, .run = run_session_resume),
 	SESSION_ROUTE("/sessions/{id}/fork", "POST", "POST", .prepare = prepare_session_fork, .run = run_session_fork),
 	SESSION_ROUTE("/sessions/{id}/processes", "GET", "GET, HEAD", .prepare = prepare_session,
-		      .run = run_session_procs),
+                      .run = run_session_procs),
 	SESSION_ROUTE("/sessions/{id}/processes/{pid}/output", "GET", "GET, HEAD", .answer = answer_proc_output),
-	SESSION_ROUTE("/sessions/{id}/processes/{pid}/stdin", "POST", "POST", .raw = true, .prepare = prepare_proc_stdin),
+	SESSION_ROUTE("/sessions/{id}/processes/{pid}/stdin", "POST", "POST", .raw = true,
+                      .prepare = prepare_proc_stdin),
 	SESSION_ROUTE("/sessions/{id}/processes/{pid}/signal", "POST", "POST", .prepare = prepare_proc_signal,
-		      .run = run_proc_signal),
+                      .run = run_proc_signal),
 };
 
 /* One part of a pattern against the path at *pp; advances both. */
@@ -108,7 +114,7 @@ static bool method_is(const struct route *rt, const char *method)
 /* The endpoint of path and method, its parts in *a; NULL when none, with
  * *allow the methods the path takes (a 405) or NULL (a 404). */
 const struct route *route_find_in(const struct route *table, size_t n, const char *path, const char *method,
-				  struct route_args *a, const char **allow)
+                                  struct route_args *a, const char **allow)
 {
 	*allow = NULL;
 	for (size_t i = 0; i < n; i++) {

@@ -24,11 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dialect/judge0/judge0.h"
-#include "dialect/mcp/mcp.h"
-#include "dialect/piston/piston.h"
 #include "server/serve.h"
-#include "dialect/e2b/e2b.h"
 #include "server/server.h"
 
 /* The signal handler's self-pipe: a global, because a handler gets no
@@ -214,7 +210,7 @@ static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next
 {
 	sweep(s);
 	sessions_sweep(s);
-	e2b_sweep(s);
+	dialects_tick(s);
 	listeners_tick(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
@@ -313,18 +309,6 @@ static void drain_or_exit(struct server *s)
 	_exit(0);
 }
 
-/* The dialects' listeners (SPEC §16, §21), when their options name an address. */
-static int dialects_add(struct server *s)
-{
-	if (listener_add(s, &piston_api, s->o.piston_listen) < 0)
-		return -1;
-	if (s->o.piston_listen[0] && s->o.piston_client[0])
-		s->listeners[s->nlisteners - 1].client = s->o.piston_client;
-	return listener_add(s, &judge0_api, s->o.judge0_listen) < 0 || listener_add(s, &mcp_api, s->o.mcp_listen) < 0
-		       ? -1
-		       : 0;
-}
-
 int server_headless_start(struct server *s, int argc, char **argv)
 {
 	server_init(s);
@@ -348,10 +332,11 @@ void server_headless_end(struct server *s)
 	ward_cgroup_keep(0);
 }
 
-int ward_serve_main(int argc, char **argv)
+int ward_serve_main(int argc, char **argv, const struct dialect *const *dialects)
 {
 	struct server srv, *s = &srv;
 	server_init(s);
+	s->dialects = dialects;
 	int rc = WARD_EXIT_FAILED;
 	char bound[160];
 
@@ -371,12 +356,12 @@ int ward_serve_main(int argc, char **argv)
 	double next_probe = start_backend(s);
 	if (dialects_add(s) < 0 || listeners_open(s) < 0)
 		goto stop;
-	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || e2b_start(s) < 0 ||
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || dialects_start(s) < 0 ||
 	    listeners_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
-		  s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
-		  s->healthy ? "yes" : "no");
+	          s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
+	          s->healthy ? "yes" : "no");
 	serve_loop(s, next_probe);
 	drain_or_exit(s);
 	rc = 0;
@@ -384,7 +369,7 @@ stop:
 	/* before the workers end: a session's PID 1 dies with the worker that
 	 * made it, and destroying it first also removes what it holds */
 	sessions_stop(s);
-	e2b_stop(s); /* its makers' sessions are gone now */
+	dialects_stop(s); /* E2B's: its makers' sessions are gone now */
 	workers_stop(s);
 	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
 	listeners_stop(s);

@@ -3,7 +3,7 @@
  * routing table (struct route), and each part's functions.  The one header
  * of src/server/; nothing outside src/server/ includes it (the rest of ward
  * sees ward_serve_main in server/serve.h) but the dialects above it
- * (src/dialect/, started by serve.c), which make and use its sessions.
+ * (src/dialect/, registered through struct dialect), which make and use its sessions.
  *
  * Process model.  MHD's I/O threads (a small pool, epoll) do nothing but
  * HTTP: read headers and the whole body, answer errors, and hand a complete,
@@ -72,9 +72,9 @@
 #include <sys/socket.h>
 
 #include "core/egress.h"
-#include "wire/wire.h"
 #include "ward.h"
 #include "ward_judge.h"
+#include "wire/wire.h"
 
 #define MAX_ROOTS 32
 #define MAX_TOKENS 256
@@ -99,8 +99,8 @@ struct serve_opts {
 	struct ward_limits defaults; /* what a request that names no limit gets: SPEC §2's, under max */
 	const char *log_path;
 	enum ward_isolation isolation;
-	unsigned client_concurrency; /* 0 = unlimited */
-	unsigned client_rate;        /* runs per minute, 0 = unlimited */
+	unsigned client_concurrency;                    /* 0 = unlimited */
+	unsigned client_rate;                           /* runs per minute, 0 = unlimited */
 	unsigned subclient_concurrency, subclient_rate; /* the same per X-Ward-Client name within a client */
 	unsigned max_connections;
 	unsigned max_conns_per_addr; /* pending connections per address, 0 = unlimited */
@@ -126,31 +126,34 @@ struct serve_opts {
 	size_t nimages;
 	const char *image_store;
 	/* languages and judging (SPEC §15) */
-	const char *languages_file;  /* --languages FILE, or NULL: the installed table */
+	const char *languages_file; /* --languages FILE, or NULL: the installed table */
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
-	char e2b_listen[128];        /* --e2b ADDR:PORT, or "" (SPEC §17) */
-	double e2b_cpu_s;            /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
-	const char *e2b_domain;      /* --e2b-domain D, or NULL: localhost:<port> */
+	char e2b_listen[128];   /* --e2b ADDR:PORT, or "" (SPEC §17) */
+	double e2b_cpu_s;       /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
+	const char *e2b_domain; /* --e2b-domain D, or NULL: localhost:<port> */
 	/* E2B templates (SPEC §19): --e2b-base NAME=IMAGE (repeatable), the
 	 * builds' egress (--e2b-build-egress HOSTS, comma-separated; NULL: none) */
 	const char *e2b_bases[MAX_IMAGES];
 	size_t ne2b_bases;
 	const char *e2b_build_egress;
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
+	const char *e2b_state;   /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
+	unsigned e2b_max_paused; /* --e2b-max-paused N (0: 64) */
+	size_t e2b_paused_bytes; /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
-	int piston_version_fallback;     /* 0 none, 1 major, 2 any */
-	double judge0_keep;              /* --judge0-keep S */
-	unsigned judge0_max_queue;       /* --judge0-max-queue N: submissions waiting (queued or running) */
-	unsigned judge0_client_queue;    /* --judge0-client-queue N: ... of one client */
-	unsigned judge0_max_kept;        /* --judge0-max-kept N: finished submissions kept */
-	char piston_client[64];          /* --piston-client NAME: who a request on --piston with no token is, or "" */
+	int piston_version_fallback;  /* 0 none, 1 major, 2 any */
+	double judge0_keep;           /* --judge0-keep S */
+	unsigned judge0_max_queue;    /* --judge0-max-queue N: submissions waiting (queued or running) */
+	unsigned judge0_client_queue; /* --judge0-client-queue N: ... of one client */
+	unsigned judge0_max_kept;     /* --judge0-max-kept N: finished submissions kept */
+	char piston_client[64];       /* --piston-client NAME: who a request on --piston with no token is, or "" */
 	const char *judge0_callback_allow[EGRESS_MAX_PATTERNS]; /* --judge0-callback-allow HOST */
 	size_t njudge0_callback_allow;
-	bool judge0_additional_files;    /* --judge0-additional-files on|off (default on) */
-	unsigned judge0_max_runs;        /* --judge0-max-runs N: number_of_runs at most (20) */
-	char mcp_listen[128];            /* --mcp ADDR: MCP's streamable HTTP (SPEC §21), or "" */
+	bool judge0_additional_files; /* --judge0-additional-files on|off (default on) */
+	unsigned judge0_max_runs;     /* --judge0-max-runs N: number_of_runs at most (20) */
+	char mcp_listen[128];         /* --mcp ADDR: MCP's streamable HTTP (SPEC §21), or "" */
 };
 
 /* An image the runner offers: its root prepared once (images.c). */
@@ -169,7 +172,7 @@ struct token {
 struct root {
 	char *path; /* realpath of --allow-root */
 	size_t len;
-	int fd;     /* O_PATH, the anchor of RESOLVE_BENEATH */
+	int fd; /* O_PATH, the anchor of RESOLVE_BENEATH */
 };
 
 /* A host path of a request, opened when it was checked against the
@@ -220,14 +223,14 @@ struct route {
  * native ones (http.c): token, body within --max-body(-total), admission,
  * a worker.  Only the shapes differ, through these hooks. */
 struct api {
-	const char *name;                 /* "piston": its option is --NAME ADDR, its log lines say so */
+	const char *name; /* "piston": its option is --NAME ADDR, its log lines say so */
 	const struct route *routes;
 	size_t nroutes;
 	char *(*error_json)(const char *msg); /* the API's error body (malloc'd); NULL: ward's {"error": msg} */
 	/* The token a request carries in this API's way (a pointer into the
 	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
 	const char *(*token)(struct MHD_Connection *c);
-	const char *token_hint;           /* how its clients send a token, for the 401; NULL: Authorization: Bearer */
+	const char *token_hint; /* how its clients send a token, for the 401; NULL: Authorization: Bearer */
 	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
 	/* Headers of its own on an answer (MCP's Mcp-Session-Id); NULL: none. */
 	void (*headers)(struct req *r, struct MHD_Response *resp);
@@ -239,44 +242,65 @@ struct api {
 	void (*stop)(struct server *s, void *state);
 };
 
+/* A dialect the server can speak (src/dialect/NAME/, SPEC §16, §17, §21):
+ * registered, not included.  The front end that starts the server hands
+ * ward_serve_main their table (src/front/dialects.c); the server calls
+ * only these hooks, so nothing in src/server/ names a dialect.  Any hook
+ * may be NULL. */
+struct dialect {
+	const char *name;
+	/* Its listeners (listener_add) when its options name an address;
+	 * before listeners_open.  -1 with a message on stderr. */
+	int (*add)(struct server *s);
+	/* A dialect that runs a listener of its own rather than a struct api
+	 * on http.c's request life (E2B's, for now): start after the native
+	 * listener (-1 with a message), tick once a second on the main
+	 * thread, stop after sessions_stop and before the workers. */
+	int (*start)(struct server *s);
+	void (*tick)(struct server *s);
+	void (*stop)(struct server *s);
+};
+
 /* A listener beside --listen (listeners.c). */
 #define MAX_LISTENERS 4
 struct listener {
 	const struct api *api;
 	struct server *s;
-	char addr[128];                   /* the option's ADDR:PORT */
-	char bound[160];                  /* what it listens on */
+	char addr[128];  /* the option's ADDR:PORT */
+	char bound[160]; /* what it listens on */
 	int fd;
 	struct MHD_Daemon *d;
-	void *state;                      /* the api's (start/stop) */
-	const char *client;               /* a request with no token is this client (--piston-client), or NULL */
+	void *state;        /* the api's (start/stop) */
+	const char *client; /* a request with no token is this client (--piston-client), or NULL */
 	bool started;
 };
 
 /* What a path pattern's parts matched (route_find). */
 struct route_args {
-	char sid[100];     /* {id}: at most 99 bytes, else no match */
-	int pid;           /* {pid} */
-	char fpath[4096];  /* {path}, as decoded, or "" */
-	int sig;           /* a signal body's signal (session_api.c) */
+	char sid[100];    /* {id}: at most 99 bytes, else no match */
+	int pid;          /* {pid} */
+	char fpath[4096]; /* {path}, as decoded, or "" */
+	int sig;          /* a signal body's signal (session_api.c) */
 };
 
 /* A session (sessions.c).  Fields but refs, execs, idle_end and the links
  * are set once, before it enters the table. */
 struct sess {
-	char id[100];      /* NODEID "." 32 hex */
-	char owner[96];    /* the client that made it (req.who) */
+	char id[100];   /* NODEID "." 32 hex */
+	char owner[96]; /* the client that made it (req.who) */
 	struct ward_session *ws;
 	double created_rt; /* CLOCK_REALTIME */
 	double ttl_s, idle_s;
 	double end, idle_end; /* now_mono() deadlines */
-	unsigned refs;     /* calls holding it */
+	unsigned refs;        /* calls holding it */
 	uint64_t execs;
-	bool retired;      /* out of the table: deleted, expired or the server stops */
-	bool paused;       /* frozen by POST .../pause: its ttl and idle clocks stop */
+	bool retired;                /* out of the table: deleted, expired or the server stops */
+	bool paused;                 /* frozen by POST .../pause: its ttl and idle clocks stop */
 	double paused_at, pause_end; /* now_mono(): since when, and killed then if still paused */
-	char *recipe;      /* its creating body without files (to fork it), or NULL */
-	volatile int cancel; /* its execs' cancel: set when it ends */
+	double hard_end;             /* now_mono(): its end however it is paused and resumed: made +
+			    * --session-max-ttl (only sess_set_end, E2B's setTimeout, moves it) */
+	char *recipe;                /* its creating body without files (to fork it), or NULL */
+	volatile int cancel;         /* its execs' cancel: set when it ends */
 	struct sess *next;
 };
 
@@ -300,41 +324,42 @@ struct park {
 /* One HTTP request. */
 struct req {
 	struct server *srv;
-	struct listener *ln;        /* the listener it came on, NULL: --listen (the native API) */
+	struct listener *ln; /* the listener it came on, NULL: --listen (the native API) */
 	struct MHD_Connection *conn;
-	const struct route *route;  /* NULL: no such endpoint */
-	const char *allow;          /* no route: the methods its path takes (a 405), or NULL (a 404) */
-	bool truncated;             /* the answer is a listing cut short: X-Ward-Truncated: 1 */
+	const struct route *route; /* NULL: no such endpoint */
+	const char *allow;         /* no route: the methods its path takes (a 405), or NULL (a 404) */
+	bool truncated;            /* the answer is a listing cut short: X-Ward-Truncated: 1 */
 	enum rstate state;
 	double t_start, t_admit;
-	char client[176];           /* who, or who/sub: the log's name */
-	char who[96];               /* the quota's client: token name or address */
-	char sub[72];               /* X-Ward-Client, sanitized, or "" */
+	char client[176]; /* who, or who/sub: the log's name */
+	char who[96];     /* the quota's client: token name or address */
+	char sub[72];     /* X-Ward-Client, sanitized, or "" */
 	char method[16];
 	char path[128];
 	char *body;
 	size_t len, cap;
-	struct client *cl, *subcl;  /* hold an active count while queued/running */
-	struct answer_hold answer;  /* resp, counted in the answer budget and its client's share until the request ends */
+	struct client *cl, *subcl; /* hold an active count while queued/running */
+	struct answer_hold
+		answer; /* resp, counted in the answer budget and its client's share until the request ends */
 	struct ward_request_doc doc;
 	bool have_doc;
-	size_t doc_bytes;           /* what doc holds, counted in body_bytes */
-	struct route_args args;     /* the route's {id}, {pid}, {path} */
-	struct sess *sess;          /* the session it names, held (sessions.c), or NULL */
+	size_t doc_bytes;            /* what doc holds, counted in body_bytes */
+	struct route_args args;      /* the route's {id}, {pid}, {path} */
+	struct sess *sess;           /* the session it names, held (sessions.c), or NULL */
 	struct MHD_Response *stream; /* an answer made as it is sent (a follow, a run's stream), or NULL */
-	struct live *live;          /* the run's output is streamed (stream.c), or NULL */
-	struct held *held;       /* host paths checked against --allow-root, held open */
+	struct live *live;           /* the run's output is streamed (stream.c), or NULL */
+	struct held *held;           /* host paths checked against --allow-root, held open */
 	size_t nheld;
 	/* the answer, filled by the handler or a worker */
 	unsigned code;
 	char *resp;
-	size_t resp_len;            /* resp's length when it is bytes (0: strlen) */
+	size_t resp_len; /* resp's length when it is bytes (0: strlen) */
 	const char *ctype;
 	void *ext;                  /* a route's decoded extras (free()) */
 	const volatile int *cancel; /* its run's cancel when not the server's (an MCP call's), or NULL */
 	unsigned retry_after;
 	const char *sandbox_status;
-	char message[600];          /* logged error detail */
+	char message[600]; /* logged error detail */
 	struct req *qnext;
 };
 
@@ -346,9 +371,9 @@ struct metrics {
 	uint64_t rejected_busy, rejected_client_conc, rejected_client_rate, rejected_unhealthy;
 	uint64_t http[600];
 	uint64_t egress_allowed, egress_refused; /* connections through the egress proxies */
-	uint64_t streamed;          /* runs answered as a stream */
-	uint64_t judge_compiles;    /* compile steps of judge jobs (POST /judge, the dialects) */
-	uint64_t judge_tests;       /* tests of judge jobs that ran (not skipped) */
+	uint64_t streamed;                       /* runs answered as a stream */
+	uint64_t judge_compiles;                 /* compile steps of judge jobs (POST /judge, the dialects) */
+	uint64_t judge_tests;                    /* tests of judge jobs that ran (not skipped) */
 };
 
 /* The server's context: the only mutable state of `ward serve` (but the
@@ -374,21 +399,22 @@ struct server {
 	unsigned nclients;
 	struct metrics m;
 	bool healthy;
-	struct ward_pool *pool;     /* --pool, or NULL */
+	struct ward_pool *pool; /* --pool, or NULL */
 	char health_reason[600];
 
 	pthread_mutex_t conn_lock; /* the connection records, peers and their counts */
 	struct conn_rec *conns;
 	struct conn_rec *pend_oldest, *pend_newest;
 	struct peer *peers[PEER_BUCKETS];
-	unsigned nlive, npending;        /* connections not cut; pending ones among them */
-	uint64_t cut_addr, cut_full;     /* pending connections cut for room */
+	unsigned nlive, npending;    /* connections not cut; pending ones among them */
+	uint64_t cut_addr, cut_full; /* pending connections cut for room */
 
 	pthread_mutex_t log_lock;
 	int log_fd;
 
-	pthread_mutex_t sess_lock; /* sessions, making, dying, nsessions, nmaking, sm, each sess's refs/execs/idle_end */
-	pthread_cond_t sess_cond;  /* a session's refs dropped */
+	pthread_mutex_t
+		sess_lock;        /* sessions, making, dying, nsessions, nmaking, sm, each sess's refs/execs/idle_end */
+	pthread_cond_t sess_cond; /* a session's refs dropped */
 	struct sess *sessions, *making, *dying;
 	unsigned nsessions, nmaking;
 	struct sess_metrics sm;
@@ -398,14 +424,15 @@ struct server {
 	bool ticker_stop, ticker_started;
 	pthread_t ticker;
 
-	size_t body_bytes;   /* request bodies and decoded requests held now (atomic); --max-body-total */
-	size_t answer_bytes; /* encoded answers held until sent (atomic); --max-answer-total */
+	size_t body_bytes;            /* request bodies and decoded requests held now (atomic); --max-body-total */
+	size_t answer_bytes;          /* encoded answers held until sent (atomic); --max-answer-total */
 	struct ward_budget bg_output; /* sessions' background records (libward's, atomic); --max-bg-output-total */
 	struct offered_image images[MAX_IMAGES]; /* opened at start, read-only after */
 	size_t nimages;
-	struct ward_languages langs; /* loaded and probed at start, read-only after */
-	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
-	struct e2b *e2b;             /* the E2B listener (src/dialect/e2b/), or NULL */
+	struct ward_languages langs;              /* loaded and probed at start, read-only after */
+	unsigned borrowed;                        /* slots a judge's parallel tests hold beside their own (s->lock) */
+	struct e2b *e2b;                          /* the E2B listener (src/dialect/e2b/), or NULL */
+	const struct dialect *const *dialects;    /* NULL-terminated: those ward_serve_main was given */
 	struct listener listeners[MAX_LISTENERS]; /* beside --listen (listeners.c) */
 	size_t nlisteners;
 };
@@ -481,7 +508,7 @@ void clients_free(struct server *s);
 
 /* routes.c */
 const struct route *route_find_in(const struct route *table, size_t n, const char *path, const char *method,
-				  struct route_args *a, const char **allow);
+                                  struct route_args *a, const char **allow);
 
 /* http.c */
 /* MHD on an open listening socket for l (NULL: the native --listen, s->d). */
@@ -490,12 +517,16 @@ struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, uns
 /* listeners.c */
 /* Add a listener of api on addr (nothing when addr is ""). */
 int listener_add(struct server *s, const struct api *api, const char *addr);
-int listeners_open(struct server *s);      /* their sockets and states: before the workers */
-int listeners_start(struct server *s);     /* their MHD daemons: after http_start */
-void listeners_quiesce(struct server *s);  /* the drain: no new connections */
+int listeners_open(struct server *s);     /* their sockets and states: before the workers */
+int listeners_start(struct server *s);    /* their MHD daemons: after http_start */
+void listeners_quiesce(struct server *s); /* the drain: no new connections */
 void listeners_tick(struct server *s);
-void listeners_stop(struct server *s);     /* after the workers */
-void listeners_free(struct server *s);     /* states and sockets, at the end */
+void listeners_stop(struct server *s); /* after the workers */
+void listeners_free(struct server *s); /* states and sockets, at the end */
+int dialects_add(struct server *s);    /* each dialect's add: before listeners_open */
+int dialects_start(struct server *s);  /* each dialect's own listener: after http_start */
+void dialects_tick(struct server *s);
+void dialects_stop(struct server *s); /* after sessions_stop, before the workers */
 
 /* health.c */
 void probe(struct server *s);
@@ -580,17 +611,18 @@ void run_session_resume(struct req *r);
 bool prepare_session_fork(struct server *s, struct req *r);
 void run_session_fork(struct req *r);
 /* Pause (freeze; its ttl and idle clocks stop; it ends timeout_s from now
- * if still paused, 0: --session-max-ttl) or resume session x. */
+ * if still paused; a paused one stays as it is) or resume session x; never
+ * past x->hard_end. */
 void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s);
 /* The session id of client owner, if alive: held (sess_unref drops it),
  * the call counted as activity; NULL else.  For a dialect that has no
  * struct req of ward's shape (E2B). */
-struct sess *sess_get(struct server *s, const char *id, const char *owner);
+struct sess *sess_get(struct server *s, const char *owner, const char *id);
 /* Pause or resume the session id of client owner, as POST .../pause and
  * .../resume do: 0, or -errno with err set (-ENOENT: no such session of
  * that client; -EBUSY: an exec runs; -ENOTSUP: no freezer here). */
 int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
-		     size_t errlen);
+                     size_t errlen);
 void run_proc_signal(struct req *r);
 void answer_proc_output(struct server *s, struct req *r);
 bool conn_park(struct server *s, struct park *p);
@@ -654,9 +686,9 @@ void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode
 /* A request's log line (any listener's: E2B's too). */
 struct log_req {
 	const char *client, *method, *path;
-	const char *cut;                     /* why the server cut its connection, or NULL */
+	const char *cut; /* why the server cut its connection, or NULL */
 	enum MHD_RequestTerminationCode toe;
-	int code;                            /* 0: no answer was sent */
+	int code; /* 0: no answer was sent */
 	double t_start;
 	const char *sandbox_status;
 };

@@ -12,11 +12,11 @@
  * a session on an I/O thread but ward_session_proc_output with no wait. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,27 +33,39 @@ static unsigned errno_code(int e)
 {
 	switch (e) {
 	case -ENOENT:
-	case -ESRCH: return 404;
+	case -ESRCH:
+		return 404;
 	case -ENOSPC:
 	case -EDQUOT:
-	case -EFBIG: return 507;
+	case -EFBIG:
+		return 507;
 	case -EACCES:
 	case -EPERM:
 	case -ELOOP:
-	case -EXDEV: return 403;
+	case -EXDEV:
+		return 403;
 	case -EISDIR:
 	case -ENOTDIR:
 	case -EEXIST:
-	case -ENOTEMPTY: return 409;
-	case -EAGAIN: return 429;
-	case -EMSGSIZE: return 413;
-	case -EPIPE: return 409;
-	case -EINVAL: return 400;
+	case -ENOTEMPTY:
+		return 409;
+	case -EAGAIN:
+		return 429;
+	case -EMSGSIZE:
+		return 413;
+	case -EPIPE:
+		return 409;
+	case -EINVAL:
+		return 400;
 	case -ENOSYS:
-	case -ENOTSUP: return 501;
-	case -EBUSY: return 409;
-	case -ETIMEDOUT: return 504;
-	default: return 500;
+	case -ENOTSUP:
+		return 501;
+	case -EBUSY:
+		return 409;
+	case -ETIMEDOUT:
+		return 504;
+	default:
+		return 500;
 	}
 }
 
@@ -72,12 +84,13 @@ static bool check_session_limits(struct server *s, struct req *r, const struct s
 {
 	const struct serve_opts *o = &s->o;
 	if (x->ttl_set && !(x->ttl_s > 0 && x->ttl_s <= o->session_max_ttl)) {
-		set_error(r, 400, "ttl_s: give seconds, more than 0 and at most --session-max-ttl (%g)", o->session_max_ttl);
+		set_error(r, 400, "ttl_s: give seconds, more than 0 and at most --session-max-ttl (%g)",
+		          o->session_max_ttl);
 		return false;
 	}
 	if (x->idle_set && !(x->idle_s > 0 && x->idle_s <= o->session_max_idle)) {
 		set_error(r, 400, "idle_s: give seconds, more than 0 and at most --session-max-idle (%g)",
-			  o->session_max_idle);
+		          o->session_max_idle);
 		return false;
 	}
 	if (x->work_set && !(x->work_size_mb >= 1 && x->work_size_mb <= (double)o->max_work_size)) {
@@ -246,14 +259,16 @@ bool prepare_session_exec(struct server *s, struct req *r)
 		return false;
 	}
 	if (x->cwd[0] && x->cwd[0] != '/') {
-		set_error(r, 400, "cwd: '%s' is not absolute; give a path inside the sandbox such as /work/sub", x->cwd);
+		set_error(r, 400, "cwd: '%s' is not absolute; give a path inside the sandbox such as /work/sub",
+		          x->cwd);
 		return false;
 	}
 	if (!prepare_exec(s, r))
 		return false;
 	if (x->background && r->doc.req.collect) {
-		set_error(r, 400, "collect: a background exec has no end to collect the files at: run it without "
-				  "\"background\", or collect with a later exec");
+		set_error(r, 400,
+		          "collect: a background exec has no end to collect the files at: run it without "
+		          "\"background\", or collect with a later exec");
 		return false;
 	}
 	if (x->stdin_pipe)
@@ -382,7 +397,7 @@ void run_session_get_file(struct req *r)
 	 * (answer_bound counts that), however many entries the directory has */
 	size_t max = s->o.max.output_limit ? s->o.max.output_limit : FILE_READ_MAX_DFLT;
 	int rc = ward_session_list_max(r->sess->ws, r->args.fpath, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES,
-				       &d, &n, &cut, err, sizeof(err));
+	                               &d, &n, &cut, err, sizeof(err));
 	if (rc == 0) {
 		set_answer(r, 200, sj_list_json(d, n, max, &kept), "application/json");
 		r->truncated = cut || kept < n;
@@ -398,8 +413,10 @@ void run_session_get_file(struct req *r)
 	err[0] = 0;
 	rc = ward_session_read(r->sess->ws, r->args.fpath, max, &data, &len, err, sizeof(err));
 	if (rc == -EFBIG) {
-		set_error(r, 413, "the file is larger than the most this runner sends (--max-output, %zu bytes); "
-				  "split it inside the session", max);
+		set_error(r, 413,
+		          "the file is larger than the most this runner sends (--max-output, %zu bytes); "
+		          "split it inside the session",
+		          max);
 		return;
 	}
 	if (rc < 0) {
@@ -446,7 +463,7 @@ bool prepare_proc_stdin(struct server *s, struct req *r)
 	bool close_after = c && strcmp(c, "0") != 0;
 	char err[512] = "";
 	int rc = ward_session_proc_stdin(r->sess->ws, r->args.pid, r->body ? r->body : "", r->len, close_after, err,
-					 sizeof(err));
+	                                 sizeof(err));
 	sess_release(r);
 	if (rc < 0)
 		set_lib_error(r, rc, err, "cannot write to its stdin");
@@ -494,7 +511,7 @@ bool prepare_session_pause(struct server *s, struct req *r)
 	}
 	if (p->timeout_set && !(p->timeout_s > 0 && p->timeout_s <= s->o.session_max_ttl)) {
 		set_error(r, 400, "timeout_s: give seconds, more than 0 and at most --session-max-ttl (%g)",
-			  s->o.session_max_ttl);
+		          s->o.session_max_ttl);
 		return false;
 	}
 	return sess_find(s, r);
@@ -507,7 +524,8 @@ void run_session_pause(struct req *r)
 {
 	const struct sj_pause *p = r->ext;
 	char err[512] = "";
-	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, true, p->timeout_set ? p->timeout_s : 0, err, sizeof(err));
+	int rc = sess_pause_by_id(r->srv, r->sess->id, r->who, true, p->timeout_set ? p->timeout_s : 0, err,
+	                          sizeof(err));
 	if (rc < 0) {
 		set_lib_error(r, rc, err, "cannot pause the session");
 		return;
@@ -545,8 +563,10 @@ bool prepare_session_fork(struct server *s, struct req *r)
 		return false;
 	char *recipe = r->sess->recipe ? strdup(r->sess->recipe) : NULL;
 	if (!recipe) {
-		set_error(r, 409, "this session cannot be forked: the body that made it, without its files, is over %d "
-				  "bytes", SJ_RECIPE_MAX);
+		set_error(r, 409,
+		          "this session cannot be forked: the body that made it, without its files, is over %d "
+		          "bytes",
+		          SJ_RECIPE_MAX);
 		return false;
 	}
 	body_release(s, r);
@@ -574,6 +594,7 @@ void run_session_fork(struct req *r)
 		session_opts(s, r, &o);
 		o.shape.files = NULL; /* the source's files are copied instead */
 		o.shape.nfiles = 0;
+		/* (bounded by the source's /work size and each fork's memory_mb: libward's) */
 		rc = ward_session_fork(r->sess->ws, &o, n, UINT64_MAX, ws, err, sizeof(err));
 		if (rc < 0)
 			set_lib_error(r, rc, err, "cannot fork the session");
@@ -610,7 +631,7 @@ struct follow {
 	uint64_t off[2];
 	char *buf;
 	size_t len, pos;
-	size_t held;            /* len, counted in the server's --max-answer-total */
+	size_t held; /* len, counted in the server's --max-answer-total */
 };
 
 /* Append one NDJSON line (taking line; n is strlen(line)); false when out
@@ -691,7 +712,7 @@ static bool follow_fetch(struct follow *f)
 	int code = 0;
 	char err[256] = "";
 	int rc = ward_session_proc_output(q.sess->ws, f->pid, f->off[0], f->off[1], 0, &st[0], &st[1], &exited, &code,
-					  err, sizeof(err));
+	                                  err, sizeof(err));
 	const char *status = exited ? proc_status(q.sess->ws, f->pid) : NULL;
 	sess_unref(f->s, q.sess);
 	if (rc < 0) {
@@ -778,7 +799,7 @@ void answer_proc_output(struct server *s, struct req *r)
 	memset(&e, 0, sizeof(e));
 	char err[256] = "";
 	int rc = ward_session_proc_output(r->sess->ws, r->args.pid, UINT64_MAX, UINT64_MAX, 0, &o, &e, NULL, NULL, err,
-					  sizeof(err));
+	                                  sizeof(err));
 	free(o.data);
 	free(e.data);
 	double end = r->sess->end;
@@ -813,8 +834,8 @@ void answer_proc_output(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, end + 1);
 }
 
-#define TICK_S 0.1         /* every parked stream looks again this often */
-#define TICK_WATCH 1024     /* parked fds watched at once (the others wait for the tick) */
+#define TICK_S 0.1      /* every parked stream looks again this often */
+#define TICK_WATCH 1024 /* parked fds watched at once (the others wait for the tick) */
 
 /* Resume the parked streams that are ready, or all of them on a tick.
  * Called with park_lock held. */

@@ -62,11 +62,11 @@ int sj_session_extras(const char *body, size_t len, struct sj_session_extras *x,
 		return -1;
 	json_t *lim = json_object_get(o, "limits");
 	bool ok = get_num(o, "ttl_s", "ttl_s", &x->ttl_s, &x->ttl_set, err, n) &&
-		  get_num(o, "idle_s", "idle_s", &x->idle_s, &x->idle_set, err, n) &&
-		  get_num(json_is_object(lim) ? lim : NULL, "work_size_mb", "limits.work_size_mb", &x->work_size_mb,
-			  &x->work_set, err, n) &&
-		  get_num(json_is_object(lim) ? lim : NULL, "cpu_seconds", "limits.cpu_seconds", &x->cpu_s, &x->cpu_set,
-			  err, n);
+	          get_num(o, "idle_s", "idle_s", &x->idle_s, &x->idle_set, err, n) &&
+	          get_num(json_is_object(lim) ? lim : NULL, "work_size_mb", "limits.work_size_mb", &x->work_size_mb,
+	                  &x->work_set, err, n) &&
+	          get_num(json_is_object(lim) ? lim : NULL, "cpu_seconds", "limits.cpu_seconds", &x->cpu_s, &x->cpu_set,
+	                  err, n);
 	if (ok && x->work_set && x->work_size_mb != floor(x->work_size_mb))
 		ok = bad(err, n, "limits.work_size_mb: must be a whole number of MB") == 0;
 	json_decref(o);

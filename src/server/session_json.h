@@ -45,10 +45,10 @@ struct sj_session {
 	bool detail, busy, paused;
 	uint64_t execs;
 	struct ward_session_usage usage;
-	bool cpu_spent;                    /* its cpu_seconds budget ran out */
+	bool cpu_spent; /* its cpu_seconds budget ran out */
 	const struct ward_session_proc *procs;
 	size_t nprocs;
-	bool egress;                       /* network allow: the proxy's counts */
+	bool egress; /* network allow: the proxy's counts */
 	uint64_t egress_tried, egress_allowed;
 };
 /* malloc'd JSON, or NULL when out of memory. */
@@ -63,7 +63,6 @@ char *sj_event_json(const char *stream, const char *data, size_t len, size_t *ou
  * "exit_code", "timed_out", "error"}} once it exited, or {"error"}. */
 char *sj_end_json(int pid, int exit_code, const char *status, const char *error, size_t *outlen);
 char *sj_pid_json(int pid);
-
 
 /* The body with "argv": ["true"] in place of any command, for the request
  * decoder (a session's body has no command): malloc'd (free()), or NULL

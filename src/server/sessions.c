@@ -78,10 +78,10 @@ struct sess *sess_place(struct server *s, const char *owner, unsigned *code, cha
 	*code = 429;
 	if (all >= s->o.max_sessions)
 		snprintf(msg, n, "the runner holds --max-sessions (%u) sessions already; delete one or retry later",
-			 s->o.max_sessions);
+		         s->o.max_sessions);
 	else
 		snprintf(msg, n, "client '%s' holds --client-sessions (%u) sessions already; delete one first", owner,
-			 s->o.client_sessions);
+		         s->o.client_sessions);
 	return NULL;
 }
 
@@ -120,6 +120,7 @@ void sess_commit(struct server *s, struct sess *x, struct ward_session *ws, doub
 		x->idle_s = idle_s;
 		x->end = t + ttl_s;
 		x->idle_end = t + idle_s;
+		x->hard_end = fmax(t + s->o.session_max_ttl, x->end);
 		x->next = s->sessions;
 		s->sessions = x;
 		s->nsessions++;
@@ -138,6 +139,15 @@ void sess_times(const struct sess *x, double *expires, double *idle_expires)
 	*idle_expires = fmin(x->idle_end, x->end) + off;
 }
 
+/* Has x ended at t?  Never alive past hard_end; paused, at its pause's
+ * end; else at its ttl, or idle past idle_s (when idle counts). */
+static bool sess_over(const struct sess *x, double t, bool idle_counts)
+{
+	if (t >= x->hard_end)
+		return true;
+	return x->paused ? t >= x->pause_end : t >= x->end || (idle_counts && t >= x->idle_end);
+}
+
 /* The session r names, if it is r's client's and alive: held in r->sess
  * (sess_release drops it), the call counted as activity.  Else the 404,
  * the same for an unknown id, another client's, an expired or a deleted
@@ -149,8 +159,7 @@ struct sess *sess_get(struct server *s, const char *owner, const char *id)
 	pthread_mutex_lock(&s->sess_lock);
 	for (struct sess *x = s->sessions; x; x = x->next)
 		if (strcmp(x->id, id) == 0) {
-			if (strcmp(x->owner, owner) == 0 &&
-			    (x->paused ? t < x->pause_end : t < x->end && t < x->idle_end))
+			if (strcmp(x->owner, owner) == 0 && !sess_over(x, t, true))
 				found = x;
 			break;
 		}
@@ -171,7 +180,7 @@ bool sess_find(struct server *s, struct req *r)
 }
 
 int sess_pause_by_id(struct server *s, const char *id, const char *owner, bool pause, double timeout_s, char *err,
-		     size_t errlen)
+                     size_t errlen)
 {
 	struct sess *x = sess_get(s, owner, id);
 	if (!x) {
@@ -296,8 +305,7 @@ void sessions_sweep(struct server *s)
 		nx = x->next;
 		bool dead = !ward_session_alive(x->ws);
 		/* paused: its clocks stand still, but for the pause's own end */
-		bool over = x->paused ? t >= x->pause_end : t >= x->end || (x->refs == 0 && t >= x->idle_end);
-		if (over || dead) {
+		if (sess_over(x, t, x->refs == 0) || dead) {
 			sess_doom(s, x);
 			s->sm.expired++;
 		}
@@ -362,7 +370,7 @@ void answer_session_list(struct server *s, struct req *r)
 			if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
 				*c = '_';
 		set_error(r, 404, "this runner is node '%s', not '%s': ask that node for its sessions", s->o.node_id,
-			  shown);
+		          shown);
 		return;
 	}
 	pthread_mutex_lock(&s->sess_lock);
@@ -409,7 +417,9 @@ void sess_count_exec(struct server *s, struct sess *x, enum ward_status st)
 
 /* Paused (POST .../pause): its ttl and idle deadlines stop, and it ends
  * timeout_s from now if still paused; resumed: they go on from where they
- * stood (the time paused added to both). */
+ * stood (the time paused added to both).  Pausing a paused session changes
+ * nothing (its pause's end stands), and neither a pause nor a resume takes
+ * it past its hard_end: pauses cannot keep it for ever. */
 void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s)
 {
 	pthread_mutex_lock(&s->sess_lock);
@@ -417,13 +427,12 @@ void sess_pause(struct server *s, struct sess *x, bool on, double timeout_s)
 	if (on && !x->paused) {
 		x->paused = true;
 		x->paused_at = t;
+		x->pause_end = fmin(t + timeout_s, x->hard_end);
 	}
-	if (on)
-		x->pause_end = t + timeout_s;
 	if (!on && x->paused) {
 		x->paused = false;
-		x->end += t - x->paused_at;
-		x->idle_end = fmax(x->idle_end + (t - x->paused_at), t + x->idle_s);
+		x->end = fmin(x->end + (t - x->paused_at), x->hard_end);
+		x->idle_end = fmin(fmax(x->idle_end + (t - x->paused_at), t + x->idle_s), x->hard_end);
 	}
 	pthread_mutex_unlock(&s->sess_lock);
 }
@@ -436,5 +445,6 @@ void sess_set_end(struct server *s, struct sess *x, double ttl_s)
 	x->end = t + ttl_s;
 	x->idle_s = fmax(x->idle_s, ttl_s);
 	x->idle_end = fmax(x->idle_end, x->end);
+	x->hard_end = fmax(x->hard_end, x->end); /* (an explicit new end, at most --session-max-ttl from now) */
 	pthread_mutex_unlock(&s->sess_lock);
 }

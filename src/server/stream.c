@@ -43,28 +43,28 @@ struct live {
 	struct park park;
 	struct server *s;
 	pthread_mutex_t lock;
-	unsigned refs;        /* the request's, the response's */
+	unsigned refs; /* the request's, the response's */
 	bool sse;
-	bool raw;             /* the result is itself the last event, "message" (stream_start_messages) */
-	bool started;         /* the worker: the run has begun, the stream is answered */
-	bool done;            /* the worker has left the result */
-	bool gone;            /* the connection ended before that: the worker ends the request */
-	char why[160];        /* then: the cut's reason, or "" */
+	bool raw;      /* the result is itself the last event, "message" (stream_start_messages) */
+	bool started;  /* the worker: the run has begun, the stream is answered */
+	bool done;     /* the worker has left the result */
+	bool gone;     /* the connection ended before that: the worker ends the request */
+	char why[160]; /* then: the cut's reason, or "" */
 	enum MHD_RequestTerminationCode toe;
-	int rfd, wfd;         /* the socket pair; wfd is the run's observe_fd */
-	uint64_t head_cap;    /* what the result keeps of a stream's start */
-	uint64_t total[2];    /* what the program wrote to each, once done (UINT64_MAX: not known) */
+	int rfd, wfd;      /* the socket pair; wfd is the run's observe_fd */
+	uint64_t head_cap; /* what the result keeps of a stream's start */
+	uint64_t total[2]; /* what the program wrote to each, once done (UINT64_MAX: not known) */
 	/* the I/O thread's, from the run's start */
-	uint64_t seen[2];     /* bytes of each stream sent or dropped so far */
+	uint64_t seen[2];          /* bytes of each stream sent or dropped so far */
 	unsigned char carry[2][4]; /* a UTF-8 sequence's start, cut off */
 	size_t ncarry[2];
-	int cur;              /* the stream pend holds, -1 none */
-	char *pend;           /* its bytes not yet sent, carry first */
+	int cur;    /* the stream pend holds, -1 none */
+	char *pend; /* its bytes not yet sent, carry first */
 	size_t npend;
-	char *msg;            /* one message */
-	char *out;            /* events ready for MHD */
+	char *msg; /* one message */
+	char *out; /* events ready for MHD */
 	size_t out_len, out_pos, out_cap;
-	char *result;         /* the last event, once done */
+	char *result; /* the last event, once done */
 	bool ended;
 	/* whole events made by the worker (a judge's tests), under lock,
 	 * waiting for the I/O thread */
@@ -103,8 +103,10 @@ bool stream_want(struct server *s, struct req *r)
 	if (!l || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
 		free(l);
 		r->retry_after = 1;
-		set_error(r, 503, "cannot make the output stream: %s; retry later, or ask without Accept: "
-				  "application/x-ndjson", strerror(errno));
+		set_error(r, 503,
+		          "cannot make the output stream: %s; retry later, or ask without Accept: "
+		          "application/x-ndjson",
+		          strerror(errno));
 		return false;
 	}
 	int buf = LIVE_SNDBUF;
@@ -276,7 +278,8 @@ static void dropped_event(struct live *l, int i, uint64_t n)
 	pend_flush(l, true);
 	l->seen[i] += n;
 	char m[128];
-	int k = snprintf(m, sizeof(m), "\n[ward: %llu bytes dropped: the client did not keep up]\n", (unsigned long long)n);
+	int k = snprintf(m, sizeof(m), "\n[ward: %llu bytes dropped: the client did not keep up]\n",
+	                 (unsigned long long)n);
 	out_chunk(l, i, m, (size_t)k, n);
 }
 
@@ -412,7 +415,8 @@ static bool live_answer(struct req *r, double run_s)
 	pthread_mutex_lock(&l->lock);
 	l->refs++; /* the response's */
 	pthread_mutex_unlock(&l->lock);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, l->sse ? "text/event-stream" : "application/x-ndjson");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        l->sse ? "text/event-stream" : "application/x-ndjson");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
 	l->started = true;
@@ -540,7 +544,7 @@ void stream_finish(struct server *s, struct req *r)
 		return;
 	}
 	snprintf(r->message, sizeof(r->message), "the client went away while it ran (%s): the run was cancelled",
-		 l->why[0] ? l->why : "connection closed");
+	         l->why[0] ? l->why : "connection closed");
 	req_finish(s, r, l->toe, NULL, 0);
 }
 

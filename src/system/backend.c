@@ -19,7 +19,7 @@
 #include "ward.h"
 
 int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
-		       struct backend_outcome *o, double start)
+                       struct backend_outcome *o, double start)
 {
 	if (pool)
 		pool_busy(pool, +1);

@@ -9,6 +9,6 @@
 /* With a pool, a request of the pool's shape takes a sandbox built ahead;
  * any other request (or an empty pool) builds one. */
 int backend_system_run(struct ward_pool *pool, const struct ward_request *req, struct ward_result *res,
-		       struct backend_outcome *o, double start);
+                       struct backend_outcome *o, double start);
 
 #endif

@@ -43,10 +43,10 @@
 /* What is the same for every sandbox a process clones, prepared once
  * (sandbox_facts, clone.h) and read-only after. */
 struct sandbox_facts {
-	struct ward_seccomp filter;  /* the command's, loaded on PID 1 */
+	struct ward_seccomp filter; /* the command's, loaded on PID 1 */
 	bool filter_ok;
-	char filter_err[256];        /* why not, when !filter_ok */
-	int landlock_abi;            /* 0: none, or switched off */
+	char filter_err[256];         /* why not, when !filter_ok */
+	int landlock_abi;             /* 0: none, or switched off */
 	bool no_seccomp, no_landlock; /* benchmark switches (WARD_BENCH_NO_*) */
 	/* Where this process's command line lives (/proc/self/stat arg_start
 	 * and arg_end; 0 when unknown): PID 1, a copy of ward, overwrites it,
@@ -60,20 +60,20 @@ struct sandbox_facts {
 struct child_ctx {
 	const struct sandbox_facts *facts;
 	const struct plan *plan;
-	int *trees;            /* per plan op: a detached tree to mount, or -1 */
-	const char *prepared;  /* the plan's prepared root (mounts_prepare_root), or NULL */
+	int *trees;           /* per plan op: a detached tree to mount, or -1 */
+	const char *prepared; /* the plan's prepared root (mounts_prepare_root), or NULL */
 	enum ward_net net;
 	const char *const *write_paths;
 	size_t nwrite;
 	int landlock_abi;
-	int landlock_fd;       /* the ruleset PID 1 built for the command, or -1 */
-	int sync_r, ctl_w;     /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
-	int notify_w;          /* PID 1 sends the seccomp listener here */
+	int landlock_fd;   /* the ruleset PID 1 built for the command, or -1 */
+	int sync_r, ctl_w; /* sync: supervisor -> PID 1; ctl: PID 1 -> supervisor */
+	int notify_w;      /* PID 1 sends the seccomp listener here */
 	int out_w, err_w, in_r, rep_w;
-	double start;          /* for WARD_TRACE */
-	char setup_err[400];   /* the command's last steps failed, and why (it shares PID 1's
+	double start;        /* for WARD_TRACE */
+	char setup_err[400]; /* the command's last steps failed, and why (it shares PID 1's
 				* memory until execve: PID 1 reads this when the clone returns) */
-	struct handover ho;    /* filled by PID 1 from the sync pipe */
+	struct handover ho;  /* filled by PID 1 from the sync pipe */
 	/* Sessions (init_session.c): PID 1 keeps notify_w as the control
 	 * socket; an exec's command gets its cwd and says why its setup
 	 * failed on fail_fd ("E WHY", its exec's control pipe), not in

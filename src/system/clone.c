@@ -99,8 +99,8 @@ const struct sandbox_facts *sandbox_facts(void)
  * otherwise in a new one of its own. */
 pid_t clone_pid1(struct child_ctx *c, int cgfd, int netfd, unsigned long extra, int *pidfd, bool *born_in_cg)
 {
-	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			      CLONE_NEWNET | CLONE_PIDFD | extra;
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+	                      CLONE_PIDFD | extra;
 	bool entered = netfd >= 0 && netns_enter(netfd) == 0;
 	if (entered)
 		flags &= ~(unsigned long)CLONE_NEWNET;
@@ -135,7 +135,7 @@ size_t landlock_write_paths(const struct ward_request *shape, const char **out, 
 	for (size_t i = 0; i < shape->nmounts && n < max; i++)
 		if (!shape->mounts[i].read_only)
 			out[n++] = shape->mounts[i].sandbox_path ? shape->mounts[i].sandbox_path
-								 : shape->mounts[i].host_path;
+			                                         : shape->mounts[i].host_path;
 	return n;
 }
 
@@ -151,7 +151,7 @@ static struct {
 	uint64_t tmp_size_mb, work_size_mb;
 	double made;
 	struct plan plan;
-	int *trees;        /* all -1: the plain shape binds nothing held */
+	int *trees;           /* all -1: the plain shape binds nothing held */
 	const char *prepared; /* the plan's prepared root, or NULL */
 } g_spawn_plan;
 
@@ -200,10 +200,10 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb, uint64_t work_size_mb
 		g_spawn_plan.trees[i] = -1;
 	/* Its ops that are the same for every sandbox, applied once (a PID 1
 	 * that cannot clone them applies them itself). */
-	g_spawn_plan.prepared = g_own_mounts && mounts_prepare_root(g_spawn_plan.plan.ops, n, PREPARED_ROOT, err,
-								    sizeof(err)) == 0
-					? PREPARED_ROOT
-					: NULL;
+	g_spawn_plan.prepared =
+		g_own_mounts && mounts_prepare_root(g_spawn_plan.plan.ops, n, PREPARED_ROOT, err, sizeof(err)) == 0
+			? PREPARED_ROOT
+			: NULL;
 	g_spawn_plan.tmp_size_mb = tmp_size_mb;
 	g_spawn_plan.work_size_mb = work_size_mb;
 	g_spawn_plan.made = now;

@@ -38,11 +38,11 @@ size_t landlock_write_paths(const struct ward_request *shape, const char **out, 
 enum { SP_SYNC, SP_CTL, SP_OUT, SP_ERR, SP_IN, SP_REP, SP_NOTIFY, SP_CGROUP, SP_NETNS, SP_NFDS };
 
 struct spawn_req {
-	int32_t net;            /* enum ward_net */
+	int32_t net; /* enum ward_net */
 	uint32_t pad;
 	uint64_t tmp_size_mb;
-	uint64_t work_size_mb;  /* a session's /work (0: a run's, as planned) */
-	double start;           /* for WARD_TRACE */
+	uint64_t work_size_mb; /* a session's /work (0: a run's, as planned) */
+	double start;          /* for WARD_TRACE */
 };
 
 /* A way to have the plain shape's PID 1 cloned for the caller, as its child

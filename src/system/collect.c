@@ -53,8 +53,8 @@ int collect_decode(const void *buf, size_t len, uint32_t max_files, uint64_t max
 			res->files_truncated = (f.flags & COLLECT_TRUNCATED) != 0;
 			break;
 		}
-		if (f.kind != 'F' || f.path_len == 0 || f.path_len >= PATH_MAX ||
-		    (uint64_t)(end - p) < f.path_len || (uint64_t)(end - p) - f.path_len < f.size)
+		if (f.kind != 'F' || f.path_len == 0 || f.path_len >= PATH_MAX || (uint64_t)(end - p) < f.path_len ||
+		    (uint64_t)(end - p) - f.path_len < f.size)
 			break; /* malformed or cut short */
 		if (res->nfiles >= max_files || f.size > max_bytes - bytes)
 			break;

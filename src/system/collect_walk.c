@@ -188,12 +188,12 @@ struct walk {
 	size_t ng;
 	uint32_t max_files, files, entries;
 	uint64_t max_bytes, bytes;
-	uint64_t steps;       /* of WALK_BUDGET, left */
+	uint64_t steps; /* of WALK_BUDGET, left */
 	bool truncated, stop;
 	int out, err;
 	char path[PATH_MAX];
-	char *dents;          /* COLLECT_MAX_DEPTH + 1 buffers of DENTS_SIZE */
-	unsigned char *data;  /* max_bytes: one file's content at a time */
+	char *dents;         /* COLLECT_MAX_DEPTH + 1 buffers of DENTS_SIZE */
+	unsigned char *data; /* max_bytes: one file's content at a time */
 };
 
 static int write_all(int fd, const void *p, size_t n)

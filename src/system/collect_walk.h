@@ -67,5 +67,4 @@ int collect_decode(const void *buf, size_t len, uint32_t max_files, uint64_t max
  * reader must accept. */
 uint64_t collect_stream_bound(uint32_t max_files, uint64_t max_bytes);
 
-
 #endif

@@ -90,7 +90,7 @@ static void command_main(struct child_ctx *c)
 	int r = caps_drop_to(WARD_SANDBOX_UID, WARD_SANDBOX_GID);
 	if (r < 0)
 		command_fail(c, "cannot drop to the sandbox user %d with no capabilities: %s; see `ward doctor`",
-			     WARD_SANDBOX_UID, strerror(-r));
+		             WARD_SANDBOX_UID, strerror(-r));
 	trace_phase("cmd:caps", c->start);
 	if (c->cwd && chdir(c->cwd) < 0)
 		command_fail(c, "cannot enter the working directory '%s': %s", c->cwd, strerror(errno));

@@ -94,10 +94,10 @@ struct conn {
 	bool capped; /* egress_bytes is spent: no more reading; cut once drained */
 	bool token;  /* holds a token of the bucket (until it relays) */
 	double born, last;
-	double read_at; /* a partial head: not read again before this */
+	double read_at;      /* a partial head: not read again before this */
 	uint64_t head_bytes; /* read while in C_HEAD (charged; its record's bytes_out) */
-	int rec; /* its record, or -1 (beyond the first 64) */
-	uint64_t moved; /* bytes read or written, both ways: progress */
+	int rec;             /* its record, or -1 (beyond the first 64) */
+	uint64_t moved;      /* bytes read or written, both ways: progress */
 };
 
 struct egress_proxy {
@@ -106,15 +106,15 @@ struct egress_proxy {
 	int lfd, stop[2];
 	struct egress_rules pol; /* who may be reached (egress_rules.c) */
 	uint64_t cap, used;
-	double accept_pause; /* accept failed (no fd, no memory): not before this */
+	double accept_pause;      /* accept failed (no fd, no memory): not before this */
 	double tokens, tokens_at; /* the bucket (egress.h), as of tokens_at */
-	bool dry; /* it ran out: the listener waits for EGRESS_REFUSE_RESUME */
+	bool dry;                 /* it ran out: the listener waits for EGRESS_REFUSE_RESUME */
 	struct conn conns[EGRESS_MAX_CONNS];
 	pthread_mutex_t mu; /* the records and counts below */
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
 	size_t nrec;
 	uint64_t tried, allowed, throttled;
-	uint64_t cpu_us; /* the thread's CPU when it ended (done) */
+	uint64_t cpu_us;   /* the thread's CPU when it ended (done) */
 	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
 };
 
@@ -128,7 +128,7 @@ static double now_s(void)
 /* ---------------------------------------------------------------- records */
 
 static int add_record(struct egress_proxy *p, const char *host, unsigned port, bool allowed, const char *reason,
-		      uint64_t head_bytes)
+                      uint64_t head_bytes)
 {
 	pthread_mutex_lock(&p->mu);
 	int i = -1;
@@ -294,9 +294,10 @@ static void reply_error(struct conn *c, int code, const char *status, const char
 	int bl = snprintf(body, sizeof(body), "ward egress: %s\n", why);
 	if (bl < 0 || (size_t)bl >= sizeof(body))
 		bl = (int)sizeof(body) - 1;
-	int n = snprintf(c->u2c.d, EGRESS_BUF,
-			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-			 code, status, bl, body);
+	int n = snprintf(
+		c->u2c.d, EGRESS_BUF,
+		"HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", code,
+		status, bl, body);
 	c->u2c.len = n > 0 && n < EGRESS_BUF ? (size_t)n : 0;
 	c->u2c.off = 0;
 	if (c->ufd >= 0) {
@@ -364,7 +365,7 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 	socklen_t salen = 0;
 	char msg[96];
 	const char *why = p->used >= p->cap ? "egress_bytes limit reached"
-					    : egress_decide(&p->pol, h->host, h->port, &sa, &salen, msg, sizeof(msg));
+	                                    : egress_decide(&p->pol, h->host, h->port, &sa, &salen, msg, sizeof(msg));
 	c->rec = add_record(p, h->host, h->port, why == NULL, why, c->head_bytes);
 	if (why) {
 		reply_error(c, 403, "Forbidden", why);
@@ -377,7 +378,7 @@ static void start_upstream(struct egress_proxy *p, struct conn *c, const struct 
 		char authority[300];
 		bool v6 = strchr(h->host, ':') != NULL;
 		snprintf(authority, sizeof(authority), h->port == 80 ? "%s%s%s" : "%s%s%s:%u", v6 ? "[" : "", h->host,
-			 v6 ? "]" : "", h->port);
+		         v6 ? "]" : "", h->port);
 		char *nb = malloc(EGRESS_BUF);
 		size_t hl = nb ? egress_rewrite_head(c->c2u.d, h, authority, nb) : 0;
 		if (!hl || hl + rest > EGRESS_BUF) {
@@ -439,8 +440,9 @@ static void read_head(struct egress_proxy *p, struct conn *c, double t)
 	if (code == 431)
 		reply_error(c, 431, "Request Header Fields Too Large", "the request head is over 16 KiB");
 	else if (code == 400)
-		reply_error(c, 400, "Bad Request",
-			    "give CONNECT host:port HTTP/1.1, or an absolute http:// URI, then headers and a blank line");
+		reply_error(
+			c, 400, "Bad Request",
+			"give CONNECT host:port HTTP/1.1, or an absolute http:// URI, then headers and a blank line");
 	else if (h.head_len)
 		start_upstream(p, c, &h);
 	else if (p->used >= p->cap)
@@ -510,7 +512,7 @@ static bool fill(struct egress_proxy *p, struct conn *c, int fd, struct buf *b, 
 	if (p->cap - p->used < room)
 		room = (size_t)(p->cap - p->used);
 	ssize_t n = piped ? splice(fd, NULL, b->pipe[1], NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
-			  : recv(fd, b->d, room, 0);
+	                  : recv(fd, b->d, room, 0);
 	/* splice stops at TCP's urgent mark (tcp_read_sock never steps over
 	 * it, whatever SO_OOBINLINE says): it then finds nothing where poll
 	 * said readable, or ends early, as at EOF.  recv steps over the mark
@@ -561,7 +563,7 @@ static bool flush(struct conn *c, int fd, struct buf *b, const char **why)
 	/* a splice to a peer gone raises SIGPIPE (it has no MSG_NOSIGNAL):
 	 * this thread blocks every signal, so it stays pending, harmless */
 	ssize_t n = piped ? splice(b->pipe[0], NULL, fd, NULL, b->piped, SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
-			  : send(fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
+	                  : send(fd, b->d + b->off, b->len - b->off, MSG_NOSIGNAL);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 		b->full = errno == EAGAIN;
 		return true;
@@ -603,8 +605,9 @@ static bool pump(struct egress_proxy *p, struct conn *c, const char **why)
 {
 	for (int round = 0; round < 8; round++) {
 		uint64_t before = c->moved;
-		if (!fill(p, c, c->cfd, &c->c2u, &c->c_eof, true, why) || !fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, why) ||
-		    !flush(c, c->ufd, &c->c2u, why) || !flush(c, c->cfd, &c->u2c, why))
+		if (!fill(p, c, c->cfd, &c->c2u, &c->c_eof, true, why) ||
+		    !fill(p, c, c->ufd, &c->u2c, &c->u_eof, false, why) || !flush(c, c->ufd, &c->c2u, why) ||
+		    !flush(c, c->cfd, &c->u2c, why))
 			return false;
 		if (c->moved == before)
 			break;
@@ -698,16 +701,20 @@ static void expire(struct egress_proxy *p, struct conn *c, double t)
 static short conn_events(const struct conn *c, bool client, double t)
 {
 	switch (c->st) {
-	case C_HEAD: return client && t >= c->read_at ? POLLIN : 0;
-	case C_CONNECTING: return client ? 0 : POLLOUT;
-	case C_REPLY: return client ? POLLOUT : 0;
+	case C_HEAD:
+		return client && t >= c->read_at ? POLLIN : 0;
+	case C_CONNECTING:
+		return client ? 0 : POLLOUT;
+	case C_REPLY:
+		return client ? POLLOUT : 0;
 	case C_RELAY:
 		if (client)
 			return (short)((drained(&c->c2u) && !c->c_eof && !c->capped ? POLLIN : 0) |
-				       (drained(&c->u2c) ? 0 : POLLOUT));
+			               (drained(&c->u2c) ? 0 : POLLOUT));
 		return (short)((drained(&c->u2c) && !c->u_eof && !c->capped ? POLLIN : 0) |
-			       (drained(&c->c2u) ? 0 : POLLOUT));
-	default: return 0;
+		               (drained(&c->c2u) ? 0 : POLLOUT));
+	default:
+		return 0;
 	}
 }
 
@@ -733,8 +740,11 @@ static void serve_conn(struct egress_proxy *p, struct conn *c, short cev, short 
 		if (cev && (!flush(c, c->cfd, &c->u2c, &why) || c->u2c.off >= c->u2c.len))
 			conn_close(c);
 		break;
-	case C_RELAY: relay(p, c, cev, uev, t); break;
-	default: break;
+	case C_RELAY:
+		relay(p, c, cev, uev, t);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -746,6 +756,7 @@ static void proxy_free(struct egress_proxy *p)
 	if (p->lfd >= 0)
 		close(p->lfd);
 	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->pol.mu);
 	free(p);
 }
 
@@ -770,8 +781,10 @@ static void *proxy_main(void *arg)
 			struct conn *c = &p->conns[i];
 			if (c->st == C_HEAD && c->read_at > t0 && c->read_at < wake)
 				wake = c->read_at;
-			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1, .events = c->st ? conn_events(c, true, t0) : 0};
-			pf[n++] = (struct pollfd){.fd = c->st ? c->ufd : -1, .events = c->st ? conn_events(c, false, t0) : 0};
+			pf[n++] = (struct pollfd){.fd = c->st ? c->cfd : -1,
+			                          .events = c->st ? conn_events(c, true, t0) : 0};
+			pf[n++] = (struct pollfd){.fd = c->st ? c->ufd : -1,
+			                          .events = c->st ? conn_events(c, false, t0) : 0};
 		}
 		int r = poll(pf, n, (int)((wake - t0) * 1000) + 1);
 		if (r < 0 && errno != EINTR)
@@ -804,6 +817,27 @@ static void *proxy_main(void *arg)
 	if (orphan)
 		proxy_free(p);
 	return NULL;
+}
+
+int egress_set_allow(struct egress_proxy *p, const char *const *allow, size_t n, char *err, size_t errlen)
+{
+	if (n > EGRESS_MAX_PATTERNS) {
+		snprintf(err, errlen, "too many egress patterns: at most %d", EGRESS_MAX_PATTERNS);
+		return -EINVAL;
+	}
+	struct egress_pattern *want = calloc(n ? n : 1, sizeof(*want));
+	if (!want) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (egress_pattern_parse(allow[i], &want[i], err, errlen) < 0) {
+			free(want);
+			return -EINVAL;
+		}
+	egress_rules_set_allow(&p->pol, want, n);
+	free(want);
+	return 0;
 }
 
 /* -------------------------------------------------------------- lifecycle */
@@ -845,6 +879,7 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		conn_reset(&p->conns[i]);
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->pol.mu, NULL);
 	if (configure(p, shape, err, errlen) < 0)
 		goto fail;
 	int fl = fcntl(listen_fd, F_GETFL);

@@ -65,6 +65,11 @@ uint64_t egress_throttled(struct egress_proxy *p);
 /* Stop the thread and close every connection and the listening socket.
  * NULL is a no-op. */
 void egress_stop(struct egress_proxy *p);
+/* Replace its allow-list live (patterns as shape's egress_allow; the
+ * caller has checked them against the operator's ceiling): new
+ * connections are decided by it, relaying ones go on.  0, or -errno with
+ * err set (nothing changed). */
+int egress_set_allow(struct egress_proxy *p, const char *const *allow, size_t n, char *err, size_t errlen);
 
 /* The listening socket PID 1 sent over a sandbox's notify socket
  * (SCM_RIGHTS, tagged 'P': init.c's proxy_listener), within timeout_ms:

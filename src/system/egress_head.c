@@ -54,7 +54,6 @@ bool egress_split_authority(const char *a, size_t n, unsigned dflt, char *host, 
 	return true;
 }
 
-
 /* A plain request's target: an absolute http:// URI (no user info) into
  * host, port and the origin-form path.  0, or 400. */
 static int parse_absolute_uri(const char *t, size_t tl, struct head *h)
@@ -123,10 +122,11 @@ int egress_parse_head(const char *b, size_t len, struct head *h)
 	h->fields = eol + 2;
 	h->connect = strcmp(h->method, "CONNECT") == 0;
 	if (h->connect)
-		return egress_split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, h->host, sizeof(h->host), &h->port) &&
-				       h->port
-			       ? 0
-			       : 400;
+		return egress_split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, h->host, sizeof(h->host),
+		                              &h->port) &&
+		                       h->port
+		               ? 0
+		               : 400;
 	if (!fields_ok(h->fields, b + h->head_len - 2))
 		return 400;
 	return parse_absolute_uri(sp1 + 1, (size_t)(sp2 - sp1 - 1), h);
@@ -134,8 +134,8 @@ int egress_parse_head(const char *b, size_t len, struct head *h)
 
 static bool drop_field(const char *line, size_t n)
 {
-	static const char *const drop[] = {"host:", "connection:", "proxy-connection:", "keep-alive:",
-					   "proxy-authorization:"};
+	static const char *const drop[] = {
+		"host:", "connection:", "proxy-connection:", "keep-alive:", "proxy-authorization:"};
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
 		size_t k = strlen(drop[i]);
 		if (n >= k && strncasecmp(line, drop[i], k) == 0)

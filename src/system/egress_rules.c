@@ -29,8 +29,8 @@ static bool literal_addr(const char *host, struct sockaddr_storage *sa)
 
 /* A name resolved here, once: its first public address into sa, or why
  * none is (a static string, or msg). */
-static const char *resolve_public(const struct egress_rules *p, const char *host, struct sockaddr_storage *sa, char *msg,
-				  size_t msglen)
+static const char *resolve_public(const struct egress_rules *p, const char *host, struct sockaddr_storage *sa,
+                                  char *msg, size_t msglen)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
 	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
@@ -61,7 +61,7 @@ static const char *resolve_public(const struct egress_rules *p, const char *host
  * string, or msg).  A listed literal is reached as it is, a pinned name at
  * its pin, any other name at its first public address. */
 const char *egress_decide(const struct egress_rules *p, const char *asked, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen, char *msg, size_t msglen)
+                          socklen_t *salen, char *msg, size_t msglen)
 {
 	/* the name as matched: lower case, without the root's dot (so that
 	 * "pypi.test." finds pypi.test's pin, as it matched its pattern) */
@@ -76,8 +76,10 @@ const char *egress_decide(const struct egress_rules *p, const char *asked, unsig
 	if (hl && host[hl - 1] == '.')
 		return "not in the allow-list"; /* "a..": no host name (the matcher would take it as "a.") */
 	bool listed = false;
+	pthread_mutex_lock((pthread_mutex_t *)&p->mu); /* a live replacement's lock */
 	for (size_t i = 0; i < p->nallow && !listed; i++)
 		listed = egress_pattern_matches(&p->allow[i], host, port);
+	pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
 	if (!listed)
 		return "not in the allow-list";
 	memset(sa, 0, sizeof(*sa));
@@ -97,4 +99,14 @@ const char *egress_decide(const struct egress_rules *p, const char *asked, unsig
 		*salen = sizeof(struct sockaddr_in6);
 	}
 	return NULL;
+}
+
+void egress_rules_set_allow(struct egress_rules *p, const struct egress_pattern *allow, size_t n)
+{
+	if (n > EGRESS_MAX_PATTERNS)
+		n = EGRESS_MAX_PATTERNS;
+	pthread_mutex_lock(&p->mu);
+	memcpy(p->allow, allow, n * sizeof(*allow));
+	p->nallow = n;
+	pthread_mutex_unlock(&p->mu);
 }

@@ -4,12 +4,14 @@
 #ifndef WARD_SYSTEM_EGRESS_RULES_H
 #define WARD_SYSTEM_EGRESS_RULES_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
 #include "core/egress.h"
 
 struct egress_rules {
+	pthread_mutex_t mu; /* allow and nallow: replaced live (egress_rules_set_allow) */
 	struct egress_pattern allow[EGRESS_MAX_PATTERNS];
 	size_t nallow;
 	struct egress_pin pins[EGRESS_MAX_PATTERNS];
@@ -23,6 +25,10 @@ struct egress_rules {
  * a pinned name at its pin, any other name at its first public address.
  * May block in getaddrinfo (the proxy's own thread). */
 const char *egress_decide(const struct egress_rules *p, const char *host, unsigned port, struct sockaddr_storage *sa,
-			  socklen_t *salen, char *msg, size_t msglen);
+                          socklen_t *salen, char *msg, size_t msglen);
+/* Replace the allow-list (at most EGRESS_MAX_PATTERNS) while the proxy
+ * runs: a connection decided after it sees the new list, one relaying
+ * goes on. */
+void egress_rules_set_allow(struct egress_rules *p, const struct egress_pattern *allow, size_t n);
 
 #endif

@@ -34,11 +34,11 @@ enum {
 struct handover {
 	unsigned flags;
 	struct ward_limits limits;
-	char **argv;              /* NULL-terminated, at least one entry */
-	char **envp;              /* NULL-terminated */
+	char **argv; /* NULL-terminated, at least one entry */
+	char **envp; /* NULL-terminated */
 	struct ward_file *files;
 	size_t nfiles;
-	char **collect;           /* files out's globs, NULL-terminated; NULL = none */
+	char **collect; /* files out's globs, NULL-terminated; NULL = none */
 };
 
 /* Encode h into a malloc'd buffer; its length in *len.  NULL when out of

@@ -34,13 +34,13 @@
 #include "core/egress.h"
 #include "core/pathguard.h"
 #include "core/supervise.h"
-#include "system/netinside.h"
 #include "sandbox/caps.h"
 #include "sandbox/landlock.h"
 #include "sandbox/mounts.h"
 #include "sandbox/seccomp.h"
 #include "system/child.h"
 #include "system/collect_walk.h"
+#include "system/netinside.h"
 
 /* The command's stack while it shares PID 1's memory: static, because PID 1
  * allocates nothing; each PID 1 has its own copy (a clone of the supervisor,
@@ -149,7 +149,8 @@ static int enter_namespaces(struct child_ctx *c)
 static int build_root(struct child_ctx *c)
 {
 	char err[512] = "";
-	struct mounts_input mi = {.ops = c->plan->ops, .nops = c->plan->nops, .trees = c->trees, .prepared = c->prepared};
+	struct mounts_input mi = {
+		.ops = c->plan->ops, .nops = c->plan->nops, .trees = c->trees, .prepared = c->prepared};
 	if (mounts_build(&mi, err, sizeof(err)) < 0) {
 		ctl_say(c->ctl_w, "E %s\n", err);
 		return -1;
@@ -333,7 +334,7 @@ static void collect_files(struct child_ctx *c)
 	int wfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wfd >= 0) {
 		collect_walk(wfd, (const char *const *)c->ho.collect, c->ho.limits.collect_max_files,
-			     c->ho.limits.collect_max_bytes, c->rep_w);
+		             c->ho.limits.collect_max_bytes, c->rep_w);
 		close(wfd);
 	}
 	close(c->rep_w);
@@ -394,7 +395,7 @@ void init_main(struct child_ctx *c)
 		_exit(1);
 	if (go == 'p')
 		ctl_say(c->ctl_w, "R\n");
-	if (c->session) { /* says "R" itself */
+	if (c->session) {                         /* says "R" itself */
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* see supervisor_alive */
 		prctl(PR_SET_DUMPABLE, 0);
 		hide_cmdline(c->facts);

@@ -50,8 +50,8 @@
 #define MAX_TRACKED (WARD_SESSION_MAX_EXECS * 2)
 
 struct tracked {
-	pid_t pid;  /* 0: free */
-	int ctl_w;  /* where "X STATUS" goes */
+	pid_t pid; /* 0: free */
+	int ctl_w; /* where "X STATUS" goes */
 };
 
 struct session_state {
@@ -218,9 +218,12 @@ static void op_list(const struct session_msg *m, int s)
 			if (fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
 			size_t len = strlen(d->d_name);
-			struct file_entry e = {.type = (uint8_t)entry_type(st.st_mode), .name_len = (uint16_t)len,
-					       .mode = st.st_mode & 07777, .size = (uint64_t)st.st_size,
-					       .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
+			struct file_entry e = {.type = (uint8_t)entry_type(st.st_mode),
+			                       .name_len = (uint16_t)len,
+			                       .mode = st.st_mode & 07777,
+			                       .size = (uint64_t)st.st_size,
+			                       .mtime_ns =
+			                               (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
 			write_all(s, &e, sizeof(e));
 			write_all(s, d->d_name, len);
 		}
@@ -322,10 +325,11 @@ static __attribute__((noreturn)) void file_worker(struct session_state *st, cons
 	struct child_ctx *c = st->c;
 	char err[256];
 	int r = m->op != SM_COLLECT &&
-				pathguard_check_session(m->str, strlen(m->str), m->op == SM_LIST, err, sizeof(err)) < 0 &&
-				!(m->op == SM_LIST && !m->str[0])
-			? -EINVAL
-			: 0;
+	                        pathguard_check_session(m->str, strlen(m->str), m->op == SM_LIST, err, sizeof(err)) <
+	                                0 &&
+	                        !(m->op == SM_LIST && !m->str[0])
+	                ? -EINVAL
+	                : 0;
 	/* Nothing of PID 1's but the stream: the worker becomes the sandbox
 	 * user, whom the sandbox's processes could otherwise reach. */
 	if (s != 3 && dup3(s, 3, O_CLOEXEC) < 0)
@@ -525,8 +529,7 @@ static bool handle_request(struct session_state *st)
 		trace_phase("si:request", 0);
 		start_exec(st, fds, nfds);
 		trace_phase("si:replied", 0);
-	}
-	else if (m.op == SM_WRITE || m.op == SM_READ || m.op == SM_LIST || m.op == SM_REMOVE || m.op == SM_COLLECT)
+	} else if (m.op == SM_WRITE || m.op == SM_READ || m.op == SM_LIST || m.op == SM_REMOVE || m.op == SM_COLLECT)
 		start_file_op(st, &m, fds, nfds);
 	else
 		for (int i = 0; i < nfds; i++)
@@ -583,16 +586,16 @@ void session_main(struct child_ctx *c)
 	if (e || lr < 0) {
 		char line[160];
 		int k = snprintf(line, sizeof(line), "E cannot %s: %s\n",
-				 e ? "watch the session's processes" : "restrict the session with Landlock",
-				 strerror(e ? e : -lr));
+		                 e ? "watch the session's processes" : "restrict the session with Landlock",
+		                 strerror(e ? e : -lr));
 		(void)!write(c->ctl_w, line, (size_t)k);
 		_exit(1);
 	}
 	(void)!write(c->ctl_w, "R\n", 2);
 	for (;;) {
 		struct pollfd p[3] = {{.fd = st.sock, .events = POLLIN},
-				      {.fd = st.sigfd, .events = POLLIN},
-				      {.fd = c->sync_r, .events = POLLIN}};
+		                      {.fd = st.sigfd, .events = POLLIN},
+		                      {.fd = c->sync_r, .events = POLLIN}};
 		if (poll(p, 3, -1) < 0 && errno != EINTR)
 			_exit(1);
 		if (p[2].revents)

@@ -42,8 +42,8 @@ int net_proxy_listener(int sock)
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -1;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(EGRESS_PROXY_PORT),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons(EGRESS_PROXY_PORT), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;

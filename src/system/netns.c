@@ -37,9 +37,9 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -58,17 +58,17 @@ static const char *const g_files[] = {"snmp", "snmp6", "netstat", "dev", "ip6_fl
 
 struct ward_netns {
 	int fd;
-	char *snap;      /* g_files as read when made; NULL: not kept */
+	char *snap; /* g_files as read when made; NULL: not kept */
 	size_t snaplen;
-	int slot;        /* its shared slot (locked by us), or -1 */
-	bool busy;       /* taken from that slot: its snapshot is "N.busy" */
+	int slot;  /* its shared slot (locked by us), or -1 */
+	bool busy; /* taken from that slot: its snapshot is "N.busy" */
 };
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_host = -1;          /* the host's network namespace */
+static int g_host = -1; /* the host's network namespace */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_off;               /* unshare was refused: never again */
-static unsigned g_keep;          /* at most this many kept idle */
+static bool g_off;      /* unshare was refused: never again */
+static unsigned g_keep; /* at most this many kept idle */
 static struct ward_netns **g_idle;
 static unsigned g_nidle, g_cap;
 static uint64_t g_made, g_reused, g_discarded;
@@ -334,8 +334,8 @@ static struct ward_netns *slot_take(unsigned slot)
 	int sfd = openat(g_share_dir, busy, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct statfs sf;
 	struct stat st;
-	bool whole = fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_type == NSFS_MAGIC && sfd >= 0 &&
-		     root_only(sfd, false) && fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < SNAP_MAX;
+	bool whole = fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_type == NSFS_MAGIC && sfd >= 0 && root_only(sfd, false) &&
+	             fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < SNAP_MAX;
 	char *snap = whole ? malloc((size_t)st.st_size) : NULL;
 	size_t len = 0;
 	while (snap && len < (size_t)st.st_size) {
@@ -440,7 +440,8 @@ static void share_give(struct ward_netns *ns, bool keep)
 		keep = f >= 0 && mount(src, path, NULL, MS_BIND, NULL) == 0;
 		if (f >= 0)
 			close(f);
-		int w = keep ? openat(g_share_dir, busy, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+		int w = keep ? openat(g_share_dir, busy, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)
+		             : -1;
 		keep = w >= 0 && write(w, ns->snap, ns->snaplen) == (ssize_t)ns->snaplen;
 		if (w >= 0 && close(w) < 0)
 			keep = false;
@@ -557,7 +558,11 @@ void ward_netns_keep(unsigned n)
 void ward_netns_stats(struct ward_netns_stats *st)
 {
 	pthread_mutex_lock(&g_lock);
-	*st = (struct ward_netns_stats){.keep = g_keep, .idle = g_nidle, .made = g_made, .reused = g_reused,
-					.discarded = g_discarded, .own = !g_off && g_host >= 0};
+	*st = (struct ward_netns_stats){.keep = g_keep,
+	                                .idle = g_nidle,
+	                                .made = g_made,
+	                                .reused = g_reused,
+	                                .discarded = g_discarded,
+	                                .own = !g_off && g_host >= 0};
 	pthread_mutex_unlock(&g_lock);
 }

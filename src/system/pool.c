@@ -33,17 +33,17 @@
 
 struct ward_pool {
 	pthread_mutex_t lock;
-	pthread_cond_t changed;   /* a sandbox was taken or made, or stop */
+	pthread_cond_t changed; /* a sandbox was taken or made, or stop */
 	struct ward_request shape;
 	struct sandbox **ready;
 	unsigned size, nready;
 	struct sandbox **retired; /* used, to destroy */
 	unsigned nretired, max_retired;
-	unsigned running;         /* runs in progress (pool_busy) */
+	unsigned running; /* runs in progress (pool_busy) */
 	bool stop, started;
 	uint64_t hits, misses, failures;
 	unsigned failures_in_row;
-	char error[512];          /* the last build failure */
+	char error[512]; /* the last build failure */
 	pthread_t filler;
 };
 
@@ -87,7 +87,8 @@ static void *filler_main(void *arg)
 		}
 		pthread_mutex_unlock(&p->lock);
 		char err[512] = "";
-		struct sandbox *sb = sandbox_build(&p->shape, true, monotonic_now(), spawner_cloner(), err, sizeof(err));
+		struct sandbox *sb =
+			sandbox_build(&p->shape, true, monotonic_now(), spawner_cloner(), err, sizeof(err));
 		pthread_mutex_lock(&p->lock);
 		if (!sb) {
 			p->failures++;
@@ -120,7 +121,7 @@ struct ward_pool *ward_pool_new(unsigned size, enum ward_net net, char *err, siz
 }
 
 struct ward_pool *ward_pool_new_on(unsigned size, enum ward_net net, const struct ward_image_root *image, char *err,
-				   size_t errlen)
+                                   size_t errlen)
 {
 	if (size == 0 || size > 4096) {
 		snprintf(err, errlen, "a pool holds 1 to 4096 sandboxes");
@@ -176,7 +177,7 @@ struct ward_pool *ward_pool_new_on(unsigned size, enum ward_net net, const struc
 	bool failed = p->nready == 0;
 	if (failed)
 		snprintf(err, errlen, "cannot build sandboxes ahead: %s",
-			 p->error[0] ? p->error : "timed out waiting for the first one");
+		         p->error[0] ? p->error : "timed out waiting for the first one");
 	pthread_mutex_unlock(&p->lock);
 	if (failed) {
 		ward_pool_free(p);

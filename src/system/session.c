@@ -10,25 +10,26 @@
  * /work itself (a symlink the sandbox planted would resolve on the host).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/backend.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
@@ -37,24 +38,13 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/freezer.h"
 #include "sandbox/seccomp.h"
+#include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/session.h"
-#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
-
-
-void session_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct session_bg *session_bg_of(struct ward_session *s)
 {
@@ -181,8 +171,10 @@ int session_send(struct ward_session *s, const struct session_msg *m, const int 
 		char b[CMSG_SPACE(sizeof(int) * 8)];
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = u.b,
+	                    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -249,8 +241,9 @@ static int copy_env(struct ward_session *s, char *const *env, bool proxy)
 static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!s->parts.cg) {
-		session_err(err, errlen, "sessions need cgroups (each exec's tree is one): run ward as root or in a "
-				     "delegated cgroup (see `ward doctor`)");
+		base_errf(err, errlen,
+		          "sessions need cgroups (each exec's tree is one): run ward as root or in a "
+		          "delegated cgroup (see `ward doctor`)");
 		return -1;
 	}
 	s->init_cg = cg_child_create(s->parts.cg, "i", err, errlen);
@@ -264,7 +257,7 @@ static int settle_pid1(struct ward_session *s, char *err, size_t errlen)
 	if (r == 0)
 		r = cg_delegate(s->parts.cg);
 	if (r < 0) {
-		session_err(err, errlen, "cannot give the session's execs cgroups of their own: %s", strerror(-r));
+		base_errf(err, errlen, "cannot give the session's execs cgroups of their own: %s", strerror(-r));
 		return -1;
 	}
 	char path[64];
@@ -288,7 +281,7 @@ static int write_files(struct ward_session *s, const struct ward_request *shape,
 }
 
 static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
-					       char *err, size_t errlen);
+                                               char *err, size_t errlen);
 
 struct ward_session *ward_session_new(const struct ward_session_opts *o, char *err, size_t errlen)
 {
@@ -302,7 +295,7 @@ struct ward_session *ward_session_new(const struct ward_session_opts *o, char *e
 }
 
 static struct ward_session *session_new_shaped(const struct ward_session_opts *o, const struct ward_request *on,
-					       char *err, size_t errlen)
+                                               char *err, size_t errlen)
 {
 	struct ward_request shape = *on;
 	char *const true_argv[] = {"true", NULL};
@@ -312,14 +305,14 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	shape.stdin_fd = -1;
 	shape.report_channel = false;
 	if (shape.isolation != WARD_ISO_SYSTEM) {
-		session_err(err, errlen, "sessions are system-level sandboxes only: use isolation system");
+		base_errf(err, errlen, "sessions are system-level sandboxes only: use isolation system");
 		return NULL;
 	}
 	if (ward_request_validate(&shape, err, errlen) < 0)
 		return NULL;
 	struct ward_session *s = calloc(1, sizeof(*s));
 	if (!s) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -333,10 +326,11 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	pthread_cond_init(&s->armed_cv, NULL);
 	s->parts.pidfd = s->parts.sock = -1;
 	s->limits = shape.limits;
+	s->egress = shape.net == WARD_NET_ALLOW;
 	s->cpu_budget_s = o->cpu_budget_s;
 	s->call_s = o->call_timeout_s > 0 ? o->call_timeout_s : WARD_SESSION_CALL_TIMEOUT;
 	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		ward_session_destroy(s);
 		return NULL;
 	}
@@ -347,12 +341,17 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	if (s->sb && (lis >= 0 || s->cpu_budget_s > 0) && session_watch_start(s, lis, &s->watch) < 0) {
 		if (lis >= 0)
 			close(lis);
-		session_err(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
+		base_errf(err, errlen, "cannot start the session's seccomp listener thread: %s", strerror(errno));
 		ward_session_destroy(s);
 		return NULL;
 	}
-	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0) ||
-	    session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 || write_files(s, &shape, err, errlen) < 0) {
+	if (!s->sb || (s->parts = sandbox_session_parts(s->sb), settle_pid1(s, err, errlen) < 0)) {
+		ward_session_destroy(s);
+		return NULL;
+	}
+	session_arm_first(s);
+	if (session_bg_new(s, o->bg_output_bytes, o->bg_output_shared, &s->bg) < 0 ||
+	    write_files(s, &shape, err, errlen) < 0) {
 		ward_session_destroy(s);
 		return NULL;
 	}

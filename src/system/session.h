@@ -38,37 +38,38 @@ struct ward_session {
 	pthread_mutex_t sock_lock; /* one request and its reply at a time */
 	struct sandbox *sb;
 	struct sandbox_session parts;
-	struct ward_cgroup *init_cg;  /* PID 1's leaf */
-	struct ward_cgroup **linger;  /* exec cgroups something still runs in */
+	struct ward_cgroup *init_cg; /* PID 1's leaf */
+	struct ward_cgroup **linger; /* exec cgroups something still runs in */
 	size_t nlinger;
-	unsigned running;             /* execs in progress */
-	struct ward_limits limits;    /* the session's */
-	char **env;                   /* the default environment ("K=V", copied) */
+	unsigned running;          /* execs in progress */
+	struct ward_limits limits; /* the session's */
+	bool egress;               /* network allow: ward's proxy listens on its 127.0.0.1:3128 */
+	char **env;                /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;
 	struct ward_enforced enforced;
-	struct session_bg *bg;        /* background processes (session_bg.c) */
+	struct session_bg *bg;                                   /* background processes (session_bg.c) */
 	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
-	struct session_watch *watch;  /* the seccomp listener's thread */
-	struct session_exec armed;    /* the next exec's, made ahead (armed_ok) */
+	struct session_watch *watch;                             /* the seccomp listener's thread */
+	struct session_exec armed;                               /* the next exec's, made ahead (armed_ok) */
 	bool armed_ok;
-	pthread_cond_t arm_cv;        /* the armer waits on it */
-	pthread_cond_t armed_cv;      /* an exec waits on it for what is arming */
+	pthread_cond_t arm_cv;   /* the armer waits on it */
+	pthread_cond_t armed_cv; /* an exec waits on it for what is arming */
 	pthread_t armer;
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
-	double call_s;                /* the deadline of one files or stdin call, in all */
-	bool pid1_shielded;           /* PID 1's oom_score_adj is -1000 (settle_pid1) */
-	unsigned foreground;          /* ward_session_exec calls in progress */
-	struct freezer *freezer;      /* session_freeze.c; NULL: none here (freeze_none says why) */
+	bool warm_wanted;        /* an exec took the armed one: warm the lock (armer_main) */
+	double call_s;           /* the deadline of one files or stdin call, in all */
+	bool pid1_shielded;      /* PID 1's oom_score_adj is -1000 (settle_pid1) */
+	unsigned foreground;     /* ward_session_exec calls in progress */
+	struct freezer *freezer; /* session_freeze.c; NULL: none here (freeze_none says why) */
 	char freeze_none[256];
-	pthread_mutex_t freeze_lock;  /* one freeze or thaw at a time */
-	bool frozen;                  /* (under lock; read atomically) */
+	pthread_mutex_t freeze_lock;       /* one freeze or thaw at a time */
+	bool frozen;                       /* (under lock; read atomically) */
 	double frozen_since, frozen_total; /* monotonic; seconds frozen before */
-	volatile int killed;          /* ward_session_kill has ended it */
-	volatile int cpu_spent;       /* its CPU budget has run out */
+	volatile int killed;               /* ward_session_kill has ended it */
+	volatile int cpu_spent;            /* its CPU budget has run out */
 };
 
-void session_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline void session_close_fd(int *fd)
 {
 	if (*fd >= 0) {
@@ -91,6 +92,8 @@ void session_watch_wake(struct session_watch *w);
 void session_bg_wake(struct session_bg *bg);
 /* Stop the armer (after PID 1 is dead) and discard what it armed. */
 void session_armer_stop(struct ward_session *s);
+/* The first exec's process armed as the session starts (session.c). */
+void session_arm_first(struct ward_session *s);
 /* The globs, one a line, as a file op's string: 0, or -1 when they do not
  * fit in n.  The files out after an exec: 0, or -1 with res->error set. */
 int session_join_globs(char *const *globs, char *out, size_t n);
@@ -99,8 +102,8 @@ int session_collect(struct ward_session *s, const struct ward_request *req, stru
 /* req as the session runs it: the session's limits and environment (*env:
  * malloc'd, free it after the exec), nothing of the shape's.  0, or -EINVAL
  * / -ENOMEM with err set. */
-int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
-		    char ***env, char *err, size_t errlen);
+int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out, char ***env,
+                    char *err, size_t errlen);
 /* The deadline of one files or stdin call, in seconds. */
 double session_call_timeout(const struct ward_session *s);
 /* Has ward_session_kill ended it? */
@@ -110,7 +113,7 @@ bool session_slot(struct ward_session *s, bool take);
 /* Start req's command (its cgroup, its pidfd; it execs once handed over).
  * 0, or -errno with err set and nothing left. */
 int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		       struct session_exec *x, char *err, size_t errlen);
+                       struct session_exec *x, char *err, size_t errlen);
 /* Close what is left of x; its cgroup goes, or waits for what still runs
  * in it (then it goes with the session). */
 void session_exec_done(struct ward_session *s, struct session_exec *x);

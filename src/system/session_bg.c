@@ -46,23 +46,23 @@
  * capture. */
 struct stdin_queue {
 	char *buf;
-	size_t off, len;   /* the bytes not yet written: buf[off..len) */
-	bool close_after;  /* close the pipe once they are written */
-	bool open;         /* the thread writes it (until the main process ends) */
-	int wake;          /* eventfd: new bytes for the thread to write, or a thaw */
+	size_t off, len;  /* the bytes not yet written: buf[off..len) */
+	bool close_after; /* close the pipe once they are written */
+	bool open;        /* the thread writes it (until the main process ends) */
+	int wake;         /* eventfd: new bytes for the thread to write, or a thaw */
 };
 
 struct bg_proc {
-	int id;                /* pid inside the sandbox */
-	char **argv;           /* owned copies */
+	int id;      /* pid inside the sandbox */
+	char **argv; /* owned copies */
 	bool running, joined;
 	enum ward_status status;
 	int exit_code;
 	double started_at, ended_at;
 	double timeout_s, cpu_s;
 	struct capbuf out, err;
-	size_t reserved;       /* bytes of the budgets its capture holds (0: freed) */
-	int in_w;              /* stdin pipe (stdin_pipe), -1 */
+	size_t reserved; /* bytes of the budgets its capture holds (0: freed) */
+	int in_w;        /* stdin pipe (stdin_pipe), -1 */
 	bool stdin_pipe;
 	struct stdin_queue in; /* stdin bytes taken, not yet in the pipe */
 	struct session_exec x;
@@ -72,7 +72,7 @@ struct bg_proc {
 
 struct session_bg {
 	pthread_mutex_t lock;
-	pthread_cond_t changed;     /* output, or an end */
+	pthread_cond_t changed; /* output, or an end */
 	struct ward_session *s;
 	struct bg_proc *p[WARD_SESSION_MAX_PROCS];
 	size_t n;
@@ -489,8 +489,8 @@ static bool reserve_output(struct session_bg *bg, size_t n)
 	}
 }
 
-static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request *req, bool stdin_pipe,
-				char *err, size_t errlen)
+static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request *req, bool stdin_pipe, char *err,
+                                size_t errlen)
 {
 	size_t need = 2 * (size_t)req->limits.output_limit;
 	pthread_mutex_lock(&bg->lock);
@@ -499,11 +499,12 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	pthread_mutex_unlock(&bg->lock);
 	if (!room) {
 		set_err(err, errlen, -EAGAIN,
-			"no room to keep this process's output (%zu bytes for its two streams at max_output_chars "
-			"%llu): the session's background processes hold %zu bytes of its budget of %zu (a runner's "
-			"--session-bg-output)%s; let running ones end or give a smaller max_output_chars",
-			need, (unsigned long long)req->limits.output_limit, held, bg->max,
-			bg->shared ? ", or the runner's budget for every session's (--max-bg-output-total) is spent" : "");
+		        "no room to keep this process's output (%zu bytes for its two streams at max_output_chars "
+		        "%llu): the session's background processes hold %zu bytes of its budget of %zu (a runner's "
+		        "--session-bg-output)%s; let running ones end or give a smaller max_output_chars",
+		        need, (unsigned long long)req->limits.output_limit, held, bg->max,
+		        bg->shared ? ", or the runner's budget for every session's (--max-bg-output-total) is spent"
+		                   : "");
 		return NULL;
 	}
 	struct bg_proc *p = calloc(1, sizeof(*p));
@@ -549,7 +550,8 @@ static int give_stdin(struct bg_proc *p, const struct ward_request *req, char *e
 		p->x.in_w = -1;
 		/* written by ward_session_proc_stdin, which never blocks in write */
 		if (fcntl(p->in_w, F_SETFL, O_NONBLOCK) < 0)
-			return set_err(err, errlen, -errno, "cannot make the stdin pipe non-blocking: %s", strerror(errno));
+			return set_err(err, errlen, -errno, "cannot make the stdin pipe non-blocking: %s",
+			               strerror(errno));
 		return 0;
 	}
 	if (p->x.in_w < 0)
@@ -566,7 +568,7 @@ static int bg_check(const struct ward_request *req, char *err, size_t errlen)
 		return set_err(err, errlen, -EINVAL, "a background process takes stdin data or a pipe, not an fd");
 	if (req->stdin_set && req->stdin_len > 65536)
 		return set_err(err, errlen, -EINVAL,
-			       "a background process's stdin data is at most 64 KiB: use a stdin pipe for more");
+		               "a background process's stdin data is at most 64 KiB: use a stdin pipe for more");
 	return 0;
 }
 
@@ -585,7 +587,7 @@ static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char
 		proc_free(bg, p);
 		pthread_mutex_unlock(&bg->lock);
 		return set_err(err, errlen, -EAGAIN, "the session remembers %d background processes, all running",
-			       WARD_SESSION_MAX_PROCS);
+		               WARD_SESSION_MAX_PROCS);
 	}
 	*id = p->id;
 	return 0;
@@ -604,7 +606,7 @@ void session_bg_wake(struct session_bg *bg)
 }
 
 int ward_session_spawn(struct ward_session *s, const struct ward_request *req, const char *cwd, bool stdin_pipe,
-		       int *id, char *err, size_t errlen)
+                       int *id, char *err, size_t errlen)
 {
 	struct session_bg *bg = session_bg_of(s);
 	struct ward_request r2;
@@ -672,9 +674,12 @@ int ward_session_procs(struct ward_session *s, struct ward_session_proc **out, s
 	size_t k = 0;
 	for (size_t i = 0; v && i < bg->n; i++, k++) {
 		struct bg_proc *p = bg->p[i];
-		v[k] = (struct ward_session_proc){.id = p->id, .running = p->running, .status = p->status,
-						  .exit_code = p->exit_code, .started_at = p->started_at,
-						  .ended_at = p->ended_at};
+		v[k] = (struct ward_session_proc){.id = p->id,
+		                                  .running = p->running,
+		                                  .status = p->status,
+		                                  .exit_code = p->exit_code,
+		                                  .started_at = p->started_at,
+		                                  .ended_at = p->ended_at};
 		size_t na = 0;
 		while (p->argv[na])
 			na++;
@@ -746,8 +751,8 @@ static void wait_for_more(struct session_bg *bg, struct bg_proc *p, uint64_t fo,
 }
 
 int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, uint64_t from_err, double wait_s,
-			     struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
-			     char *errbuf, size_t errlen)
+                             struct ward_stream *out, struct ward_stream *err, bool *exited, int *exit_code,
+                             char *errbuf, size_t errlen)
 {
 	struct session_bg *bg = session_bg_of(s);
 	memset(out, 0, sizeof(*out));
@@ -798,23 +803,25 @@ static int stdin_queue(struct bg_proc *p, const char *data, size_t len)
  * the pipe takes now is written, the rest queued for its thread (behind
  * what is queued already); the queue holds WARD_SESSION_STDIN_QUEUE at
  * most, from the records' budgets.  Under lock. */
-static int stdin_take(struct session_bg *bg, struct bg_proc *p, const char *data, size_t len, char *err,
-		      size_t errlen)
+static int stdin_take(struct session_bg *bg, struct bg_proc *p, const char *data, size_t len, char *err, size_t errlen)
 {
 	size_t queued = p->in.len - p->in.off;
 	if (len > WARD_SESSION_STDIN_QUEUE)
 		return set_err(err, errlen, -EMSGSIZE, "a stdin write is at most %u bytes: send it in parts",
-			       WARD_SESSION_STDIN_QUEUE);
+		               WARD_SESSION_STDIN_QUEUE);
 	if (queued + len > WARD_SESSION_STDIN_QUEUE)
 		return set_err(err, errlen, -EAGAIN,
-			       "process %d has not read the %zu bytes of its stdin written before (at most %u bytes "
-			       "wait): retry once it reads, or send less at a time", p->id, queued,
-			       WARD_SESSION_STDIN_QUEUE);
-	if (!stdin_budget(bg, len, true))
-		return set_err(err, errlen, -EAGAIN,
-			       "no room to keep process %d's stdin until it reads: the session's budget for kept output "
-			       "and stdin (--session-bg-output%s) is spent; retry later", p->id,
-			       bg->shared ? ", or the runner's --max-bg-output-total" : "");
+		               "process %d has not read the %zu bytes of its stdin written before (at most %u bytes "
+		               "wait): retry once it reads, or send less at a time",
+		               p->id, queued, WARD_SESSION_STDIN_QUEUE);
+	/* (exited records' output goes for it, the oldest first, as for a
+	 * new process: a read to its end never frees it, 30.10) */
+	if (!reserve_output(bg, len))
+		return set_err(
+			err, errlen, -EAGAIN,
+			"no room to keep process %d's stdin until it reads: the session's budget for kept output "
+			"and stdin (--session-bg-output%s) is spent; retry later",
+			p->id, bg->shared ? ", or the runner's --max-bg-output-total" : "");
 	ssize_t n = queued ? 0 : write_now(p->in_w, data, len);
 	if (n < 0) {
 		stdin_budget(bg, len, false);
@@ -837,13 +844,14 @@ static int stdin_direct(struct bg_proc *p, const char *data, size_t len, char *e
 		return set_err(err, errlen, -EPIPE, "process %d's stdin is closed (nothing reads it)", p->id);
 	if ((size_t)n < len)
 		return set_err(err, errlen, -EAGAIN,
-			       "process %d has ended and what reads its stdin now does not read: %zd of %zu bytes "
-			       "written", p->id, n, len);
+		               "process %d has ended and what reads its stdin now does not read: %zd of %zu bytes "
+		               "written",
+		               p->id, n, len);
 	return 0;
 }
 
-int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after,
-			    char *err, size_t errlen)
+int ward_session_proc_stdin(struct ward_session *s, int id, const void *data, size_t len, bool close_after, char *err,
+                            size_t errlen)
 {
 	struct session_bg *bg = session_bg_of(s);
 	pthread_mutex_lock(&bg->lock);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/backend.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
@@ -35,14 +36,13 @@
 #include "image/root.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/seccomp.h"
+#include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/session.h"
-#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
-
 
 /* ------------------------------------------------------------ exec cgroups */
 
@@ -127,7 +127,7 @@ static int make_exec_pipes(struct session_exec *x, int remote[5], bool want_in, 
 	int ho[2] = {-1, -1}, ctl[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, in[2] = {-1, -1};
 	if (pipe2(ho, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
 	    pipe2(er, O_CLOEXEC) < 0 || (want_in && pipe2(in, O_CLOEXEC) < 0)) {
-		session_err(err, errlen, "cannot create the exec's pipes: %s", strerror(errno));
+		base_errf(err, errlen, "cannot create the exec's pipes: %s", strerror(errno));
 		int *all[] = {&ho[0], &ho[1], &ctl[0], &ctl[1], &out[0], &out[1], &er[0], &er[1], &in[0], &in[1]};
 		for (size_t i = 0; i < 10; i++)
 			session_close_fd(all[i]);
@@ -230,10 +230,10 @@ static int exec_arm(struct ward_session *s, struct session_exec *x, char *err, s
 		for (int i = 0; i < 5; i++)
 			session_close_fd(&remote[i]);
 	else if (r < 0)
-		session_err(err, errlen, "the session cannot start the command: %s", strerror(-r));
+		base_errf(err, errlen, "the session cannot start the command: %s", strerror(-r));
 	pid_t hp = r == 0 ? pidfd_pid(x->pidfd) : -1;
 	if (r == 0 && (hp <= 0 || (r = cg_attach(x->cg, hp)) < 0)) {
-		session_err(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
+		base_errf(err, errlen, "cannot move the exec into its cgroup: %s", strerror(r < 0 ? -r : ESRCH));
 		r = r < 0 ? r : -ESRCH;
 	}
 	trace_phase("sx:attach", 0);
@@ -254,9 +254,11 @@ static bool take_armed(struct ward_session *s, struct session_exec *x)
 	while (s->arming && !s->armed_ok)
 		pthread_cond_wait(&s->armed_cv, &s->lock);
 	bool ok = s->armed_ok;
-	if (ok)
+	if (ok) {
 		*x = s->armed;
-	else
+		s->warm_wanted = true;
+		pthread_cond_signal(&s->arm_cv);
+	} else
 		s->arm_wanted = false; /* this exec makes its own (and asks again at its end): the
 					  armer, in its delay still, makes none beside it */
 	s->armed_ok = false;
@@ -301,7 +303,7 @@ static void *armer_main(void *arg)
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
 		bool idle = false;
 		/* (frozen: nothing is armed, and the armed one is not idle) */
-		while (!s->arm_stop && (!s->arm_wanted || s->frozen) && !idle) {
+		while (!s->arm_stop && ((!s->arm_wanted && !s->warm_wanted) || s->frozen) && !idle) {
 			if (!s->armed_ok || s->frozen)
 				pthread_cond_wait(&s->arm_cv, &s->lock);
 			else
@@ -309,6 +311,21 @@ static void *armer_main(void *arg)
 		}
 		if (s->arm_stop)
 			break;
+		if (s->warm_wanted) {
+			/* An exec took the armed process, after an idle moment most
+			 * likely: one right behind it will make its own and move it,
+			 * which then waits for an RCU grace period (cgroup_dynmods.c).
+			 * Moving PID 1 into the cgroup it is in changes nothing but
+			 * takes the kernel's lock for writing: the grace period starts
+			 * now, here, while the exec runs, and the move behind it waits
+			 * only for what is left of it (or nothing, within one after). */
+			s->warm_wanted = false;
+			pthread_mutex_unlock(&s->lock);
+			if (!session_killed(s))
+				(void)cg_attach(s->init_cg, s->parts.pid);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (!s->arm_wanted) { /* no exec for ARM_KEEP_S: the armed process goes */
 			struct session_exec a = s->armed;
 			bool had = s->armed_ok;
@@ -352,10 +369,9 @@ static void *armer_main(void *arg)
 /* The armer's stack: it makes a cgroup and asks PID 1, nothing deeper. */
 #define ARMER_STACK (256 * 1024)
 
-/* Have the next exec armed (the armer starts with the first call). */
-static void arm_next(struct ward_session *s)
+/* Start the armer, unless it runs (or cannot); s->lock held. */
+static void armer_start(struct ward_session *s)
 {
-	pthread_mutex_lock(&s->lock);
 	if (!s->armer_on && !s->armer_failed && !s->arm_stop) {
 		pthread_attr_t at;
 		pthread_attr_init(&at);
@@ -365,8 +381,33 @@ static void arm_next(struct ward_session *s)
 		s->armer_failed = !s->armer_on; /* then every exec makes its own */
 		pthread_attr_destroy(&at);
 	}
+}
+
+/* Have the next exec armed (the armer starts with the first call). */
+static void arm_next(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	armer_start(s);
 	s->arm_wanted = true;
 	pthread_cond_signal(&s->arm_cv);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The first exec's, armed as the session starts: right behind
+ * settle_pid1's migration the kernel's threadgroup lock is still in its
+ * writer mode, so this one pays no RCU grace period (cgroup_dynmods.c),
+ * where the first exec making its own would.  The armer starts with it
+ * (it discards it after ARM_KEEP_S without an exec); a failure leaves the
+ * first exec to make its own, as before. */
+void session_arm_first(struct ward_session *s)
+{
+	struct session_exec a;
+	if (exec_arm(s, &a, NULL, 0) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->armed = a;
+	s->armed_ok = true;
+	armer_start(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -412,7 +453,7 @@ static int send_cwd(int fd, const char *cwd)
 
 /* Give x its command: its cwd, then the handover.  0 or -errno. */
 static int exec_give(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		     struct session_exec *x)
+                     struct session_exec *x)
 {
 	if (!want_in)
 		session_close_fd(&x->in_w); /* the command reads /dev/null (no HO_STDIN_PIPE) */
@@ -435,7 +476,7 @@ static int exec_give(struct ward_session *s, const struct ward_request *req, con
 }
 
 int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
-		       struct session_exec *x, char *err, size_t errlen)
+                       struct session_exec *x, char *err, size_t errlen)
 {
 	trace_phase("sx:begin", 0);
 	int r = -1;
@@ -456,7 +497,7 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 	}
 	if (r < 0) {
 		if (!err || !err[0])
-			session_err(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
+			base_errf(err, errlen, "cannot hand the command to the session: %s", strerror(-r));
 		exec_track(s, x, false);
 		exec_discard(x);
 		return r;
@@ -492,8 +533,8 @@ static double exec_cpu(struct ward_session *s, const struct ward_request *req)
 	return cpu;
 }
 
-int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out,
-		    char ***env, char *err, size_t errlen)
+int session_request(struct ward_session *s, const struct ward_request *req, struct ward_request *out, char ***env,
+                    char *err, size_t errlen)
 {
 	*out = *req;
 	out->isolation = WARD_ISO_SYSTEM;
@@ -513,7 +554,7 @@ int session_request(struct ward_session *s, const struct ward_request *req, stru
 		n++;
 	*env = calloc(s->nenv + n + 1, sizeof(char *));
 	if (!*env) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(*env, s->env, s->nenv * sizeof(char *));
@@ -556,7 +597,8 @@ static int exec_enter(struct ward_session *s, char *err, size_t errlen)
 	if (r == -EBUSY)
 		return session_refuse_frozen(s, err, errlen);
 	if (r < 0)
-		session_err(err, errlen, "the session runs %d execs already: wait for one to end", WARD_SESSION_MAX_EXECS);
+		base_errf(err, errlen, "the session runs %d execs already: wait for one to end",
+		          WARD_SESSION_MAX_EXECS);
 	return r;
 }
 
@@ -608,7 +650,7 @@ static int exec_outcome(struct supervise *sv, struct ward_result *res, struct ba
 }
 
 static void supervise_exec(struct ward_session *s, const struct ward_request *req, struct session_exec *x,
-			   struct supervise *sv, double start)
+                           struct supervise *sv, double start)
 {
 	*sv = (struct supervise){
 		.pidfd = x->pidfd,
@@ -653,10 +695,7 @@ static void seccomp_outcome(const struct session_exec *x, struct ward_result *re
 	res->err.len += k + 1;
 }
 
-
-
-int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd,
-		      struct ward_result *res)
+int ward_session_exec(struct ward_session *s, const struct ward_request *req, const char *cwd, struct ward_result *res)
 {
 	double start = monotonic_now();
 	trace_phase("sx:call", 0);
@@ -669,14 +708,18 @@ int ward_session_exec(struct ward_session *s, const struct ward_request *req, co
 	struct backend_outcome o = {0};
 	int r = session_request(s, req, &r2, &env, res->error, sizeof(res->error));
 	if (r == 0 && cwd && (cwd[0] != '/' || strlen(cwd) >= SM_MAX_STR)) {
-		snprintf(res->error, sizeof(res->error), "cwd must be an absolute path inside the sandbox, of at most %d "
-							 "bytes: '%.200s'", SM_MAX_STR - 1, cwd);
+		snprintf(res->error, sizeof(res->error),
+		         "cwd must be an absolute path inside the sandbox, of at most %d "
+		         "bytes: '%.200s'",
+		         SM_MAX_STR - 1, cwd);
 		r = -EINVAL;
 	}
 	char globs_fit[SM_MAX_STR];
 	if (r == 0 && req->collect && session_join_globs(req->collect, globs_fit, sizeof(globs_fit)) < 0) {
-		snprintf(res->error, sizeof(res->error), "collect: the globs take more than %d bytes in all: give "
-							 "fewer or shorter ones", SM_MAX_STR - 1);
+		snprintf(res->error, sizeof(res->error),
+		         "collect: the globs take more than %d bytes in all: give "
+		         "fewer or shorter ones",
+		         SM_MAX_STR - 1);
 		r = -EINVAL;
 	}
 	if (r == 0)

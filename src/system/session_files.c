@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "core/backend.h"
 #include "core/egress.h"
 #include "core/pathguard.h"
@@ -28,14 +29,13 @@
 #include "image/root.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/seccomp.h"
+#include "system/collect_walk.h"
 #include "system/egress.h"
 #include "system/session.h"
-#include "system/collect_walk.h"
 #include "system/session_proto.h"
 #include "system/spawner.h"
 #include "system/supervisor.h"
 #include "ward.h"
-
 
 /* One files call's stream to its worker, and the call's deadline: one for
  * the whole call, however many reads and writes it takes, so that a worker
@@ -53,7 +53,7 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 	if (!path || (!path[0] && empty_ok))
 		return path != NULL;
 	if (strlen(path) >= SM_MAX_STR) {
-		session_err(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
+		base_errf(err, errlen, "path too long (at most %d bytes)", SM_MAX_STR - 1);
 		return false;
 	}
 	return pathguard_check_session(path, strlen(path), empty_ok, err, errlen) == 0;
@@ -61,8 +61,8 @@ static bool path_ok(const char *path, bool empty_ok, char *err, size_t errlen)
 
 /* Start a file op: c->fd is the supervisor's end of its stream, c->until
  * the call's deadline. */
-static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max,
-		   struct fcall *c, char *err, size_t errlen)
+static int file_op(struct ward_session *s, int op, const char *path, uint32_t mode, uint64_t max, struct fcall *c,
+                   char *err, size_t errlen)
 {
 	c->fd = -1;
 	c->until = monotonic_now() + s->call_s;
@@ -72,7 +72,7 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 		return -EINVAL;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		session_err(err, errlen, "cannot create a socket: %s", strerror(errno));
+		base_errf(err, errlen, "cannot create a socket: %s", strerror(errno));
 		return -errno;
 	}
 	struct session_msg m = {.op = (uint8_t)op, .mode = mode, .max = max};
@@ -81,7 +81,7 @@ static int file_op(struct ward_session *s, int op, const char *path, uint32_t mo
 	close(sp[1]);
 	if (r < 0) {
 		close(sp[0]);
-		session_err(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
+		base_errf(err, errlen, "the session is gone (%s): destroy it", strerror(-r));
 		return r;
 	}
 	c->fd = sp[0];
@@ -135,28 +135,28 @@ static int read_full(const struct fcall *c, void *p, size_t n)
 
 /* The worker's head: its r, with a message for the errnos a caller sees. */
 static int file_head(struct ward_session *s, const struct fcall *c, struct file_head *h, const char *what,
-		     const char *path, char *err, size_t errlen)
+                     const char *path, char *err, size_t errlen)
 {
 	int r = read_full(c, h, sizeof(*h));
 	if (r == -ETIMEDOUT) {
-		session_err(err, errlen, "the session's file worker did not answer within the call's deadline (%g s): the "
-				     "sandbox may have stopped it",
-			s->call_s);
+		base_errf(err, errlen,
+		          "the session's file worker did not answer within the call's deadline (%g s): the "
+		          "sandbox may have stopped it",
+		          s->call_s);
 		return r;
 	}
 	if (r < 0 && !ward_session_alive(s)) {
-		session_err(err, errlen, "the session ended during the call");
+		base_errf(err, errlen, "the session ended during the call");
 		return -ESRCH;
 	}
 	if (r < 0) {
-		session_err(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
+		base_errf(err, errlen, "the session's file worker did not answer (%s)", strerror(-r));
 		return -EIO;
 	}
 	if (h->r < 0)
-		session_err(err, errlen, "cannot %s '%s' in the session: %s", what, path, strerror(-h->r));
+		base_errf(err, errlen, "cannot %s '%s' in the session: %s", what, path, strerror(-h->r));
 	return h->r;
 }
-
 
 /* A write whose bytes come in pieces (ward.h). */
 struct ward_session_upload {
@@ -167,12 +167,12 @@ struct ward_session_upload {
 };
 
 int ward_session_write_begin(struct ward_session *s, const char *path, mode_t mode, struct ward_session_upload **out,
-			     char *err, size_t errlen)
+                             char *err, size_t errlen)
 {
 	*out = NULL;
 	struct ward_session_upload *u = calloc(1, sizeof(*u));
 	if (!u) {
-		session_err(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	int r = file_op(s, SM_WRITE, path, mode ? mode & 07777 : 0644, 0, &u->c, err, errlen);
@@ -218,8 +218,8 @@ int ward_session_write_end(struct ward_session_upload *u, char *err, size_t errl
 	return r;
 }
 
-int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode,
-		       char *err, size_t errlen)
+int ward_session_write(struct ward_session *s, const char *path, const void *data, size_t len, mode_t mode, char *err,
+                       size_t errlen)
 {
 	struct ward_session_upload *u;
 	int r = ward_session_write_begin(s, path, mode, &u, err, errlen);
@@ -230,7 +230,7 @@ int ward_session_write(struct ward_session *s, const char *path, const void *dat
 }
 
 int ward_session_read(struct ward_session *s, const char *path, size_t max, unsigned char **data, size_t *len,
-		      char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
 	struct fcall c;
 	*data = NULL;
@@ -241,7 +241,7 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 	struct file_head h;
 	r = file_head(s, &c, &h, "read", path, err, errlen);
 	if (r == 0 && h.len > max) {
-		session_err(err, errlen, "'%s' is larger than %zu bytes", path, max);
+		base_errf(err, errlen, "'%s' is larger than %zu bytes", path, max);
 		r = -EFBIG;
 	}
 	/* its size when the worker opened it (never more than max): what a
@@ -253,7 +253,8 @@ int ward_session_read(struct ward_session *s, const char *path, size_t max, unsi
 	while (r == 0 && got < h.len) {
 		ssize_t n = fcall_read(&c, buf + got, (size_t)h.len - got);
 		if (n == -ETIMEDOUT) {
-			session_err(err, errlen, "'%s' did not arrive within the call's deadline (%g s)", path, s->call_s);
+			base_errf(err, errlen, "'%s' did not arrive within the call's deadline (%g s)", path,
+			          s->call_s);
 			r = (int)n;
 		}
 		if (n <= 0)
@@ -298,14 +299,14 @@ static int by_name(const void *a, const void *b)
 }
 
 int ward_session_list(struct ward_session *s, const char *path, struct ward_dirent **out, size_t *n, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	return ward_session_list_max(s, path, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, out, n, NULL, err,
-				     errlen);
+	                             errlen);
 }
 
 int ward_session_list_max(struct ward_session *s, const char *path, size_t max_entries, size_t max_bytes,
-			  struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen)
+                          struct ward_dirent **out, size_t *n, bool *truncated, char *err, size_t errlen)
 {
 	struct fcall c;
 	*out = NULL;
@@ -341,8 +342,8 @@ int ward_session_list_max(struct ward_session *s, const char *path, size_t max_e
 		if (e == 1)
 			break;
 		if (e == -ETIMEDOUT)
-			session_err(err, errlen, "the listing of '%s' did not end within the call's deadline (%g s)", path,
-				s->call_s);
+			base_errf(err, errlen, "the listing of '%s' did not end within the call's deadline (%g s)",
+			          path, s->call_s);
 		if (e < 0)
 			r = e;
 		else
@@ -402,15 +403,18 @@ int session_collect(struct ward_session *s, const struct ward_request *req, stru
 {
 	struct session_msg *m = calloc(1, sizeof(*m));
 	if (!m || session_join_globs(req->collect, m->str, sizeof(m->str)) < 0) {
-		snprintf(res->error, sizeof(res->error), m ? "collect: the globs take more than %d bytes in all: give "
-							     "fewer or shorter ones" : "out of memory", SM_MAX_STR - 1);
+		snprintf(res->error, sizeof(res->error),
+		         m ? "collect: the globs take more than %d bytes in all: give "
+		             "fewer or shorter ones"
+		           : "out of memory",
+		         SM_MAX_STR - 1);
 		free(m);
 		return -1;
 	}
 	const struct ward_limits *l = &req->limits;
 	struct fcall c;
 	int r = file_op(s, SM_COLLECT, m->str, l->collect_max_files, l->collect_max_bytes, &c, res->error,
-			sizeof(res->error));
+	                sizeof(res->error));
 	free(m);
 	if (r < 0)
 		return -1;

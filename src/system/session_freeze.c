@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/errf.h"
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/freezer.h"
@@ -37,7 +38,7 @@ int session_freezer_open(struct ward_session *s, char *err, size_t errlen)
 		return 0;
 	}
 	if (r < 0)
-		session_err(err, errlen, "%s", why);
+		base_errf(err, errlen, "%s", why);
 	return r;
 }
 
@@ -58,7 +59,7 @@ int session_refuse_frozen(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!ward_session_frozen(s))
 		return 0;
-	session_err(err, errlen, "the session is frozen (paused): thaw (resume) it first");
+	base_errf(err, errlen, "the session is frozen (paused): thaw (resume) it first");
 	return -EBUSY;
 }
 
@@ -75,7 +76,8 @@ static void wake_threads(struct ward_session *s)
 int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 {
 	if (!s->freezer) {
-		session_err(err, errlen, "this session cannot be frozen: %s", s->freeze_none[0] ? s->freeze_none : "no freezer");
+		base_errf(err, errlen, "this session cannot be frozen: %s",
+		          s->freeze_none[0] ? s->freeze_none : "no freezer");
 		return -ENOTSUP;
 	}
 	pthread_mutex_lock(&s->freeze_lock);
@@ -93,11 +95,12 @@ int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (r == -ESRCH)
-		session_err(err, errlen, "the session is gone");
+		base_errf(err, errlen, "the session is gone");
 	if (r == -EBUSY)
-		session_err(err, errlen, "an exec is running in the session: wait for it to end, or cancel it, then freeze");
+		base_errf(err, errlen,
+		          "an exec is running in the session: wait for it to end, or cancel it, then freeze");
 	if (r == 0 && (r = freezer_set(s->freezer, true, FREEZE_WAIT_S)) < 0) {
-		session_err(err, errlen, "cannot freeze the session: %s", strerror(-r));
+		base_errf(err, errlen, "cannot freeze the session: %s", strerror(-r));
 		freezer_set(s->freezer, false, FREEZE_WAIT_S);
 		pthread_mutex_lock(&s->lock);
 		s->frozen = false;
@@ -115,7 +118,7 @@ int ward_session_thaw(struct ward_session *s, char *err, size_t errlen)
 	pthread_mutex_lock(&s->freeze_lock);
 	int r = ward_session_frozen(s) ? freezer_set(s->freezer, false, FREEZE_WAIT_S) : 0;
 	if (r < 0)
-		session_err(err, errlen, "cannot thaw the session: %s", strerror(-r));
+		base_errf(err, errlen, "cannot thaw the session: %s", strerror(-r));
 	pthread_mutex_lock(&s->lock);
 	if (r == 0 && s->frozen) {
 		s->frozen_total += monotonic_now() - s->frozen_since;

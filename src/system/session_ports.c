@@ -17,11 +17,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/errf.h"
+#include "core/egress.h"
 #include "system/session.h"
 
 struct netns_sock {
 	int pidfd;
-	int fd;  /* the socket made in the sandbox's network namespace, or -errno */
+	int fd; /* the socket made in the sandbox's network namespace, or -errno */
 };
 
 /* A thread of its own enters the sandbox's network namespace, makes the
@@ -36,7 +38,6 @@ static void *netns_sock_main(void *arg)
 		n->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (n->fd < 0)
 			n->fd = -errno;
-
 	}
 	return NULL;
 }
@@ -44,28 +45,34 @@ static void *netns_sock_main(void *arg)
 int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
 {
 	if (port < 1 || port > 65535) {
-		session_err(err, errlen, "port %d: give 1 to 65535", port);
+		base_errf(err, errlen, "port %d: give 1 to 65535", port);
 		return -EINVAL;
 	}
+	if (s->egress && port == EGRESS_PROXY_PORT) {
+		/* ward's egress proxy, not the sandbox's: relayed, it would give
+		 * whoever reaches the port the sandbox's egress and its budget */
+		base_errf(err, errlen, "port %d is ward's egress proxy for this sandbox, not one of its servers", port);
+		return -EACCES;
+	}
 	if (!ward_session_alive(s)) {
-		session_err(err, errlen, "the session is gone");
+		base_errf(err, errlen, "the session is gone");
 		return -ESRCH;
 	}
 	struct netns_sock n = {.pidfd = s->parts.pidfd, .fd = -EIO};
 	pthread_t t;
 	int rc = pthread_create(&t, NULL, netns_sock_main, &n);
 	if (rc) {
-		session_err(err, errlen, "cannot start a thread: %s", strerror(rc));
+		base_errf(err, errlen, "cannot start a thread: %s", strerror(rc));
 		return -rc;
 	}
 	pthread_join(t, NULL);
 	if (n.fd < 0) {
-		session_err(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
-			strerror(-n.fd));
+		base_errf(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
+		          strerror(-n.fd));
 		return n.fd;
 	}
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int r = connect(n.fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
 	if (r == -EINPROGRESS) {
 		struct pollfd p = {.fd = n.fd, .events = POLLOUT};
@@ -77,7 +84,7 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 			r = -(r ? r : errno);
 	}
 	if (r < 0) {
-		session_err(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
+		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
 		close(n.fd);
 		return r;
 	}

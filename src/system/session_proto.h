@@ -36,13 +36,13 @@ enum { SM_EXEC = 'x', SM_WRITE = 'w', SM_READ = 'r', SM_LIST = 'l', SM_REMOVE = 
 struct session_msg {
 	uint8_t op;
 	uint8_t pad[3];
-	uint32_t mode;   /* SM_WRITE: the file's mode */
-	uint64_t max;    /* SM_READ: most bytes read */
+	uint32_t mode;        /* SM_WRITE: the file's mode */
+	uint64_t max;         /* SM_READ: most bytes read */
 	char str[SM_MAX_STR]; /* NUL-terminated (the message may end after the NUL) */
 };
 
 struct session_reply {
-	int32_t r;       /* 0, or -errno */
+	int32_t r; /* 0, or -errno */
 };
 
 /* The first bytes on a file op's stream from the worker.  SM_WRITE: sent
@@ -56,7 +56,7 @@ struct file_head {
 };
 
 struct file_entry {
-	uint8_t type;    /* 'f', 'd', 'l', 'o' */
+	uint8_t type; /* 'f', 'd', 'l', 'o' */
 	uint8_t pad;
 	uint16_t name_len;
 	uint32_t mode;

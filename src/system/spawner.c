@@ -45,18 +45,18 @@ extern char **environ;
 
 struct wire_req {
 	uint32_t magic;
-	uint32_t present;       /* bit i: fds[i] travels (in SP_ order) */
+	uint32_t present; /* bit i: fds[i] travels (in SP_ order) */
 	struct spawn_req r;
 };
 
 struct wire_rep {
-	int32_t pid;            /* > 0, or -errno */
+	int32_t pid; /* > 0, or -errno */
 	uint32_t born_in_cg;
 };
 
 struct helper {
 	pthread_mutex_t lock;
-	int fd;                 /* -1: none, or dead */
+	int fd; /* -1: none, or dead */
 	pid_t pid;
 };
 
@@ -158,7 +158,7 @@ static __attribute__((noreturn)) void helper_main(int sock)
 		if (n < 0)
 			a.pid = -errno;
 		else if ((size_t)n == sizeof(q) && q.magic == WIRE_MAGIC && k == ngot &&
-			 __builtin_popcount(q.present) == (int)ngot) {
+		         __builtin_popcount(q.present) == (int)ngot) {
 			bool born = false;
 			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
 			a.born_in_cg = born;

@@ -27,11 +27,13 @@
 #include <unistd.h>
 
 #include "core/backend.h"
-#include "sandbox/container.h"
 #include "core/plan.h"
 #include "core/supervise.h"
+#include "image/root.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/container.h"
 #include "sandbox/mounts.h"
+#include "sandbox/overlay.h"
 #include "sandbox/userns.h"
 #include "system/child.h"
 #include "system/clone.h"
@@ -40,14 +42,12 @@
 #include "system/handover.h"
 #include "system/netns.h"
 #include "system/supervisor.h"
-#include "image/root.h"
-#include "sandbox/overlay.h"
 
 static const char *landlock_name(int abi)
 {
-	static const char *const names[] = {"none", "landlock-abi-1", "landlock-abi-2", "landlock-abi-3",
-					    "landlock-abi-4", "landlock-abi-5", "landlock-abi-6", "landlock-abi-7",
-					    "landlock-abi-8", "landlock-abi-9"};
+	static const char *const names[] = {"none",           "landlock-abi-1", "landlock-abi-2", "landlock-abi-3",
+	                                    "landlock-abi-4", "landlock-abi-5", "landlock-abi-6", "landlock-abi-7",
+	                                    "landlock-abi-8", "landlock-abi-9"};
 	if (abi < 0)
 		abi = 0;
 	return abi < 10 ? names[abi] : "landlock";
@@ -75,10 +75,10 @@ struct sandbox {
 	struct ward_cgroup *cg;
 	pid_t pid;
 	int pidfd;
-	bool ahead;            /* built before its request (a pool's) */
-	bool session;          /* PID 1 runs a session (init_session.c) */
-	struct cg_limits lim;  /* the cgroup's limits now */
-	int sync_w;            /* "g"/"p", then the handover; held open until the end */
+	bool ahead;           /* built before its request (a pool's) */
+	bool session;         /* PID 1 runs a session (init_session.c) */
+	struct cg_limits lim; /* the cgroup's limits now */
+	int sync_w;           /* "g"/"p", then the handover; held open until the end */
 	int ctl_r, out_r, err_r, in_w, rep_r, nsock;
 	struct egress_proxy *egress; /* network allow: ward's proxy for it */
 	struct ward_netns *netns;    /* network none: ward's namespace for it (netns.c) */
@@ -110,8 +110,8 @@ static bool image_only(const struct ward_request *r)
 
 bool sandbox_same_shape(const struct ward_request *a, const struct ward_request *b)
 {
-	bool same_root = (binds_nothing(a) && binds_nothing(b)) ||
-			 (image_only(a) && image_only(b) && a->image == b->image);
+	bool same_root =
+		(binds_nothing(a) && binds_nothing(b)) || (image_only(a) && image_only(b) && a->image == b->image);
 	return a->isolation == WARD_ISO_SYSTEM && b->isolation == WARD_ISO_SYSTEM && same_root && a->net == b->net &&
 	       a->limits.tmp_size_mb == b->limits.tmp_size_mb;
 }
@@ -206,20 +206,20 @@ static int wait_ready(struct sandbox *sb, char *err, size_t errlen)
  * host's TCP memory (and push every socket on it into memory pressure).
  * Network allow has the loopback too (the proxy's connections). */
 static void loopback_refused(const struct ward_cgroup *cg, enum ward_net net, const char *cgerr, char *err,
-			     size_t errlen)
+                             size_t errlen)
 {
 	const char *mode = net == WARD_NET_ALLOW ? "allow" : "loopback";
 	if (!cg)
 		snprintf(err, errlen,
-			 "--net %s needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
-			 "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
-			 mode, cgerr[0] ? cgerr : "no usable cgroups");
+		         "--net %s needs a memory cgroup to charge the sandbox's socket buffers to: use --net "
+		         "none, or run ward as root or in a delegated cgroup (here ward has none: %.200s)",
+		         mode, cgerr[0] ? cgerr : "no usable cgroups");
 	else
 		snprintf(err, errlen,
-			 "--net %s needs the sandbox's socket buffers charged to its memory cgroup, which this "
-			 "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
-			 "cgroup.memory=nosocket; see `ward doctor`); use --net none",
-			 mode);
+		         "--net %s needs the sandbox's socket buffers charged to its memory cgroup, which this "
+		         "kernel does not do (cgroup v1 without memory.kmem.tcp.limit_in_bytes, or v2 booted with "
+		         "cgroup.memory=nosocket; see `ward doctor`); use --net none",
+		         mode);
 }
 
 static void clone_error(int e, char *err, size_t errlen)
@@ -229,10 +229,10 @@ static void clone_error(int e, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the sandbox's namespaces: %s; %s", strerror(e), hint);
 	else if (e == EPERM || e == ENOSPC || e == EINVAL)
 		snprintf(err, errlen,
-			 "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
-			 "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
-			 "run as root (see `ward doctor`)",
-			 strerror(e));
+		         "cannot create the sandbox's namespaces: %s; user namespaces may be disabled on this "
+		         "host: set kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
+		         "run as root (see `ward doctor`)",
+		         strerror(e));
 	else
 		snprintf(err, errlen, "cannot create the sandbox: clone: %s", strerror(e));
 }
@@ -283,8 +283,8 @@ static int prepare_trees(struct sandbox *sb, int *trees, char *err, size_t errle
 				return -1;
 		} else if (trees[i] < 0) {
 			snprintf(err, errlen, "cannot bind '%s': %s", op->src,
-				 trees[i] == -ELOOP ? "a symlink lies on the way inside it, which is refused"
-						    : strerror(-trees[i]));
+			         trees[i] == -ELOOP ? "a symlink lies on the way inside it, which is refused"
+			                            : strerror(-trees[i]));
 			return -1;
 		}
 	}
@@ -338,12 +338,14 @@ static int make_pipes(struct build_fds *f, bool want_in, bool want_rep, char *er
 /* PID 1, cloned by a helper (the plain shape: the helper makes the plan
  * itself).  The pid, or -errno (-EPIPE, -ENOSYS: no helper took it). */
 static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const struct ward_request *shape,
-			     const struct build_fds *f, uint64_t work_size_mb, double start, bool *born_in_cg)
+                             const struct build_fds *f, uint64_t work_size_mb, double start, bool *born_in_cg)
 {
-	struct spawn_req sr = {.net = shape->net, .tmp_size_mb = shape->limits.tmp_size_mb,
-			       .work_size_mb = work_size_mb, .start = start};
-	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1], f->out[1], f->err[1], f->in[0], f->rep[1], f->nsock[1],
-			     cg_dirfd(sb->cg), netns_fd(sb->netns)};
+	struct spawn_req sr = {.net = shape->net,
+	                       .tmp_size_mb = shape->limits.tmp_size_mb,
+	                       .work_size_mb = work_size_mb,
+	                       .start = start};
+	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1],   f->out[1],        f->err[1],          f->in[0],
+	                     f->rep[1],  f->nsock[1], cg_dirfd(sb->cg), netns_fd(sb->netns)};
 	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
 }
 
@@ -353,8 +355,8 @@ static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const s
 
 /* PID 1, cloned by us: it runs init_main on a copy of this stack, where
  * its child_ctx and the Landlock write paths live.  The pid, or -errno. */
-static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, int *trees,
-			 const struct build_fds *f, double start, bool *born_in_cg)
+static pid_t clone_by_us(struct sandbox *sb, const struct ward_request *shape, int *trees, const struct build_fds *f,
+                         double start, bool *born_in_cg)
 {
 	/* Landlock: writes stay allowed only where the sandbox has writable
 	 * mounts. */
@@ -439,7 +441,8 @@ static int start_egress(struct sandbox *sb, const struct ward_request *shape, do
 			buf[n > 0 ? n : 0] = 0;
 		}
 		if (!setup_error(buf, err, errlen))
-			snprintf(err, errlen, "the sandbox's init sent no socket for the egress proxy: %s", strerror(-fd));
+			snprintf(err, errlen, "the sandbox's init sent no socket for the egress proxy: %s",
+			         strerror(-fd));
 		return -1;
 	}
 	sb->egress = egress_start(fd, shape, err, errlen);
@@ -467,7 +470,7 @@ static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead
  * alone (sb->root_fd); *own is shape with it as the rootfs.  0, or -1 with
  * err set. */
 static int writable_root(struct sandbox *sb, const struct ward_request *shape, struct ward_request *own, char *err,
-			 size_t errlen)
+                         size_t errlen)
 {
 	if (!shape->image) {
 		snprintf(err, errlen, "root: overlay is a writable layer over an image: give an image");
@@ -482,7 +485,7 @@ static int writable_root(struct sandbox *sb, const struct ward_request *shape, s
 		return -1;
 	}
 	int r = overlay_open_rw(dirs, n, ns, shape->limits.tmp_size_mb, sb->id.host_uid, sb->id.host_gid, &sb->root_fd,
-				err, errlen);
+	                        err, errlen);
 	close(ns);
 	if (r < 0)
 		return -1;
@@ -497,7 +500,7 @@ static int writable_root(struct sandbox *sb, const struct ward_request *shape, s
  * held, so none is made here), else a clone of our own.  *no_helper: the
  * helper did not take it (the caller starts over without). */
 static struct sandbox *build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
-			     bool *no_helper, uint64_t session_work_mb, char *err, size_t errlen)
+                             bool *no_helper, uint64_t session_work_mb, char *err, size_t errlen)
 {
 	const struct sandbox_facts *facts = sandbox_facts();
 	trace_phase("prepare", start);
@@ -545,12 +548,12 @@ static struct sandbox *build(const struct ward_request *shape, bool ahead, doubl
 		sb->netns = netns_take();
 	trace_phase("netns", start);
 	if (make_pipes(&f, ahead || shape->stdin_set || shape->stdin_fd >= 0,
-		       ahead || shape->report_channel || wants_collect(shape), err, errlen) < 0)
+	               ahead || shape->report_channel || wants_collect(shape), err, errlen) < 0)
 		goto fail;
 
 	bool born_in_cg = false;
 	pid_t pid = spawn ? clone_by_helper(sb, helper, shape, &f, session_work_mb, start, &born_in_cg)
-			  : clone_by_us(sb, shape, trees, &f, start, &born_in_cg);
+	                  : clone_by_us(sb, shape, trees, &f, start, &born_in_cg);
 	if (spawn && (pid == -EPIPE || pid == -ENOSYS)) {
 		*no_helper = true;
 		snprintf(err, errlen, "no sandbox spawner helper is alive");
@@ -578,7 +581,7 @@ fail:
 /* build through the helper, and once more without it when it did not take
  * the clone. */
 static struct sandbox *build_any(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
-				 uint64_t session_work_mb, char *err, size_t errlen)
+                                 uint64_t session_work_mb, char *err, size_t errlen)
 {
 	bool no_helper = false;
 	struct sandbox *sb = build(shape, ahead, start, helper, &no_helper, session_work_mb, err, errlen);
@@ -588,13 +591,13 @@ static struct sandbox *build_any(const struct ward_request *shape, bool ahead, d
 }
 
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
-			      char *err, size_t errlen)
+                              char *err, size_t errlen)
 {
 	return build_any(shape, ahead, start, helper, 0, err, errlen);
 }
 
 struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
-				      int *listener, char *err, size_t errlen)
+                                      int *listener, char *err, size_t errlen)
 {
 	*listener = -1;
 	/* Through a spawner helper where the shape is plain, as a run's: PID 1
@@ -619,8 +622,13 @@ struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t
 
 struct sandbox_session sandbox_session_parts(struct sandbox *sb)
 {
-	return (struct sandbox_session){.cg = sb->cg, .pid = sb->pid, .pidfd = sb->pidfd, .sock = sb->nsock,
-					.host_uid = sb->id.host_uid, .egress = sb->egress};
+	return (struct sandbox_session){.cg = sb->cg,
+	                                .pid = sb->pid,
+	                                .pidfd = sb->pidfd,
+	                                .sock = sb->nsock,
+	                                .host_uid = sb->id.host_uid,
+	                                .host_gid = sb->id.host_gid,
+	                                .egress = sb->egress};
 }
 
 void sandbox_session_kill(struct sandbox *sb)
@@ -644,7 +652,7 @@ int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as)
 	if (argv && envp) {
 		struct handover ho = {
 			.flags = (req->stdin_set || req->stdin_fd >= 0 ? HO_STDIN_PIPE : 0) |
-				 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
+		                 (req->report_channel ? HO_REPORT : 0) | (with_as ? HO_WITH_AS : 0),
 			.limits = req->limits,
 			.argv = argv,
 			.envp = envp,
@@ -738,7 +746,7 @@ static int reap_pid1(struct sandbox *sb, const struct supervise *s, struct rusag
 /* CPU and peak memory: the rusage, bettered by the cgroup's figures; and
  * whether the cgroup saw an OOM kill. */
 static void collect_usage(const struct sandbox *sb, const struct rusage *ru, struct ward_result *res,
-			  struct backend_outcome *o)
+                          struct backend_outcome *o)
 {
 	usage_from_rusage(ru, &res->usage);
 	if (!sb->cg)
@@ -782,7 +790,7 @@ static int run_outcome(const struct supervise *s, int st, struct ward_result *re
 	}
 	if (!setup_error(s->ctl, res->error, sizeof(res->error)))
 		snprintf(res->error, sizeof(res->error), "the sandbox's init ended without a report (wait status %d)",
-			 st);
+		         st);
 	return -1;
 }
 
@@ -791,7 +799,7 @@ static int run_outcome(const struct supervise *s, int st, struct ward_result *re
 static int take_collected(const struct ward_request *req, struct ward_result *res)
 {
 	int r = collect_decode(res->report ? res->report : "", res->report ? res->report_len : 0,
-			       req->limits.collect_max_files, req->limits.collect_max_bytes, res);
+	                       req->limits.collect_max_files, req->limits.collect_max_bytes, res);
 	free(res->report);
 	res->report = NULL;
 	res->report_len = 0;
@@ -800,7 +808,7 @@ static int take_collected(const struct ward_request *req, struct ward_result *re
 }
 
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		bool defer, double start)
+                bool defer, double start)
 {
 	if (fit_limits(sb, req) < 0)
 		return SANDBOX_STALE; /* a fresh sandbox reports what happens */
@@ -843,8 +851,8 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 		.output_kill = req->output_limit_kills,
 		.live_fd = {req->capture ? -1 : req->stream_fd[0], req->capture ? -1 : req->stream_fd[1]},
 		.report_limit = collect ? (size_t)collect_stream_bound(req->limits.collect_max_files,
-								       req->limits.collect_max_bytes)
-					: req->report_limit,
+	                                                               req->limits.collect_max_bytes)
+	                                : req->report_limit,
 		.start = start,
 		.cancel = req->cancel,
 		.observe_fd = req->observe ? req->observe_fd : -1,
@@ -875,4 +883,15 @@ int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_
 	if (sb->egress)
 		res->usage.proxy_cpu_ms = egress_cpu_us(sb->egress) / 1000;
 	return run_outcome(&s, st, res, o);
+}
+
+int sandbox_set_egress(struct sandbox *sb, const char *const *allow, size_t n, char *err, size_t errlen)
+{
+	if (!sb->egress) {
+		snprintf(err, errlen,
+		         "this sandbox has no egress proxy (it was made without network allow): its "
+		         "network cannot be opened after it started");
+		return -ENOTSUP;
+	}
+	return egress_set_allow(sb->egress, allow, n, err, errlen);
 }

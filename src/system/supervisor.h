@@ -34,9 +34,9 @@
 struct sandbox;
 #define SANDBOX_STALE (-2)
 struct sandbox *sandbox_build(const struct ward_request *shape, bool ahead, double start, sandbox_cloner *helper,
-			      char *err, size_t errlen);
+                              char *err, size_t errlen);
 int sandbox_run(struct sandbox *sb, const struct ward_request *req, struct ward_result *res, struct backend_outcome *o,
-		bool defer, double start);
+                bool defer, double start);
 void sandbox_destroy(struct sandbox *sb);
 /* Sessions (session.c): a sandbox whose PID 1 runs init_session.c's loop
  * instead of waiting for one handover; ephemeral /work of work_size_mb (0:
@@ -52,13 +52,16 @@ struct sandbox_session {
 	struct ward_cgroup *cg;
 	pid_t pid;
 	int pidfd, sock;
-	unsigned host_uid;
+	unsigned host_uid, host_gid; /* the sandbox user's on the host */
 	struct egress_proxy *egress; /* the session's proxy (network allow), or NULL */
 };
 struct sandbox *sandbox_build_session(const struct ward_request *shape, uint64_t work_size_mb, sandbox_cloner *helper,
-				      int *listener, char *err, size_t errlen);
+                                      int *listener, char *err, size_t errlen);
 struct sandbox_session sandbox_session_parts(struct sandbox *sb);
 void sandbox_session_kill(struct sandbox *sb);
+/* Its egress proxy's allow-list replaced (egress_set_allow); -ENOTSUP when
+ * it has no proxy (made without network allow). */
+int sandbox_set_egress(struct sandbox *sb, const char *const *allow, size_t n, char *err, size_t errlen);
 /* Encode req's command as a handover and write it all to fd (blocking).
  * 0, or -errno (-EPIPE: the reader is gone). */
 int sandbox_write_handover(int fd, const struct ward_request *req, bool with_as);

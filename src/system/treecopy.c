@@ -1,26 +1,36 @@
 /* treecopy.c — copy a directory tree between two directory fds, for a
- * session's files saved, restored or forked (session_save.c).
+ * session's files saved, restored or forked (session_save.c, in a process
+ * of its own: session_copy.c).
  *
  * The source may be a sandbox's (its /work, seen from the host through its
  * PID 1's root): hostile.  So every step is one name below an fd already
- * open (openat with O_NOFOLLOW, fstatat with AT_SYMLINK_NOFOLLOW: a
- * symlink is copied as a link and never followed, and no path is resolved
- * on the host), a file is checked to be a regular file after it is opened
- * (O_NONBLOCK: a FIFO swapped in meanwhile is not waited on), at most its
- * size when opened is copied, and the whole copy is bounded in bytes,
- * entries and depth.  Bytes go by copy_file_range (a reflink where the
- * filesystem shares extents), else sendfile (between tmpfs mounts): never
- * through ward's memory. */
+ * open (openat2 with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS and
+ * RESOLVE_NO_XDEV; fstatat with AT_SYMLINK_NOFOLLOW): a symlink is copied
+ * as a link and never followed, no path is resolved on the host, and no
+ * mount is crossed (a host directory mounted into /work, moved elsewhere
+ * in it by the tenant, is skipped, not read); a file is checked to be a
+ * regular file after it is opened (O_NONBLOCK: a FIFO swapped in meanwhile
+ * is not waited on), at most its size when opened is copied, and the
+ * whole copy is bounded in bytes of data, entries and depth.  The source
+ * is read with lim->from's rights (a sandbox's user, no capability), the
+ * destination written with lim->to's, switched per step.  Bytes go by
+ * copy_file_range, else sendfile (between tmpfs mounts), data extents only
+ * (SEEK_DATA/SEEK_HOLE: a sparse file stays sparse): never through ward's
+ * memory. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "system/treecopy.h"
@@ -32,9 +42,45 @@ struct copy {
 	struct treecopy_stats st;
 	uid_t uid;
 	gid_t gid;
+	dev_t dev; /* the source's filesystem: nothing on another is read */
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct caps[2]; /* as called */
+	bool caps_ok;
 	char *err;
 	size_t errlen;
 };
+
+static void set_effective(struct copy *c, bool on)
+{
+	struct __user_cap_data_struct d[2] = {c->caps[0], c->caps[1]};
+	d[0].effective = on ? d[0].permitted : 0;
+	d[1].effective = on ? d[1].permitted : 0;
+	if (c->caps_ok)
+		syscall(SYS_capset, &c->h, d);
+}
+
+/* The calling thread's rights on files become side's (see treecopy.h):
+ * the capabilities raised to change fsuid and fsgid (from a side with
+ * none), then as the side has them (a new fsuid drops some). */
+static void as_side(struct copy *c, const struct treecopy_side *side)
+{
+	set_effective(c, true);
+	setfsgid(side->gid);
+	setfsuid(side->uid);
+	set_effective(c, side->caps);
+}
+#define AS_FROM(c) as_side((c), &(c)->lim->from)
+#define AS_TO(c) as_side((c), &(c)->lim->to)
+
+/* name below dir, one step: no link, no mount crossed, nothing above. */
+static int open_below(int dir, const char *name, int flags, mode_t mode)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+	                       .mode = flags & O_CREAT ? mode : 0,
+	                       .resolve =
+	                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+}
 
 static int fail(struct copy *c, int r, const char *what, const char *name)
 {
@@ -43,13 +89,25 @@ static int fail(struct copy *c, int r, const char *what, const char *name)
 	return r;
 }
 
-/* len bytes from in to out: copy_file_range, else sendfile. */
-static int copy_bytes(int in, int out, uint64_t len)
+static int over_bytes(struct copy *c, const char *name)
+{
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen,
+		         "the files take more than %llu bytes (at '%s'): remove some, or ask for more",
+		         (unsigned long long)c->lim->max_bytes, name);
+	return -EFBIG;
+}
+
+/* len bytes from in at off to out at off: copy_file_range, else sendfile. */
+static int copy_range(int in, int out, off_t off, uint64_t len)
 {
 	bool cfr = true;
+	if (lseek(out, off, SEEK_SET) < 0)
+		return -errno;
 	for (uint64_t done = 0; done < len;) {
 		size_t want = len - done > (1u << 30) ? (1u << 30) : (size_t)(len - done);
-		ssize_t n = cfr ? copy_file_range(in, NULL, out, NULL, want, 0) : sendfile(out, in, NULL, want);
+		loff_t io = off + (off_t)done;
+		ssize_t n = cfr ? copy_file_range(in, &io, out, NULL, want, 0) : sendfile(out, in, &io, want);
 		if (n < 0 && cfr && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
 			cfr = false;
 			continue;
@@ -65,6 +123,33 @@ static int copy_bytes(int in, int out, uint64_t len)
 	return 0;
 }
 
+/* The data extents of in's first size bytes into out (holes stay holes),
+ * each counted in the bound before it is copied; out is size long. */
+static int copy_data(struct copy *c, int in, int out, off_t size, const char *name)
+{
+	for (off_t at = 0; at < size;) {
+		off_t data = lseek(in, at, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* a hole to the end */
+		if (data < 0)
+			return -errno;
+		if (data >= size)
+			break;
+		off_t hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0 || hole > size)
+			hole = size;
+		uint64_t len = (uint64_t)(hole - data);
+		if (len > c->lim->max_bytes - c->st.bytes)
+			return over_bytes(c, name);
+		c->st.bytes += len;
+		int r = copy_range(in, out, data, len);
+		if (r < 0)
+			return r;
+		at = hole;
+	}
+	return ftruncate(out, size) < 0 ? -errno : 0;
+}
+
 static void set_owner_times(struct copy *c, int fd, const struct stat *sb)
 {
 	if (c->uid != (uid_t)-1)
@@ -78,38 +163,46 @@ static int count(struct copy *c, uint64_t bytes, const char *name)
 	uint64_t n = c->st.files + c->st.dirs + c->st.links + 1;
 	if (n > c->lim->max_entries) {
 		if (c->err && c->errlen)
-			snprintf(c->err, c->errlen, "more than %llu files and directories: remove some, or ask for more",
-				 (unsigned long long)c->lim->max_entries);
+			snprintf(c->err, c->errlen,
+			         "more than %llu files and directories: remove some, or ask for more",
+			         (unsigned long long)c->lim->max_entries);
 		return -EMLINK;
 	}
-	if (bytes > c->lim->max_bytes - c->st.bytes || c->st.bytes > c->lim->max_bytes) {
-		if (c->err && c->errlen)
-			snprintf(c->err, c->errlen, "the files take more than %llu bytes (at '%s'): remove some, or ask "
-				 "for more", (unsigned long long)c->lim->max_bytes, name);
-		return -EFBIG;
-	}
+	if (bytes > c->lim->max_bytes - c->st.bytes || c->st.bytes > c->lim->max_bytes)
+		return over_bytes(c, name);
 	c->st.bytes += bytes;
 	return 0;
 }
 
+/* Opened from the source: on its filesystem?  (A mount's root that
+ * RESOLVE_NO_XDEV let through cannot be: it checks every step.) */
+static bool skip_other(struct copy *c, int fd, struct stat *sb)
+{
+	if (fstat(fd, sb) == 0 && sb->st_dev == c->dev)
+		return false;
+	c->st.skipped++;
+	return true;
+}
+
 static int copy_file(struct copy *c, int from, int to, const char *name)
 {
-	int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	AS_FROM(c);
+	int in = open_below(from, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	if (in < 0 && (errno == ELOOP || errno == ENXIO || errno == EXDEV || errno == ENOENT))
+		return errno == EXDEV ? (c->st.skipped++, 0) : 0; /* a mount; or swapped meanwhile */
 	if (in < 0)
-		return errno == ELOOP || errno == ENXIO ? 0 : fail(c, -errno, "cannot open", name); /* swapped meanwhile */
+		return fail(c, -errno, "cannot open", name);
 	struct stat sb;
-	int r = fstat(in, &sb) < 0 ? -errno : 0;
-	if (r == 0 && !S_ISREG(sb.st_mode)) {
+	if (skip_other(c, in, &sb) || (!S_ISREG(sb.st_mode) && ++c->st.skipped)) {
 		close(in);
-		c->st.skipped++;
 		return 0;
 	}
-	if (r == 0)
-		r = count(c, (uint64_t)sb.st_size, name);
-	int out = r < 0 ? -1 : openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = count(c, 0, name);
+	AS_TO(c);
+	int out = r < 0 ? -1 : open_below(to, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (r == 0 && out < 0)
 		r = fail(c, -errno, "cannot create", name);
-	if (r == 0 && (r = copy_bytes(in, out, (uint64_t)sb.st_size)) < 0)
+	if (r == 0 && (r = copy_data(c, in, out, sb.st_size, name)) < 0 && r != -EFBIG)
 		fail(c, r, "cannot copy", name);
 	if (r == 0) {
 		fchmod(out, sb.st_mode & 01777);
@@ -125,11 +218,13 @@ static int copy_file(struct copy *c, int from, int to, const char *name)
 static int copy_link(struct copy *c, int from, int to, const char *name, const struct stat *sb)
 {
 	char target[4096];
+	AS_FROM(c);
 	ssize_t n = readlinkat(from, name, target, sizeof(target) - 1);
 	if (n < 0)
 		return fail(c, -errno, "cannot read the link", name);
 	target[n] = 0;
 	int r = count(c, (uint64_t)n, name);
+	AS_TO(c);
 	if (r == 0 && symlinkat(target, to, name) < 0)
 		r = fail(c, -errno, "cannot make the link", name);
 	if (r == 0) {
@@ -148,19 +243,28 @@ static int copy_subdir(struct copy *c, int from, int to, const char *name, unsig
 {
 	if (depth >= TREECOPY_DEPTH) {
 		if (c->err && c->errlen)
-			snprintf(c->err, c->errlen, "directories nested deeper than %d (at '%s')", TREECOPY_DEPTH, name);
+			snprintf(c->err, c->errlen, "directories nested deeper than %d (at '%s')", TREECOPY_DEPTH,
+			         name);
 		return -EMLINK;
 	}
-	int r = count(c, 0, name);
-	if (r < 0)
-		return r;
-	int in = openat(from, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	AS_FROM(c);
+	int in = open_below(from, name, O_RDONLY | O_DIRECTORY, 0);
+	if (in < 0 && (errno == ENOTDIR || errno == ELOOP || errno == EXDEV || errno == ENOENT))
+		return errno == EXDEV ? (c->st.skipped++, 0) : 0; /* a mount point; or swapped meanwhile */
 	if (in < 0)
-		return errno == ENOTDIR || errno == ELOOP ? 0 : fail(c, -errno, "cannot open", name);
-	int out = mkdirat(to, name, 0700) < 0 ? -1 : openat(to, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	r = out < 0 ? fail(c, -errno, "cannot make the directory", name) : copy_dir(c, in, out, depth + 1);
+		return fail(c, -errno, "cannot open", name);
 	struct stat sb;
-	if (r == 0 && fstat(in, &sb) == 0) {
+	if (skip_other(c, in, &sb)) {
+		close(in);
+		return 0;
+	}
+	int r = count(c, 0, name);
+	AS_TO(c);
+	int out = r < 0 ? -1 : mkdirat(to, name, 0700) < 0 ? -1 : open_below(to, name, O_RDONLY | O_DIRECTORY, 0);
+	if (r == 0)
+		r = out < 0 ? fail(c, -errno, "cannot make the directory", name) : copy_dir(c, in, out, depth + 1);
+	if (r == 0) {
+		AS_TO(c);
 		fchmod(out, sb.st_mode & 01777);
 		set_owner_times(c, out, &sb);
 	}
@@ -173,23 +277,25 @@ static int copy_subdir(struct copy *c, int from, int to, const char *name, unsig
 
 static int copy_dir(struct copy *c, int from, int to, unsigned depth)
 {
-	int dfd = fcntl(from, F_DUPFD_CLOEXEC, 3);
+	AS_FROM(c);
+	int dfd = open_below(from, ".", O_RDONLY | O_DIRECTORY, 0);
 	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!d) {
 		if (dfd >= 0)
 			close(dfd);
 		return fail(c, -errno, "cannot list", ".");
 	}
-	rewinddir(d); /* (the dup shares from's offset: a second copy of it reads from the start) */
 	int r = 0;
 	struct dirent *e;
-	while (r == 0 && (errno = 0, e = readdir(d))) {
+	while (r == 0 && (AS_FROM(c), errno = 0, e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		struct stat sb;
 		if (fstatat(from, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
-		if (S_ISREG(sb.st_mode))
+		if (sb.st_dev != c->dev)
+			c->st.skipped++; /* a mount point: another filesystem */
+		else if (S_ISREG(sb.st_mode))
 			r = copy_file(c, from, to, e->d_name);
 		else if (S_ISDIR(sb.st_mode))
 			r = copy_subdir(c, from, to, e->d_name, depth);
@@ -203,10 +309,22 @@ static int copy_dir(struct copy *c, int from, int to, unsigned depth)
 }
 
 int treecopy(int from, int to, uid_t uid, gid_t gid, const struct treecopy_limits *lim, struct treecopy_stats *st,
-	     char *err, size_t errlen)
+             char *err, size_t errlen)
 {
 	struct copy c = {.lim = lim, .uid = uid, .gid = gid, .err = err, .errlen = errlen};
-	int r = copy_dir(&c, from, to, 0);
+	c.h = (struct __user_cap_header_struct){.version = _LINUX_CAPABILITY_VERSION_3};
+	c.caps_ok = syscall(SYS_capget, &c.h, c.caps) == 0;
+	uid_t fsuid = (uid_t)setfsuid((uid_t)-1);
+	gid_t fsgid = (gid_t)setfsgid((gid_t)-1);
+	struct stat sb;
+	int r = fstat(from, &sb) < 0 ? fail(&c, -errno, "cannot look at", ".") : 0;
+	c.dev = sb.st_dev;
+	if (r == 0)
+		r = copy_dir(&c, from, to, 0);
+	setfsuid(fsuid);
+	setfsgid(fsgid);
+	if (c.caps_ok)
+		syscall(SYS_capset, &c.h, c.caps);
 	if (st)
 		*st = c.st;
 	return r;
@@ -228,7 +346,9 @@ static int remove_in(int dir, unsigned depth)
 			continue;
 		if (unlinkat(dir, e->d_name, 0) == 0 || errno != EISDIR)
 			continue;
-		int sub = depth < TREECOPY_DEPTH + 1 ? openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		int sub = depth < TREECOPY_DEPTH + 1
+		                  ? openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		                  : -1;
 		if (sub >= 0) {
 			remove_in(sub, depth + 1);
 			close(sub);

@@ -33,9 +33,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
 #include "core/egress.h"
 #include "core/request.h"
+#include "harness_py.h" /* generated: static const unsigned char ward_harness_py[], NUL-terminated */
 
 const char *testjob_harness_source(void)
 {
@@ -45,10 +45,14 @@ const char *testjob_harness_source(void)
 const char *testjob_outcome_name(enum testjob_outcome o)
 {
 	switch (o) {
-	case TJ_PASSED: return "passed";
-	case TJ_FAILED: return "failed";
-	case TJ_ERRORED: return "errored";
-	case TJ_SKIPPED: return "skipped";
+	case TJ_PASSED:
+		return "passed";
+	case TJ_FAILED:
+		return "failed";
+	case TJ_ERRORED:
+		return "errored";
+	case TJ_SKIPPED:
+		return "skipped";
 	}
 	return "errored";
 }
@@ -56,7 +60,7 @@ const char *testjob_outcome_name(enum testjob_outcome o)
 /* ---------------------------------------------------------------- report */
 
 int testjob_report_add(struct testjob_report *rep, const char *name, size_t namelen, enum testjob_outcome o,
-		       const char *msg, size_t msglen, uint64_t duration_ms)
+                       const char *msg, size_t msglen, uint64_t duration_ms)
 {
 	if (rep->ndetails == rep->cap) {
 		size_t cap = rep->cap ? rep->cap * 2 : 16;
@@ -79,10 +83,18 @@ int testjob_report_add(struct testjob_report *rep, const char *name, size_t name
 	rep->ndetails++;
 	rep->total++;
 	switch (o) {
-	case TJ_PASSED: rep->passed++; break;
-	case TJ_FAILED: rep->failed++; break;
-	case TJ_ERRORED: rep->errored++; break;
-	case TJ_SKIPPED: rep->skipped++; break;
+	case TJ_PASSED:
+		rep->passed++;
+		break;
+	case TJ_FAILED:
+		rep->failed++;
+		break;
+	case TJ_ERRORED:
+		rep->errored++;
+		break;
+	case TJ_SKIPPED:
+		rep->skipped++;
+		break;
 	}
 	return 0;
 }
@@ -243,8 +255,9 @@ int testjob_parse_junit(const char *xml, size_t len, struct testjob_report *rep,
 	ctxt->sax->internalSubset = refuse_doctype;
 	/* NONET: never fetch anything; no NOENT, no DTDLOAD, no HUGE: entities
 	 * are never substituted and libxml2's own size limits stay on. */
-	xmlDocPtr doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "junit.xml", NULL,
-					  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
+	xmlDocPtr doc =
+		xmlCtxtReadMemory(ctxt, xml, (int)len, "junit.xml", NULL,
+	                          XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
 	int rc = -1;
 	if (ctxt->_private == (void *)refuse_doctype) {
 		snprintf(err, errlen, "the JUnit report has a DOCTYPE, which ward refuses (no entities, no DTDs)");
@@ -253,7 +266,7 @@ int testjob_parse_junit(const char *xml, size_t len, struct testjob_report *rep,
 	if (!doc || !ctxt->wellFormed) {
 		const xmlError *e = xmlCtxtGetLastError(ctxt);
 		snprintf(err, errlen, "the JUnit report is not well-formed XML%s%s", e && e->message ? ": " : "",
-			 e && e->message ? e->message : "");
+		         e && e->message ? e->message : "");
 		/* libxml2's messages end with a newline */
 		size_t l = strlen(err);
 		if (l && err[l - 1] == '\n')
@@ -262,8 +275,9 @@ int testjob_parse_junit(const char *xml, size_t len, struct testjob_report *rep,
 	}
 	xmlNode *root = xmlDocGetRootElement(doc);
 	if (!root || (!is_elem(root, "testsuites") && !is_elem(root, "testsuite"))) {
-		snprintf(err, errlen, "the report is not JUnit XML: its root element is <%s>, not <testsuites> or <testsuite>",
-			 root ? (const char *)root->name : "(none)");
+		snprintf(err, errlen,
+		         "the report is not JUnit XML: its root element is <%s>, not <testsuites> or <testsuite>",
+		         root ? (const char *)root->name : "(none)");
 		goto out;
 	}
 	if (is_elem(root, "testsuite") ? junit_walk(root->children, rep) < 0 : junit_walk(root->children, rep) < 0) {
@@ -289,13 +303,12 @@ out:
  * its report file is copied to fd 3.  The command could still reach the
  * wrapper's fd 3 through /proc, but it writes the report anyway: see
  * docs/testjobs.md. */
-static const char junit_wrapper[] =
-	"r=" TJ_JUNIT_REPORT "\n"
-	"mkdir -p \"${r%/*}\" || exit 125\n"
-	"\"$@\" 3>&-\n"
-	"rc=$?\n"
-	"if [ -f \"$r\" ] && [ ! -L \"$r\" ]; then cat -- \"$r\" >&3; fi\n"
-	"exit $rc\n";
+static const char junit_wrapper[] = "r=" TJ_JUNIT_REPORT "\n"
+				    "mkdir -p \"${r%/*}\" || exit 125\n"
+				    "\"$@\" 3>&-\n"
+				    "rc=$?\n"
+				    "if [ -f \"$r\" ] && [ ! -L \"$r\" ]; then cat -- \"$r\" >&3; fi\n"
+				    "exit $rc\n";
 
 /* The deterministic environment of a test job; the job's env overrides
  * any of it. */
@@ -365,8 +378,8 @@ static int build_command(const struct testjob *job, char ***argvp, char ***envp,
 		for (char **c = job->command; c && *c; c++)
 			argv[a++] = *c;
 	} else {
-		static const char *const fw[] = {[TJ_FW_AUTO] = "auto", [TJ_FW_PYTEST] = "pytest",
-						 [TJ_FW_UNITTEST] = "unittest"};
+		static const char *const fw[] = {
+			[TJ_FW_AUTO] = "auto", [TJ_FW_PYTEST] = "pytest", [TJ_FW_UNITTEST] = "unittest"};
 		argv[a++] = "python3";
 		argv[a++] = "-s"; /* no user site-packages */
 		argv[a++] = "-B"; /* no .pyc files */
@@ -442,13 +455,15 @@ int testjob_run(const struct testjob *job, struct testjob_report *rep)
 		goto out;
 	}
 	if (!res.report || res.report_len == 0) {
-		const char *why = res.timed_out ? "the time limit stopped the run before the report was written"
+		const char *why =
+			res.timed_out    ? "the time limit stopped the run before the report was written"
 			: res.oom_killed ? "the memory limit killed the run before the report was written"
 			: res.exit_code == WARD_EXIT_NOTFOUND
 				? (job->runner == TJ_RUNNER_PYTHON ? "python3 was not found in the sandbox"
-								    : "the command was not found in the sandbox")
-			: job->runner == TJ_RUNNER_JUNIT ? "the command left no report at $WARD_REPORT (" TJ_JUNIT_REPORT ")"
-							 : "the harness wrote nothing (it did not start, or was killed)";
+		                                                   : "the command was not found in the sandbox")
+			: job->runner == TJ_RUNNER_JUNIT
+				? "the command left no report at $WARD_REPORT (" TJ_JUNIT_REPORT ")"
+				: "the harness wrote nothing (it did not start, or was killed)";
 		report_error(rep, "no report: %s", why);
 		goto out;
 	}
@@ -535,12 +550,11 @@ static char *refusal_json(const char *msg)
 	return testjob_report_to_json(&rep);
 }
 
-static const char test_usage[] =
-	"usage: ward test JOB.json   (or - to read the job from stdin)\n"
-	"Runs a test job (SPEC §6) in a fresh sandbox and prints its report as JSON.\n"
-	"Exit status: 0 when tests ran and none failed or errored, 1 when some failed,\n"
-	"errored or timed out or no honest report came back, 125 when the job was\n"
-	"refused or ward itself failed.\n";
+static const char test_usage[] = "usage: ward test JOB.json   (or - to read the job from stdin)\n"
+				 "Runs a test job (SPEC §6) in a fresh sandbox and prints its report as JSON.\n"
+				 "Exit status: 0 when tests ran and none failed or errored, 1 when some failed,\n"
+				 "errored or timed out or no honest report came back, 125 when the job was\n"
+				 "refused or ward itself failed.\n";
 
 int ward_test_main(int argc, char **argv)
 {
@@ -602,14 +616,14 @@ int ward_test_main(int argc, char **argv)
 }
 
 int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
-		      const char *body, size_t len, char **report_json)
+                      const char *body, size_t len, char **report_json)
 {
 	return ward_testjob_http_observed(pool, maxima, egress, body, len, NULL, report_json);
 }
 
 int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits *maxima,
-			       const struct egress_policy *egress, const char *body, size_t len,
-			       const struct testjob_observer *obs, char **report_json)
+                               const struct egress_policy *egress, const char *body, size_t len,
+                               const struct testjob_observer *obs, char **report_json)
 {
 	struct testjob job;
 	char err[512];

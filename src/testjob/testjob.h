@@ -49,7 +49,7 @@ enum testjob_framework {
  * (it may set the request's observe fields); ended right after the run,
  * with its result. */
 struct testjob_observer {
-	void (*started)(void *arg, struct ward_request *req); /* or NULL */
+	void (*started)(void *arg, struct ward_request *req);    /* or NULL */
 	void (*ended)(void *arg, const struct ward_result *res); /* or NULL */
 	/* The job's "image" (SPEC §14): the root of one the runner offers, or
 	 * NULL with err set (NULL function: the runner offers none). */
@@ -59,11 +59,11 @@ struct testjob_observer {
 
 struct testjob {
 	struct ward_request_doc doc;
-	size_t nsource;            /* doc.req.files[0..nsource) are source files */
+	size_t nsource; /* doc.req.files[0..nsource) are source files */
 	enum testjob_runner runner;
 	enum testjob_framework framework;
-	char **command;            /* junit: the command (NULL-terminated; = doc.argv) */
-	struct ward_pool *pool;    /* sandboxes built ahead (ward serve --pool), or NULL */
+	char **command;                          /* junit: the command (NULL-terminated; = doc.argv) */
+	struct ward_pool *pool;                  /* sandboxes built ahead (ward serve --pool), or NULL */
 	const struct testjob_observer *observer; /* told when the run begins, or NULL */
 };
 
@@ -101,7 +101,7 @@ struct testjob_report {
 int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *err, size_t errlen);
 /* The same, with the limits a job that names none gets (NULL: SPEC §2's). */
 int testjob_from_json_under(const char *buf, size_t len, const struct ward_limits *defaults, struct testjob *job,
-			    char *err, size_t errlen);
+                            char *err, size_t errlen);
 void testjob_free(struct testjob *job);
 
 /* The report of SPEC §6 as a malloc'd JSON string, or NULL (ENOMEM). */
@@ -112,13 +112,13 @@ char *testjob_report_to_json(const struct testjob_report *rep);
  * unfinished report is expected and its unfinished test counts as errored.
  * 0, or -1 with a message in err (rep's counts are then zeroed). */
 int testjob_parse_harness(const char *buf, size_t len, bool timed_out, struct testjob_report *rep, char *err,
-			  size_t errlen);
+                          size_t errlen);
 
 /* ---- testjob.c ---- */
 
 /* Add one test to rep and count it.  0 or -1 (ENOMEM). */
 int testjob_report_add(struct testjob_report *rep, const char *name, size_t namelen, enum testjob_outcome o,
-		       const char *msg, size_t msglen, uint64_t duration_ms);
+                       const char *msg, size_t msglen, uint64_t duration_ms);
 /* Forget every test (counts and details), keeping streams and error. */
 void testjob_report_clear_tests(struct testjob_report *rep);
 void testjob_report_free(struct testjob_report *rep);
@@ -158,10 +158,10 @@ struct egress_policy;
 /* egress: the runner's egress policy (a job asking for network allow must
  * lie within its ceiling, and gets its pins), or NULL. */
 int ward_testjob_http(struct ward_pool *pool, const struct ward_limits *maxima, const struct egress_policy *egress,
-		      const char *body, size_t len, char **report_json);
+                      const char *body, size_t len, char **report_json);
 /* The same, obs (or NULL) told when the run begins. */
 int ward_testjob_http_observed(struct ward_pool *pool, const struct ward_limits *maxima,
-			       const struct egress_policy *egress, const char *body, size_t len,
-			       const struct testjob_observer *obs, char **report_json);
+                               const struct egress_policy *egress, const char *body, size_t len,
+                               const struct testjob_observer *obs, char **report_json);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/pathguard.h"
 #include "core/request.h"
 #include "testjob/testjob.h"
@@ -22,29 +23,29 @@
 /* One list of files ("source_files" or "test_files") appended to
  * doc->files from index *at on. */
 static int tj_decode_file_list(struct ward_request_doc *doc, const json_t *a, const char *list, size_t *at,
-			       size_t *total, char *err, size_t errlen)
+                               size_t *total, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
+		return base_errf(err, errlen, "%s: must be an array of {\"path\", \"content\"} objects", list);
 	for (size_t i = 0; i < json_array_size(a); i++, (*at)++) {
 		json_t *f = json_array_get(a, i), *v;
 		struct ward_file *wf = &doc->files[*at];
 		char at_name[48], perr[300];
 		if (!json_is_object(f))
-			return wire_bad(err, errlen, "%s[%zu]: must be an object", list, i);
+			return base_errf(err, errlen, "%s[%zu]: must be an object", list, i);
 		if (!(v = wire_member(f, "path")) || !json_is_string(v))
-			return wire_bad(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
+			return base_errf(err, errlen, "%s[%zu].path: is required and must be a string", list, i);
 		/* The length is explicit: a "\u0000" inside the path is seen. */
 		if (pathguard_check(json_string_value(v), json_string_length(v), perr, sizeof(perr)) < 0)
-			return wire_bad(err, errlen, "%s[%zu].path: %s", list, i, perr);
+			return base_errf(err, errlen, "%s[%zu].path: %s", list, i, perr);
 		wf->path = json_string_value(v);
 		snprintf(at_name, sizeof(at_name), "%s[%zu]", list, i);
 		if (wire_decode_file_body(f, at_name, 0777, wf, &doc->file_data[*at], err, errlen) < 0)
 			return -1;
 		*total += wf->len;
 		if (*total > WARD_MAX_FILES_BYTES)
-			return wire_bad(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
-					i, WARD_MAX_FILES_BYTES);
+			return base_errf(err, errlen, "%s[%zu]: the job's files are larger than %u bytes in all", list,
+			                 i, WARD_MAX_FILES_BYTES);
 	}
 	return 0;
 }
@@ -63,14 +64,14 @@ static int tj_check_conflicts(const struct testjob *job, char *err, size_t errle
 			if (li == lj && memcmp(f[i].path, f[j].path, li) == 0)
 				what = "is given twice";
 			else if ((li < lj && memcmp(f[i].path, f[j].path, li) == 0 && f[j].path[li] == '/') ||
-				 (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
+			         (lj < li && memcmp(f[i].path, f[j].path, lj) == 0 && f[i].path[lj] == '/'))
 				what = "and another file's path need the same name as a file and as a directory";
 			if (what)
-				return wire_bad(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
-						j < job->nsource ? "source_files" : "test_files",
-						j < job->nsource ? j : j - job->nsource, f[j].path, what,
-						i < job->nsource ? "source_files" : "test_files",
-						i < job->nsource ? i : i - job->nsource, f[i].path);
+				return base_errf(err, errlen, "%s[%zu].path \"%.200s\" %s (%s[%zu].path \"%.200s\")",
+				                 j < job->nsource ? "source_files" : "test_files",
+				                 j < job->nsource ? j : j - job->nsource, f[j].path, what,
+				                 i < job->nsource ? "source_files" : "test_files",
+				                 i < job->nsource ? i : i - job->nsource, f[i].path);
 		}
 	}
 	return 0;
@@ -88,14 +89,14 @@ static int tj_decode_runner(struct testjob *job, const json_t *root, char *err, 
 	else if (strcmp(runner, "junit") == 0)
 		job->runner = TJ_RUNNER_JUNIT;
 	else
-		return wire_bad(err, errlen, "runner: must be \"python\" or \"junit\"");
+		return base_errf(err, errlen, "runner: must be \"python\" or \"junit\"");
 
 	if ((v = wire_member(root, "framework"))) {
 		const char *fw;
 		if (wire_cstr(v, "framework", &fw, err, errlen) < 0)
 			return -1;
 		if (job->runner != TJ_RUNNER_PYTHON)
-			return wire_bad(err, errlen, "framework: only the python runner takes a framework");
+			return base_errf(err, errlen, "framework: only the python runner takes a framework");
 		if (strcmp(fw, "auto") == 0)
 			job->framework = TJ_FW_AUTO;
 		else if (strcmp(fw, "pytest") == 0)
@@ -103,7 +104,7 @@ static int tj_decode_runner(struct testjob *job, const json_t *root, char *err, 
 		else if (strcmp(fw, "unittest") == 0)
 			job->framework = TJ_FW_UNITTEST;
 		else
-			return wire_bad(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
+			return base_errf(err, errlen, "framework: must be \"auto\", \"pytest\" or \"unittest\"");
 	}
 	return 0;
 }
@@ -116,14 +117,16 @@ static int tj_decode_command(struct testjob *job, const json_t *root, char *err,
 		v = NULL; /* [] and "" are a client's "no command", as in /exec */
 	if (job->runner == TJ_RUNNER_JUNIT) {
 		if (!v || !json_is_array(v) || json_array_size(v) == 0)
-			return wire_bad(err, errlen, "command: the junit runner needs a command, a non-empty array of "
-						     "strings that leaves JUnit XML at $WARD_REPORT");
+			return base_errf(err, errlen,
+			                 "command: the junit runner needs a command, a non-empty array of "
+			                 "strings that leaves JUnit XML at $WARD_REPORT");
 		if (wire_string_array(v, "command", &job->doc.argv, err, errlen) < 0)
 			return -1;
 		job->command = job->doc.argv;
 	} else if (v)
-		return wire_bad(err, errlen, "command: only the junit runner takes a command; the python runner "
-					     "runs its test files with ward's harness");
+		return base_errf(err, errlen,
+		                 "command: only the junit runner takes a command; the python runner "
+		                 "runs its test files with ward's harness");
 	return 0;
 }
 
@@ -136,11 +139,11 @@ static int tj_decode_files(struct testjob *job, const json_t *root, char *err, s
 	size_t ns = json_is_array(src) ? json_array_size(src) : 0;
 	size_t nt = json_is_array(tests) ? json_array_size(tests) : 0;
 	if (ns + nt > WARD_MAX_FILES)
-		return wire_bad(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
+		return base_errf(err, errlen, "the job has %zu files: at most %d are allowed", ns + nt, WARD_MAX_FILES);
 	doc->files = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->files));
 	doc->file_data = calloc(ns + nt ? ns + nt : 1, sizeof(*doc->file_data));
 	if (!doc->files || !doc->file_data)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	doc->req.files = doc->files;
 	doc->req.nfiles = ns + nt; /* now, so that doc_free releases what was decoded */
 	size_t at = 0, total = 0;
@@ -150,14 +153,14 @@ static int tj_decode_files(struct testjob *job, const json_t *root, char *err, s
 	if (tests && tj_decode_file_list(doc, tests, "test_files", &at, &total, err, errlen) < 0)
 		return -1;
 	if (job->runner == TJ_RUNNER_PYTHON && nt == 0)
-		return wire_bad(err, errlen, "test_files: the python runner needs at least one test file");
+		return base_errf(err, errlen, "test_files: the python runner needs at least one test file");
 	return tj_check_conflicts(job, err, errlen);
 }
 
 static int tj_decode_job(struct testjob *job, const json_t *root, char *err, size_t errlen)
 {
 	if (!json_is_object(root))
-		return wire_bad(err, errlen, "the job must be a JSON object");
+		return base_errf(err, errlen, "the job must be a JSON object");
 	if (tj_decode_runner(job, root, err, errlen) < 0 || tj_decode_command(job, root, err, errlen) < 0 ||
 	    tj_decode_files(job, root, err, errlen) < 0)
 		return -1;
@@ -178,14 +181,14 @@ int testjob_from_json(const char *buf, size_t len, struct testjob *job, char *er
 }
 
 int testjob_from_json_under(const char *buf, size_t len, const struct ward_limits *defaults, struct testjob *job,
-			    char *err, size_t errlen)
+                            char *err, size_t errlen)
 {
 	memset(job, 0, sizeof(*job));
 	wire_request_doc_init(&job->doc);
 	if (defaults)
 		job->doc.req.limits = *defaults;
 	if (len > TJ_MAX_JOB_BYTES)
-		return wire_bad(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
+		return base_errf(err, errlen, "the job is %zu bytes: at most %u are allowed", len, TJ_MAX_JOB_BYTES);
 	json_t *root = wire_load(buf, len, err, errlen);
 	if (!root)
 		return -1;
@@ -214,8 +217,11 @@ static void emit_report(struct jw *w, const void *arg)
 	const struct {
 		const char *key;
 		unsigned v;
-	} counts[] = {{"total", r->total}, {"passed", r->passed}, {"failed", r->failed},
-		      {"errored", r->errored}, {"skipped", r->skipped}};
+	} counts[] = {{"total", r->total},
+	              {"passed", r->passed},
+	              {"failed", r->failed},
+	              {"errored", r->errored},
+	              {"skipped", r->skipped}};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		jw_member_int(w, counts[i].key, counts[i].v);
 	/* Percent with one decimal; null when nothing ran, so that "no tests"
@@ -274,33 +280,35 @@ static int tj_outcome_parse(const char *s, enum testjob_outcome *o)
 
 /* One harness line: 0, 1 for "end", or -1 with a message. */
 static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep, char **pending, char *harness_err,
-			   size_t helen, bool *hello, char *err, size_t errlen)
+                           size_t helen, bool *hello, char *err, size_t errlen)
 {
 	const char *ev;
 	json_t *v;
 	if (!json_is_object(o) || wire_cstr(wire_member(o, "event"), "event", &ev, err, errlen) < 0)
-		return wire_bad(err, errlen, "report line %zu is not a harness event", lineno);
+		return base_errf(err, errlen, "report line %zu is not a harness event", lineno);
 	/* The harness numbers its lines from 0: a line written into the pipe
 	 * by anything else breaks the sequence. */
 	v = wire_member(o, "seq");
 	if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)(lineno - 1))
-		return wire_bad(err, errlen, "report line %zu is out of sequence: something other than the harness "
-					     "wrote to the report channel", lineno);
+		return base_errf(err, errlen,
+		                 "report line %zu is out of sequence: something other than the harness "
+		                 "wrote to the report channel",
+		                 lineno);
 	if (!*hello) {
 		json_t *ver = wire_member(o, "version");
 		if (strcmp(ev, "hello") != 0 || !json_is_integer(ver) || json_integer_value(ver) != 1)
-			return wire_bad(err, errlen, "the report does not start with the harness's hello line");
+			return base_errf(err, errlen, "the report does not start with the harness's hello line");
 		*hello = true;
 		return 0;
 	}
 	if (strcmp(ev, "start") == 0) {
 		const char *name;
 		if (wire_cstr(wire_member(o, "name"), "name", &name, err, errlen) < 0)
-			return wire_bad(err, errlen, "report line %zu: a start event without a name", lineno);
+			return base_errf(err, errlen, "report line %zu: a start event without a name", lineno);
 		free(*pending);
 		*pending = strdup(name);
 		if (!*pending)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		return 0;
 	}
 	if (strcmp(ev, "test") == 0) {
@@ -308,17 +316,17 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 		enum testjob_outcome oc;
 		uint64_t ms = 0;
 		if (!json_is_string(v = wire_member(o, "name")))
-			return wire_bad(err, errlen, "report line %zu: a test without a name", lineno);
+			return base_errf(err, errlen, "report line %zu: a test without a name", lineno);
 		name = json_string_value(v);
 		size_t namelen = json_string_length(v);
 		if (wire_cstr(wire_member(o, "outcome"), "outcome", &outcome, err, errlen) < 0 ||
 		    tj_outcome_parse(outcome, &oc) < 0)
-			return wire_bad(err, errlen, "report line %zu: outcome must be passed, failed, errored or skipped",
-					lineno);
+			return base_errf(err, errlen,
+			                 "report line %zu: outcome must be passed, failed, errored or skipped", lineno);
 		size_t msglen = 0;
 		if ((v = wire_member(o, "message"))) {
 			if (!json_is_string(v))
-				return wire_bad(err, errlen, "report line %zu: message must be a string", lineno);
+				return base_errf(err, errlen, "report line %zu: message must be a string", lineno);
 			msg = json_string_value(v);
 			msglen = json_string_length(v);
 		}
@@ -326,7 +334,7 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 		    wire_uint(v, "duration_ms", UINT64_MAX / 2, &ms, err, errlen) < 0)
 			return -1;
 		if (testjob_report_add(rep, name, namelen, oc, msg, msglen, ms) < 0)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		free(*pending);
 		*pending = NULL;
 		return 0;
@@ -347,7 +355,7 @@ static int tj_harness_line(json_t *o, size_t lineno, struct testjob_report *rep,
 	if (strcmp(ev, "end") == 0)
 		return 1;
 	if (strcmp(ev, "hello") == 0)
-		return wire_bad(err, errlen, "report line %zu: a second hello line", lineno);
+		return base_errf(err, errlen, "report line %zu: a second hello line", lineno);
 	return 0; /* an event from a newer harness: ignored */
 }
 
@@ -360,7 +368,7 @@ struct harness_state {
 
 /* Every line of buf, in order, into rep and h: 0, or -1 with a message. */
 static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct testjob_report *rep,
-			    struct harness_state *h, char *err, size_t errlen)
+                            struct harness_state *h, char *err, size_t errlen)
 {
 	size_t lineno = 0;
 	const char *p = buf, *end = buf + len;
@@ -371,22 +379,23 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 		/* Nothing may follow the end: whatever does was not written by
 		 * the harness. */
 		if (h->ended)
-			return wire_bad(err, errlen, "the report has data after its end line (line %zu)", lineno);
+			return base_errf(err, errlen, "the report has data after its end line (line %zu)", lineno);
 		json_error_t je;
 		json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 		if (!o) {
 			/* A line cut short by the time limit's kill is expected. */
 			if (!nl && timed_out)
 				break;
-			return wire_bad(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
+			return base_errf(err, errlen, "report line %zu is not JSON: %s", lineno, je.text);
 		}
-		int r = tj_harness_line(o, lineno, rep, &h->pending, h->error, sizeof(h->error), &h->hello, err, errlen);
+		int r = tj_harness_line(o, lineno, rep, &h->pending, h->error, sizeof(h->error), &h->hello, err,
+		                        errlen);
 		json_decref(o);
 		if (r < 0)
 			return -1;
 		if (r == 1) {
 			if (!nl) /* the harness always ends its lines */
-				return wire_bad(err, errlen, "the report's end line is cut short");
+				return base_errf(err, errlen, "the report's end line is cut short");
 			h->ended = true;
 		}
 		p = nl ? nl + 1 : end;
@@ -396,16 +405,17 @@ static int tj_harness_lines(const char *buf, size_t len, bool timed_out, struct 
 
 /* Is what the lines said an honest report?  0, or -1 with why not. */
 static int tj_harness_verdict(const struct harness_state *h, bool timed_out, struct testjob_report *rep, char *err,
-			      size_t errlen)
+                              size_t errlen)
 {
 	if (!h->hello)
-		return wire_bad(err, errlen, "the report is empty: the harness did not start");
+		return base_errf(err, errlen, "the report is empty: the harness did not start");
 	if (h->error[0])
-		return wire_bad(err, errlen, "%s", h->error);
+		return base_errf(err, errlen, "%s", h->error);
 	if (!h->ended && !timed_out)
-		return wire_bad(err, errlen, "the report ended early: the test process exited before the harness "
-					     "finished (a test called os._exit(), or the process was killed)%s%s",
-				h->pending ? "; last test started: " : "", h->pending ? h->pending : "");
+		return base_errf(err, errlen,
+		                 "the report ended early: the test process exited before the harness "
+		                 "finished (a test called os._exit(), or the process was killed)%s%s",
+		                 h->pending ? "; last test started: " : "", h->pending ? h->pending : "");
 	if (!h->ended) {
 		/* Timed out: the test that was running did not pass, and if none
 		 * was, something after the tests hung — either way the run is
@@ -413,15 +423,15 @@ static int tj_harness_verdict(const struct harness_state *h, bool timed_out, str
 		const char *name = h->pending ? h->pending : "(outside any test)";
 		const char *msg = "the time limit stopped this test before it finished";
 		if (testjob_report_add(rep, name, strlen(name), TJ_ERRORED, msg, strlen(msg), 0) < 0)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 	}
 	if (rep->total == 0)
-		return wire_bad(err, errlen, "no tests ran: the test files define no tests");
+		return base_errf(err, errlen, "no tests ran: the test files define no tests");
 	return 0;
 }
 
 int testjob_parse_harness(const char *buf, size_t len, bool timed_out, struct testjob_report *rep, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	struct harness_state h = {0};
 	int rc = tj_harness_lines(buf, len, timed_out, rep, &h, err, errlen);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -22,15 +23,6 @@
 #include "wire/wire.h"
 
 /* ---------------------------------------------- decoding: what every format shares */
-
-int wire_bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void wire_request_doc_init(struct ward_request_doc *doc)
 {
@@ -48,7 +40,7 @@ json_t *wire_load(const char *body, size_t len, char *err, size_t errlen)
 	 * (JSON_PARSER_MAX_DEPTH), so deep nesting is an error, not a crash. */
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!root)
-		wire_bad(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
+		base_errf(err, errlen, "malformed JSON at line %d, column %d: %s", je.line, je.column, je.text);
 	return root;
 }
 
@@ -76,10 +68,10 @@ json_t *wire_member_nonempty(const json_t *o, const char *key)
 int wire_cstr(const json_t *v, const char *field, const char **out, char *err, size_t errlen)
 {
 	if (!json_is_string(v))
-		return wire_bad(err, errlen, "%s: must be a string", field);
+		return base_errf(err, errlen, "%s: must be a string", field);
 	const char *s = json_string_value(v);
 	if (strlen(s) != json_string_length(v))
-		return wire_bad(err, errlen, "%s: contains a NUL character", field);
+		return base_errf(err, errlen, "%s: contains a NUL character", field);
 	*out = s;
 	return 0;
 }
@@ -91,8 +83,8 @@ int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, c
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
 		if (i < 0 || (uint64_t)i > max)
-			return wire_bad(err, errlen, "%s: must be an integer from 0 to %llu", field,
-					(unsigned long long)max);
+			return base_errf(err, errlen, "%s: must be an integer from 0 to %llu", field,
+			                 (unsigned long long)max);
 		*out = (uint64_t)i;
 		return 0;
 	}
@@ -103,24 +95,24 @@ int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, c
 			return 0;
 		}
 	}
-	return wire_bad(err, errlen, "%s: must be an integer from 0 to %llu", field, (unsigned long long)max);
+	return base_errf(err, errlen, "%s: must be an integer from 0 to %llu", field, (unsigned long long)max);
 }
 
 static int wire_number(const json_t *v, const char *field, double *out, char *err, size_t errlen)
 {
 	if (!json_is_number(v) || !isfinite(json_number_value(v)))
-		return wire_bad(err, errlen, "%s: must be a number", field);
+		return base_errf(err, errlen, "%s: must be a number", field);
 	*out = json_number_value(v);
 	return 0;
 }
 
 /* Content with an "encoding": utf-8 (the string's bytes) or base64.  *owned
  * gets the decoded buffer when one was made. */
-int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
-			size_t *len, unsigned char **owned, char *err, size_t errlen)
+int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data, size_t *len,
+                 unsigned char **owned, char *err, size_t errlen)
 {
 	if (!json_is_string(v))
-		return wire_bad(err, errlen, "%s: must be a string", field);
+		return base_errf(err, errlen, "%s: must be a string", field);
 	const char *s = json_string_value(v);
 	size_t n = json_string_length(v);
 	if (!encoding || strcmp(encoding, "utf-8") == 0 || strcmp(encoding, "utf8") == 0) {
@@ -129,11 +121,11 @@ int wire_content(const json_t *v, const char *encoding, const char *field, const
 		return 0;
 	}
 	if (strcmp(encoding, "base64") != 0)
-		return wire_bad(err, errlen, "%s: encoding must be \"utf-8\" or \"base64\"", field);
+		return base_errf(err, errlen, "%s: encoding must be \"utf-8\" or \"base64\"", field);
 	unsigned char *buf = base64_decode(s, n, len);
 	if (!buf)
-		return wire_bad(err, errlen, "%s: %s", field,
-				errno == ENOMEM ? "out of memory" : "is not valid base64");
+		return base_errf(err, errlen, "%s: %s", field,
+		                 errno == ENOMEM ? "out of memory" : "is not valid base64");
 	*owned = buf;
 	*data = buf;
 	return 0;
@@ -144,7 +136,7 @@ int wire_string_array(const json_t *a, const char *name, char ***out, char *err,
 	size_t n = json_array_size(a);
 	*out = calloc(n + 1, sizeof(char *));
 	if (!*out)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		char field[48];
 		snprintf(field, sizeof(field), "%s[%zu]", name, i);
@@ -159,11 +151,11 @@ int wire_string_array(const json_t *a, const char *name, char ***out, char *err,
 int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen)
 {
 	if (!json_is_object(o))
-		return wire_bad(err, errlen, "env: must be an object of strings");
+		return base_errf(err, errlen, "env: must be an object of strings");
 	size_t n = json_object_size(o), i = 0;
 	doc->env = calloc(n + 1, sizeof(char *));
 	if (!doc->env)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)o, k, v)
@@ -176,11 +168,11 @@ int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, si
 		if (wire_cstr(v, field, &s, err, errlen) < 0)
 			return -1;
 		if (!*k || strchr(k, '='))
-			return wire_bad(err, errlen, "%s: a variable name must be non-empty and have no '='", field);
+			return base_errf(err, errlen, "%s: a variable name must be non-empty and have no '='", field);
 		size_t kl = strlen(k), sl = strlen(s);
 		char *e = malloc(kl + sl + 2);
 		if (!e)
-			return wire_bad(err, errlen, "out of memory");
+			return base_errf(err, errlen, "out of memory");
 		memcpy(e, k, kl);
 		e[kl] = '=';
 		memcpy(e + kl + 1, s, sl + 1);
@@ -191,7 +183,7 @@ int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, si
 }
 
 int wire_decode_file_body(const json_t *f, const char *at, uint64_t max_mode, struct ward_file *wf,
-			  unsigned char **owned, char *err, size_t errlen)
+                          unsigned char **owned, char *err, size_t errlen)
 {
 	json_t *v;
 	char field[80];
@@ -219,12 +211,13 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 	json_t *v;
 	uint64_t u;
 	if (!json_is_object(o))
-		return wire_bad(err, errlen, "limits: must be an object");
+		return base_errf(err, errlen, "limits: must be an object");
 	if ((v = wire_member(o, "timeout_s")) && wire_number(v, "limits.timeout_s", &l->timeout_s, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(o, "cpu_seconds")) && wire_number(v, "limits.cpu_seconds", &l->cpu_s, err, errlen) < 0)
 		return -1;
-	if ((v = wire_member(o, "memory_mb")) && wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
+	if ((v = wire_member(o, "memory_mb")) &&
+	    wire_uint(v, "limits.memory_mb", UINT64_MAX >> 20, &l->memory_mb, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(o, "pids"))) {
 		if (wire_uint(v, "limits.pids", UINT32_MAX, &u, err, errlen) < 0)
@@ -239,7 +232,8 @@ int wire_decode_limits(struct ward_request *req, const json_t *o, char *err, siz
 	if ((v = wire_member(o, "output_limit")) &&
 	    wire_uint(v, "limits.output_limit", UINT64_MAX, &l->output_limit, err, errlen) < 0)
 		return -1;
-	if ((v = wire_member(o, "fsize_mb")) && wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
+	if ((v = wire_member(o, "fsize_mb")) &&
+	    wire_uint(v, "limits.fsize_mb", UINT64_MAX >> 20, &l->fsize_mb, err, errlen) < 0)
 		return -1;
 	if ((v = wire_member(o, "tmp_size_mb")) &&
 	    wire_uint(v, "limits.tmp_size_mb", UINT64_MAX >> 20, &l->tmp_size_mb, err, errlen) < 0)
@@ -269,14 +263,15 @@ static int decode_allow(struct ward_request_doc *doc, const json_t *o, char *err
 {
 	json_t *a = json_object_get(o, "allow");
 	if (!json_is_array(a) || json_array_size(a) == 0)
-		return wire_bad(err, errlen, "network: an object must have \"allow\": a non-empty array of host "
-					     "patterns (\"pypi.org\", \"*.pythonhosted.org\", \"files.example:8443\")");
+		return base_errf(err, errlen,
+		                 "network: an object must have \"allow\": a non-empty array of host "
+		                 "patterns (\"pypi.org\", \"*.pythonhosted.org\", \"files.example:8443\")");
 	size_t n = json_array_size(a);
 	if (n > EGRESS_MAX_PATTERNS)
-		return wire_bad(err, errlen, "network.allow: %zu patterns, at most %d", n, EGRESS_MAX_PATTERNS);
+		return base_errf(err, errlen, "network.allow: %zu patterns, at most %d", n, EGRESS_MAX_PATTERNS);
 	doc->allow = calloc(n, sizeof(*doc->allow));
 	if (!doc->allow)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (wire_cstr(json_array_get(a, i), "network.allow[]", &doc->allow[i], err, errlen) < 0)
 			return -1;
@@ -298,15 +293,15 @@ int wire_decode_network_isolation(struct ward_request_doc *doc, const json_t *ro
 			if (decode_allow(doc, v, err, errlen) < 0)
 				return -1;
 		} else if (wire_cstr(v, "network", &s, err, errlen) < 0 || ward_net_parse(s, &doc->req.net) < 0 ||
-			   doc->req.net == WARD_NET_ALLOW)
-			return wire_bad(err, errlen, "network: must be \"none\", \"loopback\" or {\"allow\": [\"HOST\", ...]}");
+		           doc->req.net == WARD_NET_ALLOW)
+			return base_errf(err, errlen,
+			                 "network: must be \"none\", \"loopback\" or {\"allow\": [\"HOST\", ...]}");
 	}
 	if ((v = wire_member(root, "isolation"))) {
 		const char *s;
 		if (wire_cstr(v, "isolation", &s, err, errlen) < 0 || ward_isolation_parse(s, &doc->req.isolation) < 0)
-			return wire_bad(err, errlen, "isolation: must be \"system\" or \"application\"");
+			return base_errf(err, errlen, "isolation: must be \"system\" or \"application\"");
 		doc->isolation_set = true;
 	}
 	return 0;
 }
-

@@ -18,7 +18,6 @@
 #include "wire/wire.h"
 
 /* Format the message into err and return -1. */
-int wire_bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* An empty decoded request, as every document starts: the request's
  * defaults, capture on, no stdin fd. */
@@ -42,8 +41,8 @@ int wire_cstr(const json_t *v, const char *field, const char **out, char *err, s
 int wire_uint(const json_t *v, const char *field, uint64_t max, uint64_t *out, char *err, size_t errlen);
 /* Content with an encoding (NULL or "utf-8": the string's bytes; "base64").
  * *owned gets the decoded buffer when one was made. */
-int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data,
-		 size_t *len, unsigned char **owned, char *err, size_t errlen);
+int wire_content(const json_t *v, const char *encoding, const char *field, const unsigned char **data, size_t *len,
+                 unsigned char **owned, char *err, size_t errlen);
 
 /* An array of strings (checked to be an array by the caller) as a
  * NULL-terminated, malloc'd array in *out of strings borrowed from the
@@ -52,7 +51,7 @@ int wire_string_array(const json_t *a, const char *name, char ***out, char *err,
 /* A file object's "encoding", "content" and "mode" (at most max_mode) into
  * wf; at names the object in messages ("files[3]"). */
 int wire_decode_file_body(const json_t *f, const char *at, uint64_t max_mode, struct ward_file *wf,
-			  unsigned char **owned, char *err, size_t errlen);
+                          unsigned char **owned, char *err, size_t errlen);
 /* "env": {NAME: value} into doc->env and doc->req.env. */
 int wire_decode_env(struct ward_request_doc *doc, const json_t *o, char *err, size_t errlen);
 /* "limits": {...} into req->limits, named as in SPEC §5. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -31,10 +32,15 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e)
 {
 	const struct {
 		const char *key, *v;
-	} en[] = {{"memory", e->memory},   {"pids", e->pids},       {"cpu", e->cpu},
-		  {"time", e->time},       {"fsize", e->fsize},     {"seccomp", e->seccomp},
-		  {"landlock", e->landlock}, {"tcp_memory", e->tcp_memory},
-		  {"user", e->user[0] ? e->user : NULL}};
+	} en[] = {{"memory", e->memory},
+	          {"pids", e->pids},
+	          {"cpu", e->cpu},
+	          {"time", e->time},
+	          {"fsize", e->fsize},
+	          {"seccomp", e->seccomp},
+	          {"landlock", e->landlock},
+	          {"tcp_memory", e->tcp_memory},
+	          {"user", e->user[0] ? e->user : NULL}};
 	jw_key(w, "enforced");
 	jw_object_begin(w);
 	for (size_t i = 0; i < sizeof(en) / sizeof(en[0]); i++) {
@@ -43,7 +49,6 @@ void jw_enforced(struct jw *w, const struct ward_enforced *e)
 	}
 	jw_object_end(w);
 }
-
 
 /* "egress": the connections a run's proxy was asked for (SPEC §13), and
  * "egress_truncated". */
@@ -227,7 +232,8 @@ char *doctor_to_json(const struct doctor_report *r)
  * bounded table (the set of names is small), never freed. */
 static const char *intern_name(const char *s)
 {
-	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit", "ward", "landlock", "seccomp", "none"};
+	static const char *const known[] = {"cgroup-v2", "cgroup-v1", "cgroup-v1-kmem", "rlimit",
+	                                    "ward",      "landlock",  "seccomp",        "none"};
 	/* process-wide: an interned name must outlive every result */
 	static char *pool[64];
 	static size_t npool;
@@ -354,11 +360,11 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	json_error_t je;
 	json_t *o = json_loadb(body, len, JSON_ALLOW_NUL, &je);
 	if (!o)
-		return wire_bad(err, errlen, "the runner's answer is not JSON: %s", je.text);
+		return base_errf(err, errlen, "the runner's answer is not JSON: %s", je.text);
 	int rc = -1;
 	json_t *st = json_object_get(o, "status");
 	if (!json_is_object(o) || !json_is_string(st)) {
-		wire_bad(err, errlen, "the runner's answer is not a result object (no \"status\")");
+		base_errf(err, errlen, "the runner's answer is not a result object (no \"status\")");
 		goto out;
 	}
 	r->status = WARD_ST_ERROR;
@@ -372,7 +378,7 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->timed_out = get_bool(o, "timed_out");
 	r->oom_killed = get_bool(o, "oom_killed");
 	if (get_stream(o, "stdout", &r->out) < 0 || get_stream(o, "stderr", &r->err) < 0) {
-		wire_bad(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	v = json_object_get(o, "error");
@@ -401,12 +407,13 @@ int ward_result_from_json(const char *body, size_t len, struct ward_result *r, c
 	r->usage.max_rss_kb = get_u64(u, "max_rss_kb");
 	r->usage.proxy_cpu_ms = get_u64(u, "proxy_cpu_ms");
 	if (get_files(o, r) < 0) {
-		wire_bad(err, errlen, "the runner's answer has a collected file without a path or base64 content, or "
-				      "ward is out of memory");
+		base_errf(err, errlen,
+		          "the runner's answer has a collected file without a path or base64 content, or "
+		          "ward is out of memory");
 		goto out;
 	}
 	if (get_egress(o, r) < 0) {
-		wire_bad(err, errlen, "out of memory");
+		base_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	rc = 0;
@@ -451,13 +458,13 @@ static json_t *limits_json(const struct ward_limits *l)
 
 /* GET /health's answer. */
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-			  const struct ward_limits *maxima)
+                          const struct ward_limits *maxima)
 {
 	return ward_health_egress_to_json(ok, isolation, reason, defaults, maxima, NULL, 0);
 }
 
 char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
+                                 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -500,7 +507,8 @@ char *ward_log_to_json(const struct ward_log_entry *e)
 		json_object_set_new(o, "path", json_bytes(e->path, strlen(e->path)));
 		json_object_set_new(o, "http_status", json_integer(e->http_status));
 		json_object_set_new(o, "wall_ms", json_integer((json_int_t)e->wall_ms));
-		json_object_set_new(o, "sandbox_status", e->sandbox_status ? json_string(e->sandbox_status) : json_null());
+		json_object_set_new(o, "sandbox_status",
+		                    e->sandbox_status ? json_string(e->sandbox_status) : json_null());
 		if (e->message)
 			json_object_set_new(o, "error", json_bytes(e->message, strlen(e->message)));
 	}

@@ -143,13 +143,27 @@ static size_t escape_ascii(unsigned char c, char *out)
 	static const char hex[] = "0123456789ABCDEF";
 	const char *named = NULL;
 	switch (c) {
-	case '"': named = "\\\""; break;
-	case '\\': named = "\\\\"; break;
-	case '\b': named = "\\b"; break;
-	case '\f': named = "\\f"; break;
-	case '\n': named = "\\n"; break;
-	case '\r': named = "\\r"; break;
-	case '\t': named = "\\t"; break;
+	case '"':
+		named = "\\\"";
+		break;
+	case '\\':
+		named = "\\\\";
+		break;
+	case '\b':
+		named = "\\b";
+		break;
+	case '\f':
+		named = "\\f";
+		break;
+	case '\n':
+		named = "\\n";
+		break;
+	case '\r':
+		named = "\\r";
+		break;
+	case '\t':
+		named = "\\t";
+		break;
 	}
 	if (named) {
 		memcpy(out, named, 2);
@@ -197,7 +211,7 @@ void jw_base64(struct jw *w, const unsigned char *data, size_t len)
 	jw_raw(w, "\"", 1);
 	for (size_t i = 0; i < len; i += 3) {
 		uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) |
-			     (i + 2 < len ? data[i + 2] : 0);
+		             (i + 2 < len ? data[i + 2] : 0);
 		chunk[n++] = abc[v >> 18 & 63];
 		chunk[n++] = abc[v >> 12 & 63];
 		chunk[n++] = i + 1 < len ? abc[v >> 6 & 63] : '=';

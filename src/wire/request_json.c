@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errf.h"
 #include "core/egress.h"
 #include "core/request.h"
 #include "ward.h"
@@ -28,9 +29,9 @@
 static int decode_argv(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "argv: must be an array of strings");
+		return base_errf(err, errlen, "argv: must be an array of strings");
 	if (json_array_size(a) == 0)
-		return wire_bad(err, errlen, "argv: must not be empty");
+		return base_errf(err, errlen, "argv: must not be empty");
 	if (wire_string_array(a, "argv", &doc->argv, err, errlen) < 0)
 		return -1;
 	doc->req.argv = doc->argv;
@@ -40,20 +41,20 @@ static int decode_argv(struct ward_request_doc *doc, const json_t *a, char *err,
 static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "mounts: must be an array of objects");
+		return base_errf(err, errlen, "mounts: must be an array of objects");
 	size_t n = json_array_size(a);
 	doc->mounts = calloc(n ? n : 1, sizeof(*doc->mounts));
 	if (!doc->mounts)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_t *m = json_array_get(a, i), *v;
 		struct ward_mount *wm = &doc->mounts[i];
 		char field[64];
 		if (!json_is_object(m))
-			return wire_bad(err, errlen, "mounts[%zu]: must be an object", i);
+			return base_errf(err, errlen, "mounts[%zu]: must be an object", i);
 		snprintf(field, sizeof(field), "mounts[%zu].host_path", i);
 		if (!(v = wire_member(m, "host_path")))
-			return wire_bad(err, errlen, "%s: is required", field);
+			return base_errf(err, errlen, "%s: is required", field);
 		if (wire_cstr(v, field, &wm->host_path, err, errlen) < 0)
 			return -1;
 		snprintf(field, sizeof(field), "mounts[%zu].sandbox_path", i);
@@ -63,7 +64,7 @@ static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *er
 		wm->read_only = true;
 		if ((v = wire_member(m, "read_only"))) {
 			if (!json_is_boolean(v))
-				return wire_bad(err, errlen, "mounts[%zu].read_only: must be true or false", i);
+				return base_errf(err, errlen, "mounts[%zu].read_only: must be true or false", i);
 			wm->read_only = json_is_true(v);
 		}
 	}
@@ -75,12 +76,12 @@ static int decode_mounts(struct ward_request_doc *doc, const json_t *a, char *er
 static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "files: must be an array of objects");
+		return base_errf(err, errlen, "files: must be an array of objects");
 	size_t n = json_array_size(a);
 	doc->files = calloc(n ? n : 1, sizeof(*doc->files));
 	doc->file_data = calloc(n ? n : 1, sizeof(*doc->file_data));
 	if (!doc->files || !doc->file_data)
-		return wire_bad(err, errlen, "out of memory");
+		return base_errf(err, errlen, "out of memory");
 	doc->req.files = doc->files;
 	doc->req.nfiles = n; /* set now so that doc_free releases what was decoded */
 	for (size_t i = 0; i < n; i++) {
@@ -88,10 +89,10 @@ static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err
 		struct ward_file *wf = &doc->files[i];
 		char at[48], field[64];
 		if (!json_is_object(f))
-			return wire_bad(err, errlen, "files[%zu]: must be an object", i);
+			return base_errf(err, errlen, "files[%zu]: must be an object", i);
 		snprintf(field, sizeof(field), "files[%zu].path", i);
 		if (!(v = wire_member(f, "path")))
-			return wire_bad(err, errlen, "%s: is required", field);
+			return base_errf(err, errlen, "%s: is required", field);
 		if (wire_cstr(v, field, &wf->path, err, errlen) < 0)
 			return -1;
 		snprintf(at, sizeof(at), "files[%zu]", i);
@@ -106,9 +107,10 @@ static int decode_files(struct ward_request_doc *doc, const json_t *a, char *err
 static int decode_collect(struct ward_request_doc *doc, const json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a))
-		return wire_bad(err, errlen, "collect: must be an array of globs such as [\"*.png\", \"out/\"]");
+		return base_errf(err, errlen, "collect: must be an array of globs such as [\"*.png\", \"out/\"]");
 	if (json_array_size(a) > WARD_MAX_COLLECT_GLOBS)
-		return wire_bad(err, errlen, "collect: %zu globs, at most %d", json_array_size(a), WARD_MAX_COLLECT_GLOBS);
+		return base_errf(err, errlen, "collect: %zu globs, at most %d", json_array_size(a),
+		                 WARD_MAX_COLLECT_GLOBS);
 	if (json_array_size(a) == 0)
 		return 0;
 	if (wire_string_array(a, "collect", &doc->collect, err, errlen) < 0)
@@ -122,15 +124,16 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	struct ward_request *req = &doc->req;
 	json_t *v;
 	if (!json_is_object(root))
-		return wire_bad(err, errlen, "the body must be a JSON object");
+		return base_errf(err, errlen, "the body must be a JSON object");
 
 	/* DeepTutor's client sends "argv": [] next to "command" when it has no
 	 * argv, and "command": "" means no command (SPEC §5): both absent */
 	json_t *a = wire_member(root, "argv"), *cmd = wire_member_nonempty(root, "command");
 	if (json_is_array(a) && json_array_size(a) == 0) {
 		if (!cmd)
-			return wire_bad(err, errlen, "argv: is empty and there is no command: send the program and its "
-						     "arguments in argv, or a shell string in command");
+			return base_errf(err, errlen,
+			                 "argv: is empty and there is no command: send the program and its "
+			                 "arguments in argv, or a shell string in command");
 		a = NULL;
 	}
 	if (a) {
@@ -140,8 +143,9 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 		if (wire_cstr(cmd, "command", &req->shell, err, errlen) < 0)
 			return -1;
 	} else
-		return wire_bad(err, errlen, "command: one of \"command\" (a non-empty shell string) and \"argv\" "
-					     "is required");
+		return base_errf(err, errlen,
+		                 "command: one of \"command\" (a non-empty shell string) and \"argv\" "
+		                 "is required");
 	/* argv is authoritative: a "command" next to it is not even checked */
 
 	/* "workdir": "" is DeepTutor's "none": an ephemeral /work */
@@ -155,9 +159,11 @@ static int decode_request(struct ward_request_doc *doc, const json_t *root, char
 	if ((v = wire_member_nonempty(root, "root")) && wire_cstr(v, "root", &rootk, err, errlen) < 0)
 		return -1;
 	if (rootk && strcmp(rootk, "overlay") != 0)
-		return wire_bad(err, errlen, "root: give \"overlay\" (a writable layer over the image) or leave it out");
+		return base_errf(err, errlen,
+		                 "root: give \"overlay\" (a writable layer over the image) or leave it out");
 	if (rootk && !req->image_name)
-		return wire_bad(err, errlen, "root: \"overlay\" is a writable layer over an image: give \"image\" too");
+		return base_errf(err, errlen,
+		                 "root: \"overlay\" is a writable layer over an image: give \"image\" too");
 	req->root_overlay = rootk != NULL;
 	if ((v = wire_member(root, "env")) && wire_decode_env(doc, v, err, errlen) < 0)
 		return -1;
@@ -195,7 +201,8 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 		} else if (c == '"')
 			in_str = true;
 		else if ((c == ',' || c == '[' || c == '{') && ++count > max)
-			return wire_bad(err, errlen, "the document has more than %zu JSON values: send fewer, larger ones", max);
+			return base_errf(err, errlen,
+			                 "the document has more than %zu JSON values: send fewer, larger ones", max);
 	}
 	return 0;
 }
@@ -206,7 +213,7 @@ int ward_request_from_json(const char *body, size_t len, struct ward_request_doc
 }
 
 int ward_request_from_json_under(const char *body, size_t len, const struct ward_limits *defaults,
-				 struct ward_request_doc *doc, char *err, size_t errlen)
+                                 struct ward_request_doc *doc, char *err, size_t errlen)
 {
 	wire_request_doc_init(doc);
 	if (defaults)
@@ -264,18 +271,19 @@ static size_t json_value_bytes(const json_t *v)
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		n = DOC_OBJECT_COST;
-		json_object_foreach((json_t *)v, k, m)
-			n += DOC_MEMBER_COST + strlen(k) + json_value_bytes(m);
+		json_object_foreach((json_t *)v, k, m) n += DOC_MEMBER_COST + strlen(k) + json_value_bytes(m);
 		return n;
 	case JSON_ARRAY:
 		n = DOC_ARRAY_COST;
-		json_array_foreach(v, i, m)
-			n += DOC_ELEMENT_COST + json_value_bytes(m);
+		json_array_foreach(v, i, m) n += DOC_ELEMENT_COST + json_value_bytes(m);
 		return n;
-	case JSON_STRING: return DOC_SCALAR_COST + json_string_length(v);
+	case JSON_STRING:
+		return DOC_SCALAR_COST + json_string_length(v);
 	case JSON_INTEGER:
-	case JSON_REAL: return DOC_SCALAR_COST;
-	default: return 0; /* true, false, null: jansson's singletons */
+	case JSON_REAL:
+		return DOC_SCALAR_COST;
+	default:
+		return 0; /* true, false, null: jansson's singletons */
 	}
 }
 
@@ -335,18 +343,20 @@ static int put_command(json_t *o, const struct ward_request *req, char *err, siz
 		for (char *const *p = req->argv; *p; p++) {
 			json_t *s = json_string(*p);
 			if (!s)
-				return wire_bad(err, errlen,
-						"argument '%s' is not UTF-8: the runner's wire format cannot carry it", *p);
+				return base_errf(err, errlen,
+				                 "argument '%s' is not UTF-8: the runner's wire format cannot carry it",
+				                 *p);
 			json_array_append_new(a, s);
 		}
 	} else if (req->shell && !req->shell[0]) {
 		/* "command": "" reads as no command (SPEC §5): send what runs here */
 		json_t *a = json_pack("[sss]", "/bin/sh", "-c", "");
 		if (!a || json_object_set_new(o, "argv", a) < 0)
-			return wire_bad(err, errlen, ENCODE_OOM);
+			return base_errf(err, errlen, ENCODE_OOM);
 	} else if (req->shell) {
 		if (put_str(o, "command", req->shell) < 0)
-			return wire_bad(err, errlen, "the shell command is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "the shell command is not UTF-8: the runner's wire format cannot carry it");
 	}
 	return 0;
 }
@@ -362,12 +372,12 @@ static int put_env(json_t *o, char *const *env, char *err, size_t errlen)
 			continue;
 		char *k = strndup(*p, (size_t)(eq - *p));
 		if (!k)
-			return wire_bad(err, errlen, ENCODE_OOM);
+			return base_errf(err, errlen, ENCODE_OOM);
 		json_t *v = json_string(eq + 1);
 		int rc = v ? json_object_set_new(e, k, v) : -1;
 		free(k);
 		if (rc < 0)
-			return wire_bad(err, errlen, "environment entry '%s' is not UTF-8", *p);
+			return base_errf(err, errlen, "environment entry '%s' is not UTF-8", *p);
 	}
 	return 0;
 }
@@ -389,7 +399,8 @@ static int put_mounts(json_t *o, const struct ward_request *req, char *err, size
 		json_t *mo = append_object(a);
 		if (put_str(mo, "host_path", m->host_path ? m->host_path : "") < 0 ||
 		    (m->sandbox_path && put_str(mo, "sandbox_path", m->sandbox_path) < 0))
-			return wire_bad(err, errlen, "a mount path is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "a mount path is not UTF-8: the runner's wire format cannot carry it");
 		json_object_set_new(mo, "read_only", json_boolean(m->read_only));
 	}
 	return 0;
@@ -405,7 +416,7 @@ static void put_limits(json_t *o, const struct ward_limits *l, unsigned mask)
 			continue;
 		double v = ward_limit_get(l, k);
 		json_object_set_new(lo, ward_limit_table[k].field,
-				    k == LIM_TIMEOUT || k == LIM_CPU ? json_real(v) : json_integer((json_int_t)v));
+		                    k == LIM_TIMEOUT || k == LIM_CPU ? json_real(v) : json_integer((json_int_t)v));
 	}
 }
 
@@ -416,7 +427,9 @@ static int put_collect(json_t *o, const struct ward_request *req, char *err, siz
 	for (char *const *g = req->collect; *g; g++) {
 		json_t *s = json_string(*g);
 		if (!s)
-			return wire_bad(err, errlen, "collect glob '%s' is not UTF-8: the runner's wire format cannot carry it", *g);
+			return base_errf(err, errlen,
+			                 "collect glob '%s' is not UTF-8: the runner's wire format cannot carry it",
+			                 *g);
 		json_array_append_new(a, s);
 	}
 	return 0;
@@ -429,9 +442,10 @@ static int put_files(json_t *o, const struct ward_request *req, char *err, size_
 	for (const struct ward_file *f = req->files; f < req->files + req->nfiles; f++) {
 		json_t *fo = append_object(a);
 		if (put_str(fo, "path", f->path ? f->path : "") < 0)
-			return wire_bad(err, errlen, "a file path is not UTF-8: the runner's wire format cannot carry it");
+			return base_errf(err, errlen,
+			                 "a file path is not UTF-8: the runner's wire format cannot carry it");
 		if (put_content(fo, "content", "encoding", f->data, f->len) < 0)
-			return wire_bad(err, errlen, ENCODE_OOM);
+			return base_errf(err, errlen, ENCODE_OOM);
 		if (f->mode)
 			json_object_set_new(fo, "mode", json_integer(f->mode));
 	}
@@ -448,7 +462,7 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 	json_t *o = json_object();
 	char *out = NULL;
 	if (!o) {
-		wire_bad(err, errlen, ENCODE_OOM);
+		base_errf(err, errlen, ENCODE_OOM);
 		return NULL;
 	}
 	if (put_command(o, req, err, errlen) < 0 || (req->env && put_env(o, req->env, err, errlen) < 0))
@@ -456,7 +470,7 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 	if ((req->workdir && put_str(o, "workdir", req->workdir) < 0) ||
 	    (req->rootfs && put_str(o, "rootfs", req->rootfs) < 0) ||
 	    (req->image_name && put_str(o, "image", req->image_name) < 0)) {
-		wire_bad(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
+		base_errf(err, errlen, "a host path is not UTF-8: the runner's wire format cannot carry it");
 		goto done;
 	}
 	if (req->nmounts && put_mounts(o, req, err, errlen) < 0)
@@ -467,7 +481,7 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 	if (req->collect && req->collect[0] && put_collect(o, req, err, errlen) < 0)
 		goto done;
 	if (req->stdin_set && put_content(o, "stdin", "stdin_encoding", req->stdin_data, req->stdin_len) < 0) {
-		wire_bad(err, errlen, ENCODE_OOM);
+		base_errf(err, errlen, ENCODE_OOM);
 		goto done;
 	}
 	if (req->net == WARD_NET_ALLOW) {
@@ -478,13 +492,13 @@ char *ward_request_to_json_given(const struct ward_request *req, unsigned limits
 		json_object_set_new(o, "network", no);
 		if (limits & (1u << LIM_EGRESS))
 			json_object_set_new(json_object_get(o, "limits"), "egress_bytes",
-					    json_integer((json_int_t)req->limits.egress_bytes));
+			                    json_integer((json_int_t)req->limits.egress_bytes));
 	} else
 		json_object_set_new(o, "network", json_string(req->net == WARD_NET_LOOPBACK ? "loopback" : "none"));
 	json_object_set_new(o, "isolation", json_string(ward_isolation_name(req->isolation)));
 	out = json_dumps(o, JSON_COMPACT);
 	if (!out)
-		wire_bad(err, errlen, ENCODE_OOM);
+		base_errf(err, errlen, ENCODE_OOM);
 done:
 	json_decref(o);
 	return out;

@@ -19,10 +19,10 @@
 
 /* A decoded request and the storage its pointers borrow from. */
 struct ward_request_doc {
-	struct ward_request req;  /* capture = true; stdin_fd = -1 */
-	bool isolation_set;       /* the body named an isolation level */
+	struct ward_request req; /* capture = true; stdin_fd = -1 */
+	bool isolation_set;      /* the body named an isolation level */
 	/* owned storage; free with ward_request_doc_free() */
-	void *json;               /* the parsed document (strings point into it) */
+	void *json; /* the parsed document (strings point into it) */
 	char **argv;
 	char **env;
 	struct ward_mount *mounts;
@@ -43,12 +43,11 @@ int ward_json_check_values(const char *body, size_t len, size_t max, char *err, 
 /* Parse a POST /exec body.  0, or -1 with a message naming the field in
  * err (doc is then already freed).  Never crashes on hostile input: depth
  * is bounded by jansson, duplicate keys and non-objects are refused. */
-int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err,
-			   size_t errlen);
+int ward_request_from_json(const char *body, size_t len, struct ward_request_doc *doc, char *err, size_t errlen);
 /* The same, with the limits a request that names none gets (a runner's
  * defaults under its maxima, ward_defaults_under); NULL: SPEC §2's. */
 int ward_request_from_json_under(const char *body, size_t len, const struct ward_limits *defaults,
-				 struct ward_request_doc *doc, char *err, size_t errlen);
+                                 struct ward_request_doc *doc, char *err, size_t errlen);
 void ward_request_doc_free(struct ward_request_doc *doc);
 /* About what a decoded request holds in memory (its parsed document, the
  * copies and decoded contents), never less: ward serve counts it against
@@ -86,19 +85,19 @@ void ward_error_from_json(const char *body, size_t len, char *buf, size_t buflen
  * {...}}} with the limits named as in a request's "limits" (SPEC §10).
  * malloc'd, or NULL. */
 char *ward_health_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-			  const struct ward_limits *maxima);
+                          const struct ward_limits *maxima);
 /* The same with "egress": {"allow": [...]}, the runner's --egress-allow
  * ceiling (SPEC §13; [] when it offers none). */
 char *ward_health_egress_to_json(bool ok, const char *isolation, const char *reason, const struct ward_limits *defaults,
-				 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress);
+                                 const struct ward_limits *maxima, const char *const *egress_allow, size_t negress);
 
 /* One line of ward serve's log.  With event set it is a server event
  * (listening, draining, ...) and only time, event and message are used. */
 struct ward_log_entry {
-	const char *time;           /* RFC 3339, UTC */
-	const char *event;          /* NULL for a request line */
+	const char *time;  /* RFC 3339, UTC */
+	const char *event; /* NULL for a request line */
 	const char *client, *method, *path;
-	int http_status;            /* 0: the connection ended without an answer */
+	int http_status; /* 0: the connection ended without an answer */
 	uint64_t wall_ms;
 	const char *sandbox_status; /* NULL: nothing ran */
 	const char *message;        /* NULL or an error / event detail */
@@ -117,7 +116,7 @@ struct doctor_item {
 struct doctor_report {
 	struct doctor_item items[14];
 	int n;
-	bool system_ok;      /* a real sandbox ran */
+	bool system_ok; /* a real sandbox ran */
 	bool application_allowed;
 	bool root;
 	int landlock_abi;

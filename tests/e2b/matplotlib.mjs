@@ -3,20 +3,9 @@
 // from the template (ward serve --image) named by argv[2].  Run by
 // tests/e2b/matplotlib.sh; prints PASS:/FAIL: lines.
 import { Sandbox } from '@e2b/code-interpreter'
+import { checks, eq } from './checks.mjs'
 
-let failed = 0
-const pass = (n) => console.log(`PASS: e2b matplotlib: ${n}`)
-const fail = (n, why) => { failed++; console.log(`FAIL: e2b matplotlib: ${n}: ${why}`) }
-async function check(name, fn) {
-  try {
-    const r = await fn()
-    if (r === false) fail(name, 'check was false')
-    else pass(name)
-  } catch (e) {
-    fail(name, `${e && e.constructor && e.constructor.name}: ${e && e.message}`)
-  }
-}
-const eq = (a, b) => { if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${JSON.stringify(a)} != ${JSON.stringify(b)}`); return true }
+const { pass, fail, check, failed } = checks('e2b matplotlib')
 const SIG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 // the PNG's width and height (its IHDR), or throws saying what is wrong
 function png(b64) {
@@ -37,7 +26,7 @@ await check('matplotlib is in the image', async () => {
   const e = await sbx.runCode('import matplotlib; matplotlib.__version__')
   if (e.error) throw new Error(`${e.error.name}: ${e.error.value}`)
   console.log(`# matplotlib ${e.text}`)
-  return /^'3\./.test(e.text)
+  return /^3\./.test(e.text) // E2B strips the quotes of a str result
 })
 
 await check('plt.show(): one png result, its base64 a PNG', async () => {
@@ -101,4 +90,4 @@ await check('a cell that fails: its figure shown with the error, none left for t
 })
 
 await sbx.kill()
-process.exit(failed ? 1 : 0)
+process.exit(failed() ? 1 : 0)

@@ -8,20 +8,9 @@ const SandboxNotFoundError = e2b.SandboxNotFoundError || e2b.NotFoundError
 // older SDKs (the floor, 2.14.1) have NotFoundError where 2.51.0 has FileNotFoundError
 const FileNotFoundError = e2b.FileNotFoundError || e2b.NotFoundError
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
+import { checks, eq } from './checks.mjs'
 
-let failed = 0
-const pass = (n) => console.log(`PASS: e2b sdk: ${n}`)
-const fail = (n, why) => { failed++; console.log(`FAIL: e2b sdk: ${n}: ${why}`) }
-async function check(name, fn) {
-  try {
-    const r = await fn()
-    if (r === false) fail(name, 'check was false')
-    else pass(name)
-  } catch (e) {
-    fail(name, `${e && e.constructor && e.constructor.name}: ${e && e.message}`)
-  }
-}
-const eq = (a, b) => { if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${JSON.stringify(a)} != ${JSON.stringify(b)}`); return true }
+const { pass, fail, check, failed } = checks('e2b sdk')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const which = process.argv[2] || 'all'
 
@@ -233,4 +222,4 @@ async function interp() {
 
 if (which === 'all' || which === 'core') await core()
 if (which === 'all' || which === 'interp') await interp()
-process.exit(failed ? 1 : 0)
+process.exit(failed() ? 1 : 0)

@@ -14,12 +14,14 @@
  *   cgtool list                       run cgroups (ward-*) present now
  * CGTOOL_NO_CGKILL=1 in the environment: ignore cgroup.kill (as before 5.14).
  */
+#include "../../src/base/errf.c"
 #include "../../src/sandbox/cgroup.c"
 #include "../../src/sandbox/cgroup_io.c"
 #include "../../src/sandbox/cgroup_keep.c"
 #include "../../src/sandbox/cgroup_probe.c"
 #include "../../src/sandbox/cgroup_v1.c"
 #include "../../src/sandbox/cgroup_v2.c"
+#include "../../src/sandbox/lockfile.c"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -207,6 +207,12 @@ expect_eq "net: none by default: the fetch fails" "1" "$RC"
 build "$N" net:1 --net allow --egress-allow "files.test:$port" --egress-resolve "files.test:127.0.0.1"
 wrun net:1 cat /got
 expect_eq "net: allow reaches a listed name through the proxy" "0 from-the-allowed-host" "$RC $ROUT"
+# The network is part of a RUN's cache key: the step cached above is not
+# served to a build without the network, nor to one with another list.
+build "$N" net3:1
+expect_eq "cache: a RUN cached with --net allow is not reused without network" "1" "$RC"
+build "$N" net4:1 --net allow --egress-allow "other.test:$port" --egress-resolve "files.test:127.0.0.1"
+expect_eq "cache: ... nor with another allow-list" "1" "$RC"
 build "$N" net2:1 --no-cache --net allow --egress-allow "other.test:$port" --egress-resolve "files.test:127.0.0.1"
 expect_eq "net: allow refuses a name not listed" "1" "$RC"
 build "$N" net2:1 --net allow

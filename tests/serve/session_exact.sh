@@ -8,7 +8,10 @@
 #     forks nearly up to the session's limit again;
 #   - a timeout still kills a daemon the exec started (a grandchild);
 #   - each exec gets its own cwd, stdin and environment, armed or not;
-#   - an exec the armer made ahead of time sees the files the last wrote.
+#   - an exec the armer made ahead of time sees the files the last wrote;
+#   - a new session's first exec is armed as the session starts (issue 35:
+#     its migration rides on PID 1's, no grace period on the exec's path),
+#     and it sees the session's files, its own cwd and environment.
 . "$(dirname "$0")/lib.bash"
 
 M=$((4700000 + $$ % 100000))
@@ -85,4 +88,18 @@ r=$(ex '{"command": "pwd", "cwd": "/no/such/dir"}')
 expect_contains "a cwd that does not exist: the error says so" "$(body_of "$r")" "/no/such/dir"
 r=$(ex '{"argv": ["true"]}')
 expect_eq "the session goes on after a failed setup" 0 "$(jg "$(body_of "$r")" 'd["exit_code"]')"
+http DELETE "/sessions/$SID" >/dev/null
+
+# ---- 5. the first exec of a new session: armed as the session starts
+r=$(http POST /sessions --data-binary '{"ttl_s": 60, "files": [{"path": "given", "content": "given"}]}')
+[ "$(code_of "$r")" = 201 ] || { fail "a second session is made" "$r"; exit 0; }
+SID=$(jget "$(body_of "$r")" 'd["id"]')
+sleep 1.5 # between the session's start and its first exec
+# the exec's process's start (clock ticks since boot) and the uptime now, as
+# the exec sees them: an armed process started before the sleep
+r=$(ex '{"command": "read -r s </proc/$$/stat; set -- ${s##*) }; read -r up _ </proc/uptime; echo ${20} $up $(getconf CLK_TCK); pwd; echo $X; cat /work/given", "cwd": "/tmp", "env": {"X": "first"}}')
+out=$(jg "$(body_of "$r")" '" ".join(d["stdout"].split())')
+age=$(echo "$out" | awk '{print ($2 - $1 / $3 >= 1.0) ? "before" : "after"}')
+expect_eq "a new session's first exec: its process was made as the session started" before "$age"
+expect_eq "... its cwd, environment and the session's files" "/tmp first given" "$(echo "$out" | cut -d' ' -f4-)"
 http DELETE "/sessions/$SID" >/dev/null

@@ -18,7 +18,12 @@ sinfo() { http GET "/sessions/$1"; }
 cpu_of() { jg "$(body_of "$(sinfo "$1")")" 'd["usage"]["cpu_ms"]'; }
 out_of() { jget "$(body_of "$(http POST "/sessions/$1/exec" --data-binary "{\"command\": \"$2\"}")")" 'd["stdout"].strip()'; }
 
-start_server pause || exit 0
+# a host directory for a mount: what is in it is root's, mode 0600
+HOSTD=$SERVE_TMP/hostd
+mkdir -p "$HOSTD/secretdir" && chmod 755 "$SERVE_TMP" "$HOSTD" "$HOSTD/secretdir"
+echo HOSTSECRET >"$HOSTD/secretdir/secret" && chmod 600 "$HOSTD/secretdir/secret"
+
+start_server pause --allow-root "$HOSTD" || exit 0
 
 # ---- pause and resume: nothing runs, the ttl stands still
 new_session '{"ttl_s": 4, "idle_s": 4}'
@@ -102,4 +107,61 @@ expect_eq "a pause with a negative timeout_s: 400" 400 "$(code_of "$r")"
 for F in $ids $SRC; do http DELETE "/sessions/$F" >/dev/null; done
 wait_for markers_gone "$M"
 expect_eq "after DELETE: no process left" "" "$(marker_pids "$M")"
+
+# ---- fork: a mount under /work, moved by the tenant, is not crossed (the
+# copy read it as host root: the fork could read a file the tenant cannot)
+new_session "{\"ttl_s\": 60, \"mounts\": [{\"host_path\": \"$HOSTD/secretdir\", \"sandbox_path\": \"/work/a/b\", \"read_only\": true}]}"
+SRC=$SID
+expect_eq "the tenant cannot read the mounted root-only file, and moves its parent" "denied moved" \
+	"$(out_of "$SRC" "cat /work/a/b/secret 2>/dev/null || echo -n 'denied '; mv /work/a /work/z && echo moved")"
+r=$(http POST "/sessions/$SRC/fork" --data-binary '{"count": 1}')
+expect_eq "fork of a session with a mount: 201" 201 "$(code_of "$r")"
+F=$(jg "$(body_of "$r")" 'd[0]["id"]')
+expect_eq "the fork has not the host's file (the mount was not crossed)" absent \
+	"$(out_of "$F" "cat /work/z/b/secret 2>/dev/null || echo absent")"
+for x in $F $SRC; do http DELETE "/sessions/$x" >/dev/null; done
+
+# ---- fork: what the copy writes is the fork's memory (its cgroup's), not
+# ward serve's (a fork past its memory_mb: tests/unit/test_session_life.c)
+mem_of() { jg "$(body_of "$(sinfo "$1")")" 'd["usage"]["memory_bytes"]'; }
+serve_mem() { cat "$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print "/sys/fs/cgroup/memory" $3 "/memory.usage_in_bytes"}' "/proc/$SRV_PID/cgroup")" 2>/dev/null || echo 0; }
+new_session '{"ttl_s": 60, "limits": {"memory_mb": 32}}'
+SRC=$SID
+expect_eq "a 32 MB session writes 20 MB" ok "$(out_of "$SRC" "head -c 20000000 /dev/urandom > data && echo ok")"
+w0=$(serve_mem)
+r=$(http POST "/sessions/$SRC/fork" --data-binary '{"count": 1}')
+w1=$(serve_mem)
+expect_eq "fork of the 32 MB session: 201" 201 "$(code_of "$r")"
+F=$(jg "$(body_of "$r")" 'd[0]["id"]')
+m=$(mem_of "$F")
+echo "# the fork's cgroup: $m bytes; ward serve's cgroup: $w0 -> $w1 bytes"
+if [ "${m:-0}" -ge 20000000 ]; then pass "the fork's 20 MB are charged to the fork's cgroup ($m bytes)"; else
+	fail "the fork's 20 MB are charged to the fork's cgroup" "$m bytes"; fi
+http DELETE "/sessions/$F" >/dev/null
+http DELETE "/sessions/$SRC" >/dev/null
 stop_checked pause
+
+# ---- pauses never keep a session past --session-max-ttl from its start:
+# one paused and resumed again and again (its ttl_s stands still while
+# paused), one paused again before each pause's end
+start_server pausecap --session-max-ttl 5 || exit 0
+M2=$((M + 1))
+new_session '{"ttl_s": 4, "idle_s": 4}'
+A=$SID
+http POST "/sessions/$A/exec" --data-binary "{\"command\": \"sleep $M2\", \"background\": true, \"limits\": {\"timeout_s\": 60}}" >/dev/null
+new_session '{"ttl_s": 4, "idle_s": 4}'
+B=$SID
+t0=$SECONDS
+for _ in $(seq 40); do # about 8 s: 10 cycles; bounded
+	[ $((SECONDS - t0)) -ge 8 ] && break
+	http POST "/sessions/$A/pause" --data-binary '{"timeout_s": 3}' >/dev/null
+	http POST "/sessions/$B/pause" --data-binary '{"timeout_s": 2}' >/dev/null
+	sleep 0.6
+	http POST "/sessions/$A/resume" >/dev/null
+	sleep 0.2
+done
+expect_eq "paused and resumed for 8 s under --session-max-ttl 5: ended" 404 "$(code_of "$(sinfo "$A")")"
+expect_eq "paused again and again for 8 s under --session-max-ttl 5: ended" 404 "$(code_of "$(sinfo "$B")")"
+wait_for markers_gone "$M2"
+expect_eq "... and its processes with it" "" "$(marker_pids "$M2")"
+stop_checked pausecap

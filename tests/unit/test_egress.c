@@ -346,12 +346,15 @@ static int proxy_status(unsigned port, const char *head)
  * reached in any case and with the root's dot; a name with two trailing
  * dots is no host name (it matched as its pinned name, then went to DNS
  * past the pin). */
-static void proxy_names(void)
+/* A proxy on a local port (*px_port) allowing pypi.test:UP, pinned to
+ * 127.0.0.1, whose upstream listens on *up (its port *up_port); NULL when
+ * it cannot start (*up closed then). */
+static struct egress_proxy *pypi_proxy(int *up, unsigned *up_port, unsigned *px_port)
 {
-	unsigned up_port = 0, px_port = 0;
-	int up = listen_local(&up_port), lfd = listen_local(&px_port);
+	*up = listen_local(up_port);
+	int lfd = listen_local(px_port);
 	char allow[64], pin[] = "pypi.test:127.0.0.1";
-	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	snprintf(allow, sizeof(allow), "pypi.test:%u", *up_port);
 	const char *allows[] = {allow}, *pins[] = {pin};
 	struct ward_request shape;
 	ward_request_init(&shape);
@@ -361,13 +364,22 @@ static void proxy_names(void)
 	shape.egress_resolve = pins;
 	shape.negress_resolve = 1;
 	char err[256] = "";
-	struct egress_proxy *p = up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	struct egress_proxy *p = *up >= 0 && lfd >= 0 ? egress_start(lfd, &shape, err, sizeof(err)) : NULL;
+	if (!p && lfd >= 0 && *up < 0)
+		close(lfd);
+	if (!p && *up >= 0)
+		close(*up);
+	return p;
+}
+
+static void proxy_names(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up;
+	struct egress_proxy *p = pypi_proxy(&up, &up_port, &px_port);
 	CHECK("egress proxy: starts on 127.0.0.1", p != NULL);
-	if (!p) {
-		if (up >= 0)
-			close(up);
+	if (!p)
 		return;
-	}
 	char head[128];
 	snprintf(head, sizeof(head), "CONNECT PyPI.Test.:%u HTTP/1.1\r\n\r\n", up_port);
 	CHECK("egress proxy: a pinned name in upper case with the root's dot is reached", proxy_status(px_port, head) == 200);
@@ -380,6 +392,36 @@ static void proxy_names(void)
 	      res.negress == 2 && res.egress[0].allowed && !res.egress[1].allowed &&
 		      strcmp(res.egress[1].reason, "not in the allow-list") == 0);
 	free(res.egress);
+	egress_stop(p);
+	close(up);
+}
+
+/* The allow-list replaced while the proxy runs (E2B's updateNetwork):
+ * the next connection is decided by the new list; a malformed list
+ * changes nothing. */
+static void proxy_live_allow(void)
+{
+	unsigned up_port = 0, px_port = 0;
+	int up;
+	struct egress_proxy *p = pypi_proxy(&up, &up_port, &px_port);
+	char allow[64], other[64], err[256] = "";
+	snprintf(allow, sizeof(allow), "pypi.test:%u", up_port);
+	snprintf(other, sizeof(other), "files.test:%u", up_port);
+	const char *allows[] = {allow}, *others[] = {other}, *bad[] = {allow, "exa mple.test"};
+	CHECK("egress live allow: the proxy starts", p != NULL);
+	if (!p)
+		return;
+	char head[128];
+	snprintf(head, sizeof(head), "CONNECT pypi.test:%u HTTP/1.1\r\n\r\n", up_port);
+	CHECK("egress live allow: pypi.test reached under the first list", proxy_status(px_port, head) == 200);
+	CHECK("egress live allow: replaced by files.test", egress_set_allow(p, others, 1, err, sizeof(err)) == 0);
+	CHECK("egress live allow: pypi.test refused at its next connection", proxy_status(px_port, head) == 403);
+	CHECK("egress live allow: an empty list", egress_set_allow(p, NULL, 0, err, sizeof(err)) == 0);
+	CHECK("egress live allow: ... reaches nothing", proxy_status(px_port, head) == 403);
+	egress_set_allow(p, allows, 1, err, sizeof(err));
+	CHECK("egress live allow: a malformed list is refused (-EINVAL, named)",
+	      egress_set_allow(p, bad, 2, err, sizeof(err)) == -EINVAL && strstr(err, "exa mple.test"));
+	CHECK("egress live allow: ... and the list before it stands", proxy_status(px_port, head) == 200);
 	egress_stop(p);
 	close(up);
 }
@@ -744,6 +786,7 @@ void test_egress(void)
 	ceiling();
 	classifier();
 	proxy_names();
+	proxy_live_allow();
 	proxy_plain_heads();
 	proxy_reset_while_connecting();
 	proxy_refusal_loop();

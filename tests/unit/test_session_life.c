@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "system/session_copy.h"
 #include "system/treecopy.h"
 #include "unit.h"
 #include "ward.h"
@@ -270,6 +271,142 @@ static void test_save_restore_fork(void)
 	close(td);
 }
 
+/* A host directory mounted into /work, moved elsewhere in /work by the
+ * tenant: neither a save nor a fork may read what is in it (its files are
+ * root's, mode 0600: the tenant cannot read them; the copy ran with
+ * CAP_DAC_OVERRIDE and walked into the mount). */
+static void test_copy_mounts(void)
+{
+	char host[] = "/tmp/ward-copy-mount.XXXXXX", sub[128], secret[160], b[512], err[512] = "";
+	if (!mkdtemp(host))
+		return;
+	snprintf(sub, sizeof sub, "%s/secretdir", host);
+	snprintf(secret, sizeof secret, "%s/secret", sub);
+	mkdir(sub, 0755);
+	int fd = open(secret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		(void)!write(fd, "HOSTSECRET\n", 11);
+		close(fd);
+	}
+	struct ward_mount m = {.host_path = sub, .sandbox_path = "/work/a/b", .read_only = true};
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.limits.memory_mb = 256;
+	o.shape.limits.tmp_size_mb = 64;
+	o.shape.mounts = &m;
+	o.shape.nmounts = 1;
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session copy: a session with a mount under /work", s != NULL);
+	if (!s) {
+		printf("# %s\n", err);
+		goto out;
+	}
+	run(s, "cat /work/a/b/secret 2>/dev/null || echo denied; mv /work/a /work/z && echo mine > /work/z/f && echo moved",
+	    b, sizeof b);
+	CHECK("session copy: the tenant cannot read the mounted secret, and moves the mount's parent",
+	      strcmp(b, "denied\nmoved\n") == 0);
+	char dir[64], got[96];
+	snprintf(dir, sizeof dir, "%s/saved", host);
+	struct ward_session_saved info = {0};
+	int rc = ward_session_save(s, dir, 8 << 20, &info, err, sizeof err);
+	snprintf(got, sizeof got, "%s/z/b/secret", dir);
+	snprintf(sub, sizeof sub, "%s/z/f", dir);
+	CHECK("session save: a mount in /work is not crossed (its files are not saved), the rest is",
+	      rc == 0 && access(got, F_OK) < 0 && access(sub, F_OK) == 0 && info.skipped >= 1);
+	struct ward_session_opts fo = {0};
+	ward_request_init(&fo.shape);
+	fo.shape.limits.memory_mb = 256;
+	fo.shape.limits.tmp_size_mb = 64;
+	struct ward_session *f = NULL;
+	rc = ward_session_fork(s, &fo, 1, UINT64_MAX, &f, err, sizeof err);
+	CHECK("session fork: a mount in /work is not crossed (the fork cannot read the host's file)",
+	      rc == 0 && strcmp(run(f, "cat z/f; cat z/b/secret 2>/dev/null || echo absent", b, sizeof b), "mine\nabsent\n") == 0);
+	if (rc < 0)
+		printf("# fork: %s\n", err);
+	ward_session_destroy(f);
+	f = NULL;
+	run(s, "echo hidden > z/g && chmod 000 z/g && echo ok", b, sizeof b);
+	rc = ward_session_fork(s, &fo, 1, UINT64_MAX, &f, err, sizeof err);
+	CHECK("session fork: a file the sandbox user cannot read is not read: the fork fails naming it",
+	      rc == -EACCES && f == NULL && strstr(err, "'g'") != NULL);
+	ward_session_destroy(s);
+out:;
+	int td = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	treecopy_remove(td, host + 5);
+	close(td);
+}
+
+/* What a fork writes is the fork's memory (its cgroup's), not ward's: a
+ * fork whose memory_mb cannot hold the files fails cleanly; a sparse file
+ * stays sparse. */
+static void test_copy_memory(void)
+{
+	struct ward_session *s = life_session(0);
+	CHECK("session copy memory: new", s != NULL);
+	if (!s)
+		return;
+	char b[256], err[512] = "";
+	run(s, "head -c 40000000 /dev/urandom > data && truncate -s 60M sparse && echo ok", b, sizeof b);
+	CHECK("session copy memory: 40 MB of data and a 60 MB sparse file", strcmp(b, "ok\n") == 0);
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.limits.memory_mb = 128;
+	o.shape.limits.tmp_size_mb = 64;
+	struct ward_session *f = NULL;
+	int rc = ward_session_fork(s, &o, 1, UINT64_MAX, &f, err, sizeof err);
+	struct ward_session_usage u = {0};
+	if (rc == 0)
+		ward_session_usage(f, &u);
+	printf("# the fork's cgroup after the copy: %llu bytes\n", (unsigned long long)u.memory_bytes);
+	CHECK("session fork: the copy is charged to the fork's cgroup (40 MB there)",
+	      rc == 0 && u.memory_bytes >= 40000000);
+	CHECK("session fork: a sparse file stays sparse (60 MB, no block)",
+	      rc == 0 && strcmp(run(f, "stat -c '%s %b' sparse", b, sizeof b), "62914560 0\n") == 0);
+	if (rc < 0)
+		printf("# fork: %s\n", err);
+	ward_session_destroy(f);
+	f = NULL;
+	o.shape.limits.memory_mb = 24;
+	rc = ward_session_fork(s, &o, 1, UINT64_MAX, &f, err, sizeof err);
+	printf("# a fork of 24 MB: %d %s\n", rc, err);
+	CHECK("session fork: files past the fork's memory_mb: it fails, saying so, no session left",
+	      rc < 0 && f == NULL && strstr(err, "memory") != NULL);
+	ward_session_destroy(s);
+}
+
+/* The copy's deadline: past it the child is killed and reaped, and the
+ * copy fails (a deadline of 0 is past at once). */
+static void test_copy_deadline(void)
+{
+	char tmp[] = "/tmp/ward-copy-deadline.XXXXXX", err[512] = "";
+	if (!mkdtemp(tmp))
+		return;
+	int d = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	mkdirat(d, "a", 0700);
+	mkdirat(d, "b", 0700);
+	int a = openat(d, "a", O_RDONLY | O_DIRECTORY | O_CLOEXEC), bd = openat(d, "b", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int f = openat(a, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (f >= 0) {
+		(void)!write(f, "x", 1);
+		close(f);
+	}
+	struct treecopy_side me = {geteuid(), getegid(), true};
+	struct treecopy_limits lim = {1 << 20, 100, me, me};
+	int rc = session_copy(a, bd, NULL, 0, &lim, NULL, err, sizeof err);
+	CHECK("session copy: past its deadline: -ETIMEDOUT, saying so", rc == -ETIMEDOUT && strstr(err, "longer than"));
+	mkdirat(d, "c", 0700);
+	int c = openat(d, "c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc = session_copy(a, c, NULL, 30, &lim, NULL, err, sizeof err);
+	CHECK("session copy: within its deadline: copied", rc == 0 && faccessat(c, "f", F_OK, 0) == 0);
+	close(a);
+	close(bd);
+	close(c);
+	close(d);
+	int td = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	treecopy_remove(td, tmp + 5);
+	close(td);
+}
+
 void test_session_life(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -278,4 +415,7 @@ void test_session_life(void)
 	}
 	test_freeze();
 	test_save_restore_fork();
+	test_copy_mounts();
+	test_copy_memory();
+	test_copy_deadline();
 }

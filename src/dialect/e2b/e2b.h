@@ -3,7 +3,8 @@
  * and the code interpreter's API, translated into sessions (SPEC §11) of
  * the same server: its session table, tokens, maxima and images.
  *
- * serve.c calls these three and nothing else of the dialect; nothing below
+ * The server calls these three (registered in src/front/dialects.c) and
+ * nothing else of the dialect; nothing below
  * the server includes this folder. */
 #ifndef WARD_DIALECT_E2B_H
 #define WARD_DIALECT_E2B_H

@@ -29,7 +29,8 @@
 json_t *cx_unwrap(const char *body, size_t len, char *err, size_t errlen)
 {
 	if (len < 5) {
-		snprintf(err, errlen, "the body is not a Connect envelope (5 bytes of flags and length, then the message)");
+		snprintf(err, errlen,
+		         "the body is not a Connect envelope (5 bytes of flags and length, then the message)");
 		return NULL;
 	}
 	const unsigned char *b = (const unsigned char *)body;
@@ -39,7 +40,8 @@ json_t *cx_unwrap(const char *body, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	if ((size_t)n != len - 5) {
-		snprintf(err, errlen, "the envelope says %u bytes but %zu follow: send exactly one message", n, len - 5);
+		snprintf(err, errlen, "the envelope says %u bytes but %zu follow: send exactly one message", n,
+		         len - 5);
 		return NULL;
 	}
 	json_error_t je;
@@ -93,10 +95,10 @@ static unsigned code_status(const char *code)
 	static const struct {
 		const char *c;
 		unsigned st;
-	} map[] = {{"canceled", 499},	       {"invalid_argument", 400},  {"deadline_exceeded", 504},
-		   {"not_found", 404},	       {"already_exists", 409},	   {"permission_denied", 403},
-		   {"resource_exhausted", 429}, {"failed_precondition", 400}, {"unimplemented", 501},
-		   {"unavailable", 503},       {"unauthenticated", 401}};
+	} map[] = {{"canceled", 499},           {"invalid_argument", 400},    {"deadline_exceeded", 504},
+	           {"not_found", 404},          {"already_exists", 409},      {"permission_denied", 403},
+	           {"resource_exhausted", 429}, {"failed_precondition", 400}, {"unimplemented", 501},
+	           {"unavailable", 503},        {"unauthenticated", 401}};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(map[i].c, code) == 0)
 			return map[i].st;
@@ -115,23 +117,31 @@ enum MHD_Result cx_error(struct ereq *q, const char *code, const char *fmt, ...)
 const char *cx_code(int rc)
 {
 	switch (rc) {
-	case -ENOENT: return "not_found";
-	case -EEXIST: return "already_exists";
+	case -ENOENT:
+		return "not_found";
+	case -EEXIST:
+		return "already_exists";
 	case -EACCES:
 	case -EPERM:
 	case -ELOOP:
-	case -EXDEV: return "permission_denied";
+	case -EXDEV:
+		return "permission_denied";
 	case -ENOSPC:
 	case -EDQUOT:
 	case -EFBIG:
-	case -EAGAIN: return "resource_exhausted";
+	case -EAGAIN:
+		return "resource_exhausted";
 	case -EINVAL:
 	case -EISDIR:
 	case -ENOTDIR:
-	case -ENOTEMPTY: return "invalid_argument";
-	case -ETIMEDOUT: return "deadline_exceeded";
-	case -ESRCH: return "unavailable";
-	default: return "internal";
+	case -ENOTEMPTY:
+		return "invalid_argument";
+	case -ETIMEDOUT:
+		return "deadline_exceeded";
+	case -ESRCH:
+		return "unavailable";
+	default:
+		return "internal";
 	}
 }
 
@@ -205,7 +215,8 @@ static void stream_free(void *cls)
 	free(c);
 }
 
-enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st, void (*st_free)(void *))
+enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
+                                void (*st_free)(void *))
 {
 	struct cx_stream *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -215,7 +226,8 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	c->produce = produce;
 	c->st = st;
 	c->st_free = st_free;
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, stream_read, c, stream_free);
+	struct MHD_Response *r =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, stream_read, c, stream_free);
 	if (!r) {
 		stream_free(c);
 		return MHD_NO;
@@ -238,10 +250,10 @@ struct pstream {
 	struct e2b_sbx *x; /* held */
 	int pid;
 	uint64_t off[2];
-	int phase;         /* 0: start to send, 1: output, 2: over */
-	double last;       /* when a frame last went out */
+	int phase;                    /* 0: start to send, 1: output, 2: over */
+	double last;                  /* when a frame last went out */
 	char *early_code, *early_msg; /* an end-stream error instead of a start */
-	int fd;            /* its connection: did the client leave? */
+	int fd;                       /* its connection: did the client leave? */
 };
 
 static void pstream_free(void *p)
@@ -271,7 +283,10 @@ static json_t *end_event(struct ward_session *ws, int pid, int code)
 	else {
 		int sig = st == WARD_ST_SIGNAL && code > 128 ? code - 128 : SIGKILL;
 		snprintf(status, sizeof(status), "signal: %s",
-			 sig == SIGKILL ? "killed" : sig == SIGTERM ? "terminated" : sig == SIGINT ? "interrupt" : "other");
+		         sig == SIGKILL   ? "killed"
+		         : sig == SIGTERM ? "terminated"
+		         : sig == SIGINT  ? "interrupt"
+		                          : "other");
 		code = -1;
 	}
 	json_t *end = json_pack("{s:i,s:b,s:s}", "exitCode", code, "exited", exited, "status", status);
@@ -322,7 +337,7 @@ static bool pstream_produce(void *p, char **buf, size_t *len)
 		int code = 0;
 		char err[256] = "";
 		int rc = ward_session_proc_output(ss->ws, ps->pid, ps->off[0], ps->off[1], 1.0, &st[0], &st[1], &exited,
-						  &code, err, sizeof(err));
+		                                  &code, err, sizeof(err));
 		json_t *end = NULL;
 		bool more = st[0].len == WARD_SESSION_OUTPUT_CHUNK || st[1].len == WARD_SESSION_OUTPUT_CHUNK;
 		if (rc == 0 && exited && !more)
@@ -332,7 +347,7 @@ static bool pstream_produce(void *p, char **buf, size_t *len)
 			free(st[0].data);
 			free(st[1].data);
 			return pstream_over(ps, buf, len, rc == -ESRCH ? "unavailable" : "not_found",
-					    err[0] ? err : "no such process");
+			                    err[0] ? err : "no such process");
 		}
 		static const char *const names[2] = {"stdout", "stderr"};
 		for (int i = 0; i < 2; i++) {
@@ -454,7 +469,7 @@ static bool pcfg_read(json_t *proc, struct pcfg *c, char *err, size_t n)
 
 /* Start it: its pid, or an error code and message. */
 static int spawn(struct ereq *q, struct pcfg *c, bool stdin_pipe, double timeout_s, const char **code, char *err,
-		 size_t n)
+                 size_t n)
 {
 	struct sess *ss = e2b_sess(q->e, q->x);
 	if (!ss) {
@@ -506,8 +521,10 @@ enum MHD_Result px_start(struct ereq *q)
 	}
 	if (!user_ok(q, who, sizeof(who))) {
 		code = "unauthenticated";
-		snprintf(err, sizeof(err), "user '%s' does not exist in this sandbox: use user (or root, which runs as "
-					   "that same user)", who);
+		snprintf(err, sizeof(err),
+		         "user '%s' does not exist in this sandbox: use user (or root, which runs as "
+		         "that same user)",
+		         who);
 	} else if (ms < 0) {
 		code = "invalid_argument";
 		snprintf(err, sizeof(err), "Connect-Timeout-Ms: give at most 10 digits of milliseconds");
@@ -534,8 +551,8 @@ static int pid_of(json_t *m)
 {
 	json_t *p = json_object_get(json_object_get(m, "process"), "pid");
 	return json_is_integer(p) && json_integer_value(p) > 0 && json_integer_value(p) < INT32_MAX
-		       ? (int)json_integer_value(p)
-		       : -1;
+	               ? (int)json_integer_value(p)
+	               : -1;
 }
 
 enum MHD_Result px_connect(struct ereq *q)
@@ -599,7 +616,7 @@ enum MHD_Result px_list(struct ereq *q)
 		for (size_t k = 1; p[i].argv && p[i].argv[0] && p[i].argv[k]; k++)
 			json_array_append_new(args, json_string(p[i].argv[k]));
 		json_array_append_new(arr, json_pack("{s:i,s:{s:s,s:o,s:{},s:s}}", "pid", p[i].id, "config", "cmd", cmd,
-						     "args", args, "envs", "cwd", E2B_HOME));
+		                                     "args", args, "envs", "cwd", E2B_HOME));
 	}
 	ward_session_procs_free(p, n);
 	return cx_unary_ok(q, json_pack("{s:o}", "processes", arr));
@@ -635,12 +652,16 @@ static enum MHD_Result stdin_call(struct ereq *q, bool close_it)
 		return cx_error(q, "unavailable", "the sandbox was killed or timed out");
 	}
 	char err[512] = "";
-	int r = ward_session_proc_stdin(ss->ws, pid, data ? data : (unsigned char *)"", len, close_it, err, sizeof(err));
+	int r = ward_session_proc_stdin(ss->ws, pid, data ? data : (unsigned char *)"", len, close_it, err,
+	                                sizeof(err));
 	sess_unref(q->s, ss);
 	free(data);
 	if (r < 0)
-		return cx_error(q, r == -EINVAL ? "failed_precondition" : r == -EPIPE ? "failed_precondition" : cx_code(r),
-				"%s", err[0] ? err : strerror(-r));
+		return cx_error(q,
+		                r == -EINVAL  ? "failed_precondition"
+		                : r == -EPIPE ? "failed_precondition"
+		                              : cx_code(r),
+		                "%s", err[0] ? err : strerror(-r));
 	return cx_unary_ok(q, NULL);
 }
 
@@ -679,7 +700,8 @@ enum MHD_Result px_send_signal(struct ereq *q)
 	memset(&e, 0, sizeof(e));
 	bool exited = true;
 	char err[512] = "";
-	int r = ward_session_proc_output(ss->ws, pid, UINT64_MAX, UINT64_MAX, 0, &o, &e, &exited, NULL, err, sizeof(err));
+	int r = ward_session_proc_output(ss->ws, pid, UINT64_MAX, UINT64_MAX, 0, &o, &e, &exited, NULL, err,
+	                                 sizeof(err));
 	free(o.data);
 	free(e.data);
 	if (r == 0 && !exited)
@@ -689,6 +711,6 @@ enum MHD_Result px_send_signal(struct ereq *q)
 	sess_unref(q->s, ss);
 	if (r < 0)
 		return cx_error(q, r == -ENOENT ? "not_found" : cx_code(r), "process %d: %s", pid,
-				r == -ENOENT ? "no such running process" : err);
+		                r == -ENOENT ? "no such running process" : err);
 	return cx_unary_ok(q, NULL);
 }

@@ -17,7 +17,7 @@
 
 #include "dialect/e2b/e2b_int.h"
 
-#define LIST_MAX 10000      /* entries of one ListDir, all depths */
+#define LIST_MAX 10000 /* entries of one ListDir, all depths */
 #define MAX_UPLOAD_PARTS 1000
 #define READ_MAX_DFLT (64u << 20)
 #define WATCH_POLL_S 0.2
@@ -90,8 +90,10 @@ static bool is_home_or_root(const char *path)
 
 static const char *entry_type(char t)
 {
-	return t == 'd' ? "FILE_TYPE_DIRECTORY" : t == 'l' ? "FILE_TYPE_SYMLINK" : t == 'f' ? "FILE_TYPE_FILE"
-											 : "FILE_TYPE_UNSPECIFIED";
+	return t == 'd'   ? "FILE_TYPE_DIRECTORY"
+	       : t == 'l' ? "FILE_TYPE_SYMLINK"
+	       : t == 'f' ? "FILE_TYPE_FILE"
+	                  : "FILE_TYPE_UNSPECIFIED";
 }
 
 static json_t *entry_json(const char *rel, const struct ward_dirent *d)
@@ -110,8 +112,8 @@ static json_t *entry_json(const char *rel, const struct ward_dirent *d)
 	perm[10] = 0;
 	const char *slash = strrchr(path, '/');
 	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s}", "name", slash && slash[1] ? slash + 1 : path, "type",
-			 entry_type(d->type), "path", path, "size", sz, "mode", (int)(d->mode & 07777), "permissions",
-			 perm, "owner", "user", "group", "user", "modifiedTime", mt);
+	                 entry_type(d->type), "path", path, "size", sz, "mode", (int)(d->mode & 07777), "permissions",
+	                 perm, "owner", "user", "group", "user", "modifiedTime", mt);
 }
 
 /* path's entry, by listing its parent.  0, or a negative errno. */
@@ -131,7 +133,7 @@ static int stat_rel(struct ward_session *ws, const char *path, json_t **out)
 	size_t n = 0;
 	char err[256];
 	int rc = ward_session_list_max(ws, parent, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, &d, &n, NULL,
-				       err, sizeof(err));
+	                               err, sizeof(err));
 	if (rc == -ENOTDIR)
 		rc = -ENOENT;
 	if (rc < 0)
@@ -201,7 +203,7 @@ static int list_into(struct ward_session *ws, const char *rel, int depth, json_t
 	size_t n = 0;
 	char err[256];
 	int rc = ward_session_list_max(ws, rel, WARD_SESSION_LIST_MAX, WARD_SESSION_LIST_MAX_BYTES, &d, &n, NULL, err,
-				       sizeof(err));
+	                               sizeof(err));
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < n && json_array_size(arr) < LIST_MAX; i++) {
@@ -307,7 +309,8 @@ enum MHD_Result fs_move(struct ereq *q)
 	struct sess *ss = fs_begin(q, &m, "source", src, sizeof(src), &rc);
 	if (!ss)
 		return rc;
-	bool ok = e2b_map_path(json_string_value(json_object_get(m, "destination")), dst, sizeof(dst), err, sizeof(err));
+	bool ok =
+		e2b_map_path(json_string_value(json_object_get(m, "destination")), dst, sizeof(dst), err, sizeof(err));
 	json_decref(m);
 	if (!ok || is_home_or_root(src) || is_home_or_root(dst)) {
 		sess_unref(q->s, ss);
@@ -412,11 +415,11 @@ static bool watch_count(struct watch *w, char *err, size_t n)
 /* The listing of w's directory: 0, -E2BIG past WATCH_MAX_ENTRIES, or a
  * negative errno. */
 static int watch_list(struct watch *w, struct ward_session *ws, struct ward_dirent **d, size_t *n, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	bool cut = false;
 	int rc = ward_session_list_max(ws, w->rel, WATCH_MAX_ENTRIES, WARD_SESSION_LIST_MAX_BYTES, d, n, &cut, err,
-				       errlen);
+	                               errlen);
 	if (rc == 0 && cut) {
 		ward_session_list_free(*d, *n);
 		*d = NULL;
@@ -459,7 +462,8 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 		if (w->e->stopping)
 			return watch_end(buf, len, "unavailable", "the server is stopping");
 		if (w->deadline > 0 && now_mono() >= w->deadline)
-			return watch_end(buf, len, "deadline_exceeded", "the watch's deadline (Connect-Timeout-Ms) passed");
+			return watch_end(buf, len, "deadline_exceeded",
+			                 "the watch's deadline (Connect-Timeout-Ms) passed");
 		struct timespec ts = {0, (long)(WATCH_POLL_S * 1e9)};
 		nanosleep(&ts, NULL);
 		if (e2b_client_gone(w->fd))
@@ -476,7 +480,7 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 			return watch_end(buf, len, "canceled", "the client left");
 		if (rc == -E2BIG) {
 			snprintf(err, sizeof(err), "the watched directory grew past %d entries: watch a smaller one",
-				 WATCH_MAX_ENTRIES);
+			         WATCH_MAX_ENTRIES);
 			return watch_end(buf, len, "resource_exhausted", err);
 		}
 		if (rc < 0)
@@ -528,7 +532,8 @@ enum MHD_Result fs_watch(struct ereq *q)
 	if (!m)
 		code = "invalid_argument";
 	else if (json_is_true(json_object_get(m, "recursive")))
-		code = "unimplemented", snprintf(err, sizeof(err), "recursive watches are not offered: watch each directory");
+		code = "unimplemented",
+		snprintf(err, sizeof(err), "recursive watches are not offered: watch each directory");
 	else if (ms < 0)
 		code = "invalid_argument", snprintf(err, sizeof(err), "Connect-Timeout-Ms: give at most 10 digits");
 	else if (!e2b_map_path(json_string_value(json_object_get(m, "path")), w->rel, sizeof(w->rel), err, sizeof(err)))
@@ -541,8 +546,10 @@ enum MHD_Result fs_watch(struct ereq *q)
 			sess_unref(q->s, ss);
 		if (rc == -E2BIG) {
 			code = "resource_exhausted";
-			snprintf(err, sizeof(err), "cannot watch %.300s: it holds more than %d entries; watch a smaller "
-						   "directory", w->rel, WATCH_MAX_ENTRIES);
+			snprintf(err, sizeof(err),
+			         "cannot watch %.300s: it holds more than %d entries; watch a smaller "
+			         "directory",
+			         w->rel, WATCH_MAX_ENTRIES);
 		} else if (rc < 0) {
 			code = rc == -ESRCH ? "unavailable" : rc == -ENOTDIR ? "invalid_argument" : "not_found";
 			snprintf(err, sizeof(err), "cannot watch %.300s: %s", w->rel, strerror(-rc));
@@ -600,8 +607,8 @@ enum MHD_Result files_get(struct ereq *q)
 	if (rc == -EFBIG)
 		return e2b_api_error(q, 400, "the file is larger than %zu bytes, the most one read returns here", max);
 	if (rc < 0)
-		return e2b_api_error(q, rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403 : 500, "cannot read '%s': %s",
-				     shown, err[0] ? err : strerror(-rc));
+		return e2b_api_error(q, rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403 : 500,
+		                     "cannot read '%s': %s", shown, err[0] ? err : strerror(-rc));
 	return e2b_answer(q, 200, "application/octet-stream", (char *)data, len);
 }
 
@@ -614,22 +621,22 @@ enum MHD_Result files_get(struct ereq *q)
 
 struct upload {
 	struct ereq *q;
-	struct sess *ss;             /* held for the upload */
+	struct sess *ss; /* held for the upload */
 	struct mp_stream *mp;
 	struct ward_session_upload *w; /* the file part being written */
-	bool skip;                   /* a part not named "file": read, dropped */
-	char rel[4096];              /* its path */
-	json_t *arr;                 /* the files written */
-	unsigned code;               /* 0, or the error answer's status */
+	bool skip;                     /* a part not named "file": read, dropped */
+	char rel[4096];                /* its path */
+	json_t *arr;                   /* the files written */
+	unsigned code;                 /* 0, or the error answer's status */
 	char err[600];
 };
 
 static unsigned write_status(int rc)
 {
-	return rc == -ENOSPC || rc == -EDQUOT ? 507
-	       : rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403
+	return rc == -ENOSPC || rc == -EDQUOT                     ? 507
+	       : rc == -EACCES || rc == -EPERM || rc == -ELOOP    ? 403
 	       : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL ? 400
-								  : 500;
+	                                                          : 500;
 }
 
 static int up_part(void *arg, const char *name, const char *filename)
@@ -711,7 +718,7 @@ void files_upload_begin(struct ereq *q)
 		u->code = 502;
 		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
 	} else if (!(u->mp = mp_stream_new(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), MAX_UPLOAD_PARTS, &sink, u->err,
-					   sizeof(u->err))))
+	                                   sizeof(u->err))))
 		u->code = 400;
 }
 

@@ -41,6 +41,13 @@ static const struct eroute routes[] = {
 	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
 	{"GET", "/sandboxes/{id}", false, e2b_info, false},
 	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
+	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c */
+	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
+	{"POST", "/sandboxes/{id}/fork", false, e2b_fork, false},
+	{"PUT", "/sandboxes/{id}/network", false, e2b_network, false},
+	{"POST", "/sandboxes/{id}/snapshots", false, e2b_snapshot, false},
+	{"GET", "/snapshots", false, e2b_snapshots, false},
+	{"DELETE", "/templates/{id}", false, e2b_snapshot_delete, false},
 	{"GET", "/health", true, e2b_health, false},
 	{"GET", "/files", true, files_get, false},
 	{"POST", "/files", true, files_post, true},
@@ -157,7 +164,7 @@ enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, cha
 		ctype = "application/json";
 	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
-								 body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	                                                         body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(body);
 		return MHD_NO;
@@ -212,22 +219,40 @@ static unsigned data_auth(struct ereq *q)
 {
 	const char *id = e2b_header(q, "E2b-Sandbox-Id");
 	if (!id || !*id) {
-		snprintf(q->message, sizeof(q->message), "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener "
-							 "(the SDK then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
+		snprintf(q->message, sizeof(q->message),
+		         "no E2b-Sandbox-Id header: set E2B_SANDBOX_URL to this listener "
+		         "(the SDK then sends it; e2b >= 2.14.1, @e2b/code-interpreter >= 2.7.0)");
 		return 400;
 	}
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	if (!x) {
 		snprintf(q->message, sizeof(q->message),
-			 "sandbox %.80s is not running: it was killed, timed out or never existed", id);
+		         "sandbox %.80s is not running: it was killed, timed out or never existed", id);
 		return 502;
 	}
+	/* envd (processes, files) takes only the envd token; the traffic
+	 * token, which an owner gives to whoever may only see a port, opens
+	 * the code interpreter's routes (port 49999: its contexts calls carry
+	 * nothing else) and never a shell or a file */
 	const char *tok = e2b_header(q, "X-Access-Token");
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
-	if (!e2b_token_ok(x, tok) && !e2b_token_ok(x, traffic)) {
+	const char *port = e2b_header(q, "E2b-Sandbox-Port");
+	bool interp = port && strcmp(port, "49999") == 0;
+	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
+	unsigned woke = proven ? e2b_wake(q, x) : 0; /* paused: autoResume */
+	if (woke) {
 		e2b_sbx_put(q->e, x);
-		snprintf(q->message, sizeof(q->message), "missing or wrong access token for sandbox %s: send the "
-							 "envdAccessToken that created or connected it as X-Access-Token", id);
+		return woke;
+	}
+	if (!proven) {
+		e2b_sbx_put(q->e, x);
+		snprintf(q->message, sizeof(q->message),
+		         "missing or wrong access token for sandbox %s: send the "
+		         "envdAccessToken that created or connected it as X-Access-Token%s",
+		         id,
+		         e2b_token_ok(x, tok) || e2b_token_ok(x, traffic)
+		                 ? " (the traffic token opens only the sandbox's ports and its code interpreter)"
+		                 : "");
 		return 401;
 	}
 	q->x = x;
@@ -239,11 +264,13 @@ static unsigned data_auth(struct ereq *q)
 static enum MHD_Result dispatch(struct ereq *q)
 {
 	if (q->busy)
-		return e2b_api_error(q, 503, "the runner holds --max-body-total (%zu bytes) of request bodies already; "
-					     "retry later", q->s->o.max_body_total);
+		return e2b_api_error(q, 503,
+		                     "the runner holds --max-body-total (%zu bytes) of request bodies already; "
+		                     "retry later",
+		                     q->s->o.max_body_total);
 	if (q->too_big)
 		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
-				     q->s->o.max_body);
+		                     q->s->o.max_body);
 	if (!q->rt) {
 		if (q->known)
 			return e2b_api_error(q, 405, "%s is not allowed on %s", q->method, q->path);
@@ -254,7 +281,8 @@ static enum MHD_Result dispatch(struct ereq *q)
 		return e2b_api_error(q, refused, "%s", q->message);
 	/* a template's upload link carries its own token (the SDK sends no key with it) */
 	if (!q->rt->data && q->rt->fn != tm_upload && !control_auth(q))
-		return e2b_api_error(q, 401, "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
+		return e2b_api_error(q, 401,
+		                     "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
 	/* proven: the connection no longer counts against its address
 	 * (conns.c), for its life with a token, else for this request */
 	conn_trust(q->s, q->c);
@@ -308,7 +336,7 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_size, void **ctx)
+                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	struct e2b *e = cls;
 	struct ereq *q = *ctx;
@@ -389,8 +417,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)q->code : 0;
 	if (q->late && !q->message[0])
 		snprintf(q->message, sizeof(q->message), "the body took longer than --request-timeout");
-	struct log_req l = {.client = q->who, .method = q->method, .path = q->path,
-			    .cut = conn_cut_reason(e->s, c), .toe = toe, .code = code, .t_start = q->t0};
+	struct log_req l = {.client = q->who,
+	                    .method = q->method,
+	                    .path = q->path,
+	                    .cut = conn_cut_reason(e->s, c),
+	                    .toe = toe,
+	                    .code = code,
+	                    .t_start = q->t0};
 	log_request(e->s, &l, q->message, sizeof(q->message));
 	metrics_count_http(e->s, code);
 	files_upload_free(q);
@@ -414,22 +447,22 @@ int e2b_start(struct server *s)
 	e->s = s;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->mk_lock, NULL);
+	pthread_mutex_init(&e->life_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
 	s->e2b = e;
 	char bound[160];
 	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || tm_start(e) < 0)
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0)
 		return -1;
 	/* idle connections: the native listener's bound; a stream says
 	 * keepalive every E2B_KEEPALIVE_S, well within it */
 	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, E2B_KEEPALIVE_S)) + 5;
 	e->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
-				NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
-				MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
-				MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-				timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, e,
-				MHD_OPTION_END);
+	                        NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
+	                        MHD_OPTION_LISTEN_SOCKET, e->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+	                        s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, e, MHD_OPTION_NOTIFY_CONNECTION,
+	                        on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, e, MHD_OPTION_END);
 	if (!e->d) {
 		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
 		return -1;
@@ -458,6 +491,7 @@ void e2b_stop(struct server *s)
 	e2b_records_free(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
+	pthread_mutex_destroy(&e->life_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
 	s->e2b = NULL;

@@ -17,6 +17,10 @@
  *   e2b_fs.c       filesystem.Filesystem, /files, the path map
  *   e2b_interp.c   the code interpreter: contexts, a kernel each, /execute
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
+ *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
+ *   e2b_fork.c     fork: new sandboxes from a sandbox's files
+ *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
+ *   e2b_network.c  updateNetwork: its egress allow-list replaced live
  *   e2b_templates.c the template build API, on `ward image build`
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
@@ -34,42 +38,58 @@
 
 #include "server/server.h"
 
-#define E2B_ENVD_VERSION "0.5.6"  /* multipart uploads only (research notes §4.5) */
+#define E2B_ENVD_VERSION "0.5.6" /* multipart uploads only (research notes §4.5) */
 #define E2B_HOME "/home/user"
 #define E2B_MAKERS 2
-#define E2B_MAX_CONTEXTS 8        /* code contexts (kernels) per sandbox */
+#define E2B_MAX_CONTEXTS 8 /* code contexts (kernels) per sandbox */
 #define E2B_KEEPALIVE_S 15.0
-#define E2B_OUTPUT_KEPT (1u << 20) /* a process's output kept per stream while its stream lags */      /* a stream with nothing to say says keepalive this often */
+#define E2B_OUTPUT_KEPT \
+	(1u             \
+	 << 20) /* a process's output kept per stream while its stream lags */ /* a stream with nothing to say says keepalive this often */
 
 /* A code context: one kernel process in the session (e2b_interp.c). */
 struct e2b_ctx {
 	char id[40];
 	char cwd[256];
-	int pid;              /* the kernel's process id, 0: none (started on first use) */
-	uint64_t off[2];      /* what of its stdout / stderr was read */
+	char lang[12];   /* python, javascript, typescript, bash */
+	char kind[64];   /* what its kernel said it is ("ipython 8.5.0", "python", "node v18.19.0", ...) */
+	int pid;         /* the kernel's process id, 0: none (started on first use) */
+	uint64_t off[2]; /* what of its stdout / stderr was read */
 	unsigned execs;
-	pthread_mutex_t run;  /* one execution at a time */
+	int client;          /* the running execution's connection (fd), -1: none; under e2b.lock */
+	int intr;            /* the running execution was interrupted (atomic) */
+	pthread_mutex_t run; /* one execution at a time */
 	struct e2b_ctx *next;
 };
 
 /* A sandbox: a session of the server and what E2B says about it. */
 struct e2b_sbx {
-	char id[80];          /* [a-z0-9]: the node id reduced, then the session's 32 hex */
-	char sid[100];        /* the session's id (sessions.c) */
-	char owner[96];       /* the session's owner: the API key's token name */
+	char id[80];                  /* [a-z0-9]: the node id reduced, then the session's 32 hex */
+	char sid[100];                /* the session's id (sessions.c) */
+	char owner[96];               /* the session's owner: the API key's token name */
 	char access[48], traffic[48]; /* its tokens, 128 random bits each in hex */
 	char tmpl[64];
 	unsigned cpu, memory_mb; /* its size: 1 core and --e2b-memory, or its template's build's */
-	char *metadata;       /* JSON object text */
+	char *metadata;          /* JSON object text */
 	double started_rt, end_rt;
 	unsigned refs;
-	bool gone;            /* out of the list: freed at refs 0 */
+	bool gone; /* out of the list: freed at refs 0 */
 	struct e2b_ctx *ctxs;
 	unsigned nctx;
 	unsigned nwatch;      /* WatchDir streams open on it (e2b_fs.c) */
 	bool private_traffic; /* network.allowPublicTraffic false: its ports want its traffic token */
 	double m_time;        /* its last metrics sample (CLOCK_REALTIME), 0: none */
 	uint64_t m_cpu_ms;    /* its CPU then */
+	/* its life (e2b_life.c): set under e->lock, changed under e->life_lock */
+	char *recipe;          /* its create body (JSON text): a session like it, made again on resume */
+	double timeout_s;      /* its create timeout */
+	bool auto_pause;       /* autoPause (lifecycle.onTimeout "pause"): paused at its timeout */
+	bool auto_pause_files; /* autoPauseMemory false: that pause keeps files only */
+	bool auto_resume;      /* autoResume.enabled: resumed by its next data-plane request */
+	bool paused;           /* its files are under the state directory */
+	bool paused_mem;       /* and its session is frozen (else: none, resumed from its files) */
+	double paused_rt;      /* when it was paused */
+	uint64_t saved_bytes;  /* its files saved */
 	struct e2b_sbx *next;
 };
 
@@ -90,8 +110,10 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
-	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
-	struct e2b_tm *tm;    /* templates and their builds (e2b_templates.c) */
+	char domain[200];          /* what create and connect answer: --e2b-domain, or localhost:<port> */
+	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
+	char state[512];           /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
+	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
 };
 
 /* One request on the E2B listener. */
@@ -102,36 +124,37 @@ struct ereq {
 	const struct eroute *rt;
 	char method[8];
 	char path[256];
-	char arg[100];        /* a path's {id} */
-	char who[96];         /* the API key's token name (or the peer); data plane: the sandbox's owner */
+	char arg[100]; /* a path's {id} */
+	char who[96];  /* the API key's token name (or the peer); data plane: the sandbox's owner */
 	char *body;
 	size_t len, cap;
 	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
-	bool known;           /* its path is an endpoint's (for another method: 405) */
-	unsigned refused;     /* an upload's sandbox or token refused before its body: the status */
+	bool known;               /* its path is an endpoint's (for another method: 405) */
+	unsigned refused;         /* an upload's sandbox or token refused before its body: the status */
 	double t0;
-	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
+	struct e2b_sbx *x;      /* data plane: the sandbox named, held */
 	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
-	struct upload *up;    /* POST /files: the upload as it comes (e2b_fs.c) */
-	struct relay *relay;  /* a request to a sandbox's own port (e2b_ports.c) */
-	char *uri;            /* the request line's URI, its query too (malloc'd) */
-	unsigned code;        /* for the log */
-	char message[600];    /* an error's, for the log */
+	struct upload *up;      /* POST /files: the upload as it comes (e2b_fs.c) */
+	struct relay *relay;    /* a request to a sandbox's own port (e2b_ports.c) */
+	char *uri;              /* the request line's URI, its query too (malloc'd) */
+	unsigned code;          /* for the log */
+	char message[600];      /* an error's, for the log */
 };
 
 struct eroute {
 	const char *method;
-	const char *path;     /* exact, or ending in "{id}" / "{id}/..." */
-	bool data;            /* data plane: E2b-Sandbox-Id and one of its tokens */
+	const char *path; /* exact, or ending in "{id}" / "{id}/..." */
+	bool data;        /* data plane: E2b-Sandbox-Id and one of its tokens */
 	enum MHD_Result (*fn)(struct ereq *q);
-	bool upload;          /* its body streams into the sandbox, never held (POST /files) */
+	bool upload; /* its body streams into the sandbox, never held (POST /files) */
 };
 
 /* e2b_http.c */
 enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len);
 enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v);
 /* {"code": N, "message": ...}: the control plane's and /files' errors */
-enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 const char *e2b_header(struct ereq *q, const char *name);
 const char *e2b_query(struct ereq *q, const char *name);
 /* q's socket, and whether its client has closed or reset it: a stream
@@ -145,6 +168,7 @@ int e2b_makers_start(struct e2b *e);
 void e2b_makers_stop(struct e2b *e);
 struct e2b_sbx *e2b_sbx_get(struct e2b *e, const char *id);
 void e2b_sbx_put(struct e2b *e, struct e2b_sbx *x);
+bool e2b_access_ok(const struct e2b_sbx *x, const char *tok); /* the envd token only */
 bool e2b_token_ok(const struct e2b_sbx *x, const char *tok);
 /* The session of x, held (sess_unref(s, it) after); NULL when it ended. */
 struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x);
@@ -160,6 +184,60 @@ enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
 enum MHD_Result e2b_health(struct ereq *q);
+/* The session of q's sandbox ({id}) if it is q's caller's and running (not
+ * paused), held, and its record in *xp, held; NULL (nothing held) else. */
+struct sess *e2b_running(struct ereq *q, struct e2b_sbx **xp);
+/* The record id names, held, if it is q's caller's; NULL else. */
+struct e2b_sbx *e2b_own(struct ereq *q, const char *id);
+enum MHD_Result e2b_not_found(struct ereq *q, const char *id);
+json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x);
+/* Off the list (its data-plane calls now get 502); freed with its last reference. */
+void e2b_unlist(struct e2b *e, struct e2b_sbx *x);
+/* A record made from saved fields, listed (e2b_life.c's load). */
+void e2b_list_add(struct e2b *e, struct e2b_sbx *x);
+/* A new session for owner like the create body recipe (JSON text), its
+ * timeout ttl_s (0: the body's): placed, made by a maker thread, not yet
+ * committed (sess_commit(s, *slot, *ws, ...) or sess_commit(s, *slot,
+ * NULL, 0, 0) and ward_session_destroy).  0, or the HTTP status with why
+ * in err. */
+unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
+                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
+/* A record for slot's new sandbox like like's (its owner, template,
+ * metadata, create body, lifecycle), with tokens of its own; NULL when out
+ * of memory.  e2b_record_drop frees one never listed. */
+struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl);
+void e2b_record_drop(struct e2b_sbx *x);
+
+/* e2b_network.c */
+enum MHD_Result e2b_network(struct ereq *q);
+
+/* e2b_snapshot.c */
+enum MHD_Result e2b_snapshot(struct ereq *q);
+enum MHD_Result e2b_snapshots(struct ereq *q);
+enum MHD_Result e2b_snapshot_delete(struct ereq *q);
+/* Snapshot name of owner's: its template (tmpl) and the directory of its
+ * home's files (home).  0, or -1 when name is no snapshot of owner's. */
+int e2b_snapshot_base(struct server *s, const char *owner, const char *name, char *tmpl, size_t tn, char *home,
+                      size_t hn);
+
+/* e2b_fork.c */
+enum MHD_Result e2b_fork(struct ereq *q);
+
+/* e2b_life.c */
+int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed */
+enum MHD_Result e2b_pause(struct ereq *q);
+/* Pause x (memory: freeze it too).  0, or the status with why in err. */
+unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n);
+/* Resume a paused x with a timeout of ttl_s (cold: from its files, its
+ * frozen processes ended, as connect's {"memory": false}): 0, or the
+ * status with why in err. */
+unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool cold, char *err, size_t n);
+/* The data plane's sandbox x: resumed when paused and autoResume; 0, or
+ * 502 (paused) with why in q->message. */
+unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x);
+/* Kill x: its session, what it saved, its record.  */
+void e2b_end(struct e2b *e, struct e2b_sbx *x);
+bool e2b_is_paused(struct e2b *e, struct e2b_sbx *x);
 
 /* e2b_templates.c: E2B's template build API (SPEC §19) */
 struct ward_image_root;
@@ -200,7 +278,8 @@ const char *cx_code(int rc);
  * false at the end (after the end-stream frame). */
 struct cx_stream;
 typedef bool (*cx_produce)(void *st, char **buf, size_t *len);
-enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st, void (*st_free)(void *));
+enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
+                                void (*st_free)(void *));
 enum MHD_Result px_start(struct ereq *q);
 enum MHD_Result px_connect(struct ereq *q);
 enum MHD_Result px_list(struct ereq *q);
@@ -244,7 +323,7 @@ struct mp_part {
  * most max_parts parts (*parts malloc'd, free with free()).  0, or -1 with
  * why in err. */
 int mp_parse(const char *ctype, const char *body, size_t len, size_t max_parts, struct mp_part **parts, size_t *n,
-	     char *err, size_t errlen);
+             char *err, size_t errlen);
 void mp_free(struct mp_part *p, size_t n);
 /* The same body as it comes (an upload streamed into the sandbox, never
  * held whole), by the same rules but one: a body with no final "--" is cut
@@ -259,7 +338,7 @@ struct mp_sink {
 };
 struct mp_stream;
 struct mp_stream *mp_stream_new(const char *ctype, size_t max_parts, const struct mp_sink *sink, char *err,
-				size_t errlen);
+                                size_t errlen);
 /* -1 with why in err (or the sink's stop) */
 int mp_stream_feed(struct mp_stream *m, const char *p, size_t n, char *err, size_t errlen);
 /* The body is over: 0 when it ended with its last boundary. */
@@ -282,5 +361,7 @@ enum MHD_Result ci_ctx_list(struct ereq *q);
 enum MHD_Result ci_ctx_delete(struct ereq *q);
 enum MHD_Result ci_ctx_restart(struct ereq *q);
 void ci_free_all(struct e2b_sbx *x);
+/* GET /health on the interpreter's port: which Python kernel the template gives */
+enum MHD_Result ci_health(struct ereq *q);
 
 #endif

@@ -1,19 +1,44 @@
 /* e2b_interp.c — the code interpreter's API (E2b-Sandbox-Port 49999):
  * POST /execute answers NDJSON as the code runs; a context is a kernel
- * process (ward_kernel.py, embedded) in the session, started on its first
- * use, fed one JSON line a request through its stdin pipe and read by
- * offsets from its stdout.  One execution at a time per context (its run
- * lock); state lives in the kernel, so it persists across runCode calls.
+ * process in the session, started on its first use, fed its requests
+ * through its stdin pipe and read by offsets from its output.  One
+ * execution at a time per context (its run lock); state lives in the
+ * kernel, so it persists across runCode calls.
+ *
+ * Languages (SPEC §18), each a kernel of its own, embedded:
+ *   python      ward_kernel.py (+ ward_charts.py): IPython's shell where the
+ *               template has IPython, else a plain exec/eval loop;
+ *   javascript, typescript   ward_kernel.js on the template's node;
+ *   bash        ward_kernel.sh on the template's bash.
+ * The Python and Node kernels speak a protocol: one JSON event a line on
+ * their stdout, bracketed by __ready__ and __done__ lines of their own;
+ * their stderr (what the code's children print) is forwarded raw, as
+ * stderr events.  The bash kernel's stdout and stderr are the cell's own
+ * output, raw, each ended by a marker line carrying the request's random
+ * token.  A kernel says it is ready (or what it lacks) before the first
+ * execution answers: a template without node or bash, or without the
+ * TypeScript compiler, answers 400 with a JSON body naming what is missing.
+ *
+ * Bounds: a protocol line is kept up to PROTO_LINE_MAX (a longer one, or
+ * one the session's kept window cut, is dropped and said in a stderr
+ * event); the session keeps KERNEL_KEPT of a kernel's output while the
+ * stream lags (a longer line the stream fell behind is cut by that window,
+ * and so dropped and said); raw output is cut into events as it comes and
+ * never held beyond a marker's length.
  *
  * Deadlines: the SDK aborts a runCode at its timeoutMs and closes the
- * connection; the stream says {"type":"keepalive"} (which the SDK skips)
- * every KEEPALIVE_S, so a client that left is seen within seconds, and the
- * code is interrupted (SIGINT: the kernel and its state live on) or, when
- * that does not end it within INTERRUPT_S, the kernel is killed (the next
- * call starts a fresh one: restartCodeContext's state).  An execution
- * that runs past --max-timeout ends so too, with an error line. */
+ * connection.  The stream looks at its connection between reads of the
+ * kernel (a peer that closed it is gone), and a call that finds the
+ * context busy looks at once, so the next runCode after a timeout waits
+ * for nothing but the interrupt; the stream also says {"type":"keepalive"}
+ * (which the SDK skips) every KEEPALIVE_S.  The code is then interrupted
+ * (SIGINT: the kernel and its state live on) or, when that does not end it
+ * within INTERRUPT_S, the kernel is killed (the next call starts a fresh
+ * one: restartCodeContext's state).  An execution that runs past
+ * --max-timeout ends so too, with an error line. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +47,21 @@
 #include <time.h>
 
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_kernel.h"
+#include "ward_charts_py.h"
+#include "ward_kernel_js.h"
 #include "ward_kernel_py.h"
+#include "ward_kernel_sh.h"
+#include "wire/utf8.h"
 
 #define KEEPALIVE_S 2.0
 #define INTERRUPT_S 2.0
-#define MAX_CTX_TOTAL 64   /* contexts ever made in one sandbox (removed ones too) */
-#define LINE_MAX_BYTES (64u << 20)
+#define READY_S 30.0     /* a kernel's start, IPython's imports included */
+#define MAX_CTX_TOTAL 64 /* contexts ever made in one sandbox (removed ones too) */
+/* of a kernel's output, what the session keeps while the stream lags (two
+ * streams of each of E2B_MAX_CONTEXTS kernels within a session's 64 MiB of
+ * background output, with room left for its commands) */
+#define KERNEL_KEPT (2u << 20)
 
 static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -39,6 +73,52 @@ static enum MHD_Result ci_error(struct ereq *q, unsigned code, const char *fmt, 
 	va_end(ap);
 	char *b = strdup(q->message);
 	return e2b_answer(q, code, "text/plain", b, b ? strlen(b) : 0);
+}
+
+/* 400 {"code", "message", "language", "missing"}: a language this template
+ * (or this runner) does not give. */
+static enum MHD_Result ci_missing(struct ereq *q, const char *lang, const char *missing, const char *msg)
+{
+	return e2b_answer_json(
+		q, 400,
+		json_pack("{s:i,s:s,s:s,s:s}", "code", 400, "message", msg, "language", lang, "missing", missing));
+}
+
+/* E2B's names for a language (its server's normalisation), NULL when ward
+ * has no kernel for it. */
+static const char *lang_norm(const char *asked)
+{
+	static const char *const names[][2] = {
+		{"python", "python"}, {"python3", "python"},        {"js", "javascript"}, {"javascript", "javascript"},
+		{"ts", "typescript"}, {"typescript", "typescript"}, {"bash", "bash"},
+	};
+	if (!asked || !*asked)
+		return "python";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(asked, names[i][0]) == 0)
+			return names[i][1];
+	return NULL;
+}
+
+/* The language a request asks for: 0, or the 400 already answered. */
+static int lang_of(struct ereq *q, json_t *lang, const char **out, enum MHD_Result *answered)
+{
+	*out = "python";
+	if (!lang || json_is_null(lang))
+		return 0;
+	const char *l = json_is_string(lang) ? lang_norm(json_string_value(lang)) : NULL;
+	if (l) {
+		*out = l;
+		return 0;
+	}
+	char msg[300];
+	snprintf(msg, sizeof(msg),
+	         "language '%.40s' has no kernel here: this runner offers python, js, ts and bash (each where the "
+	         "template has python3, node, the TypeScript compiler or bash)",
+	         json_is_string(lang) ? json_string_value(lang) : "?");
+	*answered =
+		ci_missing(q, json_is_string(lang) ? json_string_value(lang) : "?", "a kernel for the language", msg);
+	return -1;
 }
 
 void ci_free_all(struct e2b_sbx *x)
@@ -62,7 +142,7 @@ static struct e2b_ctx *ctx_find(struct e2b *e, struct e2b_sbx *x, const char *id
 	return c;
 }
 
-static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id, const char *cwd)
+static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id, const char *lang, const char *cwd)
 {
 	pthread_mutex_lock(&e->lock);
 	unsigned live = 0, all = 0;
@@ -84,6 +164,8 @@ static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id,
 				sprintf(c->id + 2 * i, "%02x", b[i]);
 		}
 		snprintf(c->cwd, sizeof(c->cwd), "%s", cwd);
+		snprintf(c->lang, sizeof(c->lang), "%s", lang);
+		c->client = -1;
 		pthread_mutex_init(&c->run, NULL);
 		c->next = x->ctxs;
 		x->ctxs = c;
@@ -92,10 +174,24 @@ static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id,
 	return c;
 }
 
+/* A language's default context (E2B's server makes one per language). */
+static struct e2b_ctx *ctx_default(struct e2b *e, struct e2b_sbx *x, const char *lang)
+{
+	char id[40];
+	if (strcmp(lang, "python") == 0)
+		snprintf(id, sizeof(id), "default");
+	else
+		snprintf(id, sizeof(id), "default-%s", lang);
+	struct e2b_ctx *c = ctx_find(e, x, id);
+	return c ? c : ctx_new(e, x, id, lang, E2B_HOME);
+}
+
 static json_t *ctx_json(const struct e2b_ctx *c)
 {
-	return json_pack("{s:s,s:s,s:s}", "id", c->id, "language", "python", "cwd", c->cwd);
+	return json_pack("{s:s,s:s,s:s}", "id", c->id, "language", c->lang, "cwd", c->cwd);
 }
+
+/* ---- starting a kernel ---- */
 
 /* Whether kernel pid still runs (and its output is readable). */
 static bool kernel_alive(struct ward_session *ws, int pid)
@@ -112,124 +208,148 @@ static bool kernel_alive(struct ward_session *ws, int pid)
 	return rc == 0 && !exited;
 }
 
-/* c's kernel, started when it has none (under c->run).  0, or -1 with err. */
-static int kernel_ensure(struct ereq *q, struct ward_session *ws, struct e2b_ctx *c, char *err, size_t n)
+enum { K_OK = 0, K_FAIL = -1, K_MISSING = -2 };
+
+/* What a language's kernel needs of the template, for the 400. */
+static const char *needs(const char *lang)
 {
-	if (kernel_alive(ws, c->pid))
-		return 0;
-	char *argv[] = {"python3", "-u", "-c", (char *)ward_kernel_py, NULL};
-	char *env[] = {"MPLBACKEND=Agg", "PYTHONUNBUFFERED=1", NULL};
+	if (strcmp(lang, "python") == 0)
+		return "python3";
+	if (strcmp(lang, "bash") == 0)
+		return "bash";
+	return "node (nodejs)";
+}
+
+/* c's kernel, started when it has none, and ready (under c->run): K_OK;
+ * K_MISSING with what the template lacks in err; K_FAIL with why. */
+static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
+{
+	struct sess *ss = e2b_sess(q->e, q->x);
+	if (!ss) {
+		snprintf(err, n, "the sandbox was killed or timed out");
+		return K_FAIL;
+	}
+	bool alive = kernel_alive(ss->ws, c->pid);
+	if (alive) {
+		sess_unref(q->s, ss);
+		return K_OK;
+	}
+	char *py[] = {"python3", "-u", "-c", (char *)ward_kernel_py, (char *)ward_charts_py, NULL};
+	char *js[] = {"sh",
+	              "-c",
+	              "exec node -e \"$1\" \"$2\" 3>&1 1>&2",
+	              "sh",
+	              (char *)ward_kernel_js,
+	              strcmp(c->lang, "typescript") == 0 ? "ts" : "js",
+	              NULL};
+	char *sh[] = {"bash", "--noprofile", "--norc", "-c", (char *)ward_kernel_sh, NULL};
+	char pwd[300];
+	snprintf(pwd, sizeof(pwd), "PWD=%s", c->cwd);
+	char *env[] = {"MPLBACKEND=Agg", "PYTHONUNBUFFERED=1", pwd, NULL};
 	struct ward_request r;
 	ward_request_init(&r);
-	r.argv = argv;
+	r.argv = strcmp(c->lang, "python") == 0 ? py : is_bash(c) ? sh : js;
 	r.env = env;
 	r.isolation = WARD_ISO_SYSTEM;
 	r.limits = q->s->o.defaults;
 	r.limits.timeout_s = 0; /* as long as the session */
 	r.limits.cpu_s = 0;
-	r.limits.output_limit = E2B_OUTPUT_KEPT;
+	r.limits.output_limit = KERNEL_KEPT;
 	int pid = 0;
 	char cwd[300];
 	snprintf(cwd, sizeof(cwd), "%s", c->cwd);
-	int rc = ward_session_spawn(ws, &r, cwd, true, &pid, err, n);
+	int rc = ward_session_spawn(ss->ws, &r, cwd, true, &pid, err, n);
+	sess_unref(q->s, ss);
 	if (rc < 0)
-		return -1;
+		return K_FAIL;
 	c->pid = pid;
 	c->off[0] = c->off[1] = 0;
-	return 0;
+	c->kind[0] = 0;
+	/* its first words: ready, or what it lacks, or its end */
+	struct kread k = {.e = q->e, .x = q->x, .c = c};
+	char *junk = NULL;
+	size_t jl = 0;
+	int code = -1;
+	double until = now_mono() + READY_S;
+	bool up = true;
+	while (!k.ready && !k.missing[0] && (up = kernel_read(&k, 0.2, &junk, &jl, &code)) && now_mono() < until) {
+		if (jl > 4096) { /* what it printed before its ready line: only the tail tells */
+			memmove(junk, junk + jl - 2048, 2048);
+			jl = 2048;
+		}
+	}
+	free(k.pend);
+	if (k.ready) {
+		free(junk);
+		return K_OK;
+	}
+	if (k.missing[0] || (!up && code == 127)) {
+		snprintf(err, n, "%s", k.missing[0] ? k.missing : needs(c->lang));
+		free(junk);
+		rc = K_MISSING;
+	} else {
+		snprintf(err, n, "the %s kernel %s: %.300s", c->lang,
+		         up ? "did not say it was ready within 30 s" : "ended as it started", junk ? junk : "");
+		free(junk);
+		rc = K_FAIL;
+	}
+	if (up) {
+		ss = e2b_sess(q->e, q->x);
+		if (ss) {
+			ward_session_proc_signal(ss->ws, c->pid, SIGKILL, NULL, 0);
+			sess_unref(q->s, ss);
+		}
+	}
+	c->pid = 0;
+	return rc;
+}
+
+/* The answer to a kernel that would not start. */
+static enum MHD_Result kernel_refused(struct ereq *q, struct e2b_ctx *c, int rc, const char *err)
+{
+	if (rc == K_MISSING) {
+		char msg[500];
+		snprintf(msg, sizeof(msg), "language %s needs %s in the sandbox, and this template (%s) has none",
+		         c->lang, err, q->x->tmpl);
+		return ci_missing(q, c->lang, err, msg);
+	}
+	if (strstr(err, "killed or timed out"))
+		return ci_error(q, 502, "%s", err);
+	return ci_error(q, 500, "cannot start the %s kernel: %s", c->lang, err);
 }
 
 /* ---- POST /execute ---- */
 
 struct exec_st {
-	struct e2b *e;
-	struct e2b_sbx *x;  /* held */
-	struct e2b_ctx *c;  /* its run lock held */
-	char *pend;         /* the kernel's output not yet a whole line */
-	size_t plen;
-	bool finished, over;
+	struct kread k;
+	int fd; /* its connection */
+	bool said, over;
 	double last;
-	double deadline;    /* --max-timeout from its start */
+	double deadline; /* --max-timeout from its start */
 };
 
-/* Lines of the kernel's output out to the client; __done__ ends it. */
-static void take_lines(struct exec_st *st, char **buf, size_t *len)
+/* Whether the peer of connection fd closed it (the SDK's abort). */
+static bool client_gone(int fd)
 {
-	size_t start = 0;
-	for (size_t i = 0; i < st->plen; i++) {
-		if (st->pend[i] != '\n')
-			continue;
-		size_t ll = i - start;
-		const char *line = st->pend + start;
-		start = i + 1;
-		if (ll == 0)
-			continue; /* never a blank line: the SDK's JSON.parse("") throws */
-		if (ll >= 18 && memcmp(line, "{\"type\": \"__done__\"", 18) == 0) {
-			st->finished = true;
-			continue;
-		}
-		char *b = realloc(*buf, *len + ll + 1);
-		if (!b)
-			continue;
-		memcpy(b + *len, line, ll);
-		b[*len + ll] = '\n';
-		*buf = b;
-		*len += ll + 1;
-	}
-	memmove(st->pend, st->pend + start, st->plen - start);
-	st->plen -= start;
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-/* One read of the kernel's output (waiting up to wait_s); false when the
- * kernel is gone (died, killed, the sandbox ended). */
-static bool kernel_read(struct exec_st *st, double wait_s, char **buf, size_t *len)
+/* Interrupt the running execution (once: a second SIGINT could land in
+ * the first one's handling); seen_by, when its client left, for the log. */
+static void interrupt(struct kread *k, const char *seen_by)
 {
-	struct sess *ss = e2b_sess(st->e, st->x);
-	if (!ss)
-		return false;
-	struct ward_stream o, er;
-	memset(&o, 0, sizeof(o));
-	memset(&er, 0, sizeof(er));
-	bool exited = false;
-	int rc = ward_session_proc_output(ss->ws, st->c->pid, st->c->off[0], st->c->off[1], wait_s, &o, &er, &exited,
-					  NULL, NULL, 0);
-	sess_unref(st->e->s, ss);
-	if (rc < 0) {
-		free(o.data);
-		free(er.data);
-		return false;
-	}
-	st->c->off[0] = o.bytes > st->c->off[0] ? o.bytes : st->c->off[0];
-	st->c->off[1] = er.bytes > st->c->off[1] ? er.bytes : st->c->off[1];
-	free(er.data);
-	if (o.len && st->plen + o.len <= LINE_MAX_BYTES) {
-		char *p = realloc(st->pend, st->plen + o.len);
-		if (p) {
-			memcpy(p + st->plen, o.data, o.len);
-			st->pend = p;
-			st->plen += o.len;
-		}
-	}
-	free(o.data);
-	take_lines(st, buf, len);
-	return !(exited && o.len < WARD_SESSION_OUTPUT_CHUNK && !st->finished);
-}
-
-static void add_line(char **buf, size_t *len, json_t *v)
-{
-	char *t = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(v);
-	if (!t)
+	if (__atomic_exchange_n(&k->c->intr, 1, __ATOMIC_SEQ_CST))
 		return;
-	size_t n = strlen(t);
-	char *b = realloc(*buf, *len + n + 1);
-	if (b) {
-		memcpy(b + *len, t, n);
-		b[*len + n] = '\n';
-		*buf = b;
-		*len += n + 1;
-	}
-	free(t);
+	struct sess *ss = e2b_sess(k->e, k->x);
+	if (!ss)
+		return;
+	int pid = k->c->pid;
+	if (pid > 0 && ward_session_proc_signal(ss->ws, pid, SIGINT, NULL, 0) == 0 && seen_by)
+		log_event(k->e->s, "e2b-interrupt",
+		          "sandbox %s context %s: its client left (seen %s); the execution is interrupted", k->x->id,
+		          k->c->id, seen_by);
+	sess_unref(k->e->s, ss);
 }
 
 static bool exec_produce(void *p, char **buf, size_t *len)
@@ -237,23 +357,39 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 	struct exec_st *st = p;
 	if (st->over)
 		return false;
+	if (!st->said && is_bash(st->k.c)) /* the Python and Node kernels count their own */
+		kernel_add_line(buf, len,
+		                json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
+		                          (json_int_t)++st->k.c->execs));
+	st->said = true;
 	for (;;) {
-		if (st->e->stopping) {
+		if (st->k.e->stopping) {
 			st->over = true;
 			return false;
 		}
-		if (!kernel_read(st, 1.0, buf, len)) {
-			st->c->pid = 0;
-			st->finished = true; /* nothing to interrupt */
+		if (!st->k.finished && client_gone(st->fd))
+			interrupt(&st->k, "by its stream");
+		if (!kernel_read(&st->k, 0.5, buf, len, NULL)) {
+			st->k.c->pid = 0;
+			st->k.finished = true; /* nothing to interrupt */
 			st->over = true;
-			add_line(buf, len,
-				 json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
-					   "the kernel ended (killed, out of memory, restarted, or the sandbox ended); the "
-					   "context starts a fresh one on its next call",
-					   "traceback", ""));
+			kernel_add_line(buf, len,
+			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
+			                          "the kernel ended (killed, out of memory, restarted, or the sandbox "
+			                          "ended); the "
+			                          "context starts a fresh one on its next call",
+			                          "traceback", ""));
 			return false;
 		}
-		if (st->finished) {
+		if (st->k.finished) {
+			if (is_bash(st->k.c) && st->k.status != 0) {
+				/* bash_kernel's error: no name, the exit status as its value */
+				char v[16];
+				snprintf(v, sizeof(v), "%d", st->k.status);
+				kernel_add_line(buf, len,
+				                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
+				                          "traceback", ""));
+			}
 			st->over = true;
 			return *len > 0;
 		}
@@ -261,14 +397,16 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 		if (t >= st->deadline) { /* exec_free interrupts it */
 			st->over = true;
 			char msg[200];
-			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
-				 st->e->s->o.max.timeout_s);
-			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
-						     msg, "traceback", ""));
+			snprintf(msg, sizeof(msg),
+			         "the execution ran past the runner's --max-timeout (%g s): interrupted",
+			         st->k.e->s->o.max.timeout_s);
+			kernel_add_line(buf, len,
+			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
+			                          msg, "traceback", ""));
 			return true;
 		}
 		if (!*len && t - st->last >= KEEPALIVE_S)
-			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
+			kernel_add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
 		if (*len) {
 			st->last = t;
 			return true;
@@ -281,34 +419,181 @@ static bool exec_produce(void *p, char **buf, size_t *len)
 static void exec_free(void *p)
 {
 	struct exec_st *st = p;
-	if (!st->finished && st->c->pid > 0) {
-		struct sess *ss = e2b_sess(st->e, st->x);
-		if (ss) {
-			ward_session_proc_signal(ss->ws, st->c->pid, SIGINT, NULL, 0);
-			sess_unref(st->e->s, ss);
-		}
+	struct kread *k = &st->k;
+	pthread_mutex_lock(&k->e->lock);
+	k->c->client = -1;
+	pthread_mutex_unlock(&k->e->lock);
+	if (!k->finished && k->c->pid > 0) {
+		interrupt(k, NULL);
 		double until = now_mono() + INTERRUPT_S;
-		while (!st->finished && now_mono() < until) {
+		while (!k->finished && now_mono() < until) {
 			char *junk = NULL;
 			size_t jl = 0;
-			bool alive = kernel_read(st, 0.2, &junk, &jl);
+			bool alive = kernel_read(k, 0.2, &junk, &jl, NULL);
 			free(junk);
 			if (!alive)
 				break;
 		}
-		if (!st->finished) {
-			ss = e2b_sess(st->e, st->x);
+		if (!k->finished) {
+			struct sess *ss = e2b_sess(k->e, k->x);
 			if (ss) {
-				ward_session_proc_signal(ss->ws, st->c->pid, SIGKILL, NULL, 0);
-				sess_unref(st->e->s, ss);
+				ward_session_proc_signal(ss->ws, k->c->pid, SIGKILL, NULL, 0);
+				sess_unref(k->e->s, ss);
 			}
-			st->c->pid = 0;
+			k->c->pid = 0;
 		}
 	}
-	pthread_mutex_unlock(&st->c->run);
-	e2b_sbx_put(st->e, st->x);
-	free(st->pend);
+	pthread_mutex_unlock(&k->c->run);
+	e2b_sbx_put(k->e, k->x);
+	free(k->pend);
 	free(st);
+}
+
+/* 'V' in single quotes for a shell. */
+static bool sh_quote(FILE *f, const char *v)
+{
+	fputc('\'', f);
+	for (; *v; v++)
+		if (*v == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*v, f);
+	return fputc('\'', f) != EOF;
+}
+
+static bool sh_name(const char *k)
+{
+	if (!*k || (*k >= '0' && *k <= '9'))
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || *k == '_'))
+			return false;
+	return true;
+}
+
+/* The request to a bash kernel: "TOKEN A B C\n" and the three parts. */
+static char *bash_request(json_t *code, json_t *ev, const char *token, size_t *n, char *err, size_t en)
+{
+	char *pre = NULL, *post = NULL;
+	size_t prel = 0, postl = 0;
+	FILE *a = open_memstream(&pre, &prel), *b = open_memstream(&post, &postl);
+	const char *k;
+	json_t *v;
+	bool ok = a && b;
+	json_object_foreach(ev, k, v)
+	{
+		if (!ok)
+			break;
+		if (!sh_name(k) || !json_is_string(v)) {
+			snprintf(err, en, "env_vars: '%.60s' is not a shell variable name with a string value", k);
+			ok = false;
+			break;
+		}
+		fprintf(a, "export %s=", k);
+		sh_quote(a, json_string_value(v));
+		fputc('\n', a);
+		fprintf(b, "unset %s\n", k);
+	}
+	if (a)
+		fclose(a);
+	if (b)
+		fclose(b);
+	char *out = NULL;
+	size_t cl = json_string_length(code);
+	const char *cs = json_string_value(code);
+	if (ok && memchr(cs, 0, cl)) {
+		snprintf(err, en, "code: bash cannot run a NUL byte");
+		ok = false;
+	}
+	if (ok) {
+		FILE *o = open_memstream(&out, n);
+		if (o) {
+			fprintf(o, "%s %zu %zu %zu\n", token, prel, cl, postl);
+			fwrite(pre, 1, prel, o);
+			fwrite(cs, 1, cl, o);
+			fwrite(post, 1, postl, o);
+			fclose(o);
+		}
+		if (!out)
+			snprintf(err, en, "out of memory");
+	}
+	free(pre);
+	free(post);
+	return out;
+}
+
+/* The cell as the kernel reads it: bash's script with its end marker
+ * (token, made here), else one JSON line; *n its length.  NULL with the
+ * answer given in *answered. */
+static char *cell_line(struct ereq *q, struct e2b_ctx *c, json_t *code, json_t *ev, char token[40], size_t *n,
+                       enum MHD_Result *answered)
+{
+	char err[512] = "";
+	char *line;
+	if (is_bash(c)) {
+		unsigned char b[16];
+		if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+			*answered = ci_error(q, 500, "no random bytes for the cell's marker");
+			return NULL;
+		}
+		for (size_t i = 0; i < sizeof(b); i++)
+			sprintf(token + 2 * i, "%02x", b[i]);
+		line = bash_request(code, ev, token, n, err, sizeof(err));
+		if (!line)
+			*answered = ci_error(q, 400, "%s", err);
+		return line;
+	}
+	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
+	line = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(req);
+	if (!line) {
+		*answered = MHD_NO;
+		return NULL;
+	}
+	*n = strlen(line);
+	line[(*n)++] = '\n'; /* over the NUL: the length says where it ends */
+	return line;
+}
+
+/* c's run lock, for this execution.  Busy: a timed-out runCode's stream
+ * whose client left is interrupted now, not when its stream next looks. */
+static void take_context(struct ereq *q, struct e2b_ctx *c)
+{
+	if (pthread_mutex_trylock(&c->run) != 0) {
+		pthread_mutex_lock(&q->e->lock);
+		int fd = c->client;
+		pthread_mutex_unlock(&q->e->lock);
+		if (client_gone(fd)) {
+			struct kread k = {.e = q->e, .x = q->x, .c = c};
+			interrupt(&k, "by the next call");
+		}
+		pthread_mutex_lock(&c->run);
+	}
+	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The execution's NDJSON stream, c's run lock held (exec_free lets it go). */
+static enum MHD_Result exec_stream(struct ereq *q, struct e2b_ctx *c, const char *token)
+{
+	struct exec_st *st = calloc(1, sizeof(*st));
+	if (!st) {
+		pthread_mutex_unlock(&c->run);
+		return MHD_NO;
+	}
+	st->k.e = q->e;
+	st->k.x = q->x;
+	q->x = NULL;
+	st->k.c = c;
+	st->k.ready = true;
+	st->last = now_mono();
+	st->deadline = st->last + q->s->o.max.timeout_s;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(q->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	st->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_lock(&q->e->lock);
+	c->client = st->fd;
+	pthread_mutex_unlock(&q->e->lock);
+	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
+	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
 }
 
 enum MHD_Result ci_execute(struct ereq *q)
@@ -321,94 +606,122 @@ enum MHD_Result ci_execute(struct ereq *q)
 	}
 	json_t *code = json_object_get(m, "code");
 	json_t *cid = json_object_get(m, "context_id");
-	json_t *lang = json_object_get(m, "language");
+	json_t *ev = json_object_get(m, "env_vars");
+	const char *lang = "python";
+	enum MHD_Result answered = MHD_NO;
 	if (!json_is_string(code)) {
 		json_decref(m);
 		return ci_error(q, 400, "code: give the code to run");
 	}
-	if (lang && !json_is_null(lang) &&
-	    (!json_is_string(lang) || strcmp(json_string_value(lang), "python") != 0)) {
+	if (json_is_string(cid) && json_object_get(m, "language") && !json_is_null(json_object_get(m, "language"))) {
 		json_decref(m);
-		return ci_error(q, 400, "language: only python is offered here");
+		return ci_error(q, 400, "give context_id or language, not both");
+	}
+	if (lang_of(q, json_object_get(m, "language"), &lang, &answered) < 0) {
+		json_decref(m);
+		return answered;
 	}
 	struct e2b_ctx *c = NULL;
 	if (json_is_string(cid)) {
 		c = ctx_find(q->e, q->x, json_string_value(cid));
 		if (!c) {
+			char id[80]; /* the message's id, copied before the body it is in goes */
+			snprintf(id, sizeof(id), "%.64s", json_string_value(cid));
 			json_decref(m);
-			return ci_error(q, 404, "Context %.64s not found", json_string_value(cid));
+			return ci_error(q, 404, "Context %s not found", id);
 		}
-	} else {
-		c = ctx_find(q->e, q->x, "default");
-		if (!c)
-			c = ctx_new(q->e, q->x, "default", E2B_HOME);
-		if (!c) {
-			json_decref(m);
-			return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
-		}
+	} else if (!(c = ctx_default(q->e, q->x, lang))) {
+		json_decref(m);
+		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
+	}
+	char token[40] = "";
+	size_t n = 0;
+	char err[512] = "";
+	char *line = cell_line(q, c, code, ev, token, &n, &answered);
+	if (!line) {
+		json_decref(m);
+		return answered;
 	}
 	char rate_err[300];
 	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
 		json_decref(m);
+		free(line);
 		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
 	}
-	json_t *ev = json_object_get(m, "env_vars");
-	json_t *req = json_pack("{s:O,s:o}", "code", code, "env", json_is_object(ev) ? json_incref(ev) : json_object());
 	json_decref(m);
-	char *line = json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(req);
-	if (!line)
-		return MHD_NO;
-	pthread_mutex_lock(&c->run);
-	char err[512] = "";
-	struct sess *ss = e2b_sess(q->e, q->x);
-	int rc = ss ? kernel_ensure(q, ss->ws, c, err, sizeof(err)) : -1;
-	if (rc == 0) {
-		size_t n = strlen(line);
-		line[n] = '\n';
-		rc = ward_session_proc_stdin(ss->ws, c->pid, line, n + 1, false, err, sizeof(err));
+	take_context(q, c);
+	int rc = kernel_ensure(q, c, err, sizeof(err));
+	if (rc == K_OK) {
+		struct sess *ss = e2b_sess(q->e, q->x);
+		rc = ss ? ward_session_proc_stdin(ss->ws, c->pid, line, n, false, err, sizeof(err)) : -1;
+		if (!ss)
+			snprintf(err, sizeof(err), "the sandbox was killed or timed out");
+		if (ss)
+			sess_unref(q->s, ss);
 	}
 	free(line);
-	if (ss)
-		sess_unref(q->s, ss);
-	if (rc < 0) {
+	if (rc != K_OK) {
 		pthread_mutex_unlock(&c->run);
-		if (!ss)
-			return ci_error(q, 502, "the sandbox was killed or timed out");
-		return ci_error(q, 500, "cannot start the kernel (python3 in the sandbox): %s", err);
+		return kernel_refused(q, c, rc, err);
 	}
-	struct exec_st *st = calloc(1, sizeof(*st));
-	if (!st) {
-		pthread_mutex_unlock(&c->run);
-		return MHD_NO;
-	}
-	st->e = q->e;
-	st->x = q->x;
-	q->x = NULL;
-	st->c = c;
-	st->last = now_mono();
-	st->deadline = st->last + q->s->o.max.timeout_s;
-	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free);
+	return exec_stream(q, c, token);
 }
 
 /* ---- contexts ---- */
 
+/* Kill c's kernel now (a running execution sees it die and ends). */
+static void kernel_kill(struct ereq *q, struct e2b_ctx *c)
+{
+	int pid = c->pid;
+	struct sess *ss = e2b_sess(q->e, q->x);
+	if (ss && pid > 0)
+		ward_session_proc_signal(ss->ws, pid, SIGKILL, NULL, 0);
+	if (ss)
+		sess_unref(q->s, ss);
+}
+
 enum MHD_Result ci_ctx_create(struct ereq *q)
 {
 	json_t *m = json_loadb(q->len ? q->body : "{}", q->len ? q->len : 2, 0, NULL);
-	json_t *lang = json_object_get(m, "language"), *cwd = json_object_get(m, "cwd");
-	if (lang && !json_is_null(lang) && (!json_is_string(lang) || strcmp(json_string_value(lang), "python") != 0)) {
+	json_t *cwd = json_object_get(m, "cwd");
+	const char *lang = "python";
+	enum MHD_Result answered = MHD_NO;
+	if (lang_of(q, json_object_get(m, "language"), &lang, &answered) < 0) {
 		json_decref(m);
-		return ci_error(q, 400, "language: only python is offered here");
+		return answered;
 	}
 	char w[256];
-	snprintf(w, sizeof(w), "%s", json_is_string(cwd) && json_string_value(cwd)[0] == '/' ? json_string_value(cwd)
-											     : E2B_HOME);
+	snprintf(w, sizeof(w), "%s",
+	         json_is_string(cwd) && json_string_value(cwd)[0] == '/' ? json_string_value(cwd) : E2B_HOME);
 	json_decref(m);
-	struct e2b_ctx *c = ctx_new(q->e, q->x, NULL, w);
-	if (!c)
+	unsigned live = 0;
+	pthread_mutex_lock(&q->e->lock);
+	for (struct e2b_ctx *o = q->x->ctxs; o; o = o->next)
+		live += o->id[0] != 0;
+	pthread_mutex_unlock(&q->e->lock);
+	if (live >= E2B_MAX_CONTEXTS)
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
-				E2B_MAX_CONTEXTS);
+		                E2B_MAX_CONTEXTS);
+	/* its kernel first, on a record of its own: a language the template
+	 * lacks is refused here and leaves no context behind */
+	struct e2b_ctx k = {.client = -1};
+	snprintf(k.lang, sizeof(k.lang), "%s", lang);
+	snprintf(k.cwd, sizeof(k.cwd), "%s", w);
+	char err[512] = "";
+	int rc = kernel_ensure(q, &k, err, sizeof(err));
+	if (rc != K_OK)
+		return kernel_refused(q, &k, rc, err);
+	struct e2b_ctx *c = ctx_new(q->e, q->x, NULL, lang, w);
+	if (!c) {
+		kernel_kill(q, &k);
+		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
+		                E2B_MAX_CONTEXTS);
+	}
+	pthread_mutex_lock(&c->run);
+	c->pid = k.pid;
+	memcpy(c->off, k.off, sizeof(c->off));
+	memcpy(c->kind, k.kind, sizeof(c->kind));
+	pthread_mutex_unlock(&c->run);
 	return e2b_answer_json(q, 200, ctx_json(c));
 }
 
@@ -421,17 +734,6 @@ enum MHD_Result ci_ctx_list(struct ereq *q)
 			json_array_append_new(arr, ctx_json(c));
 	pthread_mutex_unlock(&q->e->lock);
 	return e2b_answer_json(q, 200, arr);
-}
-
-/* Kill c's kernel now (a running execution sees it die and ends). */
-static void kernel_kill(struct ereq *q, struct e2b_ctx *c)
-{
-	int pid = c->pid;
-	struct sess *ss = e2b_sess(q->e, q->x);
-	if (ss && pid > 0)
-		ward_session_proc_signal(ss->ws, pid, SIGKILL, NULL, 0);
-	if (ss)
-		sess_unref(q->s, ss);
 }
 
 enum MHD_Result ci_ctx_delete(struct ereq *q)
@@ -459,4 +761,22 @@ enum MHD_Result ci_ctx_restart(struct ereq *q)
 	c->pid = 0; /* the next execution starts a fresh kernel */
 	pthread_mutex_unlock(&c->run);
 	return e2b_answer(q, 204, NULL, NULL, 0);
+}
+
+/* GET /health (port 49999): {"status": "ok", "python": KIND}, KIND what
+ * the default context's kernel says it is ("ipython 8.5.0", or "python"
+ * for the plain kernel of a template without IPython). */
+enum MHD_Result ci_health(struct ereq *q)
+{
+	struct e2b_ctx *c = ctx_default(q->e, q->x, "python");
+	if (!c)
+		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
+	char err[512] = "", kind[64];
+	pthread_mutex_lock(&c->run);
+	int rc = kernel_ensure(q, c, err, sizeof(err));
+	snprintf(kind, sizeof(kind), "%s", c->kind);
+	pthread_mutex_unlock(&c->run);
+	if (rc != K_OK)
+		return e2b_answer_json(q, 200, json_pack("{s:s,s:n,s:s}", "status", "ok", "python", "error", err));
+	return e2b_answer_json(q, 200, json_pack("{s:s,s:s}", "status", "ok", "python", kind));
 }

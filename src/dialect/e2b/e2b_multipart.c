@@ -72,8 +72,8 @@ static char *disp_param(const char *h, const char *end, const char *param)
 			return NULL;
 		size_t k = 0;
 		for (const char *c = v; c < ve; c++) {
-			if (*c == '%' && ve - c >= 3 && (!strncasecmp(c, "%22", 3) || !strncasecmp(c, "%0d", 3) ||
-							 !strncasecmp(c, "%0a", 3))) {
+			if (*c == '%' && ve - c >= 3 &&
+			    (!strncasecmp(c, "%22", 3) || !strncasecmp(c, "%0d", 3) || !strncasecmp(c, "%0a", 3))) {
 				out[k++] = c[2] == '2' ? '"' : (c[2] == 'd' || c[2] == 'D') ? '\r' : '\n';
 				c += 2;
 			} else if (*c == '\\' && c + 1 < ve)
@@ -146,7 +146,7 @@ struct mp_stream {
 };
 
 struct mp_stream *mp_stream_new(const char *ctype, size_t max_parts, const struct mp_sink *sink, char *err,
-				size_t errlen)
+                                size_t errlen)
 {
 	char b[MAX_BOUNDARY + 1];
 	if (!boundary_of(ctype, b, sizeof(b))) {
@@ -215,7 +215,8 @@ static int ms_step(struct mp_stream *m, char *err, size_t errlen)
 		if (m->hbuf[i] != '\r' || m->hbuf[i + 1] != '\n')
 			return fail(err, errlen, "a boundary line is followed by neither CRLF nor \"--\"");
 		if (m->nparts == m->max_parts) {
-			snprintf(err, errlen, "multipart body: more than %zu parts: send fewer files at once", m->max_parts);
+			snprintf(err, errlen, "multipart body: more than %zu parts: send fewer files at once",
+			         m->max_parts);
 			return -1;
 		}
 		hbuf_drop(m, i + 2);
@@ -225,8 +226,9 @@ static int ms_step(struct mp_stream *m, char *err, size_t errlen)
 	/* MS_HEADERS */
 	const char *he = memmem(m->hbuf, m->hlen, "\r\n\r\n", 4);
 	if (!he)
-		return m->hlen == sizeof(m->hbuf) ? fail(err, errlen, "a part's headers do not end (a blank line) within 8 KiB")
-						  : 0;
+		return m->hlen == sizeof(m->hbuf)
+		               ? fail(err, errlen, "a part's headers do not end (a blank line) within 8 KiB")
+		               : 0;
 	struct mp_part part = {0};
 	bool named = part_headers(m->hbuf, he, &part);
 	int rc = named ? m->sink.part(m->sink.arg, part.name, part.filename) : -1;
@@ -331,7 +333,8 @@ int mp_stream_finish(struct mp_stream *m, char *err, size_t errlen)
 		return 0;
 	if (m->state == MS_DATA)
 		return fail(err, errlen, "a part does not end with the boundary: the body was cut short");
-	return fail(err, errlen, m->state == MS_PRE ? "no boundary line" : "the body ends without its last boundary (\"--\")");
+	return fail(err, errlen,
+	            m->state == MS_PRE ? "no boundary line" : "the body ends without its last boundary (\"--\")");
 }
 
 /* ---- a body held whole: the same parser, the parts pointing into it ---- */
@@ -371,7 +374,7 @@ static int co_end(void *arg)
 }
 
 int mp_parse(const char *ctype, const char *body, size_t len, size_t max_parts, struct mp_part **parts, size_t *n,
-	     char *err, size_t errlen)
+             char *err, size_t errlen)
 {
 	*parts = NULL;
 	*n = 0;
@@ -383,8 +386,9 @@ int mp_parse(const char *ctype, const char *body, size_t len, size_t max_parts, 
 		return fail(err, errlen, "out of memory");
 	const struct mp_sink sink = {co_part, co_data, co_end, &c};
 	c.m = mp_stream_new(ctype, max_parts, &sink, err, errlen);
-	int rc = c.m && mp_stream_feed(c.m, body, len, err, errlen) == 0 && mp_stream_finish(c.m, err, errlen) == 0 ? 0
-														   : -1;
+	int rc = c.m && mp_stream_feed(c.m, body, len, err, errlen) == 0 && mp_stream_finish(c.m, err, errlen) == 0
+	                 ? 0
+	                 : -1;
 	if (rc < 0 && c.m && !err[0])
 		fail(err, errlen, "out of memory");
 	mp_stream_free(c.m);

@@ -31,8 +31,8 @@
 #define HEAD_MAX 16384
 
 struct relay {
-	int fd;            /* the upstream socket, or -1 */
-	unsigned status;   /* an error to answer instead (403, 411, 502), or 0 */
+	int fd;          /* the upstream socket, or -1 */
+	unsigned status; /* an error to answer instead (403, 411, 502), or 0 */
 	char msg[400];
 	int port;
 	char id[80];
@@ -82,9 +82,18 @@ static bool write_all(int fd, const char *p, size_t n)
 /* Headers that are the hop's own, or the router's: not relayed. */
 static bool hop_header(const char *k)
 {
-	static const char *const hop[] = {"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "TE",
-					   "Trailer", "Transfer-Encoding", "Upgrade", "E2b-Sandbox-Id", "E2b-Sandbox-Port",
-					   "E2B-Traffic-Access-Token", "X-Access-Token"};
+	static const char *const hop[] = {"Connection",
+	                                  "Keep-Alive",
+	                                  "Proxy-Connection",
+	                                  "Proxy-Authorization",
+	                                  "TE",
+	                                  "Trailer",
+	                                  "Transfer-Encoding",
+	                                  "Upgrade",
+	                                  "E2b-Sandbox-Id",
+	                                  "E2b-Sandbox-Port",
+	                                  "E2B-Traffic-Access-Token",
+	                                  "X-Access-Token"};
 	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
 		if (strcasecmp(k, hop[i]) == 0)
 			return true;
@@ -137,8 +146,10 @@ void ports_begin(struct ereq *q, int port, const char *id)
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
 	if (x->private_traffic && !e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
-		refuse(r, 403, "Sandbox is secured with traffic access token. Token header "
-			       "'e2b-traffic-access-token' is missing or wrong", NULL);
+		refuse(r, 403,
+		       "Sandbox is secured with traffic access token. Token header "
+		       "'e2b-traffic-access-token' is missing or wrong",
+		       NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
 	else {
@@ -156,7 +167,8 @@ void ports_begin(struct ereq *q, int port, const char *id)
 	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.0\r\n", q->method, q->uri ? q->uri : q->path);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
 	if (h.over || h.len + 2 >= h.cap || !write_all(r->fd, h.buf, h.len) || !write_all(r->fd, "\r\n", 2)) {
-		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed", NULL);
+		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
+		       NULL);
 		close(r->fd);
 		r->fd = -1;
 	}
@@ -239,8 +251,8 @@ enum MHD_Result ports_answer(struct ereq *q)
 		char *end = read_head(r, q->s->o.request_timeout);
 		unsigned code = 0;
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
-			refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
-			       NULL);
+			refuse(r, 502,
+			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
 		else {
 			struct MHD_Response *resp =
 				MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, body_read, r, body_free);

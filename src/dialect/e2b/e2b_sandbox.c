@@ -24,6 +24,8 @@
 
 struct make_job {
 	const struct ward_session_opts *o;
+	struct ward_session *src; /* a fork of it (its files), or NULL: a new one */
+	uint64_t max_bytes;
 	struct ward_session *ws;
 	char err[512];
 	bool done;
@@ -43,7 +45,11 @@ static void *maker_main(void *arg)
 		struct make_job *j = e->jobs;
 		e->jobs = j->next;
 		pthread_mutex_unlock(&e->mk_lock);
-		struct ward_session *ws = ward_session_new(j->o, j->err, sizeof(j->err));
+		struct ward_session *ws = NULL;
+		if (!j->src)
+			ws = ward_session_new(j->o, j->err, sizeof(j->err));
+		else if (ward_session_fork(j->src, j->o, 1, j->max_bytes, &ws, j->err, sizeof(j->err)) < 0)
+			ws = NULL;
 		pthread_mutex_lock(&e->mk_lock);
 		j->ws = ws;
 		j->done = true;
@@ -77,10 +83,12 @@ void e2b_makers_stop(struct e2b *e)
 	e->nmakers = 0;
 }
 
-/* A session made by a maker thread; NULL with err set. */
-static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, char *err, size_t n)
+/* A session made by a maker thread (a fork of src's files when src);
+ * NULL with err set. */
+static struct ward_session *make_session(struct e2b *e, const struct ward_session_opts *o, struct ward_session *src,
+                                         char *err, size_t n)
 {
-	struct make_job j = {.o = o};
+	struct make_job j = {.o = o, .src = src, .max_bytes = (uint64_t)e->s->o.e2b_disk_mb << 20};
 	pthread_cond_init(&j.cond, NULL);
 	pthread_mutex_lock(&e->mk_lock);
 	if (e->mk_stop) {
@@ -118,6 +126,7 @@ static void sbx_free(struct e2b_sbx *x)
 {
 	ci_free_all(x);
 	free(x->metadata);
+	free(x->recipe);
 	explicit_bzero(x->access, sizeof(x->access));
 	explicit_bzero(x->traffic, sizeof(x->traffic));
 	free(x);
@@ -144,9 +153,7 @@ void e2b_sbx_put(struct e2b *e, struct e2b_sbx *x)
 		sbx_free(x);
 }
 
-/* Off the list (its data-plane calls now get 502); freed with its last
- * reference. */
-static void sbx_unlist(struct e2b *e, struct e2b_sbx *x)
+void e2b_unlist(struct e2b *e, struct e2b_sbx *x)
 {
 	pthread_mutex_lock(&e->lock);
 	bool was = !x->gone;
@@ -163,6 +170,17 @@ static void sbx_unlist(struct e2b *e, struct e2b_sbx *x)
 }
 
 /* Constant time in the token's length. */
+bool e2b_access_ok(const struct e2b_sbx *x, const char *tok)
+{
+	if (!tok)
+		return false;
+	size_t n = strlen(x->access), g = strlen(tok);
+	unsigned char d = (unsigned char)(g != n);
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)((i < g ? (unsigned char)tok[i] : 0) ^ (unsigned char)x->access[i]);
+	return d == 0;
+}
+
 bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
 {
 	if (!tok)
@@ -179,7 +197,29 @@ bool e2b_token_ok(const struct e2b_sbx *x, const char *tok)
 
 struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x)
 {
-	return sess_get(e->s, x->owner, x->sid);
+	char sid[sizeof(x->sid)];
+	pthread_mutex_lock(&e->lock); /* a resume gives it a new session */
+	snprintf(sid, sizeof(sid), "%s", x->sid);
+	pthread_mutex_unlock(&e->lock);
+	return sid[0] ? sess_get(e->s, x->owner, sid) : NULL;
+}
+
+struct sess *e2b_running(struct ereq *q, struct e2b_sbx **xp)
+{
+	struct e2b_sbx *x = e2b_own(q, q->arg);
+	struct sess *ss = x && !e2b_is_paused(q->e, x) ? e2b_sess(q->e, x) : NULL;
+	if (!ss && x)
+		e2b_sbx_put(q->e, x);
+	*xp = ss ? x : NULL;
+	return ss;
+}
+
+void e2b_list_add(struct e2b *e, struct e2b_sbx *x)
+{
+	pthread_mutex_lock(&e->lock);
+	x->next = e->sbxs;
+	e->sbxs = x;
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Every record, held (*n of them; free the array, put each). */
@@ -206,18 +246,43 @@ static void snapshot_put(struct e2b *e, struct e2b_sbx **v, size_t n)
 	free(v);
 }
 
+static double end_rt(struct server *s, struct sess *ss);
+
 void e2b_prune(struct e2b *e)
 {
 	size_t n;
 	struct e2b_sbx **v = snapshot(e, &n);
 	for (size_t i = 0; v && i < n; i++) {
-		struct sess *ss = e2b_sess(e, v[i]);
+		struct e2b_sbx *x = v[i];
+		if (e2b_is_paused(e, x)) {
+			struct sess *ss = e2b_sess(e, x);
+			if (ss)
+				sess_unref(e->s, ss);
+			else { /* its frozen session ended: its files remain */
+				pthread_mutex_lock(&e->lock);
+				x->paused_mem = false;
+				pthread_mutex_unlock(&e->lock);
+			}
+			continue;
+		}
+		struct sess *ss = e2b_sess(e, x);
+		/* autoPause: paused within the sweep before its timeout */
+		if (ss && x->auto_pause && end_rt(e->s, ss) - now_real() < 2.5) {
+			sess_unref(e->s, ss);
+			char err[400];
+			unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
+			if (code)
+				log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
+			else
+				log_event(e->s, "e2b-autopause", "%s", x->id);
+			continue;
+		}
 		if (ss) {
 			sess_unref(e->s, ss);
 			continue;
 		}
 		log_event(e->s, "e2b-sandbox-end", "%s (session %s)", v[i]->id, v[i]->sid);
-		sbx_unlist(e, v[i]);
+		e2b_unlist(e, v[i]);
 	}
 	snapshot_put(e, v, n);
 }
@@ -231,8 +296,7 @@ void e2b_records_free(struct e2b *e)
 	}
 }
 
-/* The record id names, if it is q's caller's and its session lives. */
-static struct e2b_sbx *own_sbx(struct ereq *q, const char *id)
+struct e2b_sbx *e2b_own(struct ereq *q, const char *id)
 {
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	if (x && strcmp(x->owner, q->who) != 0) {
@@ -242,10 +306,12 @@ static struct e2b_sbx *own_sbx(struct ereq *q, const char *id)
 	return x;
 }
 
-static enum MHD_Result not_found(struct ereq *q, const char *id)
+enum MHD_Result e2b_not_found(struct ereq *q, const char *id)
 {
-	return e2b_api_error(q, 404, "sandbox \"%.80s\" not found (it was killed, timed out, belongs to another "
-				     "API key, or never existed)", id);
+	return e2b_api_error(q, 404,
+	                     "sandbox \"%.80s\" not found (it was killed, timed out, belongs to another "
+	                     "API key, or never existed)",
+	                     id);
 }
 
 static double end_rt(struct server *s, struct sess *ss)
@@ -268,11 +334,11 @@ static void iso_time(char *buf, size_t n, double t)
 }
 
 /* The Sandbox object of create and connect. */
-static json_t *sandbox_json(struct e2b *e, const struct e2b_sbx *x)
+json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "sandboxID", x->id, "templateID", x->tmpl, "clientID", "ward",
-			 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken", x->traffic,
-			 "domain", e->domain);
+	                 "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", x->access, "trafficAccessToken",
+	                 x->traffic, "domain", e->domain);
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
@@ -283,11 +349,15 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	iso_time(en, sizeof(en), end);
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
-			      "clientID", "ward", "startedAt", st, "endAt", en, "state", "running", "cpuCount",
-			      (int)x->cpu, "memoryMB", (int)x->memory_mb, "metadata", md ? md : json_object(),
-			      "envdVersion", E2B_ENVD_VERSION);
-	if (v && detail)
-		json_object_set_new(v, "domain", json_string(s->e2b->domain));
+	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
+	                      x->paused ? "paused" : "running", "cpuCount", (int)x->cpu, "memoryMB", (int)x->memory_mb,
+	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
+	if (v && detail) {
+		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(s->e2b->domain));
+		json_object_set_new(v, "lifecycle",
+		                    json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill", "autoResume",
+		                              x->auto_resume));
+	}
 	return v;
 }
 
@@ -306,6 +376,8 @@ struct create_in {
 	unsigned cpu;         /* cores: 1, or a built template's cpuCount */
 	unsigned memory_mb;   /* --e2b-memory, or a built template's memoryMB */
 	struct tm_pick built; /* a template built here (its start command runs at create) */
+	char base[200];       /* a snapshot's template (its shape and root), or "" */
+	char home[700];       /* and its home's files, restored into the new sandbox */
 };
 
 static void create_in_free(struct create_in *c)
@@ -387,7 +459,7 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 /* The session's shape from what was asked, under the operator's ceiling:
  * allowInternetAccess (true or absent) asks for the ceiling itself. */
 static bool shape_build(struct e2b *e, const char *who, struct create_in *c, struct ward_request *q, char *err,
-			size_t n)
+                        size_t n)
 {
 	struct server *s = e->s;
 	ward_request_init(q);
@@ -413,19 +485,23 @@ static bool shape_build(struct e2b *e, const char *who, struct create_in *c, str
 		q->egress_allow = pol->allow;
 		q->negress_allow = pol->nallow;
 	}
+	const char *tmpl = c->base[0] ? c->base : c->tmpl;
 	/* a template built here (e2b_templates.c), sized by its build */
-	if (tm_find(e, c->tmpl, who, &c->built)) {
+	if (tm_find(e, tmpl, who, &c->built)) {
 		q->image = c->built.root;
 		q->limits.memory_mb = c->memory_mb = c->built.mem;
 		c->cpu = c->built.cpu;
-	} else if (strcmp(c->tmpl, "base") != 0 && strcmp(c->tmpl, "code-interpreter-v1") != 0) {
+	} else if (strcmp(tmpl, "base") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
-			if (strcmp(s->images[i].name, c->tmpl) == 0) {
+			if (strcmp(s->images[i].name, tmpl) == 0) {
 				q->image = s->images[i].root;
 				found = true;
 			}
-		if (!found) {
+		/* the code interpreter's default template: the image of that
+		 * name where one is offered (make code-interpreter-image), else
+		 * the base root */
+		if (!found && strcmp(tmpl, "code-interpreter-v1") != 0) {
 			int k = snprintf(err, n, "template '%.64s' is not offered here: use base", c->tmpl);
 			for (size_t i = 0; i < s->nimages && k > 0 && (size_t)k < n; i++)
 				k += snprintf(err + k, n - (size_t)k, ", %s", s->images[i].name);
@@ -498,6 +574,111 @@ static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in 
 		log_event(q->s, "e2b-start-cmd-failed", "%s: %s", x->id, err);
 }
 
+/* The session of a create body b for owner (0, or the status with why in err). */
+static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
+                          struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
+                          size_t n)
+{
+	struct server *s = e->s;
+	struct ward_request shape;
+	if (!create_parse(s, b, c, err, n))
+		return 400;
+	bool offered = !strcmp(c->tmpl, "base") || !strcmp(c->tmpl, "code-interpreter-v1");
+	for (size_t i = 0; i < s->nimages && !offered; i++)
+		offered = strcmp(s->images[i].name, c->tmpl) == 0;
+	if (!offered) /* a snapshot of owner's (e2b_snapshot.c)? */
+		e2b_snapshot_base(s, owner, c->tmpl, c->base, sizeof(c->base), c->home, sizeof(c->home));
+	if (!shape_build(e, owner, c, &shape, err, n))
+		return 400;
+	if (ttl_s > 0)
+		c->timeout_s = fmin(ttl_s, s->o.session_max_ttl);
+	*ttl = c->timeout_s;
+	unsigned code, wait;
+	if (!client_rate_take(s, owner, &wait, err, n)) /* a sandbox made is a run */
+		return 429;
+	*slot = sess_place(s, owner, &code, err, n);
+	if (!*slot)
+		return code;
+	c->env[c->nenv] = NULL;
+	struct ward_session_opts o;
+	memset(&o, 0, sizeof(o));
+	o.shape = shape;
+	o.call_timeout_s = s->o.session_call_timeout;
+	o.bg_output_bytes = s->o.session_bg_output;
+	o.bg_output_shared = &s->bg_output;
+	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
+	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
+	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c->timeout_s * (c->cpu ? c->cpu : 1);
+	char why[512];
+	*ws = make_session(e, &o, src, why, sizeof(why));
+	if (!*ws) {
+		sess_commit(s, *slot, NULL, 0, 0);
+		snprintf(err, n, "cannot make the sandbox: %s", why);
+		return 500;
+	}
+	struct ward_session_saved info;
+	if (c->home[0] && !src &&
+	    ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
+		sess_commit(s, *slot, NULL, 0, 0);
+		ward_session_destroy(*ws);
+		*ws = NULL;
+		snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
+		return 500;
+	}
+	return 0;
+}
+
+unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
+                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
+{
+	json_t *b = json_loads(recipe ? recipe : "{}", 0, NULL);
+	if (!json_is_object(b)) {
+		json_decref(b);
+		snprintf(err, n, "the sandbox's saved create body is not JSON");
+		return 500;
+	}
+	struct create_in c;
+	memset(&c, 0, sizeof(c));
+	unsigned code = make_from(e, owner, b, ttl_s, src, &c, slot, ws, ttl, err, n);
+	create_in_free(&c);
+	json_decref(b);
+	return code;
+}
+
+struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struct sess *slot, double ttl)
+{
+	struct e2b_sbx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	snprintf(x->sid, sizeof(x->sid), "%s", slot->id);
+	e2b_id(slot->id, x->id, sizeof(x->id));
+	snprintf(x->owner, sizeof(x->owner), "%s", like->owner);
+	snprintf(x->tmpl, sizeof(x->tmpl), "%s", like->tmpl);
+	e2b_hex_random(x->access, 16);
+	e2b_hex_random(x->traffic, 16);
+	x->metadata = strdup(like->metadata ? like->metadata : "{}");
+	x->recipe = strdup(like->recipe ? like->recipe : "{}");
+	x->private_traffic = like->private_traffic;
+	x->cpu = like->cpu;
+	x->memory_mb = like->memory_mb;
+	x->auto_pause = like->auto_pause;
+	x->auto_pause_files = like->auto_pause_files;
+	x->auto_resume = like->auto_resume;
+	x->timeout_s = ttl;
+	x->started_rt = now_real();
+	x->end_rt = x->started_rt + ttl;
+	if (!x->metadata || !x->recipe) {
+		sbx_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+void e2b_record_drop(struct e2b_sbx *x)
+{
+	sbx_free(x);
+}
+
 enum MHD_Result e2b_create(struct ereq *q)
 {
 	struct server *s = q->s;
@@ -510,55 +691,40 @@ enum MHD_Result e2b_create(struct ereq *q)
 	struct create_in c;
 	memset(&c, 0, sizeof(c));
 	char err[600] = "";
-	struct ward_request shape;
 	enum MHD_Result rc;
-	if (!create_parse(s, b, &c, err, sizeof(err)) || !shape_build(q->e, q->who, &c, &shape, err, sizeof(err))) {
-		rc = e2b_api_error(q, 400, "%s", err);
-		goto out;
-	}
-	unsigned code, wait;
-	if (!client_rate_take(s, q->who, &wait, err, sizeof(err))) { /* a sandbox made is a run */
-		rc = e2b_api_error(q, 429, "%s", err);
-		goto out;
-	}
-	struct sess *slot = sess_place(s, q->who, &code, err, sizeof(err));
-	if (!slot) {
+	struct sess *slot;
+	struct ward_session *ws;
+	double ttl;
+	unsigned code = make_from(q->e, q->who, b, 0, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
+	if (code) {
 		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
 	}
-	c.env[c.nenv] = NULL;
-	struct ward_session_opts o;
-	memset(&o, 0, sizeof(o));
-	o.shape = shape;
-	o.call_timeout_s = s->o.session_call_timeout;
-	o.bg_output_bytes = s->o.session_bg_output;
-	o.bg_output_shared = &s->bg_output;
-	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
-	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
-	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c.timeout_s * (c.cpu ? c.cpu : 1);
-	/* its record first: a sandbox is committed only with one */
-	struct e2b_sbx *x = record_new(q, slot, &c, c.timeout_s);
-	if (!x) {
-		sess_commit(s, slot, NULL, 0, 0);
-		rc = e2b_api_error(q, 500, "out of memory for the sandbox's record");
-		goto out;
+	/* its record before it is committed: a sandbox is committed only with one */
+	struct e2b_sbx *x = record_new(q, slot, &c, ttl);
+	if (x) {
+		json_t *ap = json_object_get(b, "autoPause");
+		json_t *ar = json_object_get(json_object_get(b, "autoResume"), "enabled");
+		x->auto_pause = json_is_true(ap);
+		x->auto_pause_files = json_is_false(json_object_get(b, "autoPauseMemory"));
+		x->auto_resume = json_is_true(ar);
+		x->timeout_s = ttl;
+		x->recipe = json_dumps(b, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
-	struct ward_session *ws = make_session(q->e, &o, err, sizeof(err));
-	if (!ws) {
+	if (!x || !x->recipe) {
 		sess_commit(s, slot, NULL, 0, 0);
-		sbx_free(x);
-		rc = e2b_api_error(q, 500, "cannot make the sandbox: %s", err);
+		ward_session_destroy(ws);
+		if (x)
+			sbx_free(x);
+		rc = e2b_api_error(q, 500, "out of memory for the sandbox's record");
 		goto out;
 	}
 	if (c.built.start[0])
 		start_cmd(q, ws, &c, x);
-	sess_commit(s, slot, ws, c.timeout_s, c.timeout_s + 1);
-	pthread_mutex_lock(&q->e->lock);
-	x->next = q->e->sbxs;
-	q->e->sbxs = x;
-	pthread_mutex_unlock(&q->e->lock);
+	sess_commit(s, slot, ws, ttl, ttl + 1);
+	e2b_list_add(q->e, x);
 	log_event(s, "e2b-sandbox-new", "%s (session %s) for %s, template %s", x->id, x->sid, q->who, x->tmpl);
-	rc = e2b_answer_json(q, 201, sandbox_json(q->e, x));
+	rc = e2b_answer_json(q, 201, e2b_sandbox_json(q->e, x));
 out:
 	create_in_free(&c);
 	json_decref(b);
@@ -622,13 +788,19 @@ enum MHD_Result e2b_list(struct ereq *q)
 	const char *md = e2b_query(q, "metadata");
 	const char *state = e2b_query(q, "state");
 	json_t *arr = json_array();
-	if (state && !strstr(state, "running"))
-		return e2b_answer_json(q, 200, arr); /* nothing here is ever paused */
+	bool want_run = !state || strstr(state, "running"), want_paused = !state || strstr(state, "paused");
 	size_t n;
 	struct e2b_sbx **v = snapshot(e, &n);
 	for (size_t i = 0; v && i < n; i++) {
 		struct e2b_sbx *x = v[i];
 		if (strcmp(x->owner, q->who) != 0 || !metadata_match(x, md))
+			continue;
+		if (e2b_is_paused(e, x)) {
+			if (want_paused)
+				json_array_append_new(arr, listed_json(q->s, x, x->paused_rt, false));
+			continue;
+		}
+		if (!want_run)
 			continue;
 		struct sess *ss = e2b_sess(e, x);
 		if (!ss)
@@ -643,12 +815,17 @@ enum MHD_Result e2b_list(struct ereq *q)
 
 enum MHD_Result e2b_info(struct ereq *q)
 {
-	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct e2b_sbx *x = e2b_own(q, q->arg);
+	if (x && e2b_is_paused(q->e, x)) {
+		json_t *v = listed_json(q->s, x, x->paused_rt, true);
+		e2b_sbx_put(q->e, x);
+		return e2b_answer_json(q, 200, v);
+	}
 	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
 	if (!ss) {
 		if (x)
 			e2b_sbx_put(q->e, x);
-		return not_found(q, q->arg);
+		return e2b_not_found(q, q->arg);
 	}
 	double end = end_rt(q->s, ss);
 	sess_unref(q->s, ss);
@@ -659,16 +836,17 @@ enum MHD_Result e2b_info(struct ereq *q)
 
 enum MHD_Result e2b_kill(struct ereq *q)
 {
-	struct e2b_sbx *x = own_sbx(q, q->arg);
-	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
+	struct e2b_sbx *x = e2b_own(q, q->arg);
+	struct sess *ss = x && !e2b_is_paused(q->e, x) ? e2b_sess(q->e, x) : NULL;
+	if (ss)
+		sess_unref(q->s, ss);
+	else if (!x || !e2b_is_paused(q->e, x)) { /* a paused one: what it saved goes too */
 		if (x)
 			e2b_sbx_put(q->e, x);
-		return not_found(q, q->arg);
+		return e2b_not_found(q, q->arg);
 	}
-	/* the session's DELETE: killed now, destroyed once no call holds it */
-	sbx_unlist(q->e, x);
-	sess_drop(q->s, ss);
+	/* killed now, destroyed once no call holds it */
+	e2b_end(q->e, x);
 	log_event(q->s, "e2b-sandbox-kill", "%s by %s", x->id, q->who);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer(q, 204, NULL, NULL, 0);
@@ -679,12 +857,12 @@ enum MHD_Result e2b_kill(struct ereq *q)
  * its home's file system (statfs inside, as its user). */
 enum MHD_Result e2b_metrics(struct ereq *q)
 {
-	struct e2b_sbx *x = own_sbx(q, q->arg);
+	struct e2b_sbx *x = e2b_own(q, q->arg);
 	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
 	if (!ss) {
 		if (x)
 			e2b_sbx_put(q->e, x);
-		return not_found(q, q->arg);
+		return e2b_not_found(q, q->arg);
 	}
 	struct ward_session_usage u;
 	memset(&u, 0, sizeof(u));
@@ -706,10 +884,11 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
 	char ts[40];
 	iso_time(ts, sizeof(ts), t);
-	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
-			      "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
-			      (json_int_t)x->memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
-			      (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
+	json_t *v =
+		json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
+	                  "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
+	                  (json_int_t)x->memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
+	                  (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
@@ -739,13 +918,11 @@ enum MHD_Result e2b_timeout(struct ereq *q)
 	double t = body_timeout(q, &bad);
 	if (bad || t <= 0)
 		return e2b_api_error(q, 400, "give {\"timeout\": seconds}, more than 0");
-	struct e2b_sbx *x = own_sbx(q, q->arg);
-	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
-		if (x)
-			e2b_sbx_put(q->e, x);
-		return not_found(q, q->arg);
-	}
+	struct e2b_sbx *x;
+	/* a paused one: 404, as E2B (connect with a timeout resumes it) */
+	struct sess *ss = e2b_running(q, &x);
+	if (!ss)
+		return e2b_not_found(q, q->arg);
 	sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
 	sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
@@ -756,20 +933,34 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
 {
 	bool bad;
 	double t = body_timeout(q, &bad);
+	json_t *b = q->len ? json_loadb(q->body, q->len, 0, NULL) : NULL;
+	json_t *mem = json_object_get(b, "memory");
+	bool cold = json_is_false(mem); /* onResume 'reboot': from its files */
+	bad = bad || (mem && !json_is_boolean(mem));
+	json_decref(b);
 	if (bad)
-		return e2b_api_error(q, 400, "give {} or {\"timeout\": seconds}");
-	struct e2b_sbx *x = own_sbx(q, q->arg);
+		return e2b_api_error(q, 400, "give {}, {\"timeout\": seconds} or {\"memory\": false}");
+	struct e2b_sbx *x = e2b_own(q, q->arg);
+	if (x && e2b_is_paused(q->e, x)) { /* resumed: 201, the same id and tokens */
+		char err[600];
+		unsigned code = e2b_resume_sbx(q->e, x, t > 0 ? t : DEFAULT_TIMEOUT_S, cold, err, sizeof(err));
+		json_t *v = code ? NULL : e2b_sandbox_json(q->e, x);
+		e2b_sbx_put(q->e, x);
+		if (code)
+			return e2b_api_error(q, code, "%s", err);
+		return e2b_answer_json(q, 201, v);
+	}
 	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
 	if (!ss) {
 		if (x)
 			e2b_sbx_put(q->e, x);
-		return not_found(q, q->arg);
+		return e2b_not_found(q, q->arg);
 	}
 	/* E2B: connecting extends the timeout, never shortens it */
 	if (t > 0 && now_real() + t > end_rt(q->s, ss))
 		sess_set_end(q->s, ss, fmin(t, q->s->o.session_max_ttl));
 	sess_unref(q->s, ss);
-	json_t *v = sandbox_json(q->e, x);
+	json_t *v = e2b_sandbox_json(q->e, x);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
@@ -778,6 +969,9 @@ enum MHD_Result e2b_connect_sbx(struct ereq *q)
  * it), 502 once its session ended. */
 enum MHD_Result e2b_health(struct ereq *q)
 {
+	const char *port = e2b_header(q, "E2b-Sandbox-Port");
+	if (port && strcmp(port, "49999") == 0)
+		return ci_health(q); /* the code interpreter's own */
 	struct sess *ss = e2b_sess(q->e, q->x);
 	if (!ss)
 		return e2b_api_error(q, 502, "sandbox %s is not running", q->x->id);

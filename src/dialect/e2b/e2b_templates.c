@@ -34,61 +34,10 @@
 #include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_tm.h"
 #include "ward_image.h"
 
-#define TM_MAX 64
-#define TM_PER_OWNER 16
-#define TM_FILES_TOTAL (1ULL << 30) /* uploads kept, all templates */
-#define TM_BUILDS_MAX 128
-#define TM_QUEUE_MAX 16
-#define TM_LOG_MAX 2000
-#define TM_LINE_MAX 2000
-#define TM_FILES_MAX 64
-#define TM_UNPACK_MAX (1ULL << 30)
-#define TM_UNPACK_ENTRIES 100000
-#define TM_STEPS_MAX 512
-#define TM_DOCKERFILE_MAX (1u << 20)
-
-enum tm_state { TB_WAITING, TB_QUEUED, TB_BUILDING, TB_READY, TB_ERROR };
 static const char *const state_name[] = {"waiting", "waiting", "building", "ready", "error"};
-
-struct tm_build {
-	char id[40], tid[40];
-	char alias[64], tag[64];
-	char owner[96];
-	enum tm_state state;
-	unsigned cpu, mem;
-	json_t *start; /* the trigger's body */
-	json_t *log;   /* [{timestamp, level, message}], at most TM_LOG_MAX */
-	char reason[1300];
-	char step[24];                /* reason.step: "base", "finalize" or the step's index */
-	struct ward_image_root *root; /* ready: kept until the server stops */
-	double done_rt;
-	struct tm_build *next, *qnext;
-};
-
-struct tm_tmpl {
-	char tid[40], alias[64], owner[96];
-	char ukey[40]; /* its upload links' token (128 random bits in hex) */
-	unsigned nfiles;
-	struct tm_build *ready; /* the last ready build, per tag is the latest of all */
-};
-
-struct e2b_tm {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t worker;
-	bool worker_up, stop;
-	pid_t child;   /* the build running (ward image build), 0: none */
-	char dir[256]; /* uploads and build contexts: removed at stop */
-	struct tm_tmpl t[TM_MAX];
-	size_t nt;
-	struct tm_build *builds; /* newest first */
-	size_t nbuilds;
-	struct tm_build *qhead, *qtail;
-	size_t nq;
-	uint64_t file_bytes; /* uploads kept, in all */
-};
 
 /* ---- records ---- */
 
@@ -185,12 +134,26 @@ static bool name_ok(const char *s, size_t max)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-static bool hex64(const char *s)
+bool tm_hex64(const char *s)
 {
 	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
 }
 
 /* ---- POST /v3/templates ---- */
+
+/* NAME[:TAG] into alias and tag (64 bytes each; the tag else the
+ * body's tags[0], else "default"). */
+static void name_tag(const char *name, json_t *tags, char *alias, char *tag)
+{
+	const char *colon = strchr(name, ':');
+	size_t an = colon ? (size_t)(colon - name) : strlen(name);
+	if (an < 64)
+		memcpy(alias, name, an), alias[an] = 0;
+	if (colon)
+		snprintf(tag, 64, "%.63s", colon + 1);
+	if (!colon && json_is_string(json_array_get(tags, 0)))
+		snprintf(tag, 64, "%.63s", json_string_value(json_array_get(tags, 0)));
+}
 
 enum MHD_Result tm_create(struct ereq *q)
 {
@@ -205,15 +168,7 @@ enum MHD_Result tm_create(struct ereq *q)
 		return e2b_api_error(q, 400, "a template wants its \"name\" (Template.build(t, 'NAME'))");
 	}
 	char alias[64] = "", tag[64] = "default";
-	const char *name = json_string_value(nm), *colon = strchr(name, ':');
-	size_t an = colon ? (size_t)(colon - name) : strlen(name);
-	if (an < sizeof(alias))
-		memcpy(alias, name, an), alias[an] = 0;
-	if (colon)
-		snprintf(tag, sizeof(tag), "%.63s", colon + 1);
-	json_t *tags = json_object_get(b, "tags");
-	if (!colon && json_is_string(json_array_get(tags, 0)))
-		snprintf(tag, sizeof(tag), "%.63s", json_string_value(json_array_get(tags, 0)));
+	name_tag(json_string_value(nm), json_object_get(b, "tags"), alias, tag);
 	json_t *cpu = json_object_get(b, "cpuCount"), *mem = json_object_get(b, "memoryMB");
 	unsigned c = json_is_integer(cpu) ? (unsigned)json_integer_value(cpu) : 2;
 	unsigned mm = json_is_integer(mem) ? (unsigned)json_integer_value(mem) : q->s->o.e2b_memory_mb;
@@ -288,7 +243,7 @@ static int ct_differ(const char *a, const char *b, size_t n)
 
 /* ---- the files: GET /templates/T/files/HASH, PUT /ward/template-files/T.HASH?token=K ---- */
 
-static void files_path(struct e2b_tm *m, const char *tid, const char *hash, char *out, size_t n)
+void tm_files_path(struct e2b_tm *m, const char *tid, const char *hash, char *out, size_t n)
 {
 	snprintf(out, n, "%s/files/%s/%s", m->dir, tid, hash);
 }
@@ -296,7 +251,7 @@ static void files_path(struct e2b_tm *m, const char *tid, const char *hash, char
 static enum MHD_Result files_link(struct ereq *q, const char *tid, const char *hash)
 {
 	struct e2b_tm *m = q->e->tm;
-	if (!hex64(hash))
+	if (!tm_hex64(hash))
 		return e2b_api_error(q, 400, "a files hash is 64 lowercase hex digits");
 	pthread_mutex_lock(&m->lock);
 	struct tm_tmpl *t = tmpl_by_id(m, tid);
@@ -307,7 +262,7 @@ static enum MHD_Result files_link(struct ereq *q, const char *tid, const char *h
 	if (!mine)
 		return e2b_api_error(q, 404, "template '%s' not found", tid);
 	char path[512];
-	files_path(m, tid, hash, path, sizeof(path));
+	tm_files_path(m, tid, hash, path, sizeof(path));
 	struct stat st;
 	bool present = stat(path, &st) == 0;
 	const char *host = e2b_header(q, "Host");
@@ -325,7 +280,7 @@ enum MHD_Result tm_upload(struct ereq *q)
 	struct e2b_tm *m = q->e->tm;
 	char tid[40];
 	const char *dot = strchr(q->arg, '.');
-	if (!dot || (size_t)(dot - q->arg) >= sizeof(tid) || !hex64(dot + 1))
+	if (!dot || (size_t)(dot - q->arg) >= sizeof(tid) || !tm_hex64(dot + 1))
 		return e2b_api_error(q, 404, "no such upload link");
 	memcpy(tid, q->arg, (size_t)(dot - q->arg));
 	tid[dot - q->arg] = 0;
@@ -347,7 +302,7 @@ enum MHD_Result tm_upload(struct ereq *q)
 		return e2b_api_error(q, 507, "this runner holds %llu bytes of template uploads already",
 		                     (unsigned long long)TM_FILES_TOTAL);
 	char path[512], tmp[540];
-	files_path(m, tid, dot + 1, path, sizeof(path));
+	tm_files_path(m, tid, dot + 1, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s/files/%s", m->dir, tid);
 	mkdir(tmp, 0700);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, gettid());
@@ -360,370 +315,6 @@ enum MHD_Result tm_upload(struct ereq *q)
 		return e2b_api_error(q, 507, "cannot keep the upload: %s", strerror(errno));
 	}
 	return e2b_answer(q, 200, NULL, NULL, 0);
-}
-
-/* ---- the steps as a Dockerfile ---- */
-
-struct df {
-	char *p;
-	size_t len, cap;
-	bool bad;
-	unsigned lines;                     /* lines written */
-	int step;                           /* the SDK's step being written (-1: ward's own lines) */
-	int of_line[4 * TM_STEPS_MAX + 16]; /* a line's step (line 1 at [1]) */
-};
-
-static void df_put(struct df *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void df_put(struct df *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0 || d->len + (size_t)n + 1 > TM_DOCKERFILE_MAX) {
-		d->bad = true;
-		free(s);
-		return;
-	}
-	if (d->len + (size_t)n + 1 > d->cap) {
-		size_t cap = (d->len + (size_t)n + 1) * 2;
-		char *np = realloc(d->p, cap);
-		if (!np) {
-			d->bad = true;
-			free(s);
-			return;
-		}
-		d->p = np;
-		d->cap = cap;
-	}
-	memcpy(d->p + d->len, s, (size_t)n + 1);
-	d->len += (size_t)n;
-	for (char *nl = s; (nl = strchr(nl, '\n')); nl++)
-		if (++d->lines < sizeof(d->of_line) / sizeof(d->of_line[0]))
-			d->of_line[d->lines] = d->step;
-	free(s);
-}
-
-/* s as a JSON string (the Dockerfile's exec form takes JSON). */
-static char *jq(const char *s)
-{
-	json_t *v = json_string(s);
-	char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
-	json_decref(v);
-	return t;
-}
-
-/* One word of a Dockerfile line: no blank, quote, '$', '\\' or control byte. */
-static bool word_ok(const char *s)
-{
-	if (!*s)
-		return false;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p <= ' ' || *p == '"' || *p == '\'' || *p == '$' || *p == '\\' || *p == 0x7f)
-			return false;
-	return true;
-}
-
-/* An install step of the SDK (aptInstall, pipInstall, npmInstall,
- * bunInstall): its name, or NULL. */
-static const char *install_of(const char *cmd)
-{
-	if (!strncmp(cmd, "apt-get update && ", 18))
-		return "aptInstall";
-	if (!strncmp(cmd, "pip install", 11))
-		return "pipInstall";
-	if (!strncmp(cmd, "npm install", 11))
-		return "npmInstall";
-	if (!strncmp(cmd, "bun install", 11) || !strncmp(cmd, "bun add", 7))
-		return "bunInstall";
-	return NULL;
-}
-
-/* The base the SDK named, as an image of the store: --e2b-base NAME=IMAGE,
- * a template built here, else NAME itself. */
-static void base_image(struct e2b *e, const char *name, char *out, size_t n)
-{
-	size_t k = strlen(name);
-	for (size_t i = 0; i < e->s->o.ne2b_bases; i++) {
-		const char *b = e->s->o.e2b_bases[i];
-		if (!strncmp(b, name, k) && b[k] == '=') {
-			snprintf(out, n, "%s", b + k + 1);
-			return;
-		}
-	}
-	snprintf(out, n, "%s", name);
-}
-
-/* The trigger's steps as a Dockerfile (*d), each upload it copies unpacked
- * under ctx; false with the log's line and reason.step set. */
-struct xlate {
-	struct e2b *e;
-	struct tm_build *b;
-	const char *ctx;
-	char why[1200];
-	char step[24];
-};
-
-static int unpack(const char *tgz, const char *dest, char *why, size_t n);
-
-static bool translate(struct xlate *x, json_t *start, struct ward_image_store *st, struct df *d)
-{
-	json_t *fi = json_object_get(start, "fromImage"), *ft = json_object_get(start, "fromTemplate");
-	char base[300];
-	snprintf(x->step, sizeof(x->step), "base");
-	if (json_is_string(ft)) {
-		const char *a = json_string_value(ft);
-		snprintf(base, sizeof(base), "e2b-%.200s", a);
-		if (!strchr(a, ':'))
-			snprintf(base, sizeof(base), "e2b-%.200s:default", a);
-	} else if (json_is_string(fi)) {
-		base_image(x->e, json_string_value(fi), base, sizeof(base));
-	} else {
-		snprintf(x->why, sizeof(x->why), "the build names no base: give fromImage or fromTemplate");
-		return false;
-	}
-	struct ward_image *img = NULL;
-	char err[600];
-	if (!word_ok(base) || ward_image_open(st, base, &img, err, sizeof(err)) < 0) {
-		const char *want = json_is_string(fi) ? json_string_value(fi) : base;
-		snprintf(x->why, sizeof(x->why),
-		         "the base image '%.200s' is not in this runner's image store: its operator provides it with "
-		         "`ward image pull docker://%.200s` (or `ward image import`), or maps it to an image of the "
-		         "store "
-		         "with `ward serve --e2b-base %.200s=IMAGE`",
-		         want, want, want);
-		return false;
-	}
-	ward_image_release(img);
-	d->step = -1;
-	df_put(d, "FROM %s\nUSER root\nWORKDIR /\n", base);
-	/* E2B's images have the user "user" (its home /home/user): made when missing */
-	df_put(d, "RUN [\"/bin/sh\", \"-c\", \"id -u user >/dev/null 2>&1 || useradd -m -s /bin/sh user 2>/dev/null || "
-	          "{ echo 'user:x:1000:1000::/home/user:/bin/sh' >>/etc/passwd && echo 'user:x:1000:' >>/etc/group "
-	          "&& mkdir -p /home/user && chown 1000:1000 /home/user; }\"]\n");
-	const char *egress = x->e->s->o.e2b_build_egress;
-	json_t *steps = json_object_get(start, "steps");
-	if (json_array_size(steps) > TM_STEPS_MAX) {
-		snprintf(x->why, sizeof(x->why), "a template has at most %d steps", TM_STEPS_MAX);
-		return false;
-	}
-	char user[128] = "root";
-	size_t i;
-	json_t *s;
-	json_array_foreach(steps, i, s)
-	{
-		snprintf(x->step, sizeof(x->step), "%zu", i);
-		d->step = (int)i;
-		const char *type = json_string_value(json_object_get(s, "type"));
-		json_t *args = json_object_get(s, "args");
-		size_t na = json_array_size(args);
-		const char *a[8] = {0};
-		for (size_t k = 0; k < na && k < 8; k++)
-			a[k] = json_string_value(json_array_get(args, k));
-		if (!type || !json_is_array(args) || na == 0 || !a[0]) {
-			snprintf(x->why, sizeof(x->why), "step %zu: a step is {type, args: [strings]}", i);
-			return false;
-		}
-		if (!strcmp(type, "RUN")) {
-			const char *inst = install_of(a[0]);
-			if (inst && !egress) {
-				snprintf(x->why, sizeof(x->why),
-				         "step %zu: %s needs the network, and this runner builds templates without "
-				         "one: its "
-				         "operator lets builds reach a mirror with `ward serve --e2b-build-egress "
-				         "HOSTS` (e.g. "
-				         "deb.debian.org, pypi.org, registry.npmjs.org), or bake the packages into the "
-				         "base image",
-				         i, inst);
-				return false;
-			}
-			const char *u = na > 1 && a[1] && *a[1] ? a[1] : NULL;
-			char *cmd = jq(a[0]);
-			if (!cmd || (u && !word_ok(u)))
-				goto bad;
-			if (u)
-				df_put(d, "USER %s\n", u);
-			df_put(d, "RUN [\"/bin/sh\", \"-c\", %s]\n", cmd);
-			if (u)
-				df_put(d, "USER %s\n", user);
-			free(cmd);
-		} else if (!strcmp(type, "COPY")) {
-			const char *hash = json_string_value(json_object_get(s, "filesHash"));
-			const char *src = a[0], *dest = na > 1 ? a[1] : NULL;
-			const char *own = na > 2 && a[2] && *a[2] ? a[2] : NULL,
-				   *mode = na > 3 && a[3] && *a[3] ? a[3] : NULL;
-			while (src[0] == '.' && src[1] == '/')
-				src += 2;
-			if (!hash || !hex64(hash) || !dest || !word_ok(src) || src[0] == '/' || !word_ok(dest) ||
-			    (own && !word_ok(own)) || (mode && strspn(mode, "01234567") != strlen(mode)))
-				goto bad;
-			char tgz[512], dir[512];
-			files_path(x->e->tm, x->b->tid, hash, tgz, sizeof(tgz));
-			snprintf(dir, sizeof(dir), "%s/%s", x->ctx, hash);
-			struct stat sb;
-			if (stat(dir, &sb) < 0) {
-				if (stat(tgz, &sb) < 0) {
-					snprintf(x->why, sizeof(x->why),
-					         "step %zu: COPY %.200s: its files (%s) were never uploaded", i, src,
-					         hash);
-					return false;
-				}
-				if (mkdir(dir, 0755) < 0 || unpack(tgz, dir, err, sizeof(err)) < 0) {
-					snprintf(x->why, sizeof(x->why), "step %zu: COPY %.200s: %s", i, src, err);
-					return false;
-				}
-			}
-			df_put(d, "COPY");
-			if (own)
-				df_put(d, " --chown=%s", own);
-			if (mode)
-				df_put(d, " --chmod=%s", mode);
-			df_put(d, " %s/%s %s\n", hash, src, dest);
-		} else if (!strcmp(type, "ENV") || !strcmp(type, "ARG")) {
-			for (size_t k = 0; k + 1 < na; k += 2) {
-				const char *kk = json_string_value(json_array_get(args, k)),
-					   *vv = json_string_value(json_array_get(args, k + 1));
-				char *vq = vv ? jq(vv) : NULL;
-				if (!kk || !word_ok(kk) || strchr(kk, '=') || !vq || strchr(vv, '$')) {
-					free(vq);
-					goto bad;
-				}
-				df_put(d, "%s %s=%s\n", type, kk, vq);
-				free(vq);
-			}
-		} else if (!strcmp(type, "WORKDIR") || !strcmp(type, "USER")) {
-			if (!word_ok(a[0]))
-				goto bad;
-			df_put(d, "%s %s\n", type, a[0]);
-			if (!strcmp(type, "USER"))
-				snprintf(user, sizeof(user), "%s", a[0]);
-		} else {
-			snprintf(x->why, sizeof(x->why),
-			         "step %zu: %.40s is not a step ward builds (RUN, COPY, ENV, ARG, "
-			         "WORKDIR, USER)",
-			         i, type);
-			return false;
-		}
-		continue;
-	bad:
-		snprintf(x->why, sizeof(x->why),
-		         "step %zu: %.40s with arguments ward cannot build (a word with a blank, quote, '$' or control "
-		         "character, an absolute COPY source, a mode not octal, or no files hash)",
-		         i, type);
-		return false;
-	}
-	d->step = -1;
-	json_t *sc = json_object_get(start, "startCmd");
-	if (json_is_string(sc) && *json_string_value(sc)) {
-		char *c = jq(json_string_value(sc));
-		if (c)
-			df_put(d, "CMD [\"/bin/sh\", \"-c\", %s]\n", c);
-		free(c);
-	}
-	snprintf(x->step, sizeof(x->step), "finalize");
-	if (d->bad) {
-		snprintf(x->why, sizeof(x->why), "the steps make a Dockerfile over %u bytes", TM_DOCKERFILE_MAX);
-		return false;
-	}
-	return true;
-}
-
-/* An upload (a gzip'd tar, the SDK's) unpacked beneath dest: no absolute
- * path, no "..", nothing through a link, no device, within
- * TM_UNPACK_MAX bytes and TM_UNPACK_ENTRIES entries. */
-/* Has path a ".." segment? */
-static bool climbs(const char *path)
-{
-	for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
-		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
-			return true;
-	return false;
-}
-
-static int unpack(const char *tgz, const char *dest, char *why, size_t n)
-{
-	struct archive *a = archive_read_new(), *w = archive_write_disk_new();
-	int rc = -1;
-	if (!a || !w) {
-		snprintf(why, n, "out of memory");
-		goto out;
-	}
-	archive_read_support_filter_gzip(a);
-	archive_read_support_format_tar(a);
-	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-	                                          ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_NO_OVERWRITE);
-	if (archive_read_open_filename(a, tgz, 1 << 16) != ARCHIVE_OK) {
-		snprintf(why, n, "the upload is not a gzip'd tar: %s", archive_error_string(a));
-		goto out;
-	}
-	uint64_t bytes = 0, entries = 0;
-	struct archive_entry *en;
-	int r;
-	while ((r = archive_read_next_header(a, &en)) == ARCHIVE_OK) {
-		const char *pn = archive_entry_pathname(en);
-		char p[1024]; /* a copy: set_pathname below frees the entry's */
-		snprintf(p, sizeof(p), "%s", pn && strlen(pn) < sizeof(p) ? pn : "/");
-		mode_t t = archive_entry_filetype(en);
-		if (++entries > TM_UNPACK_ENTRIES) {
-			snprintf(why, n, "the upload has more than %d entries", TM_UNPACK_ENTRIES);
-			goto out;
-		}
-		/* a hard link's target is a path of its own (it could name a host file): none */
-		if (p[0] == '/' || climbs(p) || archive_entry_hardlink(en) ||
-		    (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK)) {
-			snprintf(why, n,
-			         "the upload has an entry ward does not copy: '%.200s' (a path out of the "
-			         "context, a device or a hard link)",
-			         p);
-			goto out;
-		}
-		if (t == AE_IFREG && archive_entry_size(en) > 0)
-			bytes += (uint64_t)archive_entry_size(en);
-		if (bytes > TM_UNPACK_MAX) {
-			snprintf(why, n, "the upload unpacks to more than %llu bytes",
-			         (unsigned long long)TM_UNPACK_MAX);
-			goto out;
-		}
-		char *full = NULL;
-		if (asprintf(&full, "%s/%s", dest, p) < 0) {
-			snprintf(why, n, "out of memory");
-			goto out;
-		}
-		archive_entry_set_pathname(en, full);
-		free(full);
-		archive_entry_set_perm(en, archive_entry_perm(en) & 0777);
-		if (archive_write_header(w, en) != ARCHIVE_OK) {
-			snprintf(why, n, "cannot unpack '%.200s': %s", p, archive_error_string(w));
-			goto out;
-		}
-		if (t == AE_IFREG && archive_write_data_block(w, NULL, 0, 0) >= 0) {
-			const void *buf;
-			size_t len;
-			int64_t off;
-			while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK)
-				if (archive_write_data_block(w, buf, len, off) != ARCHIVE_OK)
-					break;
-			if (r != ARCHIVE_EOF) {
-				snprintf(why, n, "the upload is cut short: %s", archive_error_string(a));
-				goto out;
-			}
-		}
-		archive_write_finish_entry(w);
-	}
-	if (r != ARCHIVE_EOF) {
-		snprintf(why, n, "the upload is not a whole gzip'd tar: %s", archive_error_string(a));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (w) {
-		archive_write_close(w);
-		archive_write_free(w);
-	}
-	if (a)
-		archive_read_free(a);
-	return rc;
 }
 
 /* ---- the worker ---- */
@@ -876,6 +467,32 @@ static int spawn_build(struct e2b *e, struct tm_build *b, const char *name, cons
 	return 1;
 }
 
+/* --e2b-build-egress's names, split at commas into allow (the copy they
+ * point into is returned, to be freed). */
+static char *build_egress(struct server *s, const char **allow, size_t *nallow)
+{
+	const char *egress = s->o.e2b_build_egress;
+	char *eg = egress ? strdup(egress) : NULL;
+	for (char *sv = NULL, *w = eg ? strtok_r(eg, ",", &sv) : NULL; w && *nallow < EGRESS_MAX_PATTERNS;
+	     w = strtok_r(NULL, ",", &sv))
+		allow[(*nallow)++] = w;
+	return eg;
+}
+
+/* A failed build's reason names the SDK's step of the line that failed. */
+static void blame_step(struct e2b_tm *m, struct tm_build *b, int rc, const struct df *d, struct xlate *x)
+{
+	unsigned fl = rc > 0 ? failed_line(m, b, x->why, sizeof(x->why)) : 0;
+	int k = fl && fl <= d->lines && fl < sizeof(d->of_line) / sizeof(d->of_line[0]) ? d->of_line[fl] : -1;
+	if (k >= 0) {
+		snprintf(x->step, sizeof(x->step), "%d", k);
+		char m2[sizeof(x->why)];
+		snprintf(m2, sizeof(m2), "%s", x->why);
+		snprintf(x->why, sizeof(x->why), "step %d: %.1100s", k, m2);
+	} else
+		snprintf(x->step, sizeof(x->step), "%s", fl ? "base" : "finalize");
+}
+
 static void run_build(struct e2b *e, struct tm_build *b)
 {
 	struct e2b_tm *m = e->tm;
@@ -887,13 +504,9 @@ static void run_build(struct e2b *e, struct tm_build *b)
 	struct df d = {0};
 	struct ward_image_store *st = NULL;
 	bool ok = false;
-	const char *egress = s->o.e2b_build_egress;
-	char *eg = egress ? strdup(egress) : NULL;
 	const char *allow[EGRESS_MAX_PATTERNS];
 	size_t nallow = 0;
-	for (char *sv = NULL, *w = eg ? strtok_r(eg, ",", &sv) : NULL; w && nallow < EGRESS_MAX_PATTERNS;
-	     w = strtok_r(NULL, ",", &sv))
-		allow[nallow++] = w;
+	char *eg = build_egress(s, allow, &nallow);
 	if (mkdir(ctx, 0755) < 0) {
 		snprintf(x.why, sizeof(x.why), "cannot make the build's context: %s", strerror(errno));
 		goto out;
@@ -902,7 +515,7 @@ static void run_build(struct e2b *e, struct tm_build *b)
 		snprintf(x.why, sizeof(x.why), "the image store: %.600s", err);
 		goto out;
 	}
-	if (!translate(&x, b->start, st, &d))
+	if (!tm_translate(&x, b->start, st, &d))
 		goto out;
 	/* `ward image build` in a process of its own: a RUN's clone3 copies
 	 * the process, and this one has threads whose locks it would copy */
@@ -918,16 +531,8 @@ static void run_build(struct e2b *e, struct tm_build *b)
 	}
 	int rc = spawn_build(e, b, name, dfile, ctx, allow, nallow, x.why, sizeof(x.why));
 	unlink(dfile);
-	if (rc != 0) { /* the SDK's step of the line that failed */
-		unsigned fl = rc > 0 ? failed_line(m, b, x.why, sizeof(x.why)) : 0;
-		int k = fl && fl <= d.lines && fl < sizeof(d.of_line) / sizeof(d.of_line[0]) ? d.of_line[fl] : -1;
-		if (k >= 0) {
-			snprintf(x.step, sizeof(x.step), "%d", k);
-			char m2[sizeof(x.why)];
-			snprintf(m2, sizeof(m2), "%s", x.why);
-			snprintf(x.why, sizeof(x.why), "step %d: %.1100s", k, m2);
-		} else
-			snprintf(x.step, sizeof(x.step), "%s", fl ? "base" : "finalize");
+	if (rc != 0) {
+		blame_step(m, b, rc, &d, &x);
 		goto out;
 	}
 	struct ward_image_root *root = NULL;

@@ -151,7 +151,8 @@ static void answer_get(struct server *s, struct req *r)
 	if (!j0_fields_ok(r, fields))
 		return;
 	if (!j0_snap(j, r->args.sid, &x)) {
-		snprintf(r->message, sizeof(r->message), "no such submission: unknown or expired (kept --judge0-keep seconds)");
+		snprintf(r->message, sizeof(r->message),
+		         "no such submission: unknown or expired (kept --judge0-keep seconds)");
 		set_answer(r, 404, j0_error_json("Not Found"), "application/json");
 		return;
 	}
@@ -239,9 +240,11 @@ static void batch_answer(struct req *r, const struct batch *b)
 	size_t n = count.len + 1;
 	if (n > s->o.max_answer_client || !answer_reserve(s, n)) {
 		r->retry_after = 1;
-		set_error(r, 503, "the answer of these submissions takes %zu bytes, more than the answer budget has now "
-				  "(--max-answer-total, --max-answer-client %zu): ask for fewer tokens or fields, or "
-				  "base64_encoded=true", n, s->o.max_answer_client);
+		set_error(r, 503,
+		          "the answer of these submissions takes %zu bytes, more than the answer budget has now "
+		          "(--max-answer-total, --max-answer-client %zu): ask for fewer tokens or fields, or "
+		          "base64_encoded=true",
+		          n, s->o.max_answer_client);
 		return;
 	}
 	size_t len = 0;
@@ -342,7 +345,10 @@ static void stop(struct server *s, void *state)
 	free(j);
 }
 
-#define R(p, m, al, ...) {.path = p, .method = m, .allow = al, __VA_ARGS__}
+#define R(p, m, al, ...)                                         \
+	{                                                        \
+		.path = p, .method = m, .allow = al, __VA_ARGS__ \
+	}
 static const struct route routes[] = {
 	R("/", "GET", "GET, HEAD", .open = true, .answer = answer_root),
 	R("/submissions/batch", "POST", "GET, HEAD, POST", .prepare = prepare_submit, .run = run_batch),

@@ -1,5 +1,5 @@
 /* judge0.h — the Judge0 CE 1.13.1 dialect (SPEC §16): `ward serve --judge0
- * ADDR` speaks Judge0's API over the judge (SPEC §15).  serve.c adds
+ * ADDR` speaks Judge0's API over the judge (SPEC §15).  front/dialects.c adds
  * judge0_api's listener; the unit tests use the pure helpers. */
 #ifndef WARD_DIALECT_JUDGE0_H
 #define WARD_DIALECT_JUDGE0_H

@@ -13,15 +13,44 @@
 #include "dialect/judge0/judge0_int.h"
 #include "wire/jsonw.h"
 
-static const char *const all_fields[] = {
-	"source_code", "language_id", "stdin", "expected_output", "stdout", "status_id", "created_at", "finished_at",
-	"time", "memory", "stderr", "token", "number_of_runs", "cpu_time_limit", "cpu_extra_time", "wall_time_limit",
-	"memory_limit", "stack_limit", "max_processes_and_or_threads", "enable_per_process_and_thread_time_limit",
-	"enable_per_process_and_thread_memory_limit", "max_file_size", "compile_output", "exit_code", "exit_signal",
-	"message", "wall_time", "compiler_options", "command_line_arguments", "redirect_stderr_to_stdout",
-	"callback_url", "additional_files", "enable_network", "status", "language", NULL};
-static const char *const default_fields[] = {"token", "time", "memory", "stdout", "stderr", "compile_output",
-					      "message", "status", NULL};
+static const char *const all_fields[] = {"source_code",
+                                         "language_id",
+                                         "stdin",
+                                         "expected_output",
+                                         "stdout",
+                                         "status_id",
+                                         "created_at",
+                                         "finished_at",
+                                         "time",
+                                         "memory",
+                                         "stderr",
+                                         "token",
+                                         "number_of_runs",
+                                         "cpu_time_limit",
+                                         "cpu_extra_time",
+                                         "wall_time_limit",
+                                         "memory_limit",
+                                         "stack_limit",
+                                         "max_processes_and_or_threads",
+                                         "enable_per_process_and_thread_time_limit",
+                                         "enable_per_process_and_thread_memory_limit",
+                                         "max_file_size",
+                                         "compile_output",
+                                         "exit_code",
+                                         "exit_signal",
+                                         "message",
+                                         "wall_time",
+                                         "compiler_options",
+                                         "command_line_arguments",
+                                         "redirect_stderr_to_stdout",
+                                         "callback_url",
+                                         "additional_files",
+                                         "enable_network",
+                                         "status",
+                                         "language",
+                                         NULL};
+static const char *const default_fields[] = {"token",          "time",    "memory", "stdout", "stderr",
+                                             "compile_output", "message", "status", NULL};
 
 char *j0_error_json(const char *msg)
 {
@@ -45,7 +74,8 @@ bool j0_fields_ok(struct req *r, const char *fields)
 	for (const char *p = fields;;) {
 		size_t n = strcspn(p, ",");
 		if (!known_field(p, n) && k < sizeof(bad) - 4)
-			k += (size_t)snprintf(bad + k, sizeof(bad) - k, "%s%.*s", k ? ", " : "", (int)(n > 100 ? 100 : n), p);
+			k += (size_t)snprintf(bad + k, sizeof(bad) - k, "%s%.*s", k ? ", " : "",
+			                      (int)(n > 100 ? 100 : n), p);
 		if (!p[n])
 			break;
 		p += n + 1;

@@ -35,7 +35,7 @@
 #include "server/libcurl.h"
 
 #define CB_SENDERS 4
-#define CB_TRIES 3       /* Judge0's callbacks_max_tries */
+#define CB_TRIES 3         /* Judge0's callbacks_max_tries */
 #define CB_TIMEOUT_MS 5000 /* Judge0's callbacks_timeout */
 #define CB_MAX_URL 2048
 
@@ -184,8 +184,8 @@ static const char *gai_timed(const char *host, unsigned port, struct addrinfo **
 	pthread_t th;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	bool started = atomic_fetch_add(&g_dns_running, 1) < CB_DNS_THREADS &&
-		       pthread_create(&th, &at, gai_thread, j) == 0;
+	bool started =
+		atomic_fetch_add(&g_dns_running, 1) < CB_DNS_THREADS && pthread_create(&th, &at, gai_thread, j) == 0;
 	pthread_attr_destroy(&at);
 	if (!started) {
 		atomic_fetch_sub(&g_dns_running, 1);
@@ -199,8 +199,9 @@ static const char *gai_timed(const char *host, unsigned port, struct addrinfo **
 	pthread_mutex_lock(&j->m);
 	while (!j->done && pthread_cond_timedwait(&j->c, &j->m, &dl) == 0)
 		;
-	const char *why = !j->done ? "its host's lookup took over 5 s" : j->rc || !j->res ? "its host does not resolve"
-											   : NULL;
+	const char *why = !j->done           ? "its host's lookup took over 5 s"
+	                  : j->rc || !j->res ? "its host does not resolve"
+	                                     : NULL;
 	if (!why) {
 		*res = j->res;
 		j->res = NULL;
@@ -235,7 +236,7 @@ static const char *resolve_public(const struct cb_url *u, struct sockaddr_storag
 
 /* Every check of a callback URL; the address to connect in *pin. */
 static const char *check(struct server *s, const char *url, struct cb_url *u, struct sockaddr_storage *pin, char *why,
-			 size_t n)
+                         size_t n)
 {
 	if (!parse_url(url, u)) {
 		snprintf(why, n, "is not an http(s) URL (a host name or address, a port, no user info)");
@@ -245,8 +246,9 @@ static const char *check(struct server *s, const char *url, struct cb_url *u, st
 	for (size_t i = 0; i < s->o.njudge0_callback_allow; i++)
 		listed = listed || !strcasecmp(s->o.judge0_callback_allow[i], u->host);
 	if (!listed) {
-		snprintf(why, n, "setting callback is not allowed for this host (the operator lists the hosts a callback "
-				 "may reach: ward serve --judge0-callback-allow HOST)");
+		snprintf(why, n,
+		         "setting callback is not allowed for this host (the operator lists the hosts a callback "
+		         "may reach: ward serve --judge0-callback-allow HOST)");
 		return why;
 	}
 	return resolve_public(u, pin, why, n);
@@ -302,9 +304,9 @@ static int put_once(struct j0_callbacks *cb, const char *url, const char *body, 
 	char addr[INET6_ADDRSTRLEN], pin[sizeof(u.host) + INET6_ADDRSTRLEN + 16];
 	const struct sockaddr *sa = (const struct sockaddr *)&t.pin;
 	inet_ntop(sa->sa_family,
-		  sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
-					   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr,
-		  addr, sizeof(addr));
+	          sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+	                                   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr,
+	          addr, sizeof(addr));
 	snprintf(pin, sizeof(pin), sa->sa_family == AF_INET6 ? "%s:%u:[%s]" : "%s:%u:%s", u.host, u.port, addr);
 	struct curl_slist *hdrs = lc->slist_append(NULL, "Content-Type: application/json");
 	struct curl_slist *resolve = lc->slist_append(NULL, pin);
@@ -393,8 +395,9 @@ struct j0_callbacks *j0_callbacks_start(struct server *s, unsigned cap)
 {
 	const struct libcurl *lc = libcurl_load();
 	if (!lc) {
-		log_event(s, "judge0-callback", "callbacks are off: libcurl (libcurl.so.4) cannot be loaded; install "
-						 "Debian's libcurl4");
+		log_event(s, "judge0-callback",
+		          "callbacks are off: libcurl (libcurl.so.4) cannot be loaded; install "
+		          "Debian's libcurl4");
 		return NULL;
 	}
 	struct j0_callbacks *cb = calloc(1, sizeof(*cb));

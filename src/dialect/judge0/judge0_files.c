@@ -86,8 +86,8 @@ void j0_files_start(struct server *s, struct j0_files *f)
 	}
 	if (!f->prog) {
 		log_event(s, "judge0-additional-files",
-			  "off: " UNZIP_NAME " was found neither beside ward-net nor in " WARD_LIBEXECDIR
-			  " (make install puts it there); additional_files are refused");
+		          "off: " UNZIP_NAME " was found neither beside ward-net nor in " WARD_LIBEXECDIR
+		          " (make install puts it there); additional_files are refused");
 		return;
 	}
 	log_event(s, "judge0-additional-files", "on: zips are unpacked inside sandboxes by %s", path);
@@ -140,8 +140,8 @@ static void first_line(const struct ward_stream *st, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)(k < 400 ? k : 400), st->data ? st->data : "");
 }
 
-int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zip, size_t len,
-	     struct ward_result *res, char *why, size_t n)
+int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zip, size_t len, struct ward_result *res,
+             char *why, size_t n)
 {
 	char kb[24], files[24];
 	snprintf(kb, sizeof(kb), "%u", J0_MAX_EXTRACT_KB);
@@ -184,12 +184,13 @@ int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zi
 		snprintf(why, n, "additional_files: unpacking took longer than %g s: stopped", q.limits.timeout_s);
 	else if (res->oom_killed)
 		snprintf(why, n, "additional_files: unpacking passed %llu MB of memory: stopped",
-			 (unsigned long long)q.limits.memory_mb);
+		         (unsigned long long)q.limits.memory_mb);
 	else if (res->status != WARD_ST_OK)
-		snprintf(why, n, "additional_files: %s", line[0] ? line : "unpacking failed (a file too large, or /work full)");
+		snprintf(why, n, "additional_files: %s",
+		         line[0] ? line : "unpacking failed (a file too large, or /work full)");
 	else if (res->files_truncated)
 		snprintf(why, n, "additional_files: more than %u files or %u KB: stopped", J0_MAX_EXTRACT_FILES,
-			 J0_MAX_EXTRACT_KB);
+		         J0_MAX_EXTRACT_KB);
 	else
 		return 0;
 	return -1;

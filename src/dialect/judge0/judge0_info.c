@@ -83,7 +83,8 @@ void j0_languages(struct server *s, struct req *r)
 			json_array_append_new(a, json_pack("{s:i,s:o}", "id", jids[i].ids[0], "name", name_of(i, l)));
 	}
 	if (J(r)->files.multi_on)
-		json_array_append_new(a, json_pack("{s:i,s:s}", "id", J0_MULTI_FILE_ID, "name", J(r)->files.multi.display));
+		json_array_append_new(
+			a, json_pack("{s:i,s:s}", "id", J0_MULTI_FILE_ID, "name", J(r)->files.multi.display));
 	dialect_answer(r, 200, a);
 }
 
@@ -102,9 +103,10 @@ void j0_language(struct server *s, struct req *r)
 			json_decref(name);
 			name = name_of(i, l);
 		}
-	dialect_answer(r, 200, json_pack("{s:i,s:o,s:b,s:o,s:n,s:n}", "id", r->args.pid, "name", name, "is_archived", 0,
-					 "source_file", multi ? json_null() : json_string(l->source_file), "compile_cmd",
-					 "run_cmd"));
+	dialect_answer(r, 200,
+	               json_pack("{s:i,s:o,s:b,s:o,s:n,s:n}", "id", r->args.pid, "name", name, "is_archived", 0,
+	                         "source_file", multi ? json_null() : json_string(l->source_file), "compile_cmd",
+	                         "run_cmd"));
 }
 
 void j0_statuses(struct server *s, struct req *r)
@@ -117,9 +119,10 @@ void j0_statuses(struct server *s, struct req *r)
 
 void j0_about(struct server *s, struct req *r)
 {
-	dialect_answer(r, 200, json_pack("{s:s,s:s,s:s,s:s}", "version", "1.13.1", "homepage", "https://judge0.com",
-					 "source_code", "https://github.com/judge0/judge0", "maintainer",
-					 "ward (a Judge0 CE 1.13.1 dialect, SPEC §16)"));
+	dialect_answer(r, 200,
+	               json_pack("{s:s,s:s,s:s,s:s}", "version", "1.13.1", "homepage", "https://judge0.com",
+	                         "source_code", "https://github.com/judge0/judge0", "maintainer",
+	                         "ward (a Judge0 CE 1.13.1 dialect, SPEC §16)"));
 }
 
 /* Judge0's limits under the runner's maxima (SPEC §10): a default above
@@ -199,6 +202,7 @@ void j0_workers(struct server *s, struct req *r)
 	pthread_mutex_lock(&j->lock);
 	unsigned q = j->queued, run = j->running, n = j->nrunners;
 	pthread_mutex_unlock(&j->lock);
-	dialect_answer(r, 200, json_pack("[{s:s,s:i,s:i,s:i,s:i,s:i,s:i}]", "queue", "judge0", "size", q, "available", n,
-					 "idle", n - run, "working", run, "paused", 0, "failed", 0));
+	dialect_answer(r, 200,
+	               json_pack("[{s:s,s:i,s:i,s:i,s:i,s:i,s:i}]", "queue", "judge0", "size", q, "available", n,
+	                         "idle", n - run, "working", run, "paused", 0, "failed", 0));
 }

@@ -62,8 +62,8 @@ void j0_files_stop(struct j0_files *f);
 /* Unpack a zip inside a fresh sandbox (ward-unzip under its limits); the
  * files come back in res->files.  0, or -1 with why (for compile_output);
  * res must be released with ward_result_free either way. */
-int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zip, size_t len,
-	     struct ward_result *res, char *why, size_t n);
+int j0_unzip(struct server *s, const struct j0_files *f, const unsigned char *zip, size_t len, struct ward_result *res,
+             char *why, size_t n);
 
 /* ---- judge0_callback.c ---- */
 
@@ -102,25 +102,25 @@ struct j0_sub {
 	int language_id;
 	const struct ward_language *lang;
 	struct j0_buf source, stdin_, expected, stdout_, stderr_, compile_output;
-	struct j0_buf zip;         /* additional_files, decoded */
+	struct j0_buf zip; /* additional_files, decoded */
 	char *compiler_options, *args;
-	char *callback_url;        /* PUT when it ends, or NULL */
+	char *callback_url; /* PUT when it ends, or NULL */
 	double cpu_time_limit, cpu_extra_time, wall_time_limit;
 	long memory_limit;
-	unsigned runs;             /* number_of_runs */
-	int status;                /* 1..14 */
+	unsigned runs; /* number_of_runs */
+	int status;    /* 1..14 */
 	char message[200];
-	double time, wall_time;    /* -1: null */
-	long memory;               /* -1: null */
+	double time, wall_time;     /* -1: null */
+	long memory;                /* -1: null */
 	int exit_code, exit_signal; /* -1: null */
-	double created, finished;  /* CLOCK_REALTIME; finished 0: null */
-	double expires;            /* now_mono() */
-	size_t held;               /* bytes counted in body_bytes */
-	unsigned group;            /* a batch's compile group (0: alone) */
-	unsigned refs;             /* answers being made of it outside the lock: not freed meanwhile */
-	struct j0_owner *owner;    /* the client that sent it (its shares) */
-	struct j0_sub *next;       /* the table, newest first */
-	struct j0_sub *qnext;      /* the run queue */
+	double created, finished;   /* CLOCK_REALTIME; finished 0: null */
+	double expires;             /* now_mono() */
+	size_t held;                /* bytes counted in body_bytes */
+	unsigned group;             /* a batch's compile group (0: alone) */
+	unsigned refs;              /* answers being made of it outside the lock: not freed meanwhile */
+	struct j0_owner *owner;     /* the client that sent it (its shares) */
+	struct j0_sub *next;        /* the table, newest first */
+	struct j0_sub *qnext;       /* the run queue */
 };
 
 /* The effective limits of this runner: Judge0's under the runner's maxima. */
@@ -136,20 +136,20 @@ struct j0 {
 	struct server *s;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct j0_sub *subs;       /* all held, newest first */
-	unsigned nsubs;            /* held */
-	unsigned waiting;          /* queued or running: what --judge0-max-queue counts */
-	unsigned kept;             /* finished, kept for --judge0-keep */
+	struct j0_sub *subs;                       /* all held, newest first */
+	unsigned nsubs;                            /* held */
+	unsigned waiting;                          /* queued or running: what --judge0-max-queue counts */
+	unsigned kept;                             /* finished, kept for --judge0-keep */
 	struct j0_owner *owners[J0_OWNER_BUCKETS]; /* the clients that hold some */
-	struct j0_sub *qhead, *qtail; /* waiting to run */
+	struct j0_sub *qhead, *qtail;              /* waiting to run */
 	unsigned queued, running;
 	bool stop;
 	pthread_t runners[J0_RUNNERS_MAX];
 	unsigned nrunners;
 	unsigned next_group;
 	struct j0_limits lim;
-	struct j0_files files;     /* additional_files, language 89 */
-	struct j0_callbacks *cb;   /* callback_url's senders, or NULL: refused */
+	struct j0_files files;   /* additional_files, language 89 */
+	struct j0_callbacks *cb; /* callback_url's senders, or NULL: refused */
 };
 
 /* ---- judge0_info.c ---- */

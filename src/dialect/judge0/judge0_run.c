@@ -25,12 +25,16 @@ static void verdict(struct j0_sub *x, const struct ward_judge_test_result *t)
 	j0_buf_set(&x->stdout_, t->out.data ? t->out.data : "", t->out.len);
 	j0_buf_set(&x->stderr_, t->err.data ? t->err.data : "", t->err.len);
 	switch (t->verdict) {
-	case WARD_V_AC: x->status = 3; break;
-	case WARD_V_WA: x->status = 4; break;
+	case WARD_V_AC:
+		x->status = 3;
+		break;
+	case WARD_V_WA:
+		x->status = 4;
+		break;
 	case WARD_V_TLE:
 		x->status = 5;
-		snprintf(x->message, sizeof(x->message), strstr(t->message, "wall") ? "Time limit exceeded (wall clock)"
-										      : "Time limit exceeded");
+		snprintf(x->message, sizeof(x->message),
+		         strstr(t->message, "wall") ? "Time limit exceeded (wall clock)" : "Time limit exceeded");
 		break;
 	case WARD_V_MLE:
 		x->status = 12, x->exit_signal = 9;
@@ -43,7 +47,11 @@ static void verdict(struct j0_sub *x, const struct ward_judge_test_result *t)
 	case WARD_V_RE:
 		if (t->signal) {
 			x->exit_signal = t->signal;
-			x->status = t->signal == 11 ? 7 : t->signal == 25 ? 8 : t->signal == 8 ? 9 : t->signal == 6 ? 10 : 12;
+			x->status = t->signal == 11   ? 7
+			            : t->signal == 25 ? 8
+			            : t->signal == 8  ? 9
+			            : t->signal == 6  ? 10
+			                              : 12;
 			snprintf(x->message, sizeof(x->message), "Caught fatal signal %d", t->signal);
 		} else {
 			x->status = 11, x->exit_code = t->exit_code;
@@ -100,7 +108,7 @@ static void unpacked_free(struct unpacked *u)
 /* The job's language and files: the submission's source with the zip's
  * files beside it; language 89's are the zip's only, its scripts run. */
 static void job_files(struct j0 *j, const struct j0_sub *x, struct ward_judge_job *job, struct ward_file *src,
-		      const struct unpacked *u, struct j0_multi *m)
+                      const struct unpacked *u, struct j0_multi *m)
 {
 	job->lang = x->lang;
 	job->files = src;
@@ -143,7 +151,7 @@ static void runs_result(struct j0_sub *x, const struct ward_judge_test_result *t
 /* Each submission's fields from the group's outcome (the lock held).  why
  * set: the zip could not be unpacked; ie set: ward could not judge. */
 static void group_results(struct j0 *j, struct j0_sub **v, size_t n, const struct ward_judge_result *res,
-			  const char *why, const char *ie)
+                          const char *why, const char *ie)
 {
 	struct server *s = j->s;
 	size_t first = 0; /* the submission's first test */
@@ -179,7 +187,7 @@ static void group_results(struct j0 *j, struct j0_sub **v, size_t n, const struc
 			runs_result(x, &res->tests[first]);
 			if (res->compiled && (res->compile.out.len || res->compile.err.len))
 				j0_buf_set(&x->compile_output, res->compile.err.data ? res->compile.err.data : "",
-					res->compile.err.len);
+				           res->compile.err.len);
 		}
 		first += x->runs;
 		j0_finished(j, x);
@@ -189,8 +197,8 @@ static void group_results(struct j0 *j, struct j0_sub **v, size_t n, const struc
 /* Each submission's runs as tests of the job (number_of_runs of them, in
  * order), from *k on.  false with err. */
 static bool add_tests(struct server *s, const struct ward_judge_job *job, struct j0_sub *x, bool multi,
-		      struct ward_judge_test *tests, struct ward_judge_limits *lims, char ***args, size_t *k, char *err,
-		      size_t errlen)
+                      struct ward_judge_test *tests, struct ward_judge_limits *lims, char ***args, size_t *k, char *err,
+                      size_t errlen)
 {
 	/* language 89 runs its script as it is: Judge0 passes it no arguments */
 	if (x->args && !multi && judge_split_words(x->args, args, err, errlen) < 0)
@@ -229,7 +237,8 @@ void j0_run_group(struct server *s, struct j0 *j, struct j0_sub **v, size_t n)
 	struct ward_judge_test *tests = calloc(ntests, sizeof(*tests));
 	struct ward_judge_limits *lims = calloc(ntests, sizeof(*lims));
 	char **flags = NULL, ***args = calloc(n, sizeof(*args)), err[200] = "out of memory", why[512] = "";
-	struct ward_file f = {.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
+	struct ward_file f = {
+		.path = v[0]->lang->source_file, .data = v[0]->source.p, .len = v[0]->source.n, .mode = 0644};
 	struct ward_judge_result res = {0};
 	struct unpacked u = {0};
 	struct j0_multi multi_lang;
@@ -276,8 +285,8 @@ void j0_run_group(struct server *s, struct j0 *j, struct j0_sub **v, size_t n)
 static bool same_compile(const struct j0_sub *a, const struct j0_sub *b)
 {
 	return a->runs == 1 && b->runs == 1 && a->lang == b->lang && a->source.n == b->source.n &&
-	       !memcmp(a->source.p, b->source.p, a->source.n) &&
-	       a->zip.n == b->zip.n && (!a->zip.n || !memcmp(a->zip.p, b->zip.p, a->zip.n)) &&
+	       !memcmp(a->source.p, b->source.p, a->source.n) && a->zip.n == b->zip.n &&
+	       (!a->zip.n || !memcmp(a->zip.p, b->zip.p, a->zip.n)) &&
 	       !strcmp(a->compiler_options ? a->compiler_options : "", b->compiler_options ? b->compiler_options : "");
 }
 
@@ -332,4 +341,3 @@ void *j0_runner_main(void *arg)
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
 }
-

@@ -135,10 +135,12 @@ static bool may_wait(struct req *r, struct j0 *j, const struct j0_owner *o, size
 	struct server *s = r->srv;
 	if (j->waiting + n > s->o.judge0_max_queue)
 		return full(r, "queue is full: %u submissions wait (--judge0-max-queue %u)", j->waiting,
-			    s->o.judge0_max_queue);
+		            s->o.judge0_max_queue);
 	if (o && o->waiting + n > s->o.judge0_client_queue)
-		return full(r, "queue is full for client '%s': %u of its submissions wait (its share, "
-			       "--judge0-client-queue, is %u)", r->who, o->waiting, s->o.judge0_client_queue);
+		return full(r,
+		            "queue is full for client '%s': %u of its submissions wait (its share, "
+		            "--judge0-client-queue, is %u)",
+		            r->who, o->waiting, s->o.judge0_client_queue);
 	return true;
 }
 

@@ -24,8 +24,12 @@ unsigned char *judge0_b64_lenient(const char *in, size_t len, size_t *n)
 	size_t k = 0;
 	for (size_t i = 0; i < len; i++) {
 		char c = in[i];
-		int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
-			: c == '+' ? 62 : c == '/' ? 63 : -1;
+		int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+		        : c >= 'a' && c <= 'z' ? c - 'a' + 26
+		        : c >= '0' && c <= '9' ? c - '0' + 52
+		        : c == '+'             ? 62
+		        : c == '/'             ? 63
+		                               : -1;
 		if (c == '=')
 			break;
 		if (v < 0)
@@ -82,8 +86,8 @@ static void uuid4(char out[37])
 			b[i] = (unsigned char)rand();
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3],
-		 b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+	         b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 void j0_unprocessable(struct req *r, const char *attr, const char *msg)
@@ -208,7 +212,8 @@ static bool get_limits(struct req *r, struct j0 *j, json_t *o, struct j0_sub *x)
 	x->cpu_time_limit = l->cpu, x->cpu_extra_time = l->extra, x->wall_time_limit = l->wall;
 	bool extra_given = json_object_get(o, "cpu_extra_time") && !json_is_null(json_object_get(o, "cpu_extra_time"));
 	if (!num(r, o, "cpu_time_limit", 0, false, l->cpu_max, &x->cpu_time_limit) ||
-	    !num(r, o, "cpu_extra_time", 0, false, fmin(l->extra_max, l->cpu_total - x->cpu_time_limit), &x->cpu_extra_time) ||
+	    !num(r, o, "cpu_extra_time", 0, false, fmin(l->extra_max, l->cpu_total - x->cpu_time_limit),
+	         &x->cpu_extra_time) ||
 	    !num(r, o, "wall_time_limit", fmin(1, l->wall_max), false, l->wall_max, &x->wall_time_limit) ||
 	    !num(r, o, "memory_limit", 2048, false, (double)l->memory_max, &mem))
 		return false;
@@ -233,7 +238,8 @@ static bool get_words(struct req *r, json_t *o, struct j0_sub *x)
 	json_t *co = json_object_get(o, "compiler_options"), *ca = json_object_get(o, "command_line_arguments");
 	if (json_is_string(co) && json_string_length(co)) {
 		if (!x->lang->compile) {
-			j0_unprocessable(r, "compiler_options", "setting compiler options is only allowed for compiled languages");
+			j0_unprocessable(r, "compiler_options",
+			                 "setting compiler options is only allowed for compiled languages");
 			return false;
 		}
 		x->compiler_options = strdup(json_string_value(co));
@@ -319,6 +325,6 @@ struct j0_sub *j0_decode_sub(struct req *r, struct j0 *j, json_t *o, bool b64)
 	uuid4(x->token);
 	x->created = now_real();
 	x->held = sizeof(*x) + x->source.n + x->stdin_.n + x->expected.n + x->zip.n +
-		  (x->callback_url ? strlen(x->callback_url) : 0) + 256;
+	          (x->callback_url ? strlen(x->callback_url) : 0) + 256;
 	return x;
 }

@@ -36,27 +36,27 @@
 
 /* One tools/call in flight. */
 struct mcp_call {
-	json_t *id;           /* the request's id (held) */
-	json_t *token;        /* params._meta.progressToken (held), or NULL: no progress wanted */
-	json_t *params;       /* the call's params (held) */
-	volatile int cancel;  /* notifications/cancelled, or the connection ended: its run is killed */
-	double t0;            /* when it began (now_mono) */
-	double total;         /* the timeout_s it asks for: progress's total (0: none given) */
-	double sent;          /* the progress last sent, -1 none */
-	void *arg;            /* the transport's, once its run began (HTTP: the request it answers), or NULL */
+	json_t *id;          /* the request's id (held) */
+	json_t *token;       /* params._meta.progressToken (held), or NULL: no progress wanted */
+	json_t *params;      /* the call's params (held) */
+	volatile int cancel; /* notifications/cancelled, or the connection ended: its run is killed */
+	double t0;           /* when it began (now_mono) */
+	double total;        /* the timeout_s it asks for: progress's total (0: none given) */
+	double sent;         /* the progress last sent, -1 none */
+	void *arg;           /* the transport's, once its run began (HTTP: the request it answers), or NULL */
 	struct mcp_call *next;
 };
 
 /* One MCP connection: stdio's process, or an HTTP session. */
 struct mcp_conn {
 	struct server *s;
-	char who[96];          /* its client: a token's name or an address; "stdio" */
-	char proto[16];        /* the negotiated protocol version, "" before initialize */
-	bool initialized;      /* notifications/initialized came */
-	pthread_mutex_t lock;  /* calls, sid */
+	char who[96];         /* its client: a token's name or an address; "stdio" */
+	char proto[16];       /* the negotiated protocol version, "" before initialize */
+	bool initialized;     /* notifications/initialized came */
+	pthread_mutex_t lock; /* calls, sid */
 	struct mcp_call *calls;
-	pthread_mutex_t mk;    /* one making of its session at a time */
-	char sid[100];         /* the ward session kept for it (SPEC §11), "" none yet */
+	pthread_mutex_t mk; /* one making of its session at a time */
+	char sid[100];      /* the ward session kept for it (SPEC §11), "" none yet */
 };
 
 /* What a message is. */
@@ -79,7 +79,7 @@ char *mcp_call_run(struct mcp_conn *c, struct mcp_call *call);
 /* The call's run begins: its progress goes through the transport's arg
  * (never NULL) from now on, the first (0) at once. */
 void mcp_call_begin(struct mcp_conn *c, struct mcp_call *call, void *arg,
-		    void (*emit)(struct mcp_call *call, char *json, void *arg), void *emit_arg);
+                    void (*emit)(struct mcp_call *call, char *json, void *arg), void *emit_arg);
 void mcp_call_done(struct mcp_conn *c, struct mcp_call *call);
 /* The calls of c that want progress and had none for a second (or none
  * yet): emit gets each notification (taking it), under c's lock. */
@@ -96,8 +96,8 @@ bool mcp_version_known(const char *v);
 json_t *mcp_tools_list(void);
 /* A CallToolResult, or NULL with *code and msg a JSON-RPC error (unknown
  * tool, arguments of the wrong shape or over the runner's maxima). */
-json_t *mcp_tool_call(struct mcp_conn *c, struct mcp_call *call, const char *name, json_t *args, int *code,
-		      char *msg, size_t n);
+json_t *mcp_tool_call(struct mcp_conn *c, struct mcp_call *call, const char *name, json_t *args, int *code, char *msg,
+                      size_t n);
 /* c's session ends (its connection is over): from any thread. */
 void mcp_session_end(struct mcp_conn *c);
 

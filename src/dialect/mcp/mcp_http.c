@@ -28,12 +28,12 @@
 #include "dialect/mcp/mcp.h"
 
 struct hsess {
-	char id[100];     /* NODEID "." 32 hex: a load balancer pins it as a session */
-	char owner[96];   /* the client that made it (req.who) */
+	char id[100];   /* NODEID "." 32 hex: a load balancer pins it as a session */
+	char owner[96]; /* the client that made it (req.who) */
 	struct mcp_conn conn;
 	double idle_end;
-	unsigned refs;    /* requests holding it */
-	bool gone;        /* out of the list: freed at its last put */
+	unsigned refs; /* requests holding it */
+	bool gone;     /* out of the list: freed at its last put */
 	struct hsess *next;
 };
 
@@ -148,12 +148,15 @@ static struct hsess *hsess_new(struct mcp_http *h, struct req *r, const json_t *
 	hsess_free(m);
 	r->retry_after = 5;
 	set_answer(r, 429,
-		   all ? mcp_error(id, MCP_INTERNAL_ERROR, "the runner holds --max-sessions (%u) MCP sessions already; "
-						       "retry later", s->o.max_sessions)
-		       : mcp_error(id, MCP_INTERNAL_ERROR, "client '%s' holds --client-sessions (%u) MCP sessions "
-							   "already; end one (DELETE /mcp) first", r->who,
-				   s->o.client_sessions),
-		   "application/json");
+	           all ? mcp_error(id, MCP_INTERNAL_ERROR,
+	                           "the runner holds --max-sessions (%u) MCP sessions already; "
+	                           "retry later",
+	                           s->o.max_sessions)
+	               : mcp_error(id, MCP_INTERNAL_ERROR,
+	                           "client '%s' holds --client-sessions (%u) MCP sessions "
+	                           "already; end one (DELETE /mcp) first",
+	                           r->who, s->o.client_sessions),
+	           "application/json");
 	return NULL;
 }
 
@@ -192,9 +195,12 @@ static bool mcp_prepare(struct server *s, struct req *r)
 	struct mcp_call *call = NULL;
 	struct hsess *m = NULL;
 	if (pv && !mcp_version_known(pv)) {
-		set_answer(r, 400, mcp_error(id, MCP_INVALID_REQUEST, "MCP-Protocol-Version %.40s is not one ward "
-								      "speaks (newest: %s)", pv, MCP_LATEST_VERSION),
-			   "application/json");
+		set_answer(r, 400,
+		           mcp_error(id, MCP_INVALID_REQUEST,
+		                     "MCP-Protocol-Version %.40s is not one ward "
+		                     "speaks (newest: %s)",
+		                     pv, MCP_LATEST_VERSION),
+		           "application/json");
 	} else if (k == MCP_REQUEST && !strcmp(method, "initialize")) {
 		if ((m = hsess_new(h, r, id))) {
 			set_answer(r, 200, mcp_answer(&m->conn, msg, &call), "application/json");
@@ -203,20 +209,25 @@ static bool mcp_prepare(struct server *s, struct req *r)
 			log_event(s, "mcp-session-new", "%s for %s", m->id, r->who);
 		}
 	} else if (!header(r, "Mcp-Session-Id")) {
-		set_answer(r, 400, mcp_error(id, MCP_INVALID_REQUEST, "no Mcp-Session-Id header: send initialize "
-								      "first, then its Mcp-Session-Id with every message"),
-			   "application/json");
+		set_answer(r, 400,
+		           mcp_error(id, MCP_INVALID_REQUEST,
+		                     "no Mcp-Session-Id header: send initialize "
+		                     "first, then its Mcp-Session-Id with every message"),
+		           "application/json");
 	} else if (!(m = hsess_get(h, header(r, "Mcp-Session-Id"), r->who))) {
-		set_answer(r, 404, mcp_error(id, MCP_INVALID_REQUEST, "no such MCP session: it ended, expired or is "
-								      "another client's; initialize a new one"),
-			   "application/json");
+		set_answer(r, 404,
+		           mcp_error(id, MCP_INVALID_REQUEST,
+		                     "no such MCP session: it ended, expired or is "
+		                     "another client's; initialize a new one"),
+		           "application/json");
 	} else if (k != MCP_REQUEST) { /* a notification (cancelled: at once, here) or a response */
 		if (k == MCP_NOTIFICATION)
 			free(mcp_answer(&m->conn, msg, &call));
 		answer_empty(r, 202);
 	} else if (strcmp(method, "tools/call")) {
 		char *resp = mcp_answer(&m->conn, msg, &call);
-		set_answer(r, 200, resp ? resp : mcp_error(id, MCP_INTERNAL_ERROR, "out of memory"), "application/json");
+		set_answer(r, 200, resp ? resp : mcp_error(id, MCP_INTERNAL_ERROR, "out of memory"),
+		           "application/json");
 	} else { /* to a worker, as a stream when it wants progress */
 		json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
 		snprintf(x->sid, sizeof(x->sid), "%s", m->id);
@@ -245,14 +256,15 @@ static void mcp_run(struct req *r)
 	char *reply = NULL;
 	if (!m) {
 		set_answer(r, 404, mcp_error(NULL, MCP_INVALID_REQUEST, "the MCP session ended: initialize a new one"),
-			   "application/json");
+		           "application/json");
 		return;
 	}
 	mcp_read(r->body ? r->body : "", r->len, WARD_JSON_MAX_VALUES, &msg, &reply);
 	struct mcp_call *call = NULL;
 	char *resp = msg ? mcp_answer(&m->conn, msg, &call) : reply;
 	if (call) {
-		if (call->token && r->live && stream_start_messages(r, (call->total > 0 ? call->total : longest_run(h->s)) + 10))
+		if (call->token && r->live &&
+		    stream_start_messages(r, (call->total > 0 ? call->total : longest_run(h->s)) + 10))
 			mcp_call_begin(&m->conn, call, r, emit, NULL);
 		resp = mcp_call_run(&m->conn, call);
 		mcp_call_done(&m->conn, call);
@@ -269,8 +281,9 @@ static void mcp_get(struct server *s, struct req *r)
 {
 	(void)s;
 	r->allow = "POST, DELETE";
-	set_answer(r, 405, mcp_error(NULL, MCP_INVALID_REQUEST, "ward sends no messages unasked: POST requests to /mcp"),
-		   "application/json");
+	set_answer(r, 405,
+	           mcp_error(NULL, MCP_INVALID_REQUEST, "ward sends no messages unasked: POST requests to /mcp"),
+	           "application/json");
 }
 
 static void mcp_delete(struct server *s, struct req *r)
@@ -279,9 +292,10 @@ static void mcp_delete(struct server *s, struct req *r)
 	const char *id = header(r, "Mcp-Session-Id");
 	struct hsess *m = id ? hsess_get(h, id, r->who) : NULL;
 	if (!m) {
-		set_answer(r, id ? 404 : 400, mcp_error(NULL, MCP_INVALID_REQUEST, "%s", id ? "no such MCP session"
-											 : "no Mcp-Session-Id header"),
-			   "application/json");
+		set_answer(r, id ? 404 : 400,
+		           mcp_error(NULL, MCP_INVALID_REQUEST, "%s",
+		                     id ? "no such MCP session" : "no Mcp-Session-Id header"),
+		           "application/json");
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
@@ -311,7 +325,7 @@ static void not_found(struct server *s, struct req *r)
 {
 	(void)s;
 	set_answer(r, 404, mcp_error(NULL, MCP_INVALID_REQUEST, "no such endpoint: %s (MCP is at /mcp)", r->path),
-		   "application/json");
+	           "application/json");
 }
 
 static int mcp_start(struct server *s, void **state)
@@ -374,7 +388,10 @@ static void mcp_stop(struct server *s, void *state)
 	free(h);
 }
 
-#define R(m, ...) {.path = "/mcp", .method = m, .allow = "POST, DELETE", __VA_ARGS__}
+#define R(m, ...)                                                                 \
+	{                                                                         \
+		.path = "/mcp", .method = m, .allow = "POST, DELETE", __VA_ARGS__ \
+	}
 static const struct route routes[] = {
 	R("POST", .prepare = mcp_prepare, .run = mcp_run),
 	R("GET", .answer = mcp_get),

@@ -62,7 +62,7 @@ char *mcp_error(const json_t *id, int code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return dump(json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code",
-			      code, "message", msg));
+	                      code, "message", msg));
 }
 
 static char *result(const json_t *id, json_t *res)
@@ -88,8 +88,10 @@ enum mcp_kind mcp_read(const char *buf, size_t len, size_t max_values, json_t **
 	json_error_t je;
 	json_t *m = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!m) {
-		*reply = mcp_error(NULL, MCP_PARSE_ERROR, "parse error: %s (line %d, column %d): send one JSON-RPC 2.0 "
-					     "message as a JSON object", je.text, je.line, je.column);
+		*reply = mcp_error(NULL, MCP_PARSE_ERROR,
+		                   "parse error: %s (line %d, column %d): send one JSON-RPC 2.0 "
+		                   "message as a JSON object",
+		                   je.text, je.line, je.column);
 		return MCP_BAD;
 	}
 	json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
@@ -99,7 +101,7 @@ enum mcp_kind mcp_read(const char *buf, size_t len, size_t max_values, json_t **
 	else if (!json_is_object(m))
 		why = "the message is not a JSON object";
 	else if (!json_is_string(json_object_get(m, "jsonrpc")) ||
-		 strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
+	         strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
 		why = "\"jsonrpc\" must be \"2.0\"";
 	else if (method && !json_is_string(method))
 		why = "\"method\" must be a string";
@@ -125,8 +127,9 @@ static char *initialize(struct mcp_conn *c, const json_t *id, const json_t *para
 	const json_t *pv = json_object_get(params, "protocolVersion");
 	if (!json_is_string(pv) || !json_is_object(json_object_get(params, "capabilities")) ||
 	    !json_is_object(json_object_get(params, "clientInfo")))
-		return mcp_error(id, MCP_INVALID_PARAMS, "initialize: give protocolVersion (a string), capabilities "
-							 "and clientInfo (objects)");
+		return mcp_error(id, MCP_INVALID_PARAMS,
+		                 "initialize: give protocolVersion (a string), capabilities "
+		                 "and clientInfo (objects)");
 	const char *want = json_string_value(pv);
 	pthread_mutex_lock(&c->lock);
 	snprintf(c->proto, sizeof(c->proto), "%s", mcp_version_known(want) ? want : MCP_LATEST_VERSION);
@@ -134,8 +137,8 @@ static char *initialize(struct mcp_conn *c, const json_t *id, const json_t *para
 	memcpy(v, c->proto, sizeof(v));
 	pthread_mutex_unlock(&c->lock);
 	json_t *res = json_pack(
-		"{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", v, "capabilities", "tools", "listChanged", 0,
-		"serverInfo", "name", "ward", "title", "ward: a sandbox for untrusted code", "version", WARD_VERSION,
+		"{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", v, "capabilities", "tools", "listChanged",
+		0, "serverInfo", "name", "ward", "title", "ward: a sandbox for untrusted code", "version", WARD_VERSION,
 		"instructions",
 		"Every tool call runs in a sandbox of its own (namespaces, seccomp, cgroup limits) with no network. "
 		"run_code runs a program in a language of list_languages; run_command runs a shell command. "
@@ -222,9 +225,11 @@ char *mcp_answer(struct mcp_conn *c, json_t *msg, struct mcp_call **call)
 		return result(id, mcp_tools_list());
 	if (!strcmp(method, "tools/call"))
 		return params ? tool_call(c, id, params, call)
-			      : mcp_error(id, MCP_INVALID_PARAMS, "tools/call: give params {\"name\", \"arguments\"}");
-	return mcp_error(id, MCP_METHOD_NOT_FOUND, "method not found: %.100s (ward offers initialize, ping, "
-						   "tools/list and tools/call)", method);
+		              : mcp_error(id, MCP_INVALID_PARAMS, "tools/call: give params {\"name\", \"arguments\"}");
+	return mcp_error(id, MCP_METHOD_NOT_FOUND,
+	                 "method not found: %.100s (ward offers initialize, ping, "
+	                 "tools/list and tools/call)",
+	                 method);
 }
 
 char *mcp_call_run(struct mcp_conn *c, struct mcp_call *call)
@@ -235,7 +240,8 @@ char *mcp_call_run(struct mcp_conn *c, struct mcp_call *call)
 	char msg[700] = "";
 	json_t *args = json_object_get(call->params, "arguments");
 	json_t *owned = args ? NULL : json_object();
-	json_t *res = mcp_tool_call(c, call, str_of(call->params, "name"), args ? args : owned, &code, msg, sizeof(msg));
+	json_t *res =
+		mcp_tool_call(c, call, str_of(call->params, "name"), args ? args : owned, &code, msg, sizeof(msg));
 	json_decref(owned);
 	if (call->cancel) { /* MCP: a cancelled request gets no response */
 		json_decref(res);
@@ -247,7 +253,7 @@ char *mcp_call_run(struct mcp_conn *c, struct mcp_call *call)
 }
 
 void mcp_call_begin(struct mcp_conn *c, struct mcp_call *call, void *arg,
-		    void (*emit)(struct mcp_call *call, char *json, void *arg), void *emit_arg)
+                    void (*emit)(struct mcp_call *call, char *json, void *arg), void *emit_arg)
 {
 	pthread_mutex_lock(&c->lock);
 	call->arg = arg;
@@ -290,7 +296,7 @@ void mcp_progress(struct mcp_conn *c, void (*emit)(struct mcp_call *call, char *
 		char m[120];
 		snprintf(m, sizeof(m), "running for %.1f s", done);
 		json_t *n = json_pack("{s:s,s:s,s:{s:O,s:f,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
-				      "params", "progressToken", k->token, "progress", done, "message", m);
+		                      "params", "progressToken", k->token, "progress", done, "message", m);
 		if (n && k->total > 0)
 			json_object_set_new(json_object_get(n, "params"), "total", json_real(k->total));
 		char *j = dump(n);

@@ -51,8 +51,8 @@ struct stdio_mcp {
 	struct job *head, *tail;
 	unsigned queued;
 	bool stop;
-	unsigned alive;           /* workers not ended yet */
-	volatile int gone;        /* stdout failed: nobody reads the answers */
+	unsigned alive;    /* workers not ended yet */
+	volatile int gone; /* stdout failed: nobody reads the answers */
 	pthread_t *workers;
 	unsigned nworkers;
 };
@@ -156,9 +156,10 @@ static void on_line(struct stdio_mcp *m, const char *line, size_t len)
 	struct mcp_call *call = NULL;
 	char *resp = mcp_answer(&m->conn, msg, &call);
 	if (call && !enqueue(m, call)) {
-		resp = mcp_error(call->id, MCP_INTERNAL_ERROR,
-				 "the runner is busy: --max-concurrent (%u) calls run and --queue (%u) wait; retry later",
-				 m->s->o.max_concurrent, m->s->o.queue);
+		resp = mcp_error(
+			call->id, MCP_INTERNAL_ERROR,
+			"the runner is busy: --max-concurrent (%u) calls run and --queue (%u) wait; retry later",
+			m->s->o.max_concurrent, m->s->o.queue);
 		mcp_call_done(&m->conn, call);
 	}
 	json_decref(msg);
@@ -270,8 +271,9 @@ static void read_loop(struct stdio_mcp *m)
 			if (buf[i] != '\n')
 				continue;
 			if (skipping)
-				send_line(m, mcp_error(NULL, MCP_INVALID_REQUEST,
-						       "the message is over --max-body (%zu bytes): it was dropped", max));
+				send_line(m,
+				          mcp_error(NULL, MCP_INVALID_REQUEST,
+				                    "the message is over --max-body (%zu bytes): it was dropped", max));
 			else
 				on_line(m, buf + start, i - start);
 			skipping = false;
@@ -287,7 +289,8 @@ int ward_mcp_main(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			printf("usage: ward mcp [OPTIONS]   an MCP server on stdin/stdout (SPEC §21), for an assistant's "
+			printf("usage: ward mcp [OPTIONS]   an MCP server on stdin/stdout (SPEC §21), for an "
+			       "assistant's "
 			       "config:\n  {\"mcpServers\": {\"ward\": {\"command\": \"ward\", \"args\": [\"mcp\"]}}}\n"
 			       "Its options are ward serve's (limits, maxima, --languages, --max-concurrent, --queue, "
 			       "--max-body; the listeners' do nothing here):\n\n");

@@ -24,37 +24,37 @@
 #include "judge/judge_json.h"
 #include "wire/base64.h"
 
-#define MCP_READ_MAX (8u << 20)  /* read_file's most */
-#define MCP_LIST_MAX 1000        /* list_files' most entries */
+#define MCP_READ_MAX (8u << 20) /* read_file's most */
+#define MCP_LIST_MAX 1000       /* list_files' most entries */
 
 /* The tools' schemas: what tools/list answers. */
-#define LIMITS                                                                                                   \
-	"{\"type\":\"object\",\"additionalProperties\":false,\"description\":\"Limits of this run; the runner's "  \
-	"defaults when absent, refused above its maxima.\",\"properties\":{"                                    \
-	"\"timeout_s\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"wall-clock seconds\"},"        \
-	"\"cpu_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0},"                                            \
+#define LIMITS                                                                                                    \
+	"{\"type\":\"object\",\"additionalProperties\":false,\"description\":\"Limits of this run; the runner's " \
+	"defaults when absent, refused above its maxima.\",\"properties\":{"                                      \
+	"\"timeout_s\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"wall-clock seconds\"},"      \
+	"\"cpu_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0},"                                           \
 	"\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},\"pids\":{\"type\":\"integer\",\"minimum\":1}}}"
-#define FILES                                                                                                    \
+#define FILES                                                                                                     \
 	"{\"type\":\"array\",\"description\":\"More files in /work beside the program\",\"items\":{\"type\":"     \
-	"\"object\",\"additionalProperties\":false,\"required\":[\"path\",\"content\"],\"properties\":{\"path\":"   \
-	"{\"type\":\"string\",\"description\":\"relative to /work\"},\"content\":{\"type\":\"string\"},"            \
+	"\"object\",\"additionalProperties\":false,\"required\":[\"path\",\"content\"],\"properties\":{\"path\":" \
+	"{\"type\":\"string\",\"description\":\"relative to /work\"},\"content\":{\"type\":\"string\"},"          \
 	"\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]}}}}"
-#define SESSION_ID                                                                                               \
-	"\"session_id\":{\"type\":\"string\",\"description\":\"a session of yours by its id; absent: the one "      \
+#define SESSION_ID                                                                                             \
+	"\"session_id\":{\"type\":\"string\",\"description\":\"a session of yours by its id; absent: the one " \
 	"kept for this connection\"}"
-#define COMMAND                                                                                                  \
+#define COMMAND                                                                                                    \
 	"\"command\":{\"type\":\"string\",\"description\":\"a shell command (sh -c)\"},\"argv\":{\"type\":"        \
-	"\"array\",\"minItems\":1,\"items\":{\"type\":\"string\"},\"description\":\"a program and its arguments, "  \
+	"\"array\",\"minItems\":1,\"items\":{\"type\":\"string\"},\"description\":\"a program and its arguments, " \
 	"no shell (instead of command)\"},\"stdin\":{\"type\":\"string\"},\"env\":{\"type\":\"object\","           \
 	"\"additionalProperties\":{\"type\":\"string\"}}"
-#define USAGE                                                                                                    \
-	"\"usage\":{\"type\":\"object\",\"properties\":{\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":"  \
+#define USAGE                                                                                                     \
+	"\"usage\":{\"type\":\"object\",\"properties\":{\"wall_ms\":{\"type\":\"integer\"},\"cpu_ms\":{\"type\":" \
 	"\"integer\"},\"memory_kb\":{\"type\":\"integer\"}}}"
-#define RESULT                                                                                                   \
-	"{\"type\":\"object\",\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\"],\"properties\":{"      \
-	"\"status\":{\"type\":\"string\",\"description\":\"ok, nonzero, signal, timeout, memory or error\"},"      \
-	"\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"integer\",\"null\"]},\"stdout\":{\"type\":"   \
-	"\"string\"},\"stderr\":{\"type\":\"string\"},\"timed_out\":{\"type\":\"boolean\"},\"error\":{\"type\":"    \
+#define RESULT                                                                                                    \
+	"{\"type\":\"object\",\"required\":[\"status\",\"exit_code\",\"stdout\",\"stderr\"],\"properties\":{"     \
+	"\"status\":{\"type\":\"string\",\"description\":\"ok, nonzero, signal, timeout, memory or error\"},"     \
+	"\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"integer\",\"null\"]},\"stdout\":{\"type\":" \
+	"\"string\"},\"stderr\":{\"type\":\"string\"},\"timed_out\":{\"type\":\"boolean\"},\"error\":{\"type\":"  \
 	"\"string\"},\"usage\":{\"type\":\"object\"}}}"
 
 static const char tools_json[] =
@@ -138,11 +138,16 @@ static const char *const type_names[] = {"a string", "a number", "an integer", "
 static bool type_is(const json_t *v, enum atype t)
 {
 	switch (t) {
-	case A_STR: return json_is_string(v);
-	case A_NUM: return json_is_number(v);
-	case A_INT: return json_is_integer(v);
-	case A_OBJ: return json_is_object(v);
-	case A_ARR: return json_is_array(v);
+	case A_STR:
+		return json_is_string(v);
+	case A_NUM:
+		return json_is_number(v);
+	case A_INT:
+		return json_is_integer(v);
+	case A_OBJ:
+		return json_is_object(v);
+	case A_ARR:
+		return json_is_array(v);
 	}
 	return false;
 }
@@ -153,12 +158,14 @@ static bool args_ok(const char *tool, const json_t *args, const struct arg *spec
 {
 	const char *key;
 	json_t *v;
-	json_object_foreach((json_t *)args, key, v) {
+	json_object_foreach((json_t *)args, key, v)
+	{
 		size_t i = 0;
 		while (i < n && strcmp(spec[i].name, key))
 			i++;
 		if (i == n) {
-			snprintf(msg, len, "%s: unknown argument '%.60s' (see its inputSchema in tools/list)", tool, key);
+			snprintf(msg, len, "%s: unknown argument '%.60s' (see its inputSchema in tools/list)", tool,
+			         key);
 			return false;
 		}
 		if (!type_is(v, spec[i].type)) {
@@ -203,7 +210,7 @@ static json_t *tool_result(json_t *structured, bool failed, const char *headline
 		text = NULL;
 	free(j);
 	json_t *r = json_pack("{s:o,s:o,s:b}", "content", text_block(text ? text : ""), "structuredContent", structured,
-			      "isError", failed);
+	                      "isError", failed);
 	free(text);
 	return r;
 }
@@ -232,7 +239,8 @@ static struct req *native_new(struct mcp_conn *c, struct mcp_call *call, json_t 
 	struct req *r = b ? calloc(1, sizeof(*r)) : NULL;
 	size_t len = b ? strlen(b) : 0;
 	if (!r || !body_reserve(s, len + 1)) {
-		snprintf(msg, n, r ? "the runner holds --max-body-total of requests already; retry later" : "out of memory");
+		snprintf(msg, n,
+		         r ? "the runner holds --max-body-total of requests already; retry later" : "out of memory");
 		free(b);
 		free(r);
 		return NULL;
@@ -271,7 +279,8 @@ static json_t *native_answer(struct req *r, json_t **fail, int *code, char *msg,
 		return NULL;
 	}
 	if (r->code < 200 || r->code > 299 || !r->resp) {
-		*fail = tool_error("the runner could not do it (HTTP %u): %s", r->code, r->message[0] ? r->message : "?");
+		*fail = tool_error("the runner could not do it (HTTP %u): %s", r->code,
+		                   r->message[0] ? r->message : "?");
 		return NULL;
 	}
 	json_t *j = json_loadb(r->resp, r->resp_len ? r->resp_len : strlen(r->resp), 0, NULL);
@@ -335,7 +344,7 @@ out:
 /* The session a call works in: session_id's (the client's own), else the
  * connection's.  NULL with *fail set. */
 static struct sess *call_session(struct mcp_conn *c, struct mcp_call *call, const json_t *args, json_t **fail,
-				 char *msg, size_t n)
+                                 char *msg, size_t n)
 {
 	const char *id = json_string_value(json_object_get(args, "session_id"));
 	if (!id)
@@ -374,7 +383,7 @@ static json_t *run_result(json_t *res, const char *sid)
 		snprintf(head, sizeof(head), "ward could not run it: %.250s", err);
 	else if (failed)
 		snprintf(head, sizeof(head), "the program failed: status %s, exit code %" JSON_INTEGER_FORMAT,
-			 st ? st : "?", json_integer_value(json_object_get(res, "exit_code")));
+		         st ? st : "?", json_integer_value(json_object_get(res, "exit_code")));
 	if (sid)
 		json_object_set_new(res, "session_id", json_string(sid));
 	return tool_result(res, failed, head);
@@ -382,8 +391,8 @@ static json_t *run_result(json_t *res, const char *sid)
 
 static json_t *run_command(struct mcp_conn *c, struct mcp_call *call, json_t *args, int *code, char *msg, size_t n)
 {
-	static const struct arg spec[] = {{"command", A_STR, false}, {"argv", A_ARR, false}, {"stdin", A_STR, false},
-					  {"env", A_OBJ, false},     {"files", A_ARR, false}, {"limits", A_OBJ, false}};
+	static const struct arg spec[] = {{"command", A_STR, false}, {"argv", A_ARR, false},  {"stdin", A_STR, false},
+	                                  {"env", A_OBJ, false},     {"files", A_ARR, false}, {"limits", A_OBJ, false}};
 	static const char *const keys[] = {"command", "argv", "stdin", "env", "files", "limits", NULL};
 	if (!args_ok("run_command", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n)) {
 		*code = MCP_INVALID_PARAMS;
@@ -399,12 +408,11 @@ static json_t *run_command(struct mcp_conn *c, struct mcp_call *call, json_t *ar
 	return a ? run_result(a, NULL) : fail;
 }
 
-static json_t *run_in_session(struct mcp_conn *c, struct mcp_call *call, json_t *args, int *code, char *msg,
-			      size_t n)
+static json_t *run_in_session(struct mcp_conn *c, struct mcp_call *call, json_t *args, int *code, char *msg, size_t n)
 {
-	static const struct arg spec[] = {{"command", A_STR, false}, {"argv", A_ARR, false}, {"stdin", A_STR, false},
-					  {"env", A_OBJ, false},     {"cwd", A_STR, false},  {"limits", A_OBJ, false},
-					  {"session_id", A_STR, false}};
+	static const struct arg spec[] = {{"command", A_STR, false},   {"argv", A_ARR, false}, {"stdin", A_STR, false},
+	                                  {"env", A_OBJ, false},       {"cwd", A_STR, false},  {"limits", A_OBJ, false},
+	                                  {"session_id", A_STR, false}};
 	static const char *const keys[] = {"command", "argv", "stdin", "env", "cwd", "limits", NULL};
 	if (!args_ok("run_in_session", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n)) {
 		*code = MCP_INVALID_PARAMS;
@@ -448,8 +456,9 @@ static const char *verdict_status(const char *v, bool signalled)
 {
 	static const struct {
 		const char *verdict, *status;
-	} map[] = {{"AC", "ok"},	   {"TLE", "timeout"}, {"MLE", "memory"}, {"OLE", "output_limit"},
-		   {"CE", "compile_error"}, {"IE", "error"}};
+	} map[] = {
+		{"AC", "ok"},   {"TLE", "timeout"}, {"MLE", "memory"}, {"OLE", "output_limit"}, {"CE", "compile_error"},
+		{"IE", "error"}};
 	if (v && !strcmp(v, "RE"))
 		return signalled ? "signal" : "nonzero";
 	for (size_t i = 0; v && i < sizeof(map) / sizeof(map[0]); i++)
@@ -466,31 +475,32 @@ static json_t *code_result(json_t *a)
 	bool ce = verdict && !strcmp(verdict, "CE");
 	json_t *from = ce ? comp : test;
 	json_t *sig = json_object_get(from, "signal");
-	json_t *o = json_pack("{s:s,s:I,s:O,s:s,s:s,s:s,s:O,s:O}", "status",
-			      verdict_status(ce ? verdict : json_string_value(json_object_get(test, "verdict")),
-					     json_is_integer(sig)),
-			      "exit_code", json_integer_value(json_object_get(from, "exit_code")), "signal",
-			      sig ? sig : json_null(), "stdout", json_string_value(json_object_get(from, "stdout")) ?: "",
-			      "stderr", json_string_value(json_object_get(from, "stderr")) ?: "", "message",
-			      json_string_value(json_object_get(test ? test : comp, "message")) ?: "", "language",
-			      json_object_get(a, "language") ?: json_null(), "version",
-			      json_object_get(a, "version") ?: json_null());
+	json_t *o = json_pack(
+		"{s:s,s:I,s:O,s:s,s:s,s:s,s:O,s:O}", "status",
+		verdict_status(ce ? verdict : json_string_value(json_object_get(test, "verdict")),
+	                       json_is_integer(sig)),
+		"exit_code", json_integer_value(json_object_get(from, "exit_code")), "signal", sig ? sig : json_null(),
+		"stdout", json_string_value(json_object_get(from, "stdout")) ?: "", "stderr",
+		json_string_value(json_object_get(from, "stderr")) ?: "", "message",
+		json_string_value(json_object_get(test ? test : comp, "message")) ?: "", "language",
+		json_object_get(a, "language") ?: json_null(), "version", json_object_get(a, "version") ?: json_null());
 	json_t *u = json_object_get(test, "usage");
 	if (!u && comp) {
 		json_t *cu = json_object_get(comp, "usage");
 		u = json_pack("{s:I,s:I,s:I}", "wall_ms", json_integer_value(json_object_get(cu, "wall_ms")), "cpu_ms",
-			      json_integer_value(json_object_get(cu, "cpu_user_ms")) +
-				      json_integer_value(json_object_get(cu, "cpu_sys_ms")),
-			      "memory_kb", json_integer_value(json_object_get(cu, "max_rss_kb")));
+		              json_integer_value(json_object_get(cu, "cpu_user_ms")) +
+		                      json_integer_value(json_object_get(cu, "cpu_sys_ms")),
+		              "memory_kb", json_integer_value(json_object_get(cu, "max_rss_kb")));
 		json_object_set_new(o, "usage", u ? u : json_object());
 	} else
 		json_object_set(o, "usage", u ? u : json_object());
 	json_object_set_new(o, "compile",
-			comp && json_is_object(comp)
-				? json_pack("{s:O,s:O,s:O,s:O}", "exit_code", json_object_get(comp, "exit_code"), "stdout",
-					    json_object_get(comp, "stdout"), "stderr", json_object_get(comp, "stderr"),
-					    "message", json_object_get(comp, "message") ?: json_null())
-				: json_null());
+	                    comp && json_is_object(comp)
+	                            ? json_pack("{s:O,s:O,s:O,s:O}", "exit_code", json_object_get(comp, "exit_code"),
+	                                        "stdout", json_object_get(comp, "stdout"), "stderr",
+	                                        json_object_get(comp, "stderr"), "message",
+	                                        json_object_get(comp, "message") ?: json_null())
+	                            : json_null());
 	const char *err = json_string_value(json_object_get(a, "error"));
 	const char *st = json_string_value(json_object_get(o, "status"));
 	char head[400] = "";
@@ -500,16 +510,19 @@ static json_t *code_result(json_t *a)
 		snprintf(head, sizeof(head), "the program did not compile");
 	else if (strcmp(st, "ok"))
 		snprintf(head, sizeof(head), "the program failed: %s%s%s", st,
-			 json_string_value(json_object_get(o, "message"))[0] ? ": " : "",
-			 json_string_value(json_object_get(o, "message")));
+		         json_string_value(json_object_get(o, "message"))[0] ? ": " : "",
+		         json_string_value(json_object_get(o, "message")));
 	json_decref(a);
 	return tool_result(o, strcmp(st, "ok") != 0, head);
 }
 
 static json_t *run_code(struct mcp_conn *c, struct mcp_call *call, json_t *args, int *code, char *msg, size_t n)
 {
-	static const struct arg spec[] = {{"language", A_STR, true}, {"code", A_STR, true}, {"stdin", A_STR, false},
-					  {"files", A_ARR, false},   {"limits", A_OBJ, false}};
+	static const struct arg spec[] = {{"language", A_STR, true},
+	                                  {"code", A_STR, true},
+	                                  {"stdin", A_STR, false},
+	                                  {"files", A_ARR, false},
+	                                  {"limits", A_OBJ, false}};
 	if (!args_ok("run_code", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n)) {
 		*code = MCP_INVALID_PARAMS;
 		return NULL;
@@ -570,8 +583,10 @@ static bool path_ok(const char *tool, const char *path, bool empty_ok, char *msg
 
 static json_t *write_file(struct mcp_conn *c, struct mcp_call *call, json_t *args, int *code, char *msg, size_t n)
 {
-	static const struct arg spec[] = {{"path", A_STR, true}, {"content", A_STR, true}, {"encoding", A_STR, false},
-					  {"session_id", A_STR, false}};
+	static const struct arg spec[] = {{"path", A_STR, true},
+	                                  {"content", A_STR, true},
+	                                  {"encoding", A_STR, false},
+	                                  {"session_id", A_STR, false}};
 	const char *path = json_string_value(json_object_get(args, "path"));
 	const char *enc = json_string_value(json_object_get(args, "encoding"));
 	if (!args_ok("write_file", args, spec, sizeof(spec) / sizeof(spec[0]), msg, n) ||
@@ -597,12 +612,12 @@ static json_t *write_file(struct mcp_conn *c, struct mcp_call *call, json_t *arg
 	}
 	char err[512] = "";
 	int rc = ward_session_write(x->ws, path, bytes ? (const void *)bytes : json_string_value(content), len, 0, err,
-				    sizeof(err));
+	                            sizeof(err));
 	free(bytes);
 	json_t *res = rc < 0 ? tool_error("write_file: %s: %s", path, err[0] ? err : strerror(-rc))
-			     : tool_result(json_pack("{s:s,s:s,s:I}", "session_id", x->id, "path", path, "size",
-						     (json_int_t)len),
-					   false, NULL);
+	                     : tool_result(json_pack("{s:s,s:s,s:I}", "session_id", x->id, "path", path, "size",
+	                                             (json_int_t)len),
+	                                   false, NULL);
 	sess_unref(c->s, x);
 	return res;
 }
@@ -627,18 +642,19 @@ static json_t *read_file(struct mcp_conn *c, struct mcp_call *call, json_t *args
 	json_t *res;
 	if (rc < 0)
 		res = rc == -EFBIG ? tool_error("read_file: %s is larger than %u bytes; read it in parts with "
-						"run_in_session (head, tail, split)", path, MCP_READ_MAX)
-				   : tool_error("read_file: %s: %s", path, err[0] ? err : strerror(-rc));
+		                                "run_in_session (head, tail, split)",
+		                                path, MCP_READ_MAX)
+		                   : tool_error("read_file: %s: %s", path, err[0] ? err : strerror(-rc));
 	else {
 		bool text = dialect_utf8(data, len) && !memchr(data, 0, len);
 		char *b64 = text ? NULL : base64_encode(data, len);
 		json_t *content = text ? json_stringn((const char *)data, len) : b64 ? json_string(b64) : NULL;
 		free(b64);
-		res = content ? tool_result(json_pack("{s:s,s:s,s:I,s:s,s:o}", "session_id", x->id, "path", path, "size",
-						      (json_int_t)len, "encoding", text ? "utf-8" : "base64", "content",
-						      content),
-					    false, NULL)
-			      : tool_error("out of memory");
+		res = content ? tool_result(json_pack("{s:s,s:s,s:I,s:s,s:o}", "session_id", x->id, "path", path,
+		                                      "size", (json_int_t)len, "encoding", text ? "utf-8" : "base64",
+		                                      "content", content),
+		                            false, NULL)
+		              : tool_error("out of memory");
 	}
 	free(data);
 	sess_unref(c->s, x);
@@ -677,19 +693,19 @@ static json_t *list_files(struct mcp_conn *c, struct mcp_call *call, json_t *arg
 		json_t *e = json_array();
 		for (size_t i = 0; i < k; i++)
 			json_array_append_new(e, json_pack("{s:s,s:s,s:I,s:i,s:f}", "name", d[i].name, "type",
-							   type_name(d[i].type), "size", (json_int_t)d[i].size, "mode",
-							   (int)d[i].mode, "mtime", d[i].mtime));
+			                                   type_name(d[i].type), "size", (json_int_t)d[i].size, "mode",
+			                                   (int)d[i].mode, "mtime", d[i].mtime));
 		res = tool_result(json_pack("{s:s,s:s,s:o,s:b}", "session_id", x->id, "path", path, "entries", e,
-					    "truncated", cut),
-				  false, NULL);
+		                            "truncated", cut),
+		                  false, NULL);
 		ward_session_list_free(d, k);
 	}
 	sess_unref(c->s, x);
 	return res;
 }
 
-json_t *mcp_tool_call(struct mcp_conn *c, struct mcp_call *call, const char *name, json_t *args, int *code,
-		      char *msg, size_t n)
+json_t *mcp_tool_call(struct mcp_conn *c, struct mcp_call *call, const char *name, json_t *args, int *code, char *msg,
+                      size_t n)
 {
 	if (!strcmp(name, "run_code"))
 		return run_code(c, call, args, code, msg, n);

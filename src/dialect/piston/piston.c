@@ -99,7 +99,7 @@ static const struct ward_language *find_runtime(struct server *s, const char *na
 		if (piston_semver_satisfies(v, range, &bad))
 			best = l; /* one entry a language in the table */
 		else if (s->o.piston_version_fallback == 2 ||
-			 (s->o.piston_version_fallback == 1 && major_of(range) == major_of(v)))
+		         (s->o.piston_version_fallback == 1 && major_of(range) == major_of(v)))
 			fb = l;
 	}
 	return best ? best : fb;
@@ -134,7 +134,8 @@ static void answer_runtimes(struct server *s, struct req *r)
 					json_array_append_new(al, json_string(names[k].aliases[m]));
 		if (strcmp(piston_name(l), l->id) && !answers_alias(l->id, al))
 			json_array_append_new(al, json_string(l->id));
-		json_array_append_new(a, json_pack("{s:s,s:s,s:o}", "language", piston_name(l), "version", v, "aliases", al));
+		json_array_append_new(
+			a, json_pack("{s:s,s:s,s:o}", "language", piston_name(l), "version", v, "aliases", al));
 	}
 	dialect_answer(r, 200, a);
 }
@@ -147,8 +148,9 @@ static void answer_root(struct server *s, struct req *r)
 static void answer_packages(struct server *s, struct req *r)
 {
 	r->code = 501;
-	snprintf(r->message, sizeof(r->message), "package management is not served by ward: its languages come from "
-						  "its table (ward serve --languages FILE; GET /api/v2/runtimes lists them)");
+	snprintf(r->message, sizeof(r->message),
+	         "package management is not served by ward: its languages come from "
+	         "its table (ward serve --languages FILE; GET /api/v2/runtimes lists them)");
 	set_answer(r, 501, message_json(r->message), "application/json");
 }
 
@@ -163,7 +165,7 @@ struct exec_doc {
 	json_t *root;
 	struct ward_file files[PISTON_MAX_FILES];
 	unsigned char *owned[PISTON_MAX_FILES];
-	char *names[PISTON_MAX_FILES];   /* names given (normalised) or made (file1.code) */
+	char *names[PISTON_MAX_FILES]; /* names given (normalised) or made (file1.code) */
 	const char *args[PISTON_MAX_ARGS + 1];
 	unsigned char *stdin_buf;
 	size_t nfiles;
@@ -194,7 +196,10 @@ static bool bad(struct req *r, const char *fmt, ...)
 
 static int hexval(int c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
 }
 
 /* files[i].name, normalised into d->names[i] as Piston's path.join does
@@ -206,8 +211,8 @@ static bool file_name(struct req *r, struct exec_doc *d, size_t i, const char *n
 	size_t len = strlen(name);
 	if (name[0] == '/' || len > PISTON_MAX_NAME)
 		return bad(r, "files[%zu].name '%.100s' %s", i, name,
-			   name[0] == '/' ? "escapes the submission's directory: give a relative name without '..'"
-					  : "is too long: give at most 1024 bytes");
+		           name[0] == '/' ? "escapes the submission's directory: give a relative name without '..'"
+		                          : "is too long: give at most 1024 bytes");
 	char *out = malloc(len + 1);
 	if (!out)
 		return bad(r, "out of memory");
@@ -216,8 +221,10 @@ static bool file_name(struct req *r, struct exec_doc *d, size_t i, const char *n
 		size_t n = strcspn(p, "/");
 		if (n == 2 && !strncmp(p, "..", 2)) {
 			free(out);
-			return bad(r, "files[%zu].name '%.100s' escapes the submission's directory: give a relative name "
-				      "without '..'", i, name);
+			return bad(r,
+			           "files[%zu].name '%.100s' escapes the submission's directory: give a relative name "
+			           "without '..'",
+			           i, name);
 		}
 		if (n > 255) {
 			free(out);
@@ -235,7 +242,7 @@ static bool file_name(struct req *r, struct exec_doc *d, size_t i, const char *n
 	if (!k) {
 		free(out);
 		return bad(r, "files[%zu].name '%.100s' names no file: give a file's name, such as data/input.txt", i,
-			   name);
+		           name);
 	}
 	d->names[i] = out;
 	return true;
@@ -243,7 +250,7 @@ static bool file_name(struct req *r, struct exec_doc *d, size_t i, const char *n
 
 /* files[i]: its bytes by encoding (utf8, base64, hex; others are utf8). */
 static bool decode_file(struct req *r, struct exec_doc *d, size_t i, const json_t *f, const struct ward_language *l,
-			bool *utf8)
+                        bool *utf8)
 {
 	const char *content = json_string_value(json_object_get(f, "content"));
 	size_t clen = json_string_length(json_object_get(f, "content"));
@@ -289,11 +296,17 @@ static bool decode_file(struct req *r, struct exec_doc *d, size_t i, const json_
 		const char *a = d->files[k].path, *b = wf->path;
 		size_t la = strlen(a), lb = strlen(b);
 		if (!strcmp(a, b))
-			return bad(r, "files[%zu].name '%.100s' names the same file as files[%zu]%s: give each file its own "
-				      "name", i, b, k, k ? "" : " (the main file)");
+			return bad(
+				r,
+				"files[%zu].name '%.100s' names the same file as files[%zu]%s: give each file its own "
+				"name",
+				i, b, k, k ? "" : " (the main file)");
 		if ((la < lb && !strncmp(a, b, la) && b[la] == '/') || (lb < la && !strncmp(a, b, lb) && a[lb] == '/'))
-			return bad(r, "files[%zu].name '%.100s' and files[%zu]'s '%.100s' make one a directory of the other: "
-				      "give a file and a directory different names", i, b, k, a);
+			return bad(
+				r,
+				"files[%zu].name '%.100s' and files[%zu]'s '%.100s' make one a directory of the other: "
+				"give a file and a directory different names",
+				i, b, k, a);
 	}
 	return true;
 }
@@ -319,7 +332,8 @@ static bool get_limit(struct req *r, const json_t *root, const char *key, double
  * the runner's maxima (a 400 above one). */
 static bool decode_limits(struct server *s, struct req *r, struct exec_doc *d, struct ward_judge_job *job)
 {
-	double maxt = s->o.max.timeout_s * 1000, maxcpu = (s->o.max.cpu_s > 0 ? s->o.max.cpu_s : s->o.max.timeout_s) * 1000;
+	double maxt = s->o.max.timeout_s * 1000,
+	       maxcpu = (s->o.max.cpu_s > 0 ? s->o.max.cpu_s : s->o.max.timeout_s) * 1000;
 	double maxmem = (double)s->o.max.memory_mb * 1048576;
 	double ct = job->compile_limits.timeout_s * 1000, rt = 3000, ccpu = 0, rcpu = 0, cmem = 0, rmem = 0;
 	if (rt > maxt)
@@ -378,7 +392,7 @@ static bool decode_args_stdin(struct req *r, struct exec_doc *d, struct ward_jud
 
 /* The request into job: false with the 400 set. */
 static bool decode_execute(struct server *s, struct req *r, struct exec_doc *d, struct ward_judge_job *job,
-			   struct ward_judge_test *t, const struct ward_language **lang, char *range, size_t rn)
+                           struct ward_judge_test *t, const struct ward_language **lang, char *range, size_t rn)
 {
 	json_error_t je;
 	d->root = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &je);
@@ -447,7 +461,7 @@ static const char *signame(int sig, char *buf, size_t n)
 /* A stage's object: stdout, stderr, output, code, signal, message,
  * status, cpu_time, wall_time, memory. */
 static json_t *stage_json(const struct ward_stream *out, const struct ward_stream *err, int code, int sig,
-			  const char *status, const char *message, uint64_t cpu_ms, uint64_t wall_ms, uint64_t mem_kb)
+                          const char *status, const char *message, uint64_t cpu_ms, uint64_t wall_ms, uint64_t mem_kb)
 {
 	char sb[32];
 	json_t *o = json_object();
@@ -479,8 +493,13 @@ static json_t *run_json(const struct ward_judge_test_result *t)
 	int code = t->exit_code, sig = t->signal;
 	const char *status = NULL, *message = NULL;
 	switch (t->verdict) {
-	case WARD_V_TLE: status = "TO", code = -1, sig = 9; message = strstr(t->message, "wall") ? "Time limit exceeded (wall clock)" : "Time limit exceeded"; break;
-	case WARD_V_MLE: status = "SG", code = -1, sig = 9, message = "Memory limit exceeded"; break;
+	case WARD_V_TLE:
+		status = "TO", code = -1, sig = 9;
+		message = strstr(t->message, "wall") ? "Time limit exceeded (wall clock)" : "Time limit exceeded";
+		break;
+	case WARD_V_MLE:
+		status = "SG", code = -1, sig = 9, message = "Memory limit exceeded";
+		break;
 	case WARD_V_OLE:
 		status = strstr(t->message, "stderr") == t->message ? "EL" : "OL";
 		message = status[0] == 'E' ? "stderr length exceeded" : "stdout length exceeded";
@@ -496,7 +515,9 @@ static json_t *run_json(const struct ward_judge_test_result *t)
 		}
 		message = msg;
 		break;
-	default: sig = 0; break;
+	default:
+		sig = 0;
+		break;
 	}
 	return stage_json(&t->out, &t->err, code, sig, status, message, t->cpu_ms, t->wall_ms, t->memory_kb);
 }
@@ -521,7 +542,7 @@ static json_t *compile_json(const struct ward_judge_result *res)
 		message = msg;
 	}
 	return stage_json(&c->out, &c->err, code, sig, status, message, c->usage.cpu_user_ms + c->usage.cpu_sys_ms,
-			  c->usage.wall_ms, c->usage.max_rss_kb);
+	                  c->usage.wall_ms, c->usage.max_rss_kb);
 }
 
 static void run_execute(struct req *r)
@@ -563,7 +584,8 @@ static void run_execute(struct req *r)
 		dialect_answer(r, 200, o);
 		r->sandbox_status = "ok";
 	}
-	metrics_count_run(s, res.verdict == WARD_V_IE ? WARD_ST_ERROR : WARD_ST_OK, WARD_ISO_SYSTEM, now_mono() - r->t_admit);
+	metrics_count_run(s, res.verdict == WARD_V_IE ? WARD_ST_ERROR : WARD_ST_OK, WARD_ISO_SYSTEM,
+	                  now_mono() - r->t_admit);
 	ward_judge_result_free(&res);
 	exec_doc_free(d);
 	free(d);
@@ -579,7 +601,10 @@ static const char *piston_token(struct MHD_Connection *c)
 	return h;
 }
 
-#define P(p, m, al, ...) {.path = p, .method = m, .allow = al, __VA_ARGS__}
+#define P(p, m, al, ...)                                         \
+	{                                                        \
+		.path = p, .method = m, .allow = al, __VA_ARGS__ \
+	}
 static const struct route routes[] = {
 	P("/", "GET", "GET, HEAD", .open = true, .answer = answer_root),
 	P("/api/v2/runtimes", "GET", "GET, HEAD", .answer = answer_runtimes),

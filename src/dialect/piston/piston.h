@@ -1,6 +1,6 @@
 /* piston.h — the Piston v2 dialect (SPEC §16): `ward serve --piston ADDR`
  * speaks Piston's API (engineer-man/piston 3.1.1) over the judge (SPEC
- * §15).  serve.c adds piston_api's listener; the unit tests use the
+ * §15).  front/dialects.c adds piston_api's listener; the unit tests use the
  * version ranges. */
 #ifndef WARD_DIALECT_PISTON_H
 #define WARD_DIALECT_PISTON_H

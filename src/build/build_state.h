@@ -8,21 +8,21 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "image/build.h"
+#include "build/build.h"
+#include "build/build_run.h"
 #include "image/build_cache.h"
 #include "image/build_copy.h"
-#include "image/build_run.h"
 #include "ward.h"
 
 struct stage {
 	char *name;
 	struct cache_layer *l;
 	size_t nl;
-	char **base; /* the base image's layer directories (the store's), bottom first */
+	char **base;        /* the base image's layer directories (the store's), bottom first */
 	char **base_owners; /* each one's owners as a tree above it (cache_owner_tree), or NULL */
 	size_t nbase;
 	json_t *base_descs; /* the base manifest's layer descriptors */
-	json_t *cfg; /* the config's "config" object */
+	json_t *cfg;        /* the config's "config" object */
 	bool cmd_inherited;
 	char **args; /* declared ARGs, "K=V" */
 	size_t nargs;
@@ -46,7 +46,7 @@ struct b {
 	struct ignore ign;
 	struct build_ids ids;
 	struct ward_request egress; /* --net allow: the proxy's shape (ward_request_init'd) */
-	unsigned k; /* layers made or found so far (L<k>) */
+	unsigned k;                 /* layers made or found so far (L<k>) */
 	struct timespec t0;
 	char *err;
 	size_t errlen;

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "image/build_inside.h"
+#include "build/build_inside.h"
 #include "sandbox/seccomp_build.h"
 #include "system/netinside.h"
 

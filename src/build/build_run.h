@@ -34,18 +34,18 @@ struct build_run {
 	uint64_t layer_bytes; /* the writable layer's size */
 	double timeout_s;
 	uint32_t pids;
-	int out_fd; /* the step's output, live (-1: kept only) */
+	int out_fd;                        /* the step's output, live (-1: kept only) */
 	const struct ward_request *egress; /* --net allow: the proxy's allow-list and pins (NULL: no network) */
 	const struct build_ids *ids;
 };
 
 struct build_run_result {
-	int status;     /* the exit code, or 128 + the signal */
-	bool timed_out; /* killed at timeout_s */
-	bool oom;       /* the memory limit was hit */
+	int status;      /* the exit code, or 128 + the signal */
+	bool timed_out;  /* killed at timeout_s */
+	bool oom;        /* the memory limit was hit */
 	char tail[4096]; /* the output's last bytes */
 	size_t ntail;
-	int tmpfs_fd;   /* the writable layer's tmpfs: "upper" in it; close it */
+	int tmpfs_fd; /* the writable layer's tmpfs: "upper" in it; close it */
 };
 
 /* Runs r; 0 with res filled (whatever the command's status), or -1 with

@@ -10,6 +10,6 @@
 #include "ward_image.h"
 
 int build_steps(struct ward_image_store *s, const char *name, const struct bfile *f, const struct ward_build_opts *o,
-		struct ward_build_result *r, char *err, size_t errlen);
+                struct ward_build_result *r, char *err, size_t errlen);
 
 #endif

@@ -13,7 +13,7 @@
  * renamed into layers/, the index, under the store's exclusive lock; a
  * failed build leaves only cache entries of the steps that succeeded. */
 #define _GNU_SOURCE
-#include "image/build.h"
+#include "build/build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build/build_run.h"
+#include "core/egress.h"
 #include "image/build_cache.h"
 #include "image/build_copy.h"
 #include "image/build_layer.h"
-#include "image/build_run.h"
 #include "image/sha256.h"
-#include "core/egress.h"
 #include "image/store.h"
 #include "sandbox/overlay.h"
 #include "ward.h"
@@ -49,7 +49,8 @@ void ward_build_opts_init(struct ward_build_opts *o)
 	o->output_fd = -1;
 }
 
-#include "image/build_state.h"
+#include "base/errf.h"
+#include "build/build_state.h"
 
 static double since(const struct timespec *t0)
 {
@@ -131,8 +132,9 @@ static const char *global_var(void *ctx, const char *name)
 int build_word(struct b *b, struct stage *st, const struct bstep *s, const char *w, char **out)
 {
 	char e[300];
-	if (build_expand(w, b->f->escape, st ? stage_var : global_var, st ? (void *)st : (void *)b, out, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: %s: %s", s->line, build_op_name(s->op), e);
+	if (build_expand(w, b->f->escape, st ? stage_var : global_var, st ? (void *)st : (void *)b, out, e, sizeof(e)) <
+	    0)
+		return base_errf(b->err, b->errlen, "line %u: %s: %s", s->line, build_op_name(s->op), e);
 	return 0;
 }
 
@@ -177,7 +179,7 @@ static int step_arg(struct b *b, struct stage *st, const struct bstep *s)
 			rc = strv_add(&b->gargs, &b->ngargs, kv ? kv : name);
 		free(kv);
 		if (rc < 0)
-			return store_fail(b->err, b->errlen, "out of memory");
+			return base_errf(b->err, b->errlen, "out of memory");
 	}
 	return 0;
 }
@@ -257,7 +259,7 @@ int build_step_config(struct b *b, struct stage *st, const struct bstep *s)
 			free(v);
 			v = abs;
 			if (!v)
-				return store_fail(b->err, b->errlen, "out of memory");
+				return base_errf(b->err, b->errlen, "out of memory");
 		}
 		json_object_set_new(st->cfg, key, json_string(v));
 		free(v);
@@ -309,37 +311,38 @@ int build_from_image(struct b *b, struct stage *st, const char *ref, const struc
 	struct ward_image *img;
 	char e[512];
 	if (ward_image_open(b->s, ref, &img, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s (import or pull it first, or build it)", s->line,
-				  ref, e);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s (import or pull it first, or build it)",
+		                 s->line, ref, e);
 	struct ward_image **np = realloc(b->pins, (b->npins + 1) * sizeof(*np));
 	if (!np) {
 		ward_image_release(img);
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	}
 	b->pins = np;
 	np[b->npins++] = img;
 	char *buf = NULL;
 	size_t len;
 	if (store_blob_read(b->s, img->config_digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
 	json_t *c = json_loadb(buf, len, 0, NULL);
 	free(buf);
 	json_t *cfg = json_object_get(c, "config");
 	st->cfg = json_is_object(cfg) ? json_deep_copy(cfg) : json_object();
 	json_decref(c);
 	if (store_blob_read(b->s, img->digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
 	json_t *m = json_loadb(buf, len, 0, NULL);
 	free(buf);
 	st->base_descs = json_incref(json_object_get(m, "layers"));
 	json_decref(m);
 	if (json_array_size(st->base_descs) != img->nlayers)
-		return store_fail(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line, ref);
+		return base_errf(b->err, b->errlen, "line %u: FROM %s: its manifest does not list its layers", s->line,
+		                 ref);
 	st->cmd_inherited = json_object_get(st->cfg, "Cmd") != NULL;
 	st->base = calloc(img->nlayers + 1, sizeof(char *));
 	st->base_owners = calloc(img->nlayers + 1, sizeof(char *));
 	if (!st->base || !st->base_owners)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	for (size_t i = 0; i < img->nlayers; i++) {
 		st->base[i] = strdup(img->layers[i]);
 		st->nbase = i + 1;
@@ -355,7 +358,7 @@ static int step_from(struct b *b, const struct bstep *s)
 {
 	struct stage *v = realloc(b->st, (b->nst + 1) * sizeof(*v));
 	if (!v)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	b->st = v;
 	struct stage *st = &v[b->nst++];
 	memset(st, 0, sizeof(*st));
@@ -370,7 +373,7 @@ static int step_from(struct b *b, const struct bstep *s)
 		st->cfg = json_deep_copy(prev->cfg);
 		memcpy(st->chain, prev->chain, 65);
 		if (rc < 0)
-			rc = store_fail(b->err, b->errlen, "out of memory");
+			rc = base_errf(b->err, b->errlen, "out of memory");
 	} else if (!strcmp(ref, "scratch")) {
 		st->cfg = json_object();
 		chain(st, "FROM", "scratch");
@@ -412,12 +415,13 @@ static int add_layer(struct b *b, struct stage *st, const char *key, int tar_fd)
 {
 	struct cache_layer *l = realloc(st->l, (st->nl + 1) * sizeof(*l));
 	if (!l)
-		return store_fail(b->err, b->errlen, "out of memory");
+		return base_errf(b->err, b->errlen, "out of memory");
 	st->l = l;
 	uint64_t used = stage_bytes(b, st);
 	uint64_t left = b->o->max_image_bytes > used ? b->o->max_image_bytes - used : 0;
 	uint64_t cap = left < b->o->max_layer_bytes ? left : b->o->max_layer_bytes;
-	if (cache_make(b->s, b->work_fd, b->k++, tar_fd, key, cap, b->o->max_entries, &l[st->nl], b->err, b->errlen) < 0)
+	if (cache_make(b->s, b->work_fd, b->k++, tar_fd, key, cap, b->o->max_entries, &l[st->nl], b->err, b->errlen) <
+	    0)
 		return -1;
 	st->nl++;
 	chain(st, "LAYER", key);
@@ -460,15 +464,17 @@ static void drop_tar(struct b *b, int fd, unsigned k)
 	close(fd);
 }
 
-int build_layer_tree(struct b *b, struct stage *st, const char *key, int dirfd, unsigned base, long uid,
-			   long gid)
+int build_layer_tree(struct b *b, struct stage *st, const char *key, int dirfd, unsigned base, long uid, long gid)
 {
 	int t = tar_file(b);
 	if (t < 0)
 		return -1;
 	unsigned k = b->k;
-	struct layer_tar_opts lo = {.uid_base = base, .force_uid = uid, .force_gid = gid,
-				    .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries};
+	struct layer_tar_opts lo = {.uid_base = base,
+	                            .force_uid = uid,
+	                            .force_gid = gid,
+	                            .max_bytes = b->o->max_layer_bytes,
+	                            .max_entries = b->o->max_entries};
 	int rc = layer_tar(dirfd, t, &lo, NULL, b->err, b->errlen);
 	if (rc == 0)
 		rc = add_layer(b, st, key, t);
@@ -522,44 +528,75 @@ static void step_failed(struct b *b, const struct bstep *s, const struct build_r
 	b->r->oom = res->oom;
 	memcpy(b->r->output, res->tail, res->ntail);
 	b->r->output[res->ntail < sizeof(b->r->output) ? res->ntail : sizeof(b->r->output) - 1] = 0;
-	store_fail(b->err, b->errlen, "line %u: %s failed: %s", s->line, s->text,
-		   res->timed_out ? "it ran past --timeout" : res->oom ? "it ran out of --memory" : "its exit status is above");
+	base_errf(b->err, b->errlen, "line %u: %s failed: %s", s->line, s->text,
+	          res->timed_out ? "it ran past --timeout"
+	          : res->oom     ? "it ran out of --memory"
+	                         : "its exit status is above");
 	if (res->status && !res->timed_out && !res->oom)
-		snprintf(b->err, b->errlen, "line %u: RUN exited with status %d: %.300s", s->line, res->status, s->text);
+		snprintf(b->err, b->errlen, "line %u: RUN exited with status %d: %.300s", s->line, res->status,
+		         s->text);
+}
+
+/* What a RUN could reach, part of its cache key: a layer built with one
+ * allow-list or pin is never served to a build with another, or with no
+ * network (whose RUN would see another environment). */
+static char *run_net_key(const struct ward_build_opts *o)
+{
+	json_t *k = json_array();
+	json_array_append_new(k, json_string(o->net_allow ? "allow" : "none"));
+	for (size_t i = 0; o->net_allow && i < o->negress_allow; i++)
+		json_array_append_new(k, json_string(o->egress_allow[i]));
+	json_array_append_new(k, json_string("resolve"));
+	for (size_t i = 0; o->net_allow && i < o->negress_resolve; i++)
+		json_array_append_new(k, json_string(o->egress_resolve[i]));
+	char *t = json_dumps(k, JSON_COMPACT);
+	json_decref(k);
+	return t;
 }
 
 static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 {
 	json_t *cmd = command_json(st, s);
 	char *argv_json = json_dumps(cmd, JSON_COMPACT);
+	char *net = run_net_key(b->o);
 	char key[65];
-	build_key(st, "RUN", argv_json ? argv_json : "", NULL, key);
+	build_key(st, "RUN", argv_json ? argv_json : "", net ? net : "?", key);
+	free(net);
 	free(argv_json);
 	if (build_cached(b, st, key)) {
 		json_decref(cmd);
 		return 1;
 	}
 	size_t n = json_array_size(cmd), nl;
-	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st, b->o->net_allow), **low = build_lowers(st, &nl);
+	char **argv = calloc(n + 1, sizeof(char *)), **env = run_env(st, b->o->net_allow),
+	     **low = build_lowers(st, &nl);
 	for (size_t i = 0; argv && i < n; i++)
 		argv[i] = (char *)json_string_value(json_array_get(cmd, i));
 	int rc = 0;
 	if (!argv || !env || !low)
-		rc = store_fail(b->err, b->errlen, "out of memory");
+		rc = base_errf(b->err, b->errlen, "out of memory");
 	else if (!nl)
-		rc = store_fail(b->err, b->errlen, "line %u: RUN on an empty image (FROM scratch): there is nothing to run "
-						   "it with; COPY a program in first", s->line);
+		rc = base_errf(b->err, b->errlen,
+		               "line %u: RUN on an empty image (FROM scratch): there is nothing to run "
+		               "it with; COPY a program in first",
+		               s->line);
 	else if (b->ids.lock_fd < 0)
 		rc = build_ids_acquire(&b->ids, b->err, b->errlen);
 	struct build_run_result res = {.tmpfs_fd = -1};
 	if (rc == 0) {
-		struct build_run r = {.layers = low, .nlayers = nl, .argv = argv, .env = env,
-				      .workdir = json_string_value(json_object_get(st->cfg, "WorkingDir")),
-				      .user = json_string_value(json_object_get(st->cfg, "User")),
-				      .memory_bytes = b->o->memory_bytes + b->o->max_layer_bytes,
-				      .layer_bytes = b->o->max_layer_bytes, .timeout_s = b->o->timeout_s, .pids = 4096,
-				      .out_fd = b->o->output_fd, .ids = &b->ids,
-				      .egress = b->o->net_allow ? &b->egress : NULL};
+		struct build_run r = {.layers = low,
+		                      .nlayers = nl,
+		                      .argv = argv,
+		                      .env = env,
+		                      .workdir = json_string_value(json_object_get(st->cfg, "WorkingDir")),
+		                      .user = json_string_value(json_object_get(st->cfg, "User")),
+		                      .memory_bytes = b->o->memory_bytes + b->o->max_layer_bytes,
+		                      .layer_bytes = b->o->max_layer_bytes,
+		                      .timeout_s = b->o->timeout_s,
+		                      .pids = 4096,
+		                      .out_fd = b->o->output_fd,
+		                      .ids = &b->ids,
+		                      .egress = b->o->net_allow ? &b->egress : NULL};
 		rc = build_run_step(&r, &res, b->err, b->errlen);
 	}
 	if (rc == 0 && (res.status || res.timed_out)) {
@@ -569,7 +606,7 @@ static int step_run(struct b *b, struct stage *st, const struct bstep *s)
 	if (rc == 0) {
 		int up = openat(res.tmpfs_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		rc = up < 0 ? store_failerr(b->err, b->errlen, "open the step's writable layer")
-			    : build_layer_tree(b, st, key, up, b->ids.base, -1, -1);
+		            : build_layer_tree(b, st, key, up, b->ids.base, -1, -1);
 		if (up >= 0)
 			close(up);
 	}
@@ -660,8 +697,9 @@ static int egress_shape(struct b *b)
 {
 	const struct ward_build_opts *o = b->o;
 	if (!o->negress_allow)
-		return store_fail(b->err, b->errlen, "--net allow needs --egress-allow HOST (repeatable): the names RUN may "
-						     "reach through ward's proxy");
+		return base_errf(b->err, b->errlen,
+		                 "--net allow needs --egress-allow HOST (repeatable): the names RUN may "
+		                 "reach through ward's proxy");
 	for (size_t i = 0; i < o->negress_allow; i++) {
 		struct egress_pattern p;
 		if (egress_pattern_parse(o->egress_allow[i], &p, b->err, b->errlen) < 0)
@@ -682,7 +720,7 @@ static int egress_shape(struct b *b)
 }
 
 int build_steps(struct ward_image_store *s, const char *name, const struct bfile *f, const struct ward_build_opts *o,
-		struct ward_build_result *r, char *err, size_t errlen)
+                struct ward_build_result *r, char *err, size_t errlen)
 {
 	struct ward_build_opts def;
 	if (!o) {
@@ -690,15 +728,22 @@ int build_steps(struct ward_image_store *s, const char *name, const struct bfile
 		o = &def;
 	}
 	memset(r, 0, sizeof(*r));
-	struct b b = {.s = s, .f = f, .o = o, .r = r, .work_fd = -1, .ctx_fd = -1, .ids = {.lock_fd = -1},
-		      .err = err, .errlen = errlen};
+	struct b b = {.s = s,
+	              .f = f,
+	              .o = o,
+	              .r = r,
+	              .work_fd = -1,
+	              .ctx_fd = -1,
+	              .ids = {.lock_fd = -1},
+	              .err = err,
+	              .errlen = errlen};
 	clock_gettime(CLOCK_MONOTONIC, &b.t0);
 	char nm[WARD_IMAGE_NAME_MAX + 1], tg[WARD_IMAGE_TAG_MAX + 1];
 	int rc = store_ref_parse(name, nm, tg, err, errlen);
 	if (rc == 0 && o->context) {
 		b.ctx_fd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		rc = b.ctx_fd < 0 ? store_failerr(err, errlen, "the build context %s", o->context)
-				  : ignore_load(b.ctx_fd, &b.ign, err, errlen);
+		                  : ignore_load(b.ctx_fd, &b.ign, err, errlen);
 	}
 	if (rc == 0 && o->net_allow)
 		rc = egress_shape(&b);
@@ -725,7 +770,7 @@ int build_steps(struct ward_image_store *s, const char *name, const struct bfile
 }
 
 int ward_image_build(struct ward_image_store *s, const char *name, const char *dockerfile, size_t len,
-		     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen)
+                     const struct ward_build_opts *o, struct ward_build_result *r, char *err, size_t errlen)
 {
 	struct bfile f;
 	memset(r, 0, sizeof(*r));

@@ -14,9 +14,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/errf.h"
+#include "build/build_state.h"
 #include "image/build_cache.h"
 #include "image/build_copy.h"
-#include "image/build_state.h"
 #include "image/sha256.h"
 #include "image/store.h"
 #include "sandbox/overlay.h"
@@ -81,8 +82,8 @@ static int parse_chown(struct b *b, struct stage *st, const struct bstep *s, lon
 	if (rc == 0 && g)
 		rc = owner_part(st, g, "etc/group", gid);
 	if (rc < 0)
-		store_fail(b->err, b->errlen, "line %u: --chown=%s: no such user or group in the image (or over 65535)",
-			   s->line, s->chown);
+		base_errf(b->err, b->errlen, "line %u: --chown=%s: no such user or group in the image (or over 65535)",
+		          s->line, s->chown);
 	free(v);
 	return rc;
 }
@@ -93,7 +94,8 @@ static int copy_source(struct b *b, const struct bstep *s, int *fd)
 	*fd = -1;
 	if (!s->from) {
 		if (b->ctx_fd < 0)
-			return store_fail(b->err, b->errlen, "line %u: %s needs a build context", s->line, build_op_name(s->op));
+			return base_errf(b->err, b->errlen, "line %u: %s needs a build context", s->line,
+			                 build_op_name(s->op));
 		*fd = dup(b->ctx_fd);
 		return 0;
 	}
@@ -113,7 +115,7 @@ static int copy_source(struct b *b, const struct bstep *s, int *fd)
 		*fd = openat(w, "empty", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		close(w);
 	} else if (overlay_open_ro(low, n, fd, e, sizeof(e)) < 0)
-		rc = store_fail(b->err, b->errlen, "line %u: COPY --from=%s: %s", s->line, s->from, e);
+		rc = base_errf(b->err, b->errlen, "line %u: COPY --from=%s: %s", s->line, s->from, e);
 	free(low);
 	for (size_t i = 0; i < tmp.nbase; i++) {
 		free(tmp.base[i]);
@@ -138,7 +140,7 @@ static int copy_dest(struct b *b, struct stage *st, const struct bstep *s, char 
 	const char *wd = json_string_value(json_object_get(st->cfg, "WorkingDir"));
 	int r = asprintf(dest, "%s/%s", wd && *wd ? wd : "", d);
 	free(d);
-	return r < 0 ? store_fail(b->err, b->errlen, "out of memory") : 0;
+	return r < 0 ? base_errf(b->err, b->errlen, "out of memory") : 0;
 }
 
 /* The image so far has a directory at path: top layer first; a whiteout
@@ -165,10 +167,10 @@ static bool existing_dir(void *ctx, const char *path, struct stat *out)
 }
 
 static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int stage_fd, long uid, long gid,
-		       char hash[65])
+                       char hash[65])
 {
 	char **srcs = calloc(s->nargs, sizeof(char *)), *dest = NULL;
-	int src_fd = -1, rc = srcs ? 0 : store_fail(b->err, b->errlen, "out of memory");
+	int src_fd = -1, rc = srcs ? 0 : base_errf(b->err, b->errlen, "out of memory");
 	for (size_t i = 0; rc == 0 && i + 1 < s->nargs; i++)
 		rc = build_word(b, st, s, s->args[i], &srcs[i]);
 	long mode = -1;
@@ -176,7 +178,7 @@ static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int
 		char *end;
 		mode = strtol(s->chmod, &end, 8);
 		if (*end || mode < 0 || mode > 07777)
-			rc = store_fail(b->err, b->errlen, "line %u: --chmod=%s: give an octal mode", s->line, s->chmod);
+			rc = base_errf(b->err, b->errlen, "line %u: --chmod=%s: give an octal mode", s->line, s->chmod);
 	}
 	if (rc == 0)
 		rc = copy_dest(b, st, s, &dest);
@@ -185,13 +187,24 @@ static int stage_files(struct b *b, struct stage *st, const struct bstep *s, int
 	struct sha256 h;
 	sha256_init(&h);
 	if (rc == 0) {
-		struct copy_job j = {.src_fd = src_fd, .ign = s->from ? NULL : &b->ign, .srcs = srcs, .nsrcs = s->nargs - 1,
-				     .dest = dest, .stage_fd = stage_fd, .chmod = mode, .add = s->op == BS_ADD,
-				     .max_bytes = b->o->max_layer_bytes, .max_entries = b->o->max_entries, .hash = &h,
-				     .uid = (unsigned)uid, .gid = (unsigned)gid, .existing = existing_dir, .ctx = st};
+		struct copy_job j = {.src_fd = src_fd,
+		                     .ign = s->from ? NULL : &b->ign,
+		                     .srcs = srcs,
+		                     .nsrcs = s->nargs - 1,
+		                     .dest = dest,
+		                     .stage_fd = stage_fd,
+		                     .chmod = mode,
+		                     .add = s->op == BS_ADD,
+		                     .max_bytes = b->o->max_layer_bytes,
+		                     .max_entries = b->o->max_entries,
+		                     .hash = &h,
+		                     .uid = (unsigned)uid,
+		                     .gid = (unsigned)gid,
+		                     .existing = existing_dir,
+		                     .ctx = st};
 		char e[600];
 		if (copy_stage(&j, e, sizeof(e)) < 0)
-			rc = store_fail(b->err, b->errlen, "line %u: %s", s->line, e);
+			rc = base_errf(b->err, b->errlen, "line %u: %s", s->line, e);
 	}
 	sha256_hex(&h, hash);
 	if (src_fd >= 0)
@@ -211,7 +224,8 @@ int build_step_copy(struct b *b, struct stage *st, const struct bstep *s)
 	char name[32];
 	snprintf(name, sizeof(name), "S%u", b->k);
 	store_rm_tree(b->work_fd, name);
-	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd =
+		mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return store_failerr(b->err, b->errlen, "make the COPY's staging directory");
 	char hash[65], key[65], owner[64];
@@ -242,7 +256,8 @@ int build_step_workdir(struct b *b, struct stage *st, const struct bstep *s)
 	char name[32], key[65];
 	snprintf(name, sizeof(name), "S%u", b->k);
 	store_rm_tree(b->work_fd, name);
-	int sfd = mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd =
+		mkdirat(b->work_fd, name, 0755) < 0 ? -1 : openat(b->work_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return store_failerr(b->err, b->errlen, "make the WORKDIR's staging directory");
 	int d = sfd, rc = 0;

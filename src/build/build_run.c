@@ -16,7 +16,7 @@
  * syscall filter is a build's (sandbox/seccomp_build.c).  After the step the tmpfs is handed back: its
  * "upper" is the step's layer. */
 #define _GNU_SOURCE
-#include "image/build_run.h"
+#include "build/build_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/build_inside.h"
+#include "build/build_inside.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/overlay.h"
 #include "system/egress.h"
@@ -112,7 +112,7 @@ static int prepare(const struct build_run *r, pid_t pid, int sock, char *err, si
 	int root = -1;
 	uint64_t mb = (r->layer_bytes + (1u << 20) - 1) >> 20;
 	int rc = overlay_open_rw_kept(r->layers, r->nlayers, ns, mb, r->ids->base, r->ids->base, &root, tmpfs_fd, err,
-				      errlen);
+	                              errlen);
 	close(ns);
 	if (rc < 0)
 		return -1;
@@ -186,9 +186,9 @@ static int await(const struct build_run *r, pid_t pid, int pidfd, int out, struc
 static pid_t spawn(int *pidfd)
 {
 	struct clone_args a = {.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-					CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
-			       .pidfd = (uint64_t)(uintptr_t)pidfd,
-			       .exit_signal = SIGCHLD};
+	                                CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+	                       .pidfd = (uint64_t)(uintptr_t)pidfd,
+	                       .exit_signal = SIGCHLD};
 	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
 }
 
@@ -209,8 +209,13 @@ int build_run_step(const struct build_run *r, struct build_run_result *res, char
 	if (pid == 0) {
 		close(sv[0]);
 		close(pp[0]);
-		struct build_inside in = {.sock = sv[1], .out = pp[1], .argv = r->argv, .env = r->env,
-					  .workdir = r->workdir, .user = r->user, .net_allow = r->egress != NULL};
+		struct build_inside in = {.sock = sv[1],
+		                          .out = pp[1],
+		                          .argv = r->argv,
+		                          .env = r->env,
+		                          .workdir = r->workdir,
+		                          .user = r->user,
+		                          .net_allow = r->egress != NULL};
 		_exit(build_inside(&in));
 	}
 	if (pid < 0) {
@@ -233,7 +238,8 @@ int build_run_step(const struct build_run *r, struct build_run_result *res, char
 		proxy = l < 0 ? NULL : egress_start(l, r->egress, err, errlen);
 		if (!proxy) {
 			if (l < 0)
-				snprintf(err, errlen, "a build step's sandbox: the egress proxy's socket: %s", strerror(-l));
+				snprintf(err, errlen, "a build step's sandbox: the egress proxy's socket: %s",
+				         strerror(-l));
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, __WALL);
 			goto out;

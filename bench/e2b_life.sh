@@ -1,0 +1,46 @@
+#!/bin/bash
+# bench/e2b_life.sh — an E2B sandbox's pause, resume and fork through the real
+# SDK (issue 32's speed section; bench/run runs it, or alone).  One server
+# with --e2b and --e2b-state in a temporary directory on the disk;
+# bench/e2b_life.mjs times the calls on a sandbox holding 100 MB of files and
+# a 100 MB process.  Prints a markdown section on stdout; skips (exit 3)
+# without node/npm.  The goals: pause <= 100 ms, resume <= 50 ms, fork <= 0.3 s,
+# a snapshot <= 2 s and a second one of unchanged files no new layer bytes.
+. "$(dirname "$0")/e2b_node.bash" e2b_life.mjs
+T=$(mktemp -d /var/tmp/ward-bench-e2b-life.XXXXXX)
+echo "bench bench-token-0123456789" >"$T/tokens"
+"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --e2b-state "$T/state" --image-store "$T/store" \
+	--token-file "$T/tokens" --log "$T/log" \
+	</dev/null >"$T/out" 2>&1 &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 100); do
+	e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
+	[ -n "$e" ] && break
+	sleep 0.1
+done
+[ -n "$e" ] || { echo "bench/e2b_life.sh: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
+j=$(cd "$NODE_DIR" && STORE=$T/store E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 \
+	timeout 600 node e2b_life.mjs) || { echo "bench/e2b_life.sh: e2b_life.mjs failed: $j" >&2; exit 2; }
+python3 - "$j" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+print("### An E2B sandbox's life: pause, resume, fork (issue 32.2, 32.4; bench/e2b_life.sh)\n")
+print("The real `e2b` 2.51.0 SDK against `ward serve --e2b`, %d interleaved rounds, on a sandbox holding %d MB of files"
+      " in its home and a process holding 100 MB of memory; --e2b-state on the disk; times as the SDK sees them (ms).\n"
+      % (d["n"], d["data_bytes"] // 1000000))
+print("| call | median | p90 | ratio to | goal |\n| --- | ---: | ---: | --- | --- |")
+def row(name, k, base, goal):
+    r = "%.2fx %s" % (d[k]["median"] / d[base]["median"], base) if base else ""
+    print("| %s | %.1f | %.1f | %s | %s |" % (name, d[k]["median"], d[k]["p90"], r, goal))
+row("`commands.run('true')`", "run", None, "")
+row("`pause()` (frozen; the files written under --e2b-state)", "pause", "run", "<= 100 ms")
+row("`Sandbox.connect()` of it (thaw)", "resume", "run", "<= 50 ms")
+row("`pause({keepMemory: false})` (files; the session ends)", "pause_files", "run", "")
+row("`Sandbox.connect()` of it (a new session, the files restored)", "resume_files", "run", "")
+row("`Sandbox.create()` + `kill()`", "create", None, "")
+row("`fork({count: 1})` (the files copied)", "fork", "create", "<= 300 ms")
+row("`createSnapshot()` (a file changed: a new layer)", "snapshot", "create", "<= 2000 ms")
+row("`createSnapshot()` again, nothing changed", "snapshot_again", "create", "")
+print("\nNew layer bytes written by the %d unchanged snapshots: %d (goal: 0)." % (d["n"], d["unchanged_snapshot_layer_bytes"]))
+PY
