@@ -192,6 +192,16 @@ static pid_t spawn(int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
 }
 
+/* The RUN's process (build_inside.c), in its new namespaces. */
+__attribute__((noreturn)) static void child_main(const struct build_run *r, int sock, int out)
+{
+	struct build_inside in = {.sock = sock, .out = out, .argv = r->argv, .env = r->env};
+	in.workdir = r->workdir;
+	in.user = r->user;
+	in.net_allow = r->egress != NULL;
+	_exit(build_inside(&in));
+}
+
 int build_run_step(const struct build_run *r, struct build_run_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
@@ -209,14 +219,7 @@ int build_run_step(const struct build_run *r, struct build_run_result *res, char
 	if (pid == 0) {
 		close(sv[0]);
 		close(pp[0]);
-		struct build_inside in = {.sock = sv[1],
-		                          .out = pp[1],
-		                          .argv = r->argv,
-		                          .env = r->env,
-		                          .workdir = r->workdir,
-		                          .user = r->user,
-		                          .net_allow = r->egress != NULL};
-		_exit(build_inside(&in));
+		child_main(r, sv[1], pp[1]);
 	}
 	if (pid < 0) {
 		fail(err, errlen, "clone3 (ward image build needs root and user namespaces)");

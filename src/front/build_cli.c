@@ -68,6 +68,29 @@ struct args {
 	struct ward_build_opts o;
 };
 
+/* --egress-allow or --egress-resolve (opt): v's comma-separated names. */
+static int add_hosts(struct args *a, const char *opt, const char *v)
+{
+	bool allow = !strcmp(opt, "--egress-allow");
+	char *list = a->nlists < 64 ? strdup(v) : NULL, *save = NULL;
+	if (!list) {
+		fprintf(stderr, "ward image build: too many %s options\n", opt);
+		return -1;
+	}
+	a->lists[a->nlists++] = list;
+	for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+		if ((allow ? a->nallow : a->nresolve) == 64) {
+			fprintf(stderr, "ward image build: more than 64 %s entries\n", opt);
+			return -1;
+		}
+		if (allow)
+			a->allow[a->nallow++] = h;
+		else
+			a->resolve[a->nresolve++] = h;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct args *a)
 {
 	for (int i = 2; i < argc; i++) {
@@ -98,23 +121,8 @@ static int parse(int argc, char **argv, struct args *a)
 			fprintf(stderr, "ward image build: --net %s: give none or allow (with --egress-allow)\n", v);
 			return -1;
 		} else if (!strcmp(s, "--egress-allow") || !strcmp(s, "--egress-resolve")) {
-			bool allow = !strcmp(s, "--egress-allow");
-			char *list = a->nlists < 64 ? strdup(v) : NULL, *save = NULL;
-			if (!list) {
-				fprintf(stderr, "ward image build: too many %s options\n", s);
+			if (add_hosts(a, s, v) < 0)
 				return -1;
-			}
-			a->lists[a->nlists++] = list;
-			for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-				if ((allow ? a->nallow : a->nresolve) == 64) {
-					fprintf(stderr, "ward image build: more than 64 %s entries\n", s);
-					return -1;
-				}
-				if (allow)
-					a->allow[a->nallow++] = h;
-				else
-					a->resolve[a->nresolve++] = h;
-			}
 		} else if (!strcmp(s, "--timeout")) {
 			char *end;
 			a->o.timeout_s = strtod(v, &end);

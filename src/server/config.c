@@ -74,6 +74,13 @@ static const char usage_text[] =
 	"                            (default 256), --e2b-disk MB its home and /tmp (default 1024);\n"
 	"                            (and its largest file); each within --max-memory, --max-pids,\n"
 	"                            --max-work-size, --max-tmp-size and --max-fsize\n"
+	"  --e2b-base NAME=IMAGE     E2B templates (SPEC §19): the base NAME (fromImage('NAME'),\n"
+	"                            fromDebianImage() is debian:stable) is IMAGE of the store\n"
+	"                            (repeatable; else an image of the store named NAME)\n"
+	"  --e2b-build-egress HOSTS  a template build's RUN reaches these names (comma-separated,\n"
+	"                            e.g. deb.debian.org,pypi.org) through the egress proxy, with the\n"
+	"                            --egress-resolve pins; default: no network, and an install step\n"
+	"                            fails saying so\n"
 	"  --e2b-state DIR           where paused E2B sandboxes' files are kept, so that they survive a\n"
 	"                            restart (default /var/lib/ward/e2b); --e2b-max-paused N of them at\n"
 	"                            once (default 64), --e2b-paused-bytes B their files in all (default 4G)\n"
@@ -262,6 +269,7 @@ enum opt_kind {
 	K_FLAG,     /* no argument: sets a bool */
 	K_EGRESS,   /* --egress-allow / --egress-resolve, repeatable */
 	K_IMAGE,    /* --image NAME, repeatable */
+	K_E2B_BASE, /* --e2b-base NAME=IMAGE, repeatable */
 	K_DIALECT,  /* --piston / --judge0 ADDR:PORT into a char[128] */
 	K_FALLBACK, /* --piston-version-fallback major|any */
 	K_CALLBACK, /* --judge0-callback-allow HOST, repeatable */
@@ -324,6 +332,8 @@ static const struct opt_desc opts[] = {
 	{"e2b", K_LISTEN, OFF(e2b_listen), 0, NULL},
 	{"e2b-cpu", K_SECS, OFF(e2b_cpu_s), 0, NULL},
 	{"e2b-domain", K_PATH, OFF(e2b_domain), 0, NULL},
+	{"e2b-base", K_E2B_BASE, OFF(e2b_bases), 0, NULL},
+	{"e2b-build-egress", K_PATH, OFF(e2b_build_egress), 0, NULL},
 	{"e2b-memory", K_UINT, OFF(e2b_memory_mb), 1u << 20, "--e2b-memory must be at least 1 (MB)"},
 	{"e2b-pids", K_UINT, OFF(e2b_pids), 1u << 20, "--e2b-pids must be at least 1"},
 	{"e2b-disk", K_UINT, OFF(e2b_disk_mb), 1u << 20, "--e2b-disk must be at least 1 (MB)"},
@@ -562,6 +572,13 @@ static int set_option(struct serve_opts *o, const struct opt_desc *d, const char
 		return set_node_id(o, v);
 	case K_CLIENT:
 		return set_client_name(o, flag, v);
+	case K_E2B_BASE:
+		if (o->ne2b_bases == MAX_IMAGES || !strchr(v, '=') || v[0] == '=') {
+			fprintf(stderr, "ward serve: --e2b-base NAME=IMAGE (at most %d): '%s'\n", MAX_IMAGES, v);
+			return -1;
+		}
+		o->e2b_bases[o->ne2b_bases++] = v;
+		return 0;
 	case K_UINT:
 	case K_SIZE:
 	case K_INT:

@@ -129,9 +129,14 @@ struct serve_opts {
 	const char *languages_file; /* --languages FILE, or NULL: the installed table */
 	unsigned max_tests, max_parallel;
 	size_t max_test_bytes;
-	char e2b_listen[128];                          /* --e2b ADDR:PORT, or "" (SPEC §17) */
-	double e2b_cpu_s;                              /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
-	const char *e2b_domain;                        /* --e2b-domain D, or NULL: localhost:<port> */
+	char e2b_listen[128];   /* --e2b ADDR:PORT, or "" (SPEC §17) */
+	double e2b_cpu_s;       /* --e2b-cpu S: a sandbox's CPU budget (0: its timeout) */
+	const char *e2b_domain; /* --e2b-domain D, or NULL: localhost:<port> */
+	/* E2B templates (SPEC §19): --e2b-base NAME=IMAGE (repeatable), the
+	 * builds' egress (--e2b-build-egress HOSTS, comma-separated; NULL: none) */
+	const char *e2b_bases[MAX_IMAGES];
+	size_t ne2b_bases;
+	const char *e2b_build_egress;
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	const char *e2b_state;   /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
 	unsigned e2b_max_paused; /* --e2b-max-paused N (0: 64) */

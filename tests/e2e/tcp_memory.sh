@@ -29,28 +29,35 @@ expect_eq "tcp memory: enforced.tcp_memory with --net none" "$want" "$(jg "$OUT"
 
 # The load, streamed (no --json) so that the host can watch the run's cgroup
 # while it holds the buffers.
-# ward itself in the background (its pid names the cgroup), bounded by its
-# --timeout and by the loop below.
+# ward itself in the background, bounded by its --timeout and by the loop
+# below.
 "$WARD" run --timeout 20 --net loopback --memory 16 --ro-bind "$HELPERS:/h" -- \
 	/h/probe_tcpmem 8 48 4096 </dev/null >"$T/out" 2>"$T/err" &
 w=$!
 tcp_max=0 tcp_limit="" n=0
+# The run's cgroup, found by its members (ward's children: PID 1), not by
+# name (ward run may take a kept slot, ward-slot-N, of an earlier run).
+run_cg() {
+	local c
+	for c in $(cat /proc/"$w"/task/*/children 2>/dev/null); do
+		if [ "$mech" = cgroup-v1 ]; then
+			sed -n 's|^[0-9]*:memory:\(/.*\)|/sys/fs/cgroup/memory\1|p' /proc/"$c"/cgroup 2>/dev/null
+		else
+			sed -n 's|^0::\(/.*\)|/sys/fs/cgroup\1|p' /proc/"$c"/cgroup 2>/dev/null
+		fi
+	done | grep -v '^/sys/fs/cgroup\(/memory\)\?/$' | head -1
+}
 while kill -0 "$w" 2>/dev/null; do
 	n=$((n + 1))
 	[ "$n" -gt 800 ] && kill -9 "$w" 2>/dev/null
-	if [ "$mech" = cgroup-v1 ]; then
-		for d in /sys/fs/cgroup/memory/ward/ward-"$w"-*; do
-			[ -d "$d" ] || continue
-			v=$(cat "$d/memory.kmem.tcp.max_usage_in_bytes" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-			# (a read between the cgroup's mkdir and its limit's write sees
-			# the kernel's default; one after its rmdir fails: neither counts)
-			l=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null) && [ "${#l}" -lt 13 ] && tcp_limit=$l
-		done
-	else
-		for d in $(find /sys/fs/cgroup -maxdepth 4 -type d -name "ward-$w-*" 2>/dev/null); do
-			v=$(awk '$1 == "sock" {print $2}' "$d/memory.stat" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-			l=$(cat "$d/memory.max" 2>/dev/null) && [ "$l" != max ] && tcp_limit=$l
-		done
+	d=$(run_cg)
+	if [ -n "$d" ] && [ -d "$d" ] && [ "$mech" = cgroup-v1 ]; then
+		v=$(cat "$d/memory.kmem.tcp.max_usage_in_bytes" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
+		# (one read after its rmdir fails: it does not count)
+		l=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null) && [ "${#l}" -lt 13 ] && tcp_limit=$l
+	elif [ -n "$d" ] && [ -d "$d" ]; then
+		v=$(awk '$1 == "sock" {print $2}' "$d/memory.stat" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
+		l=$(cat "$d/memory.max" 2>/dev/null) && [ "$l" != max ] && tcp_limit=$l
 	fi
 	sleep 0.05
 done

@@ -68,6 +68,11 @@ static const struct eroute routes[] = {
 	{"GET", "/contexts", true, ci_ctx_list, false},
 	{"DELETE", "/contexts/{id}", true, ci_ctx_delete, false},
 	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart, false},
+	/* templates (e2b_templates.c); "{*}": the rest of the path, parsed there */
+	{"POST", "/v3/templates", false, tm_create, false},
+	{"POST", "/v2/templates/{*}", false, tm_post_v2, false},
+	{"GET", "/templates/{*}", false, tm_get, false},
+	{"PUT", "/ward/template-files/{id}", false, tm_upload, false},
 };
 
 /* path against pattern: exact, or "{id}" matching one segment of
@@ -75,6 +80,16 @@ static const struct eroute routes[] = {
 static bool match(const char *pat, const char *path, char *arg, size_t n)
 {
 	const char *brace = strstr(pat, "{id}");
+	size_t pl = strlen(pat);
+	if (!brace && pl > 3 && !strcmp(pat + pl - 3, "{*}")) { /* a prefix, then segments of the same set */
+		const char *p = path + pl - 3;
+		size_t k = strlen(p);
+		if (strncmp(pat, path, pl - 3) || !k || k >= n ||
+		    strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != k)
+			return false;
+		memcpy(arg, p, k + 1);
+		return true;
+	}
 	if (!brace)
 		return strcmp(pat, path) == 0;
 	size_t pre = (size_t)(brace - pat);
@@ -264,7 +279,8 @@ static enum MHD_Result dispatch(struct ereq *q)
 	unsigned refused = q->rt->upload ? q->refused : q->rt->data ? data_auth(q) : 0;
 	if (refused)
 		return e2b_api_error(q, refused, "%s", q->message);
-	if (!q->rt->data && !control_auth(q))
+	/* a template's upload link carries its own token (the SDK sends no key with it) */
+	if (!q->rt->data && q->rt->fn != tm_upload && !control_auth(q))
 		return e2b_api_error(q, 401,
 		                     "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
 	/* proven: the connection no longer counts against its address
@@ -436,7 +452,7 @@ int e2b_start(struct server *s)
 	s->e2b = e;
 	char bound[160];
 	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0)
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0)
 		return -1;
 	/* idle connections: the native listener's bound; a stream says
 	 * keepalive every E2B_KEEPALIVE_S, well within it */
@@ -471,6 +487,7 @@ void e2b_stop(struct server *s)
 	else if (e->listen_fd >= 0)
 		close(e->listen_fd);
 	e2b_makers_stop(e);
+	tm_stop(e);
 	e2b_records_free(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);

@@ -21,6 +21,7 @@
  *   e2b_fork.c     fork: new sandboxes from a sandbox's files
  *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
  *   e2b_network.c  updateNetwork: its egress allow-list replaced live
+ *   e2b_templates.c the template build API, on `ward image build`
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -68,7 +69,8 @@ struct e2b_sbx {
 	char owner[96];               /* the session's owner: the API key's token name */
 	char access[48], traffic[48]; /* its tokens, 128 random bits each in hex */
 	char tmpl[64];
-	char *metadata; /* JSON object text */
+	unsigned cpu, memory_mb; /* its size: 1 core and --e2b-memory, or its template's build's */
+	char *metadata;          /* JSON object text */
 	double started_rt, end_rt;
 	unsigned refs;
 	bool gone; /* out of the list: freed at refs 0 */
@@ -111,6 +113,7 @@ struct e2b {
 	char domain[200];          /* what create and connect answer: --e2b-domain, or localhost:<port> */
 	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
 	char state[512];           /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
+	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
 };
 
 /* One request on the E2B listener. */
@@ -172,6 +175,8 @@ struct sess *e2b_sess(struct e2b *e, struct e2b_sbx *x);
 void e2b_records_free(struct e2b *e);
 void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
+/* out: 2*bytes lowercase hex digits of randomness, and a NUL */
+void e2b_hex_random(char *out, size_t bytes);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
 enum MHD_Result e2b_metrics(struct ereq *q);
@@ -233,6 +238,24 @@ unsigned e2b_wake(struct ereq *q, struct e2b_sbx *x);
 /* Kill x: its session, what it saved, its record.  */
 void e2b_end(struct e2b *e, struct e2b_sbx *x);
 bool e2b_is_paused(struct e2b *e, struct e2b_sbx *x);
+
+/* e2b_templates.c: E2B's template build API (SPEC §19) */
+struct ward_image_root;
+int tm_start(struct e2b *e);
+void tm_stop(struct e2b *e); /* after the listener and the sandboxes */
+enum MHD_Result tm_create(struct ereq *q);
+enum MHD_Result tm_get(struct ereq *q);
+enum MHD_Result tm_post_v2(struct ereq *q);
+enum MHD_Result tm_upload(struct ereq *q);
+/* A template built here by name ("ALIAS", "ALIAS:TAG" or its id) for
+ * caller who: its root (kept until tm_stop), cpuCount, memoryMB and start
+ * command ("" when none). */
+struct tm_pick {
+	const struct ward_image_root *root;
+	unsigned cpu, mem;
+	char start[2048];
+};
+bool tm_find(struct e2b *e, const char *name, const char *who, struct tm_pick *out);
 
 /* e2b_connect.c: Connect framing */
 /* The one message of a streaming request's body (a 5-byte envelope, flag

@@ -102,6 +102,25 @@ static void paused_count(struct e2b *e, unsigned *n, uint64_t *bytes)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* x's files saved under --e2b-state/ID/files, at most max bytes: 0, 507
+ * (over max: err says the size reached) or 500. */
+static unsigned save_files(struct e2b *e, struct e2b_sbx *x, struct sess *ss, uint64_t max,
+                           struct ward_session_saved *info, char *err, size_t n)
+{
+	char dir[700];
+	snprintf(dir, sizeof(dir), "%s/%s", e->state, x->id);
+	state_drop(e, x->id); /* a pause that failed half-way before */
+	if (mkdir_parents(e->state) < 0 || mkdir(dir, 0700) < 0) {
+		snprintf(err, n, "cannot make %s: %s (give --e2b-state a directory ward may write)", dir,
+		         strerror(errno));
+		return 500;
+	}
+	char files[760];
+	snprintf(files, sizeof(files), "%s/files", dir);
+	int r = ward_session_save(ss->ws, files, max, info, err, n);
+	return r == -EFBIG ? 507 : r < 0 ? 500 : 0;
+}
+
 unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n)
 {
 	struct server *s = e->s;
@@ -134,23 +153,8 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	}
 	/* frozen first: the files saved are those of the stopped processes */
 	bool frozen = memory && ward_session_freeze(ss->ws, err, n) == 0;
-	char dir[700];
-	snprintf(dir, sizeof(dir), "%s/%s", e->state, x->id);
-	state_drop(e, x->id); /* a pause that failed half-way before */
 	struct ward_session_saved info = {0};
-	if (mkdir_parents(e->state) < 0 || mkdir(dir, 0700) < 0) {
-		snprintf(err, n, "cannot make %s: %s (give --e2b-state a directory ward may write)", dir,
-		         strerror(errno));
-		code = 500;
-	} else {
-		char files[760];
-		snprintf(files, sizeof(files), "%s/files", dir);
-		int r = ward_session_save(ss->ws, files, cap - used, &info, err, n);
-		if (r == -EFBIG)
-			code = 507; /* err: the size it reached */
-		else if (r < 0)
-			code = 500;
-	}
+	code = save_files(e, x, ss, cap - used, &info, err, n);
 	if (!code) {
 		pthread_mutex_lock(&e->lock);
 		x->paused_rt = now_real();

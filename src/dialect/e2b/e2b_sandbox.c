@@ -17,6 +17,7 @@
 
 #include "core/request.h"
 #include "dialect/e2b/e2b_int.h"
+#include "ward_image.h"
 
 #define DEFAULT_TIMEOUT_S 300 /* E2B's own default */
 #define MAX_ENVS 256
@@ -112,7 +113,7 @@ static struct ward_session *make_session(struct e2b *e, const struct ward_sessio
 
 /* ---- records ---- */
 
-static void hex_random(char *out, size_t bytes)
+void e2b_hex_random(char *out, size_t bytes)
 {
 	unsigned char b[32];
 	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
@@ -349,7 +350,7 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
-	                      x->paused ? "paused" : "running", "cpuCount", 1, "memoryMB", (int)s->o.e2b_memory_mb,
+	                      x->paused ? "paused" : "running", "cpuCount", (int)x->cpu, "memoryMB", (int)x->memory_mb,
 	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail) {
 		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(s->e2b->domain));
@@ -372,8 +373,11 @@ struct create_in {
 	bool net_off, net_asked;
 	bool private_traffic; /* network.allowPublicTraffic: false */
 	char *metadata;
-	char base[200]; /* a snapshot's template (its shape and root), or "" */
-	char home[700]; /* and its home's files, restored into the new sandbox */
+	unsigned cpu;         /* cores: 1, or a built template's cpuCount */
+	unsigned memory_mb;   /* --e2b-memory, or a built template's memoryMB */
+	struct tm_pick built; /* a template built here (its start command runs at create) */
+	char base[200];       /* a snapshot's template (its shape and root), or "" */
+	char home[700];       /* and its home's files, restored into the new sandbox */
 };
 
 static void create_in_free(struct create_in *c)
@@ -454,13 +458,15 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 
 /* The session's shape from what was asked, under the operator's ceiling:
  * allowInternetAccess (true or absent) asks for the ceiling itself. */
-static bool shape_build(struct server *s, struct create_in *c, struct ward_request *q, char *err, size_t n)
+static bool shape_build(struct e2b *e, const char *who, struct create_in *c, struct ward_request *q, char *err,
+                        size_t n)
 {
+	struct server *s = e->s;
 	ward_request_init(q);
 	q->isolation = WARD_ISO_SYSTEM;
 	q->limits = s->o.defaults;
 	/* sizes an agent can live in (SPEC §18), within the maxima (config.c) */
-	q->limits.memory_mb = s->o.e2b_memory_mb;
+	q->limits.memory_mb = c->memory_mb = s->o.e2b_memory_mb;
 	q->limits.pids = s->o.e2b_pids;
 	q->limits.tmp_size_mb = s->o.e2b_disk_mb;
 	q->limits.fsize_mb = s->o.e2b_disk_mb;
@@ -480,7 +486,12 @@ static bool shape_build(struct server *s, struct create_in *c, struct ward_reque
 		q->negress_allow = pol->nallow;
 	}
 	const char *tmpl = c->base[0] ? c->base : c->tmpl;
-	if (strcmp(tmpl, "base") != 0) {
+	/* a template built here (e2b_templates.c), sized by its build */
+	if (tm_find(e, tmpl, who, &c->built)) {
+		q->image = c->built.root;
+		q->limits.memory_mb = c->memory_mb = c->built.mem;
+		c->cpu = c->built.cpu;
+	} else if (strcmp(tmpl, "base") != 0) {
 		bool found = false;
 		for (size_t i = 0; i < s->nimages; i++)
 			if (strcmp(s->images[i].name, tmpl) == 0) {
@@ -529,14 +540,38 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	e2b_id(slot->id, x->id, sizeof(x->id));
 	snprintf(x->owner, sizeof(x->owner), "%s", q->who);
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", c->tmpl);
-	hex_random(x->access, 16);
-	hex_random(x->traffic, 16);
+	e2b_hex_random(x->access, 16);
+	e2b_hex_random(x->traffic, 16);
 	x->metadata = c->metadata;
 	c->metadata = NULL;
 	x->private_traffic = c->private_traffic;
+	x->cpu = c->cpu ? c->cpu : 1;
+	x->memory_mb = c->memory_mb;
 	x->started_rt = now_real();
 	x->end_rt = x->started_rt + ttl;
 	return x;
+}
+
+/* A built template's start command (setStartCmd), in the background from
+ * its image's WORKDIR, within --max-timeout as any command: E2B boots its
+ * sandboxes with it running.  A failure is logged; the sandbox stands. */
+static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in *c, const struct e2b_sbx *x)
+{
+	struct ward_request r;
+	ward_request_init(&r);
+	char *argv[] = {"/bin/sh", "-c", c->built.start, NULL};
+	r.argv = argv;
+	r.isolation = WARD_ISO_SYSTEM;
+	const struct ward_limits *max = &q->s->o.max;
+	r.limits = q->s->o.defaults;
+	r.limits.timeout_s = max->timeout_s;
+	r.limits.cpu_s = max->cpu_s > 0 ? max->cpu_s : max->timeout_s;
+	r.limits.output_limit = E2B_OUTPUT_KEPT;
+	const char *wd = ward_image_root_image(c->built.root)->workdir;
+	char err[400];
+	int pid;
+	if (ward_session_spawn(ws, &r, wd && wd[0] == '/' ? wd : NULL, false, &pid, err, sizeof(err)) < 0)
+		log_event(q->s, "e2b-start-cmd-failed", "%s: %s", x->id, err);
 }
 
 /* The session of a create body b for owner (0, or the status with why in err). */
@@ -553,7 +588,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 		offered = strcmp(s->images[i].name, c->tmpl) == 0;
 	if (!offered) /* a snapshot of owner's (e2b_snapshot.c)? */
 		e2b_snapshot_base(s, owner, c->tmpl, c->base, sizeof(c->base), c->home, sizeof(c->home));
-	if (!shape_build(s, c, &shape, err, n))
+	if (!shape_build(e, owner, c, &shape, err, n))
 		return 400;
 	if (ttl_s > 0)
 		c->timeout_s = fmin(ttl_s, s->o.session_max_ttl);
@@ -573,7 +608,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	o.bg_output_shared = &s->bg_output;
 	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
 	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
-	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c->timeout_s;
+	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c->timeout_s * (c->cpu ? c->cpu : 1);
 	char why[512];
 	*ws = make_session(e, &o, src, why, sizeof(why));
 	if (!*ws) {
@@ -619,11 +654,13 @@ struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struc
 	e2b_id(slot->id, x->id, sizeof(x->id));
 	snprintf(x->owner, sizeof(x->owner), "%s", like->owner);
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", like->tmpl);
-	hex_random(x->access, 16);
-	hex_random(x->traffic, 16);
+	e2b_hex_random(x->access, 16);
+	e2b_hex_random(x->traffic, 16);
 	x->metadata = strdup(like->metadata ? like->metadata : "{}");
 	x->recipe = strdup(like->recipe ? like->recipe : "{}");
 	x->private_traffic = like->private_traffic;
+	x->cpu = like->cpu;
+	x->memory_mb = like->memory_mb;
 	x->auto_pause = like->auto_pause;
 	x->auto_pause_files = like->auto_pause_files;
 	x->auto_resume = like->auto_resume;
@@ -682,6 +719,8 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 500, "out of memory for the sandbox's record");
 		goto out;
 	}
+	if (c.built.start[0])
+		start_cmd(q, ws, &c, x);
 	sess_commit(s, slot, ws, ttl, ttl + 1);
 	e2b_list_add(q->e, x);
 	log_event(s, "e2b-sandbox-new", "%s (session %s) for %s, template %s", x->id, x->sid, q->who, x->tmpl);
@@ -845,10 +884,11 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
 	char ts[40];
 	iso_time(ts, sizeof(ts), t);
-	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix",
-	                      (json_int_t)t, "cpuUsedPct", pct, "cpuCount", 1, "memUsed", (json_int_t)u.memory_bytes,
-	                      "memTotal", (json_int_t)q->s->o.e2b_memory_mb << 20, "memCache", (json_int_t)0,
-	                      "diskUsed", (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
+	json_t *v =
+		json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
+	                  "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
+	                  (json_int_t)x->memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
+	                  (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
