@@ -24,6 +24,8 @@ __begin() { __n=$1; __first=$2; __failed=""; }
 __fail() { [ -n "$__failed" ] || __failed="$1: $2"; }
 __end() { if [ -z "$__failed" ]; then echo "PASS: readme: block $__n ($__first)" >&3; else echo "FAIL: readme: block $__n ($__first): $__failed" >&3; fi; }
 trap '__fail "$BASH_COMMAND" "exited $?"' ERR
+# the examples' servers go however the script ends (a failed block too)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null' EXIT
 cd "$ROOT"
 EOF2
 cat "$S/readme.bash" >>"$S/run.bash"
