@@ -11,6 +11,7 @@
  * source's last part; .dockerignore with '**' and '!' exceptions. */
 #define _GNU_SOURCE
 #include "image/build_copy.h"
+#include "image/build_layer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -298,51 +299,13 @@ static int copy_entry(struct cp *c, int sdir, const char *name, int ddir, const 
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted names of a directory (the hash must not depend on readdir's order). */
-static char **list(int dir, size_t *n)
-{
-	int d2 = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
-	if (!d) {
-		if (d2 >= 0)
-			close(d2);
-		return NULL;
-	}
-	char **v = NULL;
-	size_t cap = 0;
-	*n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (*n == cap) {
-			char **nv = realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(char *));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		if (!(v[*n] = strdup(e->d_name)))
-			break;
-		(*n)++;
-	}
-	closedir(d);
-	if (v)
-		qsort(v, *n, sizeof(char *), cmp_str);
-	return v ? v : calloc(1, sizeof(char *));
-}
-
 static int copy_tree(struct cp *c, int sdir, int ddir, const char *rel, int depth)
 {
 	if (depth > STORE_MAX_DEPTH)
 		return base_errf(c->err, c->errlen, "COPY: '%.200s' is deeper than %d directories: refused", rel,
 		                 STORE_MAX_DEPTH);
 	size_t n;
-	char **v = list(sdir, &n);
+	char **v = image_dir_names(sdir, &n);
 	if (!v)
 		return store_failerr(c->err, c->errlen, "COPY: list '%s'", rel[0] ? rel : ".");
 	int rc = 0;
@@ -445,7 +408,7 @@ static int glob_one(struct cp *c, const char *rel, char ***out, size_t *n)
 	if (fd < 0)
 		return store_failerr(c->err, c->errlen, "COPY %s", rel);
 	size_t k;
-	char **v = list(fd, &k);
+	char **v = image_dir_names(fd, &k);
 	close(fd);
 	if (!v)
 		return store_failerr(c->err, c->errlen, "COPY %s", rel);

@@ -44,10 +44,9 @@ static int cmp_names(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* The names in a directory, sorted (malloc'd array of malloc'd names). */
-static char **names(int fd, size_t *n)
+char **image_dir_names(int fd, size_t *n)
 {
-	int dfd = dup(fd);
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
 		if (dfd >= 0)
@@ -62,13 +61,14 @@ static char **names(int fd, size_t *n)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **nv = realloc(v, cap * sizeof(char *));
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 32) * sizeof(char *));
 			if (!nv)
 				break;
 			v = nv;
 		}
-		v[(*n)++] = strdup(e->d_name);
+		if (!(v[*n] = strdup(e->d_name)))
+			break;
+		(*n)++;
 	}
 	closedir(d);
 	if (v)
@@ -235,7 +235,7 @@ static int one(struct walk *w, int fd, const char *name, const char *prefix, int
 static int walk_dir(struct walk *w, int fd, const char *prefix, int depth)
 {
 	size_t n = 0;
-	char **v = names(fd, &n);
+	char **v = image_dir_names(fd, &n);
 	if (!v)
 		return store_failerr(w->err, w->errlen, "list '%s'", prefix[0] ? prefix : "/");
 	int rc = 0;

@@ -20,4 +20,9 @@ struct layer_tar_opts {
  * 0, or -1 with err (a cap, an I/O error). */
 int layer_tar(int dirfd, int out_fd, const struct layer_tar_opts *o, uint64_t *bytes, char *err, size_t errlen);
 
+/* The names in directory fd, sorted (a malloc'd array of malloc'd names,
+ * *n of them; NULL when it cannot be read): one order whatever readdir's,
+ * for a layer's tar and a COPY's hash. */
+char **image_dir_names(int fd, size_t *n);
+
 #endif
