@@ -24,9 +24,8 @@ snippet=$(awk '
 	inb { line = $0; sub(/^    /, "", line); buf = buf line "\n" }' "$README")
 expect_contains "README: the streaming snippet is there" "$snippet" "exec_stream"
 snippet=${snippet//http:\/\/127.0.0.1:8900/$URL}
-snippet=${snippet//clients\/python/$ROOT\/clients\/python}
 # record when each event came: the snippet's prints, timestamped
-OUT=$(cd "$SERVE_TMP" && timeout 60 python3 -u -c "$snippet" 2>&1)
+OUT=$(cd "$SERVE_TMP" && WARD_SRC=$ROOT timeout 60 python3 -u -c "$snippet" 2>&1)
 expect_contains "the snippet printed live lines" "$OUT" "live: row 1/64"
 expect_contains "... all of them" "$OUT" "row 64/64"
 python3 - "$SERVE_TMP/plot.png" <<'PY' && pass "the PNG came back whole" || fail "the PNG came back whole" "$(ls -l "$SERVE_TMP")"
@@ -36,7 +35,7 @@ sys.exit(0 if d.startswith(b"\x89PNG\r\n\x1a\n") and d[-8:-4] == b"IEND" else 1)
 PY
 # the lines came before the run ended: a plot.py that sleeps between rows
 sed -i 's/print(f"row {y + 1}\/{h}", flush=True)/print(f"row {y + 1}\/{h}", flush=True); __import__("time").sleep(0.02)/' plot.py
-TIMES=$(cd "$SERVE_TMP" && timeout 60 python3 -u -c "$snippet" 2>&1 | python3 -c '
+TIMES=$(cd "$SERVE_TMP" && WARD_SRC=$ROOT timeout 60 python3 -u -c "$snippet" 2>&1 | python3 -c '
 import sys, time
 t0 = time.monotonic(); first = None
 for line in sys.stdin:
