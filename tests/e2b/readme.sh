@@ -10,7 +10,7 @@ start_e2b readme --token-file "$SERVE_TMP/tokens" --e2b-state "$SERVE_TMP/state"
 # interpreter image's, is left out: it is minutes of downloads)
 block=$(awk '/^## E2B.s SDK, self-hosted/ { on = 1; next }
 	on && /^## / { exit }
-	on && /^    / { if (!inb) { inb = 1; skip = /interp\.sh runs it/ } if (!skip) { sub(/^    /, ""); print } next }
+	on && /^    / { if (!inb) { inb = 1; skip = /(interp|templates)\.sh runs it/ } if (!skip) { sub(/^    /, ""); print } next }
 	on && /^[^ ]/ { inb = 0 }' "$ROOT/README.md")
 expect_contains "README: the E2B block is there" "$block" "Sandbox.create()"
 block=${block//http:\/\/127.0.0.1:49983/$E2B_URL}

@@ -15,7 +15,9 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 python3 "$ROOT/tests/readme/extract.py" "$ROOT/README.md" "$PORT" "$S/try" >"$S/readme.bash" 2>"$S/left-out"
 cat "$S/left-out" >&2
 left=$(wc -l <"$S/left-out")
-check "readme: few blocks left out ($left, each with its reason)" test "$left" -le 7
+# (the builds, the images' downloads, the E2B SDK's, Docker's and the
+# code interpreter's blocks: each names the test that runs it)
+check "readme: few blocks left out ($left, each with its reason)" test "$left" -le 12
 ran=$(grep -c '^__begin ' "$S/readme.bash")
 check "readme: the blocks that run ($ran)" test "$ran" -ge 8
 cat >"$S/run.bash" <<'EOF2'
