@@ -40,7 +40,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 
 .PHONY: all asan deps check test demo bench install clean format format-check test-cgroup2 helpers fuzz fuzz-bin soak image man code-interpreter-image
-all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward-export.a $(B)/ward.1 helpers
+all: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/unit_tests $(B)/libward.a $(B)/ward.1 helpers
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -85,7 +85,9 @@ $(B)/gen/seccomp_bpf.h: $(B)/gen/seccomp_gen
 $(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: $(B)/gen/seccomp_bpf.h
 $(B)/src/sandbox/seccomp.o $(BA)/src/sandbox/seccomp.o: ALL_CFLAGS += -I$(B)/gen -DWARD_SECCOMP_BPF_H='"seccomp_bpf.h"'
 
-$(B)/libward.a: $(LIB_OBJ)
+# The library as built (its hidden symbols still global inside the
+# archive): what ward-net and the unit tests link.
+$(B)/libward-internal.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # The archive `make install` installs: the library as one relocatable object
@@ -93,13 +95,13 @@ $(B)/libward.a: $(LIB_OBJ)
 # with default visibility; everything else is built hidden and localized
 # here), so a program that links libward meets none of its internal names.
 # tests/house/symbols.sh checks the exported set.
-$(B)/libward-export.a: $(LIB_OBJ)
-	rm -f $@ $(B)/libward-export.o
-	$(LD) -r -o $(B)/libward-export.o $^
-	objcopy --localize-hidden --strip-unneeded $(B)/libward-export.o
-	ar rcs $@ $(B)/libward-export.o
+$(B)/libward.a: $(LIB_OBJ)
+	rm -f $@ $(B)/libward.o
+	$(LD) -r -o $(B)/libward.o $^
+	objcopy --localize-hidden --strip-unneeded $(B)/libward.o
+	ar rcs $@ $(B)/libward.o
 
-$(BA)/libward.a: $(LIBA_OBJ)
+$(BA)/libward-internal.a: $(LIBA_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/src/front/cli-lean.o: src/front/cli.c
@@ -114,21 +116,21 @@ $(BA)/src/front/cli-lean.o: src/front/cli.c
 $(B)/ward: $(B)/src/front/cli-lean.o $(filter-out $(NET_SRC:%.c=$(B)/%.o),$(LIB_OBJ))
 	$(CC) $(ALL_LDFLAGS) -static-pie -o $@ $^ $(LEAN_LIBS)
 
-$(B)/ward-net: $(B)/src/front/cli.o $(B)/libward.a
+$(B)/ward-net: $(B)/src/front/cli.o $(B)/libward-internal.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BA)/ward: $(BA)/src/front/cli-lean.o $(filter-out $(NET_SRC:%.c=$(BA)/%.o),$(LIBA_OBJ))
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LEAN_LIBS)
 
-$(BA)/ward-net: $(BA)/src/front/cli.o $(BA)/libward.a
+$(BA)/ward-net: $(BA)/src/front/cli.o $(BA)/libward-internal.a
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
-$(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward.a
+$(B)/unit_tests: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libward-internal.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The unit tests with the sanitizers too: the parsers, the proxy and the
 # decoders meet hostile bytes there first.
-$(BA)/unit_tests: $(UNIT_SRC:%.c=$(BA)/%.o) $(BA)/libward.a
+$(BA)/unit_tests: $(UNIT_SRC:%.c=$(BA)/%.o) $(BA)/libward-internal.a
 	$(CC) $(ALL_LDFLAGS) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 # Small static helper programs the tests run inside the sandbox (attacks,
@@ -231,7 +233,7 @@ SOAK_REQUESTS ?= 10000
 soak: all
 	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_SECONDS=$${SOAK_SECONDS:-1800} bash tests/soak/soak.sh
 
-install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a $(B)/ward.1
+install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward.a $(B)/ward.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/bin/ward
@@ -242,7 +244,7 @@ install: $(B)/ward $(B)/ward-net $(B)/ward-unzip $(B)/libward-export.a $(B)/ward
 	install -m 0644 include/ward_judge.h $(DESTDIR)$(PREFIX)/include/ward_judge.h
 	install -d $(DESTDIR)$(PREFIX)/share/ward
 	install -m 0644 languages.json $(DESTDIR)$(PREFIX)/share/ward/languages.json
-	install -m 0644 $(B)/libward-export.a $(DESTDIR)$(PREFIX)/lib/libward.a
+	install -m 0644 $(B)/libward.a $(DESTDIR)$(PREFIX)/lib/libward.a
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0644 $(B)/ward.1 $(DESTDIR)$(PREFIX)/share/man/man1/ward.1
 

@@ -1,13 +1,13 @@
 #!/bin/bash
 # tests/house/symbols.sh — the installed libward exports its API and nothing
-# else (issue 31.4): every global symbol of build/libward-export.a (what
-# `make install` installs as libward.a) is a function declared in
+# else (issue 31.4): every global symbol of build/libward.a (what
+# `make install` installs) is a function declared in
 # include/ward*.h, every function declared there is exported, and a program
 # that defines names libward uses inside (sweep, probe, set_error,
 # parse_u64, base64_encode, jw_object_begin) links against it and runs.
 . "$(dirname "$0")/../lib.sh"
-LIB=$ROOT/build/libward-export.a
-[ -f "$LIB" ] || { fail "build/libward-export.a exists" "run make all first"; exit 0; }
+LIB=$ROOT/build/libward.a
+[ -f "$LIB" ] || { fail "build/libward.a exists" "run make all first"; exit 0; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 
 nm -g --defined-only "$LIB" | awk 'NF==3 {print $3}' | sort -u >"$T/exported"
