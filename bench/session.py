@@ -44,7 +44,7 @@ def build_before_sessexec():
         return True
     os.makedirs(os.path.dirname(exe), exist_ok=True)
     return subprocess.call([os.environ.get("CC", "cc"), "-std=gnu11", "-O2", "-g", "-I" + inc, "-o", exe, src, lib,
-                            "-lseccomp", "-ljansson", "-lpthread", "-lm"]) == 0
+                            "-lseccomp", "-ljansson", "-lmicrohttpd", "-lxml2", "-larchive", "-lpthread", "-lm", "-ldl"]) == 0
 
 
 def libward_row():
