@@ -1,6 +1,7 @@
 // tests/e2b/checks.mjs — the PASS:/FAIL: lines the SDK scripts print (not a
 // test itself): checks('e2b interp') gives pass, fail, check (a named
-// async check: false or a throw is a FAIL saying why) and failed().
+// async check: false or a throw is a FAIL saying why) and failed(); eq and
+// sleep beside it.  Every SDK script of tests/e2b prints through it.
 export function checks(prefix) {
   let failed = 0
   const pass = (n) => console.log(`PASS: ${prefix}: ${n}`)
@@ -22,3 +23,5 @@ export function eq(a, b, what = '') {
   if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${what}${JSON.stringify(a).slice(0, 700)} != ${JSON.stringify(b).slice(0, 700)}`)
   return true
 }
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

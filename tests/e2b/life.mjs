@@ -13,11 +13,11 @@
 //   before     paused, the runner then restarted: its id on stdout
 //   after ID   resumed after the restart: its files, not its processes
 import * as e2b from 'e2b'
-import { checker, eq, sleep } from './check.mjs'
+import { checks, eq, sleep } from './checks.mjs'
 const { Sandbox, SandboxNotFoundError, SandboxError } = e2b
 
 const mode = process.argv[2]
-const { check, failed } = checker(`e2b life ${mode}`)
+const { check, failed } = checks(`e2b life ${mode}`)
 process.on('uncaughtException', (e) => { console.log(`FAIL: e2b life ${mode}: stopped by ${e && e.constructor && e.constructor.name}: ${e && e.message}`); process.exit(1) })
 const counter = 'i=0; while :; do i=$((i+1)); echo $i > /home/user/count; sleep 0.2; done'
 const count = async (sbx) => Number((await sbx.files.read('/home/user/count')).trim())

@@ -5,9 +5,9 @@
 // the runner's ceiling is pypi.test:PORT and *.files.test:PORT, both pinned
 // to 127.0.0.1.
 import * as e2b from 'e2b'
-import { checker, eq } from './check.mjs'
+import { checks, eq } from './checks.mjs'
 const { Sandbox, SandboxNotFoundError, SandboxError } = e2b
-const { check, failed } = checker('e2b network')
+const { check, failed } = checks('e2b network')
 process.on('uncaughtException', (e) => { console.log(`FAIL: e2b network: stopped by ${e && e.constructor && e.constructor.name}: ${e && e.message}`); process.exit(1) })
 const P = process.env.PORT
 const ALL = '0.0.0.0/0'

@@ -15,11 +15,11 @@
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
 import fs from 'node:fs'
-import { checker, eq, sleep } from './check.mjs'
+import { checks, eq, sleep } from './checks.mjs'
 const { Sandbox, CommandExitError } = e2b
 
 const mode = process.argv[2]
-const { check, failed } = checker(`e2b ${mode}`)
+const { check, failed } = checks(`e2b ${mode}`)
 process.on('uncaughtException', (e) => { console.log(`FAIL: e2b ${mode}: stopped by ${e && e.constructor && e.constructor.name}: ${e && e.message}`); process.exit(1) })
 // a command's end: its exit code, or the error's
 async function ends(sbx, cmd, opts) {

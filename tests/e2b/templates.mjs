@@ -10,11 +10,11 @@
 import * as e2b from 'e2b'
 import fs from 'node:fs'
 import crypto from 'node:crypto'
-import { checker, eq } from './check.mjs'
+import { checks, eq } from './checks.mjs'
 const { Sandbox, Template, BuildError } = e2b
 
 const mode = process.argv[2]
-const { check, failed } = checker(`e2b templates ${mode}`)
+const { check, failed } = checks(`e2b templates ${mode}`)
 process.on('uncaughtException', (e) => { console.log(`FAIL: e2b templates ${mode}: stopped by ${e && e.constructor && e.constructor.name}: ${e && e.message}`); process.exit(1) })
 const ctx = process.env.CTX
 // cond, or a throw that says why
