@@ -150,6 +150,14 @@ int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget 
 	return 0;
 }
 
+/* n bytes (kept output, or queued stdin) back to the session's budget and
+ * the runner's: reserve_output took them.  Under lock. */
+static void budget_release(struct session_bg *bg, size_t n)
+{
+	bg->held -= n;
+	budget_give(bg->shared, n);
+}
+
 /* Its capture's buffers go, and what they held of the budgets.  Under
  * lock, or with the record not yet shared. */
 static void proc_drop_output(struct session_bg *bg, struct bg_proc *p)
@@ -159,30 +167,14 @@ static void proc_drop_output(struct session_bg *bg, struct bg_proc *p)
 		capbuf_free(cb[i]);
 		cb[i]->head_cap = cb[i]->tail_cap = cb[i]->head_len = cb[i]->tail_len = cb[i]->tail_pos = 0;
 	}
-	bg->held -= p->reserved;
-	budget_give(bg->shared, p->reserved);
+	budget_release(bg, p->reserved);
 	p->reserved = 0;
-}
-
-/* The budgets' bytes for n more queued stdin bytes (false: no room), or
- * back.  Under lock. */
-static bool stdin_budget(struct session_bg *bg, size_t n, bool take)
-{
-	if (!take) {
-		bg->held -= n;
-		budget_give(bg->shared, n);
-		return true;
-	}
-	if (n > bg->max || bg->held > bg->max - n || !budget_take(bg->shared, n))
-		return false;
-	bg->held += n;
-	return true;
 }
 
 /* The queued bytes go (written, or nobody will read them).  Under lock. */
 static void stdin_drop(struct session_bg *bg, struct bg_proc *p)
 {
-	stdin_budget(bg, p->in.len - p->in.off, false);
+	budget_release(bg, p->in.len - p->in.off);
 	free(p->in.buf);
 	p->in.buf = NULL;
 	p->in.off = p->in.len = 0;
@@ -284,7 +276,7 @@ static void stdin_flush(struct session_bg *bg, struct bg_proc *p)
 	ssize_t n = was && p->in_w >= 0 ? write_now(p->in_w, p->in.buf + p->in.off, was) : 0;
 	if (n >= 0) {
 		p->in.off += (size_t)n;
-		stdin_budget(bg, (size_t)n, false);
+		budget_release(bg, (size_t)n);
 	}
 	if (n < 0 || p->in.off == p->in.len)
 		stdin_drop(bg, p);
@@ -510,9 +502,8 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	struct bg_proc *p = calloc(1, sizeof(*p));
 	if (!p) {
 		pthread_mutex_lock(&bg->lock);
-		bg->held -= need;
+		budget_release(bg, need);
 		pthread_mutex_unlock(&bg->lock);
-		budget_give(bg->shared, need);
 		set_err(err, errlen, -ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -824,12 +815,12 @@ static int stdin_take(struct session_bg *bg, struct bg_proc *p, const char *data
 			p->id, bg->shared ? ", or the runner's --max-bg-output-total" : "");
 	ssize_t n = queued ? 0 : write_now(p->in_w, data, len);
 	if (n < 0) {
-		stdin_budget(bg, len, false);
+		budget_release(bg, len);
 		return set_err(err, errlen, -EPIPE, "process %d's stdin is closed (nothing reads it)", p->id);
 	}
-	stdin_budget(bg, (size_t)n, false);
+	budget_release(bg, (size_t)n);
 	if ((size_t)n < len && stdin_queue(p, data + n, len - (size_t)n) < 0) {
-		stdin_budget(bg, len - (size_t)n, false);
+		budget_release(bg, len - (size_t)n);
 		return set_err(err, errlen, -ENOMEM, "out of memory");
 	}
 	return 0;
