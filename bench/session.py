@@ -14,7 +14,7 @@ Prints a markdown section on stdout; details on stderr.
 Knobs (environment): WARD (default build/ward), BENCH_SESSION_N (60 requests
 of each kind), BENCH_SESSION_IDLE (16 idle sessions for the memory figure),
 WARD_BEFORE (a ward binary built before a change, e.g. from main: its
-session exec is measured too, on a server of its own, interleaved with the
+session exec and its fresh POST /exec are measured too, on a server of its own, interleaved with the
 others, and bench/sessexec's libward row gets a before figure; the
 sessexec next to it, DIR/bench/sessexec, is built from this tree's
 bench/sessexec.c against DIR/libward.a when it is missing or older).
@@ -183,10 +183,13 @@ def main():
                 sys.exit("bench/session.py: the before build's POST /sessions answered %d" % st)
             bid = json.loads(body)["id"]
             warm.append((cb, "/sessions/%s/exec" % bid))
+            prevf, cbf = start_server(tmp, "fresh-before", ward=BEFORE)
+            servers.append(prevf)
+            warm.append((cbf, "/exec"))
         for c, path in warm:
             timed(c, "POST", path, ex)  # warm-up
         lat = {"session": [], "pooled": [], "fresh": [], "health": [], "before": [], "first": [],
-               "before-first": [], "burst": [], "before-burst": []}
+               "before-first": [], "burst": [], "before-burst": [], "before-fresh": []}
         bare = []
         for _ in range(N):
             bare.append(bare_once())  # in the same rhythm as the requests: same idle, same load
@@ -205,6 +208,9 @@ def main():
             time.sleep(0.03)
             lat["fresh"].append(timed(cf, "POST", "/exec", ex))
             time.sleep(0.03)
+            if BEFORE:
+                lat["before-fresh"].append(timed(cbf, "POST", "/exec", ex))
+                time.sleep(0.03)
             # a new session's first exec, 30 ms after the session was made
             for c, key in ((cs, "first"), *(((cb, "before-first"),) if BEFORE else ())):
                 st, body = call(c, "POST", "/sessions", {})
@@ -260,6 +266,7 @@ def main():
                      ("before-first", "a new session's first exec, the before build")]
         for k, label in (*rows,
                          ("pooled", "POST /exec, pooled (`--pool 4`)"), ("fresh", "POST /exec, fresh sandbox"),
+                         *((("before-fresh", "POST /exec, fresh sandbox, the before build"),) if BEFORE else ()),
                          ("health", "GET /health: the HTTP round trip alone (no sandbox)")):
             print("| %s | %.2f | %.2f | %.2f× |" % (label, med(lat[k]), p99(lat[k]), med(lat[k]) / b))
         lib = libward_row()
@@ -269,6 +276,9 @@ def main():
             if lib[3]:
                 print("| ... the same, the before build's libward (WARD_BEFORE), interleaved in that run | %.2f | "
                       "%.2f | %.2f× |" % (lib[3][0], lib[3][1], lib[3][0] / lib[2]))
+        print("\nfresh / pooled POST /exec: %.2f×%s (medians)" % (
+            med(lat["fresh"]) / med(lat["pooled"]),
+            ", the before build's fresh / pooled: %.2f×" % (med(lat["before-fresh"]) / med(lat["pooled"])) if BEFORE else ""))
         print("\n`ward doctor` on this host: %s\n" % migration_line())
         print("\nAn idle session, ward's own memory (%d sessions; PSS, so pages the server shares with the PID 1s "
               "it cloned count once): the server's PSS changed by %+.0f KiB, their %d PID 1s hold %.0f KiB: "

@@ -137,13 +137,12 @@ static void migration_item(struct doctor_report *r)
 	else
 		item(r, "migration", false,
 		     "moving a process into a cgroup took %.1f ms after an idle moment (an RCU grace period, unless "
-		     "the kernel "
-		     "favours dynamic changes): ward moves ahead what it can (a pooled sandbox; a session's first "
-		     "exec, "
-		     "armed as the session starts, and its next, armed while it idles), but a fresh sandbox on cgroup "
-		     "v1 "
-		     "and a session exec right behind another still pay it; ward serve --favor-dynmods makes it ~0.1 "
-		     "ms",
+		     "the kernel favours dynamic changes): ward serve moves ahead what it can (a pooled sandbox; on "
+		     "cgroup v1 a process parked in each kept cgroup, which clones the next fresh sandbox there, and "
+		     "v2 clones it straight in; a session's first exec, armed as the session starts, and its next, "
+		     "armed while it idles), but on v1 a sandbox in a cgroup not yet kept (ward run's, a server's "
+		     "first) and a session exec right behind another still pay it; ward serve --favor-dynmods makes "
+		     "it ~0.1 ms",
 		     ms);
 }
 

@@ -118,7 +118,7 @@ struct ward_cgroup *cg_alloc(enum cg_version version)
 	cg->version = version;
 	for (int i = 0; i < NHIER; i++)
 		cg->d[i].parent = cg->d[i].dir = cg->procs[i] = -1;
-	cg->peak_fd = cg->slot_fd = -1;
+	cg->peak_fd = cg->slot_fd = cg->park_sock = -1;
 	return cg;
 }
 
@@ -220,6 +220,14 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 	return 0;
 }
 
+int cg_procs_fd(struct ward_cgroup *cg, int i)
+{
+	/* Kept open: a recycled cgroup takes many PID 1s. */
+	if (cg->procs[i] < 0)
+		cg->procs[i] = openat(cg->d[i].dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	return cg->procs[i] < 0 ? -errno : cg->procs[i];
+}
+
 int cg_attach(struct ward_cgroup *cg, pid_t pid)
 {
 	if (!cg)
@@ -227,13 +235,12 @@ int cg_attach(struct ward_cgroup *cg, pid_t pid)
 	char buf[24];
 	snprintf(buf, sizeof buf, "%d", (int)pid);
 	size_t len = strlen(buf);
+	cg_count_move();
 	for (int i = 0; i < cg->n; i++) {
-		/* Kept open: a recycled cgroup takes many PID 1s. */
-		if (cg->procs[i] < 0)
-			cg->procs[i] = openat(cg->d[i].dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (cg->procs[i] < 0)
-			return -errno;
-		ssize_t w = write(cg->procs[i], buf, len);
+		int fd = cg_procs_fd(cg, i);
+		if (fd < 0)
+			return fd;
+		ssize_t w = write(fd, buf, len);
 		if (w < 0)
 			return -errno;
 		if ((size_t)w != len)
@@ -428,6 +435,8 @@ int cg_remove_dirs(struct ward_cgroup *cg)
 
 void cg_destroy(struct ward_cgroup *cg)
 {
+	if (cg)
+		(void)cg_unpark(cg, false); /* unused: a build that failed before its clone */
 	if (!cg || cg_slot_put(cg) || cg_keep_put(cg))
 		return;
 	/* Fast path: the supervisor has reaped the sandbox's init, and with

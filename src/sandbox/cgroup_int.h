@@ -10,6 +10,8 @@
  *                   limits, counters, resets
  *   cgroup_keep.c   emptied cgroups kept for the next run (ward serve), or
  *                   for the next process in a host-wide slot (ward run)
+ *   cgroup_park.c   v1: a process parked in each kept cgroup, which clones
+ *                   the next PID 1 there (no move on its path)
  *   cgroup_io.c     reading and writing cgroup files; the probe's notes
  *
  * Threads: cg_host is written once under pthread_once (cg_probe) and only
@@ -100,6 +102,8 @@ struct ward_cgroup {
 	uint64_t base_cpu_us, base_user_us, base_sys_us; /* v2: cpu.stat when this run began */
 	uint64_t base_oom;                               /* OOM kills counted when this run began */
 	int slot_fd;                                     /* cg_slot_take: the slot's lock, released with it; -1 */
+	pid_t park_pid;                                  /* v1: the process parked in it (cgroup_park.c); 0 */
+	int park_sock;                                   /* its socket; -1 */
 };
 
 /* cgroup_io.c: files by directory fd (one write(2) each, as cgroup files
@@ -130,6 +134,7 @@ int cg_make_ward_dir(const char *parent, char *out, size_t outlen);
 void cg_v1_probe(const struct mnt v1[3]);
 int cg_v1_set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim, const char **what, bool update);
 bool cg_v1_reset(struct ward_cgroup *cg, int i);
+bool cg_v1_restart(struct ward_cgroup *cg, int i);
 void cg_v1_stats(struct ward_cgroup *cg, int i, struct cg_stats *st);
 void cg_v2_probe(const struct mnt *m);
 void cg_v2_probe_files(void);
@@ -145,6 +150,15 @@ int cg_write(struct ward_cgroup *cg, int i, const char *file, const char *s);
 struct ward_cgroup *cg_alloc(enum cg_version version);
 void cg_close_all(struct ward_cgroup *cg);
 int cg_remove_dirs(struct ward_cgroup *cg);
+int cg_procs_fd(struct ward_cgroup *cg, int i); /* cgroup.procs of directory i, kept open; or -errno */
+
+/* cgroup_park.c: park a process in kept cg (v1, when a parker is set; on
+ * failure none is); pids.max of directory i, one higher while one is
+ * parked; moves counted (cg_attach); the counters of ward_cgroup_stats. */
+void cg_park(struct ward_cgroup *cg);
+int cg_write_pids_max(struct ward_cgroup *cg, int i, uint32_t pids);
+void cg_count_move(void);
+void cg_park_stats(uint64_t *parked, uint64_t *born, uint64_t *moved);
 
 /* cgroup_keep.c: a kept cgroup with these limits, or NULL (make one); keep
  * cg for the next run (true) or not (false: the caller removes it). */

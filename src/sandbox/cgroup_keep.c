@@ -115,6 +115,8 @@ bool cg_keep_put(struct ward_cgroup *cg)
 	bool room = K.n < K.keep;
 	pthread_mutex_unlock(&K.lock);
 	bool ok = room && cg_keep_reset(cg);
+	if (ok)
+		cg_park(cg); /* v1: the next PID 1's cloner, moved in now (cgroup_park.c) */
 	pthread_mutex_lock(&K.lock);
 	if (ok && K.n < K.keep) {
 		K.idle[K.n++] = cg;
@@ -124,13 +126,15 @@ bool cg_keep_put(struct ward_cgroup *cg)
 	if (room)
 		K.discarded++;
 	pthread_mutex_unlock(&K.lock);
+	(void)cg_unpark(cg, false);
 	cg->recyclable = false;
 	return false;
 }
 
 /* The most fds one kept cgroup holds: per hierarchy its directory, its
- * parent, cgroup.procs and CF_MAX files; and memory.peak. */
-#define KEEP_FDS (NHIER * (3 + CF_MAX) + 1)
+ * parent, cgroup.procs and CF_MAX files; memory.peak; a parked process's
+ * socket. */
+#define KEEP_FDS (NHIER * (3 + CF_MAX) + 2)
 
 void ward_cgroup_keep(unsigned n)
 {
@@ -167,6 +171,7 @@ void ward_cgroup_stats(struct ward_cgroup_stats *st)
 	*st = (struct ward_cgroup_stats){
 		.keep = K.keep, .idle = K.n, .made = K.made, .reused = K.reused, .discarded = K.discarded};
 	pthread_mutex_unlock(&K.lock);
+	cg_park_stats(&st->parked, &st->born_parked, &st->moved);
 }
 
 /* ------------------------------------------------------------------ slots

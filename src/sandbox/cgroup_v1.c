@@ -124,30 +124,38 @@ int cg_v1_set_limits(struct ward_cgroup *cg, int i, const struct cg_limits *lim,
 				r = cg_write_u64_at(fd, *what = "memory.memsw.limit_in_bytes", lim->memory_bytes);
 		}
 	}
-	if (r == 0 && (m & C_PIDS) && lim->pids)
-		r = cg_write_u64_at(fd, *what = "pids.max", lim->pids);
+	if (r == 0 && (m & C_PIDS) && lim->pids) {
+		*what = "pids.max";
+		r = cg_write_pids_max(cg, i, lim->pids);
+	}
 	if (r == 0 && (m & C_MEM) && lim->memory_bytes)
 		set_tcp_limit(cg, fd, lim->memory_bytes);
 	return r;
 }
 
-/* A kept cgroup's counters start again (cgroup_keep.c): the memory peak
- * and CPU usage written 0 (the peak restarts at what is charged now), the
- * OOM kill count read as a baseline.  False when it cannot be kept. */
-bool cg_v1_reset(struct ward_cgroup *cg, int i)
+/* Directory i's counters start again: the memory peak and CPU usage
+ * written 0 (the peak restarts at what is charged now), the OOM kill count
+ * read as a baseline.  False when one cannot. */
+bool cg_v1_restart(struct ward_cgroup *cg, int i)
 {
 	char buf[1024];
-	uint64_t left;
 	unsigned m = cg->d[i].mask;
-	if (m & C_MEM) {
-		if (!cg_read_u64(cg, i, "memory.usage_in_bytes", &left) || left > KEEP_LEFT_BYTES ||
-		    cg_write(cg, i, "memory.max_usage_in_bytes", "0") < 0 ||
-		    (cg_host.memsw && cg_write(cg, i, "memory.memsw.max_usage_in_bytes", "0") < 0) ||
-		    cg_read(cg, i, "memory.oom_control", buf, sizeof buf) <= 0 ||
-		    !cg_kv_get(buf, "oom_kill", &cg->base_oom))
-			return false;
-	}
+	if ((m & C_MEM) && (cg_write(cg, i, "memory.max_usage_in_bytes", "0") < 0 ||
+	                    (cg_host.memsw && cg_write(cg, i, "memory.memsw.max_usage_in_bytes", "0") < 0) ||
+	                    cg_read(cg, i, "memory.oom_control", buf, sizeof buf) <= 0 ||
+	                    !cg_kv_get(buf, "oom_kill", &cg->base_oom)))
+		return false;
 	return !(m & C_CPU) || cg_write(cg, i, "cpuacct.usage", "0") == 0;
+}
+
+/* A kept cgroup's counters start again (cgroup_keep.c), when it holds at
+ * most KEEP_LEFT_BYTES still charged.  False when it cannot be kept. */
+bool cg_v1_reset(struct ward_cgroup *cg, int i)
+{
+	uint64_t left;
+	if ((cg->d[i].mask & C_MEM) && (!cg_read_u64(cg, i, "memory.usage_in_bytes", &left) || left > KEEP_LEFT_BYTES))
+		return false;
+	return cg_v1_restart(cg, i);
 }
 
 /* What directory i counted of this run (cg_stats). */

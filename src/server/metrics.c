@@ -244,6 +244,15 @@ static void sandboxes_section(struct buf *b, struct server *s)
 	        "ward_cgroups_total{event=\"made\"} %llu\nward_cgroups_total{event=\"reused\"} %llu\n"
 	        "ward_cgroups_total{event=\"discarded\"} %llu\n",
 	        cs.idle, (unsigned long long)cs.made, (unsigned long long)cs.reused, (unsigned long long)cs.discarded);
+	bprintf(b,
+	        "# HELP ward_cgroup_moves_total Processes moved into a sandbox's cgroup after they were made (on "
+	        "cgroup v1 each may wait for an RCU grace period).\n"
+	        "# TYPE ward_cgroup_moves_total counter\nward_cgroup_moves_total %llu\n"
+	        "# HELP ward_cgroup_parked_total cgroup v1: processes parked in kept cgroups (moved in ahead), and "
+	        "sandboxes whose PID 1 such a process cloned there (born in its cgroup: no move).\n"
+	        "# TYPE ward_cgroup_parked_total counter\n"
+	        "ward_cgroup_parked_total{event=\"parked\"} %llu\nward_cgroup_parked_total{event=\"born\"} %llu\n",
+	        (unsigned long long)cs.moved, (unsigned long long)cs.parked, (unsigned long long)cs.born_parked);
 	if (!s->pool)
 		return;
 	struct ward_pool_stats ps;

@@ -43,8 +43,14 @@
 
 extern char **environ;
 
+/* What a request asks: clone PID 1 (the fds in SP_ order), or park a
+ * process in a kept cgroup v1 (the fds: its cgroup.procs, one per
+ * hierarchy; sandbox/cgroup_park.c). */
+enum { WIRE_CLONE, WIRE_PARK };
+
 struct wire_req {
 	uint32_t magic;
+	uint32_t kind;
 	uint32_t present; /* bit i: fds[i] travels (in SP_ order) */
 	struct spawn_req r;
 };
@@ -139,32 +145,106 @@ static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, s
 	return n;
 }
 
+/* A request off sock (its fds in SP_ order into fds, -1 where none came),
+ * checked: its length, or 0 at end of file, or -errno. */
+static ssize_t recv_req(int sock, struct wire_req *q, int fds[SP_NFDS])
+{
+	int got[SP_NFDS];
+	size_t ngot = 0, k = 0;
+	ssize_t n = recv_fds(sock, q, sizeof(*q), got, SP_NFDS, &ngot);
+	for (int i = 0; i < SP_NFDS; i++)
+		fds[i] = (n > 0 && (q->present & (1u << i)) && k < ngot) ? got[k++] : -1;
+	for (size_t i = k; i < ngot; i++)
+		close(got[i]);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	if ((size_t)n != sizeof(*q) || q->magic != WIRE_MAGIC || k != ngot ||
+	    __builtin_popcount(q->present) != (int)ngot) {
+		for (int i = 0; i < SP_NFDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		return -EINVAL;
+	}
+	return n;
+}
+
+/* The parked process (sandbox/cgroup_park.c): in a mount namespace of its
+ * own (the helper's prepared root may be remade under it meanwhile), it
+ * moves itself into the cgroup (the wait for a grace period is paid here,
+ * before any request), then clones the one PID 1 asked on sock, answers,
+ * and exits.  Its parent is the caller's (it was cloned with CLONE_PARENT)
+ * and it dies with it. */
+static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], pid_t caller)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != caller)
+		_exit(0);
+	prctl(PR_SET_NAME, "ward-parked");
+	spawn_own_mounts();
+	bool in = true;
+	for (int i = 0; i < SP_NFDS; i++)
+		if (procs[i] >= 0) {
+			in = in && write(procs[i], "0", 1) == 1;
+			close(procs[i]);
+		}
+	struct wire_req q;
+	int fds[SP_NFDS], pidfd = -1;
+	ssize_t n = recv_req(sock, &q, fds);
+	struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
+	if (n > 0 && q.kind == WIRE_CLONE) {
+		bool born = false;
+		a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
+		a.born_in_cg = in || born;
+	}
+	if (n != 0)
+		(void)send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
+	_exit(0);
+}
+
+/* In the helper: a parked process for the cgroup.procs fds of q (its pid,
+ * *sock the caller's end of its socket), or -errno. */
+static pid_t park(int helper_sock, int procs[SP_NFDS], int *sock)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid_t caller = getppid();
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+	if (pid == 0) {
+		close(sv[0]);
+		close(helper_sock); /* the caller must see the helper's death */
+		parked_main(sv[1], procs, caller);
+	}
+	int e = errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -e;
+	}
+	*sock = sv[0];
+	return pid;
+}
+
 static __attribute__((noreturn)) void helper_main(int sock)
 {
 	netns_init(); /* the host's network namespace, held from the start */
 	spawn_own_mounts();
 	for (;;) {
 		struct wire_req q;
-		int got[SP_NFDS];
-		size_t ngot = 0;
-		ssize_t n = recv_fds(sock, &q, sizeof(q), got, SP_NFDS, &ngot);
+		int fds[SP_NFDS], pidfd = -1;
+		ssize_t n = recv_req(sock, &q, fds);
 		if (n == 0)
 			_exit(0); /* the caller closed: it is stopping */
-		struct wire_rep a = {.pid = -EINVAL};
-		int fds[SP_NFDS], pidfd = -1;
-		size_t k = 0;
-		for (int i = 0; i < SP_NFDS; i++)
-			fds[i] = (n > 0 && (q.present & (1u << i)) && k < ngot) ? got[k++] : -1;
-		if (n < 0)
-			a.pid = -errno;
-		else if ((size_t)n == sizeof(q) && q.magic == WIRE_MAGIC && k == ngot &&
-		         __builtin_popcount(q.present) == (int)ngot) {
+		struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
+		if (n > 0 && q.kind == WIRE_CLONE) {
 			bool born = false;
 			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
 			a.born_in_cg = born;
-		}
-		for (size_t i = 0; i < ngot; i++)
-			close(got[i]);
+		} else if (n > 0 && q.kind == WIRE_PARK)
+			a.pid = park(sock, fds, &pidfd); /* pidfd: the parked one's socket */
+		for (int i = 0; n > 0 && i < SP_NFDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		ssize_t s = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
 		if (pidfd >= 0)
 			close(pidfd);
@@ -226,6 +306,8 @@ int spawner_helper_main(void)
 	helper_main(3);
 }
 
+static int spawner_park(const int *procs, int n, pid_t *pid);
+
 /* Fork helper h (its fd and pid set on success).  0 or -errno.  From a
  * process with threads (a respawn), only a helper that execs may be made:
  * the fork's copy of a threaded process must not go on running ward's
@@ -281,6 +363,7 @@ int spawner_start(unsigned n, int exe_fd, char *err, size_t errlen)
 		}
 		g_nhelpers = i + 1;
 	}
+	cg_set_parker(spawner_park);
 	return 0;
 }
 
@@ -328,6 +411,7 @@ unsigned spawner_heal(void)
 
 void spawner_stop(void)
 {
+	cg_set_parker(NULL);
 	for (unsigned i = 0; i < g_nhelpers; i++) {
 		struct helper *h = &g_helpers[i];
 		pthread_mutex_lock(&h->lock);
@@ -374,47 +458,81 @@ static struct helper *helper_take(void)
 	return NULL;
 }
 
+/* One request on fd and its answer: the pid (> 0, with *got the fd that
+ * came with it and *born set), or -errno; -EPIPE when the other end is
+ * gone or broken. */
+static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *got, bool *born)
+{
+	int send[SP_NFDS];
+	size_t nsend = 0;
+	for (size_t i = 0; i < nfds; i++)
+		if (fds[i] >= 0) {
+			q->present |= 1u << i;
+			send[nsend++] = fds[i];
+		}
+	struct wire_rep a;
+	int in[1];
+	size_t nin = 0;
+	if (send_fds(fd, q, sizeof(*q), send, nsend) != (ssize_t)sizeof(*q) ||
+	    recv_fds(fd, &a, sizeof(a), in, 1, &nin) != (ssize_t)sizeof(a)) {
+		for (size_t i = 0; i < nin; i++)
+			close(in[i]);
+		return -EPIPE;
+	}
+	if (a.pid > 0 && nin == 1) {
+		*got = in[0];
+		*born = a.born_in_cg != 0;
+		return a.pid;
+	}
+	if (a.pid > 0) {
+		/* It exists (our child) but its fd did not come through: we
+		 * are at our fd limit.  Undo it. */
+		kill(a.pid, SIGKILL);
+		while (waitpid(a.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -EMFILE;
+	}
+	for (size_t i = 0; i < nin; i++)
+		close(in[i]);
+	return a.pid < 0 ? a.pid : -EPROTO;
+}
+
 pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
 {
 	struct helper *h = helper_take();
 	if (!h)
 		return -ENOSYS;
-	struct wire_req q = {.magic = WIRE_MAGIC, .r = *r};
-	int send[SP_NFDS];
-	size_t nsend = 0;
-	for (int i = 0; i < SP_NFDS; i++)
-		if (fds[i] >= 0) {
-			q.present |= 1u << i;
-			send[nsend++] = fds[i];
-		}
-	struct wire_rep a;
-	int got[1];
-	size_t ngot = 0;
-	pid_t ret;
-	if (send_fds(h->fd, &q, sizeof(q), send, nsend) != (ssize_t)sizeof(q) ||
-	    recv_fds(h->fd, &a, sizeof(a), got, 1, &ngot) != (ssize_t)sizeof(a)) {
-		for (size_t i = 0; i < ngot; i++)
-			close(got[i]);
+	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
+	pid_t ret = ask(h->fd, &q, fds, SP_NFDS, pidfd, born_in_cg);
+	if (ret == -EPIPE)
 		helper_lost(h, false);
-		ret = -EPIPE;
-	} else if (a.pid > 0 && ngot == 1) {
-		*pidfd = got[0];
-		*born_in_cg = a.born_in_cg != 0;
-		ret = a.pid;
-	} else if (a.pid > 0) {
-		/* PID 1 exists (our child, waiting for "go") but its pidfd did
-		 * not come through: we are at our fd limit.  Undo it. */
-		kill(a.pid, SIGKILL);
-		while (waitpid(a.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		ret = -EMFILE;
-	} else {
-		for (size_t i = 0; i < ngot; i++)
-			close(got[i]);
-		ret = a.pid < 0 ? a.pid : -EPROTO;
-	}
 	pthread_mutex_unlock(&h->lock);
 	return ret;
+}
+
+pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
+{
+	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
+	return ask(sock, &q, fds, SP_NFDS, pidfd, born_in_cg);
+}
+
+/* The parker of sandbox/cgroup_park.c: a helper parks the process. */
+static int spawner_park(const int *procs, int n, pid_t *pid)
+{
+	struct helper *h = helper_take();
+	if (!h)
+		return -ENOSYS;
+	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_PARK};
+	int sock = -1;
+	bool unused;
+	pid_t ret = ask(h->fd, &q, procs, (size_t)n, &sock, &unused);
+	if (ret == -EPIPE)
+		helper_lost(h, false);
+	pthread_mutex_unlock(&h->lock);
+	if (ret < 0)
+		return ret;
+	*pid = ret;
+	return sock;
 }
 
 int ward_spawner_start(unsigned helpers, int exe_fd, char *err, size_t errlen)

@@ -48,6 +48,11 @@ unsigned spawner_heal(void);
  * clone's own error. */
 pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
+/* Clone PID 1 through the process parked in its cgroup v1 (sock:
+ * cg_parked_sock; sandbox/cgroup_park.c), which the helpers put there.  As
+ * spawner_clone, -EPIPE when it is gone. */
+pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
+
 /* The helpers' clone for sandbox_build (supervisor.h) while any helper is
  * alive (spawner_alive), else NULL: the caller clones for itself, and makes
  * the plan a helper would have made. */

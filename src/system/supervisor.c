@@ -41,6 +41,7 @@
 #include "system/egress.h"
 #include "system/handover.h"
 #include "system/netns.h"
+#include "system/spawner.h"
 #include "system/supervisor.h"
 
 static const char *landlock_name(int abi)
@@ -346,6 +347,24 @@ static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const s
 	                       .start = start};
 	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1],   f->out[1],        f->err[1],          f->in[0],
 	                     f->rep[1],  f->nsock[1], cg_dirfd(sb->cg), netns_fd(sb->netns)};
+	/* cgroup v1: the process parked in a kept cgroup clones PID 1 there
+	 * (no move on this path), and is gone before PID 1 goes. */
+	int parked = cg_parked_sock(sb->cg);
+	if (parked >= 0) {
+		pid_t pid = spawner_clone_parked(parked, &sr, sfds, &sb->pidfd, born_in_cg);
+		int r = cg_unpark(sb->cg, pid > 0);
+		if (pid > 0 && r == 0)
+			return pid;
+		if (pid > 0) { /* its counters could not start again: not this cgroup */
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			close(sb->pidfd);
+			sb->pidfd = -1;
+			return r;
+		}
+		*born_in_cg = false; /* it died, or could not clone: a helper does */
+	}
 	return helper(&sr, sfds, &sb->pidfd, born_in_cg);
 }
 

@@ -18,6 +18,7 @@
 #include "../../src/sandbox/cgroup.c"
 #include "../../src/sandbox/cgroup_io.c"
 #include "../../src/sandbox/cgroup_keep.c"
+#include "../../src/sandbox/cgroup_park.c"
 #include "../../src/sandbox/cgroup_probe.c"
 #include "../../src/sandbox/cgroup_v1.c"
 #include "../../src/sandbox/cgroup_v2.c"

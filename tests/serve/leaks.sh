@@ -11,7 +11,7 @@ snap() { # fds threads children
 	local fds thr kids
 	fds=$(fd_count "$SRV_PID")
 	thr=$(ls /proc/"$SRV_PID"/task 2>/dev/null | wc -l)
-	kids=$(ps -o comm= --ppid "$SRV_PID" | grep -vcx ward-spawner)  # its spawner helpers stay
+	kids=$(kids "$SRV_PID")
 	echo "$fds $thr $kids"
 }
 post_exec '{"command":"true"}' >/dev/null   # warm up (first run loads what it caches)

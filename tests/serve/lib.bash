@@ -79,7 +79,8 @@ wait_proc_exited() {
 # fd_count PID — how many fds PID holds, less the network namespaces and the
 # cgroups' files it keeps for reuse (src/system/netns.c, src/sandbox/cgroup.c:
 # how many are idle depends on how runs overlapped, with the health probe's
-# for one, so a leak check leaves them out)
+# for one, so a leak check leaves them out), and the socket of each process
+# parked in a kept cgroup v1 (src/sandbox/cgroup_park.c: one each)
 fd_count() {
 	local f n=0
 	for f in /proc/"$1"/fd/*; do
@@ -88,8 +89,12 @@ fd_count() {
 		*) n=$((n + 1)) ;;
 		esac
 	done
-	echo "$n"
+	echo "$((n - $(ps -o comm= --ppid "$1" | grep -cx ward-parked)))"
 }
+
+# kids PID — how many children PID has, less its spawner helpers and the
+# processes parked in its kept cgroups, which stay
+kids() { ps -o comm= --ppid "$1" | grep -vcxE 'ward-(spawner|parked)'; }
 
 # metric NAME [CURL ARGS...] — the value of one line of GET /metrics
 metric() {

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.bash"
 
 # (the server's spawner helpers are children too, but no sandbox)
-children() { ps -o pid=,comm= --ppid "$1" | awk '$2 != "ward-spawner" {print $1}' | sort -n | tr '\n' ' '; }
+children() { ps -o pid=,comm= --ppid "$1" | awk '$2 != "ward-spawner" && $2 != "ward-parked" {print $1}' | sort -n | tr '\n' ' '; }
 pool_full() { [ "$(metric ward_pool_ready)" = "$1" ]; }
 hits() { metric 'ward_pool_takes_total{result="hit"}'; }
 json() { python3 -c 'import json,sys; print(json.dumps(eval(sys.argv[1])))' "$1"; }

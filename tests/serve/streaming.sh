@@ -231,7 +231,7 @@ fi
 
 # ---- disconnect after the first chunk, 100 times: each run is cancelled at once
 snap() { # fds children
-	echo "$(fd_count "$SRV_PID") $(ps -o comm= --ppid "$SRV_PID" | grep -vcx ward-spawner)"
+	echo "$(fd_count "$SRV_PID") $(kids "$SRV_PID")"
 }
 idle() { [ "$(metric ward_in_flight)" = 0 ] && [ "$(metric ward_answering)" = 0 ]; }
 fdlist() { for f in /proc/"$SRV_PID"/fd/*; do echo "${f##*/} $(readlink "$f")"; done 2>/dev/null | sort; }

@@ -1,0 +1,113 @@
+/* cgroup_park.c — a process parked in each kept cgroup v1, so that the next
+ * sandbox's PID 1 is born in its cgroup instead of moved into it.
+ *
+ * Moving a process into a cgroup takes the kernel's threadgroup lock for
+ * writing, which after an idle moment first waits for an RCU grace period
+ * (3.9-11 ms on some hosts; `ward doctor` measures it).  v2 clones PID 1
+ * straight into its cgroup (CLONE_INTO_CGROUP); v1 has no such flag: a
+ * process enters a v1 cgroup only by a move or by being forked there.  So
+ * when a cgroup is kept for the next sandbox (cgroup_keep.c), a parker (the
+ * spawner helpers: system/spawner.c) forks a process that moves itself
+ * into it — the wait is paid there, off any request's path — and then
+ * waits on a socket to clone one PID 1, exactly as a helper would
+ * (CLONE_PARENT: PID 1 is still the caller's child), and exits.
+ *
+ * The parked process is not the sandbox's: it is forked from the helper,
+ * never in the sandbox's namespaces, and exits before PID 1 is told to go
+ * (cg_unpark reaps it), so nothing the sandbox runs ever shares its cgroup
+ * with it.  While it is parked the cgroup's pids.max is one higher (the
+ * clone must fit beside it) and back at the limit before PID 1 goes; what
+ * it spent there (its CPU, the memory of the clone) is left out as the
+ * counters start again at that moment, as for any kept cgroup.  It dies
+ * with the caller (PR_SET_PDEATHSIG) and when the cgroup is removed
+ * (cg_destroy: cg_unpark). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup_int.h"
+
+static _Atomic(cg_parker *) g_parker;
+static atomic_ullong g_parked, g_born, g_moved;
+
+void cg_set_parker(cg_parker *p)
+{
+	atomic_store(&g_parker, p);
+}
+
+/* pids.max of directory i: the limit, plus one for a parked process. */
+int cg_write_pids_max(struct ward_cgroup *cg, int i, uint32_t pids)
+{
+	return cg_write_u64_at(cg->d[i].dir, "pids.max", (uint64_t)pids + (cg->park_pid > 0));
+}
+
+static int set_pids_max(struct ward_cgroup *cg)
+{
+	int r = 0;
+	for (int i = 0; i < cg->n && r == 0; i++)
+		if ((cg->d[i].mask & C_PIDS) && cg->lim.pids)
+			r = cg_write_pids_max(cg, i, cg->lim.pids);
+	return r;
+}
+
+void cg_park(struct ward_cgroup *cg)
+{
+	cg_parker *p = atomic_load(&g_parker);
+	if (!p || cg->version != CG_V1 || cg->park_pid > 0 || cg->n == 0)
+		return;
+	int procs[NHIER];
+	for (int i = 0; i < cg->n; i++)
+		if ((procs[i] = cg_procs_fd(cg, i)) < 0)
+			return;
+	cg->park_pid = 1; /* room for it first: pids.max + 1 */
+	pid_t pid = -1;
+	int sock = set_pids_max(cg) == 0 ? p(procs, cg->n, &pid) : -1;
+	if (sock < 0) {
+		cg->park_pid = 0;
+		(void)set_pids_max(cg);
+		return;
+	}
+	cg->park_pid = pid;
+	cg->park_sock = sock;
+	atomic_fetch_add(&g_parked, 1);
+}
+
+int cg_parked_sock(const struct ward_cgroup *cg)
+{
+	return cg && cg->park_pid > 0 ? cg->park_sock : -1;
+}
+
+int cg_unpark(struct ward_cgroup *cg, bool used)
+{
+	if (!cg || cg->park_pid <= 0)
+		return 0;
+	close(cg->park_sock);
+	cg->park_sock = -1;
+	if (!used)
+		kill(cg->park_pid, SIGKILL);
+	while (waitpid(cg->park_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	cg->park_pid = 0;
+	int r = set_pids_max(cg);
+	for (int i = 0; used && r == 0 && i < cg->n; i++)
+		if (!cg_v1_restart(cg, i))
+			r = -EIO;
+	if (used && r == 0)
+		atomic_fetch_add(&g_born, 1);
+	return r;
+}
+
+void cg_count_move(void)
+{
+	atomic_fetch_add(&g_moved, 1);
+}
+
+void cg_park_stats(uint64_t *parked, uint64_t *born, uint64_t *moved)
+{
+	*parked = atomic_load(&g_parked);
+	*born = atomic_load(&g_born);
+	*moved = atomic_load(&g_moved);
+}
