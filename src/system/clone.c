@@ -211,6 +211,12 @@ static const struct plan *spawn_plan(uint64_t tmp_size_mb, uint64_t work_size_mb
 	return &g_spawn_plan.plan;
 }
 
+void spawn_plan_refresh(void)
+{
+	if (g_spawn_plan.ok)
+		(void)spawn_plan(g_spawn_plan.tmp_size_mb, g_spawn_plan.work_size_mb);
+}
+
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
 {
 	const struct sandbox_facts *facts = sandbox_facts();

@@ -61,5 +61,8 @@ void spawn_own_mounts(void);
 /* In a spawner helper: clone PID 1 of the plain shape for r, as the
  * caller's child (CLONE_PARENT).  Same return as a sandbox_cloner. */
 pid_t spawn_pid1(const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
+/* The kept plan made again when it is older than its second, for the sizes
+ * last asked (a helper, before it forks a parked process that inherits it). */
+void spawn_plan_refresh(void);
 
 #endif

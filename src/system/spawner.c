@@ -181,6 +181,10 @@ static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], 
 		_exit(0);
 	prctl(PR_SET_NAME, "ward-parked");
 	spawn_own_mounts();
+	/* (sent with PID 1's pidfd: the caller holds the namespace until the
+	 * sandbox's teardown, so that this process's exit, which the caller
+	 * waits for before PID 1 goes, does not unmount it all) */
+	int ns[2] = {-1, open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)};
 	bool in = true;
 	for (int i = 0; i < SP_NFDS; i++)
 		if (procs[i] >= 0) {
@@ -188,16 +192,16 @@ static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], 
 			close(procs[i]);
 		}
 	struct wire_req q;
-	int fds[SP_NFDS], pidfd = -1;
+	int fds[SP_NFDS];
 	ssize_t n = recv_req(sock, &q, fds);
 	struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
 	if (n > 0 && q.kind == WIRE_CLONE) {
 		bool born = false;
-		a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
+		a.pid = spawn_pid1(&q.r, fds, &ns[0], &born);
 		a.born_in_cg = in || born;
 	}
 	if (n != 0)
-		(void)send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
+		(void)send_fds(sock, &a, sizeof(a), ns, a.pid > 0 ? (ns[1] >= 0 ? 2 : 1) : 0);
 	_exit(0);
 }
 
@@ -208,6 +212,7 @@ static pid_t park(int helper_sock, int procs[SP_NFDS], int *sock)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
+	spawn_plan_refresh(); /* what it inherits: a plan it will not make again first */
 	pid_t caller = getppid();
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 	if (pid == 0) {
@@ -459,9 +464,9 @@ static struct helper *helper_take(void)
 }
 
 /* One request on fd and its answer: the pid (> 0, with *got the fd that
- * came with it and *born set), or -errno; -EPIPE when the other end is
- * gone or broken. */
-static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *got, bool *born)
+ * came with it, *held a second one or -1 (NULL: closed), and *born set),
+ * or -errno; -EPIPE when the other end is gone or broken. */
+static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *got, int *held, bool *born)
 {
 	int send[SP_NFDS];
 	size_t nsend = 0;
@@ -471,16 +476,20 @@ static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *g
 			send[nsend++] = fds[i];
 		}
 	struct wire_rep a;
-	int in[1];
+	int in[2];
 	size_t nin = 0;
 	if (send_fds(fd, q, sizeof(*q), send, nsend) != (ssize_t)sizeof(*q) ||
-	    recv_fds(fd, &a, sizeof(a), in, 1, &nin) != (ssize_t)sizeof(a)) {
+	    recv_fds(fd, &a, sizeof(a), in, 2, &nin) != (ssize_t)sizeof(a)) {
 		for (size_t i = 0; i < nin; i++)
 			close(in[i]);
 		return -EPIPE;
 	}
-	if (a.pid > 0 && nin == 1) {
+	if (a.pid > 0 && nin >= 1) {
 		*got = in[0];
+		if (held)
+			*held = nin == 2 ? in[1] : -1;
+		else if (nin == 2)
+			close(in[1]);
 		*born = a.born_in_cg != 0;
 		return a.pid;
 	}
@@ -503,17 +512,18 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 	if (!h)
 		return -ENOSYS;
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
-	pid_t ret = ask(h->fd, &q, fds, SP_NFDS, pidfd, born_in_cg);
+	pid_t ret = ask(h->fd, &q, fds, SP_NFDS, pidfd, NULL, born_in_cg);
 	if (ret == -EPIPE)
 		helper_lost(h, false);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }
 
-pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
+pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, int *held,
+                           bool *born_in_cg)
 {
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
-	return ask(sock, &q, fds, SP_NFDS, pidfd, born_in_cg);
+	return ask(sock, &q, fds, SP_NFDS, pidfd, held, born_in_cg);
 }
 
 /* The parker of sandbox/cgroup_park.c: a helper parks the process. */
@@ -525,7 +535,7 @@ static int spawner_park(const int *procs, int n, pid_t *pid)
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_PARK};
 	int sock = -1;
 	bool unused;
-	pid_t ret = ask(h->fd, &q, procs, (size_t)n, &sock, &unused);
+	pid_t ret = ask(h->fd, &q, procs, (size_t)n, &sock, NULL, &unused);
 	if (ret == -EPIPE)
 		helper_lost(h, false);
 	pthread_mutex_unlock(&h->lock);
