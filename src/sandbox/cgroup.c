@@ -310,6 +310,8 @@ static bool pid_in_cgroup(const struct ward_cgroup *cg, pid_t pid)
  * checked is what we signal (or something already dead). */
 static void kill_member(const struct ward_cgroup *cg, pid_t pid, int sig)
 {
+	if (cg_is_parked(cg, pid))
+		return; /* not the sandbox's (cgroup_park.c) */
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd < 0) {
 		if (errno == ENOSYS && pid_in_cgroup(cg, pid))
@@ -435,10 +437,9 @@ int cg_remove_dirs(struct ward_cgroup *cg)
 
 void cg_destroy(struct ward_cgroup *cg)
 {
-	if (cg)
-		(void)cg_unpark(cg, false); /* unused: a build that failed before its clone */
 	if (!cg || cg_slot_put(cg) || cg_keep_put(cg))
 		return;
+	(void)cg_unpark(cg);
 	/* Fast path: the supervisor has reaped the sandbox's init, and with
 	 * it its PID namespace, so the cgroup is normally empty already. */
 	int r = cg_remove_dirs(cg);
@@ -524,8 +525,9 @@ int cg_now(struct ward_cgroup *cg, uint64_t *memory_bytes, uint64_t *pids)
 		bool v2 = cg->version == CG_V2;
 		if (cg->d[i].mask & C_MEM)
 			cg_read_u64_at(cg->d[i].dir, v2 ? "memory.current" : "memory.usage_in_bytes", memory_bytes);
-		if (cg->d[i].mask & C_PIDS)
-			cg_read_u64_at(cg->d[i].dir, "pids.current", pids);
+		if ((cg->d[i].mask & C_PIDS) && cg_read_u64_at(cg->d[i].dir, "pids.current", pids) && *pids &&
+		    cg->park_pid > 0)
+			(*pids)--; /* the parked process is not the sandbox's */
 	}
 	return 0;
 }

@@ -62,19 +62,20 @@ int cg_set_limits(struct ward_cgroup *cg, const struct cg_limits *lim, char *err
 int cg_attach(struct ward_cgroup *cg, pid_t pid);
 
 /* cgroup v1 (cgroup_park.c): a parker forks a process that moves itself
- * into the cgroup.procs fds given (one per hierarchy: n), then clones one
- * PID 1 on request over the socket it returns (or -errno) and exits; *pid
- * is its pid, a child of the caller.  Set one (NULL: none) and each kept
- * v1 cgroup gets a process parked in it. */
+ * into the cgroup.procs fds given (one per hierarchy: n), then clones a
+ * PID 1 on each request over the socket it returns (or -errno), until that
+ * socket closes; *pid is its pid, a child of the caller.  Set one (NULL:
+ * none) and each kept v1 cgroup gets a process parked in it. */
 typedef int cg_parker(const int *procs, int n, pid_t *pid);
 void cg_set_parker(cg_parker *p);
 /* The socket of the process parked in cg, or -1: none. */
 int cg_parked_sock(const struct ward_cgroup *cg);
-/* The parked process gone (used: it cloned PID 1 and exits; else killed),
- * reaped, pids.max back at the limit and, when used, the counters started
- * again (what it spent there is not the sandbox's).  Before PID 1 goes.
- * 0 or -errno; no-op without one. */
-int cg_unpark(struct ward_cgroup *cg, bool used);
+/* It cloned PID 1 (which has not gone yet): the counters start again, so
+ * that what it spent is not the sandbox's.  0 or -errno. */
+int cg_parked_cloned(struct ward_cgroup *cg);
+/* It is killed and reaped, and pids.max is back at the limit (it failed,
+ * or cg is removed).  0 or -errno; no-op without one. */
+int cg_unpark(struct ward_cgroup *cg);
 
 /* A directory fd of the cgroup (v2: for clone3 CLONE_INTO_CGROUP), or -1. */
 int cg_dirfd(const struct ward_cgroup *cg);

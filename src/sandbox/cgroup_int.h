@@ -153,9 +153,11 @@ int cg_remove_dirs(struct ward_cgroup *cg);
 int cg_procs_fd(struct ward_cgroup *cg, int i); /* cgroup.procs of directory i, kept open; or -errno */
 
 /* cgroup_park.c: park a process in kept cg (v1, when a parker is set; on
- * failure none is); pids.max of directory i, one higher while one is
- * parked; moves counted (cg_attach); the counters of ward_cgroup_stats. */
+ * failure none is); whether pid is the one parked in cg; pids.max of
+ * directory i, one higher while one is parked; moves counted (cg_attach);
+ * the counters of ward_cgroup_stats. */
 void cg_park(struct ward_cgroup *cg);
+bool cg_is_parked(const struct ward_cgroup *cg, pid_t pid);
 int cg_write_pids_max(struct ward_cgroup *cg, int i, uint32_t pids);
 void cg_count_move(void);
 void cg_park_stats(uint64_t *parked, uint64_t *born, uint64_t *moved);

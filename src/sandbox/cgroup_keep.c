@@ -8,7 +8,8 @@
  * (ward serve: ward_cgroup_keep) keeps up to n emptied run cgroups for the
  * next sandbox instead, but only one that, after its run's PID 1 was
  * reaped:
- *   - lists no process and counts no task (pids.current 0), has no cgroup
+ *   - lists no process and counts no task (pids.current 0) but the one
+ *     parked in it (cgroup_park.c), has no cgroup
  *     beneath it (a session's), and
  *   - holds at most KEEP_LEFT_BYTES of memory still charged to it (kernel
  *     objects and page cache the run left, which the kernel reclaims under
@@ -34,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,12 +95,18 @@ bool cg_keep_reset(struct ward_cgroup *cg)
 		return false;
 	char buf[16];
 	uint64_t v;
+	/* what cgroup.procs lists when it holds no process but the parked
+	 * one (cgroup_park.c) */
+	char alone[16] = "";
+	if (cg->park_pid > 0)
+		snprintf(alone, sizeof alone, "%d\n", (int)cg->park_pid);
 	for (int i = 0; i < cg->n; i++) {
 		/* cgroup.procs read anew (v1 serves a kept fd the list it made
 		 * up to a second before) */
-		if (cg->d[i].removed || cg_read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf) != 0)
+		ssize_t n = cg->d[i].removed ? -1 : cg_read_at(cg->d[i].dir, "cgroup.procs", buf, sizeof buf - 1);
+		if (n < 0 || (size_t)n != strlen(alone) || memcmp(buf, alone, (size_t)n) != 0)
 			return false;
-		if ((cg->d[i].mask & C_PIDS) && (!cg_read_u64(cg, i, "pids.current", &v) || v != 0))
+		if ((cg->d[i].mask & C_PIDS) && (!cg_read_u64(cg, i, "pids.current", &v) || v != (cg->park_pid > 0)))
 			return false;
 		if (!(cg->version == CG_V2 ? cg_v2_reset(cg, i) : cg_v1_reset(cg, i)))
 			return false;
@@ -116,7 +124,7 @@ bool cg_keep_put(struct ward_cgroup *cg)
 	pthread_mutex_unlock(&K.lock);
 	bool ok = room && cg_keep_reset(cg);
 	if (ok)
-		cg_park(cg); /* v1: the next PID 1's cloner, moved in now (cgroup_park.c) */
+		cg_park(cg); /* v1: the next PID 1s' cloner, moved in once (cgroup_park.c) */
 	pthread_mutex_lock(&K.lock);
 	if (ok && K.n < K.keep) {
 		K.idle[K.n++] = cg;
@@ -126,7 +134,6 @@ bool cg_keep_put(struct ward_cgroup *cg)
 	if (room)
 		K.discarded++;
 	pthread_mutex_unlock(&K.lock);
-	(void)cg_unpark(cg, false);
 	cg->recyclable = false;
 	return false;
 }

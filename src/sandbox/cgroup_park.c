@@ -1,25 +1,30 @@
-/* cgroup_park.c — a process parked in each kept cgroup v1, so that the next
- * sandbox's PID 1 is born in its cgroup instead of moved into it.
+/* cgroup_park.c — a process parked in each kept cgroup v1, which clones
+ * every next sandbox's PID 1 there instead of PID 1 being moved into it.
  *
  * Moving a process into a cgroup takes the kernel's threadgroup lock for
  * writing, which after an idle moment first waits for an RCU grace period
  * (3.9-11 ms on some hosts; `ward doctor` measures it).  v2 clones PID 1
  * straight into its cgroup (CLONE_INTO_CGROUP); v1 has no such flag: a
  * process enters a v1 cgroup only by a move or by being forked there.  So
- * when a cgroup is kept for the next sandbox (cgroup_keep.c), a parker (the
- * spawner helpers: system/spawner.c) forks a process that moves itself
- * into it — the wait is paid there, off any request's path — and then
- * waits on a socket to clone one PID 1, exactly as a helper would
- * (CLONE_PARENT: PID 1 is still the caller's child), and exits.
+ * when a cgroup is first kept for the next sandbox (cgroup_keep.c), a
+ * parker (the spawner helpers: system/spawner.c) forks a process that moves
+ * itself into it — the wait is paid there, once, off any request's path —
+ * and then clones each PID 1 asked of it on its socket, as a helper would
+ * (CLONE_PARENT: PID 1 is still the caller's child).  It stays for the
+ * cgroup's life, so that no sandbox pays a fork, a move or an exit for it.
  *
- * The parked process is not the sandbox's: it is forked from the helper,
- * never in the sandbox's namespaces, and exits before PID 1 is told to go
- * (cg_unpark reaps it), so nothing the sandbox runs ever shares its cgroup
- * with it.  While it is parked the cgroup's pids.max is one higher (the
- * clone must fit beside it) and back at the limit before PID 1 goes; what
- * it spent there (its CPU, the memory of the clone) is left out as the
- * counters start again at that moment, as for any kept cgroup.  It dies
- * with the caller (PR_SET_PDEATHSIG) and when the cgroup is removed
+ * It is not the sandbox's: forked from the helper, never in the sandbox's
+ * namespaces (PID 1 cannot see it), it only sleeps while a sandbox runs.
+ * What it would otherwise change is taken out: pids.max is the limit plus
+ * one (cg_write_pids_max), the pids counted and signals sent to the
+ * sandbox's processes (cg_now, cg_kill, cg_signal) leave it out, the OOM
+ * killer does not pick it (oom_score_adj -1000 where the caller may set
+ * it; should it die, the next sandbox is cloned as without it and it is
+ * reaped), its pages were faulted
+ * before it moved (so charged where it came from), and the counters start
+ * again after each clone (what the clone cost is not the sandbox's).  An
+ * emptied cgroup is kept only when it holds that process alone.  It dies
+ * with the caller (PR_SET_PDEATHSIG), and before its cgroup is removed
  * (cg_destroy: cg_unpark). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,24 +85,31 @@ int cg_parked_sock(const struct ward_cgroup *cg)
 	return cg && cg->park_pid > 0 ? cg->park_sock : -1;
 }
 
-int cg_unpark(struct ward_cgroup *cg, bool used)
+int cg_parked_cloned(struct ward_cgroup *cg)
+{
+	for (int i = 0; i < cg->n; i++)
+		if (!cg_v1_restart(cg, i))
+			return -EIO;
+	atomic_fetch_add(&g_born, 1);
+	return 0;
+}
+
+bool cg_is_parked(const struct ward_cgroup *cg, pid_t pid)
+{
+	return cg->park_pid > 0 && pid == cg->park_pid;
+}
+
+int cg_unpark(struct ward_cgroup *cg)
 {
 	if (!cg || cg->park_pid <= 0)
 		return 0;
-	close(cg->park_sock);
+	close(cg->park_sock); /* (it exits at end of file) */
 	cg->park_sock = -1;
-	if (!used)
-		kill(cg->park_pid, SIGKILL);
+	kill(cg->park_pid, SIGKILL);
 	while (waitpid(cg->park_pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	cg->park_pid = 0;
-	int r = set_pids_max(cg);
-	for (int i = 0; used && r == 0 && i < cg->n; i++)
-		if (!cg_v1_restart(cg, i))
-			r = -EIO;
-	if (used && r == 0)
-		atomic_fetch_add(&g_born, 1);
-	return r;
+	return set_pids_max(cg);
 }
 
 void cg_count_move(void)

@@ -168,12 +168,22 @@ static ssize_t recv_req(int sock, struct wire_req *q, int fds[SP_NFDS])
 	return n;
 }
 
+/* Write a stack's worth of pages now, before the move: each page a fork
+ * shares with its parent is copied at its first write (copy-on-write), and
+ * a copy made after the move would be charged to the sandbox's cgroup. */
+static __attribute__((noinline)) void touch_stack(void)
+{
+	volatile char pages[64 << 10];
+	for (size_t i = 0; i < sizeof(pages); i += 4096)
+		pages[i] = 0;
+}
+
 /* The parked process (sandbox/cgroup_park.c): in a mount namespace of its
- * own (the helper's prepared root may be remade under it meanwhile), it
- * moves itself into the cgroup (the wait for a grace period is paid here,
- * before any request), then clones the one PID 1 asked on sock, answers,
- * and exits.  Its parent is the caller's (it was cloned with CLONE_PARENT)
- * and it dies with it. */
+ * own (the helper's prepared root may be made again under it meanwhile),
+ * it moves itself into the cgroup (the wait
+ * for a grace period is paid here, before any request), then clones each
+ * PID 1 asked on sock until it closes.  Its parent is the caller's (it was
+ * cloned with CLONE_PARENT) and it dies with it. */
 static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], pid_t caller)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -181,28 +191,34 @@ static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], 
 		_exit(0);
 	prctl(PR_SET_NAME, "ward-parked");
 	spawn_own_mounts();
-	/* (sent with PID 1's pidfd: the caller holds the namespace until the
-	 * sandbox's teardown, so that this process's exit, which the caller
-	 * waits for before PID 1 goes, does not unmount it all) */
-	int ns[2] = {-1, open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)};
+	touch_stack();
 	bool in = true;
 	for (int i = 0; i < SP_NFDS; i++)
 		if (procs[i] >= 0) {
 			in = in && write(procs[i], "0", 1) == 1;
 			close(procs[i]);
 		}
-	struct wire_req q;
-	int fds[SP_NFDS];
-	ssize_t n = recv_req(sock, &q, fds);
-	struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
-	if (n > 0 && q.kind == WIRE_CLONE) {
-		bool born = false;
-		a.pid = spawn_pid1(&q.r, fds, &ns[0], &born);
-		a.born_in_cg = in || born;
+	for (;;) {
+		struct wire_req q;
+		int fds[SP_NFDS], pidfd = -1;
+		ssize_t n = recv_req(sock, &q, fds);
+		if (n == 0)
+			_exit(0); /* its cgroup is being removed */
+		struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
+		if (n > 0 && q.kind == WIRE_CLONE) {
+			bool born = false;
+			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
+			a.born_in_cg = in || born;
+		}
+		for (int i = 0; n > 0 && i < SP_NFDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		ssize_t w = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
+		if (pidfd >= 0)
+			close(pidfd);
+		if (w < 0)
+			_exit(0);
 	}
-	if (n != 0)
-		(void)send_fds(sock, &a, sizeof(a), ns, a.pid > 0 ? (ns[1] >= 0 ? 2 : 1) : 0);
-	_exit(0);
 }
 
 /* In the helper: a parked process for the cgroup.procs fds of q (its pid,
@@ -464,9 +480,9 @@ static struct helper *helper_take(void)
 }
 
 /* One request on fd and its answer: the pid (> 0, with *got the fd that
- * came with it, *held a second one or -1 (NULL: closed), and *born set),
- * or -errno; -EPIPE when the other end is gone or broken. */
-static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *got, int *held, bool *born)
+ * came with it and *born set), or -errno; -EPIPE when the other end is
+ * gone or broken. */
+static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *got, bool *born)
 {
 	int send[SP_NFDS];
 	size_t nsend = 0;
@@ -476,20 +492,16 @@ static pid_t ask(int fd, struct wire_req *q, const int *fds, size_t nfds, int *g
 			send[nsend++] = fds[i];
 		}
 	struct wire_rep a;
-	int in[2];
+	int in[1];
 	size_t nin = 0;
 	if (send_fds(fd, q, sizeof(*q), send, nsend) != (ssize_t)sizeof(*q) ||
-	    recv_fds(fd, &a, sizeof(a), in, 2, &nin) != (ssize_t)sizeof(a)) {
+	    recv_fds(fd, &a, sizeof(a), in, 1, &nin) != (ssize_t)sizeof(a)) {
 		for (size_t i = 0; i < nin; i++)
 			close(in[i]);
 		return -EPIPE;
 	}
-	if (a.pid > 0 && nin >= 1) {
+	if (a.pid > 0 && nin == 1) {
 		*got = in[0];
-		if (held)
-			*held = nin == 2 ? in[1] : -1;
-		else if (nin == 2)
-			close(in[1]);
 		*born = a.born_in_cg != 0;
 		return a.pid;
 	}
@@ -512,18 +524,17 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 	if (!h)
 		return -ENOSYS;
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
-	pid_t ret = ask(h->fd, &q, fds, SP_NFDS, pidfd, NULL, born_in_cg);
+	pid_t ret = ask(h->fd, &q, fds, SP_NFDS, pidfd, born_in_cg);
 	if (ret == -EPIPE)
 		helper_lost(h, false);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }
 
-pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, int *held,
-                           bool *born_in_cg)
+pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg)
 {
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_CLONE, .r = *r};
-	return ask(sock, &q, fds, SP_NFDS, pidfd, held, born_in_cg);
+	return ask(sock, &q, fds, SP_NFDS, pidfd, born_in_cg);
 }
 
 /* The parker of sandbox/cgroup_park.c: a helper parks the process. */
@@ -535,12 +546,21 @@ static int spawner_park(const int *procs, int n, pid_t *pid)
 	struct wire_req q = {.magic = WIRE_MAGIC, .kind = WIRE_PARK};
 	int sock = -1;
 	bool unused;
-	pid_t ret = ask(h->fd, &q, procs, (size_t)n, &sock, NULL, &unused);
+	pid_t ret = ask(h->fd, &q, procs, (size_t)n, &sock, &unused);
 	if (ret == -EPIPE)
 		helper_lost(h, false);
 	pthread_mutex_unlock(&h->lock);
 	if (ret < 0)
 		return ret;
+	/* never the OOM killer's pick in the sandbox's cgroup (the helper may
+	 * not lower it; where we may not either, it is the kernel's choice) */
+	char path[40];
+	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)ret);
+	int adj = open(path, O_WRONLY | O_CLOEXEC);
+	if (adj >= 0) {
+		(void)!write(adj, "-1000", 5);
+		close(adj);
+	}
 	*pid = ret;
 	return sock;
 }

@@ -50,11 +50,8 @@ pid_t spawner_clone(const struct spawn_req *r, const int fds[SP_NFDS], int *pidf
 
 /* Clone PID 1 through the process parked in its cgroup v1 (sock:
  * cg_parked_sock; sandbox/cgroup_park.c), which the helpers put there.  As
- * spawner_clone, -EPIPE when it is gone; *held: an fd of its mount
- * namespace (or -1), to close off the request's path (its exit then
- * unmounts nothing). */
-pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, int *held,
-                           bool *born_in_cg);
+ * spawner_clone, -EPIPE when it is gone. */
+pid_t spawner_clone_parked(int sock, const struct spawn_req *r, const int fds[SP_NFDS], int *pidfd, bool *born_in_cg);
 
 /* The helpers' clone for sandbox_build (supervisor.h) while any helper is
  * alive (spawner_alive), else NULL: the caller clones for itself, and makes

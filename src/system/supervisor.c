@@ -84,7 +84,6 @@ struct sandbox {
 	struct egress_proxy *egress; /* network allow: ward's proxy for it */
 	struct ward_netns *netns;    /* network none: ward's namespace for it (netns.c) */
 	int root_fd;                 /* an image's writable root ("root": "overlay"), or -1 */
-	int parked_ns;               /* the mount namespace of the process that cloned PID 1 (cgroup v1), or -1 */
 	char root_path[40];          /* "/proc/self/fd/N" of it */
 };
 
@@ -130,7 +129,6 @@ void sandbox_destroy(struct sandbox *sb)
 	}
 	close_fd(&sb->pidfd);
 	close_fd(&sb->root_fd);
-	close_fd(&sb->parked_ns);
 	/* Every process of the sandbox is gone with its PID 1 (reaped above,
 	 * or never cloned): its network namespace may serve another. */
 	netns_give(sb->netns);
@@ -350,11 +348,11 @@ static pid_t clone_by_helper(struct sandbox *sb, sandbox_cloner *helper, const s
 	int sfds[SP_NFDS] = {f->sync[0], f->ctl[1],   f->out[1],        f->err[1],          f->in[0],
 	                     f->rep[1],  f->nsock[1], cg_dirfd(sb->cg), netns_fd(sb->netns)};
 	/* cgroup v1: the process parked in a kept cgroup clones PID 1 there
-	 * (no move on this path), and is gone before PID 1 goes. */
+	 * (no move on this path). */
 	int parked = cg_parked_sock(sb->cg);
 	if (parked >= 0) {
-		pid_t pid = spawner_clone_parked(parked, &sr, sfds, &sb->pidfd, &sb->parked_ns, born_in_cg);
-		int r = cg_unpark(sb->cg, pid > 0);
+		pid_t pid = spawner_clone_parked(parked, &sr, sfds, &sb->pidfd, born_in_cg);
+		int r = pid > 0 ? cg_parked_cloned(sb->cg) : cg_unpark(sb->cg);
 		if (pid > 0 && r == 0)
 			return pid;
 		if (pid > 0) { /* its counters could not start again: not this cgroup */
@@ -480,7 +478,7 @@ static struct sandbox *sandbox_new(const struct sandbox_facts *facts, bool ahead
 	sb->id = (struct ward_identity){.lock_fd = -1, .slot = -1};
 	sb->pid = -1;
 	sb->pidfd = sb->sync_w = sb->ctl_r = sb->out_r = sb->err_r = sb->in_w = sb->rep_r = sb->nsock = -1;
-	sb->root_fd = sb->parked_ns = -1;
+	sb->root_fd = -1;
 	sb->ahead = ahead;
 	return sb;
 }

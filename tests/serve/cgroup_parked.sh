@@ -1,15 +1,15 @@
 #!/bin/bash
 # cgroup v1: a process parked in each kept cgroup (src/sandbox/cgroup_park.c)
-# clones the next sandbox's PID 1 there, so a fresh POST /exec moves no
+# clones every next sandbox's PID 1 there, so a fresh POST /exec moves no
 # process into a cgroup on its path (each move may wait for an RCU grace
 # period).  What must hold: fresh runs after the first move nothing
-# (ward_cgroup_moves_total) and are born from the parked process; each idle
-# kept cgroup holds exactly one process, ward-parked, the server's child, in
-# every hierarchy; while it is parked the cgroup's pids.max is the limit plus
-# one, and back at the limit while the sandbox runs, with the parked process
-# gone from it; the sandbox's pids limit is exact (it can fork what the limit
-# allows, no more); and no parked process outlives the server, stopped or
-# killed.
+# (ward_cgroup_moves_total) and are born from the parked process; each kept
+# cgroup holds exactly one process, ward-parked, the server's child, in every
+# hierarchy, the same one run after run, with pids.max the limit plus one;
+# the sandbox never sees it in its counts: its pids limit is exact (it can
+# fork what the limit allows, no more), a session's pids count leaves it out,
+# the kill of what a run left spares it; and no parked process outlives the
+# server, stopped or killed.
 . "$(dirname "$0")/lib.bash"
 
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
@@ -67,27 +67,50 @@ for c in $cgs; do
 done
 expect_eq "cgroup parked: each idle kept cgroup holds one ward-parked process, the server's child, in each hierarchy, pids.max 64 + 1" "" "$bad"
 
-# While a sandbox runs: the parked process is gone, pids.max is the limit.
-# (The sandbox's cgroup is the one of the server's that is not idle.)
+# While a sandbox runs: the parked process is still there, pids.max is the
+# limit plus one.  (The sandbox's cgroup: the one of the server's that lists
+# another process too.)
 post_exec '{"argv":["sleep","3"],"limits":{"pids":9}}' >/dev/null &
 runner=$!
 running() {
 	local c
 	for c in $(server_cgs); do
-		for p in $(procs_of "$MEM" "$c"); do
-			[ "$(comm_of "$p")" = ward-parked ] && continue 2
-		done
-		[ -n "$(procs_of "$MEM" "$c")" ] && { echo "$c"; return 0; }
+		[ "$(procs_of "$MEM" "$c" | grep -c .)" -ge 2 ] && { echo "$c"; return 0; }
 	done
 	return 1
 }
 wait_for running >/dev/null
 c=$(running)
-expect_eq "cgroup parked: a running sandbox's cgroup has pids.max at its limit" 9 "$(cat "$PIDS/ward/$c/pids.max" 2>/dev/null)"
-left=""
-for p in $(procs_of "$PIDS" "$c"); do [ "$(comm_of "$p")" = ward-parked ] && left="$left $p"; done
-expect_eq "cgroup parked: ... and no parked process in it" "" "$left"
+expect_eq "cgroup parked: a running sandbox's cgroup has pids.max at its limit + 1" 10 "$(cat "$PIDS/ward/$c/pids.max" 2>/dev/null)"
+n=0
+for p in $(procs_of "$PIDS" "$c"); do [ "$(comm_of "$p")" = ward-parked ] && n=$((n + 1)); done
+expect_eq "cgroup parked: ... and the parked process in it, one" 1 "$n"
 wait "$runner"
+wait_for settled
+same=""
+for c in $(server_cgs); do same="$same $(procs_of "$MEM" "$c")"; done
+expect_eq "cgroup parked: the same parked processes after more runs (none made again)" \
+	"$(printf '%s\n' $parked | sort -n | tr '\n' ' ')" "$(printf '%s\n' $same | sort -n | tr '\n' ' ')"
+
+# A session's pids count leaves it out: once its PID 1 and the process it
+# arms for its first exec are up (its cgroup, the one with cgroups beneath
+# it, counts 3 with the parked one), it reports 2.
+wait_for settled
+r=$(http POST /sessions -H 'Content-Type: application/json' --data-binary '{}')
+sid=$(jg "$(body_of "$r")" 'd["id"]')
+sess_cg() {
+	local c
+	for c in $(server_cgs); do
+		[ -n "$(find "$PIDS/ward/$c" -mindepth 1 -maxdepth 1 -type d | head -1)" ] && { echo "$c"; return 0; }
+	done
+	return 1
+}
+armed() { local c; c=$(sess_cg) && [ "$(cat "$PIDS/ward/$c/pids.current")" = 3 ]; }
+wait_for armed
+u=$(body_of "$(http GET "/sessions/$sid")")
+expect_eq "cgroup parked: a session with PID 1 and an armed exec counts 2 processes, not the parked one" 2 \
+	"$(jg "$u" 'd["usage"]["pids"]')"
+http DELETE "/sessions/$sid" >/dev/null
 
 # The pids limit is exact: 8 pids in all, so PID 1 (ward-init), python and
 # six children, the seventh refused; as without a parked process.
