@@ -168,6 +168,37 @@ static ssize_t recv_req(int sock, struct wire_req *q, int fds[SP_NFDS])
 	return n;
 }
 
+static pid_t park(int helper_sock, int procs[SP_NFDS], int *sock);
+
+/* A helper's loop (may_park), or a parked process's (in_cg: it is in the
+ * cgroup of each PID 1 it clones): a request on sock, its answer, until
+ * sock closes. */
+static __attribute__((noreturn)) void serve(int sock, bool in_cg, bool may_park)
+{
+	for (;;) {
+		struct wire_req q;
+		int fds[SP_NFDS], pidfd = -1;
+		ssize_t n = recv_req(sock, &q, fds);
+		if (n == 0)
+			_exit(0); /* the caller closed: it is stopping, or removes the cgroup */
+		struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
+		if (n > 0 && q.kind == WIRE_CLONE) {
+			bool born = false;
+			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
+			a.born_in_cg = in_cg || born;
+		} else if (n > 0 && q.kind == WIRE_PARK && may_park)
+			a.pid = park(sock, fds, &pidfd); /* pidfd: the parked one's socket */
+		for (int i = 0; n > 0 && i < SP_NFDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		ssize_t w = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
+		if (pidfd >= 0)
+			close(pidfd);
+		if (w < 0)
+			_exit(0);
+	}
+}
+
 /* Write a stack's worth of pages now, before the move: each page a fork
  * shares with its parent is copied at its first write (copy-on-write), and
  * a copy made after the move would be charged to the sandbox's cgroup. */
@@ -180,8 +211,8 @@ static __attribute__((noinline)) void touch_stack(void)
 
 /* The parked process (sandbox/cgroup_park.c): in a mount namespace of its
  * own (the helper's prepared root may be made again under it meanwhile),
- * it moves itself into the cgroup (the wait
- * for a grace period is paid here, before any request), then clones each
+ * it moves itself into the cgroup (the wait for a grace period is paid
+ * here, before any request), then clones each
  * PID 1 asked on sock until it closes.  Its parent is the caller's (it was
  * cloned with CLONE_PARENT) and it dies with it. */
 static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], pid_t caller)
@@ -198,27 +229,7 @@ static __attribute__((noreturn)) void parked_main(int sock, int procs[SP_NFDS], 
 			in = in && write(procs[i], "0", 1) == 1;
 			close(procs[i]);
 		}
-	for (;;) {
-		struct wire_req q;
-		int fds[SP_NFDS], pidfd = -1;
-		ssize_t n = recv_req(sock, &q, fds);
-		if (n == 0)
-			_exit(0); /* its cgroup is being removed */
-		struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
-		if (n > 0 && q.kind == WIRE_CLONE) {
-			bool born = false;
-			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
-			a.born_in_cg = in || born;
-		}
-		for (int i = 0; n > 0 && i < SP_NFDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		ssize_t w = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
-		if (pidfd >= 0)
-			close(pidfd);
-		if (w < 0)
-			_exit(0);
-	}
+	serve(sock, in, false); /* until its cgroup is removed */
 }
 
 /* In the helper: a parked process for the cgroup.procs fds of q (its pid,
@@ -250,28 +261,7 @@ static __attribute__((noreturn)) void helper_main(int sock)
 {
 	netns_init(); /* the host's network namespace, held from the start */
 	spawn_own_mounts();
-	for (;;) {
-		struct wire_req q;
-		int fds[SP_NFDS], pidfd = -1;
-		ssize_t n = recv_req(sock, &q, fds);
-		if (n == 0)
-			_exit(0); /* the caller closed: it is stopping */
-		struct wire_rep a = {.pid = n < 0 ? (int32_t)n : -EINVAL};
-		if (n > 0 && q.kind == WIRE_CLONE) {
-			bool born = false;
-			a.pid = spawn_pid1(&q.r, fds, &pidfd, &born);
-			a.born_in_cg = born;
-		} else if (n > 0 && q.kind == WIRE_PARK)
-			a.pid = park(sock, fds, &pidfd); /* pidfd: the parked one's socket */
-		for (int i = 0; n > 0 && i < SP_NFDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		ssize_t s = send_fds(sock, &a, sizeof(a), &pidfd, a.pid > 0 ? 1 : 0);
-		if (pidfd >= 0)
-			close(pidfd);
-		if (s < 0)
-			_exit(0);
-	}
+	serve(sock, false, true);
 }
 
 /* The new helper: nothing of the caller's but the socket, on fd 3.  With
