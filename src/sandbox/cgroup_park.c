@@ -20,9 +20,10 @@
  * sandbox's processes (cg_now, cg_kill, cg_signal) leave it out, the OOM
  * killer does not pick it (oom_score_adj -1000 where the caller may set
  * it; should it die, the next sandbox is cloned as without it and it is
- * reaped), its pages were faulted
- * before it moved (so charged where it came from), and the counters start
- * again after each clone (what the clone cost is not the sandbox's).  An
+ * reaped), its stack was faulted before it moved (what it writes after,
+ * some tens of KiB measured, stays charged here between sandboxes, as what
+ * a run leaves does: KEEP_LEFT_BYTES), and the counters start again after
+ * each clone (what the clone cost is not the sandbox's).  An
  * emptied cgroup is kept only when it holds that process alone.  It dies
  * with the caller (PR_SET_PDEATHSIG), and before its cgroup is removed
  * (cg_destroy: cg_unpark). */
