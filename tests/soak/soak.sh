@@ -7,9 +7,10 @@
 # bounded by SOAK_SECONDS; afterwards the server's own resources must come
 # back to their baseline, taken after a warm-up round of every kind:
 #   fds         every fd but the kept caches', exactly; the kept network
-#               namespaces (net:[...]) and cgroups (/sys/fs/cgroup/...)
+#               namespaces (net:[...]) and cgroups (/sys/fs/cgroup/..., and
+#               the socket of the process parked in each on cgroup v1)
 #               within their bounds (serve.c: --max-concurrent + --pool + 16
-#               and + 4; a kept cgroup holds at most 34 fds, cgroup.c's
+#               and + 4; a kept cgroup holds at most 35 fds, cgroup_keep.c's
 #               KEEP_FDS)
 #   threads     exactly
 #   RSS         within SOAK_RSS_SLACK_MB (default 16) of the baseline
@@ -18,7 +19,8 @@
 #   mounts      none of its own added (a mount point naming its pid or its
 #               files); /run/ward/netns's shared slots within 64
 #               (SHARE_SLOTS_MAX, for every server on the host)
-#   processes   its descendants, exactly (the spawner helpers stay)
+#   processes   its descendants, exactly (the spawner helpers stay), and
+#               the processes parked in its kept cgroups within their bound
 # Figures go to stdout as "# soak:" lines (docs/security.md has them).
 # tests/run's soak group runs the short form (300 requests, well under a
 # minute); `make soak` the full one (10,000; SOAK_SECONDS 1800).
@@ -70,11 +72,15 @@ fd_kinds() { # plain kept_netns kept_cgroup
 		*) plain=$((plain + 1)) ;;
 		esac
 	done
-	echo "$plain $ns $cg"
+	# each parked process's socket is its kept cgroup's (cgroup_park.c)
+	local parked
+	parked=$(descendants "$SRV_PID" | grep -c ' ward-parked$')
+	echo "$((plain - parked)) $ns $((cg + parked))"
 }
+procs() { descendants "$SRV_PID" | grep -vc ' ward-parked$'; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' /proc/"$SRV_PID"/status; }
 snap() { # fds kept_ns_fds kept_cg_fds threads procs cgroups own_mounts slot_mounts rss_kb
-	echo "$(fd_kinds) $(ls /proc/"$SRV_PID"/task | wc -l) $(descendants "$SRV_PID" | wc -l) $(own_cgroups) $(own_mounts) $(slot_mounts) $(rss_kb)"
+	echo "$(fd_kinds) $(ls /proc/"$SRV_PID"/task | wc -l) $(procs) $(own_cgroups) $(own_mounts) $(slot_mounts) $(rss_kb)"
 }
 
 drive() { # N SECONDS
@@ -87,7 +93,7 @@ drive() { # N SECONDS
 # warm-up: every kind once (what the first of each loads and keeps), then
 # the baseline, once the server is idle again
 drive 1 120 | grep -v '^SOAK ' | sed 's/^PASS: soak:/PASS: soak warm-up:/; s/^FAIL: soak:/FAIL: soak warm-up:/'
-idle() { [ "$(descendants "$SRV_PID" | grep -cv ward-spawner)" = 0 ]; }
+idle() { [ "$(descendants "$SRV_PID" | grep -cvE ' ward-(spawner|parked)$')" = 0 ]; }
 wait_for idle
 sleep 3 # past --judge0-keep and a sweep
 before=$(snap)
@@ -114,7 +120,9 @@ echo "# soak: baseline -> after: fds $f0 -> $f1, kept netns fds $n0 -> $n1 (boun
 	"netns slot mounts $s0 -> $s1 (bound 64, host-wide), RSS $((r0 / 1024)) -> $((r1 / 1024)) MiB (peak $((peak / 1024)) MiB)"
 expect_eq "soak: fds back to the baseline (but the kept caches')" "$f0" "$f1"
 check "soak: kept network namespaces within their bound ($n1 <= $NETNS_KEEP)" test "$n1" -le "$NETNS_KEEP"
-check "soak: kept cgroups' fds within their bound ($c1 <= $CG_KEEP x 34)" test "$c1" -le $((CG_KEEP * 34))
+check "soak: kept cgroups' fds within their bound ($c1 <= $CG_KEEP x 35)" test "$c1" -le $((CG_KEEP * 35))
+pk=$(descendants "$SRV_PID" | grep -c ' ward-parked$')
+check "soak: processes parked in its kept cgroups within their bound ($pk <= $CG_KEEP)" test "$pk" -le "$CG_KEEP"
 expect_eq "soak: threads back to the baseline" "$t0" "$t1"
 expect_eq "soak: processes back to the baseline ($(descendants "$SRV_PID" | awk '{print $2}' | sort | uniq -c | tr '\n' ' '))" "$p0" "$p1"
 check "soak: its cgroups within the kept bound ($g1 <= $CG_KEEP)" test "$g1" -le "$CG_KEEP"
