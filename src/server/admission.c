@@ -140,7 +140,13 @@ void hold_answer(struct server *s, struct req *r)
 	if (!r->resp)
 		return;
 	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
-	int why = answer_hold(s, r->who, n, &r->answer);
+	/* a run that held room before it made its answer (a file's read)
+	 * keeps what the answer takes of it */
+	if (r->answer.bytes >= n) {
+		answer_unhold(s, &r->answer, r->answer.bytes - n);
+		return;
+	}
+	int why = answer_hold(s, r->who, n - r->answer.bytes, &r->answer);
 	if (why == 0)
 		return;
 	char msg[400];

@@ -207,6 +207,12 @@ struct route {
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
 							    * or all of a call that never waits) */
 	void (*run)(struct req *r);                       /* on a worker thread */
+	/* A body streamed, never held (an upload into a sandbox, a relay):
+	 * each piece as it comes (on the I/O thread, after prepare_feed, the
+	 * route's token and the API's choice are checked), bounded by where it
+	 * goes rather than by --max-body; false stops reading (the answer
+	 * set).  The body's end goes on as any body's: prepare, admission, run. */
+	bool (*feed)(struct req *r, const char *p, size_t n);
 };
 
 /* An API a listener speaks: the native one (routes.c) or a dialect's
@@ -219,6 +225,7 @@ struct api {
 	const struct route *routes;
 	size_t nroutes;
 	char *(*error_json)(const char *msg); /* the API's error body (malloc'd); NULL: ward's {"error": msg} */
+	char *(*error_json_code)(unsigned code, const char *msg); /* the same with the status in it (E2B's) */
 	/* The token a request carries in this API's way (a pointer into the
 	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
 	const char *(*token)(struct MHD_Connection *c);
@@ -226,6 +233,13 @@ struct api {
 	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
 	/* Headers of its own on an answer (MCP's Mcp-Session-Id); NULL: none. */
 	void (*headers)(struct req *r, struct MHD_Response *resp);
+	/* Its own route choice, when the path alone does not tell (E2B: a
+	 * header or the Host names a sandbox's port); NULL: the table's.
+	 * Sets r->allow for a 405 as route_find_in does. */
+	const struct route *(*choose)(struct req *r, const char *url, const char *method);
+	/* Its part of a request, freed with it (r->ext's own references); NULL: free(r->ext). */
+	void (*release)(struct req *r);
+	bool uri;                         /* r->uri: the request line's URI as sent, its query too */
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */
@@ -344,7 +358,8 @@ struct req {
 	char *resp;
 	size_t resp_len;            /* resp's length when it is bytes (0: strlen) */
 	const char *ctype;
-	void *ext;                  /* a route's decoded extras (free()) */
+	void *ext;                  /* a route's decoded extras (free(), or the api's release) */
+	char *uri;                  /* the request line's URI (its api's uri), or NULL */
 	const volatile int *cancel; /* its run's cancel when not the server's (an MCP call's), or NULL */
 	unsigned retry_after;
 	const char *sandbox_status;

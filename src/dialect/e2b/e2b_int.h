@@ -95,40 +95,31 @@ struct e2b {
 	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
 };
 
-/* One request on the E2B listener. */
+/* A request's part of the dialect (r->ext, made by the API's route
+ * choice, freed with r): what its handlers read. */
 struct ereq {
+	struct req *r;
 	struct e2b *e;
 	struct server *s;
 	struct MHD_Connection *c;
-	const struct eroute *rt;
-	char method[8];
+	char method[16];
 	char path[256];
 	char arg[100];        /* a path's {id} */
 	char who[96];         /* the API key's token name (or the peer); data plane: the sandbox's owner */
-	char *body;
-	size_t len, cap;
-	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
-	bool known;           /* its path is an endpoint's (for another method: 405) */
-	unsigned refused;     /* an upload's sandbox or token refused before its body: the status */
-	double t0;
+	const char *body;     /* r's, during its run */
+	size_t len;
 	struct e2b_sbx *x;    /* data plane: the sandbox named, held */
-	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
 	struct upload *up;    /* POST /files: the upload as it comes (e2b_fs.c) */
 	struct relay *relay;  /* a request to a sandbox's own port (e2b_ports.c) */
-	char *uri;            /* the request line's URI, its query too (malloc'd) */
+	int port;             /* ... its port and sandbox */
+	char port_id[100];
+	const char *uri;      /* the request line's URI, its query too (r's) */
 	unsigned code;        /* for the log */
 	char message[600];    /* an error's, for the log */
 };
 
-struct eroute {
-	const char *method;
-	const char *path;     /* exact, or ending in "{id}" / "{id}/..." */
-	bool data;            /* data plane: E2b-Sandbox-Id and one of its tokens */
-	enum MHD_Result (*fn)(struct ereq *q);
-	bool upload;          /* its body streams into the sandbox, never held (POST /files) */
-};
-
 /* e2b_http.c */
+struct ereq *e2b_q(struct req *r);
 enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len);
 enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v);
 /* {"code": N, "message": ...}: the control plane's and /files' errors */
@@ -176,11 +167,14 @@ enum MHD_Result cx_unary_ok(struct ereq *q, json_t *v);
 long long cx_timeout_ms(struct ereq *q);
 /* A libward errno as a Connect code. */
 const char *cx_code(int rc);
-/* A stream whose frames a producer makes as they are sent (e2b_connect.c
- * and e2b_fs.c's watch): produce appends frames to *buf and returns
- * false at the end (after the end-stream frame). */
+/* A stream whose frames a producer makes as they are sent (e2b_connect.c,
+ * e2b_fs.c's watch, e2b_interp.c's execution), on an I/O thread: it never
+ * waits.  produce appends frames to *buf and says CX_MORE, CX_END (after
+ * the end-stream frame), or CX_WAIT (nothing yet: the connection parks
+ * and it is asked again at the ticker's next wake, 0.1 s). */
+enum { CX_END = 0, CX_MORE = 1, CX_WAIT = -1 };
 struct cx_stream;
-typedef bool (*cx_produce)(void *st, char **buf, size_t *len);
+typedef int (*cx_produce)(void *st, char **buf, size_t *len);
 enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st, void (*st_free)(void *));
 enum MHD_Result px_start(struct ereq *q);
 enum MHD_Result px_connect(struct ereq *q);

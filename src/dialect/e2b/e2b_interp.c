@@ -627,61 +627,61 @@ static void interrupt(struct kread *k, const char *seen_by)
 	sess_unref(k->e->s, ss);
 }
 
-static bool exec_produce(void *p, char **buf, size_t *len)
+/* One look at the kernel's output (never waiting: CX_WAIT when it has
+ * nothing yet); a client that left interrupts the execution. */
+static int exec_produce(void *p, char **buf, size_t *len)
 {
 	struct exec_st *st = p;
 	if (st->over)
-		return false;
+		return CX_END;
 	if (!st->said && is_bash(st->k.c)) /* the Python and Node kernels count their own */
 		add_line(buf, len, json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
 					     (json_int_t)++st->k.c->execs));
 	st->said = true;
-	for (;;) {
-		if (st->k.e->stopping) {
-			st->over = true;
-			return false;
-		}
-		if (!st->k.finished && client_gone(st->fd))
-			interrupt(&st->k, "by its stream");
-		if (!kernel_read(&st->k, 0.5, buf, len, NULL)) {
-			st->k.c->pid = 0;
-			st->k.finished = true; /* nothing to interrupt */
-			st->over = true;
-			add_line(buf, len,
-				 json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
-					   "the kernel ended (killed, out of memory, restarted, or the sandbox ended); the "
-					   "context starts a fresh one on its next call",
-					   "traceback", ""));
-			return false;
-		}
-		if (st->k.finished) {
-			if (is_bash(st->k.c) && st->k.status != 0) {
-				/* bash_kernel's error: no name, the exit status as its value */
-				char v[16];
-				snprintf(v, sizeof(v), "%d", st->k.status);
-				add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
-							     "traceback", ""));
-			}
-			st->over = true;
-			return *len > 0;
-		}
-		double t = now_mono();
-		if (t >= st->deadline) { /* exec_free interrupts it */
-			st->over = true;
-			char msg[200];
-			snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
-				 st->k.e->s->o.max.timeout_s);
-			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
-						     msg, "traceback", ""));
-			return true;
-		}
-		if (!*len && t - st->last >= KEEPALIVE_S)
-			add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
-		if (*len) {
-			st->last = t;
-			return true;
-		}
+	if (st->k.e->stopping) {
+		st->over = true;
+		return CX_END;
 	}
+	if (!st->k.finished && client_gone(st->fd))
+		interrupt(&st->k, "by its stream");
+	if (!kernel_read(&st->k, 0, buf, len, NULL)) {
+		st->k.c->pid = 0;
+		st->k.finished = true; /* nothing to interrupt */
+		st->over = true;
+		add_line(buf, len,
+			 json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
+				   "the kernel ended (killed, out of memory, restarted, or the sandbox ended); the "
+				   "context starts a fresh one on its next call",
+				   "traceback", ""));
+		return CX_END;
+	}
+	if (st->k.finished) {
+		if (is_bash(st->k.c) && st->k.status != 0) {
+			/* bash_kernel's error: no name, the exit status as its value */
+			char v[16];
+			snprintf(v, sizeof(v), "%d", st->k.status);
+			add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
+						     "traceback", ""));
+		}
+		st->over = true;
+		return CX_END;
+	}
+	double t = now_mono();
+	if (t >= st->deadline) { /* exec_free interrupts it */
+		st->over = true;
+		char msg[200];
+		snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
+			 st->k.e->s->o.max.timeout_s);
+		add_line(buf, len, json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value", msg,
+					     "traceback", ""));
+		return CX_END;
+	}
+	if (!*len && t - st->last >= KEEPALIVE_S)
+		add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
+	if (!*len)
+		return CX_WAIT;
+	st->last = t;
+	return CX_MORE;
 }
 
 /* The stream is over (done, or its client left): an execution still

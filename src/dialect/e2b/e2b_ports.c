@@ -17,6 +17,7 @@
  * timeout's). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct relay {
 	char id[80];
 	char head[HEAD_MAX]; /* the answer's head, and what came after it */
 	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
+	struct server *s;
+	struct park park;    /* its client's connection, parked until fd has more */
 };
 
 /* The port and sandbox a request is for, when it is one to relay: by the
@@ -195,6 +198,8 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 		ssize_t k = read(r->fd, out, max);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && errno == EAGAIN) /* nothing yet: parked until the socket has more (the ticker watches it) */
+			return conn_park(r->s, &r->park) ? 0 : MHD_CONTENT_READER_END_WITH_ERROR;
 		return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 	}
 }
@@ -247,6 +252,10 @@ enum MHD_Result ports_answer(struct ereq *q)
 			if (!resp)
 				return MHD_NO;
 			q->relay = NULL; /* the response owns it now */
+			r->s = q->s;
+			r->park.conn = q->c;
+			r->park.fd = r->fd;
+			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
 			*end = 0;
 			r->hpos = (size_t)(end - r->head) + 4;
 			char *save = NULL;
@@ -261,10 +270,10 @@ enum MHD_Result ports_answer(struct ereq *q)
 					MHD_add_response_header(resp, l, v);
 			}
 			q->code = code;
-			enum MHD_Result rc = MHD_queue_response(q->c, code, resp);
-			MHD_destroy_response(resp);
+			q->r->code = code;
+			q->r->stream = resp; /* sent by the I/O threads when the run is done */
 			conn_set_deadline(q->s, q->c, 0); /* as long as the server sends */
-			return rc;
+			return MHD_YES;
 		}
 	}
 	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
