@@ -203,6 +203,7 @@ struct route {
 	bool raw;           /* the body is bytes, not JSON */
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	bool light;         /* its run makes no sandbox: a free worker takes it even when every slot is used */
+	bool unmetered;     /* not a run of its client's: --client-concurrency and --client-rate do not count it */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
 							    * or all of a call that never waits) */
@@ -258,13 +259,6 @@ struct dialect {
 	/* Its listeners (listener_add) when its options name an address;
 	 * before listeners_open.  -1 with a message on stderr. */
 	int (*add)(struct server *s);
-	/* A dialect that runs a listener of its own rather than a struct api
-	 * on http.c's request life (E2B's, for now): start after the native
-	 * listener (-1 with a message), tick once a second on the main
-	 * thread, stop after sessions_stop and before the workers. */
-	int (*start)(struct server *s);
-	void (*tick)(struct server *s);
-	void (*stop)(struct server *s);
 };
 
 /* A listener beside --listen (listeners.c). */
@@ -434,7 +428,6 @@ struct server {
 	size_t nimages;
 	struct ward_languages langs; /* loaded and probed at start, read-only after */
 	unsigned borrowed;           /* slots a judge's parallel tests hold beside their own (s->lock) */
-	struct e2b *e2b;             /* the E2B listener (src/dialect/e2b/), or NULL */
 	const struct dialect *const *dialects; /* NULL-terminated: those ward_serve_main was given */
 	struct listener listeners[MAX_LISTENERS]; /* beside --listen (listeners.c) */
 	size_t nlisteners;
@@ -493,10 +486,6 @@ void answer_unhold(struct server *s, struct answer_hold *h, size_t n);
 void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
-/* One run of client who that the queue does not see (a dialect's command
- * in a session it holds): --client-rate's token taken, or false with the
- * 429's message and its Retry-After. */
-bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
@@ -527,9 +516,6 @@ void listeners_tick(struct server *s);
 void listeners_stop(struct server *s);     /* after the workers */
 void listeners_free(struct server *s);     /* states and sockets, at the end */
 int dialects_add(struct server *s);        /* each dialect's add: before listeners_open */
-int dialects_start(struct server *s);      /* each dialect's own listener: after http_start */
-void dialects_tick(struct server *s);
-void dialects_stop(struct server *s);      /* after sessions_stop, before the workers */
 
 /* health.c */
 void probe(struct server *s);

@@ -129,44 +129,45 @@ static bool upload_feed(struct req *r, const char *p, size_t n);
 static bool relay_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
- * sandbox's token checked in prepare.  Every body is bytes to the server
+ * sandbox's token checked in prepare.  A create, a command and a code
+ * execution are runs of the key's (its quotas); the rest is unmetered.  Every body is bytes to the server
  * (a Connect envelope, a multipart upload): the handlers parse them. */
 #define CTL(p, m, al, fn, ...) {.path = p, .method = m, .allow = al, .raw = true, .prepare = e2b_prepare, .run = run_##fn, __VA_ARGS__}
 #define DATA(p, m, al, fn, ...) CTL(p, m, al, fn, .open = true, __VA_ARGS__)
 static const struct route routes[] = {
 	CTL("/v2/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
 	CTL("/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
-	CTL("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true),
-	CTL("/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true),
-	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx),
-	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx),
-	CTL("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout, .light = true),
-	CTL("/sandboxes/{id}/metrics", "GET", "GET, HEAD", e2b_metrics, .light = true),
-	CTL("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info, .light = true),
-	CTL("/sandboxes/{id}", "DELETE", "GET, HEAD, DELETE", e2b_kill, .light = true),
-	DATA("/health", "GET", "GET, HEAD", e2b_health, .light = true),
-	DATA("/files", "GET", "GET, HEAD, POST", files_get, .light = true),
-	DATA("/files", "POST", "GET, HEAD, POST", files_post, .feed = upload_feed),
+	CTL("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
+	CTL("/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
+	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
+	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
+	CTL("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout, .light = true, .unmetered = true),
+	CTL("/sandboxes/{id}/metrics", "GET", "GET, HEAD", e2b_metrics, .light = true, .unmetered = true),
+	CTL("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info, .light = true, .unmetered = true),
+	CTL("/sandboxes/{id}", "DELETE", "GET, HEAD, DELETE", e2b_kill, .light = true, .unmetered = true),
+	DATA("/health", "GET", "GET, HEAD", e2b_health, .light = true, .unmetered = true),
+	DATA("/files", "GET", "GET, HEAD, POST", files_get, .light = true, .unmetered = true),
+	DATA("/files", "POST", "GET, HEAD, POST", files_post, .feed = upload_feed, .unmetered = true),
 	DATA("/process.Process/Start", "POST", "POST", px_start),
-	DATA("/process.Process/Connect", "POST", "POST", px_connect, .light = true),
-	DATA("/process.Process/List", "POST", "POST", px_list, .light = true),
-	DATA("/process.Process/SendInput", "POST", "POST", px_send_input, .light = true),
-	DATA("/process.Process/CloseStdin", "POST", "POST", px_close_stdin, .light = true),
-	DATA("/process.Process/SendSignal", "POST", "POST", px_send_signal, .light = true),
-	DATA("/filesystem.Filesystem/Stat", "POST", "POST", fs_stat, .light = true),
-	DATA("/filesystem.Filesystem/ListDir", "POST", "POST", fs_list, .light = true),
-	DATA("/filesystem.Filesystem/MakeDir", "POST", "POST", fs_mkdir),
-	DATA("/filesystem.Filesystem/Move", "POST", "POST", fs_move),
-	DATA("/filesystem.Filesystem/Remove", "POST", "POST", fs_remove),
-	DATA("/filesystem.Filesystem/WatchDir", "POST", "POST", fs_watch, .light = true),
+	DATA("/process.Process/Connect", "POST", "POST", px_connect, .light = true, .unmetered = true),
+	DATA("/process.Process/List", "POST", "POST", px_list, .light = true, .unmetered = true),
+	DATA("/process.Process/SendInput", "POST", "POST", px_send_input, .light = true, .unmetered = true),
+	DATA("/process.Process/CloseStdin", "POST", "POST", px_close_stdin, .light = true, .unmetered = true),
+	DATA("/process.Process/SendSignal", "POST", "POST", px_send_signal, .light = true, .unmetered = true),
+	DATA("/filesystem.Filesystem/Stat", "POST", "POST", fs_stat, .light = true, .unmetered = true),
+	DATA("/filesystem.Filesystem/ListDir", "POST", "POST", fs_list, .light = true, .unmetered = true),
+	DATA("/filesystem.Filesystem/MakeDir", "POST", "POST", fs_mkdir, .unmetered = true),
+	DATA("/filesystem.Filesystem/Move", "POST", "POST", fs_move, .unmetered = true),
+	DATA("/filesystem.Filesystem/Remove", "POST", "POST", fs_remove, .unmetered = true),
+	DATA("/filesystem.Filesystem/WatchDir", "POST", "POST", fs_watch, .light = true, .unmetered = true),
 	DATA("/execute", "POST", "POST", ci_execute),
-	DATA("/contexts", "POST", "GET, HEAD, POST", ci_ctx_create),
-	DATA("/contexts", "GET", "GET, HEAD, POST", ci_ctx_list, .light = true),
-	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true),
-	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart),
+	DATA("/contexts", "POST", "GET, HEAD, POST", ci_ctx_create, .unmetered = true),
+	DATA("/contexts", "GET", "GET, HEAD, POST", ci_ctx_list, .light = true, .unmetered = true),
+	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true, .unmetered = true),
+	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart, .unmetered = true),
 };
 /* A request to a sandbox's own port (e2b_ports.c): its body relayed as it comes. */
-static const struct route relay_route = DATA("*", "*", "*", ports_answer, .feed = relay_feed, .light = true);
+static const struct route relay_route = DATA("*", "*", "*", ports_answer, .feed = relay_feed, .light = true, .unmetered = true);
 
 /* The route, and the request's part of the dialect (r->ext): a sandbox's
  * port (E2b-Sandbox-Port, or a Host PORT-ID.DOMAIN) is relayed; envd's,
@@ -301,7 +302,6 @@ static int e2b_api_start(struct server *s, void **state)
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->mk_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
-	s->e2b = e;
 	*state = e;
 	if (e2b_makers_start(e) < 0)
 		return -1;
@@ -331,7 +331,6 @@ static void e2b_api_stop(struct server *s, void *state)
 	pthread_mutex_destroy(&e->mk_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
-	s->e2b = NULL;
 }
 
 static void e2b_api_tick(struct server *s, void *state)

@@ -51,7 +51,8 @@ struct e2b_ctx {
 	unsigned execs;
 	int client;           /* the running execution's connection (fd), -1: none; under e2b.lock */
 	int intr;             /* the running execution was interrupted (atomic) */
-	pthread_mutex_t run;  /* one execution at a time */
+	bool busy;            /* one execution at a time: held (under e2b.lock) until its stream ends */
+	pthread_cond_t idle;  /* busy went false */
 	struct e2b_ctx *next;
 };
 

@@ -55,6 +55,7 @@
 
 #define KEEPALIVE_S 2.0
 #define INTERRUPT_S 2.0
+#define HOLD_S 10           /* a call waits this long for its context's running execution */
 #define READY_S 30.0        /* a kernel's start, IPython's imports included */
 #define MAX_CTX_TOTAL 64    /* contexts ever made in one sandbox (removed ones too) */
 #define PROTO_LINE_MAX (8u << 20)
@@ -128,9 +129,45 @@ void ci_free_all(struct e2b_sbx *x)
 	while (x->ctxs) {
 		struct e2b_ctx *c = x->ctxs;
 		x->ctxs = c->next;
-		pthread_mutex_destroy(&c->run);
+		pthread_cond_destroy(&c->idle);
 		free(c);
 	}
+}
+
+/* c's one execution at a time, held from a call on a worker to its
+ * stream's end on an I/O thread (so a flag, not a mutex): false when it
+ * stayed busy for HOLD_S (a worker never waits longer). */
+static bool ctx_hold(struct e2b *e, struct e2b_ctx *c)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += HOLD_S;
+	pthread_mutex_lock(&e->lock);
+	int rc = 0;
+	while (c->busy && rc == 0)
+		rc = pthread_cond_timedwait(&c->idle, &e->lock, &until);
+	bool held = !c->busy;
+	if (held)
+		c->busy = true;
+	pthread_mutex_unlock(&e->lock);
+	return held;
+}
+
+static bool ctx_try(struct e2b *e, struct e2b_ctx *c)
+{
+	pthread_mutex_lock(&e->lock);
+	bool held = !c->busy;
+	c->busy = true;
+	pthread_mutex_unlock(&e->lock);
+	return held;
+}
+
+static void ctx_let(struct e2b *e, struct e2b_ctx *c)
+{
+	pthread_mutex_lock(&e->lock);
+	c->busy = false;
+	pthread_cond_broadcast(&c->idle);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* removed contexts keep their place (a stream may hold one) with id "" */
@@ -168,7 +205,7 @@ static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id,
 		snprintf(c->cwd, sizeof(c->cwd), "%s", cwd);
 		snprintf(c->lang, sizeof(c->lang), "%s", lang);
 		c->client = -1;
-		pthread_mutex_init(&c->run, NULL);
+		pthread_cond_init(&c->idle, NULL);
 		c->next = x->ctxs;
 		x->ctxs = c;
 	}
@@ -500,7 +537,7 @@ static const char *needs(const char *lang)
 	return "node (nodejs)";
 }
 
-/* c's kernel, started when it has none, and ready (under c->run): K_OK;
+/* c's kernel, started when it has none, and ready (held: ctx_hold): K_OK;
  * K_MISSING with what the template lacks in err; K_FAIL with why. */
 static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 {
@@ -713,7 +750,7 @@ static void exec_free(void *p)
 			k->c->pid = 0;
 		}
 	}
-	pthread_mutex_unlock(&k->c->run);
+	ctx_let(k->e, k->c);
 	e2b_sbx_put(k->e, k->x);
 	free(k->pend);
 	free(st);
@@ -859,14 +896,8 @@ enum MHD_Result ci_execute(struct ereq *q)
 		n = strlen(line);
 		line[n++] = '\n'; /* over the NUL: the length says where it ends */
 	}
-	char rate_err[300];
-	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
-		json_decref(m);
-		free(line);
-		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
-	}
 	json_decref(m);
-	if (pthread_mutex_trylock(&c->run) != 0) {
+	if (!ctx_try(q->e, c)) {
 		/* busy: a timed-out runCode's stream whose client left is
 		 * interrupted now, not when its stream next looks */
 		pthread_mutex_lock(&q->e->lock);
@@ -876,7 +907,8 @@ enum MHD_Result ci_execute(struct ereq *q)
 			struct kread k = {.e = q->e, .x = q->x, .c = c};
 			interrupt(&k, "by the next call");
 		}
-		pthread_mutex_lock(&c->run);
+		if (!ctx_hold(q->e, c))
+			return ci_error(q, 429, "context %s runs another execution: retry when it ends", c->id);
 	}
 	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
@@ -890,12 +922,12 @@ enum MHD_Result ci_execute(struct ereq *q)
 	}
 	free(line);
 	if (rc != K_OK) {
-		pthread_mutex_unlock(&c->run);
+		ctx_let(q->e, c);
 		return kernel_refused(q, c, rc, err);
 	}
 	struct exec_st *st = calloc(1, sizeof(*st));
 	if (!st) {
-		pthread_mutex_unlock(&c->run);
+		ctx_let(q->e, c);
 		return MHD_NO;
 	}
 	st->k.e = q->e;
@@ -964,11 +996,11 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
 				E2B_MAX_CONTEXTS);
 	}
-	pthread_mutex_lock(&c->run);
+	ctx_hold(q->e, c); /* new: nobody else has it */
 	c->pid = k.pid;
 	memcpy(c->off, k.off, sizeof(c->off));
 	memcpy(c->kind, k.kind, sizeof(c->kind));
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer_json(q, 200, ctx_json(c));
 }
 
@@ -989,12 +1021,13 @@ enum MHD_Result ci_ctx_delete(struct ereq *q)
 	if (!c)
 		return ci_error(q, 404, "Context %s not found", q->arg);
 	kernel_kill(q, c);
-	pthread_mutex_lock(&c->run);
-	c->pid = 0;
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	pthread_mutex_lock(&q->e->lock);
+	c->pid = 0;
 	c->id[0] = 0;
 	pthread_mutex_unlock(&q->e->lock);
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
@@ -1004,9 +1037,10 @@ enum MHD_Result ci_ctx_restart(struct ereq *q)
 	if (!c)
 		return ci_error(q, 404, "Context %s not found", q->arg);
 	kernel_kill(q, c);
-	pthread_mutex_lock(&c->run);
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	c->pid = 0; /* the next execution starts a fresh kernel */
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
@@ -1019,10 +1053,11 @@ enum MHD_Result ci_health(struct ereq *q)
 	if (!c)
 		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 	char err[512] = "", kind[64];
-	pthread_mutex_lock(&c->run);
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	snprintf(kind, sizeof(kind), "%s", c->kind);
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	if (rc != K_OK)
 		return e2b_answer_json(q, 200, json_pack("{s:s,s:n,s:s}", "status", "ok", "python", "error", err));
 	return e2b_answer_json(q, 200, json_pack("{s:s,s:s}", "status", "ok", "python", kind));

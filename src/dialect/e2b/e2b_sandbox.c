@@ -275,8 +275,9 @@ static json_t *sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
-static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end, bool detail)
+static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double end, bool detail)
 {
+	const struct server *s = e->s;
 	char st[40], en[40];
 	iso_time(st, sizeof(st), x->started_rt);
 	iso_time(en, sizeof(en), end);
@@ -286,7 +287,7 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 			      "memoryMB", (int)s->o.e2b_memory_mb, "metadata", md ? md : json_object(),
 			      "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail)
-		json_object_set_new(v, "domain", json_string(s->e2b->domain));
+		json_object_set_new(v, "domain", json_string(e->domain));
 	return v;
 }
 
@@ -484,11 +485,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 		rc = e2b_api_error(q, 400, "%s", err);
 		goto out;
 	}
-	unsigned code, wait;
-	if (!client_rate_take(s, q->who, &wait, err, sizeof(err))) { /* a sandbox made is a run */
-		rc = e2b_api_error(q, 429, "%s", err);
-		goto out;
-	}
+	unsigned code;
 	struct sess *slot = sess_place(s, q->who, &code, err, sizeof(err));
 	if (!slot) {
 		rc = e2b_api_error(q, code, "%s", err);
@@ -601,7 +598,7 @@ enum MHD_Result e2b_list(struct ereq *q)
 			continue;
 		double end = end_rt(q->s, ss);
 		sess_unref(q->s, ss);
-		json_array_append_new(arr, listed_json(q->s, x, end, false));
+		json_array_append_new(arr, listed_json(q->e, x, end, false));
 	}
 	snapshot_put(e, v, n);
 	return e2b_answer_json(q, 200, arr);
@@ -618,7 +615,7 @@ enum MHD_Result e2b_info(struct ereq *q)
 	}
 	double end = end_rt(q->s, ss);
 	sess_unref(q->s, ss);
-	json_t *v = listed_json(q->s, x, end, true);
+	json_t *v = listed_json(q->e, x, end, true);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
