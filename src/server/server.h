@@ -226,7 +226,9 @@ struct api {
 	const struct route *routes;
 	size_t nroutes;
 	char *(*error_json)(const char *msg); /* the API's error body (malloc'd); NULL: ward's {"error": msg} */
-	char *(*error_json_code)(unsigned code, const char *msg); /* the same with the status in it (E2B's) */
+	/* Its errors' answers, made from r->message (E2B's: the status in the
+	 * body; a Connect stream's in an end-stream frame); NULL: error_json's. */
+	void (*error)(struct req *r, unsigned code);
 	/* The token a request carries in this API's way (a pointer into the
 	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
 	const char *(*token)(struct MHD_Connection *c);

@@ -249,12 +249,37 @@ static const char *e2b_token(struct MHD_Connection *c)
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
 }
 
-static char *e2b_error_json(unsigned code, const char *msg)
+/* A Connect stream's (process.Process/Start and Connect,
+ * filesystem.Filesystem/WatchDir): its clients read a refusal of the
+ * runner's (429, 503) only from an end-stream frame, with HTTP 200. */
+static bool connect_stream(const struct route *rt)
 {
-	json_t *v = json_pack("{s:i,s:s}", "code", (int)code, "message", msg);
+	return rt && (rt->run == run_px_start || rt->run == run_px_connect || rt->run == run_fs_watch);
+}
+
+/* The server's errors in E2B's shape: {"code": N, "message": ...}; on a
+ * Connect stream, a refusal of the runner's as its end-stream frame. */
+static void e2b_error(struct req *r, unsigned code)
+{
+	if ((code == 429 || code == 503) && connect_stream(r->route)) {
+		json_t *v = json_pack("{s:{s:s,s:s}}", "error", "code", code == 429 ? "resource_exhausted" : "unavailable",
+				      "message", r->message);
+		char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(v);
+		char *buf = NULL;
+		size_t len = 0;
+		if (t && cx_frame(&buf, &len, 0x02, t, strlen(t))) {
+			free(t);
+			set_answer_bytes(r, 200, buf, len, "application/connect+json");
+			return;
+		}
+		free(t);
+		free(buf);
+	}
+	json_t *v = json_pack("{s:i,s:s}", "code", (int)code, "message", r->message);
 	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(v);
-	return t;
+	set_answer(r, code, t, "application/json");
 }
 
 static void e2b_not_found(struct server *s, struct req *r)
@@ -343,7 +368,7 @@ const struct api e2b_api = {
 	.name = "e2b",
 	.routes = routes,
 	.nroutes = sizeof(routes) / sizeof(routes[0]),
-	.error_json_code = e2b_error_json,
+	.error = e2b_error,
 	.token = e2b_token,
 	.token_hint = "set E2B_API_KEY to a ward token (--token-file)",
 	.not_found = e2b_not_found,
