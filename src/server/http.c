@@ -470,7 +470,10 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
  * it on stderr itself, and the log is JSON lines only.  -1 with a message. */
 struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, unsigned pool_threads)
 {
-	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, s->o.request_timeout)) + 5;
+	double idle = fmax(s->o.header_timeout, s->o.request_timeout);
+	if (l && l->api->keepalive_s > idle)
+		idle = l->api->keepalive_s;
+	unsigned timeout = (unsigned)ceil(idle) + 5;
 	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
 	void *cls = l ? (void *)l : (void *)s;
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,

@@ -243,6 +243,7 @@ struct api {
 	/* Its part of a request, freed with it (r->ext's own references); NULL: free(r->ext). */
 	void (*release)(struct req *r);
 	bool uri;                         /* r->uri: the request line's URI as sent, its query too */
+	double keepalive_s;               /* its streams say something at least this often (MHD's idle timeout) */
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */

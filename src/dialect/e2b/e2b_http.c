@@ -122,11 +122,10 @@ E2B_RUN(ci_ctx_create)
 E2B_RUN(ci_ctx_list)
 E2B_RUN(ci_ctx_delete)
 E2B_RUN(ci_ctx_restart)
-E2B_RUN(ports_answer)
+E2B_RUN(ports_relay)
 
 static bool e2b_prepare(struct server *s, struct req *r);
 static bool upload_feed(struct req *r, const char *p, size_t n);
-static bool relay_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
  * sandbox's token checked in prepare.  A create, a command and a code
@@ -166,8 +165,9 @@ static const struct route routes[] = {
 	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true, .unmetered = true),
 	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart, .unmetered = true),
 };
-/* A request to a sandbox's own port (e2b_ports.c): its body relayed as it comes. */
-static const struct route relay_route = DATA("*", "*", "*", ports_answer, .feed = relay_feed, .light = true, .unmetered = true);
+/* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
+ * (--max-body), the answer's body streamed. */
+static const struct route relay_route = DATA("*", "*", "*", ports_relay, .light = true, .unmetered = true);
 
 /* The route, and the request's part of the dialect (r->ext): a sandbox's
  * port (E2b-Sandbox-Port, or a Host PORT-ID.DOMAIN) is relayed; envd's,
@@ -197,11 +197,8 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 static bool e2b_prepare(struct server *s, struct req *r)
 {
 	struct ereq *q = r->ext;
-	if (r->route == &relay_route) {
-		conn_trust(s, r->conn);
-		ports_begin(q, q->port, q->port_id);
-		return true;
-	}
+	if (r->route == &relay_route)
+		return true; /* its sandbox and token: ports_relay's */
 	snprintf(q->who, sizeof(q->who), "%s", r->who);
 	if (r->route->open) {
 		unsigned st = data_auth(q);
@@ -225,11 +222,6 @@ static bool upload_feed(struct req *r, const char *p, size_t n)
 	return true;
 }
 
-static bool relay_feed(struct req *r, const char *p, size_t n)
-{
-	ports_feed(r->ext, p, n);
-	return true;
-}
 
 static void e2b_release(struct req *r)
 {
@@ -375,6 +367,7 @@ const struct api e2b_api = {
 	.choose = e2b_choose,
 	.release = e2b_release,
 	.uri = true,
+	.keepalive_s = E2B_KEEPALIVE_S,
 	.start = e2b_api_start,
 	.tick = e2b_api_tick,
 	.stop = e2b_api_stop,

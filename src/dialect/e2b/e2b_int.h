@@ -246,9 +246,8 @@ void mp_stream_free(struct mp_stream *m);
 /* Is q for a sandbox's port (E2b-Sandbox-Port, or Host PORT-ID.DOMAIN),
  * neither envd's nor the interpreter's?  Its port and sandbox id. */
 bool ports_target(struct ereq *q, int *port, char *id, size_t n);
-void ports_begin(struct ereq *q, int port, const char *id); /* the headers are in: connect, send them */
-void ports_feed(struct ereq *q, const char *p, size_t n);   /* a piece of its body */
-enum MHD_Result ports_answer(struct ereq *q);               /* the body is in: relay the answer */
+/* On a worker: relay it, its answer streamed (e2b_ports.c). */
+enum MHD_Result ports_relay(struct ereq *q);
 void ports_free(struct ereq *q);
 
 /* e2b_interp.c */
