@@ -319,6 +319,7 @@ static int e2b_api_start(struct server *s, void **state)
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->mk_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
+	pthread_cond_init(&e->settled, NULL);
 	*state = e;
 	if (e2b_makers_start(e) < 0)
 		return -1;
@@ -343,7 +344,9 @@ static void e2b_api_stop(struct server *s, void *state)
 		return;
 	e->stopping = 1;
 	e2b_makers_stop(e);
+	ci_settle_all(e);
 	e2b_records_free(e);
+	pthread_cond_destroy(&e->settled);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
 	pthread_cond_destroy(&e->mk_cond);

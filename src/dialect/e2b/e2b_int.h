@@ -1,17 +1,20 @@
 /* e2b_int.h — what the files of the E2B dialect share (SPEC §17).
  *
- * Process model.  The listener is a second libmicrohttpd daemon, one
- * thread per connection (bounded by --max-connections; not per address:
- * one SDK client opens up to 200 connections from one address).  E2B's SDK holds one connection per open stream
- * (a command's output, a watch, a runCode), and a stream here is a
- * blocking loop on libward's session calls, which is simplest in a thread
- * of its own.  Sessions themselves are the server's (sessions.c): made by
+ * Process model.  The listener is one of the server's (struct api,
+ * src/server/listeners.c, e2b_http.c): a request lives the native ones'
+ * life (src/server/http.c): admission, deadlines, per-address and
+ * per-client caps, the answer budget, the log; its handler runs on a
+ * worker.  E2B's SDK holds one connection per open stream (a command's
+ * output, a watch, a runCode): a stream's frames are made as they are sent
+ * by the server's I/O threads, which never wait (cx_produce: with nothing
+ * to say the connection is parked, and looked at again at the ticker's
+ * next wake, 0.1 s).  Sessions themselves are the server's (sessions.c): made by
  * the dialect's maker threads (a session's PID 1 dies with the thread that
  * made it; these live as long as the server), counted against
  * --max-sessions / --client-sessions, looked up and held for each call,
  * expired by the server's sweep.
  *
- *   e2b_http.c     the daemon, a request's body, routing, tokens, answers
+ *   e2b_http.c     the API: its routes, route choice, tokens, error shape
  *   e2b_sandbox.c  the control plane and the sandbox records
  *   e2b_connect.c  Connect's JSON framing; process.Process
  *   e2b_fs.c       filesystem.Filesystem, /files, the path map
@@ -93,6 +96,8 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
+	unsigned settling;    /* interrupted executions settling on threads of their own (e2b_interp.c); e->lock */
+	pthread_cond_t settled; /* settling went down */
 	char domain[200];     /* what create and connect answer: --e2b-domain, or localhost:<port> */
 };
 
@@ -257,6 +262,8 @@ enum MHD_Result ci_ctx_list(struct ereq *q);
 enum MHD_Result ci_ctx_delete(struct ereq *q);
 enum MHD_Result ci_ctx_restart(struct ereq *q);
 void ci_free_all(struct e2b_sbx *x);
+/* Wait for the interrupted executions still settling (at stop). */
+void ci_settle_all(struct e2b *e);
 /* GET /health on the interpreter's port: which Python kernel the template gives */
 enum MHD_Result ci_health(struct ereq *q);
 

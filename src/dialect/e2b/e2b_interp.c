@@ -55,6 +55,7 @@
 
 #define KEEPALIVE_S 2.0
 #define INTERRUPT_S 2.0
+#define READS_AT_ONCE 64    /* of a running execution's output, by one look that found only dropped bytes */
 #define HOLD_S 10           /* a call waits this long for its context's running execution */
 #define READY_S 30.0        /* a kernel's start, IPython's imports included */
 #define MAX_CTX_TOTAL 64    /* contexts ever made in one sandbox (removed ones too) */
@@ -681,7 +682,17 @@ static int exec_produce(void *p, char **buf, size_t *len)
 	}
 	if (!st->k.finished && client_gone(st->fd))
 		interrupt(&st->k, "by its stream");
-	if (!kernel_read(&st->k, 0, buf, len, NULL)) {
+	/* what it reads may say nothing (a line past PROTO_LINE_MAX, dropped):
+	 * read on at once while there is more, so that the kept window never
+	 * overflows for want of a look; at most READS_AT_ONCE reads a call */
+	bool alive = true;
+	for (int i = 0; i < READS_AT_ONCE && alive && !*len && !st->k.finished; i++) {
+		uint64_t was = st->k.c->off[0] + st->k.c->off[1];
+		alive = kernel_read(&st->k, 0, buf, len, NULL);
+		if (st->k.c->off[0] + st->k.c->off[1] == was)
+			break;
+	}
+	if (!alive) {
 		st->k.c->pid = 0;
 		st->k.finished = true; /* nothing to interrupt */
 		st->over = true;
@@ -721,17 +732,12 @@ static int exec_produce(void *p, char **buf, size_t *len)
 	return CX_MORE;
 }
 
-/* The stream is over (done, or its client left): an execution still
- * running is interrupted, or its kernel killed; the context is free. */
-static void exec_free(void *p)
+/* An execution's end: a running one is interrupted (its kernel killed
+ * when it does not end within INTERRUPT_S); the context is free. */
+static void exec_finish(struct exec_st *st)
 {
-	struct exec_st *st = p;
 	struct kread *k = &st->k;
-	pthread_mutex_lock(&k->e->lock);
-	k->c->client = -1;
-	pthread_mutex_unlock(&k->e->lock);
 	if (!k->finished && k->c->pid > 0) {
-		interrupt(k, NULL);
 		double until = now_mono() + INTERRUPT_S;
 		while (!k->finished && now_mono() < until) {
 			char *junk = NULL;
@@ -754,6 +760,56 @@ static void exec_free(void *p)
 	e2b_sbx_put(k->e, k->x);
 	free(k->pend);
 	free(st);
+}
+
+static void *exec_settle(void *p)
+{
+	struct exec_st *st = p;
+	struct e2b *e = st->k.e;
+	exec_finish(st);
+	pthread_mutex_lock(&e->lock);
+	e->settling--;
+	pthread_cond_broadcast(&e->settled);
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+void ci_settle_all(struct e2b *e)
+{
+	pthread_mutex_lock(&e->lock);
+	while (e->settling)
+		pthread_cond_wait(&e->settled, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The stream is over (done, or its client left), on an I/O thread, which
+ * never waits: an execution still running is interrupted, and waited for
+ * on a thread of its own (one per busy context at most). */
+static void exec_free(void *p)
+{
+	struct exec_st *st = p;
+	struct kread *k = &st->k;
+	pthread_mutex_lock(&k->e->lock);
+	k->c->client = -1;
+	pthread_mutex_unlock(&k->e->lock);
+	if (!k->finished && k->c->pid > 0) {
+		interrupt(k, NULL);
+		pthread_attr_t a;
+		pthread_t t;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		pthread_mutex_lock(&k->e->lock);
+		k->e->settling++;
+		pthread_mutex_unlock(&k->e->lock);
+		int rc = pthread_create(&t, &a, exec_settle, st);
+		pthread_attr_destroy(&a);
+		if (rc == 0)
+			return;
+		pthread_mutex_lock(&k->e->lock);
+		k->e->settling--;
+		pthread_mutex_unlock(&k->e->lock);
+	}
+	exec_finish(st); /* done, or no thread to spare: here */
 }
 
 /* 'V' in single quotes for a shell. */
