@@ -125,34 +125,40 @@ E2B_RUN(ci_ctx_restart)
 E2B_RUN(ports_relay)
 
 static bool e2b_prepare(struct server *s, struct req *r);
+static bool e2b_now(struct server *s, struct req *r);
 static bool upload_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
  * sandbox's token checked in prepare.  A create, a command and a code
  * execution are runs of the key's (its quotas); the rest is unmetered.  Every body is bytes to the server
  * (a Connect envelope, a multipart upload): the handlers parse them. */
-#define CTL(p, m, al, fn, ...) {.path = p, .method = m, .allow = al, .raw = true, .prepare = e2b_prepare, .run = run_##fn, __VA_ARGS__}
-#define DATA(p, m, al, fn, ...) CTL(p, m, al, fn, .open = true, __VA_ARGS__)
+#define ROUTE(p, m, al, fn, prep, ...) {.path = p, .method = m, .allow = al, .raw = true, .prepare = prep, .run = run_##fn, __VA_ARGS__}
+#define CTL(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, __VA_ARGS__)
+#define DATA(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, .open = true, __VA_ARGS__)
+/* A call that never waits (a record read, a signal, stdin queued): all of
+ * it in prepare, on the I/O thread, never queued (as the native stdin). */
+#define CTL_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .unmetered = true)
+#define DATA_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .open = true, .unmetered = true)
 static const struct route routes[] = {
 	CTL("/v2/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
 	CTL("/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
-	CTL("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
-	CTL("/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
+	CTL_NOW("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
+	CTL_NOW("/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
 	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
 	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
-	CTL("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout, .light = true, .unmetered = true),
+	CTL_NOW("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout),
 	CTL("/sandboxes/{id}/metrics", "GET", "GET, HEAD", e2b_metrics, .light = true, .unmetered = true),
-	CTL("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info, .light = true, .unmetered = true),
+	CTL_NOW("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info),
 	CTL("/sandboxes/{id}", "DELETE", "GET, HEAD, DELETE", e2b_kill, .light = true, .unmetered = true),
 	DATA("/health", "GET", "GET, HEAD", e2b_health, .light = true, .unmetered = true),
 	DATA("/files", "GET", "GET, HEAD, POST", files_get, .light = true, .unmetered = true),
 	DATA("/files", "POST", "GET, HEAD, POST", files_post, .feed = upload_feed, .unmetered = true),
 	DATA("/process.Process/Start", "POST", "POST", px_start),
 	DATA("/process.Process/Connect", "POST", "POST", px_connect, .light = true, .unmetered = true),
-	DATA("/process.Process/List", "POST", "POST", px_list, .light = true, .unmetered = true),
-	DATA("/process.Process/SendInput", "POST", "POST", px_send_input, .light = true, .unmetered = true),
-	DATA("/process.Process/CloseStdin", "POST", "POST", px_close_stdin, .light = true, .unmetered = true),
-	DATA("/process.Process/SendSignal", "POST", "POST", px_send_signal, .light = true, .unmetered = true),
+	DATA_NOW("/process.Process/List", "POST", "POST", px_list),
+	DATA_NOW("/process.Process/SendInput", "POST", "POST", px_send_input),
+	DATA_NOW("/process.Process/CloseStdin", "POST", "POST", px_close_stdin),
+	DATA_NOW("/process.Process/SendSignal", "POST", "POST", px_send_signal),
 	DATA("/filesystem.Filesystem/Stat", "POST", "POST", fs_stat, .light = true, .unmetered = true),
 	DATA("/filesystem.Filesystem/ListDir", "POST", "POST", fs_list, .light = true, .unmetered = true),
 	DATA("/filesystem.Filesystem/MakeDir", "POST", "POST", fs_mkdir, .unmetered = true),
@@ -161,7 +167,7 @@ static const struct route routes[] = {
 	DATA("/filesystem.Filesystem/WatchDir", "POST", "POST", fs_watch, .light = true, .unmetered = true),
 	DATA("/execute", "POST", "POST", ci_execute),
 	DATA("/contexts", "POST", "GET, HEAD, POST", ci_ctx_create, .unmetered = true),
-	DATA("/contexts", "GET", "GET, HEAD, POST", ci_ctx_list, .light = true, .unmetered = true),
+	DATA_NOW("/contexts", "GET", "GET, HEAD, POST", ci_ctx_list),
 	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true, .unmetered = true),
 	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart, .unmetered = true),
 };
@@ -214,6 +220,14 @@ static bool e2b_prepare(struct server *s, struct req *r)
 	if (r->route->feed == upload_feed)
 		files_upload_begin(q);
 	return true;
+}
+
+static bool e2b_now(struct server *s, struct req *r)
+{
+	if (!e2b_prepare(s, r))
+		return false;
+	r->route->run(r);
+	return false; /* answered */
 }
 
 static bool upload_feed(struct req *r, const char *p, size_t n)
