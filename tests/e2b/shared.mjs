@@ -11,6 +11,8 @@
 //   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
 //   upload   under --max-body 1 MiB --e2b-disk 100: files.write streams to disk
 //   rate     under --client-rate 1: a create, a command, a runCode are runs
+//   conc     under --client-concurrency 1: a native /exec of the key holds
+//            its one run; its E2B command meanwhile is refused (NATIVE_URL)
 //   ports    a server in the sandbox reached through the listener
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
@@ -208,6 +210,28 @@ if (mode === 'create') {
     try { await Sandbox.create(); return false } catch (e) { return /runs per minute/.test(e.message) }
   })
   await check('files are not runs', async () => { await sbx.files.write('/home/user/x', 'x'); return eq(await sbx.files.read('/home/user/x'), 'x') })
+  await sbx.kill()
+} else if (mode === 'conc') {
+  // E2B's requests live the native ones' life (issue 30.4): one key's runs
+  // are counted together, whichever API they come through
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  const native = process.env.NATIVE_URL
+  const auth = { Authorization: `Bearer ${process.env.E2B_API_KEY}` }
+  const exec = fetch(`${native}/exec`, {
+    method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ argv: ['sleep', '20'], limits: { timeout_s: 30 } }),
+  })
+  let running = false
+  for (let i = 0; i < 600 && !running; i++) {
+    running = /^ward_in_flight 1$/m.test(await (await fetch(`${native}/metrics`, { headers: auth })).text())
+    if (!running) await sleep(50)
+  }
+  await check('a native /exec of the key runs', async () => running)
+  await check('its E2B command meanwhile: refused, one run in progress', async () => {
+    try { await sbx.commands.run('echo no'); return false } catch (e) { return /runs in progress/.test(e.message) }
+  })
+  await check('the /exec ends', async () => (await exec).status === 200)
+  await check('then the command runs', async () => eq((await sbx.commands.run('echo yes')).stdout, 'yes\n'))
   await sbx.kill()
 } else if (mode === 'ports') {
   const http = await import('node:http')

@@ -5,10 +5,13 @@
  * interpreter's (49999), is relayed to 127.0.0.1:PORT inside that
  * sandbox's network namespace (ward_session_connect).
  *
- * Plain HTTP: the request goes upstream as HTTP/1.0 (so that the answer is
- * never chunked and ends when the server closes), its body as it comes
- * (a chunked one answers 411: HTTP/1.0 needs its length); the answer's
- * status and headers come back, its body as it comes.  A sandbox made with
+ * Plain HTTP, on a worker (a request of the server's life: admission,
+ * deadlines, the log): the request goes upstream as HTTP/1.0 (so that the
+ * answer is never chunked and ends when the server closes), its body held
+ * whole within --max-body (a chunked one answers 411: HTTP/1.0 needs its
+ * length), written within the request timeout; the answer's status and
+ * headers come back within it, its body as it comes (the client's
+ * connection parked while the sandbox's server says nothing).  A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
  * nothing listens on answer 502 with E2B's JSON.  Bounded: the answer's
@@ -17,11 +20,14 @@
  * timeout's). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
@@ -38,6 +44,8 @@ struct relay {
 	char id[80];
 	char head[HEAD_MAX]; /* the answer's head, and what came after it */
 	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
+	struct server *s;
+	struct park park; /* its client's connection, parked until fd has more */
 };
 
 /* The port and sandbox a request is for, when it is one to relay: by the
@@ -127,7 +135,7 @@ static void refuse(struct relay *r, unsigned status, const char *msg, const char
 	snprintf(r->msg, sizeof(r->msg), "%s%s%s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
-void ports_begin(struct ereq *q, int port, const char *id)
+static void ports_begin(struct ereq *q, int port, const char *id)
 {
 	struct relay *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -157,6 +165,12 @@ void ports_begin(struct ereq *q, int port, const char *id)
 		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
 		if (r->fd < 0)
 			refuse(r, 502, "The sandbox is running but port is not open", err);
+		/* a server that never reads the request holds this worker at
+		 * most the request timeout */
+		double rt = q->s->o.request_timeout;
+		struct timeval tv = {.tv_sec = (time_t)rt, .tv_usec = (suseconds_t)((rt - (double)(time_t)rt) * 1e6)};
+		if (r->fd >= 0)
+			setsockopt(r->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
 	sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
@@ -174,7 +188,7 @@ void ports_begin(struct ereq *q, int port, const char *id)
 	}
 }
 
-void ports_feed(struct ereq *q, const char *p, size_t n)
+static void ports_feed(struct ereq *q, const char *p, size_t n)
 {
 	struct relay *r = q->relay;
 	if (r && r->fd >= 0 && !write_all(r->fd, p, n))
@@ -207,6 +221,9 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 		ssize_t k = read(r->fd, out, max);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 &&
+		    errno == EAGAIN) /* nothing yet: parked until the socket has more (the ticker watches it) */
+			return conn_park(r->s, &r->park) ? 0 : MHD_CONTENT_READER_END_WITH_ERROR;
 		return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 	}
 }
@@ -241,7 +258,7 @@ static char *read_head(struct relay *r, double timeout_s)
 	}
 }
 
-enum MHD_Result ports_answer(struct ereq *q)
+static enum MHD_Result ports_answer(struct ereq *q)
 {
 	struct relay *r = q->relay;
 	if (!r)
@@ -259,6 +276,10 @@ enum MHD_Result ports_answer(struct ereq *q)
 			if (!resp)
 				return MHD_NO;
 			q->relay = NULL; /* the response owns it now */
+			r->s = q->s;
+			r->park.conn = q->c;
+			r->park.fd = r->fd;
+			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
 			*end = 0;
 			r->hpos = (size_t)(end - r->head) + 4;
 			char *save = NULL;
@@ -273,10 +294,10 @@ enum MHD_Result ports_answer(struct ereq *q)
 					MHD_add_response_header(resp, l, v);
 			}
 			q->code = code;
-			enum MHD_Result rc = MHD_queue_response(q->c, code, resp);
-			MHD_destroy_response(resp);
+			q->r->code = code;
+			q->r->stream = resp;              /* sent by the I/O threads when the run is done */
 			conn_set_deadline(q->s, q->c, 0); /* as long as the server sends */
-			return rc;
+			return MHD_YES;
 		}
 	}
 	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
@@ -284,4 +305,15 @@ enum MHD_Result ports_answer(struct ereq *q)
 		json_object_set_new(v, "port", json_integer(r->port));
 	snprintf(q->message, sizeof(q->message), "%s", r->msg);
 	return e2b_answer_json(q, r->status, v);
+}
+
+/* On a worker: the request relayed (its body held whole, within
+ * --max-body), its answer's head read, its body sent as it comes (the
+ * connection parked while the sandbox's server says nothing). */
+enum MHD_Result ports_relay(struct ereq *q)
+{
+	ports_begin(q, q->port, q->port_id);
+	if (q->len)
+		ports_feed(q, q->body, q->len);
+	return ports_answer(q);
 }

@@ -342,7 +342,7 @@ json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
-static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end, bool detail)
+static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double end, bool detail)
 {
 	char st[40], en[40];
 	iso_time(st, sizeof(st), x->started_rt);
@@ -353,7 +353,7 @@ static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end
 	                      x->paused ? "paused" : "running", "cpuCount", (int)x->cpu, "memoryMB", (int)x->memory_mb,
 	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail) {
-		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(s->e2b->domain));
+		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(e->domain));
 		json_object_set_new(v, "lifecycle",
 		                    json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill", "autoResume",
 		                              x->auto_resume));
@@ -593,9 +593,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	if (ttl_s > 0)
 		c->timeout_s = fmin(ttl_s, s->o.session_max_ttl);
 	*ttl = c->timeout_s;
-	unsigned code, wait;
-	if (!client_rate_take(s, owner, &wait, err, n)) /* a sandbox made is a run */
-		return 429;
+	unsigned code; /* a create or a fork is a run of the key's: admission counted it (e2b_http.c) */
 	*slot = sess_place(s, owner, &code, err, n);
 	if (!*slot)
 		return code;
@@ -797,7 +795,7 @@ enum MHD_Result e2b_list(struct ereq *q)
 			continue;
 		if (e2b_is_paused(e, x)) {
 			if (want_paused)
-				json_array_append_new(arr, listed_json(q->s, x, x->paused_rt, false));
+				json_array_append_new(arr, listed_json(q->e, x, x->paused_rt, false));
 			continue;
 		}
 		if (!want_run)
@@ -807,7 +805,7 @@ enum MHD_Result e2b_list(struct ereq *q)
 			continue;
 		double end = end_rt(q->s, ss);
 		sess_unref(q->s, ss);
-		json_array_append_new(arr, listed_json(q->s, x, end, false));
+		json_array_append_new(arr, listed_json(q->e, x, end, false));
 	}
 	snapshot_put(e, v, n);
 	return e2b_answer_json(q, 200, arr);
@@ -817,7 +815,7 @@ enum MHD_Result e2b_info(struct ereq *q)
 {
 	struct e2b_sbx *x = e2b_own(q, q->arg);
 	if (x && e2b_is_paused(q->e, x)) {
-		json_t *v = listed_json(q->s, x, x->paused_rt, true);
+		json_t *v = listed_json(q->e, x, x->paused_rt, true);
 		e2b_sbx_put(q->e, x);
 		return e2b_answer_json(q, 200, v);
 	}
@@ -829,7 +827,7 @@ enum MHD_Result e2b_info(struct ereq *q)
 	}
 	double end = end_rt(q->s, ss);
 	sess_unref(q->s, ss);
-	json_t *v = listed_json(q->s, x, end, true);
+	json_t *v = listed_json(q->e, x, end, true);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
