@@ -206,6 +206,12 @@ static bool body_welcome(struct server *s, struct req *r)
 	return true;
 }
 
+/* r's listener reads a refused body to its end before answering. */
+static bool drains(const struct req *r)
+{
+	return r->ln && r->ln->api->drain_refused;
+}
+
 /* The headers are in: answer at once (an error, or a GET endpoint), or go
  * on to read the body. */
 static enum MHD_Result req_begin(struct server *s, struct req *r, const char *method, bool authorized)
@@ -232,7 +238,8 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 	} else if (body_welcome(s, r)) {
 		r->state = S_BODY;
 		return MHD_YES; /* read the body */
-	}
+	} else if (r->code == 413 && drains(r))
+		return MHD_YES; /* S_NEW: the body is dropped, the 413 goes at its end */
 	return send_answer(r);
 }
 
@@ -246,6 +253,10 @@ static enum MHD_Result body_append(struct server *s, struct req *r, const char *
 		 * still stops the upload (the log keeps the reason) */
 		body_release(s, r);
 		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+		if (drains(r)) {
+			r->state = S_NEW; /* the rest is dropped; the 413 goes at its end */
+			return MHD_YES;
+		}
 		return send_answer(r);
 	}
 	if (r->len + n + 1 > r->cap) {

@@ -252,6 +252,10 @@ struct api {
 	void (*release)(struct req *r);
 	bool uri;           /* r->uri: the request line's URI as sent, its query too */
 	double keepalive_s; /* its streams say something at least this often (MHD's idle timeout) */
+	/* a body over --max-body is read to its end (dropped, within the
+	 * request timeout) before the 413: clients that cannot read an answer
+	 * while they send (fetch) see the 413, not a reset */
+	bool drain_refused;
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */

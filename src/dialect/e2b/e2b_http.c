@@ -451,6 +451,7 @@ const struct api e2b_api = {
 	.release = e2b_release,
 	.uri = true,
 	.keepalive_s = E2B_KEEPALIVE_S,
+	.drain_refused = true, /* the SDK's uploads are fetch()es: they read no answer while they send */
 	.start = e2b_api_start,
 	.tick = e2b_api_tick,
 	.stop = e2b_api_stop,
