@@ -10,6 +10,10 @@
 //   fork       fork({count}): new sandboxes with the source's files, not its processes
 //   forkcap    under --max-sessions 3: one entry per fork, the one over it an error
 //   snap       createSnapshot, a sandbox from it, listSnapshots, deleteSnapshot
+//   snapres    a sandbox made from a snapshot, changed, paused files-only and
+//              resumed: exactly its files at the pause, not the snapshot's
+//   snapbefore the same paused, the runner then restarted: its id on stdout
+//   snapafter ID  resumed after the restart: its files at the pause
 //   before     paused, the runner then restarted: its id on stdout
 //   after ID   resumed after the restart: its files, not its processes
 import * as e2b from 'e2b'
@@ -210,6 +214,33 @@ if (mode === 'pause') {
     try { await Sandbox.create('snap-one'); return false } catch (e) { if (/400/.test(e.message)) return true; throw e }
   })
   await check('another key cannot delete it', async () => eq(await Sandbox.deleteSnapshot('snap-one'), false))
+} else if (mode === 'snapres' || mode === 'snapbefore') {
+  const src = await Sandbox.create({ timeoutMs: 120_000 })
+  await src.commands.run('mkdir -p p && echo orig > p/changed.txt && echo orig > p/gone.txt && echo orig > p/kept.txt')
+  const snap = (await src.createSnapshot({ name: `snap-${mode}` })).snapshotId
+  await src.kill()
+  const sbx = await Sandbox.create(snap, { timeoutMs: 120_000 })
+  await sbx.commands.run('rm p/gone.txt && echo new > p/changed.txt && echo made > p/made.txt')
+  const home = async (s) => (await s.commands.run('cd p && for f in *; do printf "%s=%s " $f "$(cat $f)"; done')).stdout
+  const want = 'changed.txt=new kept.txt=orig made.txt=made '
+  await check('from the snapshot, changed', async () => eq(await home(sbx), want))
+  await check('pause({keepMemory: false})', async () => eq(await sbx.pause({ keepMemory: false }), true))
+  if (mode === 'snapbefore') {
+    console.log(`ID ${sbx.sandboxId}`)
+  } else {
+    const back = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 })
+    await check('resumed: the deleted file stays deleted, the changed one keeps its change', async () => eq(await home(back), want))
+    await back.pause()
+    const cold = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+    await check('frozen, resumed cold: the same files', async () => eq(await home(cold), want))
+    await cold.kill()
+  }
+} else if (mode === 'snapafter') {
+  const back = await Sandbox.connect(process.argv[3], { timeoutMs: 60_000 })
+  await check('after the restart: the deleted file stays deleted, the changed one keeps its change', async () =>
+    eq((await back.commands.run('cd p && for f in *; do printf "%s=%s " $f "$(cat $f)"; done')).stdout,
+      'changed.txt=new kept.txt=orig made.txt=made '))
+  await back.kill()
 } else if (mode === 'before') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })
   await sbx.files.write('/home/user/keep/a.txt', 'survives')

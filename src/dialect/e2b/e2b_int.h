@@ -193,12 +193,15 @@ void e2b_unlist(struct e2b *e, struct e2b_sbx *x);
 /* A record made from saved fields, listed (e2b_life.c's load). */
 void e2b_list_add(struct e2b *e, struct e2b_sbx *x);
 /* A new session for owner like the create body recipe (JSON text), its
- * timeout ttl_s (0: the body's): placed, made by a maker thread, not yet
+ * timeout ttl_s (0: the body's), with a copy of src's files (a fork), or
+ * the files saved in the directory files (a resume: exactly those, not
+ * its snapshot template's home first; 507 when they cannot all be
+ * restored), or else its template's: placed, made by a maker thread, not yet
  * committed (sess_commit(s, *slot, *ws, ...) or sess_commit(s, *slot,
  * NULL, 0, 0) and ward_session_destroy).  0, or the HTTP status with why
  * in err. */
 unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
-                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
+                  const char *files, struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
 /* A record for slot's new sandbox like like's (its owner, template,
  * metadata, create body, lifecycle), with tokens of its own; NULL when out
  * of memory.  e2b_record_drop frees one never listed. */

@@ -218,18 +218,11 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool col
 		struct sess *slot;
 		struct ward_session *ws;
 		double ttl;
-		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, &slot, &ws, &ttl, err, n);
-		if (code)
-			goto out;
 		char files[760];
 		snprintf(files, sizeof(files), "%s/%s/files", e->state, x->id);
-		struct ward_session_saved info;
-		if (ward_session_restore(ws, files, (uint64_t)s->o.e2b_disk_mb << 20, &info, err, n) < 0) {
-			sess_commit(s, slot, NULL, 0, 0);
-			ward_session_destroy(ws);
-			code = 507; /* never a sandbox with some of its files */
+		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, files, &slot, &ws, &ttl, err, n);
+		if (code)
 			goto out;
-		}
 		char sid[sizeof(x->sid)];
 		snprintf(sid, sizeof(sid), "%s", slot->id);
 		sess_commit(s, slot, ws, ttl, ttl + 1);

@@ -574,9 +574,12 @@ static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in 
 		log_event(q->s, "e2b-start-cmd-failed", "%s: %s", x->id, err);
 }
 
-/* The session of a create body b for owner (0, or the status with why in err). */
+/* The session of a create body b for owner (0, or the status with why in
+ * err): a fork of src's files, else the files saved in files (a resume's:
+ * they are the sandbox's whole home, never laid over the snapshot's it was
+ * made from), else its snapshot template's home. */
 static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
-                          struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
+                          const char *files, struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
                           size_t n)
 {
 	struct server *s = e->s;
@@ -614,20 +617,23 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 		snprintf(err, n, "cannot make the sandbox: %s", why);
 		return 500;
 	}
+	const char *home = src ? NULL : files ? files : c->home[0] ? c->home : NULL;
 	struct ward_session_saved info;
-	if (c->home[0] && !src &&
-	    ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
+	if (home && ward_session_restore(*ws, home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
 		sess_commit(s, *slot, NULL, 0, 0);
 		ward_session_destroy(*ws);
 		*ws = NULL;
-		snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
-		return 500;
+		if (files)
+			snprintf(err, n, "cannot restore its paused files: %s", why);
+		else
+			snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
+		return files ? 507 : 500; /* never a sandbox with some of its files */
 	}
 	return 0;
 }
 
 unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
-                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
+                  const char *files, struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
 {
 	json_t *b = json_loads(recipe ? recipe : "{}", 0, NULL);
 	if (!json_is_object(b)) {
@@ -637,7 +643,7 @@ unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double t
 	}
 	struct create_in c;
 	memset(&c, 0, sizeof(c));
-	unsigned code = make_from(e, owner, b, ttl_s, src, &c, slot, ws, ttl, err, n);
+	unsigned code = make_from(e, owner, b, ttl_s, src, files, &c, slot, ws, ttl, err, n);
 	create_in_free(&c);
 	json_decref(b);
 	return code;
@@ -693,7 +699,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	struct sess *slot;
 	struct ward_session *ws;
 	double ttl;
-	unsigned code = make_from(q->e, q->who, b, 0, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
+	unsigned code = make_from(q->e, q->who, b, 0, NULL, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
 	if (code) {
 		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
