@@ -499,7 +499,10 @@ struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, uns
 	unsigned timeout = (unsigned)ceil(idle) + 5;
 	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
 	void *cls = l ? (void *)l : (void *)s;
-	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	if (l && l->api->upgrade)
+		flags |= MHD_ALLOW_UPGRADE;
+	return MHD_start_daemon(flags, 0, NULL,
 	                        NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
 	                        MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
 	                        MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,

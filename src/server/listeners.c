@@ -94,6 +94,8 @@ void listeners_stop(struct server *s)
 	for (size_t i = 0; i < s->nlisteners; i++) {
 		struct listener *l = &s->listeners[i];
 		if (l->d) {
+			if (l->started && l->api->closing)
+				l->api->closing(s, l->state); /* its upgraded connections: MHD must not hold them */
 			MHD_stop_daemon(l->d); /* closes its socket */
 			l->d = NULL;
 			l->fd = -1;

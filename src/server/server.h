@@ -140,6 +140,7 @@ struct serve_opts {
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	const char *e2b_state;   /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
 	unsigned e2b_max_paused; /* --e2b-max-paused N (0: 64) */
+	unsigned e2b_max_sockets; /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
 	size_t e2b_paused_bytes; /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
@@ -256,6 +257,12 @@ struct api {
 	 * request timeout) before the 413: clients that cannot read an answer
 	 * while they send (fetch) see the 413, not a reset */
 	bool drain_refused;
+	/* its answers may switch protocols (a 101 made with
+	 * MHD_create_response_for_upgrade: E2B's WebSockets to a sandbox's
+	 * port): the daemon allows upgrades, and closing (if not NULL) closes
+	 * every upgraded connection before the listener stops */
+	bool upgrade;
+	void (*closing)(struct server *s, void *state);
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */

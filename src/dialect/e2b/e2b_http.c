@@ -399,7 +399,7 @@ static int e2b_api_start(struct server *s, void **state)
 	pthread_cond_init(&e->mk_cond, NULL);
 	pthread_cond_init(&e->settled, NULL);
 	*state = e;
-	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0)
+	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0)
 		return -1;
 	const char *bound = "";
 	for (size_t i = 0; i < s->nlisteners; i++)
@@ -421,6 +421,7 @@ static void e2b_api_stop(struct server *s, void *state)
 	if (!e)
 		return;
 	e->stopping = 1;
+	ws_free(e);
 	e2b_makers_stop(e);
 	tm_stop(e);
 	ci_settle_all(e);
@@ -431,6 +432,12 @@ static void e2b_api_stop(struct server *s, void *state)
 	pthread_mutex_destroy(&e->life_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
+}
+
+static void e2b_api_closing(struct server *s, void *state)
+{
+	(void)s;
+	ws_close_all(state);
 }
 
 static void e2b_api_tick(struct server *s, void *state)
@@ -452,6 +459,8 @@ const struct api e2b_api = {
 	.uri = true,
 	.keepalive_s = E2B_KEEPALIVE_S,
 	.drain_refused = true, /* the SDK's uploads are fetch()es: they read no answer while they send */
+	.upgrade = true,       /* WebSockets to a sandbox's port (e2b_ws.c) */
+	.closing = e2b_api_closing,
 	.start = e2b_api_start,
 	.tick = e2b_api_tick,
 	.stop = e2b_api_stop,

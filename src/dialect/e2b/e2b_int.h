@@ -100,6 +100,7 @@ struct e2b_sbx {
 struct make_job;
 struct upload;
 struct relay;
+struct ws_hub;
 
 struct e2b {
 	struct server *s;
@@ -120,6 +121,7 @@ struct e2b {
 	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
 	char state[512];           /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
 	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
+	struct ws_hub *ws;         /* upgraded connections to sandboxes' ports (e2b_ws.c) */
 };
 
 /* A request's part of the dialect (r->ext, made by the API's route
@@ -355,6 +357,24 @@ bool ports_target(struct ereq *q, int *port, char *id, size_t n);
 /* On a worker: relay it, its answer streamed (e2b_ports.c). */
 enum MHD_Result ports_relay(struct ereq *q);
 void ports_free(struct ereq *q);
+
+/* e2b_ws.c: upgraded connections (WebSockets) to a sandbox's port, pumped
+ * by one thread for all */
+int ws_start(struct e2b *e);
+/* Every upgraded connection closed, the pump stopped (before the listener
+ * stops: MHD must not hold them); ws_free then frees what is left. */
+void ws_close_all(struct e2b *e);
+void ws_free(struct e2b *e);
+/* Room for one more upgrade to sandbox id: 0, or 429 (its cap) / 503 (the
+ * cap in all) with why in msg.  ws_adopt takes the room over; else
+ * ws_unreserve gives it back. */
+unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n);
+void ws_unreserve(struct e2b *e, const char *id);
+/* From the upgrade handler: client (MHD's upgraded socket, urh) and up
+ * pumped both ways, to_client and to_up sent first; false (both closed, the
+ * room given back) when it cannot be. */
+bool ws_adopt(struct e2b *e, const char *id, int client, struct MHD_UpgradeResponseHandle *urh, int up,
+              const char *to_client, size_t nc, const char *to_up, size_t nu);
 
 /* e2b_interp.c */
 enum MHD_Result ci_execute(struct ereq *q);

@@ -17,7 +17,14 @@
  * nothing listens on answer 502 with E2B's JSON.  Bounded: the answer's
  * head at most 16 KiB within the request timeout; the relay itself lives
  * as long as its two ends (a client that stops reading is MHD's idle
- * timeout's). */
+ * timeout's).
+ *
+ * An upgrade (Connection: Upgrade, Upgrade: websocket) goes upstream as
+ * HTTP/1.1 with its Upgrade headers, within the sandbox's room for them
+ * (e2b_ws.c: 429 / 503 past it); an upstream 101 is answered 101 with the
+ * upstream's headers, and the two sockets are then pumped both ways by
+ * e2b_ws.c; any other answer is relayed as above (its body at most its
+ * Content-Length: an HTTP/1.1 server may keep the connection). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +51,10 @@ struct relay {
 	char id[80];
 	char head[HEAD_MAX]; /* the answer's head, and what came after it */
 	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
+	bool upgrade;        /* a WebSocket's handshake: HTTP/1.1, its Upgrade headers relayed */
+	bool reserved;       /* it holds room in e2b_ws.c's caps */
+	uint64_t left;       /* the answer's body still to relay (its Content-Length), or UINT64_MAX */
+	struct e2b *e;
 	struct server *s;
 	struct park park; /* its client's connection, parked until fd has more */
 };
@@ -143,6 +154,10 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	q->relay = r;
 	r->fd = -1;
 	r->port = port;
+	r->left = UINT64_MAX;
+	r->e = q->e;
+	const char *upg = e2b_header(q, "Upgrade"), *conn = e2b_header(q, MHD_HTTP_HEADER_CONNECTION);
+	r->upgrade = upg && conn && strcasestr(conn, "upgrade") && !strpbrk(upg, "\r\n");
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
@@ -160,7 +175,10 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		       NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
+	else if (r->upgrade && (r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
+		; /* over its caps: r->msg says which */
 	else {
+		r->reserved = r->upgrade;
 		char err[300];
 		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
 		if (r->fd < 0)
@@ -176,9 +194,13 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	e2b_sbx_put(q->e, x);
 	if (r->fd < 0)
 		return;
-	/* the request's head, as HTTP/1.0: its answer is never chunked */
+	/* the request's head, as HTTP/1.0 (its answer is never chunked), an
+	 * upgrade's as HTTP/1.1 with its Upgrade headers */
 	struct head_out h = {.buf = r->head, .cap = sizeof(r->head)};
-	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.0\r\n", q->method, q->uri ? q->uri : q->path);
+	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.%d\r\n", q->method, q->uri ? q->uri : q->path,
+	                         r->upgrade ? 1 : 0);
+	if (r->upgrade)
+		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n", upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
 	if (h.over || h.len + 2 >= h.cap || !write_all(r->fd, h.buf, h.len) || !write_all(r->fd, "\r\n", 2)) {
 		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
@@ -200,6 +222,8 @@ void ports_free(struct ereq *q)
 	struct relay *r = q->relay;
 	if (!r)
 		return;
+	if (r->reserved) /* an upgrade that did not happen */
+		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r);
@@ -211,14 +235,22 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 {
 	struct relay *r = cls;
 	(void)off;
+	if (!r->left)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (max > r->left)
+		max = (size_t)r->left;
 	if (r->hpos < r->hlen) {
 		size_t k = r->hlen - r->hpos < max ? r->hlen - r->hpos : max;
 		memcpy(out, r->head + r->hpos, k);
 		r->hpos += k;
+		if (r->left != UINT64_MAX)
+			r->left -= k;
 		return (ssize_t)k;
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, out, max);
+		if (k > 0 && r->left != UINT64_MAX)
+			r->left -= (uint64_t)k;
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 &&
@@ -240,7 +272,8 @@ static void body_free(void *cls)
 static char *read_head(struct relay *r, double timeout_s)
 {
 	double until = now_mono() + timeout_s;
-	shutdown(r->fd, SHUT_WR); /* the request is all sent */
+	if (!r->upgrade)
+		shutdown(r->fd, SHUT_WR); /* the request is all sent */
 	for (;;) {
 		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
 		if (end)
@@ -258,6 +291,41 @@ static char *read_head(struct relay *r, double timeout_s)
 	}
 }
 
+/* The upstream's head lines (after its status line) as the answer's
+ * headers, the hop's own and Content-Length left out (keep: the one hop
+ * header kept, an upgrade's Upgrade); its Content-Length, or UINT64_MAX. */
+static uint64_t copy_headers(struct MHD_Response *resp, char *head, const char *keep)
+{
+	uint64_t len = UINT64_MAX;
+	char *save = NULL;
+	strtok_r(head, "\r\n", &save); /* the status line */
+	for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
+		char *colon = strchr(l, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		const char *v = colon + 1 + strspn(colon + 1, " \t");
+		if (strcasecmp(l, "Content-Length") == 0)
+			len = strtoull(v, NULL, 10);
+		else if (!hop_header(l) || (keep && strcasecmp(l, keep) == 0))
+			MHD_add_response_header(resp, l, v);
+	}
+	return len;
+}
+
+/* Past the 101: the client's socket and the upstream's to e2b_ws.c. */
+static void upgraded(void *cls, struct MHD_Connection *c, void *req_cls, const char *extra_in, size_t extra_size,
+                     MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct relay *r = cls;
+	(void)c;
+	(void)req_cls;
+	r->reserved = false; /* ws_adopt holds the room now, or gives it back */
+	int up = r->fd;
+	r->fd = -1;
+	ws_adopt(r->e, r->id, sock, urh, up, r->head + r->hpos, r->hlen - r->hpos, extra_in, extra_size);
+}
+
 static enum MHD_Result ports_answer(struct ereq *q)
 {
 	struct relay *r = q->relay;
@@ -270,11 +338,31 @@ static enum MHD_Result ports_answer(struct ereq *q)
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
-		else {
+		else if (r->upgrade && code == 101) {
+			/* the relay stays q's (freed when the connection ends): upgraded() takes its socket */
+			struct MHD_Response *resp = MHD_create_response_for_upgrade(upgraded, r);
+			if (!resp)
+				return MHD_NO;
+			*end = 0;
+			r->hpos = (size_t)(end - r->head) + 4;
+			copy_headers(resp, r->head, "Upgrade");
+			q->code = code;
+			q->r->code = code;
+			q->r->stream = resp;
+			conn_set_deadline(q->s, q->c, 0);
+			/* no longer a pending connection that a full server cuts:
+			 * the upgraded ones have their own caps (e2b_ws.c) */
+			conn_trust(q->s, q->c);
+			return MHD_YES;
+		} else {
 			struct MHD_Response *resp =
 				MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, body_read, r, body_free);
 			if (!resp)
 				return MHD_NO;
+			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
+				ws_unreserve(r->e, r->id);
+				r->reserved = false;
+			}
 			q->relay = NULL; /* the response owns it now */
 			r->s = q->s;
 			r->park.conn = q->c;
@@ -282,17 +370,9 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
 			*end = 0;
 			r->hpos = (size_t)(end - r->head) + 4;
-			char *save = NULL;
-			strtok_r(r->head, "\r\n", &save); /* the status line */
-			for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
-				char *colon = strchr(l, ':');
-				if (!colon)
-					continue;
-				*colon = 0;
-				const char *v = colon + 1 + strspn(colon + 1, " \t");
-				if (!hop_header(l) && strcasecmp(l, "Content-Length") != 0)
-					MHD_add_response_header(resp, l, v);
-			}
+			r->left = copy_headers(resp, r->head, NULL);
+			if (!r->upgrade)
+				r->left = UINT64_MAX; /* HTTP/1.0: its end is the server's close */
 			q->code = code;
 			q->r->code = code;
 			q->r->stream = resp;              /* sent by the I/O threads when the run is done */
