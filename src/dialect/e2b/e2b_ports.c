@@ -42,6 +42,7 @@
 #define ENVD_PORT 49983
 #define INTERP_PORT 49999
 #define HEAD_MAX 16384
+#define RELAY_BLOCK (256 * 1024) /* an answer's reads from upstream, at most */
 
 struct relay {
 	int fd;          /* the upstream socket, or -1 */
@@ -293,10 +294,9 @@ static char *read_head(struct relay *r, double timeout_s)
 
 /* The upstream's head lines (after its status line) as the answer's
  * headers, the hop's own and Content-Length left out (keep: the one hop
- * header kept, an upgrade's Upgrade); its Content-Length, or UINT64_MAX. */
-static uint64_t copy_headers(struct MHD_Response *resp, char *head, const char *keep)
+ * header kept, an upgrade's Upgrade). */
+static void copy_headers(struct MHD_Response *resp, char *head, const char *keep)
 {
-	uint64_t len = UINT64_MAX;
 	char *save = NULL;
 	strtok_r(head, "\r\n", &save); /* the status line */
 	for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
@@ -305,12 +305,24 @@ static uint64_t copy_headers(struct MHD_Response *resp, char *head, const char *
 			continue;
 		*colon = 0;
 		const char *v = colon + 1 + strspn(colon + 1, " \t");
-		if (strcasecmp(l, "Content-Length") == 0)
-			len = strtoull(v, NULL, 10);
-		else if (!hop_header(l) || (keep && strcasecmp(l, keep) == 0))
+		if (strcasecmp(l, "Content-Length") != 0 && (!hop_header(l) || (keep && strcasecmp(l, keep) == 0)))
 			MHD_add_response_header(resp, l, v);
 	}
-	return len;
+}
+
+/* The head's Content-Length (the head NUL-terminated), or UINT64_MAX:
+ * none, or not one number. */
+static uint64_t head_length(const char *head)
+{
+	for (const char *l = strstr(head, "\r\n"); l; l = strstr(l + 2, "\r\n"))
+		if (strncasecmp(l + 2, "Content-Length:", 15) == 0) {
+			const char *v = l + 17 + strspn(l + 17, " \t");
+			char *e;
+			errno = 0;
+			unsigned long long n = strtoull(v, &e, 10);
+			return e == v || errno || *v == '-' || (*e && !strchr(" \t\r", *e)) ? UINT64_MAX : (uint64_t)n;
+		}
+	return UINT64_MAX;
 }
 
 /* Past the 101: the client's socket and the upstream's to e2b_ws.c. */
@@ -355,8 +367,16 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			conn_trust(q->s, q->c);
 			return MHD_YES;
 		} else {
-			struct MHD_Response *resp =
-				MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, body_read, r, body_free);
+			*end = 0;
+			r->hpos = (size_t)(end - r->head) + 4;
+			/* a known length goes as it is, not chunked, through a
+			 * RELAY_BLOCK buffer of the answer's own (MHD copies a chunked
+			 * one through the connection's 32 KiB pool); one without, or a
+			 * bodiless answer, until the server closes (HTTP/1.0) */
+			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
+			r->left = bodiless ? UINT64_MAX : head_length(r->head);
+			struct MHD_Response *resp = MHD_create_response_from_callback(
+				r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left, RELAY_BLOCK, body_read, r, body_free);
 			if (!resp)
 				return MHD_NO;
 			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
@@ -368,11 +388,7 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			r->park.conn = q->c;
 			r->park.fd = r->fd;
 			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
-			*end = 0;
-			r->hpos = (size_t)(end - r->head) + 4;
-			r->left = copy_headers(resp, r->head, NULL);
-			if (!r->upgrade)
-				r->left = UINT64_MAX; /* HTTP/1.0: its end is the server's close */
+			copy_headers(resp, r->head, NULL);
 			q->code = code;
 			q->r->code = code;
 			q->r->stream = resp;              /* sent by the I/O threads when the run is done */
