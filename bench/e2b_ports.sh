@@ -12,18 +12,7 @@
 command -v curl >/dev/null && command -v nsenter >/dev/null || { echo "$me: no curl/nsenter" >&2; exit 3; }
 ROUNDS=${BENCH_PORTS_ROUNDS:-6}
 SMALL=${BENCH_PORTS_SMALL:-100}
-T=$(mktemp -d /var/tmp/ward-bench-e2b-ports.XXXXXX)
-echo "bench bench-token-0123456789" >"$T/tokens"
-"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --token-file "$T/tokens" --log "$T/log" \
-	</dev/null >"$T/out" 2>&1 &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do
-	e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
-	[ -n "$e" ] && break
-	sleep 0.1
-done
-[ -n "$e" ] || { echo "$me: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
+e2b_serve "$(mktemp -d /var/tmp/ward-bench-e2b-ports.XXXXXX)"
 mark=ward-bench-ports-$$-$RANDOM
 id=$(cd "$NODE_DIR" && MARK=$mark E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 \
 	timeout 120 node e2b_ports.mjs) || { echo "$me: e2b_ports.mjs failed: $id" >&2; exit 2; }
