@@ -422,6 +422,7 @@ static void e2b_api_stop(struct server *s, void *state)
 		return;
 	e->stopping = 1;
 	ws_free(e);
+	e2b_life_stop(e);
 	e2b_makers_stop(e);
 	tm_stop(e);
 	ci_settle_all(e);

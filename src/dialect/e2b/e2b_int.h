@@ -93,6 +93,8 @@ struct e2b_sbx {
 	bool paused;           /* its files are under the state directory */
 	bool paused_mem;       /* and its session is frozen (else: none, resumed from its files) */
 	double paused_rt;      /* when it was paused */
+	bool ap_queued;        /* its autoPause waits for the pauser thread (e2b_life.c); e->lock */
+	struct e2b_sbx *ap_next;
 	uint64_t saved_bytes;  /* its files saved */
 	struct e2b_sbx *next;
 };
@@ -122,6 +124,11 @@ struct e2b {
 	char state[512];           /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
 	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
 	struct ws_hub *ws;         /* upgraded connections to sandboxes' ports (e2b_ws.c) */
+	/* autoPause's thread and its queue (e2b_life.c), under lock */
+	pthread_t pauser;
+	bool pauser_on, pauser_stop;
+	pthread_cond_t ap_cond;
+	struct e2b_sbx *ap_queue;
 };
 
 /* A request's part of the dialect (r->ext, made by the API's route
@@ -226,7 +233,11 @@ int e2b_snapshot_base(struct server *s, const char *owner, const char *name, cha
 enum MHD_Result e2b_fork(struct ereq *q);
 
 /* e2b_life.c */
-int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed */
+int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed; the pauser started */
+void e2b_life_stop(struct e2b *e);  /* the pauser stopped, its queue dropped */
+/* x (its session ss) to be paused at its timeout by the pauser thread, not
+ * the caller's (the sweep's): queued once, its end pushed back for it. */
+void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss);
 enum MHD_Result e2b_pause(struct ereq *q);
 /* Pause x (memory: freeze it too).  0, or the status with why in err. */
 unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n);

@@ -266,15 +266,11 @@ void e2b_prune(struct e2b *e)
 			continue;
 		}
 		struct sess *ss = e2b_sess(e, x);
-		/* autoPause: paused within the sweep before its timeout */
+		/* autoPause: paused before its timeout, by the pauser thread (a
+		 * pause of a big home is long: never the sweep's) */
 		if (ss && x->auto_pause && end_rt(e->s, ss) - now_real() < 2.5) {
+			e2b_autopause(e, x, ss);
 			sess_unref(e->s, ss);
-			char err[400];
-			unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
-			if (code)
-				log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
-			else
-				log_event(e->s, "e2b-autopause", "%s", x->id);
 			continue;
 		}
 		if (ss) {
