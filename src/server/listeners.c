@@ -79,6 +79,8 @@ void listeners_quiesce(struct server *s)
 		if (fd >= 0)
 			close(fd);
 		l->fd = -1;
+		if (l->started && l->api->closing)
+			l->api->closing(s, l->state); /* an upgraded connection's request would hold the drain */
 	}
 }
 

@@ -260,7 +260,8 @@ struct api {
 	/* its answers may switch protocols (a 101 made with
 	 * MHD_create_response_for_upgrade: E2B's WebSockets to a sandbox's
 	 * port): the daemon allows upgrades, and closing (if not NULL) closes
-	 * every upgraded connection before the listener stops */
+	 * every upgraded connection when the server drains (their requests
+	 * would hold the drain) and again before the listener stops */
 	bool upgrade;
 	void (*closing)(struct server *s, void *state);
 	/* State of its own: start before the listener opens (-1: a message

@@ -112,6 +112,17 @@ const up = async (sbx, headers = {}) => {
   return false
 }
 
+if (process.argv[2] === 'hold') { // a socket held open while ports_ws.sh stops the server
+  const h = await Sandbox.create({ timeoutMs: 120_000 })
+  await up(h)
+  const r = await open(`ws://${h.getHost(PORT)}/`)
+  if (r.status !== 101) { console.log(`FAIL: e2b ports ws: the held socket: ${r.status}`); process.exit(1) }
+  const cl = closed(r.ws)
+  console.log('HELD')
+  const code = await Promise.race([cl, sleep(60_000).then(() => 'still open 60 s after')])
+  await check('the server\'s stop closes the WebSockets it holds', async () => eq(code, 1006))
+  process.exit(failed() ? 1 : 0)
+}
 const a = await Sandbox.create({ timeoutMs: 120_000 })
 await check('the echo server in the sandbox comes up', async () => up(a))
 const url = (sbx, path = '/') => `ws://${sbx.getHost(PORT)}${path}`
