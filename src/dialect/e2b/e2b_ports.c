@@ -14,7 +14,8 @@
  * connection parked while the sandbox's server says nothing).  A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
- * nothing listens on answer 502 with E2B's JSON.  Bounded: the answer's
+ * nothing listens on answer 502 with E2B's JSON, a paused one too unless
+ * made with autoResume (then this request resumes it).  Bounded: the answer's
  * head at most 16 KiB within the request timeout; the relay itself lives
  * as long as its two ends (a client that stops reading is MHD's idle
  * timeout's).
@@ -144,7 +145,7 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char
 static void refuse(struct relay *r, unsigned status, const char *msg, const char *why)
 {
 	r->status = status;
-	snprintf(r->msg, sizeof(r->msg), "%s%s%s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
+	snprintf(r->msg, sizeof(r->msg), "%.250s%s%.140s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
 static void ports_begin(struct ereq *q, int port, const char *id)
@@ -161,19 +162,21 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	r->upgrade = upg && conn && strcasestr(conn, "upgrade") && !strpbrk(upg, "\r\n");
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
-	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
+	if (!x) {
 		refuse(r, 502, "The sandbox was not found", NULL);
-		if (x)
-			e2b_sbx_put(q->e, x);
 		return;
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
+	struct sess *ss = NULL;
 	if (x->private_traffic && !e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
 		refuse(r, 403,
 		       "Sandbox is secured with traffic access token. Token header "
 		       "'e2b-traffic-access-token' is missing or wrong",
 		       NULL);
+	else if (e2b_wake(q, x)) /* paused: resumed with autoResume, else 502 (never a frozen server's hang) */
+		refuse(r, 502, q->message, NULL);
+	else if (!(ss = e2b_sess(q->e, x)))
+		refuse(r, 502, "The sandbox was not found", NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
 	else if (r->upgrade && (r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
@@ -191,7 +194,8 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		if (r->fd >= 0)
 			setsockopt(r->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
-	sess_unref(q->s, ss);
+	if (ss)
+		sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
 	if (r->fd < 0)
 		return;
