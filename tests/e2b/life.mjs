@@ -135,6 +135,10 @@ if (mode === 'pause') {
     try { await b.pause({ requestTimeoutMs: 5_000 }); return false } catch (e) { return e instanceof e2b.RateLimitError || /429/.test(e.message) }
   })
   await check('b still runs', async () => eq(await state(b.sandboxId), 'running'))
+  const auto = await Sandbox.create({ timeoutMs: 3_000, lifecycle: { onTimeout: 'pause' } })
+  let gone = false
+  for (let i = 0; i < 60 && !gone; i++) { await sleep(250); gone = await throwsA(() => state(auto.sandboxId), SandboxNotFoundError) }
+  await check('an autoPause over the caps is refused: it ends at its timeout (not kept alive)', async () => gone)
   await a.kill(); await b.kill()
 } else if (mode === 'fork') {
   const src = await Sandbox.create({ timeoutMs: 120_000, metadata: { role: 'src' } })

@@ -93,7 +93,7 @@ struct e2b_sbx {
 	bool paused;           /* its files are under the state directory */
 	bool paused_mem;       /* and its session is frozen (else: none, resumed from its files) */
 	double paused_rt;      /* when it was paused */
-	bool ap_queued;        /* its autoPause waits for the pauser thread (e2b_life.c); e->lock */
+	bool ap_queued;        /* its autoPause waits for the pauser thread, or failed (e2b_life.c); e->lock */
 	struct e2b_sbx *ap_next;
 	uint64_t saved_bytes;  /* its files saved */
 	struct e2b_sbx *next;

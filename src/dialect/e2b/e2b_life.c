@@ -306,18 +306,23 @@ void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss)
 	pthread_mutex_lock(&e->lock);
 	bool queue = !x->ap_queued && !x->gone && e->pauser_on && !e->pauser_stop;
 	if (queue) {
-		x->ap_queued = true;
+		x->ap_queued = true; /* (no other queues it now) */
 		x->refs++;
-		struct e2b_sbx **pp = &e->ap_queue;
-		while (*pp)
-			pp = &(*pp)->ap_next;
-		x->ap_next = NULL;
-		*pp = x;
-		pthread_cond_signal(&e->ap_cond);
 	}
 	pthread_mutex_unlock(&e->lock);
-	if (queue) /* pauses before it in the queue may take a while: it waits alive */
-		sess_set_end(e->s, ss, AUTOPAUSE_GRACE_S);
+	if (!queue)
+		return;
+	/* pauses before it in the queue may take a while: it waits alive
+	 * (pushed back before the pauser may see it: a failed pause ends it) */
+	sess_set_end(e->s, ss, AUTOPAUSE_GRACE_S);
+	pthread_mutex_lock(&e->lock);
+	struct e2b_sbx **pp = &e->ap_queue;
+	while (*pp)
+		pp = &(*pp)->ap_next;
+	x->ap_next = NULL;
+	*pp = x;
+	pthread_cond_signal(&e->ap_cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 static void *pauser_main(void *arg)
@@ -334,12 +339,17 @@ static void *pauser_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		char err[400];
 		unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
+		struct sess *ss = code && code != 409 ? e2b_sess(e, x) : NULL;
+		if (ss) { /* it ends now, at its timeout, not at the grace's end */
+			sess_set_end(e->s, ss, 0);
+			sess_unref(e->s, ss);
+		}
 		if (code && code != 409)
 			log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
 		else if (!code)
 			log_event(e->s, "e2b-autopause", "%s", x->id);
 		pthread_mutex_lock(&e->lock);
-		x->ap_queued = false;
+		x->ap_queued = code && code != 409; /* failed: never queued again (it ends) */
 		pthread_mutex_unlock(&e->lock);
 		e2b_sbx_put(e, x);
 		pthread_mutex_lock(&e->lock);
