@@ -207,7 +207,12 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	if (r->upgrade)
 		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n", upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
-	if (h.over || h.len + 2 >= h.cap || !write_all(r->fd, h.buf, h.len) || !write_all(r->fd, "\r\n", 2)) {
+	bool fits = !h.over && h.len + 2 < h.cap;
+	if (fits) { /* one write: a second small one would wait on the first's ACK (Nagle) */
+		memcpy(h.buf + h.len, "\r\n", 2);
+		h.len += 2;
+	}
+	if (!fits || !write_all(r->fd, h.buf, h.len)) {
 		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
 		       NULL);
 		close(r->fd);
