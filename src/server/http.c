@@ -502,13 +502,12 @@ struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, uns
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (l && l->api->upgrade)
 		flags |= MHD_ALLOW_UPGRADE;
-	return MHD_start_daemon(flags, 0, NULL,
-	                        NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
-	                        MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
-	                        MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-	                        on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-	                        MHD_OPTION_URI_LOG_CALLBACK, l && l->api->uri ? uri_log : NULL, NULL, MHD_OPTION_END);
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u, MHD_OPTION_CONNECTION_LIMIT,
+		s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+		MHD_OPTION_URI_LOG_CALLBACK, l && l->api->uri ? uri_log : NULL, NULL, MHD_OPTION_END);
 }
 
 int http_start(struct server *s, const char *bound)

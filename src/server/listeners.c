@@ -98,7 +98,7 @@ void listeners_stop(struct server *s)
 		if (l->d) {
 			if (l->started && l->api->closing)
 				l->api->closing(s, l->state); /* its upgraded connections: MHD must not hold them */
-			MHD_stop_daemon(l->d); /* closes its socket */
+			MHD_stop_daemon(l->d);                /* closes its socket */
 			l->d = NULL;
 			l->fd = -1;
 		}

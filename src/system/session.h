@@ -49,7 +49,7 @@ struct ward_session {
 	 * (session_ports.c: a thread enters the namespace once a batch) */
 	int spare[SESSION_SPARE_SOCKS];
 	unsigned nspare;
-	char **env;                /* the default environment ("K=V", copied) */
+	char **env; /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;
 	struct ward_enforced enforced;

@@ -95,7 +95,8 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	}
 	int fd = netns_socket(s);
 	if (fd < 0) {
-		base_errf(err, errlen, "cannot make a socket in the sandbox's network namespace (%s): ward serve must run as root",
+		base_errf(err, errlen,
+		          "cannot make a socket in the sandbox's network namespace (%s): ward serve must run as root",
 		          strerror(-fd));
 		return fd;
 	}

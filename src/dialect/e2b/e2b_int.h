@@ -95,7 +95,7 @@ struct e2b_sbx {
 	double paused_rt;      /* when it was paused */
 	bool ap_queued;        /* its autoPause waits for the pauser thread, or failed (e2b_life.c); e->lock */
 	struct e2b_sbx *ap_next;
-	uint64_t saved_bytes;  /* its files saved */
+	uint64_t saved_bytes; /* its files saved */
 	struct e2b_sbx *next;
 };
 
@@ -234,7 +234,7 @@ enum MHD_Result e2b_fork(struct ereq *q);
 
 /* e2b_life.c */
 int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed; the pauser started */
-void e2b_life_stop(struct e2b *e);  /* the pauser stopped, its queue dropped */
+void e2b_life_stop(struct e2b *e); /* the pauser stopped, its queue dropped */
 /* x (its session ss) to be paused at its timeout by the pauser thread, not
  * the caller's (the sweep's): queued once, its end pushed back for it. */
 void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss);

@@ -34,7 +34,7 @@
 #define STATE_DEFAULT "/var/lib/ward/e2b"
 #define MAX_PAUSED_DEFAULT 64
 #define PAUSED_BYTES_DEFAULT (4ull << 30)
-#define RESUME_MIN_S 300.0 /* an auto-resumed sandbox's timeout: at least E2B's default */
+#define RESUME_MIN_S 300.0     /* an auto-resumed sandbox's timeout: at least E2B's default */
 #define AUTOPAUSE_GRACE_S 60.0 /* a queued autoPause's session lives this long for it */
 
 bool e2b_is_paused(struct e2b *e, struct e2b_sbx *x)

@@ -205,7 +205,8 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.%d\r\n", q->method, q->uri ? q->uri : q->path,
 	                         r->upgrade ? 1 : 0);
 	if (r->upgrade)
-		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n", upg);
+		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n",
+		                          upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
 	bool fits = !h.over && h.len + 2 < h.cap;
 	if (fits) { /* one write: a second small one would wait on the first's ACK (Nagle) */
@@ -384,8 +385,9 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			 * bodiless answer, until the server closes (HTTP/1.0) */
 			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
 			r->left = bodiless ? UINT64_MAX : head_length(r->head);
-			struct MHD_Response *resp = MHD_create_response_from_callback(
-				r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left, RELAY_BLOCK, body_read, r, body_free);
+			struct MHD_Response *resp =
+				MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+			                                          RELAY_BLOCK, body_read, r, body_free);
 			if (!resp)
 				return MHD_NO;
 			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */

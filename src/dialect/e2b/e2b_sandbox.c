@@ -575,8 +575,8 @@ static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in 
  * they are the sandbox's whole home, never laid over the snapshot's it was
  * made from), else its snapshot template's home. */
 static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
-                          const char *files, struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
-                          size_t n)
+                          const char *files, struct create_in *c, struct sess **slot, struct ward_session **ws,
+                          double *ttl, char *err, size_t n)
 {
 	struct server *s = e->s;
 	struct ward_request shape;
