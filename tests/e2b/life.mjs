@@ -237,7 +237,13 @@ if (mode === 'pause') {
     await back.pause()
     const cold = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
     await check('frozen, resumed cold: the same files', async () => eq(await home(cold), want))
-    await cold.kill()
+    await cold.pause({ keepMemory: false })
+    await Sandbox.deleteSnapshot(snap)
+    await check('its snapshot deleted, it still resumes, with its files', async () => {
+      const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 }); return eq(await home(again), want)
+    })
+    await check('getInfo still names the snapshot as its template', async () => eq((await Sandbox.getInfo(sbx.sandboxId)).templateId, snap))
+    await Sandbox.kill(sbx.sandboxId)
   }
 } else if (mode === 'snapafter') {
   const back = await Sandbox.connect(process.argv[3], { timeoutMs: 60_000 })

@@ -709,7 +709,13 @@ enum MHD_Result e2b_create(struct ereq *q)
 		x->auto_pause_files = json_is_false(json_object_get(b, "autoPauseMemory"));
 		x->auto_resume = json_is_true(ar);
 		x->timeout_s = ttl;
-		x->recipe = json_dumps(b, JSON_COMPACT | JSON_ENSURE_ASCII);
+		/* made again (a resume, a fork) with files of its own: from the
+		 * snapshot's template, which outlives the snapshot's deletion */
+		json_t *recipe = c.base[0] ? json_copy(b) : json_incref(b);
+		if (recipe && c.base[0])
+			json_object_set_new(recipe, "templateID", json_string(c.base));
+		x->recipe = recipe ? json_dumps(recipe, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(recipe);
 	}
 	if (!x || !x->recipe) {
 		sess_commit(s, slot, NULL, 0, 0);
