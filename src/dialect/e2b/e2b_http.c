@@ -249,7 +249,9 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != k)
 			return NULL;
 	}
-	snprintf(q->arg, sizeof(q->arg), "%s", arg);
+	size_t k = strnlen(arg, sizeof(q->arg) - 1); /* both fit: {id} is under 100 bytes, {path} checked */
+	memcpy(q->arg, arg, k);
+	q->arg[k] = 0;
 	return rt;
 }
 
