@@ -29,6 +29,7 @@
 
 #include "dialect/e2b/e2b.h"
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_vol.h"
 
 static const struct eroute routes[] = {
 	{"POST", "/v2/sandboxes", false, e2b_create, false},
@@ -73,6 +74,11 @@ static const struct eroute routes[] = {
 	{"POST", "/v2/templates/{*}", false, tm_post_v2, false},
 	{"GET", "/templates/{*}", false, tm_get, false},
 	{"PUT", "/ward/template-files/{id}", false, tm_upload, false},
+	/* volumes (e2b_volumes.c); their content API is e2b_volfiles.c's (vc_begin) */
+	{"POST", "/volumes", false, vol_create, false},
+	{"GET", "/volumes", false, vol_list, false},
+	{"GET", "/volumes/{id}", false, vol_info, false},
+	{"DELETE", "/volumes/{id}", false, vol_delete, false},
 };
 
 /* path against pattern: exact, or "{id}" matching one segment of
@@ -365,6 +371,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			ports_begin(q, port, id);
 			return MHD_YES;
 		}
+		if (vc_begin(q)) /* a volume's content: its own token, its body as it comes */
+			return MHD_YES;
 		q->rt = route(q, &q->known);
 		/* an upload is checked now, and its body goes into the sandbox as it comes */
 		if (q->rt && q->rt->upload && !(q->refused = data_auth(q))) {
@@ -385,6 +393,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			ports_feed(q, upload, n);
 			return MHD_YES;
 		}
+		if (q->vol) {
+			vc_feed(q, upload, n);
+			return MHD_YES;
+		}
 		if (q->rt && q->rt->upload) {
 			files_upload_feed(q, upload, n); /* nothing when refused: read, dropped */
 			return MHD_YES;
@@ -393,6 +405,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (q->relay)
 		return ports_answer(q);
+	if (q->vol)
+		return vc_answer(q);
 	return dispatch(q);
 }
 
@@ -428,6 +442,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	metrics_count_http(e->s, code);
 	files_upload_free(q);
 	ports_free(q);
+	vc_free(q);
 	free(q->uri);
 	if (q->x)
 		e2b_sbx_put(e, q->x);
@@ -452,7 +467,7 @@ int e2b_start(struct server *s)
 	s->e2b = e;
 	char bound[160];
 	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0)
+	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || vol_start(e) < 0)
 		return -1;
 	/* idle connections: the native listener's bound; a stream says
 	 * keepalive every E2B_KEEPALIVE_S, well within it */
@@ -488,6 +503,7 @@ void e2b_stop(struct server *s)
 		close(e->listen_fd);
 	e2b_makers_stop(e);
 	tm_stop(e);
+	vol_stop(e);
 	e2b_records_free(e);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
