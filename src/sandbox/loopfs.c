@@ -7,11 +7,13 @@
 #include "sandbox/loopfs.h"
 #include "base/errf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -119,6 +121,36 @@ static int loop_attach(int img, char *dev, size_t n)
 	return r;
 }
 
+/* A loop device already bound to img (left by an earlier run whose file
+ * system may still be alive: its sandboxes' clones of the mount not yet
+ * torn down), opened (so that it stays bound): fd and path in dev, or -1.
+ * Mounting that device again gives the same file system; attaching a
+ * second device would make a second one over the same blocks. */
+static int loop_find(int img, char *dev, size_t n)
+{
+	struct stat st;
+	DIR *d = fstat(img, &st) == 0 ? opendir("/sys/block") : NULL;
+	if (!d)
+		return -1;
+	int found = -1;
+	for (struct dirent *de; found < 0 && (de = readdir(d));) {
+		if (strncmp(de->d_name, "loop", 4) != 0)
+			continue;
+		if (strlen(de->d_name) > 32)
+			continue;
+		base_errf(dev, n, "/dev/%s", de->d_name);
+		int fd = open(dev, O_RDONLY | O_CLOEXEC);
+		struct loop_info64 li;
+		if (fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_inode == st.st_ino &&
+		    li.lo_device == st.st_dev)
+			found = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
 int loopfs_mount(const char *path, const char *dir, char *err, size_t errlen)
 {
 	int m = is_mount(dir);
@@ -134,7 +166,12 @@ int loopfs_mount(const char *path, const char *dir, char *err, size_t errlen)
 		return -1;
 	}
 	char dev[64];
-	int lo = loop_attach(img, dev, sizeof(dev));
+	bool fresh = false;
+	int lo = loop_find(img, dev, sizeof(dev));
+	if (lo < 0) {
+		lo = loop_attach(img, dev, sizeof(dev));
+		fresh = true;
+	}
 	close(img);
 	if (lo < 0) {
 		base_errf(err, errlen,
@@ -146,7 +183,7 @@ int loopfs_mount(const char *path, const char *dir, char *err, size_t errlen)
 	/* discard: what is deleted inside is given back to the host (holes punched in the image) */
 	int r = mount(dev, dir, "ext4", MS_NOSUID | MS_NODEV, "errors=remount-ro,discard");
 	int e = errno;
-	if (r < 0)
+	if (r < 0 && fresh)
 		ioctl(lo, LOOP_CLR_FD, 0);
 	close(lo); /* mounted: the device stays until its last unmount (autoclear) */
 	if (r < 0) {

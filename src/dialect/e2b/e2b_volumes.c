@@ -98,13 +98,19 @@ static int vol_mount(struct e2b_vols *vs, const char *id, char *err, size_t n)
 	return fd;
 }
 
+/* volume.json (0600: its token), written whole then renamed over. */
 static int vol_save(struct e2b_vols *vs, const struct vol *v, char *err, size_t n)
 {
 	char tmp[700], path[700];
 	vpath(vs, v->id, "volume.json.tmp", tmp, sizeof(tmp));
 	vpath(vs, v->id, "volume.json", path, sizeof(path));
 	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "id", v->id, "name", v->name, "owner", v->owner, "token", v->token);
-	int rc = j ? json_dump_file(j, tmp, JSON_COMPACT) : -1;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = j && fd >= 0 ? json_dumpfd(j, fd, JSON_COMPACT) : -1;
+	if (fd >= 0 && fsync(fd) < 0)
+		rc = -1;
+	if (fd >= 0 && close(fd) < 0)
+		rc = -1;
 	json_decref(j);
 	if (rc < 0 || rename(tmp, path) < 0) {
 		base_errf(err, n, "cannot write %s: %s", path, strerror(errno));
