@@ -66,6 +66,9 @@ if (mode === 'main') {
   await check('updateMetadata sets the mode', async () => eq((await vol.updateMetadata('/docs/a.txt', { mode: 0o600 })).mode, 0o600))
   await check('updateMetadata to another uid: 400 (every file is the sandbox user\'s)', async () =>
     throws(() => vol.updateMetadata('/docs/a.txt', { uid: 0 }), VolumeError, '400'))
+  await check('writeFile or makeDir as another uid: 400', async () =>
+    (await throws(() => vol.writeFile('/u.txt', 'x', { uid: 0 }), VolumeError, '400')) && (await throws(() => vol.makeDir('/u', { gid: 0 }), VolumeError, '400')) &&
+    eq((await vol.writeFile('/u.txt', 'x', { uid: 1000, gid: 1000 })).uid, 1000) && (await vol.remove('/u.txt'), true))
   await check('remove a directory and what it holds', async () => { await vol.remove('/p'); return !(await vol.exists('/p/q')) && !(await vol.exists('/p')) })
   await check('remove of a missing path: VolumePathNotFoundError', async () => throws(() => vol.remove('/p'), VolumePathNotFoundError))
   await check("a path with '..': 400", async () => throws(() => vol.readFile('/docs/../../etc/passwd'), VolumeError, '400'))

@@ -516,6 +516,10 @@ bool vc_begin(struct ereq *q)
 	if (!v->code && ((end && *end) || mode > 07777))
 		fail(v, 400, "mode: give the permission bits in decimal (0o644 is 420)");
 	v->mode = (unsigned)mode & 01777; /* never set-uid or set-gid */
+	const char *uid = e2b_query(q, "uid"), *gid = e2b_query(q, "gid");
+	if (!v->code && ((uid && *uid && strcmp(uid, "1000")) || (gid && *gid && strcmp(gid, "1000"))))
+		fail(v, 400, "uid and gid can only be %d, the sandbox's user, who owns every file of a volume",
+		     VC_SANDBOX_ID);
 	if (!v->code && v->kind == VC_FILE && !strcmp(q->method, "PUT"))
 		put_begin(v);
 	return true;
