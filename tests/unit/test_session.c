@@ -4,15 +4,15 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -148,7 +148,7 @@ static bool pid_alive(long pid)
 static int cgroups_named(const char *needle)
 {
 	static const char *const where[] = {"/sys/fs/cgroup/memory/ward", "/sys/fs/cgroup/pids/ward",
-	                                    "/sys/fs/cgroup/cpuacct/ward", "/sys/fs/cgroup/ward"};
+					    "/sys/fs/cgroup/cpuacct/ward", "/sys/fs/cgroup/ward"};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 		DIR *d = opendir(where[i]);
@@ -164,14 +164,14 @@ static int cgroups_named(const char *needle)
 static void test_execs_share_state(struct ward_session *s)
 {
 	char b[256];
-	CHECK("session: files given at creation are in /work",
-	      strcmp(out_of(s, "cat init/hello.txt", b, sizeof b), "hello from files\n") == 0);
+	CHECK("session: files given at creation are in /work", strcmp(out_of(s, "cat init/hello.txt", b, sizeof b),
+								      "hello from files\n") == 0);
 	out_of(s, "echo one >/work/a; echo two >/tmp/b", b, sizeof b);
 	CHECK("session: a second exec sees the first's /work and /tmp",
 	      strcmp(out_of(s, "cat /work/a /tmp/b", b, sizeof b), "one\ntwo\n") == 0);
 	CHECK("session: execs share PID 1 (the same PID namespace)",
 	      strcmp(out_of(s, "cat /proc/1/comm 2>/dev/null || echo none", b, sizeof b), "ward-init\n") == 0 ||
-	              strcmp(b, "none\n") == 0);
+		      strcmp(b, "none\n") == 0);
 	struct ward_request er;
 	ward_request_init(&er);
 	er.shell = "echo $SESSION_VAR $BOTH";
@@ -200,13 +200,12 @@ static void test_processes(struct ward_session *s, long *marker)
 	CHECK("session: an exec's timeout is reported", res.status == WARD_ST_TIMEOUT);
 	ward_result_free(&res);
 	CHECK("session: the timeout killed the exec's double-forked daemon",
-	      strcmp(out_of(s, "ps -eo args 2>/dev/null | grep -c '^sh -c sleep 300' || true", b, sizeof b), "0\n") ==
-	                      0 ||
-	              strcmp(out_of(s,
-	                            "for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline; echo; done | grep -c "
-	                            "'^sh -c sleep 300' || true",
-	                            b, sizeof b),
-	                     "0\n") == 0);
+	      strcmp(out_of(s, "ps -eo args 2>/dev/null | grep -c '^sh -c sleep 300' || true", b, sizeof b),
+		     "0\n") == 0 ||
+		      strcmp(out_of(s, "for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline; echo; done | grep -c "
+				       "'^sh -c sleep 300' || true",
+				    b, sizeof b),
+			     "0\n") == 0);
 	CHECK("session: ... and not another exec's background process",
 	      strcmp(out_of(s, "kill -0 $(cat /work/bg.pid) && echo alive", b, sizeof b), "alive\n") == 0);
 	/* the host pid of the background sleep, for after destroy */
@@ -226,8 +225,7 @@ static void test_limits(struct ward_session *s)
 	sh(s, "head -c 400m /dev/zero | tail >/dev/null", 10, &res);
 	CHECK("session: a memory hog's exec reports status memory", res.status == WARD_ST_MEMORY);
 	ward_result_free(&res);
-	CHECK("session: the next exec runs after a memory kill",
-	      strcmp(out_of(s, "echo ok", b, sizeof b), "ok\n") == 0);
+	CHECK("session: the next exec runs after a memory kill", strcmp(out_of(s, "echo ok", b, sizeof b), "ok\n") == 0);
 }
 
 static void test_files(struct ward_session *s)
@@ -243,8 +241,7 @@ static void test_files(struct ward_session *s)
 	CHECK("session files: read", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
 	free(data);
 	r = ward_session_read(s, "dir/sub/f.txt", SIZE_MAX, &data, &len, err, sizeof err);
-	CHECK("session files: read with no bound to speak of (SIZE_MAX)",
-	      r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
+	CHECK("session files: read with no bound to speak of (SIZE_MAX)", r == 0 && len == 3 && memcmp(data, "abc", 3) == 0);
 	free(data);
 	r = ward_session_read(s, "dir/sub/f.txt", 2, &data, &len, err, sizeof err);
 	CHECK("session files: a read over max is -EFBIG", r == -EFBIG);
@@ -252,29 +249,29 @@ static void test_files(struct ward_session *s)
 	size_t n = 0;
 	r = ward_session_list(s, "dir/sub", &d, &n, err, sizeof err);
 	CHECK("session files: list", r == 0 && n == 1 && strcmp(d[0].name, "f.txt") == 0 && d[0].type == 'f' &&
-	                                     d[0].size == 3 && d[0].mode == 0600);
+					     d[0].size == 3 && d[0].mode == 0600);
 	ward_session_list_free(d, n);
 	r = ward_session_list(s, "", &d, &n, err, sizeof err);
 	CHECK("session files: list of /work itself", r == 0 && n >= 2);
 	ward_session_list_free(d, n);
-	CHECK("session files: guard refuses ..",
-	      ward_session_read(s, "../etc/passwd", 100, &data, &len, err, sizeof err) == -EINVAL);
+	CHECK("session files: guard refuses ..", ward_session_read(s, "../etc/passwd", 100, &data, &len, err,
+								   sizeof err) == -EINVAL);
 	/* absolute: any path of the sandbox, as its user may reach it */
 	r = ward_session_write(s, "/etc/x", "a", 1, 0, err, sizeof err);
-	CHECK("session files: an absolute path the user may not write refused",
-	      r == -EACCES || r == -EROFS || r == -EPERM);
+	CHECK("session files: an absolute path the user may not write refused", r == -EACCES || r == -EROFS ||
+										 r == -EPERM);
 	CHECK("session files: an absolute path written and read, in the sandbox",
 	      ward_session_write(s, "/tmp/abs", "ab", 2, 0, err, sizeof err) == 0 &&
-	              strcmp(out_of(s, "cat /tmp/abs", b, sizeof b), "ab") == 0);
+		      strcmp(out_of(s, "cat /tmp/abs", b, sizeof b), "ab") == 0);
 	r = ward_session_read(s, "/etc/passwd", 1 << 20, &data, &len, err, sizeof err);
 	CHECK("session files: /etc/passwd is the sandbox's", r == 0 && len > 0 && memmem(data, len, ":/work:", 7));
 	free(data);
 	r = ward_session_read(s, "/proc/self/environ", 1 << 20, &data, &len, err, sizeof err);
 	CHECK("session files: a file of /proc refused (the worker's own)", r == -EACCES);
 	free(data);
-	CHECK("session files: guard refuses /.. and /",
-	      ward_session_read(s, "/../etc/passwd", 100, &data, &len, err, sizeof err) == -EINVAL &&
-	              ward_session_remove(s, "/", err, sizeof err) == -EINVAL);
+	CHECK("session files: guard refuses /.. and /", ward_session_read(s, "/../etc/passwd", 100, &data, &len, err,
+									  sizeof err) == -EINVAL &&
+								ward_session_remove(s, "/", err, sizeof err) == -EINVAL);
 	out_of(s, "ln -s /etc/shadow sh1; ln -s /proc/1/root/etc/shadow sh2; ln -s /proc/1/root/ sh3", b, sizeof b);
 	r = ward_session_read(s, "sh1", 1 << 20, &data, &len, err, sizeof err);
 	CHECK("session files: a symlink to /etc/shadow reads the sandbox's view (fails)", r < 0);
@@ -288,8 +285,7 @@ static void test_files(struct ward_session *s)
 	if (r)
 		printf("# remove: %s\n", err);
 	CHECK("session files: remove a directory with everything in it", r == 0);
-	CHECK("session files: it is gone",
-	      strcmp(out_of(s, "ls dir 2>&1 >/dev/null | wc -l", b, sizeof b), "1\n") == 0);
+	CHECK("session files: it is gone", strcmp(out_of(s, "ls dir 2>&1 >/dev/null | wc -l", b, sizeof b), "1\n") == 0);
 	r = ward_session_remove(s, "sh1", err, sizeof err);
 	CHECK("session files: remove a symlink", r == 0);
 	static char big[6 << 20];
@@ -355,12 +351,12 @@ static void test_background(struct ward_session *s)
 	struct ward_session_proc *ps = NULL;
 	size_t n = 0;
 	ward_session_procs(s, &ps, &n);
-	CHECK("session bg: listed as running",
-	      n == 1 && ps[0].id == id && ps[0].running && strcmp(ps[0].argv[0], "/bin/sh") == 0);
+	CHECK("session bg: listed as running", n == 1 && ps[0].id == id && ps[0].running &&
+						       strcmp(ps[0].argv[0], "/bin/sh") == 0);
 	ward_session_procs_free(ps, n);
 	char b[64];
-	CHECK("session bg: an exec sees it",
-	      strcmp(out_of(s, "pgrep -c -f 'sleep 3002' || ps -e | grep -c sleep", b, sizeof b), "0\n") != 0);
+	CHECK("session bg: an exec sees it", strcmp(out_of(s, "pgrep -c -f 'sleep 3002' || ps -e | grep -c sleep",
+							   b, sizeof b), "0\n") != 0);
 	rc = ward_session_proc_signal(s, id, SIGTERM, err, sizeof err);
 	wait_output(s, id, "never", &exited, &code);
 	CHECK("session bg: TERM ends its tree; exited 143", rc == 0 && exited && code == 143);
@@ -396,7 +392,7 @@ static void test_output_chunks(struct ward_session *s)
 	for (int i = 0; i < 100 && !exited; i++) { /* bounded: 100 waits of 0.2 s */
 		struct ward_stream o, e;
 		if (ward_session_proc_output(s, id, UINT64_MAX, UINT64_MAX, 0.2, &o, &e, &exited, &code, err,
-		                             sizeof err) < 0)
+					     sizeof err) < 0)
 			break;
 		free(o.data);
 		free(e.data);
@@ -517,8 +513,8 @@ static void test_cpu_budget(void)
 		return;
 	struct ward_result res;
 	sh(s, "while :; do :; done", 30, &res);
-	CHECK("session: an exec is stopped at the session's CPU budget",
-	      res.status == WARD_ST_TIMEOUT && res.usage.wall_ms < 25000);
+	CHECK("session: an exec is stopped at the session's CPU budget", res.status == WARD_ST_TIMEOUT &&
+									    res.usage.wall_ms < 25000);
 	ward_result_free(&res);
 	sh(s, "while :; do :; done", 30, &res);
 	CHECK("session: ... and so is the next one", res.status == WARD_ST_TIMEOUT && res.usage.wall_ms < 25000);
@@ -559,8 +555,7 @@ static void test_workdir(void)
 	if (s) {
 		unsigned char *data = NULL;
 		size_t len = 0;
-		CHECK("session files: write into the workdir",
-		      ward_session_write(s, "out.txt", "w", 1, 0, err, sizeof err) == 0);
+		CHECK("session files: write into the workdir", ward_session_write(s, "out.txt", "w", 1, 0, err, sizeof err) == 0);
 		snprintf(link, sizeof link, "%s/out.txt", work);
 		struct stat st;
 		CHECK("session files: ... it is there on the host", stat(link, &st) == 0 && st.st_size == 1);
@@ -609,8 +604,7 @@ static pid_t blocked_caller(int *listener, uint64_t *id)
 		} u = {0};
 		char tag = 'L';
 		struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
@@ -630,8 +624,7 @@ static pid_t blocked_caller(int *listener, uint64_t *id)
 		} u = {0};
 		char tag = 0;
 		struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 		if (recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1 && cm && cm->cmsg_type == SCM_RIGHTS)
 			memcpy(listener, CMSG_DATA(cm), sizeof(int));
@@ -673,7 +666,7 @@ static void test_seccomp_kill_stale(struct ward_session *s)
 		return;
 	kill(caller, SIGKILL);
 	waitpid(caller, NULL, 0); /* the notification is stale now */
-	pid_t other = fork();     /* stands for a process that took the pid since */
+	pid_t other = fork(); /* stands for a process that took the pid since */
 	if (other == 0) {
 		alarm(30);
 		pause();
@@ -687,6 +680,7 @@ static void test_seccomp_kill_stale(struct ward_session *s)
 	      waitpid(other, &st, 0) == other && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
 	close(l);
 }
+
 
 static char stdin_big[256 * 1024];
 
