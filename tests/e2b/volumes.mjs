@@ -104,6 +104,19 @@ if (mode === 'main') {
     return ua.trim().split(/\s+/)[1] !== ub.trim().split(/\s+/)[1]
   })
 
+  await check('a fork mounts the volume again (its files are not copied: they are the volume\'s)', async () => {
+    const [f] = await a.fork()
+    await run(f, 'echo fork > /mnt/data/from-fork')
+    const r = eq(await run(a, 'cat /mnt/data/from-fork'), 'fork\n'); await f.kill(); return r
+  })
+  await check('paused without its memory and resumed, it has the volume again', async () => {
+    await b.pause({ keepMemory: false })
+    await vol.writeFile('/while-paused', 'p')
+    const back = await Sandbox.connect(b.sandboxId)
+    return eq(await run(back, 'cat /home/user/shared/while-paused'), 'p')
+  })
+  await run(a, 'rm /mnt/data/from-fork /mnt/data/while-paused')
+
   // hostile
   await check('a symlink to /etc/shadow, read through the API: the volume\'s /etc/shadow (404), not the host\'s', async () => {
     await run(a, 'ln -s /etc/shadow /mnt/data/shadow && ln -s ../../../../../etc/passwd /mnt/data/up')
