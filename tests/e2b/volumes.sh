@@ -45,8 +45,9 @@ check "e2b volumes: its image is --e2b-volume-max-bytes long" test "$(stat -c %s
 # a runner killed outright leaves its volumes mounted; the next one keeps
 # those mounts (never a second mount of one file system)
 start_e2b crash "${VARGS[@]}" || exit 1
+disown "$SRV_PID" 2>/dev/null # (no "Killed" line from the shell)
 kill -KILL "$SRV_PID"
-wait "$SRV_PID" 2>/dev/null
+wait_for bash -c "! kill -0 $SRV_PID 2>/dev/null"
 check "e2b volumes: a runner killed by SIGKILL leaves its volume mounted" mountpoint -q "$VOLS/$id/root"
 start_e2b after "${VARGS[@]}" || exit 1
 check "e2b volumes: the next runner keeps that mount (one loop device for the image)" \
