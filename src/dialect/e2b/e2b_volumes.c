@@ -230,7 +230,7 @@ static bool name_ok(const char *n)
 	       strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == k;
 }
 
-/* owner's volume by id (field 0) or name (1), ready (mounted); under the lock. */
+/* owner's volume by id (by_name 0) or name (1), ready (mounted); under the lock. */
 static struct vol *find(struct e2b_vols *vs, const char *owner, const char *key, int by_name)
 {
 	for (struct vol *v = vs->list; v; v = v->next)
