@@ -89,6 +89,11 @@ struct ward_mount {
 	const char *host_path;    /* host path (absolute) */
 	const char *sandbox_path; /* absolute path inside; NULL = same as host_path */
 	bool read_only;
+	/* Writable, ward running as root: the directory's owner is the sandbox's
+	 * user through an idmapped mount, or the sandbox is not made (no plain
+	 * bind instead).  Sandboxes of different host uids then share the
+	 * directory and each other's files (E2B's volumes). */
+	bool must_idmap;
 };
 
 /* A file written into /work before the command starts (server requests,
