@@ -75,11 +75,10 @@ static unsigned data_auth(struct ereq *q)
 	const char *port = e2b_header(q, "E2b-Sandbox-Port");
 	bool interp = port && strcmp(port, "49999") == 0;
 	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
-	unsigned woke = proven ? e2b_wake(q, x) : 0; /* paused: autoResume */
-	if (woke) {
-		e2b_sbx_put(q->e, x);
-		return woke;
-	}
+	/* paused: woken (autoResume) or refused by e2b_wake, on the worker
+	 * that runs the call, never here on an I/O thread (a resume from
+	 * files takes as long as their copy) */
+	q->wake = proven && e2b_is_paused(q->e, x);
 	if (!proven) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message),
@@ -101,6 +100,20 @@ struct ereq *e2b_q(struct req *r)
 	return r->ext;
 }
 
+/* A paused sandbox's call (q->wake), on its worker: resumed (autoResume),
+ * or false with the 502 answered. */
+static bool e2b_woken(struct ereq *q)
+{
+	if (!q->wake)
+		return true;
+	q->wake = false;
+	unsigned code = e2b_wake(q, q->x);
+	if (!code)
+		return true;
+	set_error(q->r, code, "%s", q->message);
+	return false;
+}
+
 /* A handler of the dialect's (fn(struct ereq *)) as a route's run, on a
  * worker: the body is r's, what it answers is r's. */
 #define E2B_RUN(fn)                                                                 \
@@ -109,6 +122,8 @@ struct ereq *e2b_q(struct req *r)
 		struct ereq *q = r->ext;                                            \
 		q->body = r->body;                                                  \
 		q->len = r->len;                                                    \
+		if (!e2b_woken(q))                                                  \
+			return;                                                     \
 		fn(q);                                                              \
 		if (!r->message[0] && q->message[0])                                \
 			snprintf(r->message, sizeof(r->message), "%s", q->message); \
@@ -294,8 +309,12 @@ static bool e2b_prepare(struct server *s, struct req *r)
 		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 		conn_trust(s, r->conn);
 	}
-	if (r->route->feed == upload_feed)
+	if (r->route->feed == upload_feed) {
+		/* its body goes into the sandbox as it comes: awake first (rare: here) */
+		if (!e2b_woken(q))
+			return false;
 		files_upload_begin(q);
+	}
 	return true;
 }
 
@@ -333,6 +352,9 @@ static bool e2b_now(struct server *s, struct req *r)
 {
 	if (!e2b_prepare(s, r))
 		return false;
+	struct ereq *q = r->ext;
+	if (q->wake)
+		return true; /* its sandbox is paused: on a worker, which wakes it */
 	r->route->run(r);
 	return false; /* answered */
 }

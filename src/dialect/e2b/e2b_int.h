@@ -139,6 +139,7 @@ struct ereq {
 	const char *body; /* r's, during its run */
 	size_t len;
 	struct e2b_sbx *x;   /* data plane: the sandbox named, held */
+	bool wake;           /* ... which is paused: woken by the call's worker (e2b_http.c) */
 	struct upload *up;   /* POST /files: the upload as it comes (e2b_fs.c) */
 	struct relay *relay; /* a request to a sandbox's own port (e2b_ports.c) */
 	struct volreq *vol;  /* a volume content request (e2b_volfiles.c) */
