@@ -171,6 +171,13 @@ struct ward_request {
 	 * (result.output_exceeded) instead of being cut to head and tail
 	 * while the program runs on.  One-shot runs (ward_run). */
 	bool output_limit_kills;
+	/* A session's background process (ward_session_spawn) read by one
+	 * reader that follows it (ward_session_proc_output from where it left
+	 * off): its output past what that reader took and limits.output_limit
+	 * keeps is not read from its pipes, which fill and block the process,
+	 * instead of being lost; the reader's next read lets it on.  Bytes
+	 * written as it ends are still cut to head and tail. */
+	bool output_waits_reader;
 
 	/* A report channel: when set, the child gets the write end of a pipe
 	 * as fd 3 (the only fd beyond 0-2 it ever gets) and whatever it writes
