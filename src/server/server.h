@@ -138,10 +138,13 @@ struct serve_opts {
 	size_t ne2b_bases;
 	const char *e2b_build_egress;
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
-	const char *e2b_state;    /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
-	unsigned e2b_max_paused;  /* --e2b-max-paused N (0: 64) */
-	unsigned e2b_max_sockets; /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
-	size_t e2b_paused_bytes;  /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
+	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
+	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
+	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */
+	size_t e2b_volume_max_bytes; /* --e2b-volume-max-bytes B: each one's size (0: 1 GiB) */
+	unsigned e2b_max_volumes;    /* --e2b-max-volumes N per API key (0: 16) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;  /* 0 none, 1 major, 2 any */

@@ -106,6 +106,10 @@ if (mode === 'pause') {
     const r = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, { headers: { 'E2b-Sandbox-Id': guarded.sandboxId, 'X-Access-Token': 'f'.repeat(32) } })
     return eq(r.status, 401) && eq(await state(guarded.sandboxId), 'paused')
   })
+  // a call answered at once on a running sandbox (commands.list) is, on a
+  // paused one, run where the resume may wait (a worker): it resumes it
+  await check('autoResume by a call that never waits otherwise (commands.list)', async () =>
+    Array.isArray(await guarded.commands.list()) && eq(await state(guarded.sandboxId), 'running'))
   await guarded.kill()
   const dies = await Sandbox.create({ timeoutMs: 2_000 })
   await sleep(4_500)

@@ -25,6 +25,7 @@
 
 #include "dialect/e2b/e2b.h"
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_vol.h"
 
 const char *e2b_header(struct ereq *q, const char *name)
 {
@@ -74,11 +75,10 @@ static unsigned data_auth(struct ereq *q)
 	const char *port = e2b_header(q, "E2b-Sandbox-Port");
 	bool interp = port && strcmp(port, "49999") == 0;
 	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
-	unsigned woke = proven ? e2b_wake(q, x) : 0; /* paused: autoResume */
-	if (woke) {
-		e2b_sbx_put(q->e, x);
-		return woke;
-	}
+	/* paused: woken (autoResume) or refused by e2b_wake, on the worker
+	 * that runs the call, never here on an I/O thread (a resume from
+	 * files takes as long as their copy) */
+	q->wake = proven && e2b_is_paused(q->e, x);
 	if (!proven) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message),
@@ -100,6 +100,20 @@ struct ereq *e2b_q(struct req *r)
 	return r->ext;
 }
 
+/* A paused sandbox's call (q->wake), on its worker: resumed (autoResume),
+ * or false with the 502 answered. */
+static bool e2b_woken(struct ereq *q)
+{
+	if (!q->wake)
+		return true;
+	q->wake = false;
+	unsigned code = e2b_wake(q, q->x);
+	if (!code)
+		return true;
+	set_error(q->r, code, "%s", q->message);
+	return false;
+}
+
 /* A handler of the dialect's (fn(struct ereq *)) as a route's run, on a
  * worker: the body is r's, what it answers is r's. */
 #define E2B_RUN(fn)                                                                 \
@@ -108,6 +122,8 @@ struct ereq *e2b_q(struct req *r)
 		struct ereq *q = r->ext;                                            \
 		q->body = r->body;                                                  \
 		q->len = r->len;                                                    \
+		if (!e2b_woken(q))                                                  \
+			return;                                                     \
 		fn(q);                                                              \
 		if (!r->message[0] && q->message[0])                                \
 			snprintf(r->message, sizeof(r->message), "%s", q->message); \
@@ -150,10 +166,17 @@ E2B_RUN(tm_create)
 E2B_RUN(tm_post_v2)
 E2B_RUN(tm_get)
 E2B_RUN(tm_upload)
+E2B_RUN(vol_create)
+E2B_RUN(vol_list)
+E2B_RUN(vol_info)
+E2B_RUN(vol_delete)
+E2B_RUN(vc_answer)
 
 static bool e2b_prepare(struct server *s, struct req *r);
 static bool e2b_now(struct server *s, struct req *r);
 static bool e2b_prepare_link(struct server *s, struct req *r);
+static bool vc_prepare(struct server *s, struct req *r);
+static bool vc_feed_r(struct req *r, const char *p, size_t n);
 static bool upload_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
@@ -195,6 +218,11 @@ static const struct route routes[] = {
 	CTL("/v2/templates{path}", "POST", "POST", tm_post_v2, .light = true, .unmetered = true),
 	CTL("/templates{path}", "GET", "GET, HEAD, DELETE", tm_get, .light = true, .unmetered = true),
 	ROUTE("/ward/template-files/{id}", "PUT", "PUT", tm_upload, e2b_prepare_link, .open = true, .unmetered = true),
+	/* volumes (e2b_volumes.c): a create makes and formats an image, a delete wipes one */
+	CTL("/volumes", "POST", "GET, HEAD, POST", vol_create),
+	CTL("/volumes", "GET", "GET, HEAD, POST", vol_list, .light = true, .unmetered = true),
+	CTL("/volumes/{id}", "GET", "GET, HEAD, DELETE", vol_info, .light = true, .unmetered = true),
+	CTL("/volumes/{id}", "DELETE", "GET, HEAD, DELETE", vol_delete),
 	DATA("/health", "GET", "GET, HEAD", e2b_health, .light = true, .unmetered = true),
 	DATA("/files", "GET", "GET, HEAD, POST", files_get, .light = true, .unmetered = true),
 	DATA("/files", "POST", "GET, HEAD, POST", files_post, .feed = upload_feed, .unmetered = true),
@@ -219,6 +247,11 @@ static const struct route routes[] = {
 /* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
  * (--max-body), the answer's body streamed. */
 static const struct route relay_route = DATA("*", "*", "*", ports_relay, .light = true, .unmetered = true);
+/* A volume's content (e2b_volfiles.c): its own token, checked when the
+ * headers are in; an upload written as it comes; the answer on a worker. */
+#define VC_PATH "/volumecontent/"
+static const struct route vc_route =
+	ROUTE("*", "*", "*", vc_answer, vc_prepare, .open = true, .feed = vc_feed_r, .light = true, .unmetered = true);
 
 /* The route, and the request's part of the dialect (r->ext): a sandbox's
  * port (E2b-Sandbox-Port, or a Host PORT-ID.DOMAIN) is relayed; envd's,
@@ -238,6 +271,8 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 	snprintf(q->path, sizeof(q->path), "%s", url);
 	if (ports_target(q, &q->port, q->port_id, sizeof(q->port_id)))
 		return &relay_route;
+	if (strncmp(url, VC_PATH, strlen(VC_PATH)) == 0)
+		return &vc_route;
 	const struct route *rt =
 		route_find_in(routes, sizeof(routes) / sizeof(routes[0]), url, method, &r->args, &r->allow);
 	const char *arg = r->args.sid;
@@ -249,7 +284,9 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != k)
 			return NULL;
 	}
-	snprintf(q->arg, sizeof(q->arg), "%s", arg);
+	size_t k = strnlen(arg, sizeof(q->arg) - 1); /* both fit: {id} is under 100 bytes, {path} checked */
+	memcpy(q->arg, arg, k);
+	q->arg[k] = 0;
 	return rt;
 }
 
@@ -272,8 +309,12 @@ static bool e2b_prepare(struct server *s, struct req *r)
 		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 		conn_trust(s, r->conn);
 	}
-	if (r->route->feed == upload_feed)
+	if (r->route->feed == upload_feed) {
+		/* its body goes into the sandbox as it comes: awake first (rare: here) */
+		if (!e2b_woken(q))
+			return false;
 		files_upload_begin(q);
+	}
 	return true;
 }
 
@@ -286,10 +327,34 @@ static bool e2b_prepare_link(struct server *s, struct req *r)
 	return true;
 }
 
+/* A volume's content request: its token and path checked, an upload's
+ * file begun (what it refuses is answered on the worker, its body dropped). */
+static bool vc_prepare(struct server *s, struct req *r)
+{
+	(void)s;
+	struct ereq *q = r->ext;
+	snprintf(q->who, sizeof(q->who), "%s", r->who);
+	if (vc_begin(q)) {
+		/* the volume's owner's: the quotas and the answer budget count there */
+		snprintf(r->who, sizeof(r->who), "%s", q->who);
+		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
+	}
+	return true;
+}
+
+static bool vc_feed_r(struct req *r, const char *p, size_t n)
+{
+	vc_feed(r->ext, p, n);
+	return true;
+}
+
 static bool e2b_now(struct server *s, struct req *r)
 {
 	if (!e2b_prepare(s, r))
 		return false;
+	struct ereq *q = r->ext;
+	if (q->wake)
+		return true; /* its sandbox is paused: on a worker, which wakes it */
 	r->route->run(r);
 	return false; /* answered */
 }
@@ -307,6 +372,7 @@ static void e2b_release(struct req *r)
 		return;
 	files_upload_free(q);
 	ports_free(q);
+	vc_free(q);
 	if (q->x)
 		e2b_sbx_put(q->e, q->x);
 	free(q);
@@ -399,7 +465,7 @@ static int e2b_api_start(struct server *s, void **state)
 	pthread_cond_init(&e->mk_cond, NULL);
 	pthread_cond_init(&e->settled, NULL);
 	*state = e;
-	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0)
+	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0 || vol_start(e) < 0)
 		return -1;
 	const char *bound = "";
 	for (size_t i = 0; i < s->nlisteners; i++)
@@ -425,6 +491,7 @@ static void e2b_api_stop(struct server *s, void *state)
 	e2b_life_stop(e);
 	e2b_makers_stop(e);
 	tm_stop(e);
+	vol_stop(e);
 	ci_settle_all(e);
 	e2b_records_free(e);
 	pthread_cond_destroy(&e->settled);

@@ -25,6 +25,8 @@
  *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
  *   e2b_network.c  updateNetwork: its egress allow-list replaced live
  *   e2b_templates.c the template build API, on `ward image build`
+ *   e2b_volumes.c  volumes: the store, /volumes, volumeMounts (e2b_vol.h)
+ *   e2b_volfiles.c the volume content API (/volumecontent/)
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -129,6 +131,7 @@ struct e2b {
 	bool pauser_on, pauser_stop;
 	pthread_cond_t ap_cond;
 	struct e2b_sbx *ap_queue;
+	struct e2b_vols *vols; /* --e2b-volumes (e2b_volumes.c), or NULL */
 };
 
 /* A request's part of the dialect (r->ext, made by the API's route
@@ -145,8 +148,10 @@ struct ereq {
 	const char *body; /* r's, during its run */
 	size_t len;
 	struct e2b_sbx *x;   /* data plane: the sandbox named, held */
+	bool wake;           /* ... which is paused: woken by the call's worker (e2b_http.c) */
 	struct upload *up;   /* POST /files: the upload as it comes (e2b_fs.c) */
 	struct relay *relay; /* a request to a sandbox's own port (e2b_ports.c) */
+	struct volreq *vol;  /* a volume content request (e2b_volfiles.c) */
 	int port;            /* ... its port and sandbox */
 	char port_id[100];
 	const char *uri;   /* the request line's URI, its query too (r's) */
@@ -183,6 +188,8 @@ void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
 /* out: 2*bytes lowercase hex digits of randomness, and a NUL */
 void e2b_hex_random(char *out, size_t bytes);
+/* t (CLOCK_REALTIME seconds) as ISO 8601 UTC with milliseconds */
+void e2b_iso_time(char *buf, size_t n, double t);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
 enum MHD_Result e2b_metrics(struct ereq *q);

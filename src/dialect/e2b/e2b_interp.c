@@ -22,9 +22,10 @@
  * Bounds: a protocol line is kept up to PROTO_LINE_MAX (a longer one, or
  * one the session's kept window cut, is dropped and said in a stderr
  * event); the session keeps KERNEL_KEPT of a kernel's output while the
- * stream lags (a longer line the stream fell behind is cut by that window,
- * and so dropped and said); raw output is cut into events as it comes and
- * never held beyond a marker's length.
+ * stream lags, and the kernel's pipes wait past that (output_waits_reader:
+ * a client that reads slowly slows the kernel, never loses its output);
+ * raw output is cut into events as it comes and never held beyond a
+ * marker's length.
  *
  * Deadlines: the SDK aborts a runCode at its timeoutMs and closes the
  * connection.  The stream looks at its connection between reads of the
@@ -293,6 +294,7 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 	r.limits.timeout_s = 0; /* as long as the session */
 	r.limits.cpu_s = 0;
 	r.limits.output_limit = KERNEL_KEPT;
+	r.output_waits_reader = true; /* its stream reads it at its ticks: a burst waits, never lost */
 	int pid = 0;
 	char cwd[300];
 	snprintf(cwd, sizeof(cwd), "%s", c->cwd);

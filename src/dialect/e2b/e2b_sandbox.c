@@ -17,6 +17,7 @@
 
 #include "core/request.h"
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_vol.h"
 #include "ward_image.h"
 
 #define DEFAULT_TIMEOUT_S 300 /* E2B's own default */
@@ -319,7 +320,7 @@ static double end_rt(struct server *s, struct sess *ss)
 	return ex;
 }
 
-static void iso_time(char *buf, size_t n, double t)
+void e2b_iso_time(char *buf, size_t n, double t)
 {
 	time_t sec = (time_t)t;
 	struct tm tm;
@@ -341,8 +342,8 @@ json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double end, bool detail)
 {
 	char st[40], en[40];
-	iso_time(st, sizeof(st), x->started_rt);
-	iso_time(en, sizeof(en), end);
+	e2b_iso_time(st, sizeof(st), x->started_rt);
+	e2b_iso_time(en, sizeof(en), end);
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
@@ -354,6 +355,11 @@ static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double 
 		                    json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill", "autoResume",
 		                              x->auto_resume));
 	}
+	/* its volumes as asked: [{name, path}] */
+	json_t *r = v && x->recipe && strstr(x->recipe, "\"volumeMounts\"") ? json_loads(x->recipe, 0, NULL) : NULL;
+	if (json_is_array(json_object_get(r, "volumeMounts")))
+		json_object_set(v, "volumeMounts", json_object_get(r, "volumeMounts"));
+	json_decref(r);
 	return v;
 }
 
@@ -374,6 +380,7 @@ struct create_in {
 	struct tm_pick built; /* a template built here (its start command runs at create) */
 	char base[200];       /* a snapshot's template (its shape and root), or "" */
 	char home[700];       /* and its home's files, restored into the new sandbox */
+	struct vol_mounts vm; /* volumeMounts (e2b_volumes.c) */
 };
 
 static void create_in_free(struct create_in *c)
@@ -381,6 +388,7 @@ static void create_in_free(struct create_in *c)
 	for (size_t i = 0; i < c->nenv; i++)
 		free(c->env[i]);
 	free(c->metadata);
+	vol_mounts_free(&c->vm);
 }
 
 static bool add_env(struct create_in *c, const char *k, const char *v)
@@ -468,6 +476,8 @@ static bool shape_build(struct e2b *e, const char *who, struct create_in *c, str
 	q->limits.fsize_mb = s->o.e2b_disk_mb;
 	q->env = c->env;
 	q->work_link = E2B_HOME;
+	q->mounts = c->vm.m;
+	q->nmounts = c->vm.n;
 	static char *const argv[] = {"true", NULL};
 	q->argv = argv; /* a shape's argv is not run; validation wants one */
 	const struct egress_policy *pol = &s->o.egress;
@@ -582,6 +592,9 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	struct ward_request shape;
 	if (!create_parse(s, b, c, err, n))
 		return 400;
+	unsigned vc = vol_mounts_take(e, owner, json_object_get(b, "volumeMounts"), &c->vm, err, n);
+	if (vc)
+		return vc;
 	bool offered = !strcmp(c->tmpl, "base") || !strcmp(c->tmpl, "code-interpreter-v1");
 	for (size_t i = 0; i < s->nimages && !offered; i++)
 		offered = strcmp(s->images[i].name, c->tmpl) == 0;
@@ -889,7 +902,7 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	pthread_mutex_unlock(&q->e->lock);
 	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
 	char ts[40];
-	iso_time(ts, sizeof(ts), t);
+	e2b_iso_time(ts, sizeof(ts), t);
 	json_t *v =
 		json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
 	                  "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
