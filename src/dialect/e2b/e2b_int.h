@@ -24,6 +24,7 @@
  *   e2b_fork.c     fork: new sandboxes from a sandbox's files
  *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
  *   e2b_network.c  updateNetwork: its egress allow-list replaced live
+ *   e2b_metrics.c  getMetrics: a sample of the sandbox's cgroup and disk
  *   e2b_templates.c the template build API, on `ward image build`
  *   e2b_volumes.c  volumes: the store, /volumes, volumeMounts (e2b_vol.h)
  *   e2b_volfiles.c the volume content API (/volumecontent/)

@@ -291,8 +291,7 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 	r.env = env;
 	r.isolation = WARD_ISO_SYSTEM;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = 0; /* as long as the session */
-	r.limits.cpu_s = 0;
+	r.limits.timeout_s = r.limits.cpu_s = 0; /* as long as the session */
 	r.limits.output_limit = KERNEL_KEPT;
 	r.output_waits_reader = true; /* its stream reads it at its ticks: a burst waits, never lost */
 	int pid = 0;
