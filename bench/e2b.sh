@@ -6,18 +6,7 @@
 # sandbox, against a pooled POST /exec of `true`, interleaved (bench/e2b.mjs).
 # Prints a markdown section on stdout; skips (exit 3) without node/npm.
 . "$(dirname "$0")/e2b_node.bash" e2b.mjs
-T=$(mktemp -d /tmp/ward-bench-e2b.XXXXXX)
-echo "bench bench-token-0123456789" >"$T/tokens"
-"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --pool 2 --token-file "$T/tokens" --log "$T/log" </dev/null >"$T/out" 2>&1 &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do
-	e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
-	n=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
-	[ -n "$e" ] && [ -n "$n" ] && break
-	sleep 0.1
-done
-[ -n "$e" ] || { echo "bench/e2b.sh: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
+e2b_serve "$(mktemp -d /tmp/ward-bench-e2b.XXXXXX)" --pool 2
 sleep 1 # the pool fills
 j=$(cd "$NODE_DIR" && E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 WARD_URL=http://$n \
 	timeout 300 node e2b.mjs) || { echo "bench/e2b.sh: e2b.mjs failed: $j" >&2; exit 2; }

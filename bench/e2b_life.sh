@@ -8,18 +8,7 @@
 # a snapshot <= 2 s and a second one of unchanged files no new layer bytes.
 . "$(dirname "$0")/e2b_node.bash" e2b_life.mjs
 T=$(mktemp -d /var/tmp/ward-bench-e2b-life.XXXXXX)
-echo "bench bench-token-0123456789" >"$T/tokens"
-"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --e2b-state "$T/state" --image-store "$T/store" \
-	--token-file "$T/tokens" --log "$T/log" \
-	</dev/null >"$T/out" 2>&1 &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do
-	e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
-	[ -n "$e" ] && break
-	sleep 0.1
-done
-[ -n "$e" ] || { echo "bench/e2b_life.sh: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
+e2b_serve "$T" --e2b-state "$T/state" --image-store "$T/store"
 j=$(cd "$NODE_DIR" && STORE=$T/store E2B_API_URL=http://$e E2B_SANDBOX_URL=http://$e E2B_API_KEY=bench-token-0123456789 \
 	timeout 600 node e2b_life.mjs) || { echo "bench/e2b_life.sh: e2b_life.mjs failed: $j" >&2; exit 2; }
 python3 - "$j" <<'PY'

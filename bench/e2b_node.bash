@@ -2,7 +2,7 @@
 # bench itself): ROOT, WARD, NODE_DIR, and the E2B SDK installed there from
 # tests/e2b's lockfile (npm ci, again only when the lock changes); exits 3
 # (skipped) without node/npm.  Then SCRIPT.mjs (the first argument) copied
-# beside it.
+# beside it; e2b_serve starts the server.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
@@ -18,3 +18,24 @@ if [ "$want" != "$(cat "$NODE_DIR/.lock-sha" 2>/dev/null)" ] || [ ! -d "$NODE_DI
 	echo "$want" >"$NODE_DIR/.lock-sha"
 fi
 cp "bench/$1" "$NODE_DIR/"
+
+# e2b_serve DIR [ARGS...] — ward serve with --e2b and ARGS, the token
+# bench-token-0123456789 in DIR/tokens, its log DIR/log; killed by pid and DIR
+# removed when the script ends.  Sets pid, e (the E2B listener's address)
+# and n (the native one's); exits 2 when it does not start.
+e2b_serve() {
+	T=$1
+	shift
+	echo "bench bench-token-0123456789" >"$T/tokens"
+	"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --token-file "$T/tokens" --log "$T/log" "$@" \
+		</dev/null >"$T/out" 2>&1 &
+	pid=$!
+	trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
+	for _ in $(seq 100); do
+		e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
+		n=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
+		[ -n "$e" ] && [ -n "$n" ] && break
+		sleep 0.1
+	done
+	[ -n "$e" ] || { echo "$me: ward serve did not start: $(head -c 400 "$T/out")" >&2; exit 2; }
+}

@@ -89,6 +89,11 @@ struct ward_mount {
 	const char *host_path;    /* host path (absolute) */
 	const char *sandbox_path; /* absolute path inside; NULL = same as host_path */
 	bool read_only;
+	/* Writable, ward running as root: the directory's owner is the sandbox's
+	 * user through an idmapped mount, or the sandbox is not made (no plain
+	 * bind instead).  Sandboxes of different host uids then share the
+	 * directory and each other's files (E2B's volumes). */
+	bool must_idmap;
 };
 
 /* A file written into /work before the command starts (server requests,
@@ -166,6 +171,13 @@ struct ward_request {
 	 * (result.output_exceeded) instead of being cut to head and tail
 	 * while the program runs on.  One-shot runs (ward_run). */
 	bool output_limit_kills;
+	/* A session's background process (ward_session_spawn) read by one
+	 * reader that follows it (ward_session_proc_output from where it left
+	 * off): its output past what that reader took and limits.output_limit
+	 * keeps is not read from its pipes, which fill and block the process,
+	 * instead of being lost; the reader's next read lets it on.  Bytes
+	 * written as it ends are still cut to head and tail. */
+	bool output_waits_reader;
 
 	/* A report channel: when set, the child gets the write end of a pipe
 	 * as fd 3 (the only fd beyond 0-2 it ever gets) and whatever it writes

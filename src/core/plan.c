@@ -288,6 +288,8 @@ static void plan_work(struct plan *p, const struct ward_request *req, uid_t host
 	for (size_t i = 0; i < req->nmounts; i++) {
 		const struct ward_mount *m = &req->mounts[i];
 		unsigned fl = m->read_only ? 0 : OPF_RW | (host_uid == 0 ? OPF_IDMAP : 0);
+		if (m->must_idmap)
+			fl = OPF_RW | OPF_IDMAP | OPF_IDMAP_ONLY;
 		add(p, OP_BIND, m->host_path, m->sandbox_path ? m->sandbox_path : m->host_path)->flags = fl;
 	}
 }

@@ -1,6 +1,5 @@
 /* dialects.c — the table of dialects (dialects.h): each one's listener
- * added when its option names an address, and E2B's own listener's
- * start, tick and stop.  A new dialect: a struct dialect here, and its
+ * added when its option names an address.  A new dialect: a struct dialect here, and its
  * entry in ward_dialects. */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -32,9 +31,14 @@ static int mcp_add(struct server *s)
 	return listener_add(s, &mcp_api, s->o.mcp_listen);
 }
 
+static int e2b_add(struct server *s)
+{
+	return listener_add(s, &e2b_api, s->o.e2b_listen);
+}
+
 static const struct dialect piston = {.name = "piston", .add = piston_add};
 static const struct dialect judge0 = {.name = "judge0", .add = judge0_add};
 static const struct dialect mcp = {.name = "mcp", .add = mcp_add};
-static const struct dialect e2b = {.name = "e2b", .start = e2b_start, .tick = e2b_sweep, .stop = e2b_stop};
+static const struct dialect e2b = {.name = "e2b", .add = e2b_add};
 
 const struct dialect *const ward_dialects[] = {&piston, &judge0, &mcp, &e2b, NULL};

@@ -39,9 +39,10 @@ enum {
 	OPF_OWNED = 2,    /* tmpfs root owned by the sandbox user */
 	OPF_OPTIONAL = 4, /* skip silently when the source is missing */
 	OPF_NOEXEC = 8,
-	OPF_IDMAP = 16,    /* rw bind whose on-disk owner maps to the sandbox user */
-	OPF_PINNED = 32,   /* src[0..below) must be the inode pin_dev/pin_ino: see plan_pin_held */
-	OPF_PREPARED = 64, /* applied already in the prepared root (mounts_prepare_root) */
+	OPF_IDMAP = 16,       /* rw bind whose on-disk owner maps to the sandbox user */
+	OPF_PINNED = 32,      /* src[0..below) must be the inode pin_dev/pin_ino: see plan_pin_held */
+	OPF_PREPARED = 64,    /* applied already in the prepared root (mounts_prepare_root) */
+	OPF_IDMAP_ONLY = 128, /* OPF_IDMAP or nothing: no plain bind when the kernel cannot */
 };
 
 struct mount_op {

@@ -141,7 +141,13 @@ void hold_answer(struct server *s, struct req *r)
 	if (!r->resp)
 		return;
 	size_t n = (r->resp_len ? r->resp_len : strlen(r->resp)) + 1;
-	int why = answer_hold(s, r->who, n, &r->answer);
+	/* a run that held room before it made its answer (a file's read)
+	 * keeps what the answer takes of it */
+	if (r->answer.bytes >= n) {
+		answer_unhold(s, &r->answer, r->answer.bytes - n);
+		return;
+	}
+	int why = answer_hold(s, r->who, n - r->answer.bytes, &r->answer);
 	if (why == 0)
 		return;
 	char msg[400];
@@ -282,28 +288,6 @@ static bool quota_allows(struct server *s, struct req *r, struct client *c, cons
 	return true;
 }
 
-bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n)
-{
-	unsigned rate = s->o.client_rate;
-	if (!rate)
-		return true;
-	pthread_mutex_lock(&s->lock);
-	struct client *c = client_get(s, who);
-	unsigned wait = c ? bucket_wait(s, c, rate) : 1;
-	if (c && !wait)
-		c->tokens -= 1;
-	if (!c)
-		s->m.rejected_busy++;
-	pthread_mutex_unlock(&s->lock);
-	*retry_after = wait;
-	if (!c)
-		snprintf(msg, n, "too many distinct clients at once; retry later");
-	else if (wait)
-		snprintf(msg, n, "client '%s' is over its %u runs per minute (--client-rate); retry in %u s", who, rate,
-		         wait);
-	return !wait;
-}
-
 /* The client's quota (its token's name, or its address), then, when the
  * request names one and --subclient-* are set, its sub-client's: the
  * header can split a client's quota, never add to it.  On success both
@@ -376,7 +360,8 @@ static bool admit(struct server *s, struct req *r)
 		          s->running, s->queued, s->o.max_concurrent, s->o.queue);
 		return false;
 	}
-	if (s->o.client_concurrency || s->o.client_rate || s->o.subclient_concurrency || s->o.subclient_rate)
+	if ((s->o.client_concurrency || s->o.client_rate || s->o.subclient_concurrency || s->o.subclient_rate) &&
+	    !r->route->unmetered)
 		return admit_quotas(s, r);
 	return true;
 }

@@ -33,6 +33,10 @@ void set_error(struct req *r, unsigned code, const char *fmt, ...)
 	vsnprintf(r->message, sizeof(r->message), fmt, ap);
 	va_end(ap);
 	/* a dialect's listener answers errors in its API's shape */
+	if (r->ln && r->ln->api->error) {
+		r->ln->api->error(r, code);
+		return;
+	}
 	char *(*shape)(const char *) = r->ln && r->ln->api->error_json ? r->ln->api->error_json : ward_error_to_json;
 	set_answer(r, code, shape(r->message), "application/json");
 }

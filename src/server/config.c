@@ -84,6 +84,13 @@ static const char usage_text[] =
 	"  --e2b-state DIR           where paused E2B sandboxes' files are kept, so that they survive a\n"
 	"                            restart (default /var/lib/ward/e2b); --e2b-max-paused N of them at\n"
 	"                            once (default 64), --e2b-paused-bytes B their files in all (default 4G)\n"
+	"  --e2b-max-sockets N       WebSockets (upgraded connections) to one sandbox's ports at once\n"
+	"                            (default 32; past it 429); half of --max-connections in all (503)\n"
+	"  --e2b-volumes DIR         E2B volumes (SPEC §18): each an ext4 image under DIR on a loop device\n"
+	"                            (needs root, loop devices and mke2fs), kept across restarts; off\n"
+	"                            without it (403); --e2b-volume-max-bytes B the size of each (default\n"
+	"                            1073741824, at least 16777216: a write past it fails with ENOSPC),\n"
+	"                            --e2b-max-volumes N of them per API key (default 16)\n"
 	"  --node-id ID              this runner's name, the prefix of its session ids, [A-Za-z0-9_-]\n"
 	"                            1 to 63 (default: the host name up to its first '.')\n"
 	"Sessions (SPEC §11); above a maximum: 400, over a count: 429:\n"
@@ -339,7 +346,12 @@ static const struct opt_desc opts[] = {
 	{"e2b-disk", K_UINT, OFF(e2b_disk_mb), 1u << 20, "--e2b-disk must be at least 1 (MB)"},
 	{"e2b-state", K_PATH, OFF(e2b_state), 0, NULL},
 	{"e2b-max-paused", K_UINT, OFF(e2b_max_paused), 1u << 20, "--e2b-max-paused must be at least 1"},
+	{"e2b-max-sockets", K_UINT, OFF(e2b_max_sockets), 1u << 16, "--e2b-max-sockets must be at least 1"},
 	{"e2b-paused-bytes", K_SIZE, OFF(e2b_paused_bytes), 1ull << 50, "--e2b-paused-bytes must be at least 1"},
+	{"e2b-volumes", K_PATH, OFF(e2b_volumes), 0, NULL},
+	{"e2b-volume-max-bytes", K_SIZE, OFF(e2b_volume_max_bytes), 1ull << 44,
+         "--e2b-volume-max-bytes must be at least 16777216"},
+	{"e2b-max-volumes", K_UINT, OFF(e2b_max_volumes), 1u << 20, "--e2b-max-volumes must be at least 1"},
 	{"piston", K_DIALECT, OFF(piston_listen), 0, NULL},
 	{"piston-version-fallback", K_FALLBACK, OFF(piston_version_fallback), 0, NULL},
 	{"judge0", K_DIALECT, OFF(judge0_listen), 0, NULL},

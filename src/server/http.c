@@ -134,9 +134,10 @@ bad:
 /* A new request: its names for the log, its endpoint, and the request
  * timeout as its connection's deadline. */
 static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Connection *c, const char *url,
-                           const char *method)
+                           const char *method, struct req *r)
 {
-	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->srv = s;
@@ -145,8 +146,11 @@ static struct req *req_new(struct server *s, struct listener *ln, struct MHD_Con
 	r->t_start = now_mono();
 	sanitize(r->method, sizeof(r->method), method);
 	sanitize(r->path, sizeof(r->path), url);
-	r->route = ln ? route_find_in(ln->api->routes, ln->api->nroutes, url, method, &r->args, &r->allow)
-	              : route_find(url, method, &r->args, &r->allow);
+	if (ln && ln->api->choose)
+		r->route = ln->api->choose(r, url, method);
+	else
+		r->route = ln ? route_find_in(ln->api->routes, ln->api->nroutes, url, method, &r->args, &r->allow)
+		              : route_find(url, method, &r->args, &r->allow);
 	conn_set_deadline(s, c, r->t_start + s->o.request_timeout);
 	return r;
 }
@@ -202,6 +206,12 @@ static bool body_welcome(struct server *s, struct req *r)
 	return true;
 }
 
+/* r's listener reads a refused body to its end before answering. */
+static bool drains(const struct req *r)
+{
+	return r->ln && r->ln->api->drain_refused;
+}
+
 /* The headers are in: answer at once (an error, or a GET endpoint), or go
  * on to read the body. */
 static enum MHD_Result req_begin(struct server *s, struct req *r, const char *method, bool authorized)
@@ -219,10 +229,17 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 		                                          : "send Authorization: Bearer <token>");
 	else if (rt->answer)
 		rt->answer(s, r);
-	else if (body_welcome(s, r)) {
+	else if (rt->feed) {
+		/* streamed where it goes: checked now, never held */
+		if (!rt->prepare || rt->prepare(s, r)) {
+			r->state = S_BODY;
+			return MHD_YES;
+		}
+	} else if (body_welcome(s, r)) {
 		r->state = S_BODY;
 		return MHD_YES; /* read the body */
-	}
+	} else if (r->code == 413 && drains(r))
+		return MHD_YES; /* S_NEW: the body is dropped, the 413 goes at its end */
 	return send_answer(r);
 }
 
@@ -236,6 +253,10 @@ static enum MHD_Result body_append(struct server *s, struct req *r, const char *
 		 * still stops the upload (the log keeps the reason) */
 		body_release(s, r);
 		set_error(r, 413, "the body is larger than --max-body (%zu bytes)", s->o.max_body);
+		if (drains(r)) {
+			r->state = S_NEW; /* the rest is dropped; the 413 goes at its end */
+			return MHD_YES;
+		}
 		return send_answer(r);
 	}
 	if (r->len + n + 1 > r->cap) {
@@ -281,7 +302,7 @@ static bool dispatch(struct server *s, struct req *r)
 		set_error(r, 400, "%s", err);
 		return false;
 	}
-	if (r->route->prepare && !r->route->prepare(s, r))
+	if (r->route->prepare && !r->route->feed && !r->route->prepare(s, r))
 		return false;
 	if (r->route->streams && !stream_want(s, r))
 		return false;
@@ -293,8 +314,8 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 {
 	struct req *r = *ctx;
 
-	if (!r) {
-		r = req_new(s, ln, c, url, method);
+	if (!r || !r->srv) { /* its first call (r: the URI's record, uri_log) */
+		r = req_new(s, ln, c, url, method, r);
 		if (!r)
 			return MHD_NO;
 		*ctx = r;
@@ -305,6 +326,12 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 	if (r->state == S_BODY && *upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
+		if (r->route->feed) {
+			if (r->route->feed(r, upload, n))
+				return MHD_YES;
+			r->state = S_NEW; /* the rest is read and dropped; the answer goes at its end */
+			return MHD_YES;
+		}
 		return body_append(s, r, upload, n);
 	}
 	if (r->state == S_BODY) {
@@ -314,6 +341,12 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 		doc_release(r);
 		return send_answer(r);
 	}
+	if (r->state == S_NEW && *upload_size) { /* a fed body refused midway: dropped */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->state == S_NEW && r->resp)
+		return send_answer(r);
 	if (r->state == S_READY) {
 		trace_phase("http:answering", r->t_start);
 		return send_answer(r);
@@ -382,7 +415,11 @@ void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode
 	answer_done(s, r); /* MHD frees the answer it sent now */
 	doc_release(r);
 	sess_release(r);
-	free(r->ext);
+	if (r->ln && r->ln->api->release)
+		r->ln->api->release(r);
+	else
+		free(r->ext);
+	free(r->uri);
 	if (r->stream)
 		MHD_destroy_response(r->stream);
 	stream_release(r);
@@ -394,9 +431,15 @@ void req_finish(struct server *s, struct req *r, enum MHD_RequestTerminationCode
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
 	struct req *r = *ctx;
-	struct server *s = r ? r->srv : cls;
+	struct server *s = r && r->srv ? r->srv : cls;
 	if (!r)
 		return;
+	if (!r->srv) { /* its head never made a request: just its URI's record */
+		*ctx = NULL;
+		free(r->uri);
+		free(r);
+		return;
+	}
 	*ctx = NULL;
 	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)r->code : 0;
 	const char *cut = conn_cut_reason(s, c);
@@ -432,21 +475,39 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return MHD_http_unescape(s);
 }
 
+/* The request line's URI as sent, its query too (an API that relays it
+ * wants it raw): the request's record begins here. */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	struct req *r = calloc(1, sizeof(*r));
+	if (r && uri && strlen(uri) < 8192)
+		r->uri = strdup(uri);
+	return r;
+}
+
 /* MHD on s->listen_fd: pool_threads I/O threads (epoll), the connection
  * limit, and an idle timeout beyond the deadlines that conns.c enforces.
  * The logger comes first: MHD prints what it says about the options before
  * it on stderr itself, and the log is JSON lines only.  -1 with a message. */
 struct MHD_Daemon *http_daemon(struct server *s, struct listener *l, int fd, unsigned pool_threads)
 {
-	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, s->o.request_timeout)) + 5;
+	double idle = fmax(s->o.header_timeout, s->o.request_timeout);
+	if (l && l->api->keepalive_s > idle)
+		idle = l->api->keepalive_s;
+	unsigned timeout = (unsigned)ceil(idle) + 5;
 	MHD_AccessHandlerCallback cb = l ? on_listener_request : on_request;
 	void *cls = l ? (void *)l : (void *)s;
-	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
-	                        NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
-	                        MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u,
-	                        MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-	                        on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	if (l && l->api->upgrade)
+		flags |= MHD_ALLOW_UPGRADE;
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, cb, cls, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_THREAD_POOL_SIZE, pool_threads > 1 ? pool_threads : 0u, MHD_OPTION_CONNECTION_LIMIT,
+		s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+		MHD_OPTION_URI_LOG_CALLBACK, l && l->api->uri ? uri_log : NULL, NULL, MHD_OPTION_END);
 }
 
 int http_start(struct server *s, const char *bound)

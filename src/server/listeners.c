@@ -1,6 +1,5 @@
 /* listeners.c — listeners beside --listen, each speaking another API (a
- * dialect, SPEC §16: --piston ADDR, --judge0 ADDR, --mcp ADDR; E2B's --e2b could be
- * one): a route table of its own (struct api), on the same server: the
+ * dialect, SPEC §16: --piston ADDR, --judge0 ADDR, --mcp ADDR, --e2b ADDR): a route table of its own (struct api), on the same server: the
  * same tokens, admission, quotas, maxima, memory budgets, workers and log.
  * A request on one lives exactly as a native one does (http.c); only the
  * route table, the error shape, where the token is read and the 404 are
@@ -14,8 +13,7 @@
  *
  * The dialects are registered, not included (struct dialect): serve.c
  * calls dialects_add before listeners_open, and a dialect adds its
- * listeners there; the hooks of one with a listener of its own (E2B's)
- * run beside these. */
+ * listeners there. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +79,8 @@ void listeners_quiesce(struct server *s)
 		if (fd >= 0)
 			close(fd);
 		l->fd = -1;
+		if (l->started && l->api->closing)
+			l->api->closing(s, l->state); /* an upgraded connection's request would hold the drain */
 	}
 }
 
@@ -96,7 +96,9 @@ void listeners_stop(struct server *s)
 	for (size_t i = 0; i < s->nlisteners; i++) {
 		struct listener *l = &s->listeners[i];
 		if (l->d) {
-			MHD_stop_daemon(l->d); /* closes its socket */
+			if (l->started && l->api->closing)
+				l->api->closing(s, l->state); /* its upgraded connections: MHD must not hold them */
+			MHD_stop_daemon(l->d);                /* closes its socket */
 			l->d = NULL;
 			l->fd = -1;
 		}
@@ -123,26 +125,4 @@ int dialects_add(struct server *s)
 		if ((*d)->add && (*d)->add(s) < 0)
 			return -1;
 	return 0;
-}
-
-int dialects_start(struct server *s)
-{
-	for (const struct dialect *const *d = s->dialects; d && *d; d++)
-		if ((*d)->start && (*d)->start(s) < 0)
-			return -1;
-	return 0;
-}
-
-void dialects_tick(struct server *s)
-{
-	for (const struct dialect *const *d = s->dialects; d && *d; d++)
-		if ((*d)->tick)
-			(*d)->tick(s);
-}
-
-void dialects_stop(struct server *s)
-{
-	for (const struct dialect *const *d = s->dialects; d && *d; d++)
-		if ((*d)->stop)
-			(*d)->stop(s);
 }

@@ -210,7 +210,6 @@ static void housekeeping(struct server *s, uint64_t cuts_logged[2], double *next
 {
 	sweep(s);
 	sessions_sweep(s);
-	dialects_tick(s);
 	listeners_tick(s);
 	log_cuts(s, cuts_logged);
 	unsigned healed = ward_spawner_heal();
@@ -356,8 +355,7 @@ int ward_serve_main(int argc, char **argv, const struct dialect *const *dialects
 	double next_probe = start_backend(s);
 	if (dialects_add(s) < 0 || listeners_open(s) < 0)
 		goto stop;
-	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || dialects_start(s) < 0 ||
-	    listeners_start(s) < 0)
+	if (workers_start(s) < 0 || ticker_start(s) < 0 || http_start(s, bound) < 0 || listeners_start(s) < 0)
 		goto stop;
 	log_event(s, "listening", "%s max_concurrent=%u queue=%u isolation=%s pool=%u healthy=%s", bound,
 	          s->o.max_concurrent, s->o.queue, ward_isolation_name(s->o.isolation), s->pool ? s->o.pool : 0,
@@ -369,7 +367,6 @@ stop:
 	/* before the workers end: a session's PID 1 dies with the worker that
 	 * made it, and destroying it first also removes what it holds */
 	sessions_stop(s);
-	dialects_stop(s); /* E2B's: its makers' sessions are gone now */
 	workers_stop(s);
 	ticker_stop(s); /* resumes every parked stream: MHD stops with none suspended */
 	listeners_stop(s);

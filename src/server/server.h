@@ -138,9 +138,13 @@ struct serve_opts {
 	size_t ne2b_bases;
 	const char *e2b_build_egress;
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
-	const char *e2b_state;   /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
-	unsigned e2b_max_paused; /* --e2b-max-paused N (0: 64) */
-	size_t e2b_paused_bytes; /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
+	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
+	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
+	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */
+	size_t e2b_volume_max_bytes; /* --e2b-volume-max-bytes B: each one's size (0: 1 GiB) */
+	unsigned e2b_max_volumes;    /* --e2b-max-volumes N per API key (0: 16) */
 	/* dialects (SPEC §16): --piston ADDR, --judge0 ADDR ("" none), and theirs */
 	char piston_listen[128], judge0_listen[128];
 	int piston_version_fallback;  /* 0 none, 1 major, 2 any */
@@ -211,10 +215,17 @@ struct route {
 	bool raw;           /* the body is bytes, not JSON */
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	bool light;         /* its run makes no sandbox: a free worker takes it even when every slot is used */
+	bool unmetered;     /* not a run of its client's: --client-concurrency and --client-rate do not count it */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
 							    * or all of a call that never waits) */
 	void (*run)(struct req *r);                       /* on a worker thread */
+	/* A body streamed, never held (an upload into a sandbox, a relay):
+	 * each piece as it comes (on the I/O thread, after prepare_feed, the
+	 * route's token and the API's choice are checked), bounded by where it
+	 * goes rather than by --max-body; false stops reading (the answer
+	 * set).  The body's end goes on as any body's: prepare, admission, run. */
+	bool (*feed)(struct req *r, const char *p, size_t n);
 };
 
 /* An API a listener speaks: the native one (routes.c) or a dialect's
@@ -227,6 +238,9 @@ struct api {
 	const struct route *routes;
 	size_t nroutes;
 	char *(*error_json)(const char *msg); /* the API's error body (malloc'd); NULL: ward's {"error": msg} */
+	/* Its errors' answers, made from r->message (E2B's: the status in the
+	 * body; a Connect stream's in an end-stream frame); NULL: error_json's. */
+	void (*error)(struct req *r, unsigned code);
 	/* The token a request carries in this API's way (a pointer into the
 	 * connection's values), or NULL; NULL hook: Authorization: Bearer. */
 	const char *(*token)(struct MHD_Connection *c);
@@ -234,6 +248,25 @@ struct api {
 	void (*not_found)(struct server *s, struct req *r); /* its 404; NULL: ward's */
 	/* Headers of its own on an answer (MCP's Mcp-Session-Id); NULL: none. */
 	void (*headers)(struct req *r, struct MHD_Response *resp);
+	/* Its own route choice, when the path alone does not tell (E2B: a
+	 * header or the Host names a sandbox's port); NULL: the table's.
+	 * Sets r->allow for a 405 as route_find_in does. */
+	const struct route *(*choose)(struct req *r, const char *url, const char *method);
+	/* Its part of a request, freed with it (r->ext's own references); NULL: free(r->ext). */
+	void (*release)(struct req *r);
+	bool uri;           /* r->uri: the request line's URI as sent, its query too */
+	double keepalive_s; /* its streams say something at least this often (MHD's idle timeout) */
+	/* a body over --max-body is read to its end (dropped, within the
+	 * request timeout) before the 413: clients that cannot read an answer
+	 * while they send (fetch) see the 413, not a reset */
+	bool drain_refused;
+	/* its answers may switch protocols (a 101 made with
+	 * MHD_create_response_for_upgrade: E2B's WebSockets to a sandbox's
+	 * port): the daemon allows upgrades, and closing (if not NULL) closes
+	 * every upgraded connection when the server drains (their requests
+	 * would hold the drain) and again before the listener stops */
+	bool upgrade;
+	void (*closing)(struct server *s, void *state);
 	/* State of its own: start before the listener opens (-1: a message
 	 * on stderr), tick once a second on the main thread, stop after the
 	 * listener and the workers have stopped.  Any may be NULL. */
@@ -252,17 +285,10 @@ struct dialect {
 	/* Its listeners (listener_add) when its options name an address;
 	 * before listeners_open.  -1 with a message on stderr. */
 	int (*add)(struct server *s);
-	/* A dialect that runs a listener of its own rather than a struct api
-	 * on http.c's request life (E2B's, for now): start after the native
-	 * listener (-1 with a message), tick once a second on the main
-	 * thread, stop after sessions_stop and before the workers. */
-	int (*start)(struct server *s);
-	void (*tick)(struct server *s);
-	void (*stop)(struct server *s);
 };
 
 /* A listener beside --listen (listeners.c). */
-#define MAX_LISTENERS 4
+#define MAX_LISTENERS 8
 struct listener {
 	const struct api *api;
 	struct server *s;
@@ -355,7 +381,8 @@ struct req {
 	char *resp;
 	size_t resp_len; /* resp's length when it is bytes (0: strlen) */
 	const char *ctype;
-	void *ext;                  /* a route's decoded extras (free()) */
+	void *ext;                  /* a route's decoded extras (free(), or the api's release) */
+	char *uri;                  /* the request line's URI (its api's uri), or NULL */
 	const volatile int *cancel; /* its run's cancel when not the server's (an MCP call's), or NULL */
 	unsigned retry_after;
 	const char *sandbox_status;
@@ -431,7 +458,6 @@ struct server {
 	size_t nimages;
 	struct ward_languages langs;              /* loaded and probed at start, read-only after */
 	unsigned borrowed;                        /* slots a judge's parallel tests hold beside their own (s->lock) */
-	struct e2b *e2b;                          /* the E2B listener (src/dialect/e2b/), or NULL */
 	const struct dialect *const *dialects;    /* NULL-terminated: those ward_serve_main was given */
 	struct listener listeners[MAX_LISTENERS]; /* beside --listen (listeners.c) */
 	size_t nlisteners;
@@ -490,10 +516,6 @@ void answer_unhold(struct server *s, struct answer_hold *h, size_t n);
 void answer_hold_error(struct server *s, int why, size_t n, char *msg, size_t len);
 bool answer_reserve(struct server *s, size_t n);
 void answer_release(struct server *s, size_t n);
-/* One run of client who that the queue does not see (a dialect's command
- * in a session it holds): --client-rate's token taken, or false with the
- * 429's message and its Retry-After. */
-bool client_rate_take(struct server *s, const char *who, unsigned *retry_after, char *msg, size_t n);
 bool admit_healthy(struct server *s, struct req *r);
 bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
@@ -524,9 +546,6 @@ void listeners_tick(struct server *s);
 void listeners_stop(struct server *s); /* after the workers */
 void listeners_free(struct server *s); /* states and sockets, at the end */
 int dialects_add(struct server *s);    /* each dialect's add: before listeners_open */
-int dialects_start(struct server *s);  /* each dialect's own listener: after http_start */
-void dialects_tick(struct server *s);
-void dialects_stop(struct server *s); /* after sessions_stop, before the workers */
 
 /* health.c */
 void probe(struct server *s);

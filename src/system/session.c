@@ -410,6 +410,8 @@ void ward_session_destroy(struct ward_session *s)
 	for (size_t i = 0; i < s->nenv; i++)
 		free(s->env[i]);
 	free(s->env);
+	for (unsigned i = 0; i < s->nspare; i++)
+		close(s->spare[i]);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->sock_lock);
 	pthread_mutex_destroy(&s->freeze_lock);

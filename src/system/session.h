@@ -33,6 +33,7 @@ struct session_exec {
 };
 
 /* A session (ward.h's struct ward_session): shared by session*.c only. */
+#define SESSION_SPARE_SOCKS 7
 struct ward_session {
 	pthread_mutex_t lock;      /* everything below but sock's exchanges */
 	pthread_mutex_t sock_lock; /* one request and its reply at a time */
@@ -44,7 +45,11 @@ struct ward_session {
 	unsigned running;          /* execs in progress */
 	struct ward_limits limits; /* the session's */
 	bool egress;               /* network allow: ward's proxy listens on its 127.0.0.1:3128 */
-	char **env;                /* the default environment ("K=V", copied) */
+	/* sockets made in its network namespace ahead, for ward_session_connect
+	 * (session_ports.c: a thread enters the namespace once a batch) */
+	int spare[SESSION_SPARE_SOCKS];
+	unsigned nspare;
+	char **env; /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;
 	struct ward_enforced enforced;

@@ -61,8 +61,10 @@ struct bg_proc {
 	double started_at, ended_at;
 	double timeout_s, cpu_s;
 	struct capbuf out, err;
-	size_t reserved; /* bytes of the budgets its capture holds (0: freed) */
-	int in_w;        /* stdin pipe (stdin_pipe), -1 */
+	bool waits_reader; /* request.output_waits_reader */
+	uint64_t taken[2]; /* ... the offsets of stdout and stderr its reader took up to */
+	size_t reserved;   /* bytes of the budgets its capture holds (0: freed) */
+	int in_w;          /* stdin pipe (stdin_pipe), -1 */
 	bool stdin_pipe;
 	struct stdin_queue in; /* stdin bytes taken, not yet in the pipe */
 	struct session_exec x;
@@ -310,6 +312,19 @@ static void stdin_end(struct session_bg *bg, struct bg_proc *p)
 	pthread_mutex_unlock(&bg->lock);
 }
 
+/* Whether a read of n more bytes of stream i would overwrite what its
+ * reader has not taken (output_waits_reader): then its pipe waits. */
+static bool reader_behind(struct session_bg *bg, struct bg_proc *p, int i, size_t n)
+{
+	if (!p->waits_reader)
+		return false;
+	pthread_mutex_lock(&bg->lock);
+	const struct capbuf *cb = i ? &p->err : &p->out;
+	bool behind = cb->total + n > cb->head_cap && cb->total + n - p->taken[i] > cb->tail_cap;
+	pthread_mutex_unlock(&bg->lock);
+	return behind;
+}
+
 static void *bg_main(void *arg)
 {
 	struct bg_proc *p = arg;
@@ -329,6 +344,9 @@ static void *bg_main(void *arg)
 		struct pollfd pf[5];
 		for (int i = 0; i < 3; i++)
 			pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+		for (int i = 0; i < 2; i++) /* its reader's next read wakes it (in.wake) */
+			if (fds[i] >= 0 && reader_behind(bg, p, i, sizeof buf))
+				pf[i].fd = -1;
 		pf[3] = (struct pollfd){.fd = stdin_pending(bg, p), .events = POLLOUT};
 		pf[4] = (struct pollfd){.fd = p->in.wake, .events = POLLIN};
 		/* frozen: nothing to drain and no clock to watch (a thaw wakes it) */
@@ -516,6 +534,7 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	p->running = true;
 	p->timeout_s = req->limits.timeout_s;
 	p->cpu_s = req->limits.cpu_s;
+	p->waits_reader = req->output_waits_reader;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p->started_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
@@ -755,6 +774,13 @@ int ward_session_proc_output(struct ward_session *s, int id, uint64_t from_out, 
 		wait_for_more(bg, p, from_out, from_err, wait_s);
 	if (p && (take(&p->out, from_out, out) < 0 || take(&p->err, from_err, err) < 0))
 		r = set_err(errbuf, errlen, -ENOMEM, "out of memory");
+	if (p && r == 0 && p->waits_reader && (out->bytes > p->taken[0] || err->bytes > p->taken[1])) {
+		/* its reader went on: a pipe that waited for it is read again */
+		p->taken[0] = out->bytes > p->taken[0] ? out->bytes : p->taken[0];
+		p->taken[1] = err->bytes > p->taken[1] ? err->bytes : p->taken[1];
+		uint64_t one = 1;
+		(void)!write(p->in.wake, &one, sizeof(one));
+	}
 	/* (a read never frees the buffers, not even one to the end: the next
 	 * reader, from offset 0 or a later GET, gets the same bytes) */
 	if (p && exited)

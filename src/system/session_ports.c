@@ -2,8 +2,10 @@
  * namespace (ward.h's ward_session_connect), for a front end that proxies
  * to a server the sandbox runs (E2B's ports, SPEC §18).  The socket is made
  * in the sandbox's namespace by a thread that enters it and ends, so no
- * thread of the caller's ever changes its namespace; it reaches only what
- * listens on the sandbox's loopback. */
+ * thread of the caller's ever changes its namespace — a batch of them at a
+ * time, the rest kept unconnected for the next calls (the thread and its
+ * setns cost most of a connect); it reaches only what listens on the
+ * sandbox's loopback. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,23 +25,56 @@
 
 struct netns_sock {
 	int pidfd;
-	int fd; /* the socket made in the sandbox's network namespace, or -errno */
+	int fd[SESSION_SPARE_SOCKS + 1]; /* the sockets made in the sandbox's network namespace */
+	unsigned n;                      /* how many */
+	int err;                         /* why none, as -errno */
 };
 
 /* A thread of its own enters the sandbox's network namespace, makes the
- * socket there and ends: no thread of the caller's ever changes its
+ * sockets there and ends: no thread of the caller's ever changes its
  * namespace. */
 static void *netns_sock_main(void *arg)
 {
-	struct netns_sock *n = arg;
-	if (setns(n->pidfd, CLONE_NEWNET) < 0)
-		n->fd = -errno;
-	else {
-		n->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (n->fd < 0)
-			n->fd = -errno;
+	struct netns_sock *ns = arg;
+	if (setns(ns->pidfd, CLONE_NEWNET) < 0) {
+		ns->err = -errno;
+		return NULL;
+	}
+	for (; ns->n < sizeof(ns->fd) / sizeof(ns->fd[0]); ns->n++) {
+		ns->fd[ns->n] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (ns->fd[ns->n] < 0) {
+			ns->err = -errno;
+			break;
+		}
 	}
 	return NULL;
+}
+
+/* An unconnected socket of s's network namespace: a spare one made
+ * before, else one of a new batch (the rest kept as spares, closed with
+ * the session), or -errno. */
+static int netns_socket(struct ward_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int fd = s->nspare ? s->spare[--s->nspare] : -1;
+	pthread_mutex_unlock(&s->lock);
+	if (fd >= 0)
+		return fd;
+	struct netns_sock ns = {.pidfd = s->parts.pidfd, .err = -EIO};
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, netns_sock_main, &ns);
+	if (rc)
+		return -rc;
+	pthread_join(t, NULL);
+	if (!ns.n)
+		return ns.err;
+	pthread_mutex_lock(&s->lock);
+	while (ns.n > 1 && s->nspare < SESSION_SPARE_SOCKS)
+		s->spare[s->nspare++] = ns.fd[--ns.n];
+	pthread_mutex_unlock(&s->lock);
+	while (ns.n > 1)
+		close(ns.fd[--ns.n]);
+	return ns.fd[0];
 }
 
 int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
@@ -58,36 +93,30 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 		base_errf(err, errlen, "the session is gone");
 		return -ESRCH;
 	}
-	struct netns_sock n = {.pidfd = s->parts.pidfd, .fd = -EIO};
-	pthread_t t;
-	int rc = pthread_create(&t, NULL, netns_sock_main, &n);
-	if (rc) {
-		base_errf(err, errlen, "cannot start a thread: %s", strerror(rc));
-		return -rc;
-	}
-	pthread_join(t, NULL);
-	if (n.fd < 0) {
-		base_errf(err, errlen, "cannot enter the sandbox's network namespace (%s): ward serve must run as root",
-		          strerror(-n.fd));
-		return n.fd;
+	int fd = netns_socket(s);
+	if (fd < 0) {
+		base_errf(err, errlen,
+		          "cannot make a socket in the sandbox's network namespace (%s): ward serve must run as root",
+		          strerror(-fd));
+		return fd;
 	}
 	struct sockaddr_in a = {
 		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int r = connect(n.fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
+	int r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
 	if (r == -EINPROGRESS) {
-		struct pollfd p = {.fd = n.fd, .events = POLLOUT};
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		int k = poll(&p, 1, (int)(timeout_s * 1000));
 		socklen_t len = sizeof(r);
 		if (k <= 0)
 			r = -ETIMEDOUT;
-		else if (getsockopt(n.fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
 			r = -(r ? r : errno);
 	}
 	if (r < 0) {
 		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
-		close(n.fd);
+		close(fd);
 		return r;
 	}
-	fcntl(n.fd, F_SETFL, fcntl(n.fd, F_GETFL) & ~O_NONBLOCK);
-	return n.fd;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }

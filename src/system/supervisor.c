@@ -240,24 +240,27 @@ static void clone_error(int e, char *err, size_t errlen)
 
 /* Running as root, the sandbox's host uid owns nothing: a writable bind
  * maps the directory's owner to it, so that writes come back owned by that
- * owner.  The tree, or -1: a filesystem without idmapped mounts gets a
- * plain bind (the sandbox then writes only where its uid may). */
+ * owner.  The tree, or -errno: a filesystem without idmapped mounts gets a
+ * plain bind (the sandbox then writes only where its uid may), unless the
+ * bind must be idmapped (OPF_IDMAP_ONLY). */
 static int idmapped_tree(const struct ward_identity *id, const struct mount_op *op)
 {
-	int src = mounts_held_fd(op->src, NULL) != -1 ? mounts_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
+	bool held = mounts_held_fd(op->src, NULL) != -1;
+	int src = held ? mounts_open_source(op) : open(op->src, O_PATH | O_CLOEXEC);
 	if (src < 0)
-		return -1;
-	int t = -1;
+		return held ? src : -errno;
+	int t = -EIO;
 	struct stat st;
 	if (fstat(src, &st) == 0) {
 		int ns = userns_idmap_fd(id, st.st_uid, st.st_gid);
+		t = ns;
 		if (ns >= 0) {
 			t = mounts_idmapped_tree(src, ns);
 			close(ns);
 		}
 	}
 	close(src);
-	return t < 0 ? -1 : t;
+	return t;
 }
 
 /* The detached trees PID 1 mounts instead of a path: idmapped binds, and
@@ -275,6 +278,17 @@ static int prepare_trees(struct sandbox *sb, int *trees, char *err, size_t errle
 			continue;
 		if (op->flags & OPF_IDMAP)
 			trees[i] = idmapped_tree(&sb->id, op);
+		if (trees[i] < 0 && (op->flags & OPF_IDMAP_ONLY)) {
+			snprintf(err, errlen,
+			         "cannot bind '%s' at %s as the sandbox's own (an idmapped mount): %s; it needs "
+			         "ward to run as root and Linux 5.12+ with a file system that supports "
+			         "idmapped mounts (ext4, xfs, btrfs)",
+			         op->src, op->dst, strerror(-trees[i]));
+			trees[i] = -1;
+			return -1;
+		}
+		if (trees[i] < 0)
+			trees[i] = -1;
 		if (trees[i] >= 0 || mounts_held_fd(op->src, NULL) == -1)
 			continue;
 		trees[i] = geteuid() == 0 ? mounts_held_tree(op) : -EPERM;

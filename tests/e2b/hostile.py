@@ -119,15 +119,18 @@ st, out = proxy_of({"network": {"allowOut": ["elsewhere.invalid"]}})
 res("network.allowOut beyond the ceiling: 400", st == 400, (st, out))
 
 # paths: every path of the sandbox, as its user sees it (SPEC §18), never a host file
-def inside(sb, cmd):
+def inside(sb, cmd, seen=None):
     st, fr = start(sb, cmd)
+    if seen is not None:
+        seen.append((st, fr))   # what came, for a failure's message
     return b"".join(__import__("base64").b64decode(f[1]["event"]["data"].get("stdout", ""))
                     for f in fr if "data" in f[1].get("event", {}))
 
 
-mine = inside(a, "cat /etc/passwd")
+seen = []
+mine = inside(a, "cat /etc/passwd", seen)
 host_pw = open("/etc/passwd", "rb").read()
-res("the sandbox's /etc/passwd is its own", mine and mine != host_pw, mine[:80])
+res("the sandbox's /etc/passwd is its own", mine and mine != host_pw, (mine[:80], seen))
 for p in ("/home/user/../../etc/passwd", "/etc/passwd", "../../../etc/passwd", "/work/../etc/passwd",
           "/../../../../etc/passwd", "/proc/self/root/etc/passwd"):
     st, body, _ = http("GET", "/files?path=" + urllib.request.quote(p), hdr=dp(a))

@@ -273,8 +273,8 @@ async function plain(template) {
   await check('70 refused js contexts leave nothing behind: a python one is still made', async () => {
     for (let i = 0; i < 70; i++) {
       const r = await direct(sbx, 'POST', '/contexts', { language: 'js' })
-      await r.arrayBuffer()
-      if (r.status !== 400) throw new Error(`create ${i}: ${r.status}`)
+      const body = Buffer.from(await r.arrayBuffer()).toString()
+      if (r.status !== 400) throw new Error(`create ${i}: ${r.status} ${body}`)
     }
     const ctx = await sbx.createCodeContext({ language: 'python' })
     return eq(ok(await sbx.runCode('6 * 7', { context: ctx })).text, '42')

@@ -43,9 +43,11 @@ start_e2b() {
 }
 
 # sdk SCRIPT [ARGS...] — node $NODE_DIR/SCRIPT against $E2B_URL with $KEY
+# (volumes' content API there too: E2B_VOLUME_API_URL)
 sdk() {
 	local s=$1; shift
-	(cd "$NODE_DIR" && E2B_API_URL=$E2B_URL E2B_SANDBOX_URL=$E2B_URL E2B_API_KEY=${KEY:-} E2B_DOMAIN=ward.invalid \
+	(cd "$NODE_DIR" && E2B_API_URL=$E2B_URL E2B_SANDBOX_URL=$E2B_URL E2B_VOLUME_API_URL=$E2B_URL \
+		E2B_API_KEY=${KEY:-} E2B_DOMAIN=ward.invalid \
 		timeout -k 5 "${SDK_TIMEOUT:-240}" node "$s" "$@")
 }
 

@@ -10,6 +10,10 @@
 //   fork       fork({count}): new sandboxes with the source's files, not its processes
 //   forkcap    under --max-sessions 3: one entry per fork, the one over it an error
 //   snap       createSnapshot, a sandbox from it, listSnapshots, deleteSnapshot
+//   snapres    a sandbox made from a snapshot, changed, paused files-only and
+//              resumed: exactly its files at the pause, not the snapshot's
+//   snapbefore the same paused, the runner then restarted: its id on stdout
+//   snapafter ID  resumed after the restart: its files at the pause
 //   before     paused, the runner then restarted: its id on stdout
 //   after ID   resumed after the restart: its files, not its processes
 import * as e2b from 'e2b'
@@ -102,6 +106,10 @@ if (mode === 'pause') {
     const r = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, { headers: { 'E2b-Sandbox-Id': guarded.sandboxId, 'X-Access-Token': 'f'.repeat(32) } })
     return eq(r.status, 401) && eq(await state(guarded.sandboxId), 'paused')
   })
+  // a call answered at once on a running sandbox (commands.list) is, on a
+  // paused one, run where the resume may wait (a worker): it resumes it
+  await check('autoResume by a call that never waits otherwise (commands.list)', async () =>
+    Array.isArray(await guarded.commands.list()) && eq(await state(guarded.sandboxId), 'running'))
   await guarded.kill()
   const dies = await Sandbox.create({ timeoutMs: 2_000 })
   await sleep(4_500)
@@ -131,6 +139,10 @@ if (mode === 'pause') {
     try { await b.pause({ requestTimeoutMs: 5_000 }); return false } catch (e) { return e instanceof e2b.RateLimitError || /429/.test(e.message) }
   })
   await check('b still runs', async () => eq(await state(b.sandboxId), 'running'))
+  const auto = await Sandbox.create({ timeoutMs: 3_000, lifecycle: { onTimeout: 'pause' } })
+  let gone = false
+  for (let i = 0; i < 60 && !gone; i++) { await sleep(250); gone = await throwsA(() => state(auto.sandboxId), SandboxNotFoundError) }
+  await check('an autoPause over the caps is refused: it ends at its timeout (not kept alive)', async () => gone)
   await a.kill(); await b.kill()
 } else if (mode === 'fork') {
   const src = await Sandbox.create({ timeoutMs: 120_000, metadata: { role: 'src' } })
@@ -210,6 +222,39 @@ if (mode === 'pause') {
     try { await Sandbox.create('snap-one'); return false } catch (e) { if (/400/.test(e.message)) return true; throw e }
   })
   await check('another key cannot delete it', async () => eq(await Sandbox.deleteSnapshot('snap-one'), false))
+} else if (mode === 'snapres' || mode === 'snapbefore') {
+  const src = await Sandbox.create({ timeoutMs: 120_000 })
+  await src.commands.run('mkdir -p p && echo orig > p/changed.txt && echo orig > p/gone.txt && echo orig > p/kept.txt')
+  const snap = (await src.createSnapshot({ name: `snap-${mode}` })).snapshotId
+  await src.kill()
+  const sbx = await Sandbox.create(snap, { timeoutMs: 120_000 })
+  await sbx.commands.run('rm p/gone.txt && echo new > p/changed.txt && echo made > p/made.txt')
+  const home = async (s) => (await s.commands.run('cd p && for f in *; do printf "%s=%s " $f "$(cat $f)"; done')).stdout
+  const want = 'changed.txt=new kept.txt=orig made.txt=made '
+  await check('from the snapshot, changed', async () => eq(await home(sbx), want))
+  await check('pause({keepMemory: false})', async () => eq(await sbx.pause({ keepMemory: false }), true))
+  if (mode === 'snapbefore') {
+    console.log(`ID ${sbx.sandboxId}`)
+  } else {
+    const back = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 })
+    await check('resumed: the deleted file stays deleted, the changed one keeps its change', async () => eq(await home(back), want))
+    await back.pause()
+    const cold = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+    await check('frozen, resumed cold: the same files', async () => eq(await home(cold), want))
+    await cold.pause({ keepMemory: false })
+    await Sandbox.deleteSnapshot(snap)
+    await check('its snapshot deleted, it still resumes, with its files', async () => {
+      const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 }); return eq(await home(again), want)
+    })
+    await check('getInfo still names the snapshot as its template', async () => eq((await Sandbox.getInfo(sbx.sandboxId)).templateId, snap))
+    await Sandbox.kill(sbx.sandboxId)
+  }
+} else if (mode === 'snapafter') {
+  const back = await Sandbox.connect(process.argv[3], { timeoutMs: 60_000 })
+  await check('after the restart: the deleted file stays deleted, the changed one keeps its change', async () =>
+    eq((await back.commands.run('cd p && for f in *; do printf "%s=%s " $f "$(cat $f)"; done')).stdout,
+      'changed.txt=new kept.txt=orig made.txt=made '))
+  await back.kill()
 } else if (mode === 'before') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })
   await sbx.files.write('/home/user/keep/a.txt', 'survives')

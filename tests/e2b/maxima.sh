@@ -5,7 +5,9 @@
 # that spins ends at --max-cpu (CPU time: whatever the load), and a runCode
 # that spins ends with an error, its kernel alive; under --e2b-cpu 1 the
 # sandbox's commands together have 1 s of CPU; under --client-rate 1 a
-# create, a command and a runCode are runs of the key's (files are not).
+# create, a command and a runCode are runs of the key's (files are not);
+# under --client-concurrency 1 a native /exec of the key holds its one run
+# and its E2B command meanwhile is refused (issue 30.4: one request life).
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
 start_alice maxima --max-timeout 5 --max-cpu 2 || exit 1
@@ -17,3 +19,6 @@ stop_e2b cpu
 start_alice rate --client-rate 1 || exit 1
 sdk_checked shared.mjs rate
 stop_e2b rate
+start_alice conc --client-concurrency 1 || exit 1
+NATIVE_URL=$URL sdk_checked shared.mjs conc
+stop_e2b conc

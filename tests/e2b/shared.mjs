@@ -11,6 +11,8 @@
 //   sizes2   under --e2b-memory 256 --e2b-pids 32 --e2b-disk 100
 //   upload   under --max-body 1 MiB --e2b-disk 100: files.write streams to disk
 //   rate     under --client-rate 1: a create, a command, a runCode are runs
+//   conc     under --client-concurrency 1: a native /exec of the key holds
+//            its one run; its E2B command meanwhile is refused (NATIVE_URL)
 //   ports    a server in the sandbox reached through the listener
 import * as e2b from 'e2b'
 import { Sandbox as CISandbox } from '@e2b/code-interpreter'
@@ -209,6 +211,28 @@ if (mode === 'create') {
   })
   await check('files are not runs', async () => { await sbx.files.write('/home/user/x', 'x'); return eq(await sbx.files.read('/home/user/x'), 'x') })
   await sbx.kill()
+} else if (mode === 'conc') {
+  // E2B's requests live the native ones' life (issue 30.4): one key's runs
+  // are counted together, whichever API they come through
+  const sbx = await Sandbox.create({ timeoutMs: 120_000 })
+  const native = process.env.NATIVE_URL
+  const auth = { Authorization: `Bearer ${process.env.E2B_API_KEY}` }
+  const exec = fetch(`${native}/exec`, {
+    method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ argv: ['sleep', '20'], limits: { timeout_s: 30 } }),
+  })
+  let running = false
+  for (let i = 0; i < 600 && !running; i++) {
+    running = /^ward_in_flight 1$/m.test(await (await fetch(`${native}/metrics`, { headers: auth })).text())
+    if (!running) await sleep(50)
+  }
+  await check('a native /exec of the key runs', async () => running)
+  await check('its E2B command meanwhile: refused, one run in progress', async () => {
+    try { await sbx.commands.run('echo no'); return false } catch (e) { return /runs in progress/.test(e.message) }
+  })
+  await check('the /exec ends', async () => (await exec).status === 200)
+  await check('then the command runs', async () => eq((await sbx.commands.run('echo yes')).stdout, 'yes\n'))
+  await sbx.kill()
 } else if (mode === 'ports') {
   const http = await import('node:http')
   const api = new URL(process.env.E2B_API_URL)
@@ -278,7 +302,20 @@ http.server.HTTPServer(("127.0.0.1", 3000), H).serve_forever()
     return eq([no, wrong, st, typeof priv.trafficAccessToken], [403, 403, 201, 'string'])
   })
   await priv.kill()
+  await sbx.pause()
+  await check('a paused sandbox\'s port: 502 at once (not a frozen server\'s wait), and it stays paused', async () => {
+    const [st, body] = await ask('/', { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '3000' })
+    return eq([st, /paused/.test(body), (await Sandbox.getInfo(sbx.sandboxId)).state], [502, true, 'paused'])
+  })
   await sbx.kill()
+  const lazy = await Sandbox.create({ timeoutMs: 120_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  await up(lazy)
+  await lazy.pause()
+  await check('autoResume: a request to its port resumes it, its server answers', async () => {
+    const [st] = await ask('/again', { 'E2b-Sandbox-Id': lazy.sandboxId, 'E2b-Sandbox-Port': '3000' })
+    return eq([st, (await Sandbox.getInfo(lazy.sandboxId)).state], [201, 'running'])
+  })
+  await lazy.kill()
 } else if (mode === 'watch') {
   const sbx = await Sandbox.create({ timeoutMs: 120_000 })
   await sbx.commands.run('mkdir -p /home/user/w && cd /home/user/w && for i in $(seq 1 50); do echo $i > f$i; done')

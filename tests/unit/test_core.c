@@ -90,7 +90,7 @@ void test_request(void)
 	CHECK("request: missing workdir refused", ward_request_validate(&r, err, sizeof(err)) < 0 &&
 							  strstr(err, "/nonexistent/ward"));
 	r.workdir = NULL;
-	struct ward_mount m = {"/usr", "/proc/x", true};
+	struct ward_mount m = {"/usr", "/proc/x", true, false};
 	r.mounts = &m;
 	r.nmounts = 1;
 	CHECK("request: bind into /proc refused", ward_request_validate(&r, err, sizeof(err)) < 0);
@@ -174,7 +174,7 @@ void test_plan(void)
 	CHECK("plan: exactly five device nodes", ndev == 5);
 	plan_free(&p);
 
-	struct ward_mount m[2] = {{"/usr/share", "/work/share", true}, {"/tmp", "/data", false}};
+	struct ward_mount m[2] = {{"/usr/share", "/work/share", true, false}, {"/tmp", "/data", false, false}};
 	r.mounts = m;
 	r.nmounts = 2;
 	r.workdir = "/tmp";

@@ -772,6 +772,42 @@ static void test_stdin_queue(void)
 	ward_session_destroy(s);
 }
 
+/* A writable bind that must be the sandbox user's (ward_mount.must_idmap,
+ * E2B's volumes): files owned on the host by the directory's owner are
+ * uid 1000's inside and what it writes is that owner's; on a file system
+ * without idmapped mounts the session is not made (never a plain bind). */
+static void test_must_idmap(void)
+{
+	char dir[] = "/tmp/ward-idmap-XXXXXX", f[64];
+	if (!mkdtemp(dir) || chown(dir, 2999999, 2999999) < 0)
+		return;
+	struct ward_mount m = {.host_path = dir, .sandbox_path = "/mnt/v", .must_idmap = true};
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.shape.mounts = &m;
+	o.shape.nmounts = 1;
+	char err[512] = "";
+	struct ward_session *s = ward_session_new(&o, err, sizeof err);
+	CHECK("session must_idmap: made on a file system with idmapped mounts", s != NULL);
+	struct ward_result res;
+	struct stat st;
+	snprintf(f, sizeof f, "%s/f", dir);
+	if (s && sh(s, "echo hi > /mnt/v/f && stat -c %u /mnt/v/f", 10, &res) == 0) {
+		CHECK("session must_idmap: the directory's owner is the sandbox's user inside",
+		      res.out.data && !strcmp(res.out.data, "1000\n"));
+		CHECK("session must_idmap: what it writes is the directory's owner's on the host",
+		      stat(f, &st) == 0 && st.st_uid == 2999999);
+		ward_result_free(&res);
+	}
+	ward_session_destroy(s);
+	unlink(f);
+	rmdir(dir);
+	m.host_path = "/sys/kernel"; /* sysfs: no idmapped mounts */
+	s = ward_session_new(&o, err, sizeof err);
+	CHECK("session must_idmap: refused where the kernel cannot idmap, saying so", !s && strstr(err, "idmapped"));
+	ward_session_destroy(s);
+}
+
 void test_session(void)
 {
 	if (geteuid() != 0 || cg_probe()->version == CG_NONE) {
@@ -809,4 +845,5 @@ void test_session(void)
 	test_cpu_budget();
 	test_workdir();
 	test_stdin_queue();
+	test_must_idmap();
 }

@@ -176,16 +176,18 @@ long long cx_timeout_ms(struct ereq *q)
 /* ---- streams ---- */
 
 struct cx_stream {
+	struct server *s;
 	cx_produce produce;
 	void *st;
 	void (*st_free)(void *);
 	char *buf;
 	size_t len, pos;
 	bool done;
+	struct park park; /* its connection, parked while there is nothing to send */
 };
 
-/* MHD's reader, on the connection's own thread: produce blocks until it
- * has a frame (a keepalive at the least), so it never returns 0 bytes. */
+/* MHD's reader, on an I/O thread: it never waits; with nothing to send it
+ * parks the connection (the ticker looks again every 0.1 s). */
 static ssize_t stream_read(void *cls, uint64_t off, char *out, size_t max)
 {
 	struct cx_stream *c = cls;
@@ -196,7 +198,10 @@ static ssize_t stream_read(void *cls, uint64_t off, char *out, size_t max)
 		c->len = c->pos = 0;
 		if (c->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		c->done = !c->produce(c->st, &c->buf, &c->len);
+		int k = c->produce(c->st, &c->buf, &c->len);
+		if (k == CX_WAIT && !c->len)
+			return conn_park(c->s, &c->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+		c->done = k == CX_END;
 		if (c->done && !c->len)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -223,9 +228,12 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 		st_free(st);
 		return MHD_NO;
 	}
+	c->s = q->s;
 	c->produce = produce;
 	c->st = st;
 	c->st_free = st_free;
+	c->park.conn = q->c;
+	c->park.fd = -1; /* looked at on the ticks */
 	struct MHD_Response *r =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, stream_read, c, stream_free);
 	if (!r) {
@@ -234,13 +242,13 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	q->code = 200;
-	enum MHD_Result rc = MHD_queue_response(q->c, 200, r);
-	MHD_destroy_response(r);
+	q->r->code = 200;
+	q->r->stream = r; /* sent by the I/O threads when the run is done */
 	/* a stream lasts as long as what it follows (it ends itself: its
 	 * deadline, its sandbox's end); a client that stops reading it is
 	 * MHD's idle timeout's */
 	conn_set_deadline(q->s, q->c, 0);
-	return rc;
+	return MHD_YES;
 }
 
 /* ---- process.Process ---- */
@@ -305,14 +313,14 @@ static bool data_frame(char **buf, size_t *len, const char *which, const struct 
 	return ok;
 }
 
-static bool pstream_over(struct pstream *ps, char **buf, size_t *len, const char *code, const char *msg)
+static int pstream_over(struct pstream *ps, char **buf, size_t *len, const char *code, const char *msg)
 {
 	ps->phase = 2;
 	frame_end(buf, len, code, msg);
-	return false;
+	return CX_END;
 }
 
-static bool pstream_produce(void *p, char **buf, size_t *len)
+static int pstream_produce(void *p, char **buf, size_t *len)
 {
 	struct pstream *ps = p;
 	if (ps->early_code)
@@ -321,56 +329,54 @@ static bool pstream_produce(void *p, char **buf, size_t *len)
 		ps->phase = 1;
 		ps->last = now_mono();
 		frame_json(buf, len, 0, json_pack("{s:{s:{s:i}}}", "event", "start", "pid", ps->pid));
-		return true;
+		return CX_MORE;
 	}
 	if (ps->phase == 2)
-		return false;
-	for (;;) {
-		if (ps->e->stopping)
-			return pstream_over(ps, buf, len, "unavailable", "the server is stopping");
-		struct sess *ss = e2b_sess(ps->e, ps->x);
-		if (!ss)
-			return pstream_over(ps, buf, len, "unavailable", "the sandbox was killed or timed out");
-		struct ward_stream st[2];
-		memset(st, 0, sizeof(st));
-		bool exited = false;
-		int code = 0;
-		char err[256] = "";
-		int rc = ward_session_proc_output(ss->ws, ps->pid, ps->off[0], ps->off[1], 1.0, &st[0], &st[1], &exited,
-		                                  &code, err, sizeof(err));
-		json_t *end = NULL;
-		bool more = st[0].len == WARD_SESSION_OUTPUT_CHUNK || st[1].len == WARD_SESSION_OUTPUT_CHUNK;
-		if (rc == 0 && exited && !more)
-			end = end_event(ss->ws, ps->pid, code);
-		sess_unref(ps->e->s, ss);
-		if (rc < 0) {
-			free(st[0].data);
-			free(st[1].data);
-			return pstream_over(ps, buf, len, rc == -ESRCH ? "unavailable" : "not_found",
-			                    err[0] ? err : "no such process");
-		}
-		static const char *const names[2] = {"stdout", "stderr"};
-		for (int i = 0; i < 2; i++) {
-			if (st[i].len)
-				data_frame(buf, len, names[i], &st[i]);
-			if (st[i].bytes > ps->off[i])
-				ps->off[i] = st[i].bytes;
-			free(st[i].data);
-		}
-		if (end) {
-			frame_json(buf, len, 0, end);
-			return pstream_over(ps, buf, len, NULL, NULL);
-		}
-		double t = now_mono();
-		if (!*len && e2b_client_gone(ps->fd))
-			return pstream_over(ps, buf, len, "canceled", "the client left"); /* the command lives on */
-		if (!*len && t - ps->last >= E2B_KEEPALIVE_S)
-			frame_json(buf, len, 0, json_pack("{s:{s:{}}}", "event", "keepalive"));
-		if (*len) {
-			ps->last = t;
-			return true;
-		}
+		return CX_END;
+	if (ps->e->stopping)
+		return pstream_over(ps, buf, len, "unavailable", "the server is stopping");
+	struct sess *ss = e2b_sess(ps->e, ps->x);
+	if (!ss)
+		return pstream_over(ps, buf, len, "unavailable", "the sandbox was killed or timed out");
+	struct ward_stream st[2];
+	memset(st, 0, sizeof(st));
+	bool exited = false;
+	int code = 0;
+	char err[256] = "";
+	int rc = ward_session_proc_output(ss->ws, ps->pid, ps->off[0], ps->off[1], 0, &st[0], &st[1], &exited, &code,
+	                                  err, sizeof(err));
+	json_t *end = NULL;
+	bool more = st[0].len == WARD_SESSION_OUTPUT_CHUNK || st[1].len == WARD_SESSION_OUTPUT_CHUNK;
+	if (rc == 0 && exited && !more)
+		end = end_event(ss->ws, ps->pid, code);
+	sess_unref(ps->e->s, ss);
+	if (rc < 0) {
+		free(st[0].data);
+		free(st[1].data);
+		return pstream_over(ps, buf, len, rc == -ESRCH ? "unavailable" : "not_found",
+		                    err[0] ? err : "no such process");
 	}
+	static const char *const names[2] = {"stdout", "stderr"};
+	for (int i = 0; i < 2; i++) {
+		if (st[i].len)
+			data_frame(buf, len, names[i], &st[i]);
+		if (st[i].bytes > ps->off[i])
+			ps->off[i] = st[i].bytes;
+		free(st[i].data);
+	}
+	if (end) {
+		frame_json(buf, len, 0, end);
+		return pstream_over(ps, buf, len, NULL, NULL);
+	}
+	double t = now_mono();
+	if (!*len && e2b_client_gone(ps->fd))
+		return pstream_over(ps, buf, len, "canceled", "the client left"); /* the command lives on */
+	if (!*len && t - ps->last >= E2B_KEEPALIVE_S)
+		frame_json(buf, len, 0, json_pack("{s:{s:{}}}", "event", "keepalive"));
+	if (!*len)
+		return CX_WAIT;
+	ps->last = t;
+	return CX_MORE;
 }
 
 static enum MHD_Result pstream_begin(struct ereq *q, int pid, const char *code, const char *msg)
@@ -533,8 +539,6 @@ enum MHD_Result px_start(struct ereq *q)
 		snprintf(err, sizeof(err), "Connect-Timeout-Ms 0: the deadline had passed before the command started");
 	} else if (!pcfg_read(json_object_get(m, "process"), c, err, sizeof(err))) {
 		code = "invalid_argument";
-	} else if (!client_rate_take(q->s, q->who, &(unsigned){0}, err, sizeof(err))) {
-		code = "resource_exhausted"; /* a run of its owner's, as every API's */
 	} else {
 		/* no deadline: --max-timeout (spawn) */
 		double t = ms > 0 ? (double)ms / 1000.0 : 0;

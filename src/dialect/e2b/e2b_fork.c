@@ -53,7 +53,7 @@ enum MHD_Result e2b_fork(struct ereq *q)
 		struct sess *slot;
 		struct ward_session *ws;
 		double t;
-		unsigned code = e2b_make(e, x->owner, x->recipe, ttl, src->ws, &slot, &ws, &t, err, sizeof(err));
+		unsigned code = e2b_make(e, x->owner, x->recipe, ttl, src->ws, NULL, &slot, &ws, &t, err, sizeof(err));
 		if (code) {
 			json_array_append_new(out, fork_error(code, err));
 			continue;

@@ -374,6 +374,7 @@ struct watch {
 	struct ward_dirent *d; /* the last listing */
 	size_t n;
 	double deadline, last;
+	double listed; /* when it last listed */
 };
 
 static void watch_free(void *p)
@@ -439,7 +440,7 @@ static bool watch_event(char **buf, size_t *len, const char *name, const char *t
 	return ok;
 }
 
-static bool watch_end(char **buf, size_t *len, const char *code, const char *msg)
+static int watch_end(char **buf, size_t *len, const char *code, const char *msg)
 {
 	json_t *v = code ? json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg) : json_object();
 	char *t = json_dumps(v, JSON_COMPACT);
@@ -447,27 +448,28 @@ static bool watch_end(char **buf, size_t *len, const char *code, const char *msg
 	if (t)
 		cx_frame(buf, len, 0x02, t, strlen(t));
 	free(t);
-	return false;
+	return CX_END;
 }
 
-static bool watch_produce(void *p, char **buf, size_t *len)
+/* One look: the client, the deadline, and at most every WATCH_POLL_S a
+ * listing merged with the last one; CX_WAIT in between. */
+static int watch_produce(void *p, char **buf, size_t *len)
 {
 	struct watch *w = p;
 	if (!w->started) {
 		w->started = true;
-		w->last = now_mono();
-		return cx_frame(buf, len, 0, "{\"start\":{}}", 12);
+		w->last = w->listed = now_mono();
+		return cx_frame(buf, len, 0, "{\"start\":{}}", 12) ? CX_MORE : CX_END;
 	}
-	for (;;) {
-		if (w->e->stopping)
-			return watch_end(buf, len, "unavailable", "the server is stopping");
-		if (w->deadline > 0 && now_mono() >= w->deadline)
-			return watch_end(buf, len, "deadline_exceeded",
-			                 "the watch's deadline (Connect-Timeout-Ms) passed");
-		struct timespec ts = {0, (long)(WATCH_POLL_S * 1e9)};
-		nanosleep(&ts, NULL);
-		if (e2b_client_gone(w->fd))
-			return watch_end(buf, len, "canceled", "the client left");
+	if (w->e->stopping)
+		return watch_end(buf, len, "unavailable", "the server is stopping");
+	double t = now_mono();
+	if (w->deadline > 0 && t >= w->deadline)
+		return watch_end(buf, len, "deadline_exceeded", "the watch's deadline (Connect-Timeout-Ms) passed");
+	if (e2b_client_gone(w->fd))
+		return watch_end(buf, len, "canceled", "the client left");
+	if (t - w->listed >= WATCH_POLL_S) {
+		w->listed = t;
 		struct sess *ss = e2b_sess(w->e, w->x);
 		if (!ss)
 			return watch_end(buf, len, "unavailable", "the sandbox was killed or timed out");
@@ -504,14 +506,13 @@ static bool watch_produce(void *p, char **buf, size_t *len)
 		ward_session_list_free(w->d, w->n);
 		w->d = d;
 		w->n = n;
-		double t = now_mono();
-		if (!*len && t - w->last >= E2B_KEEPALIVE_S)
-			cx_frame(buf, len, 0, "{\"keepalive\":{}}", 16);
-		if (*len) {
-			w->last = t;
-			return true;
-		}
 	}
+	if (!*len && t - w->last >= E2B_KEEPALIVE_S)
+		cx_frame(buf, len, 0, "{\"keepalive\":{}}", 16);
+	if (!*len)
+		return CX_WAIT;
+	w->last = t;
+	return CX_MORE;
 }
 
 enum MHD_Result fs_watch(struct ereq *q)
@@ -584,10 +585,10 @@ enum MHD_Result files_get(struct ereq *q)
 	if (max >= q->s->o.max_answer_client)
 		max = q->s->o.max_answer_client - 1;
 	/* what the read may bring is held in the answer budget before it is
-	 * read (e2b_answer keeps what it brought): unread answers never hold
+	 * read (the worker keeps what it brought): unread answers never hold
 	 * the server's memory beyond --max-answer-total, nor one client's
 	 * beyond --max-answer-client */
-	int why = answer_hold(q->s, q->who, max + 1, &q->ans);
+	int why = answer_hold(q->s, q->r->who, max + 1, &q->r->answer);
 	if (why < 0) {
 		sess_unref(q->s, ss);
 		char msg[400];

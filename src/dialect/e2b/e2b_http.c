@@ -1,21 +1,17 @@
-/* e2b_http.c — the E2B listener (--e2b ADDR): a libmicrohttpd daemon of
- * its own, one thread per connection, beside the native one; a request's
- * body (bounded by --max-body, and by --request-timeout from its first
- * byte), its route, its credentials, its answer.  What it shares with the
- * native listener: its connections are the server's records (conns.c:
- * the header deadline, the request timeout for a body and an answer,
- * pending ones per address cut for room), its whole answers are held in
- * the answer budget until taken (admission.c), its requests are lines of
- * the server's log and counts (http.c's log_request).  Not yet: the
- * server's admission queue and its workers (a request runs on its
- * connection's thread; a stream holds that thread for its life).
+/* e2b_http.c — the E2B API (--e2b ADDR) as a listener of the server's one
+ * request life (struct api, src/server/listeners.c): its route table, its
+ * route choice (a sandbox's own port is relayed, e2b_ports.c), its
+ * credentials, its error shape.  What the native listener has, it has:
+ * admission, deadlines, per-address and per-client caps, the answer
+ * budget, the log and the quotas (src/server/http.c).
  *
  * Credentials: the control plane's X-API-KEY is a ward token (its name
  * owns the sandboxes it makes); the data plane names its sandbox in
  * E2b-Sandbox-Id and must carry one of that sandbox's own tokens
  * (X-Access-Token, or E2B-Traffic-Access-Token): an unknown sandbox is 502
  * (what E2B's proxy answers, and what makes the SDK's isRunning false), a
- * missing or wrong token 401. */
+ * missing or wrong token 401.  A data-plane request counts as its
+ * sandbox's owner's (r->who). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -29,96 +25,7 @@
 
 #include "dialect/e2b/e2b.h"
 #include "dialect/e2b/e2b_int.h"
-
-static const struct eroute routes[] = {
-	{"POST", "/v2/sandboxes", false, e2b_create, false},
-	{"POST", "/sandboxes", false, e2b_create, false},
-	{"GET", "/v2/sandboxes", false, e2b_list, false},
-	{"GET", "/sandboxes", false, e2b_list, false},
-	{"POST", "/v2/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
-	{"POST", "/sandboxes/{id}/connect", false, e2b_connect_sbx, false},
-	{"POST", "/sandboxes/{id}/timeout", false, e2b_timeout, false},
-	{"GET", "/sandboxes/{id}/metrics", false, e2b_metrics, false},
-	{"GET", "/sandboxes/{id}", false, e2b_info, false},
-	{"DELETE", "/sandboxes/{id}", false, e2b_kill, false},
-	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c */
-	{"POST", "/sandboxes/{id}/pause", false, e2b_pause, false},
-	{"POST", "/sandboxes/{id}/fork", false, e2b_fork, false},
-	{"PUT", "/sandboxes/{id}/network", false, e2b_network, false},
-	{"POST", "/sandboxes/{id}/snapshots", false, e2b_snapshot, false},
-	{"GET", "/snapshots", false, e2b_snapshots, false},
-	{"DELETE", "/templates/{id}", false, e2b_snapshot_delete, false},
-	{"GET", "/health", true, e2b_health, false},
-	{"GET", "/files", true, files_get, false},
-	{"POST", "/files", true, files_post, true},
-	{"POST", "/process.Process/Start", true, px_start, false},
-	{"POST", "/process.Process/Connect", true, px_connect, false},
-	{"POST", "/process.Process/List", true, px_list, false},
-	{"POST", "/process.Process/SendInput", true, px_send_input, false},
-	{"POST", "/process.Process/CloseStdin", true, px_close_stdin, false},
-	{"POST", "/process.Process/SendSignal", true, px_send_signal, false},
-	{"POST", "/filesystem.Filesystem/Stat", true, fs_stat, false},
-	{"POST", "/filesystem.Filesystem/ListDir", true, fs_list, false},
-	{"POST", "/filesystem.Filesystem/MakeDir", true, fs_mkdir, false},
-	{"POST", "/filesystem.Filesystem/Move", true, fs_move, false},
-	{"POST", "/filesystem.Filesystem/Remove", true, fs_remove, false},
-	{"POST", "/filesystem.Filesystem/WatchDir", true, fs_watch, false},
-	{"POST", "/execute", true, ci_execute, false},
-	{"POST", "/contexts", true, ci_ctx_create, false},
-	{"GET", "/contexts", true, ci_ctx_list, false},
-	{"DELETE", "/contexts/{id}", true, ci_ctx_delete, false},
-	{"POST", "/contexts/{id}/restart", true, ci_ctx_restart, false},
-	/* templates (e2b_templates.c); "{*}": the rest of the path, parsed there */
-	{"POST", "/v3/templates", false, tm_create, false},
-	{"POST", "/v2/templates/{*}", false, tm_post_v2, false},
-	{"GET", "/templates/{*}", false, tm_get, false},
-	{"PUT", "/ward/template-files/{id}", false, tm_upload, false},
-};
-
-/* path against pattern: exact, or "{id}" matching one segment of
- * [A-Za-z0-9._-] into arg. */
-static bool match(const char *pat, const char *path, char *arg, size_t n)
-{
-	const char *brace = strstr(pat, "{id}");
-	size_t pl = strlen(pat);
-	if (!brace && pl > 3 && !strcmp(pat + pl - 3, "{*}")) { /* a prefix, then segments of the same set */
-		const char *p = path + pl - 3;
-		size_t k = strlen(p);
-		if (strncmp(pat, path, pl - 3) || !k || k >= n ||
-		    strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != k)
-			return false;
-		memcpy(arg, p, k + 1);
-		return true;
-	}
-	if (!brace)
-		return strcmp(pat, path) == 0;
-	size_t pre = (size_t)(brace - pat);
-	if (strncmp(pat, path, pre) != 0)
-		return false;
-	const char *p = path + pre;
-	size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
-	if (k == 0 || k >= n)
-		return false;
-	if (strcmp(p + k, brace + 4) != 0)
-		return false;
-	memcpy(arg, p, k);
-	arg[k] = 0;
-	return true;
-}
-
-static const struct eroute *route(struct ereq *q, bool *path_known)
-{
-	*path_known = false;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (!match(routes[i].path, q->path, q->arg, sizeof(q->arg)))
-			continue;
-		*path_known = true;
-		if (strcmp(routes[i].method, q->method) == 0 ||
-		    (strcmp(q->method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0))
-			return &routes[i];
-	}
-	return NULL;
-}
+#include "dialect/e2b/e2b_vol.h"
 
 const char *e2b_header(struct ereq *q, const char *name)
 {
@@ -140,77 +47,6 @@ bool e2b_client_gone(int fd)
 const char *e2b_query(struct ereq *q, const char *name)
 {
 	return MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
-}
-
-/* A whole answer: held in the answer budget and its client's share until
- * it is taken (on_completed lets it go), and taken within the request
- * timeout (the connection's deadline).  One that does not fit is a 503. */
-enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len)
-{
-	struct server *s = q->s;
-	if (q->ans.bytes) /* reserved before it was made (files_get): what it took */
-		answer_unhold(s, &q->ans, q->ans.bytes > len + 1 ? q->ans.bytes - (len + 1) : 0);
-	int why = q->ans.bytes ? 0 : answer_hold(s, q->who, len + 1, &q->ans);
-	if (why < 0) {
-		char msg[400];
-		answer_hold_error(s, why, len + 1, msg, sizeof(msg));
-		snprintf(q->message, sizeof(q->message), "%s", msg);
-		free(body);
-		json_t *v = json_pack("{s:i,s:s}", "code", 503, "message", msg);
-		body = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-		json_decref(v);
-		len = body ? strlen(body) : 0;
-		code = 503;
-		ctype = "application/json";
-	}
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
-	                                                         body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
-	if (ctype)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	if (code == 429 || code == 503)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	q->code = code;
-	enum MHD_Result rc = MHD_queue_response(q->c, code, r);
-	MHD_destroy_response(r);
-	conn_set_deadline(s, q->c, now_mono() + s->o.request_timeout);
-	return rc;
-}
-
-enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v)
-{
-	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-	json_decref(v);
-	if (!t)
-		return MHD_NO;
-	return e2b_answer(q, code, "application/json", t, strlen(t));
-}
-
-enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(q->message, sizeof(q->message), fmt, ap);
-	va_end(ap);
-	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", q->message));
-}
-
-/* The control plane's caller: the token named by X-API-KEY (checked as
- * auth.c checks a bearer token); without a token file, the peer's address. */
-static bool control_auth(struct ereq *q)
-{
-	struct server *s = q->s;
-	if (!s->ntokens)
-		return true; /* q->who: the peer's address */
-	const char *key = e2b_header(q, "X-API-Key");
-	const struct token *t = key ? token_find(s, key) : NULL;
-	if (!t)
-		return false;
-	snprintf(q->who, sizeof(q->who), "%s", t->name);
-	return true;
 }
 
 /* The data plane's sandbox (held in q->x) and token: 0, or the status
@@ -239,11 +75,10 @@ static unsigned data_auth(struct ereq *q)
 	const char *port = e2b_header(q, "E2b-Sandbox-Port");
 	bool interp = port && strcmp(port, "49999") == 0;
 	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
-	unsigned woke = proven ? e2b_wake(q, x) : 0; /* paused: autoResume */
-	if (woke) {
-		e2b_sbx_put(q->e, x);
-		return woke;
-	}
+	/* paused: woken (autoResume) or refused by e2b_wake, on the worker
+	 * that runs the call, never here on an I/O thread (a resume from
+	 * files takes as long as their copy) */
+	q->wake = proven && e2b_is_paused(q->e, x);
 	if (!proven) {
 		e2b_sbx_put(q->e, x);
 		snprintf(q->message, sizeof(q->message),
@@ -260,187 +95,366 @@ static unsigned data_auth(struct ereq *q)
 	return 0;
 }
 
-/* The body is in: credentials, then the endpoint. */
-static enum MHD_Result dispatch(struct ereq *q)
+struct ereq *e2b_q(struct req *r)
 {
-	if (q->busy)
-		return e2b_api_error(q, 503,
-		                     "the runner holds --max-body-total (%zu bytes) of request bodies already; "
-		                     "retry later",
-		                     q->s->o.max_body_total);
-	if (q->too_big)
-		return e2b_api_error(q, 413, "the body is larger than --max-body (%zu bytes): send less at once",
-		                     q->s->o.max_body);
-	if (!q->rt) {
-		if (q->known)
-			return e2b_api_error(q, 405, "%s is not allowed on %s", q->method, q->path);
-		return e2b_api_error(q, 404, "no such endpoint on the E2B listener: %s", q->path);
-	}
-	unsigned refused = q->rt->upload ? q->refused : q->rt->data ? data_auth(q) : 0;
-	if (refused)
-		return e2b_api_error(q, refused, "%s", q->message);
-	/* a template's upload link carries its own token (the SDK sends no key with it) */
-	if (!q->rt->data && q->rt->fn != tm_upload && !control_auth(q))
-		return e2b_api_error(q, 401,
-		                     "missing or wrong API key: set E2B_API_KEY to a ward token (--token-file)");
-	/* proven: the connection no longer counts against its address
-	 * (conns.c), for its life with a token, else for this request */
-	conn_trust(q->s, q->c);
-	return q->rt->fn(q);
+	return r->ext;
 }
 
-static bool body_append(struct ereq *q, const char *data, size_t n)
+/* A paused sandbox's call (q->wake), on its worker: resumed (autoResume),
+ * or false with the 502 answered. */
+static bool e2b_woken(struct ereq *q)
 {
-	struct server *s = q->s;
-	if (q->busy)
+	if (!q->wake)
 		return true;
-	if (q->too_big || q->len + n > s->o.max_body) {
-		q->too_big = true;
-		return true; /* read on, keep nothing: the 413 goes out at the end */
+	q->wake = false;
+	unsigned code = e2b_wake(q, q->x);
+	if (!code)
+		return true;
+	set_error(q->r, code, "%s", q->message);
+	return false;
+}
+
+/* A handler of the dialect's (fn(struct ereq *)) as a route's run, on a
+ * worker: the body is r's, what it answers is r's. */
+#define E2B_RUN(fn)                                                                 \
+	static void run_##fn(struct req *r)                                         \
+	{                                                                           \
+		struct ereq *q = r->ext;                                            \
+		q->body = r->body;                                                  \
+		q->len = r->len;                                                    \
+		if (!e2b_woken(q))                                                  \
+			return;                                                     \
+		fn(q);                                                              \
+		if (!r->message[0] && q->message[0])                                \
+			snprintf(r->message, sizeof(r->message), "%s", q->message); \
 	}
-	if (q->len + n + 1 > q->cap) {
-		size_t cap = q->cap ? q->cap : 4096;
-		while (cap < q->len + n + 1)
-			cap *= 2;
-		if (cap > s->o.max_body + 1)
-			cap = s->o.max_body + 1;
-		/* the native listener's budget of held bodies (--max-body-total) */
-		if (!body_reserve(s, cap - q->cap)) {
-			q->busy = true;
-			return true; /* read on, keep nothing: the 503 goes out at the end */
-		}
-		char *b = realloc(q->body, cap);
-		if (!b) {
-			__atomic_sub_fetch(&s->body_bytes, cap - q->cap, __ATOMIC_RELAXED);
+E2B_RUN(e2b_create)
+E2B_RUN(e2b_list)
+E2B_RUN(e2b_connect_sbx)
+E2B_RUN(e2b_timeout)
+E2B_RUN(e2b_metrics)
+E2B_RUN(e2b_info)
+E2B_RUN(e2b_kill)
+E2B_RUN(e2b_health)
+E2B_RUN(files_get)
+E2B_RUN(files_post)
+E2B_RUN(px_start)
+E2B_RUN(px_connect)
+E2B_RUN(px_list)
+E2B_RUN(px_send_input)
+E2B_RUN(px_close_stdin)
+E2B_RUN(px_send_signal)
+E2B_RUN(fs_stat)
+E2B_RUN(fs_list)
+E2B_RUN(fs_mkdir)
+E2B_RUN(fs_move)
+E2B_RUN(fs_remove)
+E2B_RUN(fs_watch)
+E2B_RUN(ci_execute)
+E2B_RUN(ci_ctx_create)
+E2B_RUN(ci_ctx_list)
+E2B_RUN(ci_ctx_delete)
+E2B_RUN(ci_ctx_restart)
+E2B_RUN(ports_relay)
+E2B_RUN(e2b_pause)
+E2B_RUN(e2b_fork)
+E2B_RUN(e2b_network)
+E2B_RUN(e2b_snapshot)
+E2B_RUN(e2b_snapshots)
+E2B_RUN(e2b_snapshot_delete)
+E2B_RUN(tm_create)
+E2B_RUN(tm_post_v2)
+E2B_RUN(tm_get)
+E2B_RUN(tm_upload)
+E2B_RUN(vol_create)
+E2B_RUN(vol_list)
+E2B_RUN(vol_info)
+E2B_RUN(vol_delete)
+E2B_RUN(vc_answer)
+
+static bool e2b_prepare(struct server *s, struct req *r);
+static bool e2b_now(struct server *s, struct req *r);
+static bool e2b_prepare_link(struct server *s, struct req *r);
+static bool vc_prepare(struct server *s, struct req *r);
+static bool vc_feed_r(struct req *r, const char *p, size_t n);
+static bool upload_feed(struct req *r, const char *p, size_t n);
+
+/* The control plane: an API key's (not open); the data plane: open, its
+ * sandbox's token checked in prepare.  A create, a command and a code
+ * execution are runs of the key's (its quotas); the rest is unmetered.  Every body is bytes to the server
+ * (a Connect envelope, a multipart upload): the handlers parse them. */
+#define ROUTE(p, m, al, fn, prep, ...)                                                                          \
+	{                                                                                                       \
+		.path = p, .method = m, .allow = al, .raw = true, .prepare = prep, .run = run_##fn, __VA_ARGS__ \
+	}
+#define CTL(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, __VA_ARGS__)
+#define DATA(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, .open = true, __VA_ARGS__)
+/* A call that never waits (a record read, a signal, stdin queued): all of
+ * it in prepare, on the I/O thread, never queued (as the native stdin). */
+#define CTL_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .unmetered = true)
+#define DATA_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .open = true, .unmetered = true)
+static const struct route routes[] = {
+	CTL("/v2/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
+	CTL("/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
+	CTL_NOW("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
+	CTL_NOW("/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
+	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
+	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
+	CTL_NOW("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout),
+	CTL("/sandboxes/{id}/metrics", "GET", "GET, HEAD", e2b_metrics, .light = true, .unmetered = true),
+	CTL_NOW("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info),
+	CTL("/sandboxes/{id}", "DELETE", "GET, HEAD, DELETE", e2b_kill, .light = true, .unmetered = true),
+	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c; a
+	 * fork makes sandboxes and a snapshot writes the store: runs of the key's */
+	CTL("/sandboxes/{id}/pause", "POST", "POST", e2b_pause, .unmetered = true),
+	CTL("/sandboxes/{id}/fork", "POST", "POST", e2b_fork),
+	CTL("/sandboxes/{id}/network", "PUT", "PUT", e2b_network, .light = true, .unmetered = true),
+	CTL("/sandboxes/{id}/snapshots", "POST", "POST", e2b_snapshot),
+	CTL("/snapshots", "GET", "GET, HEAD", e2b_snapshots, .light = true, .unmetered = true),
+	CTL("/templates/{id}", "DELETE", "GET, HEAD, DELETE", e2b_snapshot_delete, .light = true, .unmetered = true),
+	/* templates (e2b_templates.c): "{path}" is the rest of the path, parsed there; a build
+	 * runs on the dialect's own bounded worker; an upload link carries its own token */
+	CTL("/v3/templates", "POST", "POST", tm_create, .light = true, .unmetered = true),
+	CTL("/v2/templates{path}", "POST", "POST", tm_post_v2, .light = true, .unmetered = true),
+	CTL("/templates{path}", "GET", "GET, HEAD, DELETE", tm_get, .light = true, .unmetered = true),
+	ROUTE("/ward/template-files/{id}", "PUT", "PUT", tm_upload, e2b_prepare_link, .open = true, .unmetered = true),
+	/* volumes (e2b_volumes.c): a create makes and formats an image, a delete wipes one */
+	CTL("/volumes", "POST", "GET, HEAD, POST", vol_create),
+	CTL("/volumes", "GET", "GET, HEAD, POST", vol_list, .light = true, .unmetered = true),
+	CTL("/volumes/{id}", "GET", "GET, HEAD, DELETE", vol_info, .light = true, .unmetered = true),
+	CTL("/volumes/{id}", "DELETE", "GET, HEAD, DELETE", vol_delete),
+	DATA("/health", "GET", "GET, HEAD", e2b_health, .light = true, .unmetered = true),
+	DATA("/files", "GET", "GET, HEAD, POST", files_get, .light = true, .unmetered = true),
+	DATA("/files", "POST", "GET, HEAD, POST", files_post, .feed = upload_feed, .unmetered = true),
+	DATA("/process.Process/Start", "POST", "POST", px_start),
+	DATA("/process.Process/Connect", "POST", "POST", px_connect, .light = true, .unmetered = true),
+	DATA_NOW("/process.Process/List", "POST", "POST", px_list),
+	DATA_NOW("/process.Process/SendInput", "POST", "POST", px_send_input),
+	DATA_NOW("/process.Process/CloseStdin", "POST", "POST", px_close_stdin),
+	DATA_NOW("/process.Process/SendSignal", "POST", "POST", px_send_signal),
+	DATA("/filesystem.Filesystem/Stat", "POST", "POST", fs_stat, .light = true, .unmetered = true),
+	DATA("/filesystem.Filesystem/ListDir", "POST", "POST", fs_list, .light = true, .unmetered = true),
+	DATA("/filesystem.Filesystem/MakeDir", "POST", "POST", fs_mkdir, .unmetered = true),
+	DATA("/filesystem.Filesystem/Move", "POST", "POST", fs_move, .unmetered = true),
+	DATA("/filesystem.Filesystem/Remove", "POST", "POST", fs_remove, .unmetered = true),
+	DATA("/filesystem.Filesystem/WatchDir", "POST", "POST", fs_watch, .light = true, .unmetered = true),
+	DATA("/execute", "POST", "POST", ci_execute),
+	DATA("/contexts", "POST", "GET, HEAD, POST", ci_ctx_create, .unmetered = true),
+	DATA_NOW("/contexts", "GET", "GET, HEAD, POST", ci_ctx_list),
+	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true, .unmetered = true),
+	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart, .unmetered = true),
+};
+/* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
+ * (--max-body), the answer's body streamed. */
+static const struct route relay_route = DATA("*", "*", "*", ports_relay, .light = true, .unmetered = true);
+/* A volume's content (e2b_volfiles.c): its own token, checked when the
+ * headers are in; an upload written as it comes; the answer on a worker. */
+#define VC_PATH "/volumecontent/"
+static const struct route vc_route =
+	ROUTE("*", "*", "*", vc_answer, vc_prepare, .open = true, .feed = vc_feed_r, .light = true, .unmetered = true);
+
+/* The route, and the request's part of the dialect (r->ext): a sandbox's
+ * port (E2b-Sandbox-Port, or a Host PORT-ID.DOMAIN) is relayed; envd's,
+ * the interpreter's and the control plane's paths are the table's. */
+static const struct route *e2b_choose(struct req *r, const char *url, const char *method)
+{
+	struct ereq *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	r->ext = q;
+	q->r = r;
+	q->s = r->srv;
+	q->e = r->ln->state;
+	q->c = r->conn;
+	q->uri = r->uri;
+	snprintf(q->method, sizeof(q->method), "%s", method);
+	snprintf(q->path, sizeof(q->path), "%s", url);
+	if (ports_target(q, &q->port, q->port_id, sizeof(q->port_id)))
+		return &relay_route;
+	if (strncmp(url, VC_PATH, strlen(VC_PATH)) == 0)
+		return &vc_route;
+	const struct route *rt =
+		route_find_in(routes, sizeof(routes) / sizeof(routes[0]), url, method, &r->args, &r->allow);
+	const char *arg = r->args.sid;
+	if (rt && strstr(rt->path, "{path}")) {
+		/* a template's rest of the path: segments of [A-Za-z0-9._-] */
+		arg = r->args.fpath;
+		size_t k = strlen(arg);
+		if (!k || k >= sizeof(q->arg) ||
+		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != k)
+			return NULL;
+	}
+	size_t k = strnlen(arg, sizeof(q->arg) - 1); /* both fit: {id} is under 100 bytes, {path} checked */
+	memcpy(q->arg, arg, k);
+	q->arg[k] = 0;
+	return rt;
+}
+
+/* The data plane's sandbox and token (the control plane's key is the
+ * server's token check, api->token); an upload begins, a relay connects. */
+static bool e2b_prepare(struct server *s, struct req *r)
+{
+	struct ereq *q = r->ext;
+	if (r->route == &relay_route)
+		return true; /* its sandbox and token: ports_relay's */
+	snprintf(q->who, sizeof(q->who), "%s", r->who);
+	if (r->route->open) {
+		unsigned st = data_auth(q);
+		if (st) {
+			set_error(r, st, "%s", q->message);
 			return false;
 		}
-		q->body = b;
-		q->cap = cap;
+		/* its sandbox's owner's: the quotas and the answer budget count there */
+		snprintf(r->who, sizeof(r->who), "%s", q->who);
+		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
+		conn_trust(s, r->conn);
 	}
-	memcpy(q->body + q->len, data, n);
-	q->len += n;
-	q->body[q->len] = 0;
+	if (r->route->feed == upload_feed) {
+		/* its body goes into the sandbox as it comes: awake first (rare: here) */
+		if (!e2b_woken(q))
+			return false;
+		files_upload_begin(q);
+	}
 	return true;
 }
 
-/* The request line's URI as sent (its query too, which a relay to a
- * sandbox's port passes on as it came): the request's record begins here. */
-static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+/* A template's upload link (tm_upload): its own token, in its query */
+static bool e2b_prepare_link(struct server *s, struct req *r)
 {
-	(void)cls;
-	(void)c;
-	struct ereq *q = calloc(1, sizeof(*q));
-	if (q && uri && strlen(uri) < 8192)
-		q->uri = strdup(uri);
-	return q;
+	(void)s;
+	struct ereq *q = r->ext;
+	snprintf(q->who, sizeof(q->who), "%s", r->who);
+	return true;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                                  const char *version, const char *upload, size_t *upload_size, void **ctx)
+/* A volume's content request: its token and path checked, an upload's
+ * file begun (what it refuses is answered on the worker, its body dropped). */
+static bool vc_prepare(struct server *s, struct req *r)
 {
-	struct e2b *e = cls;
-	struct ereq *q = *ctx;
-	(void)version;
-	if (!q || !q->c) {
-		if (!q)
-			q = calloc(1, sizeof(*q));
-		if (!q)
-			return MHD_NO;
-		q->e = e;
-		q->s = e->s;
-		q->c = c;
-		q->t0 = now_mono();
-		snprintf(q->method, sizeof(q->method), "%s", method);
-		snprintf(q->path, sizeof(q->path), "%s", url);
-		/* the peer's address until a token names the client */
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		addr_key(ci ? ci->client_addr : NULL, q->who, sizeof(q->who));
-		*ctx = q;
-		/* the headers are in: the body and the answer have the request timeout */
-		conn_set_deadline(e->s, c, q->t0 + e->s->o.request_timeout);
-		/* a sandbox's own port: relayed, its body as it comes */
-		int port;
-		char id[100];
-		if (ports_target(q, &port, id, sizeof(id))) {
-			ports_begin(q, port, id);
-			return MHD_YES;
-		}
-		q->rt = route(q, &q->known);
-		/* an upload is checked now, and its body goes into the sandbox as it comes */
-		if (q->rt && q->rt->upload && !(q->refused = data_auth(q))) {
-			conn_trust(e->s, c);
-			files_upload_begin(q);
-		}
-		return MHD_YES;
+	(void)s;
+	struct ereq *q = r->ext;
+	snprintf(q->who, sizeof(q->who), "%s", r->who);
+	if (vc_begin(q)) {
+		/* the volume's owner's: the quotas and the answer budget count there */
+		snprintf(r->who, sizeof(r->who), "%s", q->who);
+		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 	}
-	if (*upload_size) {
-		/* a body that trickles on past the request timeout is cut */
-		if (now_mono() - q->t0 > q->s->o.request_timeout) {
-			q->late = true;
-			return MHD_NO;
-		}
-		size_t n = *upload_size;
-		*upload_size = 0;
-		if (q->relay) {
-			ports_feed(q, upload, n);
-			return MHD_YES;
-		}
-		if (q->rt && q->rt->upload) {
-			files_upload_feed(q, upload, n); /* nothing when refused: read, dropped */
-			return MHD_YES;
-		}
-		return body_append(q, upload, n) ? MHD_YES : MHD_NO;
-	}
-	if (q->relay)
-		return ports_answer(q);
-	return dispatch(q);
+	return true;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
+static bool vc_feed_r(struct req *r, const char *p, size_t n)
 {
-	struct e2b *e = cls;
-	struct ereq *q = *ctx;
+	vc_feed(r->ext, p, n);
+	return true;
+}
+
+static bool e2b_now(struct server *s, struct req *r)
+{
+	if (!e2b_prepare(s, r))
+		return false;
+	struct ereq *q = r->ext;
+	if (q->wake)
+		return true; /* its sandbox is paused: on a worker, which wakes it */
+	r->route->run(r);
+	return false; /* answered */
+}
+
+static bool upload_feed(struct req *r, const char *p, size_t n)
+{
+	files_upload_feed(r->ext, p, n);
+	return true;
+}
+
+static void e2b_release(struct req *r)
+{
+	struct ereq *q = r->ext;
 	if (!q)
 		return;
-	if (!q->c) { /* its head never made a request */
-		*ctx = NULL;
-		free(q->uri);
-		free(q);
-		return;
-	}
-	/* the next request on a kept-alive connection gets its own header time */
-	conn_set_deadline(e->s, c, now_mono() + e->s->o.header_timeout);
-	conn_idle(e->s, c);
-	answer_unhold(e->s, &q->ans, q->ans.bytes);
-	*ctx = NULL;
-	/* the server's request log and counts, as every listener's */
-	int code = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? (int)q->code : 0;
-	if (q->late && !q->message[0])
-		snprintf(q->message, sizeof(q->message), "the body took longer than --request-timeout");
-	struct log_req l = {.client = q->who,
-	                    .method = q->method,
-	                    .path = q->path,
-	                    .cut = conn_cut_reason(e->s, c),
-	                    .toe = toe,
-	                    .code = code,
-	                    .t_start = q->t0};
-	log_request(e->s, &l, q->message, sizeof(q->message));
-	metrics_count_http(e->s, code);
 	files_upload_free(q);
 	ports_free(q);
-	free(q->uri);
+	vc_free(q);
 	if (q->x)
-		e2b_sbx_put(e, q->x);
-	if (q->cap)
-		__atomic_sub_fetch(&e->s->body_bytes, q->cap, __ATOMIC_RELAXED);
-	free(q->body);
+		e2b_sbx_put(q->e, q->x);
 	free(q);
+	r->ext = NULL;
 }
 
-int e2b_start(struct server *s)
+static const char *e2b_token(struct MHD_Connection *c)
 {
-	if (!s->o.e2b_listen[0])
-		return 0;
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
+}
+
+/* A Connect stream's (process.Process/Start and Connect,
+ * filesystem.Filesystem/WatchDir): its clients read a refusal of the
+ * runner's (429, 503) only from an end-stream frame, with HTTP 200. */
+static bool connect_stream(const struct route *rt)
+{
+	return rt && (rt->run == run_px_start || rt->run == run_px_connect || rt->run == run_fs_watch);
+}
+
+/* The server's errors in E2B's shape: {"code": N, "message": ...}; on a
+ * Connect stream, a refusal of the runner's as its end-stream frame. */
+static void e2b_error(struct req *r, unsigned code)
+{
+	if ((code == 429 || code == 503) && connect_stream(r->route)) {
+		json_t *v = json_pack("{s:{s:s,s:s}}", "error", "code",
+		                      code == 429 ? "resource_exhausted" : "unavailable", "message", r->message);
+		char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(v);
+		char *buf = NULL;
+		size_t len = 0;
+		if (t && cx_frame(&buf, &len, 0x02, t, strlen(t))) {
+			free(t);
+			set_answer_bytes(r, 200, buf, len, "application/connect+json");
+			return;
+		}
+		free(t);
+		free(buf);
+	}
+	json_t *v = json_pack("{s:i,s:s}", "code", (int)code, "message", r->message);
+	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(v);
+	set_answer(r, code, t, "application/json");
+}
+
+static void e2b_no_route(struct server *s, struct req *r)
+{
+	(void)s;
+	set_error(r, 404, "no such endpoint on the E2B listener: %s", r->path);
+}
+
+/* An answer of the dialect's, on r (sent by the server's I/O threads,
+ * held in the answer budget until taken). */
+enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len)
+{
+	struct req *r = q->r;
+	q->code = code;
+	if (code == 429 || code == 503)
+		r->retry_after = 1;
+	set_answer_bytes(r, code, body, len, ctype ? ctype : "application/json");
+	return MHD_YES;
+}
+
+enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v)
+{
+	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(v);
+	if (!t)
+		return MHD_NO;
+	return e2b_answer(q, code, "application/json", t, strlen(t));
+}
+
+enum MHD_Result e2b_api_error(struct ereq *q, unsigned code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(q->message, sizeof(q->message), fmt, ap);
+	va_end(ap);
+	return e2b_answer_json(q, code, json_pack("{s:i,s:s}", "code", (int)code, "message", q->message));
+}
+
+static int e2b_api_start(struct server *s, void **state)
+{
 	struct e2b *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -1;
@@ -449,56 +463,73 @@ int e2b_start(struct server *s)
 	pthread_mutex_init(&e->mk_lock, NULL);
 	pthread_mutex_init(&e->life_lock, NULL);
 	pthread_cond_init(&e->mk_cond, NULL);
-	s->e2b = e;
-	char bound[160];
-	e->listen_fd = make_listener(s->o.e2b_listen, bound, sizeof(bound));
-	if (e->listen_fd < 0 || e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0)
+	pthread_cond_init(&e->settled, NULL);
+	*state = e;
+	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0 || vol_start(e) < 0)
 		return -1;
-	/* idle connections: the native listener's bound; a stream says
-	 * keepalive every E2B_KEEPALIVE_S, well within it */
-	unsigned timeout = (unsigned)ceil(fmax(s->o.header_timeout, E2B_KEEPALIVE_S)) + 5;
-	e->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
-	                        NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s,
-	                        MHD_OPTION_LISTEN_SOCKET, e->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-	                        s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, e, MHD_OPTION_NOTIFY_CONNECTION,
-	                        on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, e, MHD_OPTION_END);
-	if (!e->d) {
-		fprintf(stderr, "ward serve: cannot start the E2B listener on %s\n", bound);
-		return -1;
-	}
+	const char *bound = "";
+	for (size_t i = 0; i < s->nlisteners; i++)
+		if (s->listeners[i].api == &e2b_api)
+			bound = s->listeners[i].bound;
 	/* getHost(port) is PORT-ID.DOMAIN: by default one a local browser opens (*.localhost) */
+	const char *colon = strrchr(bound, ':');
 	if (s->o.e2b_domain)
 		snprintf(e->domain, sizeof(e->domain), "%s", s->o.e2b_domain);
 	else
-		snprintf(e->domain, sizeof(e->domain), "localhost:%s", strrchr(bound, ':') + 1);
+		snprintf(e->domain, sizeof(e->domain), "localhost:%s", colon ? colon + 1 : "");
 	log_event(s, "e2b-listening", "%s (E2B_API_URL and E2B_SANDBOX_URL: http://%s)", bound, bound);
 	return 0;
 }
 
-void e2b_stop(struct server *s)
+static void e2b_api_stop(struct server *s, void *state)
 {
-	struct e2b *e = s->e2b;
+	struct e2b *e = state;
 	if (!e)
 		return;
 	e->stopping = 1;
-	if (e->d)
-		MHD_stop_daemon(e->d); /* closes the listening socket; waits for the connections' threads */
-	else if (e->listen_fd >= 0)
-		close(e->listen_fd);
+	ws_free(e);
+	e2b_life_stop(e);
 	e2b_makers_stop(e);
 	tm_stop(e);
+	vol_stop(e);
+	ci_settle_all(e);
 	e2b_records_free(e);
+	pthread_cond_destroy(&e->settled);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->mk_lock);
 	pthread_mutex_destroy(&e->life_lock);
 	pthread_cond_destroy(&e->mk_cond);
 	free(e);
-	s->e2b = NULL;
 }
 
-void e2b_sweep(struct server *s)
+static void e2b_api_closing(struct server *s, void *state)
 {
-	if (s->e2b)
-		e2b_prune(s->e2b);
+	(void)s;
+	ws_close_all(state);
 }
+
+static void e2b_api_tick(struct server *s, void *state)
+{
+	(void)s;
+	e2b_prune(state);
+}
+
+const struct api e2b_api = {
+	.name = "e2b",
+	.routes = routes,
+	.nroutes = sizeof(routes) / sizeof(routes[0]),
+	.error = e2b_error,
+	.token = e2b_token,
+	.token_hint = "set E2B_API_KEY to a ward token (--token-file)",
+	.not_found = e2b_no_route,
+	.choose = e2b_choose,
+	.release = e2b_release,
+	.uri = true,
+	.keepalive_s = E2B_KEEPALIVE_S,
+	.drain_refused = true, /* the SDK's uploads are fetch()es: they read no answer while they send */
+	.upgrade = true,       /* WebSockets to a sandbox's port (e2b_ws.c) */
+	.closing = e2b_api_closing,
+	.start = e2b_api_start,
+	.tick = e2b_api_tick,
+	.stop = e2b_api_stop,
+};

@@ -1,17 +1,20 @@
 /* e2b_int.h — what the files of the E2B dialect share (SPEC §17).
  *
- * Process model.  The listener is a second libmicrohttpd daemon, one
- * thread per connection (bounded by --max-connections; not per address:
- * one SDK client opens up to 200 connections from one address).  E2B's SDK holds one connection per open stream
- * (a command's output, a watch, a runCode), and a stream here is a
- * blocking loop on libward's session calls, which is simplest in a thread
- * of its own.  Sessions themselves are the server's (sessions.c): made by
+ * Process model.  The listener is one of the server's (struct api,
+ * src/server/listeners.c, e2b_http.c): a request lives the native ones'
+ * life (src/server/http.c): admission, deadlines, per-address and
+ * per-client caps, the answer budget, the log; its handler runs on a
+ * worker.  E2B's SDK holds one connection per open stream (a command's
+ * output, a watch, a runCode): a stream's frames are made as they are sent
+ * by the server's I/O threads, which never wait (cx_produce: with nothing
+ * to say the connection is parked, and looked at again at the ticker's
+ * next wake, 0.1 s).  Sessions themselves are the server's (sessions.c): made by
  * the dialect's maker threads (a session's PID 1 dies with the thread that
  * made it; these live as long as the server), counted against
  * --max-sessions / --client-sessions, looked up and held for each call,
  * expired by the server's sweep.
  *
- *   e2b_http.c     the daemon, a request's body, routing, tokens, answers
+ *   e2b_http.c     the API: its routes, route choice, tokens, error shape
  *   e2b_sandbox.c  the control plane and the sandbox records
  *   e2b_connect.c  Connect's JSON framing; process.Process
  *   e2b_fs.c       filesystem.Filesystem, /files, the path map
@@ -21,7 +24,10 @@
  *   e2b_fork.c     fork: new sandboxes from a sandbox's files
  *   e2b_snapshot.c snapshots: a sandbox's files as an image of the store
  *   e2b_network.c  updateNetwork: its egress allow-list replaced live
+ *   e2b_metrics.c  getMetrics: a sample of the sandbox's cgroup and disk
  *   e2b_templates.c the template build API, on `ward image build`
+ *   e2b_volumes.c  volumes: the store, /volumes, volumeMounts (e2b_vol.h)
+ *   e2b_volfiles.c the volume content API (/volumecontent/)
  *
  * Locks: e->lock (the records, each record's refs and contexts list),
  * each context's run lock (one execution at a time), e->mk_lock (the
@@ -58,7 +64,8 @@ struct e2b_ctx {
 	unsigned execs;
 	int client;          /* the running execution's connection (fd), -1: none; under e2b.lock */
 	int intr;            /* the running execution was interrupted (atomic) */
-	pthread_mutex_t run; /* one execution at a time */
+	bool busy;           /* one execution at a time: held (under e2b.lock) until its stream ends */
+	pthread_cond_t idle; /* busy went false */
 	struct e2b_ctx *next;
 };
 
@@ -89,13 +96,16 @@ struct e2b_sbx {
 	bool paused;           /* its files are under the state directory */
 	bool paused_mem;       /* and its session is frozen (else: none, resumed from its files) */
 	double paused_rt;      /* when it was paused */
-	uint64_t saved_bytes;  /* its files saved */
+	bool ap_queued;        /* its autoPause waits for the pauser thread, or failed (e2b_life.c); e->lock */
+	struct e2b_sbx *ap_next;
+	uint64_t saved_bytes; /* its files saved */
 	struct e2b_sbx *next;
 };
 
 struct make_job;
 struct upload;
 struct relay;
+struct ws_hub;
 
 struct e2b {
 	struct server *s;
@@ -110,46 +120,48 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
+	unsigned settling;         /* interrupted executions settling on threads of their own (e2b_interp.c); e->lock */
+	pthread_cond_t settled;    /* settling went down */
 	char domain[200];          /* what create and connect answer: --e2b-domain, or localhost:<port> */
 	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
 	char state[512];           /* --e2b-state: paused sandboxes' files, ID/{record.json,files/} */
 	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
+	struct ws_hub *ws;         /* upgraded connections to sandboxes' ports (e2b_ws.c) */
+	/* autoPause's thread and its queue (e2b_life.c), under lock */
+	pthread_t pauser;
+	bool pauser_on, pauser_stop;
+	pthread_cond_t ap_cond;
+	struct e2b_sbx *ap_queue;
+	struct e2b_vols *vols; /* --e2b-volumes (e2b_volumes.c), or NULL */
 };
 
-/* One request on the E2B listener. */
+/* A request's part of the dialect (r->ext, made by the API's route
+ * choice, freed with r): what its handlers read. */
 struct ereq {
+	struct req *r;
 	struct e2b *e;
 	struct server *s;
 	struct MHD_Connection *c;
-	const struct eroute *rt;
-	char method[8];
+	char method[16];
 	char path[256];
-	char arg[100]; /* a path's {id} */
-	char who[96];  /* the API key's token name (or the peer); data plane: the sandbox's owner */
-	char *body;
-	size_t len, cap;
-	bool too_big, late, busy; /* over --max-body; past --request-timeout; over --max-body-total */
-	bool known;               /* its path is an endpoint's (for another method: 405) */
-	unsigned refused;         /* an upload's sandbox or token refused before its body: the status */
-	double t0;
-	struct e2b_sbx *x;      /* data plane: the sandbox named, held */
-	struct answer_hold ans; /* its whole answer, in the answer budget until taken */
-	struct upload *up;      /* POST /files: the upload as it comes (e2b_fs.c) */
-	struct relay *relay;    /* a request to a sandbox's own port (e2b_ports.c) */
-	char *uri;              /* the request line's URI, its query too (malloc'd) */
-	unsigned code;          /* for the log */
-	char message[600];      /* an error's, for the log */
-};
-
-struct eroute {
-	const char *method;
-	const char *path; /* exact, or ending in "{id}" / "{id}/..." */
-	bool data;        /* data plane: E2b-Sandbox-Id and one of its tokens */
-	enum MHD_Result (*fn)(struct ereq *q);
-	bool upload; /* its body streams into the sandbox, never held (POST /files) */
+	char arg[100];    /* a path's {id} */
+	char who[96];     /* the API key's token name (or the peer); data plane: the sandbox's owner */
+	const char *body; /* r's, during its run */
+	size_t len;
+	struct e2b_sbx *x;   /* data plane: the sandbox named, held */
+	bool wake;           /* ... which is paused: woken by the call's worker (e2b_http.c) */
+	struct upload *up;   /* POST /files: the upload as it comes (e2b_fs.c) */
+	struct relay *relay; /* a request to a sandbox's own port (e2b_ports.c) */
+	struct volreq *vol;  /* a volume content request (e2b_volfiles.c) */
+	int port;            /* ... its port and sandbox */
+	char port_id[100];
+	const char *uri;   /* the request line's URI, its query too (r's) */
+	unsigned code;     /* for the log */
+	char message[600]; /* an error's, for the log */
 };
 
 /* e2b_http.c */
+struct ereq *e2b_q(struct req *r);
 enum MHD_Result e2b_answer(struct ereq *q, unsigned code, const char *ctype, char *body, size_t len);
 enum MHD_Result e2b_answer_json(struct ereq *q, unsigned code, json_t *v);
 /* {"code": N, "message": ...}: the control plane's and /files' errors */
@@ -177,6 +189,8 @@ void e2b_prune(struct e2b *e);
 enum MHD_Result e2b_create(struct ereq *q);
 /* out: 2*bytes lowercase hex digits of randomness, and a NUL */
 void e2b_hex_random(char *out, size_t bytes);
+/* t (CLOCK_REALTIME seconds) as ISO 8601 UTC with milliseconds */
+void e2b_iso_time(char *buf, size_t n, double t);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
 enum MHD_Result e2b_metrics(struct ereq *q);
@@ -196,12 +210,15 @@ void e2b_unlist(struct e2b *e, struct e2b_sbx *x);
 /* A record made from saved fields, listed (e2b_life.c's load). */
 void e2b_list_add(struct e2b *e, struct e2b_sbx *x);
 /* A new session for owner like the create body recipe (JSON text), its
- * timeout ttl_s (0: the body's): placed, made by a maker thread, not yet
+ * timeout ttl_s (0: the body's), with a copy of src's files (a fork), or
+ * the files saved in the directory files (a resume: exactly those, not
+ * its snapshot template's home first; 507 when they cannot all be
+ * restored), or else its template's: placed, made by a maker thread, not yet
  * committed (sess_commit(s, *slot, *ws, ...) or sess_commit(s, *slot,
  * NULL, 0, 0) and ward_session_destroy).  0, or the HTTP status with why
  * in err. */
 unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
-                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
+                  const char *files, struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n);
 /* A record for slot's new sandbox like like's (its owner, template,
  * metadata, create body, lifecycle), with tokens of its own; NULL when out
  * of memory.  e2b_record_drop frees one never listed. */
@@ -224,7 +241,11 @@ int e2b_snapshot_base(struct server *s, const char *owner, const char *name, cha
 enum MHD_Result e2b_fork(struct ereq *q);
 
 /* e2b_life.c */
-int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed */
+int e2b_life_start(struct e2b *e); /* the state directory's paused sandboxes, listed; the pauser started */
+void e2b_life_stop(struct e2b *e); /* the pauser stopped, its queue dropped */
+/* x (its session ss) to be paused at its timeout by the pauser thread, not
+ * the caller's (the sweep's): queued once, its end pushed back for it. */
+void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss);
 enum MHD_Result e2b_pause(struct ereq *q);
 /* Pause x (memory: freeze it too).  0, or the status with why in err. */
 unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err, size_t n);
@@ -273,11 +294,14 @@ enum MHD_Result cx_unary_ok(struct ereq *q, json_t *v);
 long long cx_timeout_ms(struct ereq *q);
 /* A libward errno as a Connect code. */
 const char *cx_code(int rc);
-/* A stream whose frames a producer makes as they are sent (e2b_connect.c
- * and e2b_fs.c's watch): produce appends frames to *buf and returns
- * false at the end (after the end-stream frame). */
+/* A stream whose frames a producer makes as they are sent (e2b_connect.c,
+ * e2b_fs.c's watch, e2b_interp.c's execution), on an I/O thread: it never
+ * waits.  produce appends frames to *buf and says CX_MORE, CX_END (after
+ * the end-stream frame), or CX_WAIT (nothing yet: the connection parks
+ * and it is asked again at the ticker's next wake, 0.1 s). */
+enum { CX_END = 0, CX_MORE = 1, CX_WAIT = -1 };
 struct cx_stream;
-typedef bool (*cx_produce)(void *st, char **buf, size_t *len);
+typedef int (*cx_produce)(void *st, char **buf, size_t *len);
 enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
                                 void (*st_free)(void *));
 enum MHD_Result px_start(struct ereq *q);
@@ -349,10 +373,27 @@ void mp_stream_free(struct mp_stream *m);
 /* Is q for a sandbox's port (E2b-Sandbox-Port, or Host PORT-ID.DOMAIN),
  * neither envd's nor the interpreter's?  Its port and sandbox id. */
 bool ports_target(struct ereq *q, int *port, char *id, size_t n);
-void ports_begin(struct ereq *q, int port, const char *id); /* the headers are in: connect, send them */
-void ports_feed(struct ereq *q, const char *p, size_t n);   /* a piece of its body */
-enum MHD_Result ports_answer(struct ereq *q);               /* the body is in: relay the answer */
+/* On a worker: relay it, its answer streamed (e2b_ports.c). */
+enum MHD_Result ports_relay(struct ereq *q);
 void ports_free(struct ereq *q);
+
+/* e2b_ws.c: upgraded connections (WebSockets) to a sandbox's port, pumped
+ * by one thread for all */
+int ws_start(struct e2b *e);
+/* Every upgraded connection closed, the pump stopped (before the listener
+ * stops: MHD must not hold them); ws_free then frees what is left. */
+void ws_close_all(struct e2b *e);
+void ws_free(struct e2b *e);
+/* Room for one more upgrade to sandbox id: 0, or 429 (its cap) / 503 (the
+ * cap in all) with why in msg.  ws_adopt takes the room over; else
+ * ws_unreserve gives it back. */
+unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n);
+void ws_unreserve(struct e2b *e, const char *id);
+/* From the upgrade handler: client (MHD's upgraded socket, urh) and up
+ * pumped both ways, to_client and to_up sent first; false (both closed, the
+ * room given back) when it cannot be. */
+bool ws_adopt(struct e2b *e, const char *id, int client, struct MHD_UpgradeResponseHandle *urh, int up,
+              const char *to_client, size_t nc, const char *to_up, size_t nu);
 
 /* e2b_interp.c */
 enum MHD_Result ci_execute(struct ereq *q);
@@ -361,6 +402,8 @@ enum MHD_Result ci_ctx_list(struct ereq *q);
 enum MHD_Result ci_ctx_delete(struct ereq *q);
 enum MHD_Result ci_ctx_restart(struct ereq *q);
 void ci_free_all(struct e2b_sbx *x);
+/* Wait for the interrupted executions still settling (at stop). */
+void ci_settle_all(struct e2b *e);
 /* GET /health on the interpreter's port: which Python kernel the template gives */
 enum MHD_Result ci_health(struct ereq *q);
 

@@ -22,9 +22,10 @@
  * Bounds: a protocol line is kept up to PROTO_LINE_MAX (a longer one, or
  * one the session's kept window cut, is dropped and said in a stderr
  * event); the session keeps KERNEL_KEPT of a kernel's output while the
- * stream lags (a longer line the stream fell behind is cut by that window,
- * and so dropped and said); raw output is cut into events as it comes and
- * never held beyond a marker's length.
+ * stream lags, and the kernel's pipes wait past that (output_waits_reader:
+ * a client that reads slowly slows the kernel, never loses its output);
+ * raw output is cut into events as it comes and never held beyond a
+ * marker's length.
  *
  * Deadlines: the SDK aborts a runCode at its timeoutMs and closes the
  * connection.  The stream looks at its connection between reads of the
@@ -55,6 +56,8 @@
 #include "wire/utf8.h"
 
 #define KEEPALIVE_S 2.0
+#define READS_AT_ONCE 64 /* of a running execution's output, by one look that found only dropped bytes */
+#define HOLD_S 10        /* a call waits this long for its context's running execution */
 #define INTERRUPT_S 2.0
 #define READY_S 30.0     /* a kernel's start, IPython's imports included */
 #define MAX_CTX_TOTAL 64 /* contexts ever made in one sandbox (removed ones too) */
@@ -126,9 +129,45 @@ void ci_free_all(struct e2b_sbx *x)
 	while (x->ctxs) {
 		struct e2b_ctx *c = x->ctxs;
 		x->ctxs = c->next;
-		pthread_mutex_destroy(&c->run);
+		pthread_cond_destroy(&c->idle);
 		free(c);
 	}
+}
+
+/* c's one execution at a time, held from a call on a worker to its
+ * stream's end on an I/O thread (so a flag, not a mutex): false when it
+ * stayed busy for HOLD_S (a worker never waits longer). */
+static bool ctx_hold(struct e2b *e, struct e2b_ctx *c)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += HOLD_S;
+	pthread_mutex_lock(&e->lock);
+	int rc = 0;
+	while (c->busy && rc == 0)
+		rc = pthread_cond_timedwait(&c->idle, &e->lock, &until);
+	bool held = !c->busy;
+	if (held)
+		c->busy = true;
+	pthread_mutex_unlock(&e->lock);
+	return held;
+}
+
+static bool ctx_try(struct e2b *e, struct e2b_ctx *c)
+{
+	pthread_mutex_lock(&e->lock);
+	bool held = !c->busy;
+	c->busy = true;
+	pthread_mutex_unlock(&e->lock);
+	return held;
+}
+
+static void ctx_let(struct e2b *e, struct e2b_ctx *c)
+{
+	pthread_mutex_lock(&e->lock);
+	c->busy = false;
+	pthread_cond_broadcast(&c->idle);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* removed contexts keep their place (a stream may hold one) with id "" */
@@ -166,7 +205,7 @@ static struct e2b_ctx *ctx_new(struct e2b *e, struct e2b_sbx *x, const char *id,
 		snprintf(c->cwd, sizeof(c->cwd), "%s", cwd);
 		snprintf(c->lang, sizeof(c->lang), "%s", lang);
 		c->client = -1;
-		pthread_mutex_init(&c->run, NULL);
+		pthread_cond_init(&c->idle, NULL);
 		c->next = x->ctxs;
 		x->ctxs = c;
 	}
@@ -220,7 +259,7 @@ static const char *needs(const char *lang)
 	return "node (nodejs)";
 }
 
-/* c's kernel, started when it has none, and ready (under c->run): K_OK;
+/* c's kernel, started when it has none, and ready (held: ctx_hold): K_OK;
  * K_MISSING with what the template lacks in err; K_FAIL with why. */
 static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 {
@@ -252,9 +291,9 @@ static int kernel_ensure(struct ereq *q, struct e2b_ctx *c, char *err, size_t n)
 	r.env = env;
 	r.isolation = WARD_ISO_SYSTEM;
 	r.limits = q->s->o.defaults;
-	r.limits.timeout_s = 0; /* as long as the session */
-	r.limits.cpu_s = 0;
+	r.limits.timeout_s = r.limits.cpu_s = 0; /* as long as the session */
 	r.limits.output_limit = KERNEL_KEPT;
+	r.output_waits_reader = true; /* its stream reads it at its ticks: a burst waits, never lost */
 	int pid = 0;
 	char cwd[300];
 	snprintf(cwd, sizeof(cwd), "%s", c->cwd);
@@ -352,79 +391,82 @@ static void interrupt(struct kread *k, const char *seen_by)
 	sess_unref(k->e->s, ss);
 }
 
-static bool exec_produce(void *p, char **buf, size_t *len)
+/* One look at the kernel's output (never waiting: CX_WAIT when it has
+ * nothing yet); a client that left interrupts the execution. */
+static int exec_produce(void *p, char **buf, size_t *len)
 {
 	struct exec_st *st = p;
 	if (st->over)
-		return false;
+		return CX_END;
 	if (!st->said && is_bash(st->k.c)) /* the Python and Node kernels count their own */
 		kernel_add_line(buf, len,
 		                json_pack("{s:s,s:I}", "type", "number_of_executions", "execution_count",
 		                          (json_int_t)++st->k.c->execs));
 	st->said = true;
-	for (;;) {
-		if (st->k.e->stopping) {
-			st->over = true;
-			return false;
-		}
-		if (!st->k.finished && client_gone(st->fd))
-			interrupt(&st->k, "by its stream");
-		if (!kernel_read(&st->k, 0.5, buf, len, NULL)) {
-			st->k.c->pid = 0;
-			st->k.finished = true; /* nothing to interrupt */
-			st->over = true;
-			kernel_add_line(buf, len,
-			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
-			                          "the kernel ended (killed, out of memory, restarted, or the sandbox "
-			                          "ended); the "
-			                          "context starts a fresh one on its next call",
-			                          "traceback", ""));
-			return false;
-		}
-		if (st->k.finished) {
-			if (is_bash(st->k.c) && st->k.status != 0) {
-				/* bash_kernel's error: no name, the exit status as its value */
-				char v[16];
-				snprintf(v, sizeof(v), "%d", st->k.status);
-				kernel_add_line(buf, len,
-				                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
-				                          "traceback", ""));
-			}
-			st->over = true;
-			return *len > 0;
-		}
-		double t = now_mono();
-		if (t >= st->deadline) { /* exec_free interrupts it */
-			st->over = true;
-			char msg[200];
-			snprintf(msg, sizeof(msg),
-			         "the execution ran past the runner's --max-timeout (%g s): interrupted",
-			         st->k.e->s->o.max.timeout_s);
-			kernel_add_line(buf, len,
-			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value",
-			                          msg, "traceback", ""));
-			return true;
-		}
-		if (!*len && t - st->last >= KEEPALIVE_S)
-			kernel_add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
-		if (*len) {
-			st->last = t;
-			return true;
-		}
+	if (st->k.e->stopping) {
+		st->over = true;
+		return CX_END;
 	}
+	if (!st->k.finished && client_gone(st->fd))
+		interrupt(&st->k, "by its stream");
+	/* what it reads may say nothing (a line past the protocol's bound,
+	 * dropped): read on at once while there is more, so that the kept
+	 * window never overflows for want of a look; at most READS_AT_ONCE */
+	bool alive = true;
+	for (int i = 0; i < READS_AT_ONCE && alive && !*len && !st->k.finished; i++) {
+		uint64_t was = st->k.c->off[0] + st->k.c->off[1];
+		alive = kernel_read(&st->k, 0, buf, len, NULL);
+		if (st->k.c->off[0] + st->k.c->off[1] == was)
+			break;
+	}
+	if (!alive) {
+		st->k.c->pid = 0;
+		st->k.finished = true; /* nothing to interrupt */
+		st->over = true;
+		kernel_add_line(buf, len,
+		                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "KernelDied", "value",
+		                          "the kernel ended (killed, out of memory, restarted, or the sandbox ended); "
+		                          "the context starts a fresh one on its next call",
+		                          "traceback", ""));
+		return CX_END;
+	}
+	if (st->k.finished) {
+		if (is_bash(st->k.c) && st->k.status != 0) {
+			/* bash_kernel's error: no name, the exit status as its value */
+			char v[16];
+			snprintf(v, sizeof(v), "%d", st->k.status);
+			kernel_add_line(buf, len,
+			                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "", "value", v,
+			                          "traceback", ""));
+		}
+		st->over = true;
+		return CX_END;
+	}
+	double t = now_mono();
+	if (t >= st->deadline) { /* exec_free interrupts it */
+		st->over = true;
+		char msg[200];
+		snprintf(msg, sizeof(msg), "the execution ran past the runner's --max-timeout (%g s): interrupted",
+		         st->k.e->s->o.max.timeout_s);
+		kernel_add_line(buf, len,
+		                json_pack("{s:s,s:s,s:s,s:s}", "type", "error", "name", "TimeoutError", "value", msg,
+		                          "traceback", ""));
+		return CX_END;
+	}
+	if (!*len && t - st->last >= KEEPALIVE_S)
+		kernel_add_line(buf, len, json_pack("{s:s}", "type", "keepalive"));
+	if (!*len)
+		return CX_WAIT;
+	st->last = t;
+	return CX_MORE;
 }
 
-/* The stream is over (done, or its client left): an execution still
- * running is interrupted, or its kernel killed; the context is free. */
-static void exec_free(void *p)
+/* An execution's end: a running one is interrupted (its kernel killed
+ * when it does not end within INTERRUPT_S); the context is free. */
+static void exec_finish(struct exec_st *st)
 {
-	struct exec_st *st = p;
 	struct kread *k = &st->k;
-	pthread_mutex_lock(&k->e->lock);
-	k->c->client = -1;
-	pthread_mutex_unlock(&k->e->lock);
 	if (!k->finished && k->c->pid > 0) {
-		interrupt(k, NULL);
 		double until = now_mono() + INTERRUPT_S;
 		while (!k->finished && now_mono() < until) {
 			char *junk = NULL;
@@ -443,10 +485,60 @@ static void exec_free(void *p)
 			k->c->pid = 0;
 		}
 	}
-	pthread_mutex_unlock(&k->c->run);
+	ctx_let(k->e, k->c);
 	e2b_sbx_put(k->e, k->x);
 	free(k->pend);
 	free(st);
+}
+
+static void *exec_settle(void *p)
+{
+	struct exec_st *st = p;
+	struct e2b *e = st->k.e;
+	exec_finish(st);
+	pthread_mutex_lock(&e->lock);
+	e->settling--;
+	pthread_cond_broadcast(&e->settled);
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+void ci_settle_all(struct e2b *e)
+{
+	pthread_mutex_lock(&e->lock);
+	while (e->settling)
+		pthread_cond_wait(&e->settled, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The stream is over (done, or its client left), on an I/O thread, which
+ * never waits: an execution still running is interrupted, and waited for
+ * on a thread of its own (one per busy context at most). */
+static void exec_free(void *p)
+{
+	struct exec_st *st = p;
+	struct kread *k = &st->k;
+	pthread_mutex_lock(&k->e->lock);
+	k->c->client = -1;
+	pthread_mutex_unlock(&k->e->lock);
+	if (!k->finished && k->c->pid > 0) {
+		interrupt(k, NULL);
+		pthread_attr_t a;
+		pthread_t t;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		pthread_mutex_lock(&k->e->lock);
+		k->e->settling++;
+		pthread_mutex_unlock(&k->e->lock);
+		int rc = pthread_create(&t, &a, exec_settle, st);
+		pthread_attr_destroy(&a);
+		if (rc == 0)
+			return;
+		pthread_mutex_lock(&k->e->lock);
+		k->e->settling--;
+		pthread_mutex_unlock(&k->e->lock);
+	}
+	exec_finish(st); /* done, or no thread to spare: here */
 }
 
 /* 'V' in single quotes for a shell. */
@@ -555,11 +647,12 @@ static char *cell_line(struct ereq *q, struct e2b_ctx *c, json_t *code, json_t *
 	return line;
 }
 
-/* c's run lock, for this execution.  Busy: a timed-out runCode's stream
- * whose client left is interrupted now, not when its stream next looks. */
-static void take_context(struct ereq *q, struct e2b_ctx *c)
+/* c, held for this execution (ctx_hold): false when another holds it
+ * past HOLD_S.  Busy: a timed-out runCode's stream whose client left is
+ * interrupted now, not when its stream next looks. */
+static bool take_context(struct ereq *q, struct e2b_ctx *c)
 {
-	if (pthread_mutex_trylock(&c->run) != 0) {
+	if (!ctx_try(q->e, c)) {
 		pthread_mutex_lock(&q->e->lock);
 		int fd = c->client;
 		pthread_mutex_unlock(&q->e->lock);
@@ -567,17 +660,19 @@ static void take_context(struct ereq *q, struct e2b_ctx *c)
 			struct kread k = {.e = q->e, .x = q->x, .c = c};
 			interrupt(&k, "by the next call");
 		}
-		pthread_mutex_lock(&c->run);
+		if (!ctx_hold(q->e, c))
+			return false;
 	}
 	__atomic_store_n(&c->intr, 0, __ATOMIC_SEQ_CST);
+	return true;
 }
 
-/* The execution's NDJSON stream, c's run lock held (exec_free lets it go). */
+/* The execution's NDJSON stream, c held (exec_free lets it go). */
 static enum MHD_Result exec_stream(struct ereq *q, struct e2b_ctx *c, const char *token)
 {
 	struct exec_st *st = calloc(1, sizeof(*st));
 	if (!st) {
-		pthread_mutex_unlock(&c->run);
+		ctx_let(q->e, c);
 		return MHD_NO;
 	}
 	st->k.e = q->e;
@@ -642,14 +737,11 @@ enum MHD_Result ci_execute(struct ereq *q)
 		json_decref(m);
 		return answered;
 	}
-	char rate_err[300];
-	if (!client_rate_take(q->s, q->who, &(unsigned){0}, rate_err, sizeof(rate_err))) {
-		json_decref(m);
+	json_decref(m); /* an execution is a run of its owner's: admission counted it */
+	if (!take_context(q, c)) {
 		free(line);
-		return ci_error(q, 429, "%s", rate_err); /* an execution is a run of its owner's */
+		return ci_error(q, 429, "context %s runs another execution: retry when it ends", c->id);
 	}
-	json_decref(m);
-	take_context(q, c);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	if (rc == K_OK) {
 		struct sess *ss = e2b_sess(q->e, q->x);
@@ -661,7 +753,7 @@ enum MHD_Result ci_execute(struct ereq *q)
 	}
 	free(line);
 	if (rc != K_OK) {
-		pthread_mutex_unlock(&c->run);
+		ctx_let(q->e, c);
 		return kernel_refused(q, c, rc, err);
 	}
 	return exec_stream(q, c, token);
@@ -717,11 +809,11 @@ enum MHD_Result ci_ctx_create(struct ereq *q)
 		return ci_error(q, 429, "too many code contexts in this sandbox (%d at once): remove one",
 		                E2B_MAX_CONTEXTS);
 	}
-	pthread_mutex_lock(&c->run);
+	ctx_hold(q->e, c); /* new: nobody else has it */
 	c->pid = k.pid;
 	memcpy(c->off, k.off, sizeof(c->off));
 	memcpy(c->kind, k.kind, sizeof(c->kind));
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer_json(q, 200, ctx_json(c));
 }
 
@@ -742,12 +834,13 @@ enum MHD_Result ci_ctx_delete(struct ereq *q)
 	if (!c)
 		return ci_error(q, 404, "Context %s not found", q->arg);
 	kernel_kill(q, c);
-	pthread_mutex_lock(&c->run);
-	c->pid = 0;
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	pthread_mutex_lock(&q->e->lock);
+	c->pid = 0;
 	c->id[0] = 0;
 	pthread_mutex_unlock(&q->e->lock);
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
@@ -757,9 +850,10 @@ enum MHD_Result ci_ctx_restart(struct ereq *q)
 	if (!c)
 		return ci_error(q, 404, "Context %s not found", q->arg);
 	kernel_kill(q, c);
-	pthread_mutex_lock(&c->run);
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	c->pid = 0; /* the next execution starts a fresh kernel */
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
@@ -772,10 +866,11 @@ enum MHD_Result ci_health(struct ereq *q)
 	if (!c)
 		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 	char err[512] = "", kind[64];
-	pthread_mutex_lock(&c->run);
+	if (!ctx_hold(q->e, c))
+		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	snprintf(kind, sizeof(kind), "%s", c->kind);
-	pthread_mutex_unlock(&c->run);
+	ctx_let(q->e, c);
 	if (rc != K_OK)
 		return e2b_answer_json(q, 200, json_pack("{s:s,s:n,s:s}", "status", "ok", "python", "error", err));
 	return e2b_answer_json(q, 200, json_pack("{s:s,s:s}", "status", "ok", "python", kind));

@@ -14,7 +14,9 @@
  * restored, under the same id and tokens: files without processes, as
  * E2B's memory:false.  A resume that cannot restore every file answers
  * 507 and stays paused.  Caps: --e2b-max-paused sandboxes, their files
- * within --e2b-paused-bytes in all (a pause past them 429 / 507). */
+ * within --e2b-paused-bytes in all (a pause past them 429 / 507).
+ * autoPause's pauses are made by a thread of their own (the pauser),
+ * queued by the sweep: a pause of a big home never holds the sweep. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +34,8 @@
 #define STATE_DEFAULT "/var/lib/ward/e2b"
 #define MAX_PAUSED_DEFAULT 64
 #define PAUSED_BYTES_DEFAULT (4ull << 30)
-#define RESUME_MIN_S 300.0 /* an auto-resumed sandbox's timeout: at least E2B's default */
+#define RESUME_MIN_S 300.0     /* an auto-resumed sandbox's timeout: at least E2B's default */
+#define AUTOPAUSE_GRACE_S 60.0 /* a queued autoPause's session lives this long for it */
 
 bool e2b_is_paused(struct e2b *e, struct e2b_sbx *x)
 {
@@ -218,18 +221,11 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool col
 		struct sess *slot;
 		struct ward_session *ws;
 		double ttl;
-		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, &slot, &ws, &ttl, err, n);
-		if (code)
-			goto out;
 		char files[760];
 		snprintf(files, sizeof(files), "%s/%s/files", e->state, x->id);
-		struct ward_session_saved info;
-		if (ward_session_restore(ws, files, (uint64_t)s->o.e2b_disk_mb << 20, &info, err, n) < 0) {
-			sess_commit(s, slot, NULL, 0, 0);
-			ward_session_destroy(ws);
-			code = 507; /* never a sandbox with some of its files */
+		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, files, &slot, &ws, &ttl, err, n);
+		if (code)
 			goto out;
-		}
 		char sid[sizeof(x->sid)];
 		snprintf(sid, sizeof(sid), "%s", slot->id);
 		sess_commit(s, slot, ws, ttl, ttl + 1);
@@ -303,6 +299,87 @@ enum MHD_Result e2b_pause(struct ereq *q)
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
+/* ---- autoPause's thread ---- */
+
+void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss)
+{
+	pthread_mutex_lock(&e->lock);
+	bool queue = !x->ap_queued && !x->gone && e->pauser_on && !e->pauser_stop;
+	if (queue) {
+		x->ap_queued = true; /* (no other queues it now) */
+		x->refs++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!queue)
+		return;
+	/* pauses before it in the queue may take a while: it waits alive
+	 * (pushed back before the pauser may see it: a failed pause ends it) */
+	sess_set_end(e->s, ss, AUTOPAUSE_GRACE_S);
+	pthread_mutex_lock(&e->lock);
+	struct e2b_sbx **pp = &e->ap_queue;
+	while (*pp)
+		pp = &(*pp)->ap_next;
+	x->ap_next = NULL;
+	*pp = x;
+	pthread_cond_signal(&e->ap_cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void *pauser_main(void *arg)
+{
+	struct e2b *e = arg;
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		while (!e->ap_queue && !e->pauser_stop)
+			pthread_cond_wait(&e->ap_cond, &e->lock);
+		if (e->pauser_stop)
+			break;
+		struct e2b_sbx *x = e->ap_queue;
+		e->ap_queue = x->ap_next;
+		pthread_mutex_unlock(&e->lock);
+		char err[400];
+		unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
+		struct sess *ss = code && code != 409 ? e2b_sess(e, x) : NULL;
+		if (ss) { /* it ends now, at its timeout, not at the grace's end */
+			sess_set_end(e->s, ss, 0);
+			sess_unref(e->s, ss);
+		}
+		if (code && code != 409)
+			log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
+		else if (!code)
+			log_event(e->s, "e2b-autopause", "%s", x->id);
+		pthread_mutex_lock(&e->lock);
+		x->ap_queued = code && code != 409; /* failed: never queued again (it ends) */
+		pthread_mutex_unlock(&e->lock);
+		e2b_sbx_put(e, x);
+		pthread_mutex_lock(&e->lock);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+void e2b_life_stop(struct e2b *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->pauser_stop = true;
+	pthread_cond_broadcast(&e->ap_cond);
+	pthread_mutex_unlock(&e->lock);
+	if (e->pauser_on)
+		pthread_join(e->pauser, NULL);
+	e->pauser_on = false;
+	pthread_mutex_lock(&e->lock);
+	struct e2b_sbx *q = e->ap_queue;
+	e->ap_queue = NULL;
+	pthread_mutex_unlock(&e->lock);
+	while (q) {
+		struct e2b_sbx *x = q;
+		q = x->ap_next;
+		x->ap_queued = false;
+		e2b_sbx_put(e, x);
+	}
+	pthread_cond_destroy(&e->ap_cond);
+}
+
 /* ---- the state directory, at start ---- */
 
 static bool id_ok(const char *id)
@@ -365,6 +442,13 @@ out:
 
 int e2b_life_start(struct e2b *e)
 {
+	pthread_cond_init(&e->ap_cond, NULL);
+	int rc = pthread_create(&e->pauser, NULL, pauser_main, e);
+	if (rc) {
+		fprintf(stderr, "ward serve: cannot start the E2B pauser thread: %s\n", strerror(rc));
+		return -1;
+	}
+	e->pauser_on = true;
 	snprintf(e->state, sizeof(e->state), "%s", e->s->o.e2b_state ? e->s->o.e2b_state : STATE_DEFAULT);
 	DIR *d = opendir(e->state);
 	if (!d)

@@ -5,23 +5,37 @@
  * interpreter's (49999), is relayed to 127.0.0.1:PORT inside that
  * sandbox's network namespace (ward_session_connect).
  *
- * Plain HTTP: the request goes upstream as HTTP/1.0 (so that the answer is
- * never chunked and ends when the server closes), its body as it comes
- * (a chunked one answers 411: HTTP/1.0 needs its length); the answer's
- * status and headers come back, its body as it comes.  A sandbox made with
+ * Plain HTTP, on a worker (a request of the server's life: admission,
+ * deadlines, the log): the request goes upstream as HTTP/1.0 (so that the
+ * answer is never chunked and ends when the server closes), its body held
+ * whole within --max-body (a chunked one answers 411: HTTP/1.0 needs its
+ * length), written within the request timeout; the answer's status and
+ * headers come back within it, its body as it comes (the client's
+ * connection parked while the sandbox's server says nothing).  A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
- * nothing listens on answer 502 with E2B's JSON.  Bounded: the answer's
+ * nothing listens on answer 502 with E2B's JSON, a paused one too unless
+ * made with autoResume (then this request resumes it).  Bounded: the answer's
  * head at most 16 KiB within the request timeout; the relay itself lives
  * as long as its two ends (a client that stops reading is MHD's idle
- * timeout's). */
+ * timeout's).
+ *
+ * An upgrade (Connection: Upgrade, Upgrade: websocket) goes upstream as
+ * HTTP/1.1 with its Upgrade headers, within the sandbox's room for them
+ * (e2b_ws.c: 429 / 503 past it); an upstream 101 is answered 101 with the
+ * upstream's headers, and the two sockets are then pumped both ways by
+ * e2b_ws.c; any other answer is relayed as above (its body at most its
+ * Content-Length: an HTTP/1.1 server may keep the connection). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
@@ -29,6 +43,7 @@
 #define ENVD_PORT 49983
 #define INTERP_PORT 49999
 #define HEAD_MAX 16384
+#define RELAY_BLOCK (256 * 1024) /* an answer's reads from upstream, at most */
 
 struct relay {
 	int fd;          /* the upstream socket, or -1 */
@@ -38,6 +53,12 @@ struct relay {
 	char id[80];
 	char head[HEAD_MAX]; /* the answer's head, and what came after it */
 	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
+	bool upgrade;        /* a WebSocket's handshake: HTTP/1.1, its Upgrade headers relayed */
+	bool reserved;       /* it holds room in e2b_ws.c's caps */
+	uint64_t left;       /* the answer's body still to relay (its Content-Length), or UINT64_MAX */
+	struct e2b *e;
+	struct server *s;
+	struct park park; /* its client's connection, parked until fd has more */
 };
 
 /* The port and sandbox a request is for, when it is one to relay: by the
@@ -124,10 +145,10 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char
 static void refuse(struct relay *r, unsigned status, const char *msg, const char *why)
 {
 	r->status = status;
-	snprintf(r->msg, sizeof(r->msg), "%s%s%s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
+	snprintf(r->msg, sizeof(r->msg), "%.250s%s%.140s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
-void ports_begin(struct ereq *q, int port, const char *id)
+static void ports_begin(struct ereq *q, int port, const char *id)
 {
 	struct relay *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -135,38 +156,64 @@ void ports_begin(struct ereq *q, int port, const char *id)
 	q->relay = r;
 	r->fd = -1;
 	r->port = port;
+	r->left = UINT64_MAX;
+	r->e = q->e;
+	const char *upg = e2b_header(q, "Upgrade"), *conn = e2b_header(q, MHD_HTTP_HEADER_CONNECTION);
+	r->upgrade = upg && conn && strcasestr(conn, "upgrade") && !strpbrk(upg, "\r\n");
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
-	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
+	if (!x) {
 		refuse(r, 502, "The sandbox was not found", NULL);
-		if (x)
-			e2b_sbx_put(q->e, x);
 		return;
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
+	struct sess *ss = NULL;
 	if (x->private_traffic && !e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
 		refuse(r, 403,
 		       "Sandbox is secured with traffic access token. Token header "
 		       "'e2b-traffic-access-token' is missing or wrong",
 		       NULL);
+	else if (e2b_wake(q, x)) /* paused: resumed with autoResume, else 502 (never a frozen server's hang) */
+		refuse(r, 502, q->message, NULL);
+	else if (!(ss = e2b_sess(q->e, x)))
+		refuse(r, 502, "The sandbox was not found", NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
+	else if (r->upgrade && (r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
+		; /* over its caps: r->msg says which */
 	else {
+		r->reserved = r->upgrade;
 		char err[300];
 		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
 		if (r->fd < 0)
 			refuse(r, 502, "The sandbox is running but port is not open", err);
+		/* a server that never reads the request holds this worker at
+		 * most the request timeout */
+		double rt = q->s->o.request_timeout;
+		struct timeval tv = {.tv_sec = (time_t)rt, .tv_usec = (suseconds_t)((rt - (double)(time_t)rt) * 1e6)};
+		if (r->fd >= 0)
+			setsockopt(r->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
-	sess_unref(q->s, ss);
+	if (ss)
+		sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
 	if (r->fd < 0)
 		return;
-	/* the request's head, as HTTP/1.0: its answer is never chunked */
+	/* the request's head, as HTTP/1.0 (its answer is never chunked), an
+	 * upgrade's as HTTP/1.1 with its Upgrade headers */
 	struct head_out h = {.buf = r->head, .cap = sizeof(r->head)};
-	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.0\r\n", q->method, q->uri ? q->uri : q->path);
+	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.%d\r\n", q->method, q->uri ? q->uri : q->path,
+	                         r->upgrade ? 1 : 0);
+	if (r->upgrade)
+		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n",
+		                          upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
-	if (h.over || h.len + 2 >= h.cap || !write_all(r->fd, h.buf, h.len) || !write_all(r->fd, "\r\n", 2)) {
+	bool fits = !h.over && h.len + 2 < h.cap;
+	if (fits) { /* one write: a second small one would wait on the first's ACK (Nagle) */
+		memcpy(h.buf + h.len, "\r\n", 2);
+		h.len += 2;
+	}
+	if (!fits || !write_all(r->fd, h.buf, h.len)) {
 		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
 		       NULL);
 		close(r->fd);
@@ -174,7 +221,7 @@ void ports_begin(struct ereq *q, int port, const char *id)
 	}
 }
 
-void ports_feed(struct ereq *q, const char *p, size_t n)
+static void ports_feed(struct ereq *q, const char *p, size_t n)
 {
 	struct relay *r = q->relay;
 	if (r && r->fd >= 0 && !write_all(r->fd, p, n))
@@ -186,6 +233,8 @@ void ports_free(struct ereq *q)
 	struct relay *r = q->relay;
 	if (!r)
 		return;
+	if (r->reserved) /* an upgrade that did not happen */
+		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r);
@@ -197,16 +246,27 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 {
 	struct relay *r = cls;
 	(void)off;
+	if (!r->left)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (max > r->left)
+		max = (size_t)r->left;
 	if (r->hpos < r->hlen) {
 		size_t k = r->hlen - r->hpos < max ? r->hlen - r->hpos : max;
 		memcpy(out, r->head + r->hpos, k);
 		r->hpos += k;
+		if (r->left != UINT64_MAX)
+			r->left -= k;
 		return (ssize_t)k;
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, out, max);
+		if (k > 0 && r->left != UINT64_MAX)
+			r->left -= (uint64_t)k;
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 &&
+		    errno == EAGAIN) /* nothing yet: parked until the socket has more (the ticker watches it) */
+			return conn_park(r->s, &r->park) ? 0 : MHD_CONTENT_READER_END_WITH_ERROR;
 		return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 	}
 }
@@ -223,7 +283,8 @@ static void body_free(void *cls)
 static char *read_head(struct relay *r, double timeout_s)
 {
 	double until = now_mono() + timeout_s;
-	shutdown(r->fd, SHUT_WR); /* the request is all sent */
+	if (!r->upgrade)
+		shutdown(r->fd, SHUT_WR); /* the request is all sent */
 	for (;;) {
 		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
 		if (end)
@@ -241,7 +302,53 @@ static char *read_head(struct relay *r, double timeout_s)
 	}
 }
 
-enum MHD_Result ports_answer(struct ereq *q)
+/* The upstream's head lines (after its status line) as the answer's
+ * headers, the hop's own and Content-Length left out (keep: the one hop
+ * header kept, an upgrade's Upgrade). */
+static void copy_headers(struct MHD_Response *resp, char *head, const char *keep)
+{
+	char *save = NULL;
+	strtok_r(head, "\r\n", &save); /* the status line */
+	for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
+		char *colon = strchr(l, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		const char *v = colon + 1 + strspn(colon + 1, " \t");
+		if (strcasecmp(l, "Content-Length") != 0 && (!hop_header(l) || (keep && strcasecmp(l, keep) == 0)))
+			MHD_add_response_header(resp, l, v);
+	}
+}
+
+/* The head's Content-Length (the head NUL-terminated), or UINT64_MAX:
+ * none, or not one number. */
+static uint64_t head_length(const char *head)
+{
+	for (const char *l = strstr(head, "\r\n"); l; l = strstr(l + 2, "\r\n"))
+		if (strncasecmp(l + 2, "Content-Length:", 15) == 0) {
+			const char *v = l + 17 + strspn(l + 17, " \t");
+			char *e;
+			errno = 0;
+			unsigned long long n = strtoull(v, &e, 10);
+			return e == v || errno || *v == '-' || (*e && !strchr(" \t\r", *e)) ? UINT64_MAX : (uint64_t)n;
+		}
+	return UINT64_MAX;
+}
+
+/* Past the 101: the client's socket and the upstream's to e2b_ws.c. */
+static void upgraded(void *cls, struct MHD_Connection *c, void *req_cls, const char *extra_in, size_t extra_size,
+                     MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct relay *r = cls;
+	(void)c;
+	(void)req_cls;
+	r->reserved = false; /* ws_adopt holds the room now, or gives it back */
+	int up = r->fd;
+	r->fd = -1;
+	ws_adopt(r->e, r->id, sock, urh, up, r->head + r->hpos, r->hlen - r->hpos, extra_in, extra_size);
+}
+
+static enum MHD_Result ports_answer(struct ereq *q)
 {
 	struct relay *r = q->relay;
 	if (!r)
@@ -253,30 +360,51 @@ enum MHD_Result ports_answer(struct ereq *q)
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
-		else {
-			struct MHD_Response *resp =
-				MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, body_read, r, body_free);
+		else if (r->upgrade && code == 101) {
+			/* the relay stays q's (freed when the connection ends): upgraded() takes its socket */
+			struct MHD_Response *resp = MHD_create_response_for_upgrade(upgraded, r);
 			if (!resp)
 				return MHD_NO;
-			q->relay = NULL; /* the response owns it now */
 			*end = 0;
 			r->hpos = (size_t)(end - r->head) + 4;
-			char *save = NULL;
-			strtok_r(r->head, "\r\n", &save); /* the status line */
-			for (char *l = strtok_r(NULL, "\r\n", &save); l; l = strtok_r(NULL, "\r\n", &save)) {
-				char *colon = strchr(l, ':');
-				if (!colon)
-					continue;
-				*colon = 0;
-				const char *v = colon + 1 + strspn(colon + 1, " \t");
-				if (!hop_header(l) && strcasecmp(l, "Content-Length") != 0)
-					MHD_add_response_header(resp, l, v);
-			}
+			copy_headers(resp, r->head, "Upgrade");
 			q->code = code;
-			enum MHD_Result rc = MHD_queue_response(q->c, code, resp);
-			MHD_destroy_response(resp);
+			q->r->code = code;
+			q->r->stream = resp;
+			conn_set_deadline(q->s, q->c, 0);
+			/* no longer a pending connection that a full server cuts:
+			 * the upgraded ones have their own caps (e2b_ws.c) */
+			conn_trust(q->s, q->c);
+			return MHD_YES;
+		} else {
+			*end = 0;
+			r->hpos = (size_t)(end - r->head) + 4;
+			/* a known length goes as it is, not chunked, through a
+			 * RELAY_BLOCK buffer of the answer's own (MHD copies a chunked
+			 * one through the connection's 32 KiB pool); one without, or a
+			 * bodiless answer, until the server closes (HTTP/1.0) */
+			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
+			r->left = bodiless ? UINT64_MAX : head_length(r->head);
+			struct MHD_Response *resp =
+				MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+			                                          RELAY_BLOCK, body_read, r, body_free);
+			if (!resp)
+				return MHD_NO;
+			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
+				ws_unreserve(r->e, r->id);
+				r->reserved = false;
+			}
+			q->relay = NULL; /* the response owns it now */
+			r->s = q->s;
+			r->park.conn = q->c;
+			r->park.fd = r->fd;
+			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
+			copy_headers(resp, r->head, NULL);
+			q->code = code;
+			q->r->code = code;
+			q->r->stream = resp;              /* sent by the I/O threads when the run is done */
 			conn_set_deadline(q->s, q->c, 0); /* as long as the server sends */
-			return rc;
+			return MHD_YES;
 		}
 	}
 	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
@@ -284,4 +412,15 @@ enum MHD_Result ports_answer(struct ereq *q)
 		json_object_set_new(v, "port", json_integer(r->port));
 	snprintf(q->message, sizeof(q->message), "%s", r->msg);
 	return e2b_answer_json(q, r->status, v);
+}
+
+/* On a worker: the request relayed (its body held whole, within
+ * --max-body), its answer's head read, its body sent as it comes (the
+ * connection parked while the sandbox's server says nothing). */
+enum MHD_Result ports_relay(struct ereq *q)
+{
+	ports_begin(q, q->port, q->port_id);
+	if (q->len)
+		ports_feed(q, q->body, q->len);
+	return ports_answer(q);
 }

@@ -17,6 +17,7 @@
 
 #include "core/request.h"
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_vol.h"
 #include "ward_image.h"
 
 #define DEFAULT_TIMEOUT_S 300 /* E2B's own default */
@@ -266,15 +267,11 @@ void e2b_prune(struct e2b *e)
 			continue;
 		}
 		struct sess *ss = e2b_sess(e, x);
-		/* autoPause: paused within the sweep before its timeout */
+		/* autoPause: paused before its timeout, by the pauser thread (a
+		 * pause of a big home is long: never the sweep's) */
 		if (ss && x->auto_pause && end_rt(e->s, ss) - now_real() < 2.5) {
+			e2b_autopause(e, x, ss);
 			sess_unref(e->s, ss);
-			char err[400];
-			unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
-			if (code)
-				log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
-			else
-				log_event(e->s, "e2b-autopause", "%s", x->id);
 			continue;
 		}
 		if (ss) {
@@ -323,7 +320,7 @@ static double end_rt(struct server *s, struct sess *ss)
 	return ex;
 }
 
-static void iso_time(char *buf, size_t n, double t)
+void e2b_iso_time(char *buf, size_t n, double t)
 {
 	time_t sec = (time_t)t;
 	struct tm tm;
@@ -342,22 +339,27 @@ json_t *e2b_sandbox_json(struct e2b *e, const struct e2b_sbx *x)
 }
 
 /* A listed sandbox (and, detail, getInfo's). */
-static json_t *listed_json(struct server *s, const struct e2b_sbx *x, double end, bool detail)
+static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double end, bool detail)
 {
 	char st[40], en[40];
-	iso_time(st, sizeof(st), x->started_rt);
-	iso_time(en, sizeof(en), end);
+	e2b_iso_time(st, sizeof(st), x->started_rt);
+	e2b_iso_time(en, sizeof(en), end);
 	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
 	                      x->paused ? "paused" : "running", "cpuCount", (int)x->cpu, "memoryMB", (int)x->memory_mb,
 	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail) {
-		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(s->e2b->domain));
+		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(e->domain));
 		json_object_set_new(v, "lifecycle",
 		                    json_pack("{s:s,s:b}", "onTimeout", x->auto_pause ? "pause" : "kill", "autoResume",
 		                              x->auto_resume));
 	}
+	/* its volumes as asked: [{name, path}] */
+	json_t *r = v && x->recipe && strstr(x->recipe, "\"volumeMounts\"") ? json_loads(x->recipe, 0, NULL) : NULL;
+	if (json_is_array(json_object_get(r, "volumeMounts")))
+		json_object_set(v, "volumeMounts", json_object_get(r, "volumeMounts"));
+	json_decref(r);
 	return v;
 }
 
@@ -378,6 +380,7 @@ struct create_in {
 	struct tm_pick built; /* a template built here (its start command runs at create) */
 	char base[200];       /* a snapshot's template (its shape and root), or "" */
 	char home[700];       /* and its home's files, restored into the new sandbox */
+	struct vol_mounts vm; /* volumeMounts (e2b_volumes.c) */
 };
 
 static void create_in_free(struct create_in *c)
@@ -385,6 +388,7 @@ static void create_in_free(struct create_in *c)
 	for (size_t i = 0; i < c->nenv; i++)
 		free(c->env[i]);
 	free(c->metadata);
+	vol_mounts_free(&c->vm);
 }
 
 static bool add_env(struct create_in *c, const char *k, const char *v)
@@ -472,6 +476,8 @@ static bool shape_build(struct e2b *e, const char *who, struct create_in *c, str
 	q->limits.fsize_mb = s->o.e2b_disk_mb;
 	q->env = c->env;
 	q->work_link = E2B_HOME;
+	q->mounts = c->vm.m;
+	q->nmounts = c->vm.n;
 	static char *const argv[] = {"true", NULL};
 	q->argv = argv; /* a shape's argv is not run; validation wants one */
 	const struct egress_policy *pol = &s->o.egress;
@@ -574,15 +580,21 @@ static void start_cmd(struct ereq *q, struct ward_session *ws, struct create_in 
 		log_event(q->s, "e2b-start-cmd-failed", "%s: %s", x->id, err);
 }
 
-/* The session of a create body b for owner (0, or the status with why in err). */
+/* The session of a create body b for owner (0, or the status with why in
+ * err): a fork of src's files, else the files saved in files (a resume's:
+ * they are the sandbox's whole home, never laid over the snapshot's it was
+ * made from), else its snapshot template's home. */
 static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double ttl_s, struct ward_session *src,
-                          struct create_in *c, struct sess **slot, struct ward_session **ws, double *ttl, char *err,
-                          size_t n)
+                          const char *files, struct create_in *c, struct sess **slot, struct ward_session **ws,
+                          double *ttl, char *err, size_t n)
 {
 	struct server *s = e->s;
 	struct ward_request shape;
 	if (!create_parse(s, b, c, err, n))
 		return 400;
+	unsigned vc = vol_mounts_take(e, owner, json_object_get(b, "volumeMounts"), &c->vm, err, n);
+	if (vc)
+		return vc;
 	bool offered = !strcmp(c->tmpl, "base") || !strcmp(c->tmpl, "code-interpreter-v1");
 	for (size_t i = 0; i < s->nimages && !offered; i++)
 		offered = strcmp(s->images[i].name, c->tmpl) == 0;
@@ -593,9 +605,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	if (ttl_s > 0)
 		c->timeout_s = fmin(ttl_s, s->o.session_max_ttl);
 	*ttl = c->timeout_s;
-	unsigned code, wait;
-	if (!client_rate_take(s, owner, &wait, err, n)) /* a sandbox made is a run */
-		return 429;
+	unsigned code; /* a create or a fork is a run of the key's: admission counted it (e2b_http.c) */
 	*slot = sess_place(s, owner, &code, err, n);
 	if (!*slot)
 		return code;
@@ -616,20 +626,23 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 		snprintf(err, n, "cannot make the sandbox: %s", why);
 		return 500;
 	}
+	const char *home = src ? NULL : files ? files : c->home[0] ? c->home : NULL;
 	struct ward_session_saved info;
-	if (c->home[0] && !src &&
-	    ward_session_restore(*ws, c->home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
+	if (home && ward_session_restore(*ws, home, (uint64_t)s->o.e2b_disk_mb << 20, &info, why, sizeof(why)) < 0) {
 		sess_commit(s, *slot, NULL, 0, 0);
 		ward_session_destroy(*ws);
 		*ws = NULL;
-		snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
-		return 500;
+		if (files)
+			snprintf(err, n, "cannot restore its paused files: %s", why);
+		else
+			snprintf(err, n, "cannot restore snapshot %s's files: %s", c->tmpl, why);
+		return files ? 507 : 500; /* never a sandbox with some of its files */
 	}
 	return 0;
 }
 
 unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double ttl_s, struct ward_session *src,
-                  struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
+                  const char *files, struct sess **slot, struct ward_session **ws, double *ttl, char *err, size_t n)
 {
 	json_t *b = json_loads(recipe ? recipe : "{}", 0, NULL);
 	if (!json_is_object(b)) {
@@ -639,7 +652,7 @@ unsigned e2b_make(struct e2b *e, const char *owner, const char *recipe, double t
 	}
 	struct create_in c;
 	memset(&c, 0, sizeof(c));
-	unsigned code = make_from(e, owner, b, ttl_s, src, &c, slot, ws, ttl, err, n);
+	unsigned code = make_from(e, owner, b, ttl_s, src, files, &c, slot, ws, ttl, err, n);
 	create_in_free(&c);
 	json_decref(b);
 	return code;
@@ -695,7 +708,7 @@ enum MHD_Result e2b_create(struct ereq *q)
 	struct sess *slot;
 	struct ward_session *ws;
 	double ttl;
-	unsigned code = make_from(q->e, q->who, b, 0, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
+	unsigned code = make_from(q->e, q->who, b, 0, NULL, NULL, &c, &slot, &ws, &ttl, err, sizeof(err));
 	if (code) {
 		rc = e2b_api_error(q, code, "%s", err);
 		goto out;
@@ -709,7 +722,13 @@ enum MHD_Result e2b_create(struct ereq *q)
 		x->auto_pause_files = json_is_false(json_object_get(b, "autoPauseMemory"));
 		x->auto_resume = json_is_true(ar);
 		x->timeout_s = ttl;
-		x->recipe = json_dumps(b, JSON_COMPACT | JSON_ENSURE_ASCII);
+		/* made again (a resume, a fork) with files of its own: from the
+		 * snapshot's template, which outlives the snapshot's deletion */
+		json_t *recipe = c.base[0] ? json_copy(b) : json_incref(b);
+		if (recipe && c.base[0])
+			json_object_set_new(recipe, "templateID", json_string(c.base));
+		x->recipe = recipe ? json_dumps(recipe, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(recipe);
 	}
 	if (!x || !x->recipe) {
 		sess_commit(s, slot, NULL, 0, 0);
@@ -797,7 +816,7 @@ enum MHD_Result e2b_list(struct ereq *q)
 			continue;
 		if (e2b_is_paused(e, x)) {
 			if (want_paused)
-				json_array_append_new(arr, listed_json(q->s, x, x->paused_rt, false));
+				json_array_append_new(arr, listed_json(q->e, x, x->paused_rt, false));
 			continue;
 		}
 		if (!want_run)
@@ -807,7 +826,7 @@ enum MHD_Result e2b_list(struct ereq *q)
 			continue;
 		double end = end_rt(q->s, ss);
 		sess_unref(q->s, ss);
-		json_array_append_new(arr, listed_json(q->s, x, end, false));
+		json_array_append_new(arr, listed_json(q->e, x, end, false));
 	}
 	snapshot_put(e, v, n);
 	return e2b_answer_json(q, 200, arr);
@@ -817,7 +836,7 @@ enum MHD_Result e2b_info(struct ereq *q)
 {
 	struct e2b_sbx *x = e2b_own(q, q->arg);
 	if (x && e2b_is_paused(q->e, x)) {
-		json_t *v = listed_json(q->s, x, x->paused_rt, true);
+		json_t *v = listed_json(q->e, x, x->paused_rt, true);
 		e2b_sbx_put(q->e, x);
 		return e2b_answer_json(q, 200, v);
 	}
@@ -829,7 +848,7 @@ enum MHD_Result e2b_info(struct ereq *q)
 	}
 	double end = end_rt(q->s, ss);
 	sess_unref(q->s, ss);
-	json_t *v = listed_json(q->s, x, end, true);
+	json_t *v = listed_json(q->e, x, end, true);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
@@ -850,47 +869,6 @@ enum MHD_Result e2b_kill(struct ereq *q)
 	log_event(q->s, "e2b-sandbox-kill", "%s by %s", x->id, q->who);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer(q, 204, NULL, NULL, 0);
-}
-
-/* GET /sandboxes/{id}/metrics (SPEC §18): one sample, now, from the
- * session's cgroup (CPU since the last sample or its start, memory) and
- * its home's file system (statfs inside, as its user). */
-enum MHD_Result e2b_metrics(struct ereq *q)
-{
-	struct e2b_sbx *x = e2b_own(q, q->arg);
-	struct sess *ss = x ? e2b_sess(q->e, x) : NULL;
-	if (!ss) {
-		if (x)
-			e2b_sbx_put(q->e, x);
-		return e2b_not_found(q, q->arg);
-	}
-	struct ward_session_usage u;
-	memset(&u, 0, sizeof(u));
-	ward_session_usage(ss->ws, &u);
-	char out[200] = "", err[400];
-	char *argv[] = {"stat", "-f", "-c", "%S %b %f", "/work", NULL};
-	unsigned long long bs = 0, blocks = 0, bfree = 0;
-	if (e2b_run(q, ss->ws, argv, out, sizeof(out), err, sizeof(err)) != 0 ||
-	    sscanf(out, "%llu %llu %llu", &bs, &blocks, &bfree) != 3)
-		bs = blocks = bfree = 0;
-	sess_unref(q->s, ss);
-	double t = now_real();
-	pthread_mutex_lock(&q->e->lock);
-	double since = x->m_time > 0 ? x->m_time : x->started_rt;
-	uint64_t cpu0 = x->m_time > 0 ? x->m_cpu_ms : 0;
-	x->m_time = t;
-	x->m_cpu_ms = u.cpu_ms;
-	pthread_mutex_unlock(&q->e->lock);
-	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
-	char ts[40];
-	iso_time(ts, sizeof(ts), t);
-	json_t *v =
-		json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix", (json_int_t)t,
-	                  "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed", (json_int_t)u.memory_bytes, "memTotal",
-	                  (json_int_t)x->memory_mb << 20, "memCache", (json_int_t)0, "diskUsed",
-	                  (json_int_t)((blocks - bfree) * bs), "diskTotal", (json_int_t)(blocks * bs));
-	e2b_sbx_put(q->e, x);
-	return e2b_answer_json(q, 200, v);
 }
 
 /* {"timeout": seconds} of a body (0 when absent). */

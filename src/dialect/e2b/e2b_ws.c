@@ -1,0 +1,365 @@
+/* e2b_ws.c — a WebSocket (any HTTP upgrade) to a sandbox's port, past
+ * its 101 (e2b_ports.c relays the handshake): the client's upgraded
+ * socket and the upstream's, pumped both ways by one thread of the
+ * dialect's for all of them (epoll, level-triggered), until either end
+ * closes (what it sent before is delivered first), one fails, or nothing
+ * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets upgraded connections a
+ * sandbox (429 past it), half of --max-connections in all (503), a
+ * WS_BUF buffer each way; a side whose buffer is full is not read (the
+ * slower end sets the pace), and a side that can neither be read nor
+ * written is out of the epoll set (a hung-up socket never spins it). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dialect/e2b/e2b_int.h"
+
+#define WS_BUF 65536
+#define WS_IDLE_S 600.0
+#define WS_PER_SBX_DEFAULT 32
+#define WS_ROUNDS 16 /* reads a side gets per wake: one busy tunnel does not starve the rest */
+
+struct tunnel;
+struct tun_end {
+	struct tunnel *t;
+	int side;
+};
+
+struct tunnel {
+	int fd[2]; /* 0: the client's upgraded socket (MHD's), 1: the upstream's */
+	struct MHD_UpgradeResponseHandle *urh;
+	char id[80];
+	char buf[2][WS_BUF]; /* buf[i]: read from fd[i], to be written to fd[!i] */
+	size_t len[2], off[2];
+	bool eof[2];
+	unsigned want[2]; /* the events fd[i] is in the epoll set for (0: out of it) */
+	bool dead;
+	double last; /* when a byte last moved */
+	struct tun_end end[2];
+	struct tunnel *next;
+};
+
+struct ws_count {
+	char id[80];
+	unsigned n; /* its upgraded connections and the upgrades on their way */
+	struct ws_count *next;
+};
+
+struct ws_hub {
+	pthread_mutex_t lock;
+	int ep, wake;
+	pthread_t thread;
+	bool running, stop;
+	struct tunnel *list;
+	struct ws_count *counts;
+	unsigned total;
+};
+
+static unsigned per_sbx(struct e2b *e)
+{
+	return e->s->o.e2b_max_sockets ? e->s->o.e2b_max_sockets : WS_PER_SBX_DEFAULT;
+}
+
+static unsigned in_all(struct e2b *e)
+{
+	unsigned m = e->s->o.max_connections / 2;
+	return m ? m : 1;
+}
+
+static struct ws_count **count_of(struct ws_hub *h, const char *id)
+{
+	struct ws_count **p = &h->counts;
+	while (*p && strcmp((*p)->id, id) != 0)
+		p = &(*p)->next;
+	return p;
+}
+
+unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
+{
+	struct ws_hub *h = e->ws;
+	if (!h) {
+		snprintf(msg, n, "WebSockets to a sandbox's port are not available (the pump did not start)");
+		return 503;
+	}
+	unsigned code = 0;
+	pthread_mutex_lock(&h->lock);
+	struct ws_count **p = count_of(h, id);
+	if (h->stop) {
+		snprintf(msg, n, "the server is stopping");
+		code = 503;
+	} else if (*p && (*p)->n >= per_sbx(e)) {
+		snprintf(msg, n, "sandbox %s has %u WebSockets open (--e2b-max-sockets %u): close one first", id,
+		         (*p)->n, per_sbx(e));
+		code = 429;
+	} else if (h->total >= in_all(e)) {
+		snprintf(msg, n, "%u WebSockets are open to sandboxes, half of --max-connections: try again later",
+		         h->total);
+		code = 503;
+	} else if (!*p && !(*p = calloc(1, sizeof(**p)))) {
+		snprintf(msg, n, "out of memory for the WebSocket");
+		code = 503;
+	} else {
+		snprintf((*p)->id, sizeof((*p)->id), "%s", id);
+		(*p)->n++;
+		h->total++;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return code;
+}
+
+static void unreserve_locked(struct ws_hub *h, const char *id)
+{
+	struct ws_count **p = count_of(h, id);
+	if (!*p)
+		return;
+	h->total--;
+	if (--(*p)->n == 0) {
+		struct ws_count *c = *p;
+		*p = c->next;
+		free(c);
+	}
+}
+
+void ws_unreserve(struct e2b *e, const char *id)
+{
+	struct ws_hub *h = e->ws;
+	pthread_mutex_lock(&h->lock);
+	unreserve_locked(h, id);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* fd[i]'s place in the epoll set made what its buffers call for. */
+static void interest(struct ws_hub *h, struct tunnel *t, int i)
+{
+	unsigned w = 0;
+	if (!t->dead && !t->eof[i] && t->off[i] == t->len[i])
+		w |= EPOLLIN;
+	if (!t->dead && t->off[!i] < t->len[!i])
+		w |= EPOLLOUT;
+	if (w == t->want[i])
+		return;
+	struct epoll_event ev = {.events = w, .data.ptr = &t->end[i]};
+	int op = !w ? EPOLL_CTL_DEL : !t->want[i] ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+	if (epoll_ctl(h->ep, op, t->fd[i], &ev) < 0 && op != EPOLL_CTL_DEL)
+		t->dead = true;
+	t->want[i] = w;
+}
+
+/* What fd[i] has, to fd[!i], as far as both allow now. */
+static void move(struct tunnel *t, int i)
+{
+	for (int round = 0; round < WS_ROUNDS && !t->dead; round++) {
+		while (t->off[i] < t->len[i]) {
+			ssize_t k = send(t->fd[!i], t->buf[i] + t->off[i], t->len[i] - t->off[i], MSG_NOSIGNAL);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return;
+			if (k <= 0) {
+				t->dead = true;
+				return;
+			}
+			t->off[i] += (size_t)k;
+			t->last = now_mono();
+		}
+		t->off[i] = t->len[i] = 0;
+		if (t->eof[i])
+			return;
+		ssize_t k = read(t->fd[i], t->buf[i], WS_BUF);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (k < 0) {
+			t->dead = true;
+			return;
+		}
+		if (k == 0) {
+			t->eof[i] = true;
+			return;
+		}
+		t->len[i] = (size_t)k;
+		t->last = now_mono();
+	}
+}
+
+static void pump(struct ws_hub *h, struct tunnel *t)
+{
+	move(t, 0);
+	move(t, 1);
+	for (int i = 0; i < 2; i++) /* an end closed, and what it sent delivered: done */
+		if (t->eof[i] && t->off[i] == t->len[i])
+			t->dead = true;
+	interest(h, t, 0);
+	interest(h, t, 1);
+}
+
+static void tunnel_close(struct ws_hub *h, struct tunnel *t)
+{
+	if (t->want[0])
+		epoll_ctl(h->ep, EPOLL_CTL_DEL, t->fd[0], NULL);
+	if (t->want[1])
+		epoll_ctl(h->ep, EPOLL_CTL_DEL, t->fd[1], NULL);
+	close(t->fd[1]);
+	MHD_upgrade_action(t->urh, MHD_UPGRADE_ACTION_CLOSE); /* MHD closes the client's socket */
+	unreserve_locked(h, t->id);
+	free(t);
+}
+
+/* The dead and the idle closed (under h->lock). */
+static void ws_sweep(struct ws_hub *h, double now, bool all)
+{
+	for (struct tunnel **p = &h->list; *p;) {
+		struct tunnel *t = *p;
+		if (all || t->dead || now - t->last > WS_IDLE_S) {
+			*p = t->next;
+			tunnel_close(h, t);
+		} else
+			p = &t->next;
+	}
+}
+
+static void *pump_main(void *arg)
+{
+	struct ws_hub *h = arg;
+	struct epoll_event ev[64];
+	double swept = now_mono();
+	for (;;) {
+		int n = epoll_wait(h->ep, ev, 64, 1000);
+		pthread_mutex_lock(&h->lock);
+		if (h->stop) {
+			pthread_mutex_unlock(&h->lock);
+			return NULL;
+		}
+		bool dead = false;
+		for (int i = 0; i < n; i++) {
+			if (!ev[i].data.ptr) { /* a tunnel added: its first bytes */
+				uint64_t v;
+				if (read(h->wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					break;
+				for (struct tunnel *t = h->list; t; t = t->next)
+					if (!t->want[0] && !t->want[1] && !t->dead) {
+						pump(h, t);
+						dead |= t->dead;
+					}
+				continue;
+			}
+			struct tun_end *e = ev[i].data.ptr;
+			if (!e->t->dead) /* (freed only by the sweep below: never within a batch) */
+				pump(h, e->t);
+			dead |= e->t->dead;
+		}
+		double now = now_mono();
+		if (dead || now - swept >= 1.0) {
+			ws_sweep(h, now, false);
+			swept = now;
+		}
+		pthread_mutex_unlock(&h->lock);
+	}
+}
+
+bool ws_adopt(struct e2b *e, const char *id, int client, struct MHD_UpgradeResponseHandle *urh, int up,
+              const char *to_client, size_t nc, const char *to_up, size_t nu)
+{
+	struct ws_hub *h = e->ws;
+	struct tunnel *t = nc <= WS_BUF && nu <= WS_BUF ? calloc(1, sizeof(*t)) : NULL;
+	pthread_mutex_lock(&h->lock);
+	if (!t || h->stop) {
+		unreserve_locked(h, id);
+		pthread_mutex_unlock(&h->lock);
+		free(t);
+		close(up);
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		return false;
+	}
+	t->fd[0] = client;
+	t->fd[1] = up;
+	t->urh = urh;
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	for (int i = 0; i < 2; i++) {
+		t->end[i].t = t;
+		t->end[i].side = i;
+		int fl = fcntl(t->fd[i], F_GETFL);
+		fcntl(t->fd[i], F_SETFL, fl | O_NONBLOCK);
+	}
+	memcpy(t->buf[1], to_client, nc); /* the upstream's first frames, read with its 101 */
+	t->len[1] = nc;
+	memcpy(t->buf[0], to_up, nu); /* the client's, read by MHD with its request */
+	t->len[0] = nu;
+	t->last = now_mono();
+	t->next = h->list;
+	h->list = t;
+	pthread_mutex_unlock(&h->lock);
+	uint64_t one = 1;
+	if (write(h->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_event(e->s, "e2b-ws", "cannot wake the WebSocket pump: %s", strerror(errno));
+	return true;
+}
+
+int ws_start(struct e2b *e)
+{
+	struct ws_hub *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -1;
+	pthread_mutex_init(&h->lock, NULL);
+	h->ep = epoll_create1(EPOLL_CLOEXEC);
+	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	if (h->ep < 0 || h->wake < 0 || epoll_ctl(h->ep, EPOLL_CTL_ADD, h->wake, &ev) < 0 ||
+	    pthread_create(&h->thread, NULL, pump_main, h) != 0) {
+		fprintf(stderr, "ward serve: cannot start the E2B WebSocket pump: %s\n", strerror(errno));
+		if (h->ep >= 0)
+			close(h->ep);
+		if (h->wake >= 0)
+			close(h->wake);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return -1;
+	}
+	h->running = true;
+	e->ws = h;
+	return 0;
+}
+
+void ws_close_all(struct e2b *e)
+{
+	struct ws_hub *h = e->ws;
+	if (!h || !h->running)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->stop = true;
+	pthread_mutex_unlock(&h->lock);
+	uint64_t one = 1;
+	if (write(h->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_event(e->s, "e2b-ws", "cannot wake the WebSocket pump: %s", strerror(errno));
+	pthread_join(h->thread, NULL);
+	h->running = false;
+	pthread_mutex_lock(&h->lock);
+	ws_sweep(h, now_mono(), true);
+	pthread_mutex_unlock(&h->lock);
+}
+
+void ws_free(struct e2b *e)
+{
+	struct ws_hub *h = e->ws;
+	if (!h)
+		return;
+	ws_close_all(e);
+	while (h->counts) {
+		struct ws_count *c = h->counts;
+		h->counts = c->next;
+		free(c);
+	}
+	close(h->ep);
+	close(h->wake);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	e->ws = NULL;
+}
