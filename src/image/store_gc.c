@@ -162,7 +162,7 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 	/* The mount points layer while an image is left (an older one: never) */
 	char ph[65];
 	store_points_hex(ph);
-	if (layers.n && hexset_add(&points, ph) < 0)
+	if ((ix->n || pins.n) && hexset_add(&points, ph) < 0)
 		goto out;
 	sweep(s, "layers/sha256", &layers, true);
 	sweep(s, "blobs/sha256", &blobs, false);
