@@ -57,6 +57,9 @@ expect_eq "... its whiteouts are overlayfs's (0:0 character devices)" "0,0" \
 expect_eq "... its /dev is opaque" y "$(xattr "$P/dev" trusted.overlay.opaque)"
 
 # one mount for the image's root, whatever it holds
+out=$("$WARD" run --print-plan --image big -- true 2>&1)
+expect_eq "--print-plan on an image: its root bound first, nothing of its /etc or top bound one by one" \
+	"bind / ro 0" "$(echo "$out" | head -1 | awk '{print $1, $2, $NF}') $(grep -c -e /etc/conf -e /top <<<"$out")"
 count() { "$WARD" run --image "$1" -- /bin/sh -c 'wc -l < /proc/self/mountinfo' 2>&1; }
 small=$(count small)
 big=$(count big)
