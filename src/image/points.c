@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,7 +67,8 @@ struct maker {
  * directory is always a merged one, whose listing overlayfs filters of
  * whiteouts, even where the image has none there or something else (a
  * directory of a single layer is listed as it is on disk, its whiteouts
- * included, as names that cannot be opened). */
+ * included, as names that cannot be opened).  Stacked only for an image
+ * that needs it (store_points_need_under). */
 static int make_under(struct maker *m, const char *rel)
 {
 	char dir[256];
@@ -138,6 +140,49 @@ static void make_point(void *arg, enum plan_point kind, const char *path, const 
 		m->rc = errno ? errno : EIO;
 		snprintf(m->what, sizeof(m->what), "%s", path);
 	}
+}
+
+struct dirs_check {
+	char *const *layers;
+	size_t n;
+	bool merged; /* so far, every whiteout's directory is one of the image's */
+};
+
+/* Whether the image's layers have dir (relative) as a directory: the
+ * topmost layer with an entry of that name decides (a whiteout or anything
+ * else there: no); a layer whose root is opaque hides those under it. */
+static bool image_has_dir(char *const *layers, size_t n, const char *dir)
+{
+	char path[4096];
+	for (size_t i = n; i-- > 0;) {
+		struct stat st;
+		if (snprintf(path, sizeof(path), "%s/%s", layers[i], dir) >= (int)sizeof(path))
+			return false;
+		if (lstat(path, &st) == 0)
+			return S_ISDIR(st.st_mode);
+		char v;
+		if (errno != ENOENT || getxattr(layers[i], "trusted.overlay.opaque", &v, 1) == 1)
+			return false;
+	}
+	return false;
+}
+
+static void check_point(void *arg, enum plan_point kind, const char *path, const char *target)
+{
+	struct dirs_check *c = arg;
+	const char *slash = strrchr(path, '/');
+	if (kind != PLAN_POINT_HIDDEN || !c->merged || slash == path)
+		return;
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path - 1), path + 1);
+	c->merged = image_has_dir(c->layers, c->n, dir);
+}
+
+bool store_points_need_under(char *const *layers, size_t n)
+{
+	struct dirs_check c = {.layers = layers, .n = n, .merged = true};
+	plan_image_points(check_point, &c);
+	return !c.merged;
 }
 
 int store_points(struct ward_image_store *s, char hex[65], char *err, size_t errlen)

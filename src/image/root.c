@@ -61,10 +61,13 @@ static int merge(struct ward_image_root *r, char *err, size_t errlen)
 			rc = base_errf(err, errlen, "out of memory");
 	}
 	if (rc == 0) {
-		memcpy(dirs, r->img->layers, r->img->nlayers * sizeof(char *));
-		dirs[r->img->nlayers] = under;
-		dirs[r->img->nlayers + 1] = top;
-		rc = overlay_open_ro(dirs, r->img->nlayers + 2, &r->fd, err, errlen);
+		size_t n = r->img->nlayers;
+		memcpy(dirs, r->img->layers, n * sizeof(char *));
+		/* (each layer costs the overlay's making and its teardown) */
+		if (store_points_need_under(r->img->layers, n))
+			dirs[n++] = under;
+		dirs[n++] = top;
+		rc = overlay_open_ro(dirs, n, &r->fd, err, errlen);
 	}
 	free(under);
 	free(top);

@@ -110,6 +110,10 @@ int store_replace_file(int dirfd, const char *tmpname, const char *name, const v
 #define STORE_POINTS_TOP "top"
 #define STORE_POINTS_UNDER "under"
 void store_points_hex(char hex[65]);
+/* Whether an image of these layers (bottom first) needs the layer under
+ * the top one: some directory holding the top one's whiteouts is not a
+ * directory of the image's (points.c's make_under says why). */
+bool store_points_need_under(char *const *layers, size_t n);
 int store_points(struct ward_image_store *s, char hex[65], char *err, size_t errlen);
 
 /* A layer's owners' sidecar (unpack.c's list: "UID GID PATH\0" per entry
