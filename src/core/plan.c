@@ -177,8 +177,8 @@ static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 }
 
 /* The sandbox user's name and home: "sandbox" at /work, or, with a
- * work_link ("/home/NAME", E2B's "/home/user"), NAME at the link. */
-/* req NULL: a request without one. */
+ * work_link ("/home/NAME", E2B's "/home/user"), NAME at the link (req
+ * NULL: a request without one). */
 static void user_of(const struct ward_request *req, const char **name, const char **home)
 {
 	bool link = req && req->work_link;

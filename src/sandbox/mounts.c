@@ -760,7 +760,7 @@ static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, int scr
 	struct beneath b;
 	beneath_init(&b, rootfd);
 	b.scratch = scratch;
-	for (size_t i = root_is_bound(in) && !prepared ? 1 : 0; i < in->nops; i++) {
+	for (size_t i = root_is_bound(in) ? 1 : 0; i < in->nops; i++) {
 		const struct mount_op *op = &in->ops[i];
 		if (prepared && (op->flags & OPF_PREPARED))
 			continue;
@@ -769,6 +769,16 @@ static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, int scr
 			beneath_end(&b);
 			return -1;
 		}
+	}
+	/* The scratch tmpfs's files are bound read-only; its superblock is
+	 * made so too, as the root tmpfs's is. */
+	char sp[64];
+	fdpath(sp, sizeof(sp), b.scratch);
+	if (b.scratch >= 0 &&
+	    mount(NULL, sp, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		base_errf_errno(err, errlen, "cannot make the sandbox's scratch tmpfs read-only");
+		beneath_end(&b);
+		return -1;
 	}
 	beneath_end(&b);
 	return 0;
