@@ -3,7 +3,7 @@
 # for the image however many entries its top and its /etc hold, ward's own
 # mounts on the points the store's mount points layer holds
 # (mountpoints/HEX, made at import or on first use, gone with the last
-# image), and hostile layers whose symlinks, files and directories sit
+# image; concurrent first uses place one), and hostile layers whose symlinks, files and directories sit
 # where ward mounts: none of them is followed or seen.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.bash"
@@ -104,6 +104,11 @@ expect_eq "a bind inside /work (ward's tmpfs)" "host-data" "$out"
 rm -rf "${S:?}/mountpoints"
 out=$("$WARD" run --image small -- /bin/sh -c 'cat /etc/hostname' 2>&1)
 expect_eq "a store without the layer: it is made at first use" "ward $points" "$out $(ls "$S/mountpoints" 2>&1)"
+rm -rf "${S:?}/mountpoints"
+for i in 1 2 3 4; do "$WARD" run --image small -- /bin/sh -c 'cat /etc/hostname' >"$T/race$i" 2>&1 & done
+wait
+expect_eq "four first runs at once: each runs, one layer is placed, no temporary left" "ward ward ward ward $points 0" \
+	"$(echo $(cat "$T"/race[1-4])) $(ls "$S/mountpoints") $(ls -A "$S/tmp" | wc -l)"
 for i in small big evil; do wimg rm "$i"; done
 expect_eq "rm: the layer stays while an image is left" "$points" "$(ls "$S/mountpoints")"
 mkdir "$S/mountpoints/$(printf '%064d' 0)" # an older layer's name
