@@ -3,8 +3,9 @@
 # for the image however many entries its top and its /etc hold, ward's own
 # mounts on the points the store's mount points layer holds
 # (mountpoints/HEX, made at import or on first use, gone with the last
-# image; concurrent first uses place one), and hostile layers whose symlinks, files and directories sit
-# where ward mounts: none of them is followed or seen.
+# image; concurrent first uses place one), and hostile layers whose
+# symlinks, files and directories sit where ward mounts: none of them is
+# followed or seen.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.bash"
 [ "$(id -u)" = 0 ] || { echo "PASS: an image's bound root skipped (needs root)"; exit 0; }
