@@ -11,7 +11,12 @@ One run, on one machine, interleaved:
     client, alternately, on one `ward serve --pool 2 --image NAME`.
 Prints a markdown section on stdout; details on stderr.
 
-Knobs (environment): WARD (default build/ward), BENCH_IMAGE_N (40 of each).
+  * with WARD_BEFORE (another ward binary, e.g. a build of main), its own
+    `ward run` of both kinds in the same rounds, on the same store.
+Also counts the mounts a sandbox on the image sees (its /proc/self/mountinfo).
+
+Knobs (environment): WARD (default build/ward), WARD_BEFORE (none),
+BENCH_IMAGE_N (40 of each).
 Needs root (an image's root is an overlayfs mount); without the image
 builder's tools it prints why and exits 0.
 """
@@ -27,6 +32,7 @@ import time
 
 WARD = os.environ.get("WARD", "build/ward")
 N = int(os.environ.get("BENCH_IMAGE_N", "40"))
+BEFORE = os.environ.get("WARD_BEFORE", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -68,10 +74,19 @@ def main():
         t_first = timed([WARD, "run", "--image", "bench", "--", "true"], env)
         print("import %.2f s for %d MiB unpacked (%d MiB layout); first run %.1f ms" %
               (t_import, size >> 20, packed >> 20, t_first * 1000), file=sys.stderr)
-        host, image = [], []
+        def mounts(ward):
+            r = subprocess.run([ward, "run", "--image", "bench", "--", "cat", "/proc/self/mountinfo"],
+                               capture_output=True, text=True, env=env)
+            return len(r.stdout.splitlines())
+        n_mounts = mounts(WARD)
+        n_mounts_before = mounts(BEFORE) if BEFORE else 0
+        host, image, b_host, b_image = [], [], [], []
         for _ in range(N):
             host.append(timed([WARD, "run", "--", "true"], env))
             image.append(timed([WARD, "run", "--image", "bench", "--", "true"], env))
+            if BEFORE:
+                b_host.append(timed([BEFORE, "run", "--", "true"], env))
+                b_image.append(timed([BEFORE, "run", "--image", "bench", "--", "true"], env))
         # the server: one with a pool, both kinds of request alternately
         log = os.path.join(tmp, "serve.log")
         srv = subprocess.Popen([WARD, "serve", "--listen", "127.0.0.1:0", "--pool", "2", "--image", "bench",
@@ -115,16 +130,22 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("## Images (SPEC §14)\n")
-    print("An image's root is its layers merged read-only with overlayfs once (a detached mount) and bound "
-          "into each sandbox like a `--rootfs`; the image's `/etc` entries are bound one by one beside ward's "
-          "generated files. Image: mmdebstrap `--variant=minbase` bookworm through umoci, %d MiB unpacked. "
-          "Medians of %d, alternated.\n" % (size >> 20, N))
+    print("An image's root is its layers merged read-only with overlayfs once (a detached mount), the store's "
+          "layer of mount points on top, and bound whole as each sandbox's root; ward's generated `/etc` files, "
+          "`/dev`, `/proc`, `/tmp` and `/work` are mounted on the points that layer holds. Image: mmdebstrap "
+          "`--variant=minbase` bookworm through umoci, %d MiB unpacked. Medians of %d, alternated.\n" %
+          (size >> 20, N))
     print("| measure | host's directories | on the image | ratio |")
     print("| --- | --- | --- | --- |")
     print("| `ward run -- true`, wall | %.2f ms | %.2f ms | %.2fx |" % (med(host), med(image), med(image) / med(host)))
     if ex_host:
         print("| `POST /exec` of `true`, one client, `--pool 2` | %.2f ms | %.2f ms | %.2fx |" %
               (med(ex_host), med(ex_image), med(ex_image) / med(ex_host)))
+    if BEFORE:
+        print("| before (WARD_BEFORE): `ward run -- true`, wall | %.2f ms | %.2f ms | %.2fx |" %
+              (med(b_host), med(b_image), med(b_image) / med(b_host)))
+    print("\nMounts a sandbox on the image sees (its /proc/self/mountinfo): %d%s." %
+          (n_mounts, " (before: %d)" % n_mounts_before if BEFORE else ""))
     print("\nImporting it (`ward image import` from an OCI layout of %d MiB, sha256 checked, unpacked): "
           "%.2f s; the first `ward run --image` after it: %.1f ms.\n" % (packed >> 20, t_import, t_first * 1000))
     return 0

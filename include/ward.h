@@ -426,9 +426,9 @@ void ward_cgroup_keep(unsigned n);
 void ward_cgroup_slots(bool on);
 struct ward_cgroup_stats {
 	unsigned keep, idle;
-	uint64_t made;      /* cgroups made while keeping */
-	uint64_t reused;    /* sandboxes given a kept one */
-	uint64_t discarded; /* returned not reusable, so removed */
+	uint64_t made;        /* cgroups made while keeping */
+	uint64_t reused;      /* sandboxes given a kept one */
+	uint64_t discarded;   /* returned not reusable, so removed */
 	uint64_t parked;      /* v1: processes parked in kept cgroups (to clone the next PID 1 there) */
 	uint64_t born_parked; /* sandboxes whose PID 1 such a process cloned in its cgroup */
 	uint64_t moved;       /* processes moved into a sandbox's cgroup (each may wait a grace period) */

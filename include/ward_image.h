@@ -14,6 +14,9 @@
  *                              however many images use it
  *     layers/sha256/HEX.owners the layer's entries not owned by 0:0 ("UID GID PATH\0" each),
  *                              which the layer itself does not keep; read by builds
+ *     mountpoints/HEX          the layer of mount points ward stacks on top of every image's
+ *                              for a sandbox (image/points.c; HEX: the sha256 of what it
+ *                              holds), made at import or on first use, gone with the last image
  *     build-cache/KEY/         `ward image build`'s step cache (image/build_cache.c)
  *     pins/HEX                 one lock file per image in use (HEX: its manifest digest)
  *     tmp/RANDOM               an import in progress (flock'd by it); anything unlocked here

@@ -66,6 +66,29 @@ static struct mount_op *add(struct plan *p, enum op_kind k, const char *src, con
 	return op;
 }
 
+/* What ward makes at the top of a sandbox's root and in its /etc and /dev,
+ * and what it hides there: one table each, read by the plan below and by
+ * plan_image_points (the mount points an image's root is given). */
+static const char *const top_made[] = {"proc", "dev", "tmp", "work", "etc"};
+static const char *const top_hidden[] = {"sys", "run"};
+static const char *const etc_made[] = {"passwd", "group", "hostname", "hosts", "nsswitch.conf"};
+static const char *const etc_hidden[] = {"shadow", "gshadow", "resolv.conf", "mtab"};
+static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+static const char *const dev_links[][2] = {
+	{"/dev/ptmx", "pts/ptmx"},          {"/dev/fd", "/proc/self/fd"},       {"/dev/stdin", "/proc/self/fd/0"},
+	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
+};
+static const char *const dev_dirs[] = {"/dev/pts", "/dev/shm"};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool listed(const char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
+			return true;
+	return false;
+}
+
 /* A host path as the sandbox should see it: a directory becomes a read-only
  * bind, a symlink (merged /usr: /bin -> usr/bin) the same symlink, a file a
  * read-only bind; absent paths are skipped.  With below > 0, host[0..below)
@@ -108,7 +131,6 @@ static void mirror(struct plan *p, const char *host, size_t below, const char *d
  * /home when a work_link goes there: the link is all of it). */
 static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsigned flags)
 {
-	static const char *const own[] = {"proc", "dev", "tmp", "work", "etc", "sys", "run"};
 	DIR *d = opendir(rootfs);
 	if (!d)
 		return -1;
@@ -116,9 +138,8 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsig
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		bool skip = false;
-		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-			skip |= strcmp(e->d_name, own[i]) == 0;
+		bool skip = listed(top_made, NELEM(top_made), e->d_name) ||
+		            listed(top_hidden, NELEM(top_hidden), e->d_name);
 		if (skip || (no_home && strcmp(e->d_name, "home") == 0))
 			continue;
 		const char *dst = fmt(p, "/", e->d_name);
@@ -132,8 +153,6 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsig
  * the root (its etc may be a symlink to anywhere: then it counts as absent). */
 static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 {
-	static const char *const own[] = {"passwd", "group",   "hostname",    "hosts", "nsswitch.conf",
-	                                  "shadow", "gshadow", "resolv.conf", "mtab"};
 	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, root, "/etc"), .below = strlen(root)};
 	int fd = mounts_open_source(&probe);
 	int dfd = fd >= 0 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
@@ -149,10 +168,7 @@ static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		bool skip = false;
-		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-			skip |= strcmp(e->d_name, own[i]) == 0;
-		if (skip)
+		if (listed(etc_made, NELEM(etc_made), e->d_name) || listed(etc_hidden, NELEM(etc_hidden), e->d_name))
 			continue;
 		const char *dst = fmt(p, "/etc/", e->d_name);
 		mirror(p, fmt(p, root, dst), strlen(root), dst, flags);
@@ -161,41 +177,86 @@ static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 }
 
 /* The sandbox user's name and home: "sandbox" at /work, or, with a
- * work_link ("/home/NAME", E2B's "/home/user"), NAME at the link. */
+ * work_link ("/home/NAME", E2B's "/home/user"), NAME at the link (req
+ * NULL: a request without one). */
 static void user_of(const struct ward_request *req, const char **name, const char **home)
 {
-	*name = req->work_link ? strrchr(req->work_link, '/') + 1 : "sandbox";
-	*home = req->work_link ? req->work_link : "/work";
+	bool link = req && req->work_link;
+	*name = link ? strrchr(req->work_link, '/') + 1 : "sandbox";
+	*home = link ? req->work_link : "/work";
 }
 
-static const char *passwd_text(struct plan *p, const struct ward_request *req)
+/* The text of the /etc file etc_made[i] for req (NULL: a request without a
+ * work_link, the text the store's mount points layer holds), in buf. */
+static const char *etc_text(const struct ward_request *req, size_t i, char *buf, size_t n)
 {
 	const char *name, *home;
 	user_of(req, &name, &home);
-	char buf[512];
-	snprintf(buf, sizeof(buf),
-	         "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-	         "%s:x:%d:%d:ward sandbox:%s:/bin/sh\n"
-	         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-	         name, WARD_SANDBOX_UID, WARD_SANDBOX_GID, home);
-	return keep(p, strdup(buf));
+	_Static_assert(NELEM(etc_made) == 5, "etc_text has a text for each of etc_made");
+	switch (i) {
+	case 0:
+		snprintf(buf, n,
+		         "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+		         "%s:x:%d:%d:ward sandbox:%s:/bin/sh\n"
+		         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		         name, WARD_SANDBOX_UID, WARD_SANDBOX_GID, home);
+		break;
+	case 1:
+		snprintf(buf, n, "root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", name, WARD_SANDBOX_GID);
+		break;
+	case 2:
+		snprintf(buf, n, "ward\n");
+		break;
+	case 3:
+		snprintf(buf, n, "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+		break;
+	default:
+		snprintf(buf, n,
+		         "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+		         "networks: files\nprotocols: files\nservices: files\n");
+	}
+	return buf;
 }
 
-static const char *group_text(struct plan *p, const struct ward_request *req)
-{
-	const char *name, *home;
-	user_of(req, &name, &home);
-	char buf[256];
-	snprintf(buf, sizeof(buf), "root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", name, WARD_SANDBOX_GID);
-	return keep(p, strdup(buf));
-}
+/* The longest text of etc_text. */
+#define ETC_TEXT_MAX 512
 
-static void add_file(struct plan *p, const char *dst, const char *text)
+static void add_file(struct plan *p, const char *dst, const char *text, unsigned flags)
 {
 	struct mount_op *op = add(p, OP_FILE, NULL, dst);
 	op->data = text;
 	op->data_len = strlen(text);
 	op->mode = 0644;
+	op->flags = flags;
+}
+
+void plan_image_points(plan_point_fn *fn, void *arg)
+{
+	char path[64];
+	for (size_t i = 0; i < NELEM(top_made); i++) {
+		snprintf(path, sizeof(path), "/%s", top_made[i]);
+		/* /dev holds ward's entries alone, as on a root it builds */
+		fn(arg, strcmp(top_made[i], "dev") == 0 ? PLAN_POINT_OPAQUE : PLAN_POINT_DIR, path, NULL);
+	}
+	for (size_t i = 0; i < NELEM(top_hidden); i++) {
+		snprintf(path, sizeof(path), "/%s", top_hidden[i]);
+		fn(arg, PLAN_POINT_HIDDEN, path, NULL);
+	}
+	for (size_t i = 0; i < NELEM(etc_made); i++) {
+		char text[ETC_TEXT_MAX];
+		snprintf(path, sizeof(path), "/etc/%s", etc_made[i]);
+		fn(arg, PLAN_POINT_FILE, path, etc_text(NULL, i, text, sizeof(text)));
+	}
+	for (size_t i = 0; i < NELEM(etc_hidden); i++) {
+		snprintf(path, sizeof(path), "/etc/%s", etc_hidden[i]);
+		fn(arg, PLAN_POINT_HIDDEN, path, NULL);
+	}
+	for (size_t i = 0; i < NELEM(dev_dirs); i++)
+		fn(arg, PLAN_POINT_DIR, dev_dirs[i], NULL);
+	for (size_t i = 0; i < NELEM(dev_nodes); i++)
+		fn(arg, PLAN_POINT_FILE, dev_nodes[i], NULL);
+	for (size_t i = 0; i < NELEM(dev_links); i++)
+		fn(arg, PLAN_POINT_SYMLINK, dev_links[i][0], dev_links[i][1]);
 }
 
 /* The /proc entries that leak the host or let the sandbox poke the kernel.
@@ -215,18 +276,20 @@ static const char *const proc_readonly[] = {"/proc/sys"};
 
 /* A minimal /etc, generated; never the host's wholesale (an image's own
  * but what ward generates). */
-static void plan_etc(struct plan *p, const struct ward_request *req, const char *base)
+static void plan_etc(struct plan *p, const struct ward_request *req, const char *base, bool bound)
 {
 	/* /etc and /dev are directories of the root tmpfs, which is made
 	 * read-only at the end: a tmpfs of their own cost a superblock each,
-	 * on every run. */
-	add_file(p, "/etc/passwd", passwd_text(p, req));
-	add_file(p, "/etc/group", group_text(p, req));
-	add_file(p, "/etc/hostname", "ward\n");
-	add_file(p, "/etc/hosts", "127.0.0.1\tlocalhost ward\n::1\tlocalhost ip6-localhost ip6-loopback\n");
-	add_file(p, "/etc/nsswitch.conf",
-	         "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
-	         "networks: files\nprotocols: files\nservices: files\n");
+	 * on every run.  On an image's root bound whole, the store's mount
+	 * points layer holds them as a request without a work_link has them;
+	 * the others are bound over those (OPF_OVER). */
+	for (size_t i = 0; i < NELEM(etc_made); i++) {
+		char t[ETC_TEXT_MAX], held[ETC_TEXT_MAX];
+		etc_text(req, i, t, sizeof(t));
+		if (bound && strcmp(t, etc_text(NULL, i, held, sizeof(held))) == 0)
+			continue; /* the mount points layer holds this very text */
+		add_file(p, fmt(p, "/etc/", etc_made[i]), keep(p, strdup(t)), bound ? OPF_OVER : 0);
+	}
 	/* ld.so reads only its cache (ld.so.conf is ldconfig's).  From a
 	 * rootfs, found beneath it: its etc may be a symlink to anywhere. */
 	/* /etc/java-17-openjdk: Debian's JDK keeps its conf/ there (the JVM
@@ -235,6 +298,8 @@ static void plan_etc(struct plan *p, const struct ward_request *req, const char 
 	static const char *const etc_from_host[] = {"/etc/ld.so.cache",  "/etc/localtime",      "/etc/ssl",
 	                                            "/etc/alternatives", "/etc/mime.types",     "/etc/protocols",
 	                                            "/etc/services",     "/etc/java-17-openjdk"};
+	if (bound) /* the image's /etc is in its root already */
+		return;
 	if (req->image) /* an image's /etc is its own: all of it but what ward generates (SPEC §14) */
 		mirror_image_etc(p, base, req->root_overlay ? OPF_RW : 0);
 	else
@@ -252,23 +317,20 @@ static void plan_proc_dev(struct plan *p, const struct ward_request *req)
 		add(p, OP_READONLY, NULL, proc_readonly[i])->flags = OPF_OPTIONAL;
 
 	/* A minimal /dev. */
-	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
-		add(p, OP_BIND, devs[i], devs[i])->flags = OPF_RW;
-	add(p, OP_SYMLINK, "pts/ptmx", "/dev/ptmx");
-	add(p, OP_SYMLINK, "/proc/self/fd", "/dev/fd");
-	add(p, OP_SYMLINK, "/proc/self/fd/0", "/dev/stdin");
-	add(p, OP_SYMLINK, "/proc/self/fd/1", "/dev/stdout");
-	add(p, OP_SYMLINK, "/proc/self/fd/2", "/dev/stderr");
-	add(p, OP_DEVPTS, NULL, "/dev/pts");
-	struct mount_op *op = add(p, OP_TMPFS, NULL, "/dev/shm");
+	for (size_t i = 0; i < NELEM(dev_nodes); i++)
+		add(p, OP_BIND, dev_nodes[i], dev_nodes[i])->flags = OPF_RW;
+	for (size_t i = 0; i < NELEM(dev_links); i++)
+		add(p, OP_SYMLINK, dev_links[i][1], dev_links[i][0]);
+	_Static_assert(NELEM(dev_dirs) == 2, "dev_dirs: /dev/pts, then /dev/shm");
+	add(p, OP_DEVPTS, NULL, dev_dirs[0]);
+	struct mount_op *op = add(p, OP_TMPFS, NULL, dev_dirs[1]);
 	op->size_mb = req->limits.tmp_size_mb;
 	op->mode = 01777;
 }
 
 /* /tmp and /work, then the caller's binds in order, after ward's own (so
  * they may nest in /work or /tmp). */
-static void plan_work(struct plan *p, const struct ward_request *req, uid_t host_uid)
+static void plan_work(struct plan *p, const struct ward_request *req, uid_t host_uid, bool bound)
 {
 	struct mount_op *op = add(p, OP_TMPFS, NULL, "/tmp");
 	op->size_mb = req->limits.tmp_size_mb;
@@ -282,8 +344,8 @@ static void plan_work(struct plan *p, const struct ward_request *req, uid_t host
 		op->flags = OPF_OWNED;
 	}
 
-	if (req->work_link)
-		add(p, OP_SYMLINK, "/work", req->work_link);
+	if (req->work_link) /* on a bound root, in a directory of its own over /home */
+		add(p, OP_SYMLINK, "/work", req->work_link)->flags = bound ? OPF_OVER : 0;
 
 	for (size_t i = 0; i < req->nmounts; i++) {
 		const struct ward_mount *m = &req->mounts[i];
@@ -294,15 +356,56 @@ static void plan_work(struct plan *p, const struct ward_request *req, uid_t host
 	}
 }
 
+/* path (absolute) beneath the root rootfs, reached without a symlink: a
+ * directory (want_dir) or anything else. */
+static bool found_beneath(struct plan *p, const char *rootfs, const char *path, bool want_dir)
+{
+	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, rootfs, path), .below = strlen(rootfs)};
+	int fd = mounts_open_source(&probe);
+	struct stat st;
+	bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) == false && S_ISDIR(st.st_mode) == want_dir;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Whether req's image root can be the sandbox's root itself, bound whole
+ * (one mount, not one per entry of its top and its /etc): read-only, and
+ * every mount point the request adds to ward's own (plan_image_points, in
+ * the image's root since root.c opened it) already there: the caller's
+ * binds (but those inside /tmp and /work, ward's tmpfs), and /home for a
+ * work_link (the image's /home then gives way to a directory holding the
+ * link alone, as on a root ward builds). */
+static bool root_bound(struct plan *p, const struct ward_request *req)
+{
+	if (!req->image || req->root_overlay || !req->rootfs)
+		return false;
+	if (req->work_link && !found_beneath(p, req->rootfs, "/home", true))
+		return false;
+	for (size_t i = 0; i < req->nmounts; i++) {
+		const struct ward_mount *m = &req->mounts[i];
+		const char *dst = m->sandbox_path ? m->sandbox_path : m->host_path;
+		if (!strncmp(dst, "/tmp/", 5) || !strncmp(dst, "/work/", 6))
+			continue;
+		struct stat st;
+		if (stat(m->host_path, &st) < 0 || !found_beneath(p, req->rootfs, dst, S_ISDIR(st.st_mode)))
+			return false;
+	}
+	return true;
+}
+
 int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	p->hostname = "ward";
 	const char *base = req->rootfs ? req->rootfs : "";
+	bool bound = root_bound(p, req);
 
 	/* System directories, read-only. */
 	static const char *const sysdirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-	if (!req->rootfs) {
+	if (bound) {
+		add(p, OP_BIND, req->rootfs, "/"); /* read-only, its mount points made (mounts.h) */
+	} else if (!req->rootfs) {
 		for (size_t i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++)
 			mirror(p, sysdirs[i], 0, sysdirs[i], 0);
 	} else {
@@ -314,9 +417,9 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 		}
 	}
 
-	plan_etc(p, req, base);
+	plan_etc(p, req, base, bound);
 	plan_proc_dev(p, req);
-	plan_work(p, req, host_uid);
+	plan_work(p, req, host_uid, bound);
 
 	if (p->oom) {
 		snprintf(err, errlen, "out of memory while building the sandbox plan");

@@ -48,6 +48,23 @@ int plan_pin_held(struct plan *p, struct mount_op *op, char *err, size_t errlen)
 /* A session's ephemeral /work gets a size of its own (0: as planned). */
 void plan_size_work(struct plan *p, uint64_t work_size_mb);
 
+/* The mount points a sandbox on an image needs in the image's root, for the
+ * plan that binds that root whole (read-only: nothing can be made in it
+ * then): what ward makes at its top, in /etc and in /dev, and what ward
+ * hides there.  The image store makes them a layer of their own, on top of
+ * every image's (image/points.c).  fn is called once per point, parents
+ * first; target is a symlink's text, a file's, or NULL: an empty file
+ * (one bound over), a directory. */
+enum plan_point {
+	PLAN_POINT_DIR,
+	PLAN_POINT_OPAQUE, /* a directory hiding what the image has there */
+	PLAN_POINT_FILE,   /* a file (target: its text), or a file bound over it */
+	PLAN_POINT_SYMLINK,
+	PLAN_POINT_HIDDEN, /* the image's entry, if any, is not seen */
+};
+typedef void plan_point_fn(void *arg, enum plan_point kind, const char *path, const char *target);
+void plan_image_points(plan_point_fn *fn, void *arg);
+
 /* One line per op, for --print-plan and the tests. */
 void plan_print(const struct plan *p, FILE *f);
 

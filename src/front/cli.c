@@ -19,6 +19,7 @@
 #include "front/doctor.h"
 #include "front/frontends.h"
 #include "front/judge_cli.h"
+#include "image/root.h"
 #include "system/spawner.h"
 #include "ward.h"
 #include "ward_image.h"
@@ -193,15 +194,21 @@ static int open_image(struct cli_run *c, struct ward_image_root **root, char ***
 	return 0;
 }
 
-/* --print-plan: the exit status. */
+/* --print-plan: the exit status.  On an image, the plan of the request
+ * as it runs there (its root applied). */
 static int print_plan(const struct cli_run *c)
 {
 	char err[512];
 	struct plan p;
-	if (plan_build(&p, &c->req, geteuid(), err, sizeof(err)) < 0) {
+	struct ward_request q;
+	char **env = NULL;
+	if (image_root_apply(&c->req, &q, &env, err, sizeof(err)) < 0 ||
+	    plan_build(&p, &q, geteuid(), err, sizeof(err)) < 0) {
 		fprintf(stderr, "ward: %s\n", err);
+		free(env);
 		return WARD_EXIT_FAILED;
 	}
+	free(env);
 	plan_print(&p, stdout);
 	plan_free(&p);
 	return 0;

@@ -227,6 +227,9 @@ static int commit_locked(struct job *j, struct store_index *ix)
 			                     to);
 		store_owners_move(j->work_fd, from, j->s, j->ls[i].diff);
 	}
+	char points[65]; /* what a sandbox on it needs on top of its layers */
+	if (store_points(j->s, points, j->err, j->errlen) < 0)
+		return -1;
 	if (store_index_put(ix, &j->img) < 0)
 		return base_errf(j->err, j->errlen, "out of memory");
 	return store_index_save(j->s, ix, j->err, j->errlen);

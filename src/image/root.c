@@ -1,7 +1,9 @@
 /* root.c — an image as a sandbox's root (SPEC §14): its layers merged
  * read-only (sandbox/overlay.c) once, kept as a detached mount that every
- * sandbox on the image binds from ("/proc/self/fd/N": the plan treats it as
- * a --rootfs), its config's Env under each request's, and the image pinned
+ * sandbox on the image binds from ("/proc/self/fd/N": the plan binds it
+ * whole as the sandbox's root, or treats it as a --rootfs), with the store's
+ * layer of mount points on top (image/points.c), its config's Env under each
+ * request's, and the image pinned
  * in the store while the root is open (`ward image rm` refuses meanwhile).
  *
  * Host side only; libc and the store's reader (no libarchive), so the lean
@@ -14,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include "base/errf.h"
 #include "image/root.h"
+#include "image/store.h"
 #include "sandbox/overlay.h"
 #include "ward.h"
 #include "ward_image.h"
@@ -27,6 +32,48 @@ struct ward_image_root {
 	int fd;        /* the merged layers, a detached read-only mount */
 	char path[40]; /* "/proc/self/fd/N" */
 };
+
+/* DIR/mountpoints/HEX/NAME, malloc'd, or NULL. */
+static char *points_dir(const char *dir, const char *hex, const char *name)
+{
+	size_t n = strlen(dir) + strlen(hex) + strlen(name) + sizeof("/mountpoints//");
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/mountpoints/%s/%s", dir, hex, name);
+	return p;
+}
+
+/* r's layers merged, the store's mount points layer (image/points.c) on
+ * top: what the plan binds whole as a sandbox's root (core/plan.c). */
+static int merge(struct ward_image_root *r, char *err, size_t errlen)
+{
+	char hex[65];
+	if (store_lock(r->store, LOCK_SH, err, errlen) < 0)
+		return -1;
+	int rc = store_points(r->store, hex, err, errlen);
+	store_unlock(r->store);
+	char *top = NULL, *under = NULL;
+	char **dirs = rc < 0 ? NULL : calloc(r->img->nlayers + 3, sizeof(char *));
+	if (rc == 0) {
+		top = points_dir(r->store->dir, hex, STORE_POINTS_TOP);
+		under = points_dir(r->store->dir, hex, STORE_POINTS_UNDER);
+		if (!dirs || !top || !under)
+			rc = base_errf(err, errlen, "out of memory");
+	}
+	if (rc == 0) {
+		size_t n = r->img->nlayers;
+		memcpy(dirs, r->img->layers, n * sizeof(char *));
+		/* (each layer costs the overlay's making and its teardown) */
+		if (store_points_need_under(r->img->layers, n))
+			dirs[n++] = under;
+		dirs[n++] = top;
+		rc = overlay_open_ro(dirs, n, &r->fd, err, errlen);
+	}
+	free(under);
+	free(top);
+	free(dirs);
+	return rc;
+}
 
 int ward_image_root_open(const char *store_dir, const char *name, struct ward_image_root **out, char *err,
                          size_t errlen)
@@ -39,8 +86,7 @@ int ward_image_root_open(const char *store_dir, const char *name, struct ward_im
 	}
 	r->fd = -1;
 	if (ward_image_store_open(store_dir, false, &r->store, err, errlen) < 0 ||
-	    ward_image_open(r->store, name, &r->img, err, errlen) < 0 ||
-	    overlay_open_ro(r->img->layers, r->img->nlayers, &r->fd, err, errlen) < 0) {
+	    ward_image_open(r->store, name, &r->img, err, errlen) < 0 || merge(r, err, errlen) < 0) {
 		ward_image_root_close(r);
 		return -1;
 	}

@@ -103,6 +103,19 @@ int store_read_all(int fd, size_t max, char **buf, size_t *len);
 /* Writes dirfd/tmpname, then renames it over dirfd/name, durably. */
 int store_replace_file(int dirfd, const char *tmpname, const char *name, const void *buf, size_t len);
 
+/* The layer of mount points every image's root gets on top (points.c):
+ * its name, and (store_points) the layer made when missing, under the
+ * store's lock (shared or exclusive).  mountpoints/HEX/top, over
+ * mountpoints/HEX/under; 0, or -1 with err. */
+#define STORE_POINTS_TOP "top"
+#define STORE_POINTS_UNDER "under"
+void store_points_hex(char hex[65]);
+/* Whether an image of these layers (bottom first) needs the layer under
+ * the top one: some directory holding the top one's whiteouts is not a
+ * directory of the image's (points.c's make_under says why). */
+bool store_points_need_under(char *const *layers, size_t n);
+int store_points(struct ward_image_store *s, char hex[65], char *err, size_t errlen);
+
 /* A layer's owners' sidecar (unpack.c's list: "UID GID PATH\0" per entry
  * not 0:0): written beside WORK/lname as lname.owners (nothing when len
  * is 0), then moved with the layer to layers/sha256/HEX.owners (absent:

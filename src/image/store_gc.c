@@ -2,7 +2,7 @@
  * the layers and blobs that no listed image and no pinned one uses are
  * removed (layers renamed into a locked tmp/ directory first, so a crash
  * never leaves half a layer where a layer belongs), and the pins nobody
- * holds. */
+ * holds; the mount points layer (points.c) goes with the last image. */
 #define _GNU_SOURCE
 #include "image/store.h"
 
@@ -124,7 +124,7 @@ static void sweep(struct ward_image_store *s, const char *dir, const struct hexs
 
 int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err, size_t errlen)
 {
-	struct hexset layers = {0}, blobs = {0}, pins = {0};
+	struct hexset layers = {0}, blobs = {0}, pins = {0}, points = {0};
 	int rc = -1;
 	for (size_t i = 0; i < ix->n; i++) {
 		if (hexset_add(&blobs, ix->v[i].digest) < 0 || hexset_add(&blobs, ix->v[i].config) < 0 ||
@@ -159,8 +159,14 @@ int store_gc(struct ward_image_store *s, const struct store_index *ix, char *err
 	}
 	if (d)
 		closedir(d);
+	/* The mount points layer while an image is left (an older one: never) */
+	char ph[65];
+	store_points_hex(ph);
+	if ((ix->n || pins.n) && hexset_add(&points, ph) < 0)
+		goto out;
 	sweep(s, "layers/sha256", &layers, true);
 	sweep(s, "blobs/sha256", &blobs, false);
+	sweep(s, "mountpoints", &points, true);
 	rc = 0;
 out:
 	/* The caller's err is written, never read: it may hold anything. */
@@ -169,5 +175,6 @@ out:
 	free(layers.v);
 	free(blobs.v);
 	free(pins.v);
+	free(points.v);
 	return rc < 0 ? -1 : 0;
 }

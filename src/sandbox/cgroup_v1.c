@@ -140,10 +140,10 @@ bool cg_v1_restart(struct ward_cgroup *cg, int i)
 {
 	char buf[1024];
 	unsigned m = cg->d[i].mask;
-	if ((m & C_MEM) && (cg_write(cg, i, "memory.max_usage_in_bytes", "0") < 0 ||
-	                    (cg_host.memsw && cg_write(cg, i, "memory.memsw.max_usage_in_bytes", "0") < 0) ||
-	                    cg_read(cg, i, "memory.oom_control", buf, sizeof buf) <= 0 ||
-	                    !cg_kv_get(buf, "oom_kill", &cg->base_oom)))
+	if ((m & C_MEM) &&
+	    (cg_write(cg, i, "memory.max_usage_in_bytes", "0") < 0 ||
+	     (cg_host.memsw && cg_write(cg, i, "memory.memsw.max_usage_in_bytes", "0") < 0) ||
+	     cg_read(cg, i, "memory.oom_control", buf, sizeof buf) <= 0 || !cg_kv_get(buf, "oom_kill", &cg->base_oom)))
 		return false;
 	return !(m & C_CPU) || cg_write(cg, i, "cpuacct.usage", "0") == 0;
 }

@@ -46,7 +46,9 @@ struct beneath {
 	int root;
 	int dir; /* -1, or dirpath's descriptor */
 	char dirpath[PATH_MAX];
-	int mask_dir; /* the first masked directory's empty tmpfs, or -1 */
+	int mask_dir;      /* the first masked directory's empty tmpfs, or -1 */
+	int scratch;       /* a bound root's scratch tmpfs (OPF_OVER), or -1 */
+	unsigned nscratch; /* names made in it so far */
 };
 
 static void beneath_forget(struct beneath *b)
@@ -182,15 +184,9 @@ static int mount_fs_at(struct beneath *b, const char *dst, const char *type, uns
 	return r;
 }
 
-static int write_file_at(struct beneath *b, const char *dst, const char *data, size_t len, unsigned mode)
+/* Writes data[0..len) to fd and closes it.  0, or -1 with errno set. */
+static int write_close(int fd, const char *data, size_t len)
 {
-	const char *leaf;
-	int pfd = open_parent(b, dst, &leaf);
-	if (pfd < 0)
-		return -1;
-	int fd = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, mode);
-	if (fd < 0)
-		return -1;
 	while (len) {
 		ssize_t w = write(fd, data, len);
 		if (w < 0 && errno == EINTR)
@@ -205,6 +201,16 @@ static int write_file_at(struct beneath *b, const char *dst, const char *data, s
 		len -= (size_t)w;
 	}
 	return close(fd);
+}
+
+static int write_file_at(struct beneath *b, const char *dst, const char *data, size_t len, unsigned mode)
+{
+	const char *leaf;
+	int pfd = open_parent(b, dst, &leaf);
+	if (pfd < 0)
+		return -1;
+	int fd = openat2_beneath(pfd, leaf, O_CREAT | O_EXCL | O_WRONLY, mode);
+	return fd < 0 ? -1 : write_close(fd, data, len);
 }
 
 /* A detached clone of dirfd/path with the op's attributes, on the whole
@@ -422,6 +428,12 @@ static const char *clone_problem(int e)
 	}
 }
 
+/* The plan binds a tree at "/": an image's root, the new root itself. */
+static bool root_is_bound(const struct mounts_input *in)
+{
+	return in->nops > 0 && in->ops[0].kind == OP_BIND && strcmp(in->ops[0].dst, "/") == 0;
+}
+
 /* Step 1: clone every host source now, before the staging root hides any
  * of them.  Read-only binds are made read-only before they are attached:
  * there is no moment when they are writable inside. */
@@ -483,6 +495,39 @@ static int stage_prepared(int tree, char *err, size_t errlen)
 	return rootfd;
 }
 
+/* Step 2, on a bound root (its tree, consumed): a scratch tmpfs where the
+ * new root is assembled when an op is made over a mount point (*scratch:
+ * its root, O_PATH; else -1), and the tree on top of it.  The new root's
+ * O_PATH fd, or -1 with err set. */
+static int stage_bound(const struct mounts_input *in, int tree, int *scratch, char *err, size_t errlen)
+{
+	*scratch = -1;
+	setfsuid(WARD_SANDBOX_UID);
+	setfsgid(WARD_SANDBOX_GID);
+	bool over = false;
+	for (size_t i = 0; i < in->nops; i++)
+		over |= (in->ops[i].flags & OPF_OVER) != 0;
+	if (over) {
+		if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		          "size=64k,nr_inodes=64,mode=0755") < 0 ||
+		    (*scratch = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			close(tree);
+			return base_errf_errno(err, errlen, "cannot make the sandbox's scratch tmpfs");
+		}
+	}
+	int r = move_mount(tree, "", AT_FDCWD, STAGE, MOVE_MOUNT_F_EMPTY_PATH);
+	close(tree);
+	int rootfd = r < 0 ? -1 : open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		base_errf_errno(err, errlen, "cannot attach the image's root as the sandbox root");
+		if (*scratch >= 0)
+			close(*scratch);
+		*scratch = -1;
+		return -1;
+	}
+	return rootfd;
+}
+
 /* OP_BIND: attach the cloned tree (consumed), unless optional and missing. */
 static int bind_at(struct beneath *b, const struct mount_op *op, int *tree)
 {
@@ -515,11 +560,88 @@ static int devpts_at(struct beneath *b, const struct mount_op *op)
 	return mount_fs_at(b, op->dst, "devpts", MS_NOSUID | MS_NOEXEC, opts);
 }
 
+/* OP_SYMLINK.  On a bound root the same symlink may be there already (its
+ * mount points layer has /dev's): that one is the op done. */
 static int symlink_at(struct beneath *b, const struct mount_op *op)
 {
 	const char *leaf;
 	int pfd = open_parent(b, op->dst, &leaf);
-	return pfd < 0 ? -1 : symlinkat(op->src, pfd, leaf);
+	if (pfd < 0)
+		return -1;
+	if (symlinkat(op->src, pfd, leaf) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -1;
+	char text[PATH_MAX];
+	ssize_t n = readlinkat(pfd, leaf, text, sizeof(text) - 1);
+	if (n < 0 || (size_t)n != strlen(op->src) || memcmp(text, op->src, (size_t)n) != 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return 0;
+}
+
+/* A clone of name in the scratch tmpfs, read-only, attached at dst (a file
+ * when as_file). */
+static int scratch_attach(struct beneath *b, const char *name, const char *dst, bool as_file)
+{
+	int tree = open_tree(b->scratch, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (tree < 0)
+		return -1;
+	int r = set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (r == 0)
+		r = attach(tree, b, dst, as_file);
+	int e = errno;
+	close(tree);
+	errno = e;
+	return r;
+}
+
+/* OP_FILE with OPF_OVER: written in the scratch tmpfs, bound over dst (a
+ * file already in the root). */
+static int file_over(struct beneath *b, const struct mount_op *op)
+{
+	if (b->scratch < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "f%u", b->nscratch++);
+	int fd = openat(b->scratch, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, op->mode);
+	if (fd < 0 || write_close(fd, op->data, op->data_len) < 0)
+		return -1;
+	return scratch_attach(b, name, op->dst, true);
+}
+
+/* OP_SYMLINK with OPF_OVER: a directory of the scratch tmpfs holding the
+ * link alone, bound over the link's directory (already in the root). */
+static int symlink_over(struct beneath *b, const struct mount_op *op)
+{
+	const char *slash = strrchr(op->dst, '/');
+	char dir[PATH_MAX], name[32];
+	if (b->scratch < 0 || slash == op->dst || (size_t)(slash - op->dst) >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(dir, op->dst, (size_t)(slash - op->dst));
+	dir[slash - op->dst] = 0;
+	snprintf(name, sizeof(name), "d%u", b->nscratch++);
+	if (mkdirat(b->scratch, name, 0755) < 0)
+		return -1;
+	int dfd = openat2_beneath(b->scratch, name, O_PATH | O_DIRECTORY, 0);
+	if (dfd < 0)
+		return -1;
+	int r = symlinkat(op->src, dfd, slash + 1);
+	int e = errno;
+	close(dfd);
+	errno = e;
+	if (r < 0)
+		return -1;
+	r = scratch_attach(b, name, dir, false);
+	e = errno;
+	beneath_mounted(b, dir);
+	errno = e;
+	return r;
 }
 
 /* OP_MASK: /dev/null over a file, an empty read-only tmpfs over a
@@ -592,9 +714,10 @@ static int apply_op(struct beneath *b, const struct mount_op *op, int *tree)
 		return t < 0 ? -1 : close(t);
 	}
 	case OP_SYMLINK:
-		return symlink_at(b, op);
+		return op->flags & OPF_OVER ? symlink_over(b, op) : symlink_at(b, op);
 	case OP_FILE:
-		return write_file_at(b, op->dst, op->data, op->data_len, op->mode);
+		return op->flags & OPF_OVER ? file_over(b, op)
+		                            : write_file_at(b, op->dst, op->data, op->data_len, op->mode);
 	case OP_MASK:
 		r = mask_at(b, op);
 		break;
@@ -614,6 +737,8 @@ static void beneath_init(struct beneath *b, int rootfd)
 	b->dir = -1;
 	b->dirpath[0] = 0;
 	b->mask_dir = -1;
+	b->scratch = -1;
+	b->nscratch = 0;
 }
 
 static void beneath_end(struct beneath *b)
@@ -622,14 +747,20 @@ static void beneath_end(struct beneath *b)
 	if (b->mask_dir >= 0)
 		close(b->mask_dir);
 	b->mask_dir = -1;
+	if (b->scratch >= 0)
+		close(b->scratch);
+	b->scratch = -1;
 }
 
-/* Step 3: the plan, in order.  0, or -1 with err set. */
-static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *err, size_t errlen)
+/* Step 3: the plan, in order (a bound root's op 0 is the root: done).
+ * scratch: a bound root's scratch tmpfs (consumed), or -1.  0, or -1 with
+ * err set. */
+static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, int scratch, char *err, size_t errlen)
 {
 	struct beneath b;
 	beneath_init(&b, rootfd);
-	for (size_t i = 0; i < in->nops; i++) {
+	b.scratch = scratch;
+	for (size_t i = root_is_bound(in) ? 1 : 0; i < in->nops; i++) {
 		const struct mount_op *op = &in->ops[i];
 		if (prepared && (op->flags & OPF_PREPARED))
 			continue;
@@ -639,13 +770,23 @@ static int apply_ops(struct mounts_input *in, int rootfd, bool prepared, char *e
 			return -1;
 		}
 	}
+	/* The scratch tmpfs's files are bound read-only; its superblock is
+	 * made so too, as the root tmpfs's is. */
+	char sp[64];
+	fdpath(sp, sizeof(sp), b.scratch);
+	if (b.scratch >= 0 &&
+	    mount(NULL, sp, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		base_errf_errno(err, errlen, "cannot make the sandbox's scratch tmpfs read-only");
+		beneath_end(&b);
+		return -1;
+	}
 	beneath_end(&b);
 	return 0;
 }
 
 /* Step 4: into the new root (rootfd, consumed); the old one is detached
  * and gone. */
-static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
+static int enter_root(int rootfd, bool prepared, bool bound, char *err, size_t errlen)
 {
 	if (fchdir(rootfd) < 0) {
 		close(rootfd);
@@ -659,8 +800,9 @@ static int enter_root(int rootfd, bool prepared, char *err, size_t errlen)
 	if (chdir("/") < 0)
 		return base_errf_errno(err, errlen, "chdir /");
 	/* (A prepared root came read-only, and locked so: its superblock is
-	 * the host's, which this namespace could not remount anyway.) */
-	if (!prepared && mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+	 * the host's, which this namespace could not remount anyway; a bound
+	 * one was cloned read-only.) */
+	if (!prepared && !bound && mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
 		return base_errf_errno(err, errlen, "cannot make the sandbox root read-only");
 	if (chdir("/work") < 0)
 		return base_errf_errno(err, errlen, "chdir /work");
@@ -682,22 +824,33 @@ int mounts_build(struct mounts_input *in, char *err, size_t errlen)
 	}
 	/* The prepared root, cloned whole (one call for its dozen mounts);
 	 * where it cannot be, every op is applied here as without one. */
-	int pre = in->prepared ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
-	                       : -1;
+	bool bound = root_is_bound(in); /* (a bound root is never prepared) */
+	int pre = in->prepared && !bound
+	                  ? open_tree(AT_FDCWD, in->prepared, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
+	                  : -1;
 	bool prepared = pre >= 0;
 	if (clone_sources(in, prepared, err, errlen) < 0) {
 		if (pre >= 0)
 			close(pre);
 		return -1;
 	}
-	int rootfd = prepared ? stage_prepared(pre, err, errlen) : stage_root(err, errlen);
+	if (bound && in->trees[0] < 0) {
+		snprintf(err, errlen, "cannot bind the image's root: it was not cloned");
+		return -1;
+	}
+	int scratch = -1;
+	int rootfd = bound      ? stage_bound(in, in->trees[0], &scratch, err, errlen)
+	             : prepared ? stage_prepared(pre, err, errlen)
+	                        : stage_root(err, errlen);
+	if (bound)
+		in->trees[0] = -1;
 	if (rootfd < 0)
 		return -1;
-	if (apply_ops(in, rootfd, prepared, err, errlen) < 0) {
+	if (apply_ops(in, rootfd, prepared, scratch, err, errlen) < 0) {
 		close(rootfd);
 		return -1;
 	}
-	return enter_root(rootfd, prepared, err, errlen);
+	return enter_root(rootfd, prepared, bound, err, errlen);
 }
 
 /* ---- the prepared root (a spawner helper's, on the host) ---------------- */

@@ -14,6 +14,13 @@
  * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a symlink planted in a
  * --workdir cannot steer a mount outside the sandbox.  Mounts are attached
  * with move_mount() onto those fds, already read-only where they must be.
+ *
+ * The new root is a small tmpfs, unless the first op binds a tree at "/"
+ * (an image's root, read-only): then that tree is the new root, and every
+ * mount point must be in it already (a directory or file made where none
+ * is fails: it is read-only); a symlink op is then satisfied by the same
+ * symlink already there, and OPF_OVER files and symlinks come from a
+ * scratch tmpfs under it.
  */
 #ifndef WARD_MOUNTS_H
 #define WARD_MOUNTS_H
@@ -43,6 +50,8 @@ enum {
 	OPF_PINNED = 32,      /* src[0..below) must be the inode pin_dev/pin_ino: see plan_pin_held */
 	OPF_PREPARED = 64,    /* applied already in the prepared root (mounts_prepare_root) */
 	OPF_IDMAP_ONLY = 128, /* OPF_IDMAP or nothing: no plain bind when the kernel cannot */
+	OPF_OVER = 256,       /* OP_FILE, OP_SYMLINK on a bound root: made in a scratch tmpfs and
+	                 * bound over dst (a file) or over dst's directory (a symlink) */
 };
 
 struct mount_op {

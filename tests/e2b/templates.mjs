@@ -62,6 +62,9 @@ if (mode === 'build') {
   await check('setEnvs: the sandbox has the env', async () => eq((await sbx.commands.run('echo "$GREETING|$SECOND"')).stdout, 'hello world|two "quoted"\n'))
   await check('setStartCmd: running from the image\'s WORKDIR when the sandbox starts', async () =>
     eq((await sbx.commands.run('for i in $(seq 600); do [ -e /home/user/started.txt ] && break; sleep 0.1; done; cat /home/user/started.txt')).stdout, '/app\n'))
+  await check('the root is the template\'s image bound whole (an overlay), /home/user a link to /work, the user in /etc/passwd (its tmpfs read-only)', async () =>
+    eq((await sbx.commands.run("grep ' / / ' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1; readlink /home/user; grep ^user: /etc/passwd; grep ' /etc/passwd ' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f3 | cut -d, -f1")).stdout,
+      'overlay\n/work\nuser:x:1000:1000:ward sandbox:/home/user:/bin/sh\nro\n'))
   await check('the sandbox is sized by the build (memoryMB 700, cpuCount 2)', async () => {
     const i = await Sandbox.getInfo(sbx.sandboxId)
     return eq([i.memoryMB, i.cpuCount], [700, 2])

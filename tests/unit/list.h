@@ -2,6 +2,7 @@
 T(cli_args)
 T(request)
 T(plan)
+T(plan_image)
 T(capbuf)
 T(utf8)
 T(json)

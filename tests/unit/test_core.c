@@ -3,17 +3,19 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "front/cli_args.h"
 #include "core/plan.h"
 #include "core/request.h"
 #include "core/supervise.h"
+#include "front/cli_args.h"
 #include "unit.h"
-#include "wire/utf8.h"
 #include "ward.h"
+#include "wire/utf8.h"
 
 static int parse(struct cli_run *c, char *err, const char *const *args)
 {
@@ -28,8 +30,9 @@ void test_cli_args(void)
 	struct cli_run c;
 	char err[512];
 	{
-		const char *a[] = {"run", "--timeout", "1.5", "--memory=64", "--pids", "10", "--json", "--env",
-				   "A=b", "--bind", "/tmp:/x", "--ro-bind", "/usr", "--", "prog", "arg", NULL};
+		const char *a[] = {"run",    "--timeout", "1.5",  "--memory=64", "--pids",  "10",
+		                   "--json", "--env",     "A=b",  "--bind",      "/tmp:/x", "--ro-bind",
+		                   "/usr",   "--",        "prog", "arg",         NULL};
 		CHECK("cli: full parse", parse(&c, err, a) == 0);
 		CHECK("cli: timeout fraction", c.req.limits.timeout_s == 1.5);
 		CHECK("cli: --opt=value", c.req.limits.memory_mb == 64);
@@ -37,9 +40,12 @@ void test_cli_args(void)
 		CHECK("cli: json captures", c.json && c.req.capture);
 		CHECK("cli: env", c.req.env && !strcmp(c.req.env[0], "A=b") && !c.req.env[1]);
 		CHECK("cli: bind split", c.req.nmounts == 2 && !strcmp(c.req.mounts[0].host_path, "/tmp") &&
-						 !strcmp(c.req.mounts[0].sandbox_path, "/x") && !c.req.mounts[0].read_only);
-		CHECK("cli: ro-bind same path", !strcmp(c.req.mounts[1].sandbox_path, "/usr") && c.req.mounts[1].read_only);
-		CHECK("cli: argv after --", c.req.argv && !strcmp(c.req.argv[0], "prog") && !strcmp(c.req.argv[1], "arg"));
+		                                 !strcmp(c.req.mounts[0].sandbox_path, "/x") &&
+		                                 !c.req.mounts[0].read_only);
+		CHECK("cli: ro-bind same path",
+		      !strcmp(c.req.mounts[1].sandbox_path, "/usr") && c.req.mounts[1].read_only);
+		CHECK("cli: argv after --",
+		      c.req.argv && !strcmp(c.req.argv[0], "prog") && !strcmp(c.req.argv[1], "arg"));
 		cli_run_free(&c);
 	}
 	struct {
@@ -70,9 +76,10 @@ void test_cli_args(void)
 	{
 		const char *a[] = {"run", "--shell", "echo hi", NULL};
 		CHECK("cli: shell", parse(&c, err, a) == 0 && !strcmp(c.req.shell, "echo hi") && !c.req.argv);
-		CHECK("cli: defaults from the table", c.req.limits.timeout_s == 30 && c.req.limits.memory_mb == 512 &&
-							 c.req.limits.pids == 64 && c.req.limits.output_limit == 1048576 &&
-							 c.req.limits.fsize_mb == 64 && c.req.limits.tmp_size_mb == 64);
+		CHECK("cli: defaults from the table",
+		      c.req.limits.timeout_s == 30 && c.req.limits.memory_mb == 512 && c.req.limits.pids == 64 &&
+		              c.req.limits.output_limit == 1048576 && c.req.limits.fsize_mb == 64 &&
+		              c.req.limits.tmp_size_mb == 64);
 		cli_run_free(&c);
 	}
 }
@@ -87,8 +94,8 @@ void test_request(void)
 	r.argv = argv;
 	CHECK("request: defaults valid", ward_request_validate(&r, err, sizeof(err)) == 0);
 	r.workdir = "/nonexistent/ward";
-	CHECK("request: missing workdir refused", ward_request_validate(&r, err, sizeof(err)) < 0 &&
-							  strstr(err, "/nonexistent/ward"));
+	CHECK("request: missing workdir refused",
+	      ward_request_validate(&r, err, sizeof(err)) < 0 && strstr(err, "/nonexistent/ward"));
 	r.workdir = NULL;
 	struct ward_mount m = {"/usr", "/proc/x", true, false};
 	r.mounts = &m;
@@ -105,7 +112,8 @@ void test_request(void)
 	r.env = env;
 	CHECK("request: bad env name refused", ward_request_validate(&r, err, sizeof(err)) < 0);
 	r.env = NULL;
-	struct ward_file f[2] = {{"../escape", (const unsigned char *)"x", 1, 0}, {"/abs", (const unsigned char *)"x", 1, 0}};
+	struct ward_file f[2] = {{"../escape", (const unsigned char *)"x", 1, 0},
+	                         {"/abs", (const unsigned char *)"x", 1, 0}};
 	r.files = f;
 	r.nfiles = 1;
 	CHECK("request: file with .. refused", ward_request_validate(&r, err, sizeof(err)) < 0);
@@ -125,7 +133,8 @@ void test_request(void)
 	CHECK("request: application refused without the operator's opt-in",
 	      ward_request_validate(&r, err, sizeof(err)) < 0 && strstr(err, "WARD_ALLOW_APPLICATION=1"));
 	setenv("WARD_ALLOW_APPLICATION", "1", 1);
-	CHECK("request: application allowed with WARD_ALLOW_APPLICATION=1", ward_request_validate(&r, err, sizeof(err)) == 0);
+	CHECK("request: application allowed with WARD_ALLOW_APPLICATION=1",
+	      ward_request_validate(&r, err, sizeof(err)) == 0);
 	unsetenv("WARD_ALLOW_APPLICATION");
 }
 
@@ -157,8 +166,8 @@ void test_plan(void)
 	op = find(&p, "/etc/passwd");
 	CHECK("plan: generated passwd", op && op->kind == OP_FILE && strstr(op->data, "sandbox:x:1000:1000"));
 	CHECK("plan: no host shadow", !find(&p, "/etc/shadow"));
-	CHECK("plan: no host /home /root /run /var /sys", !find(&p, "/home") && !find(&p, "/root") &&
-								  !find(&p, "/run") && !find(&p, "/var") && !find(&p, "/sys"));
+	CHECK("plan: no host /home /root /run /var /sys",
+	      !find(&p, "/home") && !find(&p, "/root") && !find(&p, "/run") && !find(&p, "/var") && !find(&p, "/sys"));
 	op = find(&p, "/tmp");
 	CHECK("plan: /tmp tmpfs sized", op && op->kind == OP_TMPFS && op->size_mb == 64 && op->mode == 01777);
 	op = find(&p, "/work");
@@ -180,14 +189,14 @@ void test_plan(void)
 	r.workdir = "/tmp";
 	CHECK("plan: with binds", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
 	op = find(&p, "/work");
-	CHECK("plan: workdir rw bind, idmapped as root", op && op->kind == OP_BIND && (op->flags & OPF_RW) &&
-								 (op->flags & OPF_IDMAP));
+	CHECK("plan: workdir rw bind, idmapped as root",
+	      op && op->kind == OP_BIND && (op->flags & OPF_RW) && (op->flags & OPF_IDMAP));
 	CHECK("plan: caller binds after /work", index_of(&p, "/work/share") > index_of(&p, "/work"));
 	op = find(&p, "/data");
 	CHECK("plan: rw bind", op && (op->flags & OPF_RW));
 	plan_free(&p);
-	CHECK("plan: unprivileged has no idmap", plan_build(&p, &r, 1000, err, sizeof(err)) == 0 &&
-							 !(find(&p, "/work")->flags & OPF_IDMAP));
+	CHECK("plan: unprivileged has no idmap",
+	      plan_build(&p, &r, 1000, err, sizeof(err)) == 0 && !(find(&p, "/work")->flags & OPF_IDMAP));
 	plan_free(&p);
 
 	/* work_link: a second name of /work (E2B's /home/user), after /work */
@@ -197,16 +206,95 @@ void test_plan(void)
 	op = find(&p, "/home/user");
 	CHECK("plan: work_link is a symlink to /work after it",
 	      op && op->kind == OP_SYMLINK && strcmp(op->src, "/work") == 0 &&
-		      index_of(&p, "/home/user") > index_of(&p, "/work"));
+	              index_of(&p, "/home/user") > index_of(&p, "/work"));
 	plan_free(&p);
-	static const char *const bad_links[] = {"/etc/x", "/home/../etc", "/home/", "/home/a/b", "home/user",
-						"/home/User", "/home/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+	static const char *const bad_links[] = {"/etc/x",
+	                                        "/home/../etc",
+	                                        "/home/",
+	                                        "/home/a/b",
+	                                        "home/user",
+	                                        "/home/User",
+	                                        "/home/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
 	for (size_t i = 0; i < sizeof(bad_links) / sizeof(bad_links[0]); i++) {
 		r.work_link = bad_links[i];
-		CHECK("plan: a work_link outside /home/NAME is refused", ward_request_validate(&r, err, sizeof(err)) < 0 &&
-										 strstr(err, "work_link"));
+		CHECK("plan: a work_link outside /home/NAME is refused",
+		      ward_request_validate(&r, err, sizeof(err)) < 0 && strstr(err, "work_link"));
 	}
 	r.work_link = NULL;
+}
+
+/* An image's root bound whole (plan_build's root_bound): the root first,
+ * none of its entries one by one, ward's /etc files only where they differ
+ * from the mount points layer's (a work_link's user), and the root built as
+ * for a --rootfs when a bind has no mount point in it.  A directory stands
+ * for the image's root; the image itself is not looked at by the plan. */
+void test_plan_image(void)
+{
+	char dir[] = "/tmp/ward-unit-plan-image.XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK("plan image: a scratch root", 0);
+		return;
+	}
+	char path[256];
+	snprintf(path, sizeof(path), "%s/home", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/opt", dir);
+	mkdir(path, 0755);
+	struct ward_request r;
+	struct plan p;
+	char err[512];
+	char *argv[] = {"true", NULL};
+	ward_request_init(&r);
+	r.argv = argv;
+	r.rootfs = dir;
+	r.image = (struct ward_image_root *)dir; /* (only its presence counts here) */
+	CHECK("plan image: builds", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
+	CHECK("plan image: the root bound first, read-only",
+	      p.nops && p.ops[0].kind == OP_BIND && !strcmp(p.ops[0].dst, "/") && !strcmp(p.ops[0].src, dir) &&
+	              !(p.ops[0].flags & OPF_RW));
+	CHECK("plan image: nothing of it bound one by one", !find(&p, "/opt") && !find(&p, "/home"));
+	CHECK("plan image: /etc's files are the layer's", !find(&p, "/etc/passwd") && !find(&p, "/etc/hosts"));
+	CHECK("plan image: ward's /tmp and /dev/null still", find(&p, "/tmp") && find(&p, "/dev/null"));
+	plan_free(&p);
+
+	r.work_link = "/home/user";
+	CHECK("plan image: with a work_link", plan_build(&p, &r, 0, err, sizeof(err)) == 0);
+	const struct mount_op *op = find(&p, "/etc/passwd");
+	CHECK("plan image: its passwd bound over the layer's",
+	      p.ops[0].kind == OP_BIND && op && op->kind == OP_FILE && (op->flags & OPF_OVER) &&
+	              strstr(op->data, "user:x:1000:1000:ward sandbox:/home/user"));
+	op = find(&p, "/home/user");
+	CHECK("plan image: its link in a directory over /home", op && op->kind == OP_SYMLINK && (op->flags & OPF_OVER));
+	CHECK("plan image: hostname is the layer's still", !find(&p, "/etc/hostname"));
+	plan_free(&p);
+	r.work_link = NULL;
+
+	struct ward_mount m[2] = {{.host_path = "/usr/share", .sandbox_path = "/opt", .read_only = true},
+	                          {.host_path = "/usr/share", .sandbox_path = "/work/x", .read_only = true}};
+	r.mounts = m;
+	r.nmounts = 2;
+	CHECK("plan image: binds onto its /opt and into /work: bound",
+	      plan_build(&p, &r, 0, err, sizeof(err)) == 0 && !strcmp(p.ops[0].dst, "/") && find(&p, "/opt"));
+	plan_free(&p);
+	m[0].sandbox_path = "/data";
+	CHECK("plan image: a bind where it has no directory: built as for a --rootfs",
+	      plan_build(&p, &r, 0, err, sizeof(err)) == 0 && strcmp(p.ops[0].dst, "/") != 0 && find(&p, "/opt") &&
+	              find(&p, "/etc/passwd") && find(&p, "/data"));
+	plan_free(&p);
+	m[0].host_path = "/etc/hostname"; /* a file bound onto a directory of its */
+	m[0].sandbox_path = "/home";
+	CHECK("plan image: a file onto a directory: not bound",
+	      plan_build(&p, &r, 0, err, sizeof(err)) == 0 && strcmp(p.ops[0].dst, "/") != 0);
+	plan_free(&p);
+	r.nmounts = 0;
+	r.root_overlay = true;
+	CHECK("plan image: a writable root: built as before",
+	      plan_build(&p, &r, 0, err, sizeof(err)) == 0 && strcmp(p.ops[0].dst, "/") != 0);
+	plan_free(&p);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/home", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 /* Streaming into a pipe nobody reads: nothing waits on the reader, what
@@ -255,7 +343,8 @@ void test_capbuf(void)
 	capbuf_init(&c, 10, -1);
 	capbuf_feed(&c, "hello", 5);
 	capbuf_finish(&c, &s);
-	CHECK("capbuf: under the cap kept whole", s.len == 5 && !memcmp(s.data, "hello", 5) && !s.truncated && s.bytes == 5);
+	CHECK("capbuf: under the cap kept whole",
+	      s.len == 5 && !memcmp(s.data, "hello", 5) && !s.truncated && s.bytes == 5);
 	free(s.data);
 
 	capbuf_init(&c, 10, -1);
@@ -299,8 +388,13 @@ void test_utf8(void)
 	char *s = utf8_sanitize("ok \xc3\xa9", 5, &n);
 	CHECK("utf8: valid kept", n == 5 && !memcmp(s, "ok \xc3\xa9", 5));
 	free(s);
-	s = utf8_sanitize("a\xff" "b", 3, &n);
-	CHECK("utf8: invalid byte replaced", n == 5 && !memcmp(s, "a\xef\xbf\xbd" "b", 5));
+	s = utf8_sanitize("a\xff"
+	                  "b",
+	                  3, &n);
+	CHECK("utf8: invalid byte replaced", n == 5 && !memcmp(s,
+	                                                       "a\xef\xbf\xbd"
+	                                                       "b",
+	                                                       5));
 	free(s);
 	s = utf8_sanitize("\xc0\xaf", 2, &n);
 	CHECK("utf8: overlong replaced", n == 6);
@@ -364,18 +458,20 @@ void test_json(void)
 	json_error_t e;
 	json_t *o = js ? json_loads(js, 0, &e) : NULL;
 	CHECK("json: parses", o != NULL);
-	static const char *const keys[] = {"status", "exit_code", "signal", "timed_out", "oom_killed", "stdout",
-					   "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
-					   "stderr_bytes", "error", "isolation", "enforced", "usage"};
+	static const char *const keys[] = {"status",           "exit_code",    "signal",       "timed_out",
+	                                   "oom_killed",       "stdout",       "stderr",       "stdout_truncated",
+	                                   "stderr_truncated", "stdout_bytes", "stderr_bytes", "error",
+	                                   "isolation",        "enforced",     "usage"};
 	int all = 1;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		all &= json_object_get(o, keys[i]) != NULL;
 	CHECK("json: every SPEC key", all);
 	CHECK("json: status name", !strcmp(json_string_value(json_object_get(o, "status")), "signal"));
 	CHECK("json: signal number", json_integer_value(json_object_get(o, "signal")) == 15);
-	CHECK("json: invalid UTF-8 replaced", !strcmp(json_string_value(json_object_get(o, "stdout")), "bad\xef\xbf\xbd"));
-	CHECK("json: enforced", !strcmp(json_string_value(json_object_get(json_object_get(o, "enforced"), "memory")),
-					"cgroup-v1"));
+	CHECK("json: invalid UTF-8 replaced",
+	      !strcmp(json_string_value(json_object_get(o, "stdout")), "bad\xef\xbf\xbd"));
+	CHECK("json: enforced",
+	      !strcmp(json_string_value(json_object_get(json_object_get(o, "enforced"), "memory")), "cgroup-v1"));
 	json_decref(o);
 	free(js);
 	r.signal = 0;
@@ -398,11 +494,12 @@ void test_seccomp_embedded(void)
 	CHECK("seccomp: prepare and compile both succeed", ra == 0 && rb == 0);
 	if (ra == 0 && rb == 0) {
 		CHECK("seccomp: embedded kill program equals a fresh compile",
-		      a.prog.len == b.prog.len && !memcmp(a.prog.filter, b.prog.filter, a.prog.len * sizeof(*a.prog.filter)));
+		      a.prog.len == b.prog.len &&
+		              !memcmp(a.prog.filter, b.prog.filter, a.prog.len * sizeof(*a.prog.filter)));
 		CHECK("seccomp: embedded notify program equals a fresh compile",
 		      a.notify_prog.len == b.notify_prog.len &&
-			      !memcmp(a.notify_prog.filter, b.notify_prog.filter,
-				      a.notify_prog.len * sizeof(*a.notify_prog.filter)));
+		              !memcmp(a.notify_prog.filter, b.notify_prog.filter,
+		                      a.notify_prog.len * sizeof(*a.notify_prog.filter)));
 	}
 	if (ra == 0)
 		ward_seccomp_free(&a);
