@@ -15,6 +15,14 @@ HOST, PORT = URL.split("//")[1].split(":")[0], int(URL.rsplit(":", 1)[1])
 failed = False
 
 
+def stopped(kind, value, tb):
+    print("FAIL: e2b shares: %s stopped by %s: %s" % (PART, kind.__name__, value), flush=True)
+    sys.exit(1)
+
+
+sys.excepthook = stopped
+
+
 def res(name, ok, why=""):
     global failed
     failed |= not ok
@@ -100,9 +108,9 @@ if PART == "workers":  # --max-concurrent 2 --queue 2 --client-concurrency 1
         c.close()
     bg.close()
     kill(a)
-    # the interpreter's /health while the default context runs an execution (bob's sandbox:
-    # his one run is free again)
-    a = made(OTHER)
+elif PART == "health":  # --max-concurrent 4 --queue 4 --client-concurrency 1
+    # the interpreter's /health while the default context runs an execution
+    a = made(KEY)
     body = json.dumps({"code": "import time\ntime.sleep(100)"}).encode()
     ex = raw("POST /execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
              "E2b-Sandbox-Id: %s\r\nX-Access-Token: %s\r\nE2b-Sandbox-Port: 49999\r\n\r\n"
@@ -114,7 +122,7 @@ if PART == "workers":  # --max-concurrent 2 --queue 2 --client-concurrency 1
     res("the interpreter's /health answers while its context is busy (never waits on a worker)",
         st == 200 and json.loads(b).get("status") == "ok", "HTTP %s %s" % (st, b[:200]))
     ex.close()
-    http("DELETE", "/sandboxes/" + a["sandboxID"], None, {"X-API-KEY": OTHER})
+    kill(a)
 elif PART == "tokens":
     a = made(KEY, {"network": {"allowPublicTraffic": False}})
     t = {"E2b-Sandbox-Id": a["sandboxID"], "E2B-Traffic-Access-Token": a["trafficAccessToken"]}

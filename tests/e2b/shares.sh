@@ -21,6 +21,7 @@ run_part() {
 	stop_e2b "shares-$part"
 }
 run_part workers --max-concurrent 2 --queue 2 --client-concurrency 1
+run_part health --max-concurrent 4 --queue 4 --client-concurrency 1
 run_part tokens
 run_part metadata
 run_part rate --client-rate 2
