@@ -4,7 +4,7 @@ and what a token opens (the review of E2B's one request life): relays to a
 sandbox's port and the interpreter's /health count in the sandbox owner's
 --client-concurrency and never wait on a busy context; the traffic token
 opens the interpreter's routes, never envd's whatever E2b-Sandbox-Port
-says; metadata is capped (64 KiB); a pause
+says; metadata is capped (64 KiB) and a list is in the answer budget; a pause
 and a connect that resumes are runs under --client-rate.  Run by
 tests/e2b/shares.sh: argv = PART E2B_URL NATIVE_URL KEY OTHER_KEY.  Prints
 PASS:/FAIL: lines; every step is bounded by socket timeouts."""
@@ -150,6 +150,37 @@ elif PART == "metadata":
 
     for x in sbs:
         kill(x)
+elif PART == "budget":  # --max-output 1024 --max-answer-client 67187456 (the least it may be)
+    md = {"k%d" % i: "v" * 1000 for i in range(60)}
+    a, other = made(KEY, {"metadata": md}), made(KEY, {"metadata": md})
+    bg = start_bg(a, "head -c 67108864 /dev/zero >/home/user/big; echo made")  # the most one read returns
+    bg.settimeout(120)
+    got = b""
+    while b"exitCode" not in got:  # the command's end
+        k = bg.recv(65536)
+        if not k:
+            break
+        got += k
+    bg.close()
+    # alice's unread 64 MiB read holds all but 77 KiB of her share
+    rd = socket.create_connection((HOST, PORT), timeout=60)
+    rd.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    rd.sendall(("GET /files?path=/home/user/big HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\n"
+                "X-Access-Token: %s\r\n\r\n" % (a["sandboxID"], a["envdAccessToken"])).encode())
+    head = rd.recv(1024)
+    res("the 64 MiB read answers (unread)", head.startswith(b"HTTP/1.1 200"), head[:100])
+    st, b = http("GET", "/v2/sandboxes", None, {"X-API-KEY": KEY})
+    res("a list (120 KB) beyond her share of the answer budget: 503", st == 503 and b"max-answer-client" in b,
+        "HTTP %s %s" % (st, b[:200]))
+    rd.close()
+    for _ in range(100):  # the connection's end gives the share back (bounded)
+        st, b = http("GET", "/v2/sandboxes", None, {"X-API-KEY": KEY})
+        if st == 200:
+            break
+        time.sleep(0.1)
+    res("once the reader left, the list answers", st == 200, "HTTP %s %s" % (st, b[:200]))
+    kill(a)
+    kill(other)
 elif PART == "rate":  # --client-rate 2
     H = {"X-API-KEY": KEY, "Content-Type": "application/json"}
     a = made(KEY)  # one run

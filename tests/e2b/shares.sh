@@ -5,7 +5,9 @@
 # the sandbox owner's --client-concurrency (another key's native /exec
 # still runs) and never wait on a busy context; the traffic token never
 # opens envd, whatever E2b-Sandbox-Port says; metadata is capped (64 KiB)
-# and a list or getInfo answers it whole; under --client-rate
+# and a list or getInfo answers it whole; a list's answer is in its key's
+# share of the answer budget (503 while an unread 64 MiB read holds it);
+# under --client-rate
 # a pause and a connect that resumes are runs.  Bounded: socket timeouts,
 # --request-timeout 10.
 . "$(dirname "$0")/lib.bash"
@@ -24,4 +26,5 @@ run_part workers --max-concurrent 2 --queue 2 --client-concurrency 1
 run_part health --max-concurrent 4 --queue 4 --client-concurrency 1
 run_part tokens
 run_part metadata
+run_part budget --max-output 1024 --max-answer-client 67187456
 run_part rate --client-rate 2
