@@ -181,8 +181,10 @@ static bool vc_feed_r(struct req *r, const char *p, size_t n);
 static bool upload_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
- * sandbox's token checked in prepare.  A create, a command and a code
- * execution are runs of the key's (its quotas); the rest is unmetered.  Every body is bytes to the server
+ * sandbox's token checked in prepare.  A create, a command, a code
+ * execution, a pause and a connect that resumes are runs of the key's
+ * (--client-rate); the rest is unmetered (--client-concurrency still counts
+ * it while it holds a worker).  Every body is bytes to the server
  * (a Connect envelope, a multipart upload): the handlers parse them. */
 #define ROUTE(p, m, al, fn, prep, ...)                                                                          \
 	{                                                                                                       \
