@@ -301,10 +301,15 @@ static bool admit_quotas(struct server *s, struct req *r)
 		set_error(r, 429, "too many distinct clients at once; retry later");
 		return false;
 	}
-	if (!quota_allows(s, r, c, r->who, s->o.client_concurrency, s->o.client_rate))
+	/* an unmetered request (a read, a relay) is no run for --client-rate,
+	 * but it holds a worker: --client-concurrency counts it, so that one
+	 * client's requests never hold every worker */
+	unsigned rate = r->route->unmetered ? 0 : s->o.client_rate;
+	unsigned subrate = r->route->unmetered ? 0 : s->o.subclient_rate;
+	if (!quota_allows(s, r, c, r->who, s->o.client_concurrency, rate))
 		return false;
 	struct client *u = NULL;
-	if (r->sub[0] && (s->o.subclient_concurrency || s->o.subclient_rate)) {
+	if (r->sub[0] && (s->o.subclient_concurrency || subrate)) {
 		u = sub_get(s, c, r->sub);
 		if (!u) {
 			s->m.rejected_busy++;
@@ -314,15 +319,15 @@ static bool admit_quotas(struct server *s, struct req *r)
 			          r->who, MAX_SUBCLIENTS);
 			return false;
 		}
-		if (!quota_allows(s, r, u, r->client, s->o.subclient_concurrency, s->o.subclient_rate))
+		if (!quota_allows(s, r, u, r->client, s->o.subclient_concurrency, subrate))
 			return false;
 	}
-	if (s->o.client_rate)
+	if (rate)
 		c->tokens -= 1;
 	c->active++;
 	r->cl = c;
 	if (u) {
-		if (s->o.subclient_rate)
+		if (subrate)
 			u->tokens -= 1;
 		u->active++;
 		r->subcl = u;
@@ -360,8 +365,8 @@ static bool admit(struct server *s, struct req *r)
 		          s->running, s->queued, s->o.max_concurrent, s->o.queue);
 		return false;
 	}
-	if ((s->o.client_concurrency || s->o.client_rate || s->o.subclient_concurrency || s->o.subclient_rate) &&
-	    !r->route->unmetered)
+	if (s->o.client_concurrency || s->o.subclient_concurrency ||
+	    ((s->o.client_rate || s->o.subclient_rate) && !r->route->unmetered))
 		return admit_quotas(s, r);
 	return true;
 }

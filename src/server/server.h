@@ -215,7 +215,8 @@ struct route {
 	bool raw;           /* the body is bytes, not JSON */
 	bool streams;       /* answers as a stream when the client asks (SPEC §12, stream.c) */
 	bool light;         /* its run makes no sandbox: a free worker takes it even when every slot is used */
-	bool unmetered;     /* not a run of its client's: --client-concurrency and --client-rate do not count it */
+	bool unmetered;     /* not a run of its client's: --client-rate does not count it (--client-concurrency
+			     * does: it holds a worker while it runs) */
 	void (*answer)(struct server *s, struct req *r);  /* at once, on the I/O thread */
 	bool (*prepare)(struct server *s, struct req *r); /* with the body: false when it set the answer (an error,
 							    * or all of a call that never waits) */

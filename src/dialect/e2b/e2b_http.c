@@ -49,6 +49,8 @@ const char *e2b_query(struct ereq *q, const char *name)
 	return MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, name);
 }
 
+static bool interp_route(const struct route *rt, struct ereq *q);
+
 /* The data plane's sandbox (held in q->x) and token: 0, or the status
  * (400, 401, 502) with why in q->message. */
 static unsigned data_auth(struct ereq *q)
@@ -69,12 +71,11 @@ static unsigned data_auth(struct ereq *q)
 	/* envd (processes, files) takes only the envd token; the traffic
 	 * token, which an owner gives to whoever may only see a port, opens
 	 * the code interpreter's routes (port 49999: its contexts calls carry
-	 * nothing else) and never a shell or a file */
+	 * nothing else) and never a shell or a file: the route decides, never
+	 * a header the client sets */
 	const char *tok = e2b_header(q, "X-Access-Token");
 	const char *traffic = e2b_header(q, "E2B-Traffic-Access-Token");
-	const char *port = e2b_header(q, "E2b-Sandbox-Port");
-	bool interp = port && strcmp(port, "49999") == 0;
-	bool proven = e2b_access_ok(x, tok) || (interp && e2b_token_ok(x, traffic));
+	bool proven = e2b_access_ok(x, tok) || (interp_route(q->r->route, q) && e2b_token_ok(x, traffic));
 	/* paused: woken (autoResume) or refused by e2b_wake, on the worker
 	 * that runs the call, never here on an I/O thread (a resume from
 	 * files takes as long as their copy) */
@@ -180,8 +181,10 @@ static bool vc_feed_r(struct req *r, const char *p, size_t n);
 static bool upload_feed(struct req *r, const char *p, size_t n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
- * sandbox's token checked in prepare.  A create, a command and a code
- * execution are runs of the key's (its quotas); the rest is unmetered.  Every body is bytes to the server
+ * sandbox's token checked in prepare.  A create, a command, a code
+ * execution, a pause and a connect that resumes are runs of the key's
+ * (--client-rate); the rest is unmetered (--client-concurrency still counts
+ * it while it holds a worker).  Every body is bytes to the server
  * (a Connect envelope, a multipart upload): the handlers parse them. */
 #define ROUTE(p, m, al, fn, prep, ...)                                                                          \
 	{                                                                                                       \
@@ -196,17 +199,20 @@ static bool upload_feed(struct req *r, const char *p, size_t n);
 static const struct route routes[] = {
 	CTL("/v2/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
 	CTL("/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
-	CTL_NOW("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
-	CTL_NOW("/sandboxes", "GET", "GET, HEAD, POST", e2b_list),
-	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
-	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true),
+	/* a list's answer is as large as its sandboxes' metadata: made on a worker */
+	CTL("/v2/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
+	CTL("/sandboxes", "GET", "GET, HEAD, POST", e2b_list, .light = true, .unmetered = true),
+	/* a connect that resumes makes a session: a run of the key's (one to a
+	 * running sandbox is connect_live, e2b_choose) */
+	CTL("/v2/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx),
+	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx),
 	CTL_NOW("/sandboxes/{id}/timeout", "POST", "POST", e2b_timeout),
 	CTL("/sandboxes/{id}/metrics", "GET", "GET, HEAD", e2b_metrics, .light = true, .unmetered = true),
 	CTL_NOW("/sandboxes/{id}", "GET", "GET, HEAD, DELETE", e2b_info),
 	CTL("/sandboxes/{id}", "DELETE", "GET, HEAD, DELETE", e2b_kill, .light = true, .unmetered = true),
 	/* a sandbox's life (issue 32): e2b_life.c, e2b_fork.c, e2b_network.c, e2b_snapshot.c; a
 	 * fork makes sandboxes and a snapshot writes the store: runs of the key's */
-	CTL("/sandboxes/{id}/pause", "POST", "POST", e2b_pause, .unmetered = true),
+	CTL("/sandboxes/{id}/pause", "POST", "POST", e2b_pause),
 	CTL("/sandboxes/{id}/fork", "POST", "POST", e2b_fork),
 	CTL("/sandboxes/{id}/network", "PUT", "PUT", e2b_network, .light = true, .unmetered = true),
 	CTL("/sandboxes/{id}/snapshots", "POST", "POST", e2b_snapshot),
@@ -244,6 +250,19 @@ static const struct route routes[] = {
 	DATA("/contexts/{id}", "DELETE", "DELETE", ci_ctx_delete, .light = true, .unmetered = true),
 	DATA("/contexts/{id}/restart", "POST", "POST", ci_ctx_restart, .unmetered = true),
 };
+/* A connect to a sandbox that runs: its timeout set, no session made */
+static const struct route connect_live =
+	CTL("/sandboxes/{id}/connect", "POST", "POST", e2b_connect_sbx, .unmetered = true);
+/* The code interpreter's routes (port 49999): the traffic token opens them */
+static bool interp_route(const struct route *rt, struct ereq *q)
+{
+	if (rt->run == run_e2b_health) { /* envd's and the interpreter's: by its port */
+		const char *port = e2b_header(q, "E2b-Sandbox-Port");
+		return port && strcmp(port, "49999") == 0;
+	}
+	return rt->run == run_ci_execute || rt->run == run_ci_ctx_create || rt->run == run_ci_ctx_list ||
+	       rt->run == run_ci_ctx_delete || rt->run == run_ci_ctx_restart;
+}
 /* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
  * (--max-body), the answer's body streamed. */
 static const struct route relay_route = DATA("*", "*", "*", ports_relay, .light = true, .unmetered = true);
@@ -287,6 +306,14 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 	size_t k = strnlen(arg, sizeof(q->arg) - 1); /* both fit: {id} is under 100 bytes, {path} checked */
 	memcpy(q->arg, arg, k);
 	q->arg[k] = 0;
+	if (rt && rt->run == run_e2b_connect_sbx) {
+		/* metered only when it resumes (the owner is the handler's to check) */
+		struct e2b_sbx *x = e2b_sbx_get(q->e, q->arg);
+		if (x && !e2b_is_paused(q->e, x))
+			rt = &connect_live;
+		if (x)
+			e2b_sbx_put(q->e, x);
+	}
 	return rt;
 }
 
@@ -295,8 +322,18 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 static bool e2b_prepare(struct server *s, struct req *r)
 {
 	struct ereq *q = r->ext;
-	if (r->route == &relay_route)
-		return true; /* its sandbox and token: ports_relay's */
+	if (r->route == &relay_route) {
+		/* its sandbox and token: ports_relay's; its client the sandbox's
+		 * owner (a tenant's port hammered costs that tenant's
+		 * --client-concurrency, nobody else's) */
+		struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
+		if (x) {
+			snprintf(r->who, sizeof(r->who), "%s", x->owner);
+			snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
+			e2b_sbx_put(q->e, x);
+		}
+		return true;
+	}
 	snprintf(q->who, sizeof(q->who), "%s", r->who);
 	if (r->route->open) {
 		unsigned st = data_auth(q);
@@ -356,7 +393,8 @@ static bool e2b_now(struct server *s, struct req *r)
 	if (q->wake)
 		return true; /* its sandbox is paused: on a worker, which wakes it */
 	r->route->run(r);
-	return false; /* answered */
+	hold_answer(s, r); /* in the answer budget until sent, as a worker's */
+	return false;      /* answered */
 }
 
 static bool upload_feed(struct req *r, const char *p, size_t n)

@@ -47,7 +47,8 @@
 #define E2B_ENVD_VERSION "0.5.6" /* multipart uploads only (research notes §4.5) */
 #define E2B_HOME "/home/user"
 #define E2B_MAKERS 2
-#define E2B_MAX_CONTEXTS 8 /* code contexts (kernels) per sandbox */
+#define E2B_METADATA_MAX 65536 /* a sandbox's metadata, as compact JSON: every list answer carries it */
+#define E2B_MAX_CONTEXTS 8     /* code contexts (kernels) per sandbox */
 #define E2B_KEEPALIVE_S 15.0
 #define E2B_OUTPUT_KEPT \
 	(1u             \
@@ -59,6 +60,7 @@ struct e2b_ctx {
 	char cwd[256];
 	char lang[12];   /* python, javascript, typescript, bash */
 	char kind[64];   /* what its kernel said it is ("ipython 8.5.0", "python", "node v18.19.0", ...) */
+	char said[64];   /* kind as of its last release (under e->lock): what /health reads while it is busy */
 	int pid;         /* the kernel's process id, 0: none (started on first use) */
 	uint64_t off[2]; /* what of its stdout / stderr was read */
 	unsigned execs;
@@ -77,7 +79,8 @@ struct e2b_sbx {
 	char access[48], traffic[48]; /* its tokens, 128 random bits each in hex */
 	char tmpl[64];
 	unsigned cpu, memory_mb; /* its size: 1 core and --e2b-memory, or its template's build's */
-	char *metadata;          /* JSON object text */
+	json_t *meta;            /* its metadata: a JSON object, parsed once (at most E2B_METADATA_MAX as text); never
+				  * changed, shared by reference (jansson's counts are atomic) */
 	double started_rt, end_rt;
 	unsigned refs;
 	bool gone; /* out of the list: freed at refs 0 */

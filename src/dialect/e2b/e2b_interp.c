@@ -166,6 +166,7 @@ static void ctx_let(struct e2b *e, struct e2b_ctx *c)
 {
 	pthread_mutex_lock(&e->lock);
 	c->busy = false;
+	memcpy(c->said, c->kind, sizeof(c->said));
 	pthread_cond_broadcast(&c->idle);
 	pthread_mutex_unlock(&e->lock);
 }
@@ -859,15 +860,21 @@ enum MHD_Result ci_ctx_restart(struct ereq *q)
 
 /* GET /health (port 49999): {"status": "ok", "python": KIND}, KIND what
  * the default context's kernel says it is ("ipython 8.5.0", or "python"
- * for the plain kernel of a template without IPython). */
+ * for the plain kernel of a template without IPython).  Never waits for a
+ * busy context (a worker held by a probe): its kernel runs, and said what
+ * it is when it was last let go. */
 enum MHD_Result ci_health(struct ereq *q)
 {
 	struct e2b_ctx *c = ctx_default(q->e, q->x, "python");
 	if (!c)
 		return ci_error(q, 429, "too many code contexts in this sandbox: remove one");
 	char err[512] = "", kind[64];
-	if (!ctx_hold(q->e, c))
-		return ci_error(q, 429, "context %s runs an execution: retry when it ends", c->id);
+	if (!ctx_try(q->e, c)) {
+		pthread_mutex_lock(&q->e->lock);
+		snprintf(kind, sizeof(kind), "%s", c->said[0] ? c->said : "python");
+		pthread_mutex_unlock(&q->e->lock);
+		return e2b_answer_json(q, 200, json_pack("{s:s,s:s}", "status", "ok", "python", kind));
+	}
 	int rc = kernel_ensure(q, c, err, sizeof(err));
 	snprintf(kind, sizeof(kind), "%s", c->kind);
 	ctx_let(q->e, c);

@@ -57,13 +57,13 @@ static void state_drop(struct e2b *e, const char *id)
 
 static int write_record(struct e2b *e, const struct e2b_sbx *x, char *err, size_t n)
 {
-	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
-	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner",
-	                      x->owner, "access", x->access, "traffic", x->traffic, "template", x->tmpl, "metadata",
-	                      md ? md : json_object(), "recipe", x->recipe ? x->recipe : "{}", "timeout", x->timeout_s,
-	                      "autoPause", x->auto_pause, "autoPauseFiles", x->auto_pause_files, "autoResume",
-	                      x->auto_resume, "startedAt", x->started_rt, "pausedAt", x->paused_rt, "bytes",
-	                      (json_int_t)x->saved_bytes);
+	json_t *md = x->meta ? json_incref(x->meta) : json_object();
+	json_t *v =
+		json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:f,s:b,s:b,s:b,s:f,s:f,s:I}", "id", x->id, "owner", x->owner,
+	                  "access", x->access, "traffic", x->traffic, "template", x->tmpl, "metadata", md, "recipe",
+	                  x->recipe ? x->recipe : "{}", "timeout", x->timeout_s, "autoPause", x->auto_pause,
+	                  "autoPauseFiles", x->auto_pause_files, "autoResume", x->auto_resume, "startedAt",
+	                  x->started_rt, "pausedAt", x->paused_rt, "bytes", (json_int_t)x->saved_bytes);
 	char tmp[700], path[700];
 	snprintf(tmp, sizeof(tmp), "%s/%s/record.json.tmp", e->state, x->id);
 	snprintf(path, sizeof(path), "%s/%s/record.json", e->state, x->id);
@@ -415,7 +415,7 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	snprintf(x->access, sizeof(x->access), "%s", access);
 	snprintf(x->traffic, sizeof(x->traffic), "%s", traffic);
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", tmpl);
-	x->metadata = json_dumps(md, JSON_COMPACT | JSON_ENSURE_ASCII);
+	x->meta = json_is_object(md) ? json_incref(md) : json_object();
 	x->recipe = strdup(recipe);
 	x->timeout_s = timeout;
 	x->auto_pause = ap;
@@ -429,8 +429,8 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	json_t *r = json_loads(recipe, 0, NULL);
 	x->private_traffic = json_is_false(json_object_get(json_object_get(r, "network"), "allowPublicTraffic"));
 	json_decref(r);
-	if (!x->metadata || !x->recipe) {
-		free(x->metadata);
+	if (!x->meta || !x->recipe) {
+		json_decref(x->meta);
 		free(x->recipe);
 		free(x);
 		x = NULL;

@@ -279,8 +279,9 @@ static void body_free(void *cls)
 	free(r);
 }
 
-/* The answer's head read (within the request timeout): its end, or NULL. */
-static char *read_head(struct relay *r, double timeout_s)
+/* The answer's head read (within the request timeout, while its client
+ * stays: client, its connection's fd): its end, or NULL. */
+static char *read_head(struct relay *r, double timeout_s, int client)
 {
 	double until = now_mono() + timeout_s;
 	if (!r->upgrade)
@@ -290,8 +291,11 @@ static char *read_head(struct relay *r, double timeout_s)
 		if (end)
 			return end;
 		double left = until - now_mono();
-		struct pollfd p = {.fd = r->fd, .events = POLLIN};
-		if (r->hlen == sizeof(r->head) || left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+		struct pollfd p[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = client, .events = POLLRDHUP}};
+		if (r->hlen == sizeof(r->head) || left <= 0 ||
+		    poll(p, client >= 0 ? 2 : 1, (int)(left * 1000) + 1) <= 0)
+			return NULL;
+		if (client >= 0 && p[1].revents) /* the client left: its worker is free */
 			return NULL;
 		ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
 		if (k < 0 && errno == EINTR)
@@ -355,7 +359,7 @@ static enum MHD_Result ports_answer(struct ereq *q)
 		return e2b_api_error(q, 500, "out of memory for the relay");
 	if (!r->status && r->fd >= 0) {
 		r->hlen = 0;
-		char *end = read_head(r, q->s->o.request_timeout);
+		char *end = read_head(r, q->s->o.request_timeout, e2b_conn_fd(q));
 		unsigned code = 0;
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
@@ -419,6 +423,10 @@ static enum MHD_Result ports_answer(struct ereq *q)
  * connection parked while the sandbox's server says nothing). */
 enum MHD_Result ports_relay(struct ereq *q)
 {
+	/* a queued relay whose client left runs nothing (no connect, no wait upstream) */
+	if (e2b_client_gone(e2b_conn_fd(q)))
+		return e2b_api_error(q, 502, "the client left before its request to sandbox %s was relayed",
+		                     q->port_id);
 	ports_begin(q, q->port, q->port_id);
 	if (q->len)
 		ports_feed(q, q->body, q->len);

@@ -126,7 +126,7 @@ void e2b_hex_random(char *out, size_t bytes)
 static void sbx_free(struct e2b_sbx *x)
 {
 	ci_free_all(x);
-	free(x->metadata);
+	json_decref(x->meta);
 	free(x->recipe);
 	explicit_bzero(x->access, sizeof(x->access));
 	explicit_bzero(x->traffic, sizeof(x->traffic));
@@ -344,11 +344,11 @@ static json_t *listed_json(const struct e2b *e, const struct e2b_sbx *x, double 
 	char st[40], en[40];
 	e2b_iso_time(st, sizeof(st), x->started_rt);
 	e2b_iso_time(en, sizeof(en), end);
-	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
+	json_t *md = x->meta ? json_incref(x->meta) : json_object();
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:s}", "sandboxID", x->id, "templateID", x->tmpl,
 	                      "clientID", "ward", "startedAt", st, "endAt", en, "state",
 	                      x->paused ? "paused" : "running", "cpuCount", (int)x->cpu, "memoryMB", (int)x->memory_mb,
-	                      "metadata", md ? md : json_object(), "envdVersion", E2B_ENVD_VERSION);
+	                      "metadata", md, "envdVersion", E2B_ENVD_VERSION);
 	if (v && detail) {
 		json_object_set_new(v, "domain", x->paused ? json_null() : json_string(e->domain));
 		json_object_set_new(v, "lifecycle",
@@ -374,7 +374,7 @@ struct create_in {
 	size_t nallow;
 	bool net_off, net_asked;
 	bool private_traffic; /* network.allowPublicTraffic: false */
-	char *metadata;
+	json_t *meta;
 	unsigned cpu;         /* cores: 1, or a built template's cpuCount */
 	unsigned memory_mb;   /* --e2b-memory, or a built template's memoryMB */
 	struct tm_pick built; /* a template built here (its start command runs at create) */
@@ -387,7 +387,7 @@ static void create_in_free(struct create_in *c)
 {
 	for (size_t i = 0; i < c->nenv; i++)
 		free(c->env[i]);
-	free(c->metadata);
+	json_decref(c->meta);
 	vol_mounts_free(&c->vm);
 }
 
@@ -434,9 +434,13 @@ static bool create_parse(struct server *s, json_t *b, struct create_in *c, char 
 			}
 		}
 	json_t *md = json_object_get(b, "metadata");
-	c->metadata = json_is_object(md) ? json_dumps(md, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("{}");
-	if (json_is_object(md) && json_object_size(md) > 256) {
-		snprintf(err, n, "metadata: at most 256 keys");
+	c->meta = json_is_object(md) ? json_incref(md) : json_object();
+	if (json_is_object(md) && (json_object_size(md) > 256 ||
+	                           json_dumpb(md, NULL, 0, JSON_COMPACT | JSON_ENSURE_ASCII) > E2B_METADATA_MAX)) {
+		snprintf(err, n,
+		         "metadata: at most 256 keys and %d bytes (as compact JSON): every list of the "
+		         "sandboxes carries it; keep large data in the sandbox's files",
+		         E2B_METADATA_MAX);
 		return false;
 	}
 	json_t *ai = json_object_get(b, "allow_internet_access");
@@ -548,8 +552,8 @@ static struct e2b_sbx *record_new(struct ereq *q, struct sess *slot, struct crea
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", c->tmpl);
 	e2b_hex_random(x->access, 16);
 	e2b_hex_random(x->traffic, 16);
-	x->metadata = c->metadata;
-	c->metadata = NULL;
+	x->meta = c->meta;
+	c->meta = NULL;
 	x->private_traffic = c->private_traffic;
 	x->cpu = c->cpu ? c->cpu : 1;
 	x->memory_mb = c->memory_mb;
@@ -669,7 +673,7 @@ struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struc
 	snprintf(x->tmpl, sizeof(x->tmpl), "%s", like->tmpl);
 	e2b_hex_random(x->access, 16);
 	e2b_hex_random(x->traffic, 16);
-	x->metadata = strdup(like->metadata ? like->metadata : "{}");
+	x->meta = like->meta ? json_incref(like->meta) : json_object();
 	x->recipe = strdup(like->recipe ? like->recipe : "{}");
 	x->private_traffic = like->private_traffic;
 	x->cpu = like->cpu;
@@ -680,7 +684,7 @@ struct e2b_sbx *e2b_record_like(struct e2b *e, const struct e2b_sbx *like, struc
 	x->timeout_s = ttl;
 	x->started_rt = now_real();
 	x->end_rt = x->started_rt + ttl;
-	if (!x->metadata || !x->recipe) {
+	if (!x->meta || !x->recipe) {
 		sbx_free(x);
 		return NULL;
 	}
@@ -777,7 +781,7 @@ static bool metadata_match(const struct e2b_sbx *x, const char *filter)
 {
 	if (!filter || !*filter)
 		return true;
-	json_t *md = json_loads(x->metadata ? x->metadata : "{}", 0, NULL);
+	const json_t *md = x->meta;
 	char *f = strdup(filter);
 	bool ok = md && f;
 	char *save = NULL;
@@ -797,7 +801,6 @@ static bool metadata_match(const struct e2b_sbx *x, const char *filter)
 		ok = json_is_string(have) && strcmp(json_string_value(have), v) == 0;
 	}
 	free(f);
-	json_decref(md);
 	return ok;
 }
 
