@@ -3,8 +3,8 @@
 argv = E2B_HOST:PORT KEY OTHER_KEY MODE.  MODE stall: alice's sandbox SIGSTOPs its file workers
 while her upload is in flight and her directory is watched: bob's calls answer at once (each
 bounded by a 30 s socket timeout, a quarter of the call timeout an I/O thread would wait);
-killing her sandbox ends her upload.  MODE body: keyless peers' bodies are never held (8 x 1 MiB
-against --max-body-total 8 MiB: a create still gets its body read).  MODE wake: an upload wakes a
+killing her sandbox ends her upload.  MODE body: keyless peers' bodies are never held (9 x 1 MiB to each of envd, a Connect route and a sandbox's port, against
+--max-body-total 8 MiB: a create still gets its body read).  MODE wake: an upload wakes a
 paused autoResume sandbox.  MODE open: an upload left in flight (its socket held until the
 server closes it).  Prints PASS:/FAIL: lines."""
 import json, socket, struct, sys, threading, time, urllib.error, urllib.request
@@ -104,15 +104,17 @@ if MODE == "stall":
     for s in (w, up, stopper):
         s.close()
 elif MODE == "body":
-    hold = [raw("POST /process.Process/Start", {"Content-Type": "application/connect+json", "E2b-Sandbox-Id": "nosuch"},
-                b"x" * ((1 << 20) - 10), 1 << 20) for _ in range(8)]
-    hold += [raw("POST /filesystem.Filesystem/ListDir", {"Content-Type": "application/connect+json", "E2b-Sandbox-Id": "nosuch"},
-                 b"x" * ((1 << 20) - 10), 1 << 20) for _ in range(8)]
-    time.sleep(1)
-    st, body = http("POST", "/v2/sandboxes", b'{"timeout":60}', {"X-API-KEY": A, "Content-Type": "application/json"}, 60)
-    res("keyless peers' bodies hold nothing: a create's body is still read (%d)" % st, st == 201, body[:200])
-    for s in hold:
-        s.close()
+    kinds = [("process.Process/Start", {}), ("filesystem.Filesystem/ListDir", {}),
+             ("a sandbox's port", {"E2b-Sandbox-Port": "8000"})]
+    for name, extra in kinds:
+        path = "POST /" + name if name.startswith(("process", "filesystem")) else "POST /anything"
+        hdr = dict({"Content-Type": "application/connect+json", "E2b-Sandbox-Id": "nosuch"}, **extra)
+        hold = [raw(path, hdr, b"x" * ((1 << 20) - 10), 1 << 20) for _ in range(9)]  # 9 MiB > --max-body-total
+        time.sleep(1)
+        st, body = http("POST", "/v2/sandboxes", b'{"timeout":60}', {"X-API-KEY": A, "Content-Type": "application/json"}, 60)
+        res("keyless peers' bodies to %s hold nothing: a create's body is still read (%d)" % (name, st), st == 201, body[:200])
+        for s in hold:
+            s.close()
     a = create(A)
     bad_tok = dict(dp(a), **{"X-Access-Token": "wrong"})
     st, body = http("POST", "/filesystem.Filesystem/ListDir", env({"path": "/"}), dict(bad_tok, **{"Content-Type": "application/connect+json"}))

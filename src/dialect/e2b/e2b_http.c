@@ -174,6 +174,7 @@ E2B_RUN(vc_answer)
 
 static bool e2b_prepare(struct server *s, struct req *r);
 static bool e2b_check(struct server *s, struct req *r);
+static bool relay_check(struct server *s, struct req *r);
 static bool e2b_now(struct server *s, struct req *r);
 static bool e2b_prepare_link(struct server *s, struct req *r);
 static bool vc_prepare(struct server *s, struct req *r);
@@ -249,7 +250,7 @@ static const struct route routes[] = {
 /* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
  * (--max-body), the answer's body streamed. */
 static const struct route relay_route =
-	ROUTE("*", "*", "*", ports_relay, e2b_prepare, .open = true, .light = true, .unmetered = true);
+	ROUTE("*", "*", "*", ports_relay, e2b_prepare, .open = true, .check = relay_check, .light = true, .unmetered = true);
 /* A volume's content (e2b_volfiles.c): its own token, checked when the
  * headers are in; an upload written as it comes; the answer on a worker. */
 #define VC_PATH "/volumecontent/"
@@ -309,6 +310,12 @@ static bool e2b_check(struct server *s, struct req *r)
 	snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 	conn_trust(s, r->conn);
 	return true;
+}
+
+static bool relay_check(struct server *s, struct req *r)
+{
+	(void)s;
+	return ports_check(r->ext);
 }
 
 /* With the body (at the headers for an upload): an upload begins (its

@@ -384,6 +384,9 @@ void mp_stream_free(struct mp_stream *m);
 bool ports_target(struct ereq *q, int *port, char *id, size_t n);
 /* On a worker: relay it, its answer streamed (e2b_ports.c). */
 enum MHD_Result ports_relay(struct ereq *q);
+/* When the headers are in: an unknown sandbox, or a private one without its
+ * traffic token, answered at once (its body never held); true: go on. */
+bool ports_check(struct ereq *q);
 void ports_free(struct ereq *q);
 
 /* e2b_ws.c: upgraded connections (WebSockets) to a sandbox's port, pumped
