@@ -227,7 +227,10 @@ static enum MHD_Result req_begin(struct server *s, struct req *r, const char *me
 		set_error(r, 401, "missing or wrong token: %s",
 		          r->ln && r->ln->api->token_hint ? r->ln->api->token_hint
 		                                          : "send Authorization: Bearer <token>");
-	else if (rt->answer)
+	else if (rt->check && !rt->check(s, r)) {
+		if (drains(r))
+			return MHD_YES; /* S_NEW: the body is dropped, never held; the answer goes at its end */
+	} else if (rt->answer)
 		rt->answer(s, r);
 	else if (rt->feed) {
 		/* streamed where it goes: checked now, never held */
@@ -327,8 +330,11 @@ static enum MHD_Result on_any_request(struct server *s, struct listener *ln, str
 		size_t n = *upload_size;
 		*upload_size = 0;
 		if (r->route->feed) {
-			if (r->route->feed(r, upload, n))
+			size_t took = n;
+			if (r->route->feed(r, upload, &took)) {
+				*upload_size = n - took; /* the rest once its connection is resumed */
 				return MHD_YES;
+			}
 			r->state = S_NEW; /* the rest is read and dropped; the answer goes at its end */
 			return MHD_YES;
 		}

@@ -225,8 +225,13 @@ struct route {
 	 * each piece as it comes (on the I/O thread, after prepare_feed, the
 	 * route's token and the API's choice are checked), bounded by where it
 	 * goes rather than by --max-body; false stops reading (the answer
-	 * set).  The body's end goes on as any body's: prepare, admission, run. */
-	bool (*feed)(struct req *r, const char *p, size_t n);
+	 * set).  *n in: the piece's length; out: what it took (less: it
+	 * suspended the connection, the rest comes again when it is resumed).
+	 * The body's end goes on as any body's: prepare, admission, run. */
+	bool (*feed)(struct req *r, const char *p, size_t *n);
+	/* An open route's credentials checked when the headers are in, before
+	 * any body is read or held: false when it set the answer (a 401). */
+	bool (*check)(struct server *s, struct req *r);
 };
 
 /* An API a listener speaks: the native one (routes.c) or a dialect's

@@ -1,5 +1,5 @@
-/* e2b_fs.c — envd's filesystem.Filesystem service and its /files
- * endpoint on a session's files API (SPEC §11, §18 "Paths, user, sizes"):
+/* e2b_fs.c — envd's filesystem.Filesystem service and its GET /files
+ * (POST: e2b_upload.c) on a session's files API (SPEC §11, §18 "Paths, user, sizes"):
  * a path is absolute or relative to /home/user, "." and ".." resolved
  * lexically (above / is /), /home/user named as what it links to (the
  * session's /work), and then resolved inside the sandbox by libward, as
@@ -10,6 +10,7 @@
  * user. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,12 @@
 #include "dialect/e2b/e2b_int.h"
 
 #define LIST_MAX 10000 /* entries of one ListDir, all depths */
-#define MAX_UPLOAD_PARTS 1000
 #define READ_MAX_DFLT (64u << 20)
 #define WATCH_POLL_S 0.2
 #define WATCH_MAX_ENTRIES 10000 /* entries one watched directory may hold */
 #define WATCH_PER_SBX 8
 #define WATCH_PER_CLIENT 32
+#define WATCH_LISTERS 2 /* threads that list for every watch */
 
 bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen)
 {
@@ -74,7 +75,7 @@ bool e2b_map_path(const char *in, char *out, size_t n, char *err, size_t errlen)
 }
 
 /* The E2B name of a sandbox path: /work as /home/user. */
-static void full_path(const char *path, char *out, size_t n)
+void e2b_full_path(const char *path, char *out, size_t n)
 {
 	if (strncmp(path, "/work", 5) == 0 && (path[5] == 0 || path[5] == '/'))
 		snprintf(out, n, "%s%s", E2B_HOME, path + 5);
@@ -83,7 +84,7 @@ static void full_path(const char *path, char *out, size_t n)
 }
 
 /* The home itself, or the root: never removed, moved or written over. */
-static bool is_home_or_root(const char *path)
+bool e2b_is_home_or_root(const char *path)
 {
 	return strcmp(path, "/") == 0 || strcmp(path, "/work") == 0;
 }
@@ -99,7 +100,7 @@ static const char *entry_type(char t)
 static json_t *entry_json(const char *rel, const struct ward_dirent *d)
 {
 	char path[4200], mt[40], sz[24], perm[11];
-	full_path(rel, path, sizeof(path));
+	e2b_full_path(rel, path, sizeof(path));
 	time_t sec = (time_t)d->mtime;
 	struct tm tm;
 	gmtime_r(&sec, &tm);
@@ -173,7 +174,7 @@ static struct sess *fs_begin(struct ereq *q, json_t **m, const char *field, char
 static enum MHD_Result lib_error(struct ereq *q, int rc, const char *rel)
 {
 	char path[4200];
-	full_path(rel, path, sizeof(path));
+	e2b_full_path(rel, path, sizeof(path));
 	if (rc == -ENOENT)
 		return cx_error(q, "not_found", "path '%s' does not exist", path);
 	return cx_error(q, cx_code(rc), "path '%s': %s", path, strerror(-rc));
@@ -238,7 +239,7 @@ enum MHD_Result fs_list(struct ereq *q)
 	if (r < 0) {
 		json_decref(arr);
 		char shown[4200];
-		full_path(rel, shown, sizeof(shown));
+		e2b_full_path(rel, shown, sizeof(shown));
 		if (r == -ENOTDIR)
 			return cx_error(q, "invalid_argument", "path '%s' is not a directory", shown);
 		return lib_error(q, r, rel);
@@ -287,7 +288,7 @@ enum MHD_Result fs_mkdir(struct ereq *q)
 	if (stat_rel(ss->ws, rel, &e) == 0) {
 		json_decref(e);
 		sess_unref(q->s, ss);
-		full_path(rel, shown, sizeof(shown));
+		e2b_full_path(rel, shown, sizeof(shown));
 		return cx_error(q, "already_exists", "path '%s' already exists", shown);
 	}
 	char err[512];
@@ -295,7 +296,7 @@ enum MHD_Result fs_mkdir(struct ereq *q)
 	int code = e2b_run(q, ss->ws, argv, NULL, 0, err, sizeof(err));
 	int r = code == 0 ? stat_rel(ss->ws, rel, &e) : -1;
 	sess_unref(q->s, ss);
-	full_path(rel, shown, sizeof(shown));
+	e2b_full_path(rel, shown, sizeof(shown));
 	if (code != 0 || r < 0)
 		return cx_error(q, "invalid_argument", "cannot make directory '%s': %s", shown, err);
 	return cx_unary_ok(q, json_pack("{s:o}", "entry", e));
@@ -312,7 +313,7 @@ enum MHD_Result fs_move(struct ereq *q)
 	bool ok =
 		e2b_map_path(json_string_value(json_object_get(m, "destination")), dst, sizeof(dst), err, sizeof(err));
 	json_decref(m);
-	if (!ok || is_home_or_root(src) || is_home_or_root(dst)) {
+	if (!ok || e2b_is_home_or_root(src) || e2b_is_home_or_root(dst)) {
 		sess_unref(q->s, ss);
 		return cx_error(q, "invalid_argument", "%s", ok ? "the home and the root cannot be moved" : err);
 	}
@@ -329,8 +330,8 @@ enum MHD_Result fs_move(struct ereq *q)
 	r = code == 0 ? stat_rel(ss->ws, dst, &e) : -1;
 	sess_unref(q->s, ss);
 	char a[4200], b[4200];
-	full_path(src, a, sizeof(a));
-	full_path(dst, b, sizeof(b));
+	e2b_full_path(src, a, sizeof(a));
+	e2b_full_path(dst, b, sizeof(b));
 	if (code != 0 || r < 0)
 		return cx_error(q, "invalid_argument", "cannot move '%s' to '%s': %s", a, b, err);
 	return cx_unary_ok(q, json_pack("{s:o}", "entry", e));
@@ -345,7 +346,7 @@ enum MHD_Result fs_remove(struct ereq *q)
 	if (!ss)
 		return rc;
 	json_decref(m);
-	if (is_home_or_root(rel)) {
+	if (e2b_is_home_or_root(rel)) {
 		sess_unref(q->s, ss);
 		return cx_error(q, "invalid_argument", "the home and the root cannot be removed");
 	}
@@ -363,7 +364,10 @@ enum MHD_Result fs_remove(struct ereq *q)
  * WATCH_MAX_ENTRIES entries (more: resource_exhausted), and a sandbox and
  * a client hold at most WATCH_PER_SBX / WATCH_PER_CLIENT watches at once;
  * after each poll the connection is looked at, so that a client that left
- * ends its watch within a poll, not at the next event it would be sent. */
+ * ends its watch within a poll, not at the next event it would be sent.
+ * The listing is a call into the sandbox's file worker, which the sandbox
+ * can stop: the stream, on the I/O thread, only asks for it and takes it
+ * when it is done; the dialect's listers (WATCH_LISTERS threads) list. */
 
 struct watch {
 	struct e2b *e;
@@ -374,20 +378,54 @@ struct watch {
 	struct ward_dirent *d; /* the last listing */
 	size_t n;
 	double deadline, last;
-	double listed; /* when it last listed */
+	double asked; /* when it last asked for a listing */
+	/* with the listers, under their lock */
+	struct watch *qnext;    /* in their queue */
+	bool pending;           /* a listing asked for, not yet done: the listers hold it */
+	bool gone;              /* the stream is over: whoever holds it last frees it */
+	bool fresh;             /* a listing the stream has not taken */
+	int nrc;                /* ... its result: 0, -E2BIG, -ESRCH (no session) or a negative errno */
+	struct ward_dirent *nd; /* ... and its entries */
+	size_t nn;
 };
 
-static void watch_free(void *p)
+/* The listers: WATCH_LISTERS threads of the dialect's that list what the
+ * watches' streams ask for, oldest first (a listing is a call into the
+ * sandbox's file worker: never an I/O thread's). */
+struct e2b_listers {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct watch *head, *tail;
+	bool stop;
+	pthread_t t[WATCH_LISTERS];
+	int n;
+};
+
+static void watch_release(struct watch *w)
 {
-	struct watch *w = p;
 	if (w->counted) {
 		pthread_mutex_lock(&w->e->lock);
 		w->x->nwatch--;
 		pthread_mutex_unlock(&w->e->lock);
 	}
 	ward_session_list_free(w->d, w->n);
+	ward_session_list_free(w->nd, w->nn);
 	e2b_sbx_put(w->e, w->x);
 	free(w);
+}
+
+/* The stream is over (on its I/O thread): a listing still pending is the
+ * listers' to free. */
+static void watch_free(void *p)
+{
+	struct watch *w = p;
+	struct e2b_listers *L = w->e->listers;
+	pthread_mutex_lock(&L->lock);
+	w->gone = true;
+	bool mine = !w->pending;
+	pthread_mutex_unlock(&L->lock);
+	if (mine)
+		watch_release(w);
 }
 
 /* One more watch of w's sandbox, within its cap and its owner's; false
@@ -451,14 +489,95 @@ static int watch_end(char **buf, size_t *len, const char *code, const char *msg)
 	return CX_END;
 }
 
-/* One look: the client, the deadline, and at most every WATCH_POLL_S a
- * listing merged with the last one; CX_WAIT in between. */
+static void *watch_lister(void *p)
+{
+	struct e2b_listers *L = p;
+	pthread_mutex_lock(&L->lock);
+	while (!L->stop) {
+		struct watch *w = L->head;
+		if (!w) {
+			pthread_cond_wait(&L->cond, &L->lock);
+			continue;
+		}
+		L->head = w->qnext;
+		if (!L->head)
+			L->tail = NULL;
+		bool gone = w->gone;
+		pthread_mutex_unlock(&L->lock);
+		struct ward_dirent *d = NULL;
+		size_t n = 0;
+		int rc = -ESRCH;
+		char err[256];
+		struct sess *ss = gone ? NULL : e2b_sess(w->e, w->x);
+		if (ss) {
+			rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
+			sess_unref(w->e->s, ss);
+		}
+		pthread_mutex_lock(&L->lock);
+		w->pending = false;
+		if (w->gone) {
+			pthread_mutex_unlock(&L->lock);
+			ward_session_list_free(d, n);
+			watch_release(w);
+			pthread_mutex_lock(&L->lock);
+			continue;
+		}
+		ward_session_list_free(w->nd, w->nn);
+		w->nd = d;
+		w->nn = n;
+		w->nrc = rc;
+		w->fresh = true;
+	}
+	pthread_mutex_unlock(&L->lock);
+	return NULL;
+}
+
+int watch_start(struct e2b *e)
+{
+	struct e2b_listers *L = calloc(1, sizeof(*L));
+	if (!L)
+		return -1;
+	pthread_mutex_init(&L->lock, NULL);
+	pthread_cond_init(&L->cond, NULL);
+	e->listers = L;
+	for (; L->n < WATCH_LISTERS; L->n++)
+		if (pthread_create(&L->t[L->n], NULL, watch_lister, L) != 0)
+			return -1;
+	return 0;
+}
+
+/* After the listener stopped (every stream over): the listers end, and
+ * what they still held is freed. */
+void watch_stop(struct e2b *e)
+{
+	struct e2b_listers *L = e->listers;
+	if (!L)
+		return;
+	pthread_mutex_lock(&L->lock);
+	L->stop = true;
+	pthread_cond_broadcast(&L->cond);
+	pthread_mutex_unlock(&L->lock);
+	for (int i = 0; i < L->n; i++)
+		pthread_join(L->t[i], NULL);
+	for (struct watch *w = L->head, *nx; w; w = nx) {
+		nx = w->qnext;
+		watch_release(w); /* gone: its stream ended with the listener */
+	}
+	pthread_cond_destroy(&L->cond);
+	pthread_mutex_destroy(&L->lock);
+	free(L);
+	e->listers = NULL;
+}
+
+/* One look (on the I/O thread, which never lists): the client, the
+ * deadline, and the lister's newest listing merged with the last one;
+ * CX_WAIT in between. */
 static int watch_produce(void *p, char **buf, size_t *len)
 {
 	struct watch *w = p;
 	if (!w->started) {
 		w->started = true;
-		w->last = w->listed = now_mono();
+		w->last = w->asked = now_mono();
 		return cx_frame(buf, len, 0, "{\"start\":{}}", 12) ? CX_MORE : CX_END;
 	}
 	if (w->e->stopping)
@@ -468,19 +587,32 @@ static int watch_produce(void *p, char **buf, size_t *len)
 		return watch_end(buf, len, "deadline_exceeded", "the watch's deadline (Connect-Timeout-Ms) passed");
 	if (e2b_client_gone(w->fd))
 		return watch_end(buf, len, "canceled", "the client left");
-	if (t - w->listed >= WATCH_POLL_S) {
-		w->listed = t;
-		struct sess *ss = e2b_sess(w->e, w->x);
-		if (!ss)
+	struct e2b_listers *L = w->e->listers;
+	pthread_mutex_lock(&L->lock);
+	bool fresh = w->fresh;
+	int rc = w->nrc;
+	struct ward_dirent *d = w->nd;
+	size_t n = w->nn;
+	w->fresh = false;
+	w->nd = NULL;
+	w->nn = 0;
+	if (!w->pending && t - w->asked >= WATCH_POLL_S) {
+		w->asked = t;
+		w->pending = true;
+		w->qnext = NULL;
+		if (L->tail)
+			L->tail->qnext = w;
+		else
+			L->head = w;
+		L->tail = w;
+		pthread_cond_signal(&L->cond);
+	}
+	pthread_mutex_unlock(&L->lock);
+	if (fresh) {
+		if (rc == -ESRCH)
 			return watch_end(buf, len, "unavailable", "the sandbox was killed or timed out");
-		struct ward_dirent *d = NULL;
-		size_t n = 0;
-		char err[256];
-		int rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
-		sess_unref(w->e->s, ss);
-		if (e2b_client_gone(w->fd))
-			return watch_end(buf, len, "canceled", "the client left");
 		if (rc == -E2BIG) {
+			char err[256];
 			snprintf(err, sizeof(err), "the watched directory grew past %d entries: watch a smaller one",
 			         WATCH_MAX_ENTRIES);
 			return watch_end(buf, len, "resource_exhausted", err);
@@ -600,7 +732,7 @@ enum MHD_Result files_get(struct ereq *q)
 	int rc = ward_session_read(ss->ws, rel, max, &data, &len, err, sizeof(err));
 	sess_unref(q->s, ss);
 	char shown[4200];
-	full_path(rel, shown, sizeof(shown));
+	e2b_full_path(rel, shown, sizeof(shown));
 	if (rc == -ENOENT)
 		return e2b_api_error(q, 404, "path '%s' does not exist", shown);
 	if (rc == -EISDIR)
@@ -611,141 +743,4 @@ enum MHD_Result files_get(struct ereq *q)
 		return e2b_api_error(q, rc == -EACCES || rc == -EPERM || rc == -ELOOP ? 403 : 500,
 		                     "cannot read '%s': %s", shown, err[0] ? err : strerror(-rc));
 	return e2b_answer(q, 200, "application/octet-stream", (char *)data, len);
-}
-
-/* ---- POST /files: streamed into the sandbox as it comes ----
- *
- * The body is never held: its multipart parts are parsed as they come
- * (mp_stream) and each file part written through libward as it comes, so
- * an upload is bounded by the sandbox's disk (507 when it fills), not by
- * --max-body; the request timeout still bounds its time. */
-
-struct upload {
-	struct ereq *q;
-	struct sess *ss; /* held for the upload */
-	struct mp_stream *mp;
-	struct ward_session_upload *w; /* the file part being written */
-	bool skip;                     /* a part not named "file": read, dropped */
-	char rel[4096];                /* its path */
-	json_t *arr;                   /* the files written */
-	unsigned code;                 /* 0, or the error answer's status */
-	char err[600];
-};
-
-static unsigned write_status(int rc)
-{
-	return rc == -ENOSPC || rc == -EDQUOT                     ? 507
-	       : rc == -EACCES || rc == -EPERM || rc == -ELOOP    ? 403
-	       : rc == -EISDIR || rc == -ENOTDIR || rc == -EINVAL ? 400
-	                                                          : 500;
-}
-
-static int up_part(void *arg, const char *name, const char *filename)
-{
-	struct upload *u = arg;
-	u->skip = strcmp(name, "file") != 0;
-	if (u->skip)
-		return 0;
-	const char *qpath = e2b_query(u->q, "path");
-	const char *path = qpath ? qpath : filename;
-	if (!path || !e2b_map_path(path, u->rel, sizeof(u->rel), u->err, sizeof(u->err)) || is_home_or_root(u->rel)) {
-		if (!path || !u->err[0])
-			snprintf(u->err, sizeof(u->err), "a file part names no path: give ?path= or a filename");
-		u->code = 400;
-		return -1;
-	}
-	int rc = ward_session_write_begin(u->ss->ws, u->rel, 0, &u->w, u->err, sizeof(u->err));
-	if (rc < 0) {
-		u->code = write_status(rc);
-		return -1;
-	}
-	return 0;
-}
-
-static int up_data(void *arg, const char *p, size_t n)
-{
-	struct upload *u = arg;
-	if (u->w)
-		ward_session_write_more(u->w, p, n); /* a failure: its end says why */
-	return 0;
-}
-
-static int up_end(void *arg)
-{
-	struct upload *u = arg;
-	if (!u->w)
-		return 0;
-	int rc = ward_session_write_end(u->w, u->err, sizeof(u->err));
-	u->w = NULL;
-	if (rc < 0) {
-		u->code = write_status(rc);
-		return -1;
-	}
-	char full[4200];
-	full_path(u->rel, full, sizeof(full));
-	const char *slash = strrchr(full, '/');
-	json_array_append_new(u->arr, json_pack("{s:s,s:s,s:s}", "name", slash + 1, "type", "file", "path", full));
-	return 0;
-}
-
-void files_upload_free(struct ereq *q)
-{
-	struct upload *u = q->up;
-	if (!u)
-		return;
-	if (u->w)
-		ward_session_write_end(u->w, NULL, 0);
-	if (u->ss)
-		sess_unref(q->s, u->ss);
-	mp_stream_free(u->mp);
-	json_decref(u->arr);
-	free(u);
-	q->up = NULL;
-}
-
-/* The headers are in, the sandbox and its token checked: ready for the
- * body.  An error is kept for the answer (after the body). */
-void files_upload_begin(struct ereq *q)
-{
-	struct upload *u = calloc(1, sizeof(*u));
-	if (!u)
-		return;
-	q->up = u;
-	u->q = q;
-	u->arr = json_array();
-	u->ss = e2b_sess(q->e, q->x);
-	const struct mp_sink sink = {up_part, up_data, up_end, u};
-	if (!u->ss) {
-		u->code = 502;
-		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
-	} else if (!(u->mp = mp_stream_new(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), MAX_UPLOAD_PARTS, &sink, u->err,
-	                                   sizeof(u->err))))
-		u->code = 400;
-}
-
-void files_upload_feed(struct ereq *q, const char *p, size_t n)
-{
-	struct upload *u = q->up;
-	if (u && !u->code && mp_stream_feed(u->mp, p, n, u->err, sizeof(u->err)) < 0 && !u->code)
-		u->code = 400;
-}
-
-enum MHD_Result files_post(struct ereq *q)
-{
-	struct upload *u = q->up;
-	if (!u)
-		return e2b_api_error(q, 500, "out of memory for the upload");
-	if (!u->code && mp_stream_finish(u->mp, u->err, sizeof(u->err)) < 0)
-		u->code = 400;
-	if (u->code == 400 && !json_array_size(u->arr) && strstr(u->err, "multipart"))
-		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", u->err);
-	if (u->code == 502)
-		return e2b_api_error(q, 502, "%s", u->err);
-	if (u->code)
-		return e2b_api_error(q, u->code, "cannot write the file: %s", u->err);
-	if (!json_array_size(u->arr))
-		return e2b_api_error(q, 400, "no part named \"file\": send each file as a part named file");
-	json_t *arr = json_incref(u->arr);
-	files_upload_free(q);
-	return e2b_answer_json(q, 200, arr);
 }

@@ -174,28 +174,31 @@ E2B_RUN(vol_delete)
 E2B_RUN(vc_answer)
 
 static bool e2b_prepare(struct server *s, struct req *r);
+static bool e2b_check(struct server *s, struct req *r);
+static bool relay_check(struct server *s, struct req *r);
 static bool e2b_now(struct server *s, struct req *r);
 static bool e2b_prepare_link(struct server *s, struct req *r);
 static bool vc_prepare(struct server *s, struct req *r);
-static bool vc_feed_r(struct req *r, const char *p, size_t n);
-static bool upload_feed(struct req *r, const char *p, size_t n);
+static bool vc_feed_r(struct req *r, const char *p, size_t *n);
+static bool upload_feed(struct req *r, const char *p, size_t *n);
 
 /* The control plane: an API key's (not open); the data plane: open, its
- * sandbox's token checked in prepare.  A create, a command, a code
- * execution, a pause and a connect that resumes are runs of the key's
- * (--client-rate); the rest is unmetered (--client-concurrency still counts
- * it while it holds a worker).  Every body is bytes to the server
+ * sandbox's token checked when the headers are in (e2b_check: a keyless
+ * peer's body is never held).  A create, a command, a code execution, a
+ * pause and a connect that resumes are runs of the key's (--client-rate);
+ * the rest is unmetered (--client-concurrency still counts it while it
+ * holds a worker).  Every body is bytes to the server
  * (a Connect envelope, a multipart upload): the handlers parse them. */
 #define ROUTE(p, m, al, fn, prep, ...)                                                                          \
 	{                                                                                                       \
 		.path = p, .method = m, .allow = al, .raw = true, .prepare = prep, .run = run_##fn, __VA_ARGS__ \
 	}
 #define CTL(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, __VA_ARGS__)
-#define DATA(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, .open = true, __VA_ARGS__)
+#define DATA(p, m, al, fn, ...) ROUTE(p, m, al, fn, e2b_prepare, .open = true, .check = e2b_check, __VA_ARGS__)
 /* A call that never waits (a record read, a signal, stdin queued): all of
  * it in prepare, on the I/O thread, never queued (as the native stdin). */
 #define CTL_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .unmetered = true)
-#define DATA_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .open = true, .unmetered = true)
+#define DATA_NOW(p, m, al, fn) ROUTE(p, m, al, fn, e2b_now, .open = true, .check = e2b_check, .unmetered = true)
 static const struct route routes[] = {
 	CTL("/v2/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
 	CTL("/sandboxes", "POST", "GET, HEAD, POST", e2b_create),
@@ -265,7 +268,8 @@ static bool interp_route(const struct route *rt, struct ereq *q)
 }
 /* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
  * (--max-body), the answer's body streamed. */
-static const struct route relay_route = DATA("*", "*", "*", ports_relay, .light = true, .unmetered = true);
+static const struct route relay_route = ROUTE("*", "*", "*", ports_relay, e2b_prepare, .open = true,
+                                              .check = relay_check, .light = true, .unmetered = true);
 /* A volume's content (e2b_volfiles.c): its own token, checked when the
  * headers are in; an upload written as it comes; the answer on a worker. */
 #define VC_PATH "/volumecontent/"
@@ -317,15 +321,40 @@ static const struct route *e2b_choose(struct req *r, const char *url, const char
 	return rt;
 }
 
-/* The data plane's sandbox and token (the control plane's key is the
- * server's token check, api->token); an upload begins, a relay connects. */
-static bool e2b_prepare(struct server *s, struct req *r)
+/* The data plane's sandbox and token, when the headers are in (the
+ * control plane's key is the server's token check, api->token). */
+static bool e2b_check(struct server *s, struct req *r)
 {
 	struct ereq *q = r->ext;
+	snprintf(q->who, sizeof(q->who), "%s", r->who);
+	unsigned st = data_auth(q);
+	if (st) {
+		set_error(r, st, "%s", q->message);
+		return false;
+	}
+	/* its sandbox's owner's: the quotas and the answer budget count there */
+	snprintf(r->who, sizeof(r->who), "%s", q->who);
+	snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
+	conn_trust(s, r->conn);
+	return true;
+}
+
+static bool relay_check(struct server *s, struct req *r)
+{
+	(void)s;
+	return ports_check(r->ext);
+}
+
+/* With the body (at the headers for an upload): an upload begins (its
+ * pump wakes a paused sandbox, never the I/O thread), a relay connects. */
+static bool e2b_prepare(struct server *s, struct req *r)
+{
+	(void)s;
+	struct ereq *q = r->ext;
 	if (r->route == &relay_route) {
-		/* its sandbox and token: ports_relay's; its client the sandbox's
-		 * owner (a tenant's port hammered costs that tenant's
-		 * --client-concurrency, nobody else's) */
+		/* its sandbox and token: ports_check's and ports_relay's; its
+		 * client the sandbox's owner (a tenant's port hammered costs that
+		 * tenant's --client-concurrency, nobody else's) */
 		struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
 		if (x) {
 			snprintf(r->who, sizeof(r->who), "%s", x->owner);
@@ -334,24 +363,10 @@ static bool e2b_prepare(struct server *s, struct req *r)
 		}
 		return true;
 	}
-	snprintf(q->who, sizeof(q->who), "%s", r->who);
-	if (r->route->open) {
-		unsigned st = data_auth(q);
-		if (st) {
-			set_error(r, st, "%s", q->message);
-			return false;
-		}
-		/* its sandbox's owner's: the quotas and the answer budget count there */
-		snprintf(r->who, sizeof(r->who), "%s", q->who);
-		snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
-		conn_trust(s, r->conn);
-	}
-	if (r->route->feed == upload_feed) {
-		/* its body goes into the sandbox as it comes: awake first (rare: here) */
-		if (!e2b_woken(q))
-			return false;
+	if (!r->route->open)
+		snprintf(q->who, sizeof(q->who), "%s", r->who);
+	if (r->route->feed == upload_feed)
 		files_upload_begin(q);
-	}
 	return true;
 }
 
@@ -379,9 +394,9 @@ static bool vc_prepare(struct server *s, struct req *r)
 	return true;
 }
 
-static bool vc_feed_r(struct req *r, const char *p, size_t n)
+static bool vc_feed_r(struct req *r, const char *p, size_t *n)
 {
-	vc_feed(r->ext, p, n);
+	vc_feed(r->ext, p, *n);
 	return true;
 }
 
@@ -397,10 +412,12 @@ static bool e2b_now(struct server *s, struct req *r)
 	return false;      /* answered */
 }
 
-static bool upload_feed(struct req *r, const char *p, size_t n)
+static bool upload_feed(struct req *r, const char *p, size_t *n)
 {
-	files_upload_feed(r->ext, p, n);
-	return true;
+	if (files_upload_feed(r->ext, p, n))
+		return true;
+	set_error(r, 503, "the server is stopping: the upload was cut; retry on another runner");
+	return false;
 }
 
 static void e2b_release(struct req *r)
@@ -503,7 +520,8 @@ static int e2b_api_start(struct server *s, void **state)
 	pthread_cond_init(&e->mk_cond, NULL);
 	pthread_cond_init(&e->settled, NULL);
 	*state = e;
-	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0 || vol_start(e) < 0)
+	if (e2b_makers_start(e) < 0 || e2b_life_start(e) < 0 || tm_start(e) < 0 || ws_start(e) < 0 ||
+	    vol_start(e) < 0 || watch_start(e) < 0)
 		return -1;
 	const char *bound = "";
 	for (size_t i = 0; i < s->nlisteners; i++)
@@ -531,6 +549,7 @@ static void e2b_api_stop(struct server *s, void *state)
 	tm_stop(e);
 	vol_stop(e);
 	ci_settle_all(e);
+	watch_stop(e);
 	e2b_records_free(e);
 	pthread_cond_destroy(&e->settled);
 	pthread_mutex_destroy(&e->lock);

@@ -17,7 +17,8 @@
  *   e2b_http.c     the API: its routes, route choice, tokens, error shape
  *   e2b_sandbox.c  the control plane and the sandbox records
  *   e2b_connect.c  Connect's JSON framing; process.Process
- *   e2b_fs.c       filesystem.Filesystem, /files, the path map
+ *   e2b_fs.c       filesystem.Filesystem, GET /files, the path map
+ *   e2b_upload.c   POST /files, streamed into the sandbox by a pump of its own
  *   e2b_interp.c   the code interpreter: contexts, a kernel each, /execute
  *   e2b_multipart.c a multipart/form-data body, parsed (bounded, fuzzed)
  *   e2b_life.c     pause, resume (connect, autoResume), autoPause, the state directory
@@ -107,6 +108,7 @@ struct e2b_sbx {
 
 struct make_job;
 struct upload;
+struct e2b_listers;
 struct relay;
 struct ws_hub;
 
@@ -123,7 +125,8 @@ struct e2b {
 	pthread_t makers[E2B_MAKERS];
 	int nmakers;
 	volatile int stopping;
-	unsigned settling;         /* interrupted executions settling on threads of their own (e2b_interp.c); e->lock */
+	unsigned settling;         /* threads of their own that outlive their request: interrupted executions
+	                            * settling (e2b_interp.c), uploads' pumps (e2b_upload.c); e->lock */
 	pthread_cond_t settled;    /* settling went down */
 	char domain[200];          /* what create and connect answer: --e2b-domain, or localhost:<port> */
 	pthread_mutex_t life_lock; /* one pause, resume or kill at a time (e2b_life.c) */
@@ -135,7 +138,8 @@ struct e2b {
 	bool pauser_on, pauser_stop;
 	pthread_cond_t ap_cond;
 	struct e2b_sbx *ap_queue;
-	struct e2b_vols *vols; /* --e2b-volumes (e2b_volumes.c), or NULL */
+	struct e2b_vols *vols;       /* --e2b-volumes (e2b_volumes.c), or NULL */
+	struct e2b_listers *listers; /* WatchDir's listings (e2b_fs.c) */
 };
 
 /* A request's part of the dialect (r->ext, made by the API's route
@@ -153,7 +157,7 @@ struct ereq {
 	size_t len;
 	struct e2b_sbx *x;   /* data plane: the sandbox named, held */
 	bool wake;           /* ... which is paused: woken by the call's worker (e2b_http.c) */
-	struct upload *up;   /* POST /files: the upload as it comes (e2b_fs.c) */
+	struct upload *up;   /* POST /files: the upload as it comes (e2b_upload.c) */
 	struct relay *relay; /* a request to a sandbox's own port (e2b_ports.c) */
 	struct volreq *vol;  /* a volume content request (e2b_volfiles.c) */
 	int port;            /* ... its port and sandbox */
@@ -331,12 +335,17 @@ enum MHD_Result fs_mkdir(struct ereq *q);
 enum MHD_Result fs_move(struct ereq *q);
 enum MHD_Result fs_remove(struct ereq *q);
 enum MHD_Result fs_watch(struct ereq *q);
+/* A mapped path as the sandbox shows it; whether it is the home or the root */
+void e2b_full_path(const char *path, char *out, size_t n);
+bool e2b_is_home_or_root(const char *path);
+int watch_start(struct e2b *e);
+void watch_stop(struct e2b *e);
 enum MHD_Result files_get(struct ereq *q);
 /* POST /files, streamed: begin when the headers are in (and the sandbox's
  * token checked), feed each piece of the body, files_post at its end;
  * free on every path (on_completed). */
 void files_upload_begin(struct ereq *q);
-void files_upload_feed(struct ereq *q, const char *p, size_t n);
+bool files_upload_feed(struct ereq *q, const char *p, size_t *n);
 void files_upload_free(struct ereq *q);
 enum MHD_Result files_post(struct ereq *q);
 
@@ -378,6 +387,9 @@ void mp_stream_free(struct mp_stream *m);
 bool ports_target(struct ereq *q, int *port, char *id, size_t n);
 /* On a worker: relay it, its answer streamed (e2b_ports.c). */
 enum MHD_Result ports_relay(struct ereq *q);
+/* When the headers are in: an unknown sandbox, or a private one without its
+ * traffic token, answered at once (its body never held); true: go on. */
+bool ports_check(struct ereq *q);
 void ports_free(struct ereq *q);
 
 /* e2b_ws.c: upgraded connections (WebSockets) to a sandbox's port, pumped
@@ -405,8 +417,12 @@ enum MHD_Result ci_ctx_list(struct ereq *q);
 enum MHD_Result ci_ctx_delete(struct ereq *q);
 enum MHD_Result ci_ctx_restart(struct ereq *q);
 void ci_free_all(struct e2b_sbx *x);
-/* Wait for the interrupted executions still settling (at stop). */
+/* Wait for the threads still settling (at stop): e2b_detach's. */
 void ci_settle_all(struct e2b *e);
+/* fn(arg) on a detached thread counted in e->settling (the dialect's stop
+ * waits for it: it calls e2b_detached_done last); false when none started. */
+bool e2b_detach(struct e2b *e, void *(*fn)(void *), void *arg);
+void e2b_detached_done(struct e2b *e);
 /* GET /health on the interpreter's port: which Python kernel the template gives */
 enum MHD_Result ci_health(struct ereq *q);
 

@@ -497,11 +497,32 @@ static void *exec_settle(void *p)
 	struct exec_st *st = p;
 	struct e2b *e = st->k.e;
 	exec_finish(st);
+	e2b_detached_done(e);
+	return NULL;
+}
+
+bool e2b_detach(struct e2b *e, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&e->lock);
+	e->settling++;
+	pthread_mutex_unlock(&e->lock);
+	int rc = pthread_create(&t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	if (rc != 0)
+		e2b_detached_done(e);
+	return rc == 0;
+}
+
+void e2b_detached_done(struct e2b *e)
+{
 	pthread_mutex_lock(&e->lock);
 	e->settling--;
 	pthread_cond_broadcast(&e->settled);
 	pthread_mutex_unlock(&e->lock);
-	return NULL;
 }
 
 void ci_settle_all(struct e2b *e)
@@ -524,20 +545,8 @@ static void exec_free(void *p)
 	pthread_mutex_unlock(&k->e->lock);
 	if (!k->finished && k->c->pid > 0) {
 		interrupt(k, NULL);
-		pthread_attr_t a;
-		pthread_t t;
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_mutex_lock(&k->e->lock);
-		k->e->settling++;
-		pthread_mutex_unlock(&k->e->lock);
-		int rc = pthread_create(&t, &a, exec_settle, st);
-		pthread_attr_destroy(&a);
-		if (rc == 0)
+		if (e2b_detach(k->e, exec_settle, st))
 			return;
-		pthread_mutex_lock(&k->e->lock);
-		k->e->settling--;
-		pthread_mutex_unlock(&k->e->lock);
 	}
 	exec_finish(st); /* done, or no thread to spare: here */
 }

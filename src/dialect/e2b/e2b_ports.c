@@ -148,6 +148,49 @@ static void refuse(struct relay *r, unsigned status, const char *msg, const char
 	snprintf(r->msg, sizeof(r->msg), "%.250s%s%.140s%s", msg, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
+/* x's traffic token wanted and not given: the 403 in r. */
+static bool traffic_refused(struct ereq *q, struct e2b_sbx *x, struct relay *r)
+{
+	if (!x->private_traffic || e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
+		return false;
+	refuse(r, 403,
+	       "Sandbox is secured with traffic access token. Token header "
+	       "'e2b-traffic-access-token' is missing or wrong",
+	       NULL);
+	return true;
+}
+
+/* A refusal in E2B's proxy's shape. */
+static enum MHD_Result refusal(struct ereq *q, struct relay *r)
+{
+	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
+	if (v && r->status == 502)
+		json_object_set_new(v, "port", json_integer(r->port));
+	snprintf(q->message, sizeof(q->message), "%s", r->msg);
+	return e2b_answer_json(q, r->status, v);
+}
+
+bool ports_check(struct ereq *q)
+{
+	struct relay *r = calloc(1, sizeof(*r));
+	if (!r)
+		return true; /* the worker refuses it */
+	r->port = q->port;
+	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, q->port_id);
+	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
+	if (!x)
+		refuse(r, 502, "The sandbox was not found", NULL);
+	else
+		traffic_refused(q, x, r);
+	if (x)
+		e2b_sbx_put(q->e, x);
+	bool ok = !r->status;
+	if (!ok)
+		refusal(q, r);
+	free(r);
+	return ok;
+}
+
 static void ports_begin(struct ereq *q, int port, const char *id)
 {
 	struct relay *r = calloc(1, sizeof(*r));
@@ -168,12 +211,9 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
 	struct sess *ss = NULL;
-	if (x->private_traffic && !e2b_token_ok(x, e2b_header(q, "E2B-Traffic-Access-Token")))
-		refuse(r, 403,
-		       "Sandbox is secured with traffic access token. Token header "
-		       "'e2b-traffic-access-token' is missing or wrong",
-		       NULL);
-	else if (e2b_wake(q, x)) /* paused: resumed with autoResume, else 502 (never a frozen server's hang) */
+	if (traffic_refused(q, x, r)) {
+		/* answered 403 */
+	} else if (e2b_wake(q, x)) /* paused: resumed with autoResume, else 502 (never a frozen server's hang) */
 		refuse(r, 502, q->message, NULL);
 	else if (!(ss = e2b_sess(q->e, x)))
 		refuse(r, 502, "The sandbox was not found", NULL);
@@ -411,11 +451,7 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			return MHD_YES;
 		}
 	}
-	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
-	if (v && r->status == 502)
-		json_object_set_new(v, "port", json_integer(r->port));
-	snprintf(q->message, sizeof(q->message), "%s", r->msg);
-	return e2b_answer_json(q, r->status, v);
+	return refusal(q, r);
 }
 
 /* On a worker: the request relayed (its body held whole, within
