@@ -88,9 +88,38 @@ wr --json -- true
 expect_eq "... is not the next run's" ok "$(jg "$OUT" 'd["status"]')"
 
 # ---- 3. hostile: every slot holds a process
+# Only slots no run holds are touched: all eight are taken first as ward
+# takes one (the OFD lock on its byte of /run/ward/cg-slots; waiting, 30 s
+# at most, while other runs on the host hold some: a test of the other
+# lane), filled, then let go, so that no other ward run is changed under
+# it and none can leave a clean slot before this run looks.
 parent=$(dirname "$dir")
 held=()
+busy=0
+coproc LOCKS { python3 -c '
+import fcntl, os, struct, sys
+os.makedirs("/run/ward", exist_ok=True)
+import time
+for attempt in range(150):       # all 8 at once, waiting (30 s at most) for runs that hold some
+    fd = os.open("/run/ward/cg-slots", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    got = []
+    for n in range(8):
+        fl = struct.pack("hhqqi", fcntl.F_WRLCK, 0, n, 1, 0)
+        try:
+            fcntl.fcntl(fd, 37, fl)   # F_OFD_SETLK
+            got.append(str(n))
+        except OSError:
+            pass
+    if len(got) == 8:
+        break
+    os.close(fd)                  # its locks go with it
+    time.sleep(0.2)
+print(" ".join(got), flush=True)
+sys.stdin.read()                  # held until the test closes our stdin
+' 2>/dev/null; }
+read -r -t 20 -u "${LOCKS[0]}" mine
 for n in 0 1 2 3 4 5 6 7; do
+	case " $mine " in *" $n "*) ;; *) busy=$((busy + 1)); continue ;; esac
 	s="$parent/ward-slot-$n"
 	mkdir -p "$s" 2>/dev/null
 	echo 7 >"$s/pids.max" 2>/dev/null
@@ -98,7 +127,10 @@ for n in 0 1 2 3 4 5 6 7; do
 	SLEEPERS+=($!)
 	echo $! >"$s/cgroup.procs" 2>/dev/null && held+=("$s")
 done
-expect_eq "every slot holds a process" 8 "${#held[@]}"
+expect_eq "every slot holds a process (other runs held $busy for 30 s)" 8 "${#held[@]}"
+lockpid=$LOCKS_PID
+eval "exec ${LOCKS[1]}>&-"   # the locks go: the slots are free for a run to look at
+wait "$lockpid" 2>/dev/null
 p=$(run_marked "$M.2" --pids 19)
 d2=$(cg_of "$p")
 expect_not_contains "a run with no clean slot makes its own cgroup" "$d2" "/ward-slot-"
