@@ -35,29 +35,50 @@ expect_eq "tcp memory: enforced.tcp_memory with --net none" "$want" "$(jg "$OUT"
 	/h/probe_tcpmem 8 48 4096 </dev/null >"$T/out" 2>"$T/err" &
 w=$!
 tcp_max=0 tcp_limit="" n=0
-# The run's cgroup, found by its members (ward's children: PID 1), not by
-# name (ward run may take a kept slot, ward-slot-N, of an earlier run).
-run_cg() {
+# The run's cgroup, found by its member (ward's child: PID 1), not by name
+# (ward run may take a kept slot, ward-slot-N, of an earlier run).  A
+# sample counts only when PID 1 is still alive (not a zombie) after it was
+# read: once PID 1 has ended, ward keeps the slot and another run (another
+# lane's, default --memory) may take it and write its own limits before
+# this loop reads them (seen once in CI: 536870912).
+run_pid1() {
 	local c
 	for c in $(cat /proc/"$w"/task/*/children 2>/dev/null); do
-		if [ "$mech" = cgroup-v1 ]; then
-			sed -n 's|^[0-9]*:memory:\(/.*\)|/sys/fs/cgroup/memory\1|p' /proc/"$c"/cgroup 2>/dev/null
-		else
-			sed -n 's|^0::\(/.*\)|/sys/fs/cgroup\1|p' /proc/"$c"/cgroup 2>/dev/null
-		fi
-	done | grep -v '^/sys/fs/cgroup\(/memory\)\?/$' | head -1
+		alive "$c" && cg_of "$c" >/dev/null && { echo "$c"; return; }
+	done
+}
+alive() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' /proc/"$1"/status 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+cg_of() {
+	local d
+	if [ "$mech" = cgroup-v1 ]; then
+		d=$(sed -n 's|^[0-9]*:memory:\(/.*\)|/sys/fs/cgroup/memory\1|p' /proc/"$1"/cgroup 2>/dev/null)
+	else
+		d=$(sed -n 's|^0::\(/.*\)|/sys/fs/cgroup\1|p' /proc/"$1"/cgroup 2>/dev/null)
+	fi
+	case "$d" in "" | /sys/fs/cgroup/ | /sys/fs/cgroup/memory/) return 1 ;; esac
+	[ -d "$d" ] && echo "$d"
 }
 while kill -0 "$w" 2>/dev/null; do
 	n=$((n + 1))
 	[ "$n" -gt 800 ] && kill -9 "$w" 2>/dev/null
-	d=$(run_cg)
-	if [ -n "$d" ] && [ -d "$d" ] && [ "$mech" = cgroup-v1 ]; then
-		v=$(cat "$d/memory.kmem.tcp.max_usage_in_bytes" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-		# (one read after its rmdir fails: it does not count)
-		l=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null) && [ "${#l}" -lt 13 ] && tcp_limit=$l
-	elif [ -n "$d" ] && [ -d "$d" ]; then
-		v=$(awk '$1 == "sock" {print $2}' "$d/memory.stat" 2>/dev/null) && [ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
-		l=$(cat "$d/memory.max" 2>/dev/null) && [ "$l" != max ] && tcp_limit=$l
+	c=$(run_pid1)
+	if [ -n "$c" ] && d=$(cg_of "$c"); then
+		if [ "$mech" = cgroup-v1 ]; then
+			v=$(cat "$d/memory.kmem.tcp.max_usage_in_bytes" 2>/dev/null)
+			l=$(cat "$d/memory.kmem.tcp.limit_in_bytes" 2>/dev/null)
+		else
+			v=$(awk '$1 == "sock" {print $2}' "$d/memory.stat" 2>/dev/null)
+			l=$(cat "$d/memory.max" 2>/dev/null)
+		fi
+		# still this run's cgroup when read: PID 1 lives, in it
+		if alive "$c" && [ "$(cg_of "$c")" = "$d" ]; then
+			[ "${v:-0}" -gt "$tcp_max" ] && tcp_max=$v
+			[ -n "$l" ] && [ "$l" != max ] && [ "${#l}" -lt 13 ] && tcp_limit=$l
+		fi
 	fi
 	sleep 0.05
 done
