@@ -142,6 +142,7 @@ struct serve_opts {
 	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
 	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
 	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	size_t e2b_port_bytes;       /* --e2b-port-bytes B: a sandbox's relayed bytes (0: WARD_SESSION_NET_BYTES) */
 	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */
 	size_t e2b_volume_max_bytes; /* --e2b-volume-max-bytes B: each one's size (0: 1 GiB) */
 	unsigned e2b_max_volumes;    /* --e2b-max-volumes N per API key (0: 16) */
@@ -279,6 +280,9 @@ struct api {
 	int (*start)(struct server *s, void **state);
 	void (*tick)(struct server *s, void *state);
 	void (*stop)(struct server *s, void *state);
+	/* Its lines of GET /metrics (Prometheus text, malloc'd; NULL: none),
+	 * from any thread while it runs. */
+	char *(*metrics)(struct server *s, void *state);
 };
 
 /* A dialect the server can speak (src/dialect/NAME/, SPEC §16, §17, §21):

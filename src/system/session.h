@@ -49,6 +49,7 @@ struct ward_session {
 	 * (session_ports.c: a thread enters the namespace once a batch) */
 	int spare[SESSION_SPARE_SOCKS];
 	unsigned nspare;
+	uint64_t net_used, net_cap; /* ward_session_charge_net's (net_used atomic), session_ports.c */
 	char **env; /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;

@@ -160,6 +160,40 @@ static bool traffic_refused(struct ereq *q, struct e2b_sbx *x, struct relay *r)
 	return true;
 }
 
+int ports_charge(struct e2b *e, const char *id, uint64_t n)
+{
+	struct e2b_sbx *x = e2b_sbx_get(e, id);
+	struct sess *ss = x ? e2b_sess(e, x) : NULL;
+	int rc = ss ? ward_session_charge_net(ss->ws, n) : -ESRCH;
+	if (ss)
+		sess_unref(e->s, ss);
+	if (x)
+		e2b_sbx_put(e, x);
+	if (!rc)
+		__atomic_add_fetch(&e->port_bytes, n, __ATOMIC_RELAXED);
+	return rc;
+}
+
+void ports_cut(struct e2b *e, const char *id, const char *what)
+{
+	__atomic_add_fetch(&e->port_cut, 1, __ATOMIC_RELAXED);
+	log_event(e->s, "e2b-port-bytes", "sandbox %s: %s cut: its --e2b-port-bytes are spent", id, what);
+}
+
+/* A charge of r's sandbox that failed (rc): the 403 (its bytes spent:
+ * they do not come back, so not a 429 to retry) or the 502 in r. */
+static void charge_refused(struct relay *r, int rc)
+{
+	if (rc == -EDQUOT) {
+		__atomic_add_fetch(&r->e->port_refused, 1, __ATOMIC_RELAXED);
+		refuse(r, 403,
+		       "The sandbox's ports have relayed all the bytes they may (ward's --e2b-port-bytes): "
+		       "make a new sandbox, or ask the operator to raise it",
+		       NULL);
+	} else
+		refuse(r, 502, "The sandbox was not found", NULL);
+}
+
 /* A refusal in E2B's proxy's shape. */
 static enum MHD_Result refusal(struct ereq *q, struct relay *r)
 {
@@ -178,10 +212,11 @@ bool ports_check(struct ereq *q)
 	r->port = q->port;
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, q->port_id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
+	r->e = q->e;
 	if (!x)
 		refuse(r, 502, "The sandbox was not found", NULL);
-	else
-		traffic_refused(q, x, r);
+	else if (!traffic_refused(q, x, r) && ports_charge(q->e, r->id, 0) == -EDQUOT)
+		charge_refused(r, -EDQUOT); /* spent: its body is never held */
 	if (x)
 		e2b_sbx_put(q->e, x);
 	bool ok = !r->status;
@@ -253,7 +288,12 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		memcpy(h.buf + h.len, "\r\n", 2);
 		h.len += 2;
 	}
-	if (!fits || !write_all(r->fd, h.buf, h.len)) {
+	int rc = fits ? ports_charge(r->e, r->id, h.len + q->len) : 0; /* its head and body, before they go */
+	if (rc) {
+		charge_refused(r, rc);
+		close(r->fd);
+		r->fd = -1;
+	} else if (!fits || !write_all(r->fd, h.buf, h.len)) {
 		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
 		       NULL);
 		close(r->fd);
@@ -300,6 +340,12 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, out, max);
+		int rc = k > 0 ? ports_charge(r->e, r->id, (uint64_t)k) : 0;
+		if (rc) { /* spent (or the sandbox gone): the answer ends short */
+			if (rc == -EDQUOT)
+				ports_cut(r->e, r->id, "an answer");
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 		if (k > 0 && r->left != UINT64_MAX)
 			r->left -= (uint64_t)k;
 		if (k < 0 && errno == EINTR)
@@ -401,9 +447,12 @@ static enum MHD_Result ports_answer(struct ereq *q)
 		r->hlen = 0;
 		char *end = read_head(r, q->s->o.request_timeout, e2b_conn_fd(q));
 		unsigned code = 0;
+		int rc = 0;
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
+		else if ((rc = ports_charge(r->e, r->id, r->hlen)) != 0) /* its head, and what came with it */
+			charge_refused(r, rc);
 		else if (r->upgrade && code == 101) {
 			/* the relay stays q's (freed when the connection ends): upgraded() takes its socket */
 			struct MHD_Response *resp = MHD_create_response_for_upgrade(upgraded, r);
