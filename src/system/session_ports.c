@@ -129,8 +129,7 @@ int ward_session_charge_net(struct ward_session *s, uint64_t bytes)
 	for (;;) { /* used <= net_cap always: a charge that does not fit spends what is left */
 		bool fits = used < s->net_cap && bytes <= s->net_cap - used;
 		uint64_t next = fits ? used + bytes : s->net_cap;
-		if (__atomic_compare_exchange_n(&s->net_used, &used, next, false, __ATOMIC_RELAXED,
-		                                __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&s->net_used, &used, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return fits ? 0 : -EDQUOT;
 	}
 }

@@ -41,13 +41,12 @@ enum MHD_Result e2b_metrics(struct ereq *q)
 	double pct = t > since && u.cpu_ms >= cpu0 ? (double)(u.cpu_ms - cpu0) / 10.0 / (t - since) : 0;
 	char ts[40];
 	e2b_iso_time(ts, sizeof(ts), t);
-	json_t *v =
-		json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix",
-	                  (json_int_t)t, "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed",
-	                  (json_int_t)u.memory_bytes, "memTotal", (json_int_t)x->memory_mb << 20, "memCache",
-	                  (json_int_t)0, "diskUsed", (json_int_t)((blocks - bfree) * bs), "diskTotal",
-	                  (json_int_t)(blocks * bs), "portBytesUsed", (json_int_t)port_used, "portBytesTotal",
-	                  (json_int_t)port_cap);
+	json_t *v = json_pack("[{s:s,s:I,s:f,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I}]", "timestamp", ts, "timestampUnix",
+	                      (json_int_t)t, "cpuUsedPct", pct, "cpuCount", (int)x->cpu, "memUsed",
+	                      (json_int_t)u.memory_bytes, "memTotal", (json_int_t)x->memory_mb << 20, "memCache",
+	                      (json_int_t)0, "diskUsed", (json_int_t)((blocks - bfree) * bs), "diskTotal",
+	                      (json_int_t)(blocks * bs), "portBytesUsed", (json_int_t)port_used, "portBytesTotal",
+	                      (json_int_t)port_cap);
 	e2b_sbx_put(q->e, x);
 	return e2b_answer_json(q, 200, v);
 }
@@ -64,7 +63,8 @@ char *e2b_prometheus(struct server *s, void *state)
 	             "# HELP ward_e2b_port_spent_total Past a sandbox's --e2b-port-bytes: requests refused (403) and "
 	             "relays cut (an answer ended short, a WebSocket closed).\n"
 	             "# TYPE ward_e2b_port_spent_total counter\n"
-	             "ward_e2b_port_spent_total{event=\"refused\"} %llu\nward_e2b_port_spent_total{event=\"cut\"} %llu\n",
+	             "ward_e2b_port_spent_total{event=\"refused\"} %llu\n"
+	             "ward_e2b_port_spent_total{event=\"cut\"} %llu\n",
 	             (unsigned long long)__atomic_load_n(&e->port_bytes, __ATOMIC_RELAXED),
 	             (unsigned long long)__atomic_load_n(&e->port_refused, __ATOMIC_RELAXED),
 	             (unsigned long long)__atomic_load_n(&e->port_cut, __ATOMIC_RELAXED)) < 0)
