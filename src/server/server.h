@@ -140,7 +140,7 @@ struct serve_opts {
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
 	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
-	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
+	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: connections to a sandbox's ports (0: 32) */
 	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
 	size_t e2b_port_bytes;       /* --e2b-port-bytes B: a sandbox's relayed bytes (0: WARD_SESSION_NET_BYTES) */
 	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */

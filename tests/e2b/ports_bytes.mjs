@@ -3,7 +3,11 @@
 // --e2b-port-bytes 1048576: the real SDK makes the sandboxes and gives
 // getHost(port); the requests are node's own http client to the listener
 // (its Host the getHost URL's, as a browser sends it).  The server in the
-// sandbox answers GET /?n=N with N bytes and a POST with the length it read.
+// sandbox answers GET /?n=N with N bytes, GET /slow?k=K with 4 bytes (it
+// touches slow-K as it begins, and ends once the file release exists), and
+// a POST with the length it read.  The script also checks the cap on
+// connections at once (--e2b-max-sockets 2: a relay holds a room as a
+// WebSocket does, until its answer ends).
 import { Sandbox } from 'e2b'
 import http from 'node:http'
 import { checks, eq, sleep } from './checks.mjs'
@@ -14,9 +18,21 @@ const CAP = 1 << 20
 const KiB = 1024
 const api = new URL(process.env.E2B_API_URL)
 const server = String.raw`
-import http.server
+import http.server, os, time
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/slow"):
+            open("/home/user/slow-" + self.path.split("k=")[1], "w").close()
+            self.send_response(200)
+            self.send_header("Content-Length", "4")
+            self.end_headers()
+            self.wfile.write(b"a")
+            for _ in range(1200):
+                if os.path.exists("/home/user/release"):
+                    break
+                time.sleep(0.05)
+            self.wfile.write(b"bcd")
+            return
         n = int(self.path.split("n=")[1]) if "n=" in self.path else 2
         self.send_response(200)
         self.send_header("Content-Length", str(n))
@@ -118,4 +134,31 @@ await check('its count is still its own: a second 600 KiB answer is cut short', 
   return eq([r.status, r.whole], [200, false])
 })
 await back.kill()
+
+// connections at once: two slow answers hold the sandbox's two rooms
+const d = await Sandbox.create({ timeoutMs: 120_000 })
+await up(d)
+// its body once it ends; the server in the sandbox has begun it once slow-K is there
+const slow = (k) => new Promise((resolve, reject) => {
+  const r = http.request({ host: api.hostname, port: api.port, path: `/slow?k=${k}`, headers: { Host: d.getHost(3000) }, agent: false }, (res) => {
+    let body = ''
+    res.on('data', (x) => { body += x })
+    res.on('close', () => resolve(body))
+  })
+  r.on('error', reject)
+  r.end()
+})
+const held = [slow(1), slow(2)]
+for (let i = 0; i < 300 && !((await d.files.exists('/home/user/slow-1')) && (await d.files.exists('/home/user/slow-2'))); i++) await sleep(50)
+await check('a third relay while two answers stream: 429 (--e2b-max-sockets 2), E2B\'s JSON', async () => {
+  const r = await ask(d, '/?n=2')
+  const j = JSON.parse(r.body)
+  return eq([r.status, j.code, /--e2b-max-sockets/.test(j.message)], [429, 429, true])
+})
+await check('once they end, their rooms are back', async () => {
+  await d.files.write('/home/user/release', '')
+  const bodies = await Promise.all(held)
+  return eq([bodies, (await ask(d, '/?n=2')).status], [['abcd', 'abcd'], 200])
+})
+await d.kill()
 process.exit(failed() ? 1 : 0)

@@ -5,10 +5,10 @@
 # second is cut short, then 403; an upload's body counts; another sandbox
 # is not charged; a resume from files keeps the count; a WebSocket that
 # streams past it is closed (ports_ws.mjs spent); the log and /metrics say
-# so.
+# so.  And --e2b-max-sockets 2 counts a sandbox's HTTP relays at once too.
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
-start_alice ports_bytes --e2b-port-bytes 1048576 || exit 1
+start_alice ports_bytes --e2b-port-bytes 1048576 --e2b-max-sockets 2 || exit 1
 sdk_checked ports_bytes.mjs
 sdk_checked ports_ws.mjs spent
 m=$(curl -s -H "Authorization: Bearer $KEY_ALICE" "$URL/metrics")

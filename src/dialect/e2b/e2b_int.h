@@ -411,9 +411,10 @@ int ws_start(struct e2b *e);
  * stops: MHD must not hold them); ws_free then frees what is left. */
 void ws_close_all(struct e2b *e);
 void ws_free(struct e2b *e);
-/* Room for one more upgrade to sandbox id: 0, or 429 (its cap) / 503 (the
- * cap in all) with why in msg.  ws_adopt takes the room over; else
- * ws_unreserve gives it back. */
+/* Room for one more connection to sandbox id's ports (a relay, or an
+ * upgrade): 0, or 429 (its cap) / 503 (the cap in all) with why in msg.
+ * ws_adopt takes an upgrade's room over; else ws_unreserve gives it back
+ * (a relay's when its answer ends). */
 unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n);
 void ws_unreserve(struct e2b *e, const char *id);
 /* From the upgrade handler: client (MHD's upgraded socket, urh) and up

@@ -20,9 +20,12 @@
  * as long as its two ends (a client that stops reading is MHD's idle
  * timeout's).
  *
- * An upgrade (Connection: Upgrade, Upgrade: websocket) goes upstream as
- * HTTP/1.1 with its Upgrade headers, within the sandbox's room for them
- * (e2b_ws.c: 429 / 503 past it); an upstream 101 is answered 101 with the
+ * Each relay holds a room among its sandbox's connections until its
+ * answer ends (e2b_ws.c's caps: 429 / 503 past them), and every byte it
+ * moves is charged to its sandbox (ports_charge: 403 once its
+ * --e2b-port-bytes are spent; a relay under way is cut).  An upgrade
+ * (Connection: Upgrade, Upgrade: websocket) goes upstream as HTTP/1.1
+ * with its Upgrade headers; an upstream 101 is answered 101 with the
  * upstream's headers, and the two sockets are then pumped both ways by
  * e2b_ws.c; any other answer is relayed as above (its body at most its
  * Content-Length: an HTTP/1.1 server may keep the connection). */
@@ -254,10 +257,10 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		refuse(r, 502, "The sandbox was not found", NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
-	else if (r->upgrade && (r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
-		; /* over its caps: r->msg says which */
+	else if ((r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
+		; /* over its caps (a relay as a WebSocket): r->msg says which */
 	else {
-		r->reserved = r->upgrade;
+		r->reserved = true;
 		char err[300];
 		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
 		if (r->fd < 0)
@@ -313,7 +316,7 @@ void ports_free(struct ereq *q)
 	struct relay *r = q->relay;
 	if (!r)
 		return;
-	if (r->reserved) /* an upgrade that did not happen */
+	if (r->reserved) /* a relay that did not stream */
 		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -360,6 +363,8 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 static void body_free(void *cls)
 {
 	struct relay *r = cls;
+	if (r->reserved) /* its room among its sandbox's connections */
+		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r);
@@ -483,10 +488,6 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			                                          RELAY_BLOCK, body_read, r, body_free);
 			if (!resp)
 				return MHD_NO;
-			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
-				ws_unreserve(r->e, r->id);
-				r->reserved = false;
-			}
 			q->relay = NULL; /* the response owns it now */
 			r->s = q->s;
 			r->park.conn = q->c;

@@ -3,8 +3,9 @@
  * socket and the upstream's, pumped both ways by one thread of the
  * dialect's for all of them (epoll, level-triggered), until either end
  * closes (what it sent before is delivered first), one fails, or nothing
- * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets upgraded connections a
- * sandbox (429 past it), half of --max-connections in all (503), a
+ * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets connections to a
+ * sandbox's ports (429 past it; a plain relay holds a room too, until its
+ * answer ends: e2b_ports.c), half of --max-connections in all (503), a
  * WS_BUF buffer each way; a side whose buffer is full is not read (the
  * slower end sets the pace), and a side that can neither be read nor
  * written is out of the epoll set (a hung-up socket never spins it).
@@ -99,11 +100,13 @@ unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
 		snprintf(msg, n, "the server is stopping");
 		code = 503;
 	} else if (*p && (*p)->n >= per_sbx(e)) {
-		snprintf(msg, n, "sandbox %s has %u WebSockets open (--e2b-max-sockets %u): close one first", id,
+		snprintf(msg, n,
+		         "sandbox %s has %u connections open to its ports (--e2b-max-sockets %u): close one first", id,
 		         (*p)->n, per_sbx(e));
 		code = 429;
 	} else if (h->total >= in_all(e)) {
-		snprintf(msg, n, "%u WebSockets are open to sandboxes, half of --max-connections: try again later",
+		snprintf(msg, n,
+		         "%u connections are open to sandboxes' ports, half of --max-connections: try again later",
 		         h->total);
 		code = 503;
 	} else if (!*p && !(*p = calloc(1, sizeof(**p)))) {
