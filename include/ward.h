@@ -483,6 +483,9 @@ struct ward_session;
 /* The stdin bytes a background process has not read yet that a session
  * keeps for it (ward_session_proc_stdin). */
 #define WARD_SESSION_STDIN_QUEUE (1u << 20)
+/* The bytes a front end may relay to and from a session's own servers
+ * when the options give no cap (ward_session_opts.net_bytes). */
+#define WARD_SESSION_NET_BYTES (4ull << 30)
 /* The bytes of a background process's argv its record keeps. */
 #define WARD_SESSION_ARGV_KEPT 4096
 
@@ -511,6 +514,10 @@ struct ward_session_opts {
 	 * session of a runner takes from too (NULL: none). */
 	size_t bg_output_bytes;
 	struct ward_budget *bg_output_shared;
+	/* The bytes a front end may relay to and from the session's own
+	 * servers (ward_session_charge_net), both ways, for its whole life
+	 * (0: WARD_SESSION_NET_BYTES). */
+	uint64_t net_bytes;
 };
 
 /* Build the sandbox and keep it up.  NULL with err set on failure. */
@@ -645,6 +652,18 @@ int ward_session_remove(struct ward_session *s, const char *path, char *err, siz
  * listens there, -ETIMEDOUT past timeout_s, -EPERM when ward may not enter
  * the namespace (not root). */
 int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen);
+/* The session's relayed bytes: what a front end moves through those
+ * sockets (a port proxy's requests, answers and WebSocket frames, both
+ * ways, heads included), charged by it as they move, from any thread at
+ * once (atomic), for the session's whole life, within its cap
+ * (ward_session_opts.net_bytes).  Its own count, apart from the egress
+ * proxy's limits.egress_bytes (what the sandbox fetches from outside): a
+ * dev server's previews do not spend its egress.  0 when the bytes fit in
+ * what is left; -EDQUOT when they do not, or nothing is left (then the
+ * cap is spent: used = cap, and every later charge, of 0 bytes too, is
+ * -EDQUOT): the caller drops them and cuts what it relays. */
+int ward_session_charge_net(struct ward_session *s, uint64_t bytes);
+void ward_session_net(struct ward_session *s, uint64_t *used, uint64_t *cap);
 
 struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;

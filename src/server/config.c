@@ -84,8 +84,12 @@ static const char usage_text[] =
 	"  --e2b-state DIR           where paused E2B sandboxes' files are kept, so that they survive a\n"
 	"                            restart (default /var/lib/ward/e2b); --e2b-max-paused N of them at\n"
 	"                            once (default 64), --e2b-paused-bytes B their files in all (default 4G)\n"
-	"  --e2b-max-sockets N       WebSockets (upgraded connections) to one sandbox's ports at once\n"
-	"                            (default 32; past it 429); half of --max-connections in all (503)\n"
+	"  --e2b-max-sockets N       connections relayed to one sandbox's ports at once, WebSockets and\n"
+	"                            HTTP answers alike (default 32; past it 429); half of\n"
+	"                            --max-connections in all (503)\n"
+	"  --e2b-port-bytes B        the bytes one sandbox's ports may relay in its life, both ways (default\n"
+	"                            4294967296; 1 to 2^50): past them its requests answer 403, a relay\n"
+	"                            under way is cut; apart from --egress-bytes\n"
 	"  --e2b-volumes DIR         E2B volumes (SPEC §18): each an ext4 image under DIR on a loop device\n"
 	"                            (needs root, loop devices and mke2fs), kept across restarts; off\n"
 	"                            without it (403); --e2b-volume-max-bytes B the size of each (default\n"
@@ -347,6 +351,7 @@ static const struct opt_desc opts[] = {
 	{"e2b-state", K_PATH, OFF(e2b_state), 0, NULL},
 	{"e2b-max-paused", K_UINT, OFF(e2b_max_paused), 1u << 20, "--e2b-max-paused must be at least 1"},
 	{"e2b-max-sockets", K_UINT, OFF(e2b_max_sockets), 1u << 16, "--e2b-max-sockets must be at least 1"},
+	{"e2b-port-bytes", K_SIZE, OFF(e2b_port_bytes), 1ull << 50, "--e2b-port-bytes must be at least 1"},
 	{"e2b-paused-bytes", K_SIZE, OFF(e2b_paused_bytes), 1ull << 50, "--e2b-paused-bytes must be at least 1"},
 	{"e2b-volumes", K_PATH, OFF(e2b_volumes), 0, NULL},
 	{"e2b-volume-max-bytes", K_SIZE, OFF(e2b_volume_max_bytes), 1ull << 44,

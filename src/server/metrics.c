@@ -318,6 +318,13 @@ void answer_metrics(struct server *s, struct req *r)
 	capacity_section(&b, s, n.healthy);
 	sandboxes_section(&b, s);
 	sessions_section(&b, s);
+	for (size_t i = 0; i < s->nlisteners; i++) { /* the APIs' own lines (E2B's ports) */
+		const struct listener *l = &s->listeners[i];
+		char *more = l->started && l->api->metrics ? l->api->metrics(s, l->state) : NULL;
+		if (more)
+			bprintf(&b, "%s", more);
+		free(more);
+	}
 	if (b.oom) {
 		free(b.p);
 		b.p = NULL;

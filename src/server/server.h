@@ -140,8 +140,9 @@ struct serve_opts {
 	unsigned e2b_memory_mb, e2b_pids, e2b_disk_mb; /* an E2B sandbox's sizes (SPEC §18), within the maxima */
 	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
 	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
-	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: upgraded connections a sandbox (0: 32) */
+	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: connections to a sandbox's ports (0: 32) */
 	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	size_t e2b_port_bytes;       /* --e2b-port-bytes B: a sandbox's relayed bytes (0: WARD_SESSION_NET_BYTES) */
 	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */
 	size_t e2b_volume_max_bytes; /* --e2b-volume-max-bytes B: each one's size (0: 1 GiB) */
 	unsigned e2b_max_volumes;    /* --e2b-max-volumes N per API key (0: 16) */
@@ -279,6 +280,9 @@ struct api {
 	int (*start)(struct server *s, void **state);
 	void (*tick)(struct server *s, void *state);
 	void (*stop)(struct server *s, void *state);
+	/* Its lines of GET /metrics (Prometheus text, malloc'd; NULL: none),
+	 * from any thread while it runs. */
+	char *(*metrics)(struct server *s, void *state);
 };
 
 /* A dialect the server can speak (src/dialect/NAME/, SPEC §16, §17, §21):

@@ -328,6 +328,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	s->limits = shape.limits;
 	s->egress = shape.net == WARD_NET_ALLOW;
 	s->cpu_budget_s = o->cpu_budget_s;
+	s->net_cap = o->net_bytes ? o->net_bytes : WARD_SESSION_NET_BYTES;
 	s->call_s = o->call_timeout_s > 0 ? o->call_timeout_s : WARD_SESSION_CALL_TIMEOUT;
 	if (copy_env(s, shape.env, shape.net == WARD_NET_ALLOW) < 0) {
 		base_errf(err, errlen, "out of memory");

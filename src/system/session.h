@@ -52,6 +52,8 @@ struct ward_session {
 	char **env; /* the default environment ("K=V", copied) */
 	size_t nenv;
 	double cpu_budget_s;
+	/* ward_session_charge_net's relayed bytes (net_used atomic; session_ports.c) */
+	uint64_t net_used, net_cap;
 	struct ward_enforced enforced;
 	struct session_bg *bg;                                   /* background processes (session_bg.c) */
 	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */

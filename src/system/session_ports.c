@@ -5,7 +5,9 @@
  * thread of the caller's ever changes its namespace — a batch of them at a
  * time, the rest kept unconnected for the next calls (the thread and its
  * setns cost most of a connect); it reaches only what listens on the
- * sandbox's loopback. */
+ * sandbox's loopback.  And the bytes a front end relays through those
+ * sockets, charged to the session (ward_session_charge_net): one atomic
+ * counter within its cap, for the session's life. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -119,4 +121,21 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
+}
+
+int ward_session_charge_net(struct ward_session *s, uint64_t bytes)
+{
+	uint64_t used = __atomic_load_n(&s->net_used, __ATOMIC_RELAXED);
+	for (;;) { /* used <= net_cap always: a charge that does not fit spends what is left */
+		bool fits = used < s->net_cap && bytes <= s->net_cap - used;
+		uint64_t next = fits ? used + bytes : s->net_cap;
+		if (__atomic_compare_exchange_n(&s->net_used, &used, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return fits ? 0 : -EDQUOT;
+	}
+}
+
+void ward_session_net(struct ward_session *s, uint64_t *used, uint64_t *cap)
+{
+	*used = __atomic_load_n(&s->net_used, __ATOMIC_RELAXED);
+	*cap = s->net_cap;
 }

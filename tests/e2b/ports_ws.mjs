@@ -123,6 +123,23 @@ if (process.argv[2] === 'hold') { // a socket held open while ports_ws.sh stops 
   await check('the server\'s stop closes the WebSockets it holds', async () => eq(code, 1006))
   process.exit(failed() ? 1 : 0)
 }
+if (process.argv[2] === 'spent') { // ports_bytes.sh: --e2b-port-bytes 1048576
+  const s = await Sandbox.create({ timeoutMs: 120_000 })
+  await up(s)
+  const r = await open(`ws://${s.getHost(PORT)}/`)
+  const cl = closed(r.ws)
+  let echoed = 0
+  for (let i = 0; i < 40 && r.ws.readyState === WebSocket.OPEN; i++) { // 40 x 128 KiB each way: 10 MiB
+    const m = message(r.ws)
+    r.ws.send(randomBytes(128 << 10))
+    if (await Promise.race([m, cl.then(() => null)])) echoed++
+  }
+  await check('a WebSocket that streams past its sandbox\'s 1 MiB is closed (each echo costs its bytes both ways)', async () =>
+    eq([await Promise.race([cl, sleep(30_000).then(() => 'still open')]), echoed >= 2 && echoed <= 4], [1006, true]))
+  await check('and the next upgrade to it: 403', async () => eq((await open(`ws://${s.getHost(PORT)}/`)).status, 403))
+  await s.kill()
+  process.exit(failed() ? 1 : 0)
+}
 const a = await Sandbox.create({ timeoutMs: 120_000 })
 await check('the echo server in the sandbox comes up', async () => up(a))
 const url = (sbx, path = '/') => `ws://${sbx.getHost(PORT)}${path}`

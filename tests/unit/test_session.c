@@ -472,6 +472,63 @@ static void test_cwd_usage(struct ward_session *s)
 	CHECK("session: usage", ward_session_usage(s, &u) == 0 && u.memory_bytes > 0 && u.pids >= 1);
 }
 
+static void *charge_many(void *arg)
+{
+	for (int i = 0; i < 100000; i++)
+		ward_session_charge_net(arg, 3);
+	return NULL;
+}
+
+/* The relayed bytes a front end charges (ward_session_charge_net): its
+ * own count within its cap, one session's never another's, spent for
+ * good once a charge does not fit. */
+static void test_net_charge(struct ward_session *s)
+{
+	uint64_t used, cap, used2, cap2;
+	ward_session_net(s, &used, &cap);
+	CHECK("session: relayed bytes: none at first, the default cap", used == 0 && cap == WARD_SESSION_NET_BYTES);
+	struct ward_session_opts o = {0};
+	ward_request_init(&o.shape);
+	o.net_bytes = 1000;
+	char err[512] = "";
+	struct ward_session *t = ward_session_new(&o, err, sizeof(err));
+	if (!t) {
+		printf("FAIL: session: relayed bytes: a second session: %s\n", err);
+		unit_failures++;
+		return;
+	}
+	int a = ward_session_charge_net(t, 600), b = ward_session_charge_net(t, 400);
+	ward_session_net(t, &used, &cap);
+	CHECK("session: relayed bytes: charges up to the cap fit exactly", a == 0 && b == 0 && used == 1000 && cap == 1000);
+	CHECK("session: relayed bytes: nothing left: even 0 bytes are -EDQUOT", ward_session_charge_net(t, 0) == -EDQUOT);
+	ward_session_destroy(t);
+	o.net_bytes = 1000000;
+	t = ward_session_new(&o, err, sizeof(err));
+	pthread_t th[4];
+	int started = 0;
+	for (; t && started < 4 && pthread_create(&th[started], NULL, charge_many, t) == 0; started++)
+		;
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (t)
+		ward_session_net(t, &used, &cap);
+	CHECK("session: relayed bytes: four threads at once, none lost, none past the cap",
+	      started == 4 && used == 1000000 && ward_session_charge_net(t, 0) == -EDQUOT);
+	ward_session_destroy(t);
+	o.net_bytes = 1000;
+	t = ward_session_new(&o, err, sizeof(err));
+	a = t ? ward_session_charge_net(t, 999) : -1;
+	b = t ? ward_session_charge_net(t, 2) : -1;
+	int c = t ? ward_session_charge_net(t, 1) : -1;
+	if (t)
+		ward_session_net(t, &used, &cap);
+	ward_session_net(s, &used2, &cap2);
+	CHECK("session: relayed bytes: a charge past the cap is refused and spends what was left",
+	      a == 0 && b == -EDQUOT && c == -EDQUOT && used == 1000);
+	CHECK("session: relayed bytes: another session's charges are not this one's", used2 == 0);
+	ward_session_destroy(t);
+}
+
 /* The caller's death (SIGKILL, no destroy) takes the session's processes
  * with it: PID 1's PDEATHSIG. */
 static void test_caller_death(void)
@@ -848,6 +905,7 @@ void test_session(void)
 	test_output_chunks(s);
 	test_concurrent(s);
 	test_cwd_usage(s);
+	test_net_charge(s);
 	test_seccomp_kill_stale(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);

@@ -589,4 +589,5 @@ const struct api e2b_api = {
 	.start = e2b_api_start,
 	.tick = e2b_api_tick,
 	.stop = e2b_api_stop,
+	.metrics = e2b_prometheus, /* its ports' bytes (e2b_metrics.c) */
 };

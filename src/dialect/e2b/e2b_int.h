@@ -103,6 +103,7 @@ struct e2b_sbx {
 	bool ap_queued;        /* its autoPause waits for the pauser thread, or failed (e2b_life.c); e->lock */
 	struct e2b_sbx *ap_next;
 	uint64_t saved_bytes; /* its files saved */
+	uint64_t port_used;   /* its ports' bytes when its session went (a pause): charged to the one a resume makes */
 	struct e2b_sbx *next;
 };
 
@@ -140,6 +141,9 @@ struct e2b {
 	struct e2b_sbx *ap_queue;
 	struct e2b_vols *vols;       /* --e2b-volumes (e2b_volumes.c), or NULL */
 	struct e2b_listers *listers; /* WatchDir's listings (e2b_fs.c) */
+	/* sandboxes' ports (atomic): bytes relayed, requests refused and
+	 * relays cut past a sandbox's --e2b-port-bytes (e2b_ports.c) */
+	uint64_t port_bytes, port_refused, port_cut;
 };
 
 /* A request's part of the dialect (r->ext, made by the API's route
@@ -201,6 +205,8 @@ void e2b_iso_time(char *buf, size_t n, double t);
 enum MHD_Result e2b_list(struct ereq *q);
 enum MHD_Result e2b_info(struct ereq *q);
 enum MHD_Result e2b_metrics(struct ereq *q);
+/* The dialect's part of ward serve's /metrics (malloc'd text, or NULL). */
+char *e2b_prometheus(struct server *s, void *state);
 enum MHD_Result e2b_kill(struct ereq *q);
 enum MHD_Result e2b_timeout(struct ereq *q);
 enum MHD_Result e2b_connect_sbx(struct ereq *q);
@@ -391,6 +397,12 @@ enum MHD_Result ports_relay(struct ereq *q);
  * traffic token, answered at once (its body never held); true: go on. */
 bool ports_check(struct ereq *q);
 void ports_free(struct ereq *q);
+/* n bytes relayed to or from sandbox id's ports, charged to it (its
+ * session's ward_session_charge_net): 0; -EDQUOT when its
+ * --e2b-port-bytes are spent (the bytes are dropped, the relay cut; what
+ * cut it says so in the log: ports_cut); -ESRCH when it has no session. */
+int ports_charge(struct e2b *e, const char *id, uint64_t n);
+void ports_cut(struct e2b *e, const char *id, const char *what);
 
 /* e2b_ws.c: upgraded connections (WebSockets) to a sandbox's port, pumped
  * by one thread for all */
@@ -399,9 +411,10 @@ int ws_start(struct e2b *e);
  * stops: MHD must not hold them); ws_free then frees what is left. */
 void ws_close_all(struct e2b *e);
 void ws_free(struct e2b *e);
-/* Room for one more upgrade to sandbox id: 0, or 429 (its cap) / 503 (the
- * cap in all) with why in msg.  ws_adopt takes the room over; else
- * ws_unreserve gives it back. */
+/* Room for one more connection to sandbox id's ports (a relay, or an
+ * upgrade): 0, or 429 (its cap) / 503 (the cap in all) with why in msg.
+ * ws_adopt takes an upgrade's room over; else ws_unreserve gives it back
+ * (a relay's when its answer ends). */
 unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n);
 void ws_unreserve(struct e2b *e, const char *id);
 /* From the upgrade handler: client (MHD's upgraded socket, urh) and up

@@ -64,6 +64,8 @@ static int write_record(struct e2b *e, const struct e2b_sbx *x, char *err, size_
 	                  x->recipe ? x->recipe : "{}", "timeout", x->timeout_s, "autoPause", x->auto_pause,
 	                  "autoPauseFiles", x->auto_pause_files, "autoResume", x->auto_resume, "startedAt",
 	                  x->started_rt, "pausedAt", x->paused_rt, "bytes", (json_int_t)x->saved_bytes);
+	if (v) /* its ports' bytes: a resume, after a restart too, does not give them back */
+		json_object_set_new(v, "portBytes", json_integer((json_int_t)x->port_used));
 	char tmp[700], path[700];
 	snprintf(tmp, sizeof(tmp), "%s/%s/record.json.tmp", e->state, x->id);
 	snprintf(path, sizeof(path), "%s/%s/record.json", e->state, x->id);
@@ -159,9 +161,12 @@ unsigned e2b_pause_sbx(struct e2b *e, struct e2b_sbx *x, bool memory, char *err,
 	struct ward_session_saved info = {0};
 	code = save_files(e, x, ss, cap - used, &info, err, n);
 	if (!code) {
+		uint64_t port_used, port_cap;
+		ward_session_net(ss->ws, &port_used, &port_cap);
 		pthread_mutex_lock(&e->lock);
 		x->paused_rt = now_real();
 		x->saved_bytes = info.bytes;
+		x->port_used = port_used;
 		pthread_mutex_unlock(&e->lock);
 		if (write_record(e, x, err, n) < 0)
 			code = 500;
@@ -213,8 +218,11 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool col
 		sess_unref(s, ss);
 	} else {
 		if (ss) { /* cold, or it cannot thaw: made again from its files */
+			uint64_t port_used, port_cap;
+			ward_session_net(ss->ws, &port_used, &port_cap); /* what its frozen session relayed since */
 			sess_drop(s, ss);
 			pthread_mutex_lock(&e->lock);
+			x->port_used = port_used;
 			x->sid[0] = 0;
 			pthread_mutex_unlock(&e->lock);
 		}
@@ -226,6 +234,7 @@ unsigned e2b_resume_sbx(struct e2b *e, struct e2b_sbx *x, double ttl_s, bool col
 		code = e2b_make(e, x->owner, x->recipe, ttl_s, NULL, files, &slot, &ws, &ttl, err, n);
 		if (code)
 			goto out;
+		ward_session_charge_net(ws, x->port_used); /* its ports' bytes so far: still spent */
 		char sid[sizeof(x->sid)];
 		snprintf(sid, sizeof(sid), "%s", slot->id);
 		sess_commit(s, slot, ws, ttl, ttl + 1);
@@ -425,6 +434,8 @@ static struct e2b_sbx *record_load(struct e2b *e, const char *name)
 	x->paused_rt = paused;
 	x->end_rt = paused;
 	x->saved_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+	json_int_t port = json_integer_value(json_object_get(v, "portBytes"));
+	x->port_used = port > 0 ? (uint64_t)port : 0;
 	x->paused = true;
 	json_t *r = json_loads(recipe, 0, NULL);
 	x->private_traffic = json_is_false(json_object_get(json_object_get(r, "network"), "allowPublicTraffic"));

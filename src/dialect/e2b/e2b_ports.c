@@ -20,9 +20,12 @@
  * as long as its two ends (a client that stops reading is MHD's idle
  * timeout's).
  *
- * An upgrade (Connection: Upgrade, Upgrade: websocket) goes upstream as
- * HTTP/1.1 with its Upgrade headers, within the sandbox's room for them
- * (e2b_ws.c: 429 / 503 past it); an upstream 101 is answered 101 with the
+ * Each relay holds a room among its sandbox's connections until its
+ * answer ends (e2b_ws.c's caps: 429 / 503 past them), and every byte it
+ * moves is charged to its sandbox (ports_charge: 403 once its
+ * --e2b-port-bytes are spent; a relay under way is cut).  An upgrade
+ * (Connection: Upgrade, Upgrade: websocket) goes upstream as HTTP/1.1
+ * with its Upgrade headers; an upstream 101 is answered 101 with the
  * upstream's headers, and the two sockets are then pumped both ways by
  * e2b_ws.c; any other answer is relayed as above (its body at most its
  * Content-Length: an HTTP/1.1 server may keep the connection). */
@@ -160,6 +163,40 @@ static bool traffic_refused(struct ereq *q, struct e2b_sbx *x, struct relay *r)
 	return true;
 }
 
+int ports_charge(struct e2b *e, const char *id, uint64_t n)
+{
+	struct e2b_sbx *x = e2b_sbx_get(e, id);
+	struct sess *ss = x ? e2b_sess(e, x) : NULL;
+	int rc = ss ? ward_session_charge_net(ss->ws, n) : -ESRCH;
+	if (ss)
+		sess_unref(e->s, ss);
+	if (x)
+		e2b_sbx_put(e, x);
+	if (!rc)
+		__atomic_add_fetch(&e->port_bytes, n, __ATOMIC_RELAXED);
+	return rc;
+}
+
+void ports_cut(struct e2b *e, const char *id, const char *what)
+{
+	__atomic_add_fetch(&e->port_cut, 1, __ATOMIC_RELAXED);
+	log_event(e->s, "e2b-port-bytes", "sandbox %s: %s cut: its --e2b-port-bytes are spent", id, what);
+}
+
+/* A charge of r's sandbox that failed (rc): the 403 (its bytes spent:
+ * they do not come back, so not a 429 to retry) or the 502 in r. */
+static void charge_refused(struct relay *r, int rc)
+{
+	if (rc == -EDQUOT) {
+		__atomic_add_fetch(&r->e->port_refused, 1, __ATOMIC_RELAXED);
+		refuse(r, 403,
+		       "The sandbox's ports have relayed all the bytes they may (ward's --e2b-port-bytes): "
+		       "make a new sandbox, or ask the operator to raise it",
+		       NULL);
+	} else
+		refuse(r, 502, "The sandbox was not found", NULL);
+}
+
 /* A refusal in E2B's proxy's shape. */
 static enum MHD_Result refusal(struct ereq *q, struct relay *r)
 {
@@ -178,10 +215,11 @@ bool ports_check(struct ereq *q)
 	r->port = q->port;
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, q->port_id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
+	r->e = q->e;
 	if (!x)
 		refuse(r, 502, "The sandbox was not found", NULL);
-	else
-		traffic_refused(q, x, r);
+	else if (!traffic_refused(q, x, r) && ports_charge(q->e, r->id, 0) == -EDQUOT)
+		charge_refused(r, -EDQUOT); /* spent: its body is never held */
 	if (x)
 		e2b_sbx_put(q->e, x);
 	bool ok = !r->status;
@@ -219,10 +257,10 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		refuse(r, 502, "The sandbox was not found", NULL);
 	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
-	else if (r->upgrade && (r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
-		; /* over its caps: r->msg says which */
+	else if ((r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
+		; /* over its caps (a relay as a WebSocket): r->msg says which */
 	else {
-		r->reserved = r->upgrade;
+		r->reserved = true;
 		char err[300];
 		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
 		if (r->fd < 0)
@@ -253,7 +291,12 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 		memcpy(h.buf + h.len, "\r\n", 2);
 		h.len += 2;
 	}
-	if (!fits || !write_all(r->fd, h.buf, h.len)) {
+	int rc = fits ? ports_charge(r->e, r->id, h.len + q->len) : 0; /* its head and body, before they go */
+	if (rc) {
+		charge_refused(r, rc);
+		close(r->fd);
+		r->fd = -1;
+	} else if (!fits || !write_all(r->fd, h.buf, h.len)) {
 		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
 		       NULL);
 		close(r->fd);
@@ -273,7 +316,7 @@ void ports_free(struct ereq *q)
 	struct relay *r = q->relay;
 	if (!r)
 		return;
-	if (r->reserved) /* an upgrade that did not happen */
+	if (r->reserved) /* a relay that did not stream */
 		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -300,6 +343,12 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, out, max);
+		int rc = k > 0 ? ports_charge(r->e, r->id, (uint64_t)k) : 0;
+		if (rc) { /* spent (or the sandbox gone): the answer ends short */
+			if (rc == -EDQUOT)
+				ports_cut(r->e, r->id, "an answer");
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 		if (k > 0 && r->left != UINT64_MAX)
 			r->left -= (uint64_t)k;
 		if (k < 0 && errno == EINTR)
@@ -314,6 +363,8 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 static void body_free(void *cls)
 {
 	struct relay *r = cls;
+	if (r->reserved) /* its room among its sandbox's connections */
+		ws_unreserve(r->e, r->id);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r);
@@ -401,9 +452,12 @@ static enum MHD_Result ports_answer(struct ereq *q)
 		r->hlen = 0;
 		char *end = read_head(r, q->s->o.request_timeout, e2b_conn_fd(q));
 		unsigned code = 0;
+		int rc = 0;
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
+		else if ((rc = ports_charge(r->e, r->id, r->hlen)) != 0) /* its head, and what came with it */
+			charge_refused(r, rc);
 		else if (r->upgrade && code == 101) {
 			/* the relay stays q's (freed when the connection ends): upgraded() takes its socket */
 			struct MHD_Response *resp = MHD_create_response_for_upgrade(upgraded, r);
@@ -434,10 +488,6 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			                                          RELAY_BLOCK, body_read, r, body_free);
 			if (!resp)
 				return MHD_NO;
-			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
-				ws_unreserve(r->e, r->id);
-				r->reserved = false;
-			}
 			q->relay = NULL; /* the response owns it now */
 			r->s = q->s;
 			r->park.conn = q->c;

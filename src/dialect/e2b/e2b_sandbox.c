@@ -621,6 +621,7 @@ static unsigned make_from(struct e2b *e, const char *owner, json_t *b, double tt
 	o.bg_output_bytes = s->o.session_bg_output;
 	o.bg_output_shared = &s->bg_output;
 	o.work_size_mb = s->o.e2b_disk_mb; /* the home */
+	o.net_bytes = s->o.e2b_port_bytes; /* what its ports relay (e2b_ports.c) */
 	/* its CPU in all: --e2b-cpu, else one core for its life (cpuCount 1) */
 	o.cpu_budget_s = s->o.e2b_cpu_s > 0 ? s->o.e2b_cpu_s : c->timeout_s * (c->cpu ? c->cpu : 1);
 	char why[512];

@@ -3,11 +3,14 @@
  * socket and the upstream's, pumped both ways by one thread of the
  * dialect's for all of them (epoll, level-triggered), until either end
  * closes (what it sent before is delivered first), one fails, or nothing
- * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets upgraded connections a
- * sandbox (429 past it), half of --max-connections in all (503), a
+ * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets connections to a
+ * sandbox's ports (429 past it; a plain relay holds a room too, until its
+ * answer ends: e2b_ports.c), half of --max-connections in all (503), a
  * WS_BUF buffer each way; a side whose buffer is full is not read (the
  * slower end sets the pace), and a side that can neither be read nor
- * written is out of the epoll set (a hung-up socket never spins it). */
+ * written is out of the epoll set (a hung-up socket never spins it).
+ * Every read is charged to its sandbox (ports_charge) before it is passed
+ * on: past its --e2b-port-bytes the tunnel is closed, both ends. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +44,7 @@ struct tunnel {
 	bool eof[2];
 	unsigned want[2]; /* the events fd[i] is in the epoll set for (0: out of it) */
 	bool dead;
+	bool spent;  /* its sandbox's --e2b-port-bytes ran out: closed for it */
 	double last; /* when a byte last moved */
 	struct tun_end end[2];
 	struct tunnel *next;
@@ -53,6 +57,7 @@ struct ws_count {
 };
 
 struct ws_hub {
+	struct e2b *e;
 	pthread_mutex_t lock;
 	int ep, wake;
 	pthread_t thread;
@@ -95,11 +100,13 @@ unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
 		snprintf(msg, n, "the server is stopping");
 		code = 503;
 	} else if (*p && (*p)->n >= per_sbx(e)) {
-		snprintf(msg, n, "sandbox %s has %u WebSockets open (--e2b-max-sockets %u): close one first", id,
+		snprintf(msg, n,
+		         "sandbox %s has %u connections open to its ports (--e2b-max-sockets %u): close one first", id,
 		         (*p)->n, per_sbx(e));
 		code = 429;
 	} else if (h->total >= in_all(e)) {
-		snprintf(msg, n, "%u WebSockets are open to sandboxes, half of --max-connections: try again later",
+		snprintf(msg, n,
+		         "%u connections are open to sandboxes' ports, half of --max-connections: try again later",
 		         h->total);
 		code = 503;
 	} else if (!*p && !(*p = calloc(1, sizeof(**p)))) {
@@ -153,7 +160,7 @@ static void interest(struct ws_hub *h, struct tunnel *t, int i)
 }
 
 /* What fd[i] has, to fd[!i], as far as both allow now. */
-static void move(struct tunnel *t, int i)
+static void move(struct ws_hub *h, struct tunnel *t, int i)
 {
 	for (int round = 0; round < WS_ROUNDS && !t->dead; round++) {
 		while (t->off[i] < t->len[i]) {
@@ -185,6 +192,12 @@ static void move(struct tunnel *t, int i)
 			t->eof[i] = true;
 			return;
 		}
+		int rc = ports_charge(h->e, t->id, (uint64_t)k);
+		if (rc) { /* spent (or the sandbox gone): dropped, and closed */
+			t->spent = rc == -EDQUOT;
+			t->dead = true;
+			return;
+		}
 		t->len[i] = (size_t)k;
 		t->last = now_mono();
 	}
@@ -192,8 +205,8 @@ static void move(struct tunnel *t, int i)
 
 static void pump(struct ws_hub *h, struct tunnel *t)
 {
-	move(t, 0);
-	move(t, 1);
+	move(h, t, 0);
+	move(h, t, 1);
 	for (int i = 0; i < 2; i++) /* an end closed, and what it sent delivered: done */
 		if (t->eof[i] && t->off[i] == t->len[i])
 			t->dead = true;
@@ -210,6 +223,8 @@ static void tunnel_close(struct ws_hub *h, struct tunnel *t)
 	close(t->fd[1]);
 	MHD_upgrade_action(t->urh, MHD_UPGRADE_ACTION_CLOSE); /* MHD closes the client's socket */
 	unreserve_locked(h, t->id);
+	if (t->spent)
+		ports_cut(h->e, t->id, "a WebSocket");
 	free(t);
 }
 
@@ -269,7 +284,9 @@ bool ws_adopt(struct e2b *e, const char *id, int client, struct MHD_UpgradeRespo
               const char *to_client, size_t nc, const char *to_up, size_t nu)
 {
 	struct ws_hub *h = e->ws;
-	struct tunnel *t = nc <= WS_BUF && nu <= WS_BUF ? calloc(1, sizeof(*t)) : NULL;
+	/* the client's first frames, read by MHD with its request: its sandbox's (the upstream's came with the 101's head) */
+	bool spent = nu && ports_charge(e, id, nu) < 0;
+	struct tunnel *t = nc <= WS_BUF && nu <= WS_BUF && !spent ? calloc(1, sizeof(*t)) : NULL;
 	pthread_mutex_lock(&h->lock);
 	if (!t || h->stop) {
 		unreserve_locked(h, id);
@@ -308,6 +325,7 @@ int ws_start(struct e2b *e)
 	struct ws_hub *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -1;
+	h->e = e;
 	pthread_mutex_init(&h->lock, NULL);
 	h->ep = epoll_create1(EPOLL_CLOEXEC);
 	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
