@@ -127,6 +127,16 @@ if (mode === 'main') {
     await run(a, 'ln -s /docs/a.txt /mnt/data/alias')
     return eq(await vol.readFile('/alias'), 'from the API')
   })
+  await check('makeDir {force} on a link is looked at inside the volume, never on the host: to /etc (the host has it, the volume not) it fails, the link stays', async () => {
+    await run(a, 'ln -s /etc /mnt/data/etclink && ln -s /proc/self/fd /mnt/data/fdlink')
+    return (await throws(() => vol.makeDir('/etclink', { force: true }), VolumeError)) &&
+      (await throws(() => vol.makeDir('/fdlink', { force: true }), VolumeError)) && eq((await vol.getInfo('/etclink')).type, 'symlink')
+  })
+  await check('makeDir {force} on a link to a directory of the volume (absolute) is that directory', async () => {
+    await run(a, 'ln -s /docs /mnt/data/docslink')
+    return eq((await vol.makeDir('/docslink', { force: true })).type, 'symlink') && eq(await vol.readFile('/docslink/a.txt'), 'from the API')
+  })
+  await run(a, 'rm /mnt/data/etclink /mnt/data/fdlink /mnt/data/docslink')
   await check('a hard link to a host file cannot be made in the volume', async () =>
     (await runFails(a, 'ln /etc/hostname /mnt/data/hl')).includes('link'))
   await check('a sandbox cannot reach beyond the volume\'s root', async () => eq(await run(a, 'ls -a /mnt/data/.. | sort | tr "\\n" " "'), '. .. data '))

@@ -360,12 +360,21 @@ static enum MHD_Result dir_post(struct ereq *q, struct volreq *v)
 	struct fsid was = as_owner(v);
 	int dir = parent(v, force);
 	if (dir >= 0) {
-		struct stat st;
-		bool there = force && fstatat(dir, v->leaf, &st, 0) == 0 && S_ISDIR(st.st_mode);
-		if (!there && mkdirat(dir, v->leaf, 0700) < 0)
+		/* the leaf looked at inside the volume and changed through the
+		 * directory just made: a link the tenant put there (to
+		 * /proc/self/fd/N, another volume's root) is never followed on
+		 * the host, neither before the mkdirat nor swapped in after it */
+		int there = force ? at(v->root, v->rel, O_PATH | O_DIRECTORY) : -1;
+		int made = -1;
+		if (there >= 0)
+			close(there);
+		else if (mkdirat(dir, v->leaf, 0700) < 0)
 			fail_errno(v, errno, v->shown);
-		else if (!there && fchmodat(dir, v->leaf, v->mode, 0) < 0)
+		else if ((made = openat(dir, v->leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+		         fchmod(made, v->mode) < 0)
 			fail_errno(v, errno, v->shown);
+		if (made >= 0)
+			close(made);
 		close(dir);
 	}
 	as_runner(was);
