@@ -205,10 +205,13 @@ static int commit(struct ward_image_store *st, int tfd, const char *name, const 
 	return rc;
 }
 
+/* A snapshot's name: never "e2b-...", the store's names of templates
+ * (e2b_templates.c builds e2b-ALIAS:TAG; a build would replace the
+ * snapshot, another key's included). */
 static bool name_ok(const char *s)
 {
 	size_t k = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-");
-	return k > 0 && k <= 100 && !s[k] && s[0] != '-' && s[0] != '_';
+	return k > 0 && k <= 100 && !s[k] && s[0] != '-' && s[0] != '_' && strncmp(s, "e2b-", 4) != 0;
 }
 
 enum MHD_Result e2b_snapshot(struct ereq *q)
@@ -222,7 +225,9 @@ enum MHD_Result e2b_snapshot(struct ereq *q)
 		snprintf(name, sizeof(name), "%s", json_string_value(jn));
 	json_decref(b);
 	if (bad)
-		return e2b_api_error(q, 400, "give {} or {\"name\": 1 to 100 of a-z, 0-9, '_', '-'}");
+		return e2b_api_error(q, 400,
+		                     "give {} or {\"name\": 1 to 100 of a-z, 0-9, '_', '-'}, not beginning 'e2b-' "
+		                     "(templates' names in the image store)");
 	struct e2b_sbx *x;
 	struct sess *ss = e2b_running(q, &x);
 	if (!ss)
