@@ -645,6 +645,11 @@ int ward_session_remove(struct ward_session *s, const char *path, char *err, siz
  * listens there, -ETIMEDOUT past timeout_s, -EPERM when ward may not enter
  * the namespace (not root). */
 int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen);
+/* The same without waiting, for a caller with an event loop: a socket
+ * (O_CLOEXEC, non-blocking) whose connect is done, or still going
+ * (*pending: the loopback retries a server whose backlog is full; poll
+ * it for POLLOUT, then SO_ERROR says how it ended), or a negative errno. */
+int ward_session_connect_start(struct ward_session *s, int port, bool *pending, char *err, size_t errlen);
 
 struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;

@@ -26,6 +26,12 @@ static void *worker_main(void *arg)
 		else
 			r->route->run(r);
 		trace_phase("http:ran", r->t_start);
+		if (r->handoff) { /* its answer is another thread's (its body too, until then) */
+			void (*handoff)(struct req *) = r->handoff;
+			queue_release(s, r);
+			handoff(r);
+			continue;
+		}
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
 		if (stream_started(r)) {
 			stream_finish(s, r); /* r is the I/O thread's (or gone) from here on */
