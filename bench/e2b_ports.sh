@@ -43,10 +43,14 @@ kinds=(a)
 [ -n "$BEFORE" ] && { serve b "$BEFORE"; kinds=(a b); }
 mkdir -p build/bench
 ${CC:-cc} -std=gnu11 -O2 -o build/bench/relayfloor bench/relayfloor.c || { echo "$me: cannot build relayfloor" >&2; exit 2; }
-build/bench/relayfloor "${SPID[a]}" 8000 >"$OUT/floor.port" &
-_e2b_pids="$_e2b_pids $!"
-for _ in $(seq 50); do [ -s "$OUT/floor.port" ] && break; sleep 0.1; done
-FLOOR=127.0.0.1:$(cat "$OUT/floor.port")
+floor() { # floor NAME [splice]: a relayfloor to sandbox a's server, its address in $NAME
+	build/bench/relayfloor "${SPID[a]}" 8000 ${2:-} >"$OUT/$1.port" &
+	_e2b_pids="$_e2b_pids $!"
+	for _ in $(seq 50); do [ -s "$OUT/$1.port" ] && break; sleep 0.1; done
+	printf -v "$1" '127.0.0.1:%s' "$(cat "$OUT/$1.port")"
+}
+floor FLOOR
+floor SPLICE splice
 
 urls() { for _ in $(seq "$SMALL"); do printf -- '-o /dev/null %s ' "$1"; done; }
 proxy() { curl -s -H "E2b-Sandbox-Id: ${ID[$1]}" -H "E2b-Sandbox-Port: 8000" "${@:2}"; }
@@ -57,6 +61,7 @@ big_d() { direct "$1" -w '%{time_total}\n' -o /dev/null "http://127.0.0.1:8000/b
 small_p() { proxy "$1" -w '%{time_total}\n' $(urls "http://${E[$1]}/small"); }
 small_d() { direct "$1" -w '%{time_total}\n' $(urls "http://127.0.0.1:8000/small"); }
 big_f() { curl -s -w '%{time_total}\n' -o /dev/null "http://$FLOOR/big"; }
+big_s() { curl -s -w '%{time_total}\n' -o /dev/null "http://$SPLICE/big"; }
 small_f() { curl -s -w '%{time_total}\n' $(urls "http://$FLOOR/small"); }
 mhd() { curl -s -H "X-API-Key: bench-token-0123456789" -w '%{time_total}\n' $(urls "http://${E[a]}/sandboxes/${ID[a]}"); }
 for r in $(seq "$ROUNDS"); do
@@ -70,7 +75,7 @@ for r in $(seq "$ROUNDS"); do
 			big_d "$k" >>"$OUT/bd$k"; big_p "$k" >>"$OUT/bp$k"; small_d "$k" >>"$OUT/sd$k"; small_p "$k" >>"$OUT/sp$k"
 		fi
 	done
-	big_f >>"$OUT/bf"; small_f >>"$OUT/sf"; mhd >>"$OUT/mh"
+	big_f >>"$OUT/bf"; big_s >>"$OUT/bs"; small_f >>"$OUT/sf"; mhd >>"$OUT/mh"
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$OUT" "$ROUNDS" "$SMALL" "${kinds[*]}" "$load" <<'PY'
@@ -80,7 +85,7 @@ med = {}
 for k in kinds:
     for m in ("bp", "bd", "sp", "sd"):
         med[m + k] = statistics.median(float(x) for x in open(f"{t}/{m}{k}").read().split())
-for m in ("bf", "sf", "mh"):
+for m in ("bf", "bs", "sf", "mh"):
     med[m] = statistics.median(float(x) for x in open(f"{t}/{m}").read().split())
 mib = lambda s: 100 / s
 name = {"a": "this build", "b": "before (WARD_BEFORE)"}
@@ -94,6 +99,8 @@ for k in kinds:
           (name[k], mib(med["bd" + k]), mib(med["bp" + k]), med["bd" + k] / med["bp" + k]))
 print("| 100 MiB answer (MiB/s, median) | floor: bench/relayfloor.c | %.0f | %.0f | %.2fx | |" %
       (mib(med["bda"]), mib(med["bf"]), med["bda"] / med["bf"]))
+print("| 100 MiB answer (MiB/s, median) | floor: bench/relayfloor.c with splice | %.0f | %.0f | %.2fx | |" %
+      (mib(med["bda"]), mib(med["bs"]), med["bda"] / med["bs"]))
 for k in kinds:
     print("| 2-byte answer (ms a request, median) | %s | %.3f | %.3f | %.2fx | <= 1.2x |" %
           (name[k], med["sd" + k] * 1e3, med["sp" + k] * 1e3, med["sp" + k] / med["sd" + k]))

@@ -4,9 +4,12 @@
  * on stdout as "PORT\n"), then enters the network namespace of PID for
  * good, so that each client it accepts is joined to a new connection to
  * 127.0.0.1:UPORT there; bytes are copied both ways (read, write, a 256 KiB
- * buffer each way) until either side closes, then both are closed.
+ * buffer each way) until either side closes, then both are closed.  With
+ * "splice", the bytes go through a pipe each way instead (splice(2): the
+ * kernel moves them, no copy through the relay's memory) — what a relay
+ * that held both sockets could do.
  *
- * Usage: relayfloor PID UPORT  (runs until killed; root, for setns) */
+ * Usage: relayfloor PID UPORT [splice]  (runs until killed; root, for setns) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,9 +30,12 @@ struct side {
 	struct side *peer;
 	char *buf; /* read from fd, to be written to peer */
 	size_t len, off;
+	int pipe[2]; /* splice: read from fd into pipe[1], pending bytes in it to the peer */
+	size_t pending;
 };
 
 static int ep;
+static bool use_splice;
 
 static void drop(struct side *s)
 {
@@ -38,20 +44,53 @@ static void drop(struct side *s)
 	close(p->fd);
 	free(s->buf);
 	free(p->buf);
+	for (int i = 0; i < 2; i++) {
+		if (s->pipe[i] >= 0)
+			close(s->pipe[i]);
+		if (p->pipe[i] >= 0)
+			close(p->pipe[i]);
+	}
 	free(s < p ? s : p); /* allocated as a pair */
+}
+
+static bool wait_out(struct side *s)
+{
+	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = s->peer};
+	epoll_ctl(ep, EPOLL_CTL_MOD, s->peer->fd, &ev); /* (the peer's reads wait meanwhile) */
+	return true;
+}
+
+/* The same through s's pipe. */
+static bool pump_splice(struct side *s)
+{
+	for (;;) {
+		while (s->pending) {
+			ssize_t k = splice(s->pipe[0], NULL, s->peer->fd, NULL, s->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (k < 0 && errno == EAGAIN)
+				return wait_out(s);
+			if (k <= 0)
+				return false;
+			s->pending -= (size_t)k;
+		}
+		ssize_t k = splice(s->fd, NULL, s->pipe[1], NULL, BUF, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (k < 0 && errno == EAGAIN)
+			return true;
+		if (k <= 0)
+			return false;
+		s->pending = (size_t)k;
+	}
 }
 
 /* s's buffer to its peer, then more from s; false when the pair is done. */
 static bool pump(struct side *s)
 {
+	if (use_splice)
+		return pump_splice(s);
 	for (;;) {
 		while (s->off < s->len) {
 			ssize_t k = write(s->peer->fd, s->buf + s->off, s->len - s->off);
-			if (k < 0 && errno == EAGAIN) {
-				struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = s->peer};
-				epoll_ctl(ep, EPOLL_CTL_MOD, s->peer->fd, &ev); /* (the peer's reads wait meanwhile) */
-				return true;
-			}
+			if (k < 0 && errno == EAGAIN)
+				return wait_out(s);
 			if (k <= 0)
 				return false;
 			s->off += (size_t)k;
@@ -68,10 +107,11 @@ static bool pump(struct side *s)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: relayfloor PID UPORT\n");
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "usage: relayfloor PID UPORT [splice]\n");
 		return 2;
 	}
+	use_splice = argc == 4 && strcmp(argv[3], "splice") == 0;
 	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
@@ -113,8 +153,11 @@ int main(int argc, char **argv)
 				}
 				fcntl(u, F_SETFL, O_NONBLOCK);
 				struct side *p = calloc(2, sizeof(*p));
-				p[0] = (struct side){.fd = c, .peer = &p[1], .buf = malloc(BUF)};
-				p[1] = (struct side){.fd = u, .peer = &p[0], .buf = malloc(BUF)};
+				p[0] = (struct side){.fd = c, .peer = &p[1], .buf = malloc(BUF), .pipe = {-1, -1}};
+				p[1] = (struct side){.fd = u, .peer = &p[0], .buf = malloc(BUF), .pipe = {-1, -1}};
+				for (int j = 0; use_splice && j < 2; j++)
+					if (pipe2(p[j].pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+						fcntl(p[j].pipe[1], F_SETPIPE_SZ, BUF);
 				for (int j = 0; j < 2; j++) {
 					struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p[j]};
 					epoll_ctl(ep, EPOLL_CTL_ADD, p[j].fd, &ev);

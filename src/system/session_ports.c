@@ -103,9 +103,16 @@ int ward_session_connect_start(struct ward_session *s, int port, bool *pending, 
 	}
 	struct sockaddr_in a = {
 		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	/* on the loopback a connect is done at once, or refused, unless the
+	/* on the loopback a connect's handshake is over by the time connect
+	 * returns (a non-blocking one still says EINPROGRESS), unless the
 	 * server's backlog is full (then it waits for a retry) */
 	int r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (r == -EINPROGRESS && poll(&p, 1, 0) == 1) {
+		socklen_t len = sizeof(r);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
+			r = -(r ? r : errno);
+	}
 	*pending = r == -EINPROGRESS;
 	if (r < 0 && !*pending) {
 		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));

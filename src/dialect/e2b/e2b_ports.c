@@ -486,6 +486,21 @@ static void upgraded(void *cls, struct MHD_Connection *c, void *req_cls, const c
 	ws_adopt(r->e, r->id, sock, urh, up, r->head + r->hpos, r->hlen - r->hpos, extra_in, extra_size);
 }
 
+/* Whether all of the answer's body (its Content-Length) is in r's buffer,
+ * what came after its head, once the socket was read again (a server
+ * sends its head and a small body in two writes). */
+static bool relay_whole(struct relay *r)
+{
+	if (r->left == UINT64_MAX || r->left > sizeof(r->head) - r->hpos)
+		return false;
+	if (r->hlen - r->hpos < r->left) {
+		ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
+		if (k > 0)
+			r->hlen += (size_t)k;
+	}
+	return r->hlen - r->hpos >= r->left;
+}
+
 /* r's answer (its head in, or its refusal) as q's. */
 static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 {
@@ -519,18 +534,27 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 			 * bodiless answer, until the server closes (HTTP/1.0) */
 			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
 			r->left = bodiless ? UINT64_MAX : head_length(r->head);
-			struct MHD_Response *resp =
-				MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
-			                                          RELAY_BLOCK, body_read, r, body_free);
-			if (!resp)
-				return MHD_NO;
 			if (r->reserved) { /* an upgrade the upstream refused: its answer relayed as any */
 				ws_unreserve(r->e, r->id);
 				r->reserved = false;
 			}
-			q->relay = NULL; /* the response owns it now */
-			r->park.conn = q->c;
-			r->park.fd = r->fd;
+			struct MHD_Response *resp;
+			if (relay_whole(r)) { /* sent with its head, in one write; the relay is q's */
+				resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos,
+				                                       MHD_RESPMEM_MUST_COPY);
+				if (!resp)
+					return MHD_NO;
+				close(r->fd);
+				r->fd = -1;
+			} else {
+				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+				                                         RELAY_BLOCK, body_read, r, body_free);
+				if (!resp)
+					return MHD_NO;
+				q->relay = NULL; /* the response owns it now */
+				r->park.conn = q->c;
+				r->park.fd = r->fd;
+			}
 			copy_headers(resp, r->head, NULL);
 			q->code = code;
 			q->r->code = code;
