@@ -65,7 +65,8 @@ static bool pump_splice(struct side *s)
 {
 	for (;;) {
 		while (s->pending) {
-			ssize_t k = splice(s->pipe[0], NULL, s->peer->fd, NULL, s->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			ssize_t k = splice(s->pipe[0], NULL, s->peer->fd, NULL, s->pending,
+			                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 			if (k < 0 && errno == EAGAIN)
 				return wait_out(s);
 			if (k <= 0)
@@ -129,8 +130,9 @@ int main(int argc, char **argv)
 	}
 	printf("%d\n", ntohs(a.sin_port));
 	fflush(stdout);
-	struct sockaddr_in up = {
-		.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in up = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)atoi(argv[2])),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
 	epoll_ctl(ep, EPOLL_CTL_ADD, l, &lev);

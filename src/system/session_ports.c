@@ -77,6 +77,20 @@ static int netns_socket(struct ward_session *s)
 	return ns.fd[0];
 }
 
+/* How fd's connect ended, waiting for it up to timeout_ms: 0, -errno, or
+ * -EINPROGRESS (it still goes). */
+static int connect_end(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return -EINPROGRESS;
+	int r = 0;
+	socklen_t len = sizeof(r);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0)
+		return -errno;
+	return -r;
+}
+
 int ward_session_connect_start(struct ward_session *s, int port, bool *pending, char *err, size_t errlen)
 {
 	*pending = false;
@@ -107,12 +121,8 @@ int ward_session_connect_start(struct ward_session *s, int port, bool *pending, 
 	 * returns (a non-blocking one still says EINPROGRESS), unless the
 	 * server's backlog is full (then it waits for a retry) */
 	int r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
-	struct pollfd p = {.fd = fd, .events = POLLOUT};
-	if (r == -EINPROGRESS && poll(&p, 1, 0) == 1) {
-		socklen_t len = sizeof(r);
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
-			r = -(r ? r : errno);
-	}
+	if (r == -EINPROGRESS)
+		r = connect_end(fd, 0);
 	*pending = r == -EINPROGRESS;
 	if (r < 0 && !*pending) {
 		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
@@ -128,16 +138,9 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	int fd = ward_session_connect_start(s, port, &pending, err, errlen);
 	if (fd < 0)
 		return fd;
-	int r = 0;
-	if (pending) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		int k = poll(&p, 1, (int)(timeout_s * 1000));
-		socklen_t len = sizeof(r);
-		if (k <= 0)
-			r = -ETIMEDOUT;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
-			r = -(r ? r : errno);
-	}
+	int r = pending ? connect_end(fd, (int)(timeout_s * 1000)) : 0;
+	if (r == -EINPROGRESS)
+		r = -ETIMEDOUT;
 	if (r < 0) {
 		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
 		close(fd);

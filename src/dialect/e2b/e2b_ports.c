@@ -49,7 +49,7 @@
 #define ENVD_PORT 49983
 #define INTERP_PORT 49999
 #define HEAD_MAX 16384
-#define CONNECT_S 5.0 /* a connect the sandbox's backlog holds, at most */
+#define CONNECT_S 5.0            /* a connect the sandbox's backlog holds, at most */
 #define RELAY_BLOCK (256 * 1024) /* an answer's reads from upstream, at most */
 
 struct relay {
@@ -217,6 +217,7 @@ static bool ports_begin(struct ereq *q, bool on_worker)
 	}
 	if (!on_worker && x->auto_resume && e2b_is_paused(q->e, x)) {
 		e2b_sbx_put(q->e, x);
+		ports_free(q); /* begun again on the worker */
 		return true;
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
@@ -314,7 +315,8 @@ static bool relay_ready(struct pump_watch *w, int i, unsigned ev)
 			refuse(r, 502, "The sandbox is running but port is not open",
 			       "its server accepts no connection: its backlog is full");
 		else
-			refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
+			refuse(r, 502,
+			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
 			       ev ? "it cannot be watched" : NULL);
 		return true;
 	}
@@ -347,11 +349,20 @@ static bool relay_ready(struct pump_watch *w, int i, unsigned ev)
 	bool whole = memmem(r->head, r->hlen, "\r\n\r\n", 4) != NULL;
 	if (!whole && (k <= 0 || r->hlen == sizeof(r->head)))
 		refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
-		       k < 0 ? strerror(errno) : k == 0 ? "it closed first" : NULL);
+		       k < 0    ? strerror(errno)
+		       : k == 0 ? "it closed first"
+		                : NULL);
 	return whole || r->status;
 }
 
 static enum MHD_Result relay_answer(struct ereq *q, struct relay *r);
+
+/* Why, for the log's line (a worker's run does it for its own). */
+static void relay_logged(struct ereq *q)
+{
+	if (!q->r->message[0] && q->message[0])
+		snprintf(q->r->message, sizeof(q->r->message), "%s", q->message);
+}
 
 /* The pump is done with r: the client's connection resumed with the
  * answer (or its refusal). */
@@ -363,9 +374,8 @@ static void relay_finish(struct pump_watch *w)
 	struct server *s = r->s;
 	if (!r->status && !r->upgrade && !relay_sent(r))
 		shutdown(r->fd, SHUT_WR); /* answered before it took the whole body: the rest is not sent */
-	relay_answer(q, r); /* r may be the answer's from here on */
-	if (!rq->message[0] && q->message[0])
-		snprintf(rq->message, sizeof(rq->message), "%s", q->message);
+	relay_answer(q, r);               /* r may be the answer's from here on */
+	relay_logged(q);
 	req_answer(s, rq);
 }
 
@@ -547,7 +557,8 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 				close(r->fd);
 				r->fd = -1;
 			} else {
-				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN
+				                                                               : r->left,
 				                                         RELAY_BLOCK, body_read, r, body_free);
 				if (!resp)
 					return MHD_NO;
@@ -576,9 +587,10 @@ bool ports_prepare(struct ereq *q)
 	struct relay *r = q->relay;
 	if (!r)
 		e2b_api_error(q, 500, "out of memory for the relay");
-	else if (r->fd < 0)
+	else if (r->fd < 0) {
 		refusal(q, r);
-	else {
+		relay_logged(q);
+	} else {
 		req_defer(q->s, q->r);
 		relay_watch(r);
 	}

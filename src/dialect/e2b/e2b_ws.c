@@ -33,7 +33,6 @@
 #define WS_PER_SBX_DEFAULT 32
 #define WS_ROUNDS 16 /* reads a side gets per wake: one busy tunnel does not starve the rest */
 
-
 struct tunnel {
 	int fd[2]; /* 0: the client's upgraded socket (MHD's), 1: the upstream's */
 	struct MHD_UpgradeResponseHandle *urh;
