@@ -1,7 +1,8 @@
 /* workers.c — the worker threads (--max-concurrent of them): each takes an
  * admitted request from the queue, runs it (its route's run: ward_run and
  * the like), counts its answer in the answer budget and hands it back to
- * its connection.  Workers live as long as the server, so that a sandbox's
+ * its connection, or hands the request on to the thread that answers it
+ * (r->handoff: a relay's pump).  Workers live as long as the server, so that a sandbox's
  * PID 1, which dies with the thread that created it (PR_SET_PDEATHSIG),
  * never dies with a client's connection.
  *
