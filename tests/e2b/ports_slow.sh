@@ -7,13 +7,15 @@
 # another sandbox's server answers through the proxy and a create answers.
 # The answer's head: one that comes in pieces is relayed whole, one over
 # 16 KiB and one cut mid-head answer 502; a client that leaves ends its
-# wait; the server's stop answers the waiting ones 503 and exits cleanly.
+# wait; a connect that a server's full backlog holds waits on no thread
+# (another request answers before it), then answers 502; the server's stop
+# answers the waiting ones 503 and exits cleanly.
 # Raw HTTP; every wait bounded.
 . "$(dirname "$0")/lib.bash"
 start_alice ports_slow --max-concurrent 2 --request-timeout 60 || exit 1
 mark=ward-test-slow-$$-$RANDOM
 PYTHONPATH=$E2B_DIR timeout -k 5 200 python3 - "$E2B_URL" "$mark" "$SRV_LOG" >"$SERVE_TMP/slow.out" 2>&1 <<'PY' &
-import glob, json, os, socket, sys, time, urllib.error, urllib.request
+import glob, json, os, select, socket, sys, time, urllib.error, urllib.request
 from raw import checker, create, run, KEY
 url, mark, log = sys.argv[1:4]
 host, port = url.split("//")[1].split(":")[0], int(url.rsplit(":", 1)[1])
@@ -26,6 +28,10 @@ slow = ("import socket, sys\n"
         "while True:\n"
         "    c, _ = s.accept(); held.append(c)\n"
         "    f = open('/tmp/accepts', 'a'); f.write('x\\n'); f.close()\n")
+backlog = ("import socket, time\n"
+           "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+           "s.bind(('127.0.0.1', 8002)); s.listen(0); open('/tmp/ready2', 'w').close()\n"
+           "time.sleep(3600)\n")
 tricky = ("import socket, threading, time\n"
           "def serve(c):\n"
           "    q = b''\n"
@@ -49,6 +55,8 @@ tricky = ("import socket, threading, time\n"
           "while True:\n"
           "    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()\n")
 run(url, a, "cat > /tmp/slow.py <<'EOF'\n" + slow + "EOF\ncd /tmp && (python3 /tmp/slow.py " + mark + " >/dev/null 2>&1 &)")
+run(url, a, "cat > /tmp/backlog.py <<'EOF'\n" + backlog + "EOF\ncd /tmp && (python3 /tmp/backlog.py " + mark +
+    " >/dev/null 2>&1 &)")
 run(url, b, "cat > /tmp/tricky.py <<'EOF'\n" + tricky + "EOF\ncd /tmp && (python3 /tmp/tricky.py >/dev/null 2>&1 &)")
 
 def get(sb, p, path, timeout=30):
@@ -69,10 +77,10 @@ def until(cond, n=300):  # bounded: n tries 0.1 s apart
         time.sleep(0.1)
     return None
 
-def slow_pid():  # the sandbox's slow server, by the mark in its argv, seen from the host
+def server_pid(name):  # a server of sandbox A's, by the mark in its argv, seen from the host
     for p in glob.glob("/proc/[0-9]*"):
         try:
-            if open(p + "/cmdline", "rb").read().endswith(b"/tmp/slow.py\0" + mark.encode() + b"\0"):
+            if open(p + "/cmdline", "rb").read().endswith(b"/tmp/" + name + b"\0" + mark.encode() + b"\0"):
                 return p
         except OSError:
             pass
@@ -84,11 +92,11 @@ def accepts(p):
     except OSError:
         return 0
 
-def ready_pid():
-    p = slow_pid()
-    return p if p and os.path.exists(p + "/root/tmp/ready") else None
+def ready_pid(name, ready):
+    p = server_pid(name)
+    return p if p and os.path.exists(p + "/root/tmp/" + ready) else None
 
-pid = until(ready_pid)
+pid = until(lambda: ready_pid(b"slow.py", "ready"))
 ok("the slow server runs in sandbox A", pid is not None)
 ok("sandbox B's server answers through the proxy", until(lambda: get(b, 8001, "/quick")[0] == 200) is not None)
 held = []
@@ -113,6 +121,31 @@ st, body, _ = get(b, 8001, "/big")
 ok("a head over 16 KiB: 502", st == 502 and b"16 KiB" in body, (st, body[:200]))
 st, body, _ = get(b, 8001, "/cut")
 ok("an upstream that closes mid-head: 502", st == 502 and b"no HTTP head" in body, (st, body[:200]))
+ok("sandbox A's server with a full backlog runs", until(lambda: ready_pid(b"backlog.py", "ready2")) is not None)
+blk = []
+for _ in range(3):  # its queue takes one; the others' connects wait for room
+    c = socket.create_connection((host, port), timeout=90)
+    c.sendall(("GET /b HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\nE2b-Sandbox-Port: 8002\r\n\r\n"
+               % a["sandboxID"]).encode())
+    blk.append(c)
+quick = socket.create_connection((host, port), timeout=90)
+quick.sendall(("GET /quick HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: %s\r\nE2b-Sandbox-Port: 8001\r\n"
+               "Connection: close\r\n\r\n" % b["sandboxID"]).encode())
+first, _, _ = select.select(blk + [quick], [], [], 60)
+ok("connects a full backlog holds wait on no thread: a request sent after them answers first",
+   quick in first and not any(c in first for c in blk), "readable first: %d of the 3, quick %s"
+   % (sum(c in first for c in blk), quick in first))
+quick.close()
+refused = []
+for _ in range(60):  # the connects' 5 s (bounded)
+    ready, _, _ = select.select([c for c in blk if c not in refused], [], [], 1)
+    refused += ready
+    if len(refused) >= 2:
+        break
+got = [c.recv(1000) for c in refused]
+ok("a connect the backlog holds past 5 s: 502, saying so", len(got) >= 1 and
+   all(g.startswith(b"HTTP/1.1 502") and b"backlog is full" in g for g in got), got[:1])
+held += [c for c in blk if c not in refused]
 held.pop().close()
 left = until(lambda: "the client left before the sandbox's server answered" in open(log).read(), 100)
 ok("a client that leaves ends its relay's wait (logged)", left is not None)
