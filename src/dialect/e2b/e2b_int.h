@@ -4,7 +4,8 @@
  * src/server/listeners.c, e2b_http.c): a request lives the native ones'
  * life (src/server/http.c): admission, deadlines, per-address and
  * per-client caps, the answer budget, the log; its handler runs on a
- * worker.  E2B's SDK holds one connection per open stream (a command's
+ * worker (but a relay to a sandbox's port, which waits on the dialect's
+ * pump thread: e2b_ports.c, e2b_ws.c).  E2B's SDK holds one connection per open stream (a command's
  * output, a watch, a runCode): a stream's frames are made as they are sent
  * by the server's I/O threads, which never wait (cx_produce: with nothing
  * to say the connection is parked, and looked at again at the ticker's
