@@ -43,7 +43,7 @@ OUT=$T
 kinds=(a)
 [ -n "$BEFORE" ] && { serve b "$BEFORE"; kinds=(a b); }
 mkdir -p build/bench
-${CC:-cc} -std=gnu11 -O2 -o build/bench/relayfloor bench/relayfloor.c || { echo "$me: cannot build relayfloor" >&2; exit 2; }
+${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -O2 -g -o build/bench/relayfloor bench/relayfloor.c || { echo "$me: cannot build relayfloor" >&2; exit 2; }
 floor() { # floor NAME [splice]: a relayfloor to sandbox a's server, its address in $NAME
 	build/bench/relayfloor "${SPID[a]}" 8000 ${2:-} >"$OUT/$1.port" &
 	_e2b_pids="$_e2b_pids $!"
