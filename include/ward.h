@@ -664,6 +664,11 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
  * -EDQUOT): the caller drops them and cuts what it relays. */
 int ward_session_charge_net(struct ward_session *s, uint64_t bytes);
 void ward_session_net(struct ward_session *s, uint64_t *used, uint64_t *cap);
+/* The same without waiting, for a caller with an event loop: a socket
+ * (O_CLOEXEC, non-blocking) whose connect is done, or still going
+ * (*pending: the loopback retries a server whose backlog is full; poll
+ * it for POLLOUT, then SO_ERROR says how it ended), or a negative errno. */
+int ward_session_connect_start(struct ward_session *s, int port, bool *pending, char *err, size_t errlen);
 
 struct ward_session_usage {
 	uint64_t memory_bytes, memory_peak_bytes, pids, cpu_ms;

@@ -485,6 +485,24 @@ void queue_done(struct server *s, struct req *r)
 	MHD_resume_connection(r->conn);
 }
 
+void req_defer(struct server *s, struct req *r)
+{
+	pthread_mutex_lock(&s->lock);
+	MHD_suspend_connection(r->conn);
+	conn_set_deadline(s, r->conn, 0);
+	r->state = S_WAIT;
+	r->t_admit = now_mono();
+	s->answering++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void req_answer(struct server *s, struct req *r)
+{
+	hold_answer(s, r);
+	r->state = S_READY;
+	MHD_resume_connection(r->conn); /* r is the I/O thread's from here on */
+}
+
 void clients_free(struct server *s)
 {
 	for (unsigned i = 0; i < CLIENT_BUCKETS; i++)

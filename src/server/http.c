@@ -306,7 +306,7 @@ static bool dispatch(struct server *s, struct req *r)
 		return false;
 	}
 	if (r->route->prepare && !r->route->feed && !r->route->prepare(s, r))
-		return false;
+		return r->state == S_WAIT; /* answered, or answered later (req_defer) */
 	if (r->route->streams && !stream_want(s, r))
 		return false;
 	return admit_and_queue(s, r);

@@ -394,6 +394,10 @@ struct req {
 	void *ext;                  /* a route's decoded extras (free(), or the api's release) */
 	char *uri;                  /* the request line's URI (its api's uri), or NULL */
 	const volatile int *cancel; /* its run's cancel when not the server's (an MCP call's), or NULL */
+	/* set by a run whose answer another thread makes (a relay's, when its
+	 * upstream answers): the worker lets go of r (its slot and quotas),
+	 * then calls it, its last touch of r; that thread then req_answer()s */
+	void (*handoff)(struct req *r);
 	unsigned retry_after;
 	const char *sandbox_status;
 	char message[600]; /* logged error detail */
@@ -531,6 +535,15 @@ bool admit_and_queue(struct server *s, struct req *r);
 struct req *queue_take(struct server *s);
 void queue_release(struct server *s, struct req *r);
 void queue_done(struct server *s, struct req *r);
+/* r's answer made by a thread of its route's own rather than a worker (a
+ * relay waiting for its upstream, E2B's ports): from the I/O thread, in
+ * its prepare (which then returns false), its connection suspended and
+ * counted as answering (the drain waits for it) with no deadline (that
+ * thread keeps its own); a worker's run hands r on with r->handoff.
+ * req_answer, from that thread, sends the answer set in r (resp, or
+ * stream): r is the I/O thread's from then on. */
+void req_defer(struct server *s, struct req *r);
+void req_answer(struct server *s, struct req *r);
 /* A judge's tests beside its own slot: up to want more of --max-concurrent
  * that neither a run nor a queued request needs now (never waiting); and
  * back. */

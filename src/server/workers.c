@@ -1,7 +1,8 @@
 /* workers.c — the worker threads (--max-concurrent of them): each takes an
  * admitted request from the queue, runs it (its route's run: ward_run and
  * the like), counts its answer in the answer budget and hands it back to
- * its connection.  Workers live as long as the server, so that a sandbox's
+ * its connection, or hands the request on to the thread that answers it
+ * (r->handoff: a relay's pump).  Workers live as long as the server, so that a sandbox's
  * PID 1, which dies with the thread that created it (PR_SET_PDEATHSIG),
  * never dies with a client's connection.
  *
@@ -26,6 +27,12 @@ static void *worker_main(void *arg)
 		else
 			r->route->run(r);
 		trace_phase("http:ran", r->t_start);
+		if (r->handoff) { /* its answer is another thread's (its body too, until then) */
+			void (*handoff)(struct req *) = r->handoff;
+			queue_release(s, r);
+			handoff(r);
+			continue;
+		}
 		body_release(s, r); /* not needed any more: release it before the answer is sent */
 		if (stream_started(r)) {
 			stream_finish(s, r); /* r is the I/O thread's (or gone) from here on */

@@ -79,8 +79,23 @@ static int netns_socket(struct ward_session *s)
 	return ns.fd[0];
 }
 
-int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
+/* How fd's connect ended, waiting for it up to timeout_ms: 0, -errno, or
+ * -EINPROGRESS (it still goes). */
+static int connect_end(int fd, int timeout_ms)
 {
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return -EINPROGRESS;
+	int r = 0;
+	socklen_t len = sizeof(r);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0)
+		return -errno;
+	return -r;
+}
+
+int ward_session_connect_start(struct ward_session *s, int port, bool *pending, char *err, size_t errlen)
+{
+	*pending = false;
 	if (port < 1 || port > 65535) {
 		base_errf(err, errlen, "port %d: give 1 to 65535", port);
 		return -EINVAL;
@@ -104,16 +119,30 @@ int ward_session_connect(struct ward_session *s, int port, double timeout_s, cha
 	}
 	struct sockaddr_in a = {
 		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	/* on the loopback a connect's handshake is over by the time connect
+	 * returns (a non-blocking one still says EINPROGRESS), unless the
+	 * server's backlog is full (then it waits for a retry) */
 	int r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
-	if (r == -EINPROGRESS) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		int k = poll(&p, 1, (int)(timeout_s * 1000));
-		socklen_t len = sizeof(r);
-		if (k <= 0)
-			r = -ETIMEDOUT;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0 || r)
-			r = -(r ? r : errno);
+	if (r == -EINPROGRESS)
+		r = connect_end(fd, 0);
+	*pending = r == -EINPROGRESS;
+	if (r < 0 && !*pending) {
+		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
+		close(fd);
+		return r;
 	}
+	return fd;
+}
+
+int ward_session_connect(struct ward_session *s, int port, double timeout_s, char *err, size_t errlen)
+{
+	bool pending;
+	int fd = ward_session_connect_start(s, port, &pending, err, errlen);
+	if (fd < 0)
+		return fd;
+	int r = pending ? connect_end(fd, (int)(timeout_s * 1000)) : 0;
+	if (r == -EINPROGRESS)
+		r = -ETIMEDOUT;
 	if (r < 0) {
 		base_errf(err, errlen, "nothing answers on port %d in the sandbox (%s)", port, strerror(-r));
 		close(fd);

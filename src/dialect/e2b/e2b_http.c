@@ -266,8 +266,10 @@ static bool interp_route(const struct route *rt, struct ereq *q)
 	return rt->run == run_ci_execute || rt->run == run_ci_ctx_create || rt->run == run_ci_ctx_list ||
 	       rt->run == run_ci_ctx_delete || rt->run == run_ci_ctx_restart;
 }
-/* A request to a sandbox's own port (e2b_ports.c): relayed on a worker, its body held
- * (--max-body), the answer's body streamed. */
+/* A request to a sandbox's own port (e2b_ports.c): its body held
+ * (--max-body), relayed from the I/O thread, its answer's head awaited by
+ * the dialect's pump, never a worker (but a paused sandbox's resume), the
+ * answer's body streamed. */
 static const struct route relay_route = ROUTE("*", "*", "*", ports_relay, e2b_prepare, .open = true,
                                               .check = relay_check, .light = true, .unmetered = true);
 /* A volume's content (e2b_volfiles.c): its own token, checked when the
@@ -346,7 +348,7 @@ static bool relay_check(struct server *s, struct req *r)
 }
 
 /* With the body (at the headers for an upload): an upload begins (its
- * pump wakes a paused sandbox, never the I/O thread), a relay connects. */
+ * pump wakes a paused sandbox, never the I/O thread), a relay goes. */
 static bool e2b_prepare(struct server *s, struct req *r)
 {
 	(void)s;
@@ -361,7 +363,7 @@ static bool e2b_prepare(struct server *s, struct req *r)
 			snprintf(r->client, sizeof(r->client), "%s%s%s", r->who, r->sub[0] ? "/" : "", r->sub);
 			e2b_sbx_put(q->e, x);
 		}
-		return true;
+		return ports_prepare(q);
 	}
 	if (!r->route->open)
 		snprintf(q->who, sizeof(q->who), "%s", r->who);

@@ -4,7 +4,8 @@
  * src/server/listeners.c, e2b_http.c): a request lives the native ones'
  * life (src/server/http.c): admission, deadlines, per-address and
  * per-client caps, the answer budget, the log; its handler runs on a
- * worker.  E2B's SDK holds one connection per open stream (a command's
+ * worker (but a relay to a sandbox's port, which waits on the dialect's
+ * pump thread: e2b_ports.c, e2b_ws.c).  E2B's SDK holds one connection per open stream (a command's
  * output, a watch, a runCode): a stream's frames are made as they are sent
  * by the server's I/O threads, which never wait (cx_produce: with nothing
  * to say the connection is parked, and looked at again at the ticker's
@@ -391,7 +392,10 @@ void mp_stream_free(struct mp_stream *m);
 /* Is q for a sandbox's port (E2b-Sandbox-Port, or Host PORT-ID.DOMAIN),
  * neither envd's nor the interpreter's?  Its port and sandbox id. */
 bool ports_target(struct ereq *q, int *port, char *id, size_t n);
-/* On a worker: relay it, its answer streamed (e2b_ports.c). */
+/* With its body, on the I/O thread: relayed (the connection suspended until
+ * the pump has the answer's head), or answered; true: to a worker
+ * (ports_relay: its sandbox is paused, made with autoResume). */
+bool ports_prepare(struct ereq *q);
 enum MHD_Result ports_relay(struct ereq *q);
 /* When the headers are in: an unknown sandbox, or a private one without its
  * traffic token, answered at once (its body never held); true: go on. */
@@ -411,6 +415,40 @@ int ws_start(struct e2b *e);
  * stops: MHD must not hold them); ws_free then frees what is left. */
 void ws_close_all(struct e2b *e);
 void ws_free(struct e2b *e);
+/* A wait of another file's that the pump thread watches (e2b_ports.c: a
+ * relay until its upstream's answer head is in): fd[i] (-1: none) for
+ * events[i] (EPOLLIN, EPOLLOUT, EPOLLRDHUP: level-triggered), until
+ * deadline (now_mono(), 0: none).  ready(w, i, ev) on the pump thread,
+ * under its lock: fd[i] has ev, or (i -1) the deadline passed (ev 0) or
+ * the pump stops (ev PUMP_STOP) or cannot watch fd (ev EPOLLERR); it may
+ * change events and deadline; true: it is done.
+ * A done watch leaves the pump after the round (its descriptors out of
+ * the epoll set), then finish(w) runs, outside the pump's lock: w is its
+ * own from then on. */
+#define PUMP_STOP 0x80000000u
+struct tunnel;
+struct pump_watch;
+struct tun_end { /* an epoll entry's: a tunnel's side, or a watch's descriptor */
+	struct tunnel *t;
+	struct pump_watch *w;
+	int side;
+};
+struct pump_watch {
+	int fd[2];
+	unsigned events[2];
+	double deadline;
+	bool (*ready)(struct pump_watch *w, int i, unsigned ev);
+	void (*finish)(struct pump_watch *w);
+	void *arg; /* its owner's */
+	/* the pump's */
+	unsigned in[2];
+	bool done;
+	struct tun_end end[2];
+	struct pump_watch *next;
+};
+/* w watched (false: the pump stops, or did not start: w untouched, its
+ * caller's; it may be finished before this returns). */
+bool pump_watch(struct e2b *e, struct pump_watch *w);
 /* Room for one more connection to sandbox id's ports (a relay, or an
  * upgrade): 0, or 429 (its cap) / 503 (the cap in all) with why in msg.
  * ws_adopt takes an upgrade's room over; else ws_unreserve gives it back

@@ -3,21 +3,26 @@
  * (what getHost(port) gives), or that carries E2b-Sandbox-Id and
  * E2b-Sandbox-Port, for a port that is neither envd's (49983) nor the code
  * interpreter's (49999), is relayed to 127.0.0.1:PORT inside that
- * sandbox's network namespace (ward_session_connect).
+ * sandbox's network namespace (ward_session_connect_start).
  *
- * Plain HTTP, on a worker (a request of the server's life: admission,
- * deadlines, the log): the request goes upstream as HTTP/1.0 (so that the
- * answer is never chunked and ends when the server closes), its body held
- * whole within --max-body (a chunked one answers 411: HTTP/1.0 needs its
- * length), written within the request timeout; the answer's status and
- * headers come back within it, its body as it comes (the client's
- * connection parked while the sandbox's server says nothing).  A sandbox made with
+ * Plain HTTP, a request of the server's life (deadlines, the log): its
+ * body held whole within --max-body (a chunked one answers 411: HTTP/1.0
+ * needs its length), then, on the I/O thread, the connect begun and the
+ * request written as far as the socket takes it, as HTTP/1.0 (so that the
+ * answer is never chunked and ends when the server closes); its
+ * connection suspended (req_defer) while the dialect's pump thread
+ * (e2b_ws.c) writes the rest and reads the answer's status and headers,
+ * then resumes it with them (req_answer): no worker waits on a sandbox's
+ * server.  Its body goes as it comes (the client's connection parked while
+ * the sandbox's server says nothing).  A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
  * nothing listens on answer 502 with E2B's JSON, a paused one too unless
- * made with autoResume (then this request resumes it).  Bounded: the answer's
- * head at most 16 KiB within the request timeout; the relay itself lives
- * as long as its two ends (a client that stops reading is MHD's idle
+ * made with autoResume (then this request resumes it, on a worker, which
+ * hands the relay to the pump once it runs).  Bounded: the connect within
+ * 5 s, the answer's head at most 16 KiB within the request timeout (a
+ * client that leaves meanwhile ends the wait); the relay itself lives as
+ * long as its two ends (a client that stops reading is MHD's idle
  * timeout's).
  *
  * Each relay holds a room among its sandbox's connections until its
@@ -37,8 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
@@ -46,6 +52,7 @@
 #define ENVD_PORT 49983
 #define INTERP_PORT 49999
 #define HEAD_MAX 16384
+#define CONNECT_S 5.0            /* a connect the sandbox's backlog holds, at most */
 #define RELAY_BLOCK (256 * 1024) /* an answer's reads from upstream, at most */
 
 struct relay {
@@ -62,6 +69,12 @@ struct relay {
 	struct e2b *e;
 	struct server *s;
 	struct park park; /* its client's connection, parked until fd has more */
+	/* until the answer's head is in: the pump's */
+	struct ereq *q;
+	char out[HEAD_MAX]; /* the request's head */
+	size_t olen, sent;  /* its length; what of it and the body went */
+	bool connecting;    /* the connect still goes (the sandbox's backlog is full) */
+	struct pump_watch w;
 };
 
 /* The port and sandbox a request is for, when it is one to relay: by the
@@ -87,20 +100,6 @@ bool ports_target(struct ereq *q, int *port, char *id, size_t n)
 		snprintf(id, n, "%s", dash + 1);
 	}
 	return *port > 0 && *port <= 65535 && *port != ENVD_PORT && *port != INTERP_PORT && id[0];
-}
-
-static bool write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
 }
 
 /* Headers that are the hop's own, or the router's: not relayed. */
@@ -163,6 +162,16 @@ static bool traffic_refused(struct ereq *q, struct e2b_sbx *x, struct relay *r)
 	return true;
 }
 
+/* A refusal in E2B's proxy's shape. */
+static enum MHD_Result refusal(struct ereq *q, struct relay *r)
+{
+	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
+	if (v && r->status == 502)
+		json_object_set_new(v, "port", json_integer(r->port));
+	snprintf(q->message, sizeof(q->message), "%s", r->msg);
+	return e2b_answer_json(q, r->status, v);
+}
+
 int ports_charge(struct e2b *e, const char *id, uint64_t n)
 {
 	struct e2b_sbx *x = e2b_sbx_get(e, id);
@@ -197,16 +206,6 @@ static void charge_refused(struct relay *r, int rc)
 		refuse(r, 502, "The sandbox was not found", NULL);
 }
 
-/* A refusal in E2B's proxy's shape. */
-static enum MHD_Result refusal(struct ereq *q, struct relay *r)
-{
-	json_t *v = json_pack("{s:s,s:s,s:i}", "sandboxId", r->id, "message", r->msg, "code", (int)r->status);
-	if (v && r->status == 502)
-		json_object_set_new(v, "port", json_integer(r->port));
-	snprintf(q->message, sizeof(q->message), "%s", r->msg);
-	return e2b_answer_json(q, r->status, v);
-}
-
 bool ports_check(struct ereq *q)
 {
 	struct relay *r = calloc(1, sizeof(*r));
@@ -214,8 +213,8 @@ bool ports_check(struct ereq *q)
 		return true; /* the worker refuses it */
 	r->port = q->port;
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, q->port_id);
-	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
 	r->e = q->e;
+	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
 	if (!x)
 		refuse(r, 502, "The sandbox was not found", NULL);
 	else if (!traffic_refused(q, x, r) && ports_charge(q->e, r->id, 0) == -EDQUOT)
@@ -229,23 +228,35 @@ bool ports_check(struct ereq *q)
 	return ok;
 }
 
-static void ports_begin(struct ereq *q, int port, const char *id)
+/* q's relay begun (q->relay): refused (its status set), the connect begun
+ * and the request's head made (its fd), or (true) left to a worker: its
+ * sandbox is paused and made with autoResume (a resume takes as long as
+ * its files' copy), and this is the I/O thread (on_worker false). */
+static bool ports_begin(struct ereq *q, bool on_worker)
 {
 	struct relay *r = calloc(1, sizeof(*r));
 	if (!r)
-		return;
+		return false;
+	const char *id = q->port_id;
 	q->relay = r;
+	r->q = q;
 	r->fd = -1;
-	r->port = port;
+	r->port = q->port;
 	r->left = UINT64_MAX;
 	r->e = q->e;
+	r->s = q->s;
 	const char *upg = e2b_header(q, "Upgrade"), *conn = e2b_header(q, MHD_HTTP_HEADER_CONNECTION);
 	r->upgrade = upg && conn && strcasestr(conn, "upgrade") && !strpbrk(upg, "\r\n");
-	snprintf(r->id, sizeof(r->id), "%s", id);
+	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, id);
 	struct e2b_sbx *x = e2b_sbx_get(q->e, id);
 	if (!x) {
 		refuse(r, 502, "The sandbox was not found", NULL);
-		return;
+		return false;
+	}
+	if (!on_worker && x->auto_resume && e2b_is_paused(q->e, x)) {
+		e2b_sbx_put(q->e, x);
+		ports_free(q); /* begun again on the worker */
+		return true;
 	}
 	snprintf(q->who, sizeof(q->who), "%s", x->owner);
 	struct sess *ss = NULL;
@@ -262,53 +273,172 @@ static void ports_begin(struct ereq *q, int port, const char *id)
 	else {
 		r->reserved = true;
 		char err[300];
-		r->fd = ward_session_connect(ss->ws, port, 5.0, err, sizeof(err));
+		r->fd = ward_session_connect_start(ss->ws, r->port, &r->connecting, err, sizeof(err));
 		if (r->fd < 0)
 			refuse(r, 502, "The sandbox is running but port is not open", err);
-		/* a server that never reads the request holds this worker at
-		 * most the request timeout */
-		double rt = q->s->o.request_timeout;
-		struct timeval tv = {.tv_sec = (time_t)rt, .tv_usec = (suseconds_t)((rt - (double)(time_t)rt) * 1e6)};
-		if (r->fd >= 0)
-			setsockopt(r->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
 	if (ss)
 		sess_unref(q->s, ss);
 	e2b_sbx_put(q->e, x);
 	if (r->fd < 0)
-		return;
+		return false;
 	/* the request's head, as HTTP/1.0 (its answer is never chunked), an
 	 * upgrade's as HTTP/1.1 with its Upgrade headers */
-	struct head_out h = {.buf = r->head, .cap = sizeof(r->head)};
+	struct head_out h = {.buf = r->out, .cap = sizeof(r->out)};
 	h.len = (size_t)snprintf(h.buf, h.cap, "%s %s HTTP/1.%d\r\n", q->method, q->uri ? q->uri : q->path,
 	                         r->upgrade ? 1 : 0);
 	if (r->upgrade)
 		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n",
 		                          upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
-	bool fits = !h.over && h.len + 2 < h.cap;
-	if (fits) { /* one write: a second small one would wait on the first's ACK (Nagle) */
-		memcpy(h.buf + h.len, "\r\n", 2);
-		h.len += 2;
-	}
-	int rc = fits ? ports_charge(r->e, r->id, h.len + q->len) : 0; /* its head and body, before they go */
-	if (rc) {
-		charge_refused(r, rc);
+	int rc = 0;
+	if (h.over || h.len + 2 >= h.cap)
+		refuse(r, 431, "the request's headers are too large", NULL);
+	else if ((rc = ports_charge(r->e, r->id, h.len + 2 + (q->r->body ? q->r->len : 0))) != 0)
+		charge_refused(r, rc); /* its head and body, before they go */
+	if (r->status) {
 		close(r->fd);
 		r->fd = -1;
-	} else if (!fits || !write_all(r->fd, h.buf, h.len)) {
-		refuse(r, h.over ? 431 : 502, "the request's headers are too large, or the sandbox's server closed",
-		       NULL);
-		close(r->fd);
-		r->fd = -1;
+		return false;
 	}
+	memcpy(h.buf + h.len, "\r\n", 2);
+	r->olen = h.len + 2;
+	return false;
 }
 
-static void ports_feed(struct ereq *q, const char *p, size_t n)
+/* The request's head and body to the upstream, as far as its socket
+ * takes them now (head and body in one call: a second small write would
+ * wait on the first's ACK, Nagle); a server that stopped reading gets no
+ * more (its answer says what it makes of it). */
+static void relay_send(struct relay *r)
 {
-	struct relay *r = q->relay;
-	if (r && r->fd >= 0 && !write_all(r->fd, p, n))
-		shutdown(r->fd, SHUT_WR); /* the server stopped reading: its answer says what it makes of it */
+	const struct req *rq = r->q->r;
+	size_t blen = rq->body ? rq->len : 0;
+	while (r->sent < r->olen + blen) {
+		struct iovec v[2];
+		int n = 0;
+		if (r->sent < r->olen)
+			v[n++] = (struct iovec){r->out + r->sent, r->olen - r->sent};
+		size_t boff = r->sent > r->olen ? r->sent - r->olen : 0;
+		if (boff < blen)
+			v[n++] = (struct iovec){rq->body + boff, blen - boff};
+		struct msghdr m = {.msg_iov = v, .msg_iovlen = (size_t)n};
+		ssize_t k = sendmsg(r->fd, &m, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (k < 0)
+			break;
+		r->sent += (size_t)k;
+	}
+	r->sent = r->olen + blen;
+	if (!r->upgrade)
+		shutdown(r->fd, SHUT_WR); /* the request is all sent */
+}
+
+static bool relay_sent(const struct relay *r)
+{
+	const struct req *rq = r->q->r;
+	return r->sent >= r->olen + (rq->body ? rq->len : 0);
+}
+
+/* On the pump thread: the connect's end, the request written, the
+ * answer's head read (at most HEAD_MAX); true when that is done, or the
+ * relay refused (502: no head within the request timeout, 16 KiB, or a
+ * server that closed first; the client left; 503: the server stops). */
+static bool relay_ready(struct pump_watch *w, int i, unsigned ev)
+{
+	struct relay *r = w->arg;
+	if (i < 0) {
+		if (ev == PUMP_STOP)
+			refuse(r, 503, "the server is stopping: retry on another runner", NULL);
+		else if (r->connecting)
+			refuse(r, 502, "The sandbox is running but port is not open",
+			       "its server accepts no connection: its backlog is full");
+		else
+			refuse(r, 502,
+			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
+			       ev ? "it cannot be watched" : NULL);
+		return true;
+	}
+	if (i == 1) {
+		refuse(r, 502, "the client left before the sandbox's server answered", NULL);
+		return true;
+	}
+	if (r->connecting) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+		if (getsockopt(r->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+			err = errno;
+		if (err) {
+			refuse(r, 502, "The sandbox is running but port is not open", strerror(err));
+			return true;
+		}
+		r->connecting = false;
+		w->deadline = now_mono() + r->s->o.request_timeout;
+	}
+	if (!relay_sent(r))
+		relay_send(r);
+	w->events[0] = EPOLLIN | (relay_sent(r) ? 0 : EPOLLOUT);
+	if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return false;
+	ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return false;
+	if (k > 0)
+		r->hlen += (size_t)k;
+	bool whole = memmem(r->head, r->hlen, "\r\n\r\n", 4) != NULL;
+	if (!whole && (k <= 0 || r->hlen == sizeof(r->head)))
+		refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
+		       k < 0    ? strerror(errno)
+		       : k == 0 ? "it closed first"
+		                : NULL);
+	return whole || r->status;
+}
+
+static enum MHD_Result relay_answer(struct ereq *q, struct relay *r);
+
+/* Why, for the log's line (a worker's run does it for its own). */
+static void relay_logged(struct ereq *q)
+{
+	if (!q->r->message[0] && q->message[0])
+		snprintf(q->r->message, sizeof(q->r->message), "%s", q->message);
+}
+
+/* The pump is done with r: the client's connection resumed with the
+ * answer (or its refusal). */
+static void relay_finish(struct pump_watch *w)
+{
+	struct relay *r = w->arg;
+	struct ereq *q = r->q;
+	struct req *rq = q->r;
+	struct server *s = r->s;
+	if (!r->status && !r->upgrade && !relay_sent(r))
+		shutdown(r->fd, SHUT_WR); /* answered before it took the whole body: the rest is not sent */
+	relay_answer(q, r);               /* r may be the answer's from here on */
+	relay_logged(q);
+	req_answer(s, rq);
+}
+
+/* r to the pump, the client's connection already suspended. */
+static void relay_watch(struct relay *r)
+{
+	if (!r->connecting)
+		relay_send(r); /* a small request goes at once */
+	bool all = relay_sent(r);
+	r->w = (struct pump_watch){
+		.fd = {r->fd, e2b_conn_fd(r->q)},
+		.events = {r->connecting ? EPOLLOUT : EPOLLIN | (all ? 0 : EPOLLOUT), EPOLLRDHUP},
+		.deadline = now_mono() + (r->connecting ? CONNECT_S : r->s->o.request_timeout),
+		.ready = relay_ready,
+		.finish = relay_finish,
+		.arg = r,
+	};
+	if (!pump_watch(r->e, &r->w)) {
+		refuse(r, 503, "the server is stopping: retry on another runner", NULL);
+		relay_finish(&r->w);
+	}
 }
 
 void ports_free(struct ereq *q)
@@ -343,14 +473,14 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, out, max);
+		if (k > 0 && r->left != UINT64_MAX)
+			r->left -= (uint64_t)k;
 		int rc = k > 0 ? ports_charge(r->e, r->id, (uint64_t)k) : 0;
 		if (rc) { /* spent (or the sandbox gone): the answer ends short */
 			if (rc == -EDQUOT)
 				ports_cut(r->e, r->id, "an answer");
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
-		if (k > 0 && r->left != UINT64_MAX)
-			r->left -= (uint64_t)k;
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 &&
@@ -368,33 +498,6 @@ static void body_free(void *cls)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r);
-}
-
-/* The answer's head read (within the request timeout, while its client
- * stays: client, its connection's fd): its end, or NULL. */
-static char *read_head(struct relay *r, double timeout_s, int client)
-{
-	double until = now_mono() + timeout_s;
-	if (!r->upgrade)
-		shutdown(r->fd, SHUT_WR); /* the request is all sent */
-	for (;;) {
-		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
-		if (end)
-			return end;
-		double left = until - now_mono();
-		struct pollfd p[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = client, .events = POLLRDHUP}};
-		if (r->hlen == sizeof(r->head) || left <= 0 ||
-		    poll(p, client >= 0 ? 2 : 1, (int)(left * 1000) + 1) <= 0)
-			return NULL;
-		if (client >= 0 && p[1].revents) /* the client left: its worker is free */
-			return NULL;
-		ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return NULL;
-		r->hlen += (size_t)k;
-	}
 }
 
 /* The upstream's head lines (after its status line) as the answer's
@@ -443,14 +546,26 @@ static void upgraded(void *cls, struct MHD_Connection *c, void *req_cls, const c
 	ws_adopt(r->e, r->id, sock, urh, up, r->head + r->hpos, r->hlen - r->hpos, extra_in, extra_size);
 }
 
-static enum MHD_Result ports_answer(struct ereq *q)
+/* Whether all of the answer's body (its Content-Length) is in r's buffer,
+ * what came after its head, once the socket was read again (a server
+ * sends its head and a small body in two writes). */
+static bool relay_whole(struct relay *r)
 {
-	struct relay *r = q->relay;
-	if (!r)
-		return e2b_api_error(q, 500, "out of memory for the relay");
-	if (!r->status && r->fd >= 0) {
-		r->hlen = 0;
-		char *end = read_head(r, q->s->o.request_timeout, e2b_conn_fd(q));
+	if (r->left == UINT64_MAX || r->left > sizeof(r->head) - r->hpos)
+		return false;
+	if (r->hlen - r->hpos < r->left) {
+		ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
+		if (k > 0)
+			r->hlen += (size_t)k;
+	}
+	return r->hlen - r->hpos >= r->left;
+}
+
+/* r's answer (its head in, or its refusal) as q's. */
+static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
+{
+	if (!r->status) {
+		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
 		unsigned code = 0;
 		int rc = 0;
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
@@ -469,7 +584,6 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			q->code = code;
 			q->r->code = code;
 			q->r->stream = resp;
-			conn_set_deadline(q->s, q->c, 0);
 			/* no longer a pending connection that a full server cuts:
 			 * the upgraded ones have their own caps (e2b_ws.c) */
 			conn_trust(q->s, q->c);
@@ -483,38 +597,83 @@ static enum MHD_Result ports_answer(struct ereq *q)
 			 * bodiless answer, until the server closes (HTTP/1.0) */
 			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
 			r->left = bodiless ? UINT64_MAX : head_length(r->head);
-			struct MHD_Response *resp =
-				MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
-			                                          RELAY_BLOCK, body_read, r, body_free);
-			if (!resp)
-				return MHD_NO;
-			q->relay = NULL; /* the response owns it now */
-			r->s = q->s;
-			r->park.conn = q->c;
-			r->park.fd = r->fd;
-			fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
+			struct MHD_Response *resp;
+			size_t had = r->hlen;
+			bool whole = relay_whole(r);
+			if (r->hlen > had && (rc = ports_charge(r->e, r->id, r->hlen - had)) != 0) {
+				close(r->fd); /* the rest of its body: spent before it went */
+				r->fd = -1;
+				charge_refused(r, rc);
+				return refusal(q, r);
+			}
+			if (whole) { /* sent with its head, in one write; the relay is q's */
+				resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos,
+				                                       MHD_RESPMEM_MUST_COPY);
+				if (!resp)
+					return MHD_NO;
+				close(r->fd);
+				r->fd = -1;
+			} else {
+				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN
+				                                                               : r->left,
+				                                         RELAY_BLOCK, body_read, r, body_free);
+				if (!resp)
+					return MHD_NO;
+				q->relay = NULL; /* the response owns it now */
+				r->park.conn = q->c;
+				r->park.fd = r->fd;
+			}
 			copy_headers(resp, r->head, NULL);
 			q->code = code;
 			q->r->code = code;
-			q->r->stream = resp;              /* sent by the I/O threads when the run is done */
-			conn_set_deadline(q->s, q->c, 0); /* as long as the server sends */
+			q->r->stream = resp; /* sent by the I/O threads once resumed: as long as the server sends */
 			return MHD_YES;
 		}
 	}
 	return refusal(q, r);
 }
 
-/* On a worker: the request relayed (its body held whole, within
- * --max-body), its answer's head read, its body sent as it comes (the
- * connection parked while the sandbox's server says nothing). */
+/* With its body (prepare, on the I/O thread): begun here, its answer's
+ * head awaited by the pump, the connection suspended meanwhile (false);
+ * or answered now (false); or (true) to a worker, which resumes its
+ * sandbox first (ports_relay). */
+bool ports_prepare(struct ereq *q)
+{
+	if (ports_begin(q, false))
+		return true;
+	struct relay *r = q->relay;
+	if (!r)
+		e2b_api_error(q, 500, "out of memory for the relay");
+	else if (r->fd < 0) {
+		refusal(q, r);
+		relay_logged(q);
+	} else {
+		req_defer(q->s, q->r);
+		relay_watch(r);
+	}
+	return false;
+}
+
+static void ports_handoff(struct req *rq)
+{
+	struct ereq *q = rq->ext;
+	relay_watch(q->relay);
+}
+
+/* On a worker: a relay to a paused sandbox (autoResume) resumes it, then
+ * goes to the pump once the worker lets go of it (r->handoff). */
 enum MHD_Result ports_relay(struct ereq *q)
 {
 	/* a queued relay whose client left runs nothing (no connect, no wait upstream) */
 	if (e2b_client_gone(e2b_conn_fd(q)))
 		return e2b_api_error(q, 502, "the client left before its request to sandbox %s was relayed",
 		                     q->port_id);
-	ports_begin(q, q->port, q->port_id);
-	if (q->len)
-		ports_feed(q, q->body, q->len);
-	return ports_answer(q);
+	ports_begin(q, true);
+	struct relay *r = q->relay;
+	if (!r)
+		return e2b_api_error(q, 500, "out of memory for the relay");
+	if (r->fd < 0)
+		return refusal(q, r);
+	q->r->handoff = ports_handoff;
+	return MHD_YES;
 }

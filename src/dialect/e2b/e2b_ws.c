@@ -10,7 +10,14 @@
  * slower end sets the pace), and a side that can neither be read nor
  * written is out of the epoll set (a hung-up socket never spins it).
  * Every read is charged to its sandbox (ports_charge) before it is passed
- * on: past its --e2b-port-bytes the tunnel is closed, both ends. */
+ * on: past its --e2b-port-bytes the tunnel is closed, both ends.
+ *
+ * The same thread watches the descriptors of the dialect's other waits
+ * (struct pump_watch: e2b_ports.c's relays until their upstream's head is
+ * in), so that no worker waits on a sandbox's server: each is called back
+ * when its descriptors are ready, at its deadline (checked once a second)
+ * and when the pump stops; one that is done leaves the pump after the
+ * round, then its finish runs, outside the pump's lock. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +35,6 @@
 #define WS_IDLE_S 600.0
 #define WS_PER_SBX_DEFAULT 32
 #define WS_ROUNDS 16 /* reads a side gets per wake: one busy tunnel does not starve the rest */
-
-struct tunnel;
-struct tun_end {
-	struct tunnel *t;
-	int side;
-};
 
 struct tunnel {
 	int fd[2]; /* 0: the client's upgraded socket (MHD's), 1: the upstream's */
@@ -63,6 +64,7 @@ struct ws_hub {
 	pthread_t thread;
 	bool running, stop;
 	struct tunnel *list;
+	struct pump_watch *watches;
 	struct ws_count *counts;
 	unsigned total;
 };
@@ -241,6 +243,57 @@ static void ws_sweep(struct ws_hub *h, double now, bool all)
 	}
 }
 
+/* w's descriptors in the epoll set as its events say (under h->lock). */
+static void watch_interest(struct ws_hub *h, struct pump_watch *w)
+{
+	for (int i = 0; i < 2; i++) {
+		unsigned want = w->done || w->fd[i] < 0 ? 0 : w->events[i];
+		if (want == w->in[i])
+			continue;
+		struct epoll_event ev = {.events = want, .data.ptr = &w->end[i]};
+		int op = !want ? EPOLL_CTL_DEL : !w->in[i] ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+		if (epoll_ctl(h->ep, op, w->fd[i], &ev) < 0 && op != EPOLL_CTL_DEL) {
+			w->ready(w, -1, EPOLLERR); /* it cannot be watched: done, its descriptors out */
+			w->done = true;
+			i = -1;
+			continue;
+		}
+		w->in[i] = want;
+	}
+}
+
+static void watch_ready(struct ws_hub *h, struct pump_watch *w, int i, unsigned ev)
+{
+	if (!w->done && w->ready(w, i, ev))
+		w->done = true;
+	watch_interest(h, w);
+}
+
+/* The watches that are done out of the pump, to be finished (under h->lock). */
+static struct pump_watch *watches_done(struct ws_hub *h)
+{
+	struct pump_watch *out = NULL;
+	for (struct pump_watch **p = &h->watches; *p;) {
+		struct pump_watch *w = *p;
+		if (w->done) {
+			*p = w->next;
+			w->next = out;
+			out = w;
+		} else
+			p = &w->next;
+	}
+	return out;
+}
+
+static void watches_finish(struct pump_watch *w)
+{
+	while (w) {
+		struct pump_watch *next = w->next; /* w is its finisher's from here on */
+		w->finish(w);
+		w = next;
+	}
+}
+
 static void *pump_main(void *arg)
 {
 	struct ws_hub *h = arg;
@@ -253,7 +306,7 @@ static void *pump_main(void *arg)
 			pthread_mutex_unlock(&h->lock);
 			return NULL;
 		}
-		bool dead = false;
+		bool dead = false, watched = false;
 		for (int i = 0; i < n; i++) {
 			if (!ev[i].data.ptr) { /* a tunnel added: its first bytes */
 				uint64_t v;
@@ -267,6 +320,11 @@ static void *pump_main(void *arg)
 				continue;
 			}
 			struct tun_end *e = ev[i].data.ptr;
+			if (e->w) { /* (out of the list only below: never within a batch) */
+				watch_ready(h, e->w, e->side, ev[i].events);
+				watched |= e->w->done;
+				continue;
+			}
 			if (!e->t->dead) /* (freed only by the sweep below: never within a batch) */
 				pump(h, e->t);
 			dead |= e->t->dead;
@@ -274,10 +332,43 @@ static void *pump_main(void *arg)
 		double now = now_mono();
 		if (dead || now - swept >= 1.0) {
 			ws_sweep(h, now, false);
+			for (struct pump_watch *w = h->watches; w; w = w->next)
+				if (!w->done && w->deadline > 0 && now >= w->deadline) {
+					watch_ready(h, w, -1, 0);
+					watched = true;
+				}
 			swept = now;
 		}
+		struct pump_watch *done = watched ? watches_done(h) : NULL;
 		pthread_mutex_unlock(&h->lock);
+		watches_finish(done);
 	}
+}
+
+bool pump_watch(struct e2b *e, struct pump_watch *w)
+{
+	struct ws_hub *h = e->ws;
+	if (!h)
+		return false;
+	pthread_mutex_lock(&h->lock);
+	bool ok = !h->stop;
+	if (ok) {
+		for (int i = 0; i < 2; i++) {
+			w->end[i] = (struct tun_end){.w = w, .side = i};
+			w->in[i] = 0;
+		}
+		w->done = false;
+		w->next = h->watches;
+		h->watches = w;
+		watch_interest(h, w);
+	}
+	bool done = ok && w->done;
+	if (done) /* its descriptor could not be watched: finished at once, as the pump would */
+		h->watches = w->next;
+	pthread_mutex_unlock(&h->lock);
+	if (done)
+		w->finish(w);
+	return ok;
 }
 
 bool ws_adopt(struct e2b *e, const char *id, int client, struct MHD_UpgradeResponseHandle *urh, int up,
@@ -361,7 +452,15 @@ void ws_close_all(struct e2b *e)
 	h->running = false;
 	pthread_mutex_lock(&h->lock);
 	ws_sweep(h, now_mono(), true);
+	for (struct pump_watch *w = h->watches; w; w = w->next) { /* each one told, and done */
+		if (!w->done)
+			w->ready(w, -1, PUMP_STOP);
+		w->done = true;
+		watch_interest(h, w);
+	}
+	struct pump_watch *done = watches_done(h);
 	pthread_mutex_unlock(&h->lock);
+	watches_finish(done);
 }
 
 void ws_free(struct e2b *e)
