@@ -214,16 +214,24 @@ static bool name_ok(const char *s)
 	return k > 0 && k <= 100 && !s[k] && s[0] != '-' && s[0] != '_' && strncmp(s, "e2b-", 4) != 0;
 }
 
+/* The body's name (false: none given, name untouched); *bad when it is not
+ * one. */
+static bool body_name(const struct ereq *q, char *name, size_t n, bool *bad)
+{
+	json_t *b = q->len ? json_loadb(q->body, q->len, 0, NULL) : json_object();
+	json_t *jn = json_object_get(b, "name");
+	*bad = !json_is_object(b) || (jn && !json_is_string(jn)) || (jn && !name_ok(json_string_value(jn)));
+	if (!*bad && jn)
+		snprintf(name, n, "%s", json_string_value(jn));
+	json_decref(b);
+	return jn != NULL;
+}
+
 enum MHD_Result e2b_snapshot(struct ereq *q)
 {
 	struct server *s = q->s;
-	json_t *b = q->len ? json_loadb(q->body, q->len, 0, NULL) : json_object();
-	json_t *jn = json_object_get(b, "name");
 	char name[120];
-	bool bad = !json_is_object(b) || (jn && !json_is_string(jn)) || (jn && !name_ok(json_string_value(jn)));
-	if (!bad && jn)
-		snprintf(name, sizeof(name), "%s", json_string_value(jn));
-	json_decref(b);
+	bool bad, given = body_name(q, name, sizeof(name), &bad);
 	if (bad)
 		return e2b_api_error(q, 400,
 		                     "give {} or {\"name\": 1 to 100 of a-z, 0-9, '_', '-'}, not beginning 'e2b-' "
@@ -232,7 +240,7 @@ enum MHD_Result e2b_snapshot(struct ereq *q)
 	struct sess *ss = e2b_running(q, &x);
 	if (!ss)
 		return e2b_not_found(q, q->arg);
-	if (!jn)
+	if (!given)
 		snprintf(name, sizeof(name), "%s-%lld", x->id, (long long)time(NULL));
 	char err[600] = "";
 	unsigned code = 0;
