@@ -84,7 +84,7 @@ static const char usage_text[] =
 	"  --e2b-state DIR           where paused E2B sandboxes' files are kept, so that they survive a\n"
 	"                            restart (default /var/lib/ward/e2b); --e2b-max-paused N of them at\n"
 	"                            once (default 64), --e2b-paused-bytes B their files in all (default 4G)\n"
-	"  --e2b-max-snapshots N     E2B snapshots (--image-store images) one API key keeps (default 32;\n"
+	"  --e2b-max-snapshots N     E2B snapshots (--image-store images) one API key keeps (default 10;\n"
 	"                            past it 429); --e2b-snapshot-bytes B their homes' files, each\n"
 	"                            snapshot its own (default 4294967296; past them 507)\n"
 	"  --e2b-max-sockets N       connections relayed to one sandbox's ports at once, WebSockets and\n"

@@ -42,7 +42,7 @@
 #define SNAP_TAG "default"
 #define LABEL "ward.e2b.snapshot"
 #define SNAP_PREFIX "e2b-snap/" /* + 16 hex digits of the key + '/' + NAME: 126 bytes at most */
-#define SNAP_MAX_DEFAULT 32
+#define SNAP_MAX_DEFAULT 10
 #define SNAP_BYTES_DEFAULT (4ULL << 30)
 
 /* The store's name of owner's snapshot name (out: WARD_IMAGE_NAME_MAX + 1),
