@@ -7,7 +7,8 @@
 //           as for a base that does not exist, her secret in no log); his own
 //           snapshot prod-env and template shared are his, beside hers; a base
 //           the operator maps to her snapshot's image builds, without her labels
-//   alice2  her snapshots are all hers still, none of bob's is listed as hers
+//   alice2  her snapshots are all hers still, none of bob's is listed as hers;
+//           a snapshot of a sandbox made from one of them is a template as well
 //   cap     under --e2b-max-snapshots 4 --e2b-snapshot-bytes 10M: 507 past the
 //           bytes, 429 past the count (a name of hers replaced is no new one), a
 //           deleted one makes room; a refused snapshot leaves no layer (STORE)
@@ -82,6 +83,16 @@ if (mode === 'alice') {
       return eq(r.stdout, 'ALICE-HOME-SECRET-0815')
     })
   await check('alice cannot delete bob\'s template image as a snapshot', async () => eq(await Sandbox.deleteSnapshot('e2b-bob-from-snap'), false))
+  await check('a snapshot of a sandbox made from her snapshot is a template too (400 before): both homes\' files', async () => {
+    const s1 = await Sandbox.create('alice-snap', { timeoutMs: 60_000 })
+    await s1.files.write('/home/user/more.txt', 'more')
+    await s1.createSnapshot({ name: 'alice-snap2' })
+    await s1.kill()
+    const s2 = await Sandbox.create('alice-snap2', { timeoutMs: 60_000 })
+    const r = await s2.commands.run('cat /home/user/notes.txt /home/user/more.txt')
+    await s2.kill()
+    return eq(r.stdout, 'ALICE-HOME-SECRET-0815more')
+  })
 } else if (mode === 'cap') {
   const sbx = await Sandbox.create({ timeoutMs: 300_000 })
   const blob = async (name) => { await sbx.commands.run(`rm -f /home/user/*.bin; head -c 4194304 /dev/urandom > /home/user/${name}.bin`) }

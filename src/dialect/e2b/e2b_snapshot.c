@@ -310,6 +310,17 @@ static int layer_write(struct server *s, int tfd, int *tar, char hex[65], uint64
 	return 0;
 }
 
+/* The template x runs on (its shape and root): its create body's, where a
+ * sandbox made from a snapshot has that snapshot's template (e2b_create),
+ * not x->tmpl, the snapshot's name, which is no template of the store. */
+static void run_template(const struct e2b_sbx *x, char *out, size_t n)
+{
+	json_t *r = x->recipe ? json_loads(x->recipe, 0, NULL) : NULL;
+	const char *t = json_string_value(json_object_get(r, "templateID"));
+	snprintf(out, n, "%s", t ? t : x->tmpl);
+	json_decref(r);
+}
+
 /* room() under the shared lock, before the home is copied (commit asks
  * again under the exclusive one, with the snapshot's bytes). */
 static unsigned room_now(struct server *s, struct ward_image_store *st, const char *owner, const char *sname, char *err,
@@ -381,7 +392,9 @@ enum MHD_Result e2b_snapshot(struct ereq *q)
 		code = 500;
 		goto out;
 	}
-	code = commit(s, st, tfd, sname, hex, tar_size, &info, x->tmpl, x->id, x->owner, &fresh, err, sizeof(err));
+	char tmpl[200];
+	run_template(x, tmpl, sizeof(tmpl));
+	code = commit(s, st, tfd, sname, hex, tar_size, &info, tmpl, x->id, x->owner, &fresh, err, sizeof(err));
 out:
 	sess_unref(s, ss);
 	if (tar >= 0)
