@@ -282,6 +282,22 @@ struct stage *build_find_stage(struct b *b, const char *name)
 	return *name && !*end && n < b->nst ? &b->st[n] : NULL;
 }
 
+/* ward.* labels say who made an image and for whom (an E2B snapshot's
+ * owner, SPEC §18): ward sets them on what it makes; an image built FROM
+ * one never inherits them. */
+static void drop_ward_labels(json_t *cfg)
+{
+	json_t *l = json_object_get(cfg, "Labels");
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(l, tmp, k, v)
+	{
+		if (!strncmp(k, "ward.", 5))
+			json_object_del(l, k);
+	}
+}
+
 static int copy_layers(struct stage *to, const struct stage *from)
 {
 	to->l = calloc(from->nl + 1, sizeof(*to->l));
@@ -329,6 +345,7 @@ int build_from_image(struct b *b, struct stage *st, const char *ref, const struc
 	json_t *cfg = json_object_get(c, "config");
 	st->cfg = json_is_object(cfg) ? json_deep_copy(cfg) : json_object();
 	json_decref(c);
+	drop_ward_labels(st->cfg);
 	if (store_blob_read(b->s, img->digest + 7, STORE_JSON_MAX, &buf, &len, e, sizeof(e)) < 0)
 		return base_errf(b->err, b->errlen, "line %u: FROM %s: %s", s->line, ref, e);
 	json_t *m = json_loadb(buf, len, 0, NULL);

@@ -84,6 +84,9 @@ static const char usage_text[] =
 	"  --e2b-state DIR           where paused E2B sandboxes' files are kept, so that they survive a\n"
 	"                            restart (default /var/lib/ward/e2b); --e2b-max-paused N of them at\n"
 	"                            once (default 64), --e2b-paused-bytes B their files in all (default 4G)\n"
+	"  --e2b-max-snapshots N     E2B snapshots (--image-store images) one API key keeps (default 10;\n"
+	"                            past it 429); --e2b-snapshot-bytes B their homes' files, each\n"
+	"                            snapshot its own (default 4294967296; past them 507)\n"
 	"  --e2b-max-sockets N       connections relayed to one sandbox's ports at once, WebSockets and\n"
 	"                            HTTP answers alike (default 32; past it 429); half of\n"
 	"                            --max-connections in all (503)\n"
@@ -353,6 +356,8 @@ static const struct opt_desc opts[] = {
 	{"e2b-max-sockets", K_UINT, OFF(e2b_max_sockets), 1u << 16, "--e2b-max-sockets must be at least 1"},
 	{"e2b-port-bytes", K_SIZE, OFF(e2b_port_bytes), 1ull << 50, "--e2b-port-bytes must be at least 1"},
 	{"e2b-paused-bytes", K_SIZE, OFF(e2b_paused_bytes), 1ull << 50, "--e2b-paused-bytes must be at least 1"},
+	{"e2b-max-snapshots", K_UINT, OFF(e2b_max_snapshots), 1u << 20, "--e2b-max-snapshots must be at least 1"},
+	{"e2b-snapshot-bytes", K_SIZE, OFF(e2b_snapshot_bytes), 1ull << 50, "--e2b-snapshot-bytes must be at least 1"},
 	{"e2b-volumes", K_PATH, OFF(e2b_volumes), 0, NULL},
 	{"e2b-volume-max-bytes", K_SIZE, OFF(e2b_volume_max_bytes), 1ull << 44,
          "--e2b-volume-max-bytes must be at least 16777216"},

@@ -142,6 +142,8 @@ struct serve_opts {
 	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
 	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: connections to a sandbox's ports (0: 32) */
 	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
+	unsigned e2b_max_snapshots;  /* --e2b-max-snapshots N per API key (0: 10) */
+	size_t e2b_snapshot_bytes;   /* --e2b-snapshot-bytes B: their homes' files per API key (0: 4 GiB) */
 	size_t e2b_port_bytes;       /* --e2b-port-bytes B: a sandbox's relayed bytes (0: WARD_SESSION_NET_BYTES) */
 	const char *e2b_volumes;     /* --e2b-volumes DIR: E2B volumes (NULL: none) */
 	size_t e2b_volume_max_bytes; /* --e2b-volume-max-bytes B: each one's size (0: 1 GiB) */

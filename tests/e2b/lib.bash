@@ -73,3 +73,17 @@ sdk_checked() {
 	local rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "$*" "exited $rc (timeout or crash): $(tail -c 600 "$SRV_LOG")"
 }
+
+# vols_unmounted_at_exit DIR — every volume under DIR (--e2b-volumes) that a
+# run left mounted is unmounted when the script ends, whatever it did (by
+# path: only ours), before the servers are stopped and SERVE_TMP removed
+vols_unmounted_at_exit() {
+	VOLS_AT_EXIT=$1
+	trap '_vol_cleanup; _serve_cleanup' EXIT
+}
+_vol_cleanup() {
+	local m
+	for m in "$VOLS_AT_EXIT"/*/root; do
+		[ -d "$m" ] && mountpoint -q "$m" && umount -l "$m"
+	done
+}

@@ -10,15 +10,7 @@ node_ready || exit 0
 KEY_BOB=sekrit-bob-0123456789abc
 printf 'alice %s\nbob %s\n' "$KEY_ALICE" "$KEY_BOB" >"$SERVE_TMP/tokens"
 VOLS=$SERVE_TMP/vols
-# every volume mounted by the runs below is unmounted when the script ends,
-# whatever they did (by path: only ours)
-_vol_cleanup() {
-	local m
-	for m in "$VOLS"/*/root; do
-		[ -d "$m" ] && mountpoint -q "$m" && umount -l "$m"
-	done
-}
-trap '_vol_cleanup; _serve_cleanup' EXIT
+vols_unmounted_at_exit "$VOLS"
 
 start_e2b off --token-file "$SERVE_TMP/tokens" || exit 1
 out=$(curl -s -w ' %{http_code}' -X POST -H "X-API-KEY: $KEY_ALICE" -d '{"name":"v"}' "$E2B_URL/volumes")

@@ -250,6 +250,11 @@ enum MHD_Result e2b_snapshot_delete(struct ereq *q);
  * home's files (home).  0, or -1 when name is no snapshot of owner's. */
 int e2b_snapshot_base(struct server *s, const char *owner, const char *name, char *tmpl, size_t tn, char *home,
                       size_t hn);
+/* Is img (of the store st) a snapshot, anyone's (its config labels it so)?
+ * A template build never starts from one (e2b_template_steps.c). */
+struct ward_image;
+struct ward_image_store;
+bool e2b_snapshot_image(struct ward_image_store *st, const struct ward_image *img);
 
 /* e2b_fork.c */
 enum MHD_Result e2b_fork(struct ereq *q);

@@ -83,19 +83,20 @@ static const char *install_of(const char *cmd)
 	return NULL;
 }
 
-/* The base the SDK named, as an image of the store: --e2b-base NAME=IMAGE,
- * a template built here, else NAME itself. */
-static void base_image(struct e2b *e, const char *name, char *out, size_t n)
+/* The base fromImage named, as an image of the store: --e2b-base
+ * NAME=IMAGE (true: the operator's word, any image), else NAME itself. */
+static bool base_image(struct e2b *e, const char *name, char *out, size_t n)
 {
 	size_t k = strlen(name);
 	for (size_t i = 0; i < e->s->o.ne2b_bases; i++) {
 		const char *b = e->s->o.e2b_bases[i];
 		if (!strncmp(b, name, k) && b[k] == '=') {
 			snprintf(out, n, "%s", b + k + 1);
-			return;
+			return true;
 		}
 	}
 	snprintf(out, n, "%s", name);
+	return false;
 }
 
 /* The trigger's steps as a Dockerfile (*d), each upload it copies unpacked
@@ -220,21 +221,29 @@ bool tm_translate(struct xlate *x, json_t *start, struct ward_image_store *st, s
 {
 	json_t *fi = json_object_get(start, "fromImage"), *ft = json_object_get(start, "fromTemplate");
 	char base[300];
+	/* the store's E2B images (e2b-ALIAS:TAG, e2b-snap/KEY/NAME) are their
+	 * API keys': a base only as the builder's own template, never by their
+	 * names; another key's answers as one that does not exist */
+	bool ours = false, mapped = false;
 	snprintf(x->step, sizeof(x->step), "base");
 	if (json_is_string(ft)) {
 		const char *a = json_string_value(ft);
 		snprintf(base, sizeof(base), "e2b-%.200s", a);
 		if (!strchr(a, ':'))
 			snprintf(base, sizeof(base), "e2b-%.200s:default", a);
+		ours = tm_owns(x->e->tm, x->b->owner, a);
 	} else if (json_is_string(fi)) {
-		base_image(x->e, json_string_value(fi), base, sizeof(base));
+		mapped = base_image(x->e, json_string_value(fi), base, sizeof(base));
 	} else {
 		snprintf(x->why, sizeof(x->why), "the build names no base: give fromImage or fromTemplate");
 		return false;
 	}
 	struct ward_image *img = NULL;
 	char err[600];
-	if (!word_ok(base) || ward_image_open(st, base, &img, err, sizeof(err)) < 0) {
+	bool refused = !mapped && !ours && !strncmp(base, "e2b-", 4);
+	if (!word_ok(base) || refused || ward_image_open(st, base, &img, err, sizeof(err)) < 0 ||
+	    (!mapped && e2b_snapshot_image(st, img))) {
+		ward_image_release(img);
 		const char *want = json_is_string(fi) ? json_string_value(fi) : base;
 		snprintf(x->why, sizeof(x->why),
 		         "the base image '%.200s' is not in this runner's image store: its operator provides it with "

@@ -719,7 +719,18 @@ enum MHD_Result tm_post_v2(struct ereq *q)
 	return e2b_api_error(q, 404, "no such endpoint on the E2B listener: %s", q->path);
 }
 
-/* ---- for Sandbox.create, start and stop ---- */
+/* ---- for a build's base, Sandbox.create, start and stop ---- */
+
+bool tm_owns(struct e2b_tm *m, const char *owner, const char *name)
+{
+	char alias[64];
+	snprintf(alias, sizeof(alias), "%.*s", (int)strcspn(name, ":"), name);
+	pthread_mutex_lock(&m->lock);
+	struct tm_tmpl *t = tmpl_by_alias(m, alias);
+	bool mine = t && !strcmp(t->owner, owner);
+	pthread_mutex_unlock(&m->lock);
+	return mine;
+}
 
 bool tm_find(struct e2b *e, const char *name, const char *who, struct tm_pick *out)
 {

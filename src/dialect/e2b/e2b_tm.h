@@ -96,5 +96,7 @@ int tm_unpack(const char *tgz, const char *dest, char *why, size_t n);
 /* Where template tid's upload of files hash is kept. */
 void tm_files_path(struct e2b_tm *m, const char *tid, const char *hash, char *out, size_t n);
 bool tm_hex64(const char *s);
+/* Is NAME[:TAG] a template of owner's (its alias)? */
+bool tm_owns(struct e2b_tm *m, const char *owner, const char *name);
 
 #endif

@@ -16,7 +16,10 @@
  * name is unknown to volumeMounts); --e2b-max-volumes per key.  Delete is
  * E2B's: the volume goes at once (its name is free, its token opens
  * nothing) and its data is wiped; a running sandbox that mounts it keeps
- * an empty directory, whose space comes back when the sandbox ends. */
+ * it, empty and writable, until the sandbox ends.  Until then it still
+ * counts against its key's --e2b-max-volumes (vs->gone: while the kernel
+ * keeps its image on a loop device), so a key never holds more than N
+ * images of --e2b-volume-max-bytes. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/errf.h"
@@ -37,7 +41,8 @@
 
 struct vol {
 	char id[33], name[VOL_NAME_MAX + 1], owner[96], token[33];
-	int root; /* O_PATH of its mounted root; -1 while it is being made */
+	int root;  /* O_PATH of its mounted root; -1 while it is being made */
+	dev_t dev; /* deleted: its file system's device (a loop device) */
 	struct vol *next;
 };
 
@@ -45,6 +50,7 @@ struct e2b_vols {
 	pthread_mutex_t lock;
 	char dir[512];
 	struct vol *list;
+	struct vol *gone; /* deleted, still mounted by sandboxes: counted against their keys */
 };
 
 static void vol_free(struct vol *v)
@@ -213,6 +219,11 @@ void vol_stop(struct e2b *e)
 		}
 		vol_free(v);
 	}
+	while (vs->gone) {
+		struct vol *v = vs->gone;
+		vs->gone = v->next;
+		vol_free(v);
+	}
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);
 	e->vols = NULL;
@@ -239,6 +250,40 @@ static struct vol *find(struct e2b_vols *vs, const char *owner, const char *key,
 	return NULL;
 }
 
+/* Does the kernel still hold v's image (deleted: unlinked, its file system
+ * mounted in some sandbox) on the loop device v->dev? */
+static bool still_held(const struct vol *v)
+{
+	char p[96], buf[1024], want[48];
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/loop/backing_file", major(v->dev), minor(v->dev));
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false; /* the loop device is free: its last mount went */
+	ssize_t k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[k > 0 ? k : 0] = 0;
+	snprintf(want, sizeof(want), "/%s/image", v->id); /* a device used again is another's file */
+	return strstr(buf, want) != NULL;
+}
+
+/* owner's deleted volumes that sandboxes still mount; those none mounts
+ * any more forgotten (under the lock). */
+static unsigned gone_count(struct e2b_vols *vs, const char *owner)
+{
+	unsigned k = 0;
+	for (struct vol **pp = &vs->gone; *pp;) {
+		struct vol *v = *pp;
+		if (still_held(v)) {
+			k += !strcmp(v->owner, owner);
+			pp = &v->next;
+			continue;
+		}
+		*pp = v->next;
+		vol_free(v);
+	}
+	return k;
+}
+
 /* A placeholder for owner's new volume name, listed (root -1): NULL with
  * the status in *code and why in err. */
 static struct vol *reserve(struct e2b *e, const char *owner, const char *name, unsigned *code, char *err, size_t n)
@@ -259,6 +304,7 @@ static struct vol *reserve(struct e2b *e, const char *owner, const char *name, u
 	unsigned have = 0;
 	bool dup = false;
 	pthread_mutex_lock(&vs->lock);
+	have = gone_count(vs, owner);
 	for (struct vol *o = vs->list; o; o = o->next)
 		if (!strcmp(o->owner, owner)) {
 			have++;
@@ -274,8 +320,11 @@ static struct vol *reserve(struct e2b *e, const char *owner, const char *name, u
 		if (dup)
 			base_errf(err, n, "Volume with name '%s' already exists", name);
 		else
-			base_errf(err, n, "this API key has %u volumes, the most --e2b-max-volumes allows: delete one",
-			          have);
+			base_errf(
+				err, n,
+				"this API key has %u volumes, the most --e2b-max-volumes allows (a deleted one counts "
+				"until the last sandbox that mounts it ends): delete one, or end its sandboxes",
+				have);
 		vol_free(v);
 		return NULL;
 	}
@@ -418,9 +467,21 @@ enum MHD_Result vol_delete(struct ereq *q)
 	vpath(vs, v->id, "volume.json", rec, sizeof(rec));
 	unlink(rec); /* first: a crash from here on leaves a directory removed at start */
 	wipe(v->root);
+	struct stat sb;
+	v->dev = fstat(v->root, &sb) == 0 ? sb.st_dev : 0;
+	close(v->root); /* before its unmount: nothing of ward's holds it */
+	v->root = -1;
 	vol_remove_dir(vs, v->id);
-	log_event(q->s, "e2b-volume-delete", "%s (%s) by %s", v->id, v->name, q->who);
-	vol_free(v);
+	bool held = v->dev && still_held(v);
+	log_event(q->s, "e2b-volume-delete", "%s (%s) by %s%s", v->id, v->name, q->who,
+	          held ? ": still mounted by a sandbox, counted until it ends" : "");
+	pthread_mutex_lock(&vs->lock);
+	if (held) {
+		v->next = vs->gone;
+		vs->gone = v;
+	} else
+		vol_free(v);
+	pthread_mutex_unlock(&vs->lock);
 	return e2b_answer(q, 204, NULL, NULL, 0);
 }
 
