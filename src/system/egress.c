@@ -116,6 +116,8 @@ struct egress_proxy {
 	uint64_t tried, allowed, throttled;
 	uint64_t cpu_us;   /* the thread's CPU when it ended (done) */
 	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
+	bool parked;         /* its thread ended for a freeze (egress_park), its state kept */
+	uint64_t cpu_parked; /* the CPU of the threads that ended so */
 };
 
 static double now_s(void)
@@ -224,7 +226,7 @@ uint64_t egress_cpu_us(struct egress_proxy *p)
 {
 	/* under the lock: a thread not done yet cannot end meanwhile */
 	pthread_mutex_lock(&p->mu);
-	uint64_t us = p->done ? p->cpu_us : thread_cpu_us(p->th);
+	uint64_t us = p->cpu_parked + (p->done ? p->cpu_us : p->parked ? 0 : thread_cpu_us(p->th));
 	pthread_mutex_unlock(&p->mu);
 	return us;
 }
@@ -764,8 +766,6 @@ static void *proxy_main(void *arg)
 {
 	struct egress_proxy *p = arg;
 	struct pollfd pf[2 + 2 * EGRESS_MAX_CONNS];
-	p->tokens = EGRESS_REFUSE_BURST;
-	p->tokens_at = now_s();
 	for (;;) {
 		size_t n = 0;
 		double t0 = now_s(), wake = t0 + 1; /* at least once a second */
@@ -789,6 +789,15 @@ static void *proxy_main(void *arg)
 		int r = poll(pf, n, (int)((wake - t0) * 1000) + 1);
 		if (r < 0 && errno != EINTR)
 			break;
+		char cmd = 'x';
+		if (pf[0].revents && read(p->stop[0], &cmd, 1) == 1 && cmd == 'p') {
+			uint64_t cpu = thread_cpu_us(pthread_self()); /* parked: all stays */
+			pthread_mutex_lock(&p->mu);
+			p->cpu_parked += cpu;
+			p->parked = true;
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
 		if (pf[0].revents)
 			break;
 		double t = now_s();
@@ -866,6 +875,18 @@ static int configure(struct egress_proxy *p, const struct ward_request *shape, c
 	return 0;
 }
 
+/* Its thread, which takes no signal of the process's: 0 or an errno. */
+static int proxy_thread(struct egress_proxy *p)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&p->th, NULL, proxy_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	p->running = r == 0;
+	return r;
+}
+
 struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shape, char *err, size_t errlen)
 {
 	struct egress_proxy *p = calloc(1, sizeof(*p));
@@ -876,6 +897,8 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 	}
 	p->lfd = listen_fd;
 	p->stop[0] = p->stop[1] = -1;
+	p->tokens = EGRESS_REFUSE_BURST;
+	p->tokens_at = now_s();
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		conn_reset(&p->conns[i]);
 	pthread_mutex_init(&p->mu, NULL);
@@ -887,27 +910,46 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 		snprintf(err, errlen, "cannot set up the egress proxy: %s", strerror(errno));
 		goto fail;
 	}
-	/* The proxy's thread takes no signal of the process's. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&p->th, NULL, proxy_main, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int r = proxy_thread(p);
 	if (r != 0) {
 		snprintf(err, errlen, "cannot start the egress proxy's thread: %s", strerror(r));
 		goto fail;
 	}
-	p->running = true;
 	return p;
 fail:
 	egress_stop(p);
 	return NULL;
 }
 
+int egress_park(struct egress_proxy *p, bool park)
+{
+	if (!p || p->running == !park)
+		return 0;
+	if (!park) {
+		int r = proxy_thread(p);
+		if (r == 0) {
+			pthread_mutex_lock(&p->mu);
+			p->parked = false;
+			pthread_mutex_unlock(&p->mu);
+		}
+		return -r;
+	}
+	ssize_t w;
+	do
+		w = write(p->stop[1], "p", 1);
+	while (w < 0 && errno == EINTR);
+	pthread_join(p->th, NULL); /* (a name being resolved holds it until it is) */
+	p->running = false;
+	return 0;
+}
+
 void egress_stop(struct egress_proxy *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; !p->running && i < EGRESS_MAX_CONNS; i++) /* parked: its thread closes none */
+		if (p->conns[i].st)
+			conn_close(&p->conns[i]);
 	if (p->running) {
 		ssize_t w;
 		do
