@@ -19,18 +19,32 @@ if [ "$want" != "$(cat "$NODE_DIR/.lock-sha" 2>/dev/null)" ] || [ ! -d "$NODE_DI
 fi
 cp "bench/$1" "$NODE_DIR/"
 
-# e2b_serve DIR [ARGS...] — ward serve with --e2b and ARGS, the token
+# e2b_serve DIR [ARGS...] — ward serve ($WARD) with --e2b and ARGS, the token
 # bench-token-0123456789 in DIR/tokens, its log DIR/log; killed by pid and DIR
-# removed when the script ends.  Sets pid, e (the E2B listener's address)
-# and n (the native one's); exits 2 when it does not start.
+# removed when the script ends (every one started so).  Sets pid, e (the
+# E2B listener's address) and n (the native one's); exits 2 when it does
+# not start.
+_E2B_PIDS=
+_E2B_DIRS=()
+_e2b_end() {
+	local p _
+	for p in $_E2B_PIDS; do kill -TERM "$p" 2>/dev/null; done
+	for p in $_E2B_PIDS; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "${_E2B_DIRS[@]}"
+}
+trap _e2b_end EXIT
 e2b_serve() {
 	T=$1
 	shift
+	_E2B_DIRS+=("$T")
 	echo "bench bench-token-0123456789" >"$T/tokens"
 	"$WARD" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --token-file "$T/tokens" --log "$T/log" "$@" \
 		</dev/null >"$T/out" 2>&1 &
 	pid=$!
-	trap 'kill -TERM $pid 2>/dev/null; for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill -KILL $pid 2>/dev/null; rm -rf "$T"' EXIT
+	_E2B_PIDS="$_E2B_PIDS $pid"
 	for _ in $(seq 100); do
 		e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
 		n=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
