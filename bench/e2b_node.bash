@@ -7,6 +7,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 WARD=${WARD:-build/ward}
+. "$ROOT/tests/lib.sh" # stop_pids
 NODE_DIR=$ROOT/build/e2b-node
 me=bench/$(basename "$0")
 command -v node >/dev/null && command -v npm >/dev/null || { echo "$me: no node/npm" >&2; exit 3; }
@@ -27,12 +28,8 @@ cp "bench/$1" "$NODE_DIR/"
 _E2B_PIDS=
 _E2B_DIRS=()
 _e2b_end() {
-	local p _
-	for p in $_E2B_PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $_E2B_PIDS; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086
+	stop_pids $_E2B_PIDS
 	rm -rf "${_E2B_DIRS[@]}"
 }
 trap _e2b_end EXIT
