@@ -116,6 +116,7 @@ struct egress_proxy {
 	uint64_t tried, allowed, throttled;
 	uint64_t cpu_us;   /* the thread's CPU when it ended (done) */
 	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
+	bool park_wanted;    /* egress_park asks the thread to end (a 'p' on stop wakes it) */
 	bool parked;         /* its thread ended for a freeze (egress_park), its state kept */
 	uint64_t cpu_parked; /* the CPU of the threads that ended so */
 };
@@ -790,16 +791,20 @@ static void *proxy_main(void *arg)
 		if (r < 0 && errno != EINTR)
 			break;
 		char cmd = 'x';
-		if (pf[0].revents && read(p->stop[0], &cmd, 1) == 1 && cmd == 'p') {
-			uint64_t cpu = thread_cpu_us(pthread_self()); /* parked: all stays */
-			pthread_mutex_lock(&p->mu);
-			p->cpu_parked += cpu;
-			p->parked = true;
-			pthread_mutex_unlock(&p->mu);
-			return NULL;
-		}
-		if (pf[0].revents)
+		if (pf[0].revents && (read(p->stop[0], &cmd, 1) != 1 || cmd == 'x'))
 			break;
+		if (pf[0].revents) { /* 'p': parked, unless egress_park gave up on it meanwhile */
+			uint64_t cpu = thread_cpu_us(pthread_self());
+			pthread_mutex_lock(&p->mu);
+			bool park = p->park_wanted;
+			if (park) {
+				p->cpu_parked += cpu;
+				p->parked = true;
+			}
+			pthread_mutex_unlock(&p->mu);
+			if (park)
+				return NULL; /* everything stays: connections, listener, bucket */
+		}
 		double t = now_s();
 		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
 			struct conn *c = &p->conns[i];
@@ -926,19 +931,33 @@ int egress_park(struct egress_proxy *p, bool park)
 	if (!p || p->running == !park)
 		return 0;
 	if (!park) {
-		int r = proxy_thread(p);
-		if (r == 0) {
-			pthread_mutex_lock(&p->mu);
-			p->parked = false;
-			pthread_mutex_unlock(&p->mu);
-		}
-		return -r;
+		pthread_mutex_lock(&p->mu);
+		p->parked = p->park_wanted = false;
+		pthread_mutex_unlock(&p->mu);
+		return -proxy_thread(p);
 	}
+	pthread_mutex_lock(&p->mu);
+	p->park_wanted = true;
+	pthread_mutex_unlock(&p->mu);
 	ssize_t w;
 	do
 		w = write(p->stop[1], "p", 1);
 	while (w < 0 && errno == EINTR);
-	pthread_join(p->th, NULL); /* (a name being resolved holds it until it is) */
+	/* A name being resolved holds the thread (egress_stop's reason too): a
+	 * tenant's slow name must not hold the freeze, so after 2 s the thread
+	 * is left running (the wake it reads later parks nothing). */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+		pthread_mutex_lock(&p->mu);
+		bool parked = p->parked; /* it decided meanwhile: it ends now */
+		p->park_wanted = false;
+		pthread_mutex_unlock(&p->mu);
+		if (!parked)
+			return -ETIMEDOUT;
+		pthread_join(p->th, NULL);
+	}
 	p->running = false;
 	return 0;
 }
@@ -947,7 +966,7 @@ void egress_stop(struct egress_proxy *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; !p->running && i < EGRESS_MAX_CONNS; i++) /* parked: its thread closes none */
+	for (size_t i = 0; !p->running && i < EGRESS_MAX_CONNS; i++) /* parked: no thread closes them */
 		if (p->conns[i].st)
 			conn_close(&p->conns[i]);
 	if (p->running) {

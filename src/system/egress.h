@@ -68,8 +68,10 @@ void egress_stop(struct egress_proxy *p);
 /* A frozen session's proxy holds no thread (session_freeze.c): park
  * (true) ends its thread, keeping its listener, its connections (what
  * their peers send waits in the kernel's buffers), its bucket and its
- * records; false starts one again.  A name being resolved holds the park
- * until it is.  0, or -errno (no thread started: still parked).  NULL ok. */
+ * records; false starts one again.  A name being resolved holds the
+ * thread: after 2 s the park gives up, -ETIMEDOUT, and the thread runs on
+ * as before.  0, or -errno (unpark: no thread started, still parked).
+ * NULL ok. */
 int egress_park(struct egress_proxy *p, bool park);
 /* Replace its allow-list live (patterns as shape's egress_allow; the
  * caller has checked them against the operator's ceiling): new
