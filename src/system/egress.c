@@ -114,8 +114,8 @@ struct egress_proxy {
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
 	size_t nrec;
 	uint64_t tried, allowed, throttled;
-	uint64_t cpu_us;   /* the thread's CPU when it ended (done) */
-	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
+	uint64_t cpu_us;     /* the thread's CPU when it ended (done) */
+	bool done, orphan;   /* the thread is ending; egress_stop left it to free us */
 	bool park_wanted;    /* egress_park asks the thread to end (a 'p' on stop wakes it) */
 	bool parked;         /* its thread ended for a freeze (egress_park), its state kept */
 	uint64_t cpu_parked; /* the CPU of the threads that ended so */
