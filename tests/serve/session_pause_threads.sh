@@ -5,7 +5,9 @@
 # the server's threads (its own /proc/PID/task) are back to what they were
 # before the sessions; what a process wrote before the pause is read while
 # paused, stdin written while paused is taken; resumed, every process goes
-# on, reads it, and its output is complete.  A session with an egress
+# on, reads it, and its output is complete; the seccomp listener is back
+# before they go on (a fatal call right after the resume ends its process
+# as signal 31, where unheard it would hang).  A session with an egress
 # allow-list holds no proxy thread paused, and its proxy serves again
 # resumed.  Every process is bounded by its session's ttl_s and its own
 # timeout_s.
@@ -46,6 +48,10 @@ for i in $(seq $N); do # the last one with an egress allow-list: its proxy's thr
 	http POST "/sessions/${S[i]}/processes/${P[i]}/stdin" --data-binary "one$i
 " >/dev/null
 done
+# in the first session, a process that makes a fatal call once stdin comes
+r=$(http POST "/sessions/${S[1]}/exec" --data-binary \
+	'{"command": "read l; mount -t tmpfs x /tmp; echo after", "background": true, "stdin": "pipe", "limits": {"timeout_s": 60}}')
+FATAL=$(jget "$(body_of "$r")" 'd["pid"]')
 for i in $(seq $N); do wait_for has_out "${S[i]}" "${P[i]}" "got one$i"; done
 running=$(threads)
 echo "# the server's threads: $base before the sessions, $running with $N running ($(sess_threads) of theirs)"
@@ -68,12 +74,19 @@ for i in $(seq $N); do
 	[ "$(code_of "$r")" = 204 ] && ok=$((ok + 1))
 done
 expect_eq "paused: each output is read, each stdin write taken (204)" $((2 * N)) "$ok"
+r=$(http POST "/sessions/${S[1]}/processes/$FATAL/stdin" --data-binary "go
+")
+expect_eq "paused: stdin for the process that will make a fatal call (204)" 204 "$(code_of "$r")"
 expect_eq "paused: still no thread after reads and writes" "$base" "$(threads)"
 
 for i in $(seq $N); do
 	r=$(http POST "/sessions/${S[i]}/resume")
 	[ "$(code_of "$r")" = 204 ] || fail "resume of session $i: 204" "$r"
 done
+e=$(wait_proc_exited "${S[1]}" "$FATAL")
+expect_eq "resumed: the fatal call right after the resume ends its process (signal 31, 159)" 159 \
+	"$(jg "$e" 'd["exit_code"]')"
+expect_not_contains "... it never ran on" "$(out_of "${S[1]}" "$FATAL")" after
 curl_hi="{\"command\": \"curl -sS http://pypi.test:$H/hi.txt\"}"
 expect_eq "resumed: the egress proxy serves again" hello \
 	"$(jget "$(body_of "$(http POST "/sessions/${S[N]}/exec" --data-binary "$curl_hi")")" 'd["stdout"].strip()')"
