@@ -11,14 +11,15 @@
 # the files.  WARD_BEFORE=PATH (another build's ward): a second server of
 # it, its pause and resume interleaved with this one's (before and after).
 . "$(dirname "$0")/e2b_node.bash" e2b_life.mjs
-T=$(mktemp -d /var/tmp/ward-bench-e2b-life.XXXXXX)
 BEFORE_URL=
-if [ -n "${WARD_BEFORE:-}" ]; then
+if [ -n "${WARD_BEFORE:-}" ]; then # (first: e2b_serve sets T)
 	TB=$(mktemp -d /var/tmp/ward-bench-e2b-life-before.XXXXXX)
 	WARD=$WARD_BEFORE e2b_serve "$TB" --e2b-state "$TB/state" --image-store "$TB/store"
 	BEFORE_URL=http://$e
 fi
+T=$(mktemp -d /var/tmp/ward-bench-e2b-life.XXXXXX)
 e2b_serve "$T" --e2b-state "$T/state" --image-store "$T/store"
+[ "http://$e" != "$BEFORE_URL" ] || { echo "bench/e2b_life.sh: the two servers are one" >&2; exit 2; }
 SHM=$(mktemp -d /dev/shm/ward-bench-floor.XXXXXX)
 _E2B_DIRS+=("$SHM")
 head -c 100000000 /dev/urandom >"$SHM/data"

@@ -20,7 +20,7 @@
  * tmpfs walks its pages to answer): never through ward's memory.  On a
  * destination that is no tmpfs (a save under a state directory on disk)
  * each extent's blocks are reserved before it is copied (fallocate): one
- * allocation rather than one a page (an E2B pause of 100 MB: 0.89x; a
+ * allocation rather than one a page (an E2B pause of 100 MB: 0.77x; a
  * tmpfs gains nothing from it; docs/benchmarks.md). */
 #define _GNU_SOURCE
 #include <dirent.h>
