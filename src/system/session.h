@@ -132,6 +132,8 @@ bool session_slot(struct ward_session *s, bool take);
  * 0, or -errno with err set and nothing left. */
 int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
                        struct session_exec *x, char *err, size_t errlen);
+/* x's command's pid inside the sandbox (its pidfd's fdinfo), or -1. */
+int session_exec_pid(const struct session_exec *x);
 /* Close what is left of x; its cgroup goes, or waits for what still runs
  * in it (then it goes with the session). */
 void session_exec_done(struct ward_session *s, struct session_exec *x);

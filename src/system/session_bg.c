@@ -217,7 +217,8 @@ static void proc_free(struct session_bg *bg, struct bg_proc *p)
 	free(p);
 }
 
-static bool bg_run(struct bg_proc *p);
+static bool bg_loop(struct bg_proc *p);
+static void bg_end(struct bg_proc *p);
 
 /* After the session's PID 1 is gone (ward_session_destroy kills it first):
  * every thread sees its process's end and returns; a parked one's loop
@@ -231,8 +232,8 @@ void session_bg_free(struct session_bg *bg)
 		struct bg_proc *p = bg->p[i];
 		if (p->thread_on)
 			pthread_join(p->thread, NULL);
-		else if (p->running)
-			bg_run(p);
+		else if (p->running && bg_loop(p))
+			bg_end(p);
 		proc_free(bg, p);
 	}
 	pthread_cond_destroy(&bg->changed);
@@ -434,15 +435,6 @@ static void bg_end(struct bg_proc *p)
 	session_slot(bg->s, false);
 }
 
-/* Its loop, then its end unless it was parked.  true: it has ended. */
-static bool bg_run(struct bg_proc *p)
-{
-	if (!bg_loop(p))
-		return false;
-	bg_end(p);
-	return true;
-}
-
 static void *bg_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "ward-sess-bg");
@@ -450,7 +442,9 @@ static void *bg_main(void *arg)
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL); /* a stdin reader gone: EPIPE */
-	bg_run(arg);
+	/* (parked, it returns false: its state stays in the record) */
+	if (bg_loop(arg))
+		bg_end(arg);
 	return NULL;
 }
 
@@ -539,26 +533,6 @@ static char **copy_argv(const struct ward_request *req)
 	}
 	free(a);
 	return c;
-}
-
-/* The id: the pid inside the sandbox, the last of fdinfo's "NSpid:". */
-static int inner_pid(int pidfd)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strstr(buf, "NSpid:");
-	char *nl = p ? strchr(p, '\n') : NULL;
-	if (nl)
-		*nl = 0;
-	char *last = p ? strrchr(p, '\t') : NULL;
-	return last ? atoi(last + 1) : -1;
 }
 
 static void forget(struct session_bg *bg, size_t i)
@@ -759,7 +733,7 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 		r2.limits.cpu_s = 1e9; /* its RLIMIT_CPU: none to speak of */
 	r = p ? session_exec_start(s, &r2, cwd, stdin_pipe || r2.stdin_set, &p->x, err, errlen) : -EAGAIN;
 	free(env);
-	if (r == 0 && (p->id = inner_pid(p->x.pidfd)) <= 0)
+	if (r == 0 && (p->id = session_exec_pid(&p->x)) <= 0)
 		r = set_err(err, errlen, -ESRCH, "the process ended before it could be named");
 	if (r == 0 && (r = give_stdin(p, &r2, err, errlen)) < 0)
 		cg_kill(p->x.cg);

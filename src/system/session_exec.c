@@ -524,6 +524,25 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 	return 0;
 }
 
+int session_exec_pid(const struct session_exec *x)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", x->pidfd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "NSpid:"); /* its last field: the pid inside */
+	char *nl = p ? strchr(p, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	char *last = p ? strrchr(p, '\t') : NULL;
+	return last ? atoi(last + 1) : -1;
+}
+
 void session_exec_done(struct ward_session *s, struct session_exec *x)
 {
 	session_exec_close(x);
