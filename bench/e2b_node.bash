@@ -7,6 +7,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 WARD=${WARD:-build/ward}
+. "$ROOT/tests/lib.sh" # stop_pids
 NODE_DIR=$ROOT/build/e2b-node
 me=bench/$(basename "$0")
 command -v node >/dev/null && command -v npm >/dev/null || { echo "$me: no node/npm" >&2; exit 3; }
@@ -19,23 +20,28 @@ if [ "$want" != "$(cat "$NODE_DIR/.lock-sha" 2>/dev/null)" ] || [ ! -d "$NODE_DI
 fi
 cp "bench/$1" "$NODE_DIR/"
 
-# e2b_serve DIR [ARGS...] — ward serve ($SERVE_WARD, else $WARD) with --e2b
-# and ARGS, the token bench-token-0123456789 in DIR/tokens, its log DIR/log;
-# killed by pid and DIR removed when the script ends (each one started).
-# Sets pid, e (the E2B listener's address) and n (the native one's); exits
-# 2 when it does not start.
-_e2b_pids=
-_e2b_dirs=
+# e2b_serve DIR [ARGS...] — ward serve ($SERVE_WARD, else $WARD) with --e2b and ARGS,
+# the token bench-token-0123456789 in DIR/tokens, its log DIR/log; killed by pid and DIR
+# removed when the script ends (every one started so).  Sets pid, e (the
+# E2B listener's address) and n (the native one's); exits 2 when it does
+# not start.
+_E2B_PIDS=
+_E2B_DIRS=()
+_e2b_end() {
+	# shellcheck disable=SC2086
+	stop_pids $_E2B_PIDS
+	rm -rf "${_E2B_DIRS[@]}"
+}
+trap _e2b_end EXIT
 e2b_serve() {
 	T=$1
 	shift
+	_E2B_DIRS+=("$T")
 	echo "bench bench-token-0123456789" >"$T/tokens"
 	"${SERVE_WARD:-$WARD}" serve --listen 127.0.0.1:0 --e2b 127.0.0.1:0 --token-file "$T/tokens" --log "$T/log" "$@" \
 		</dev/null >"$T/out" 2>&1 &
 	pid=$!
-	_e2b_pids="$_e2b_pids $pid"
-	_e2b_dirs="$_e2b_dirs $T"
-	trap 'for p in $_e2b_pids; do kill -TERM $p 2>/dev/null; done; for p in $_e2b_pids; do for _ in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done; kill -KILL $p 2>/dev/null; done; rm -rf $_e2b_dirs' EXIT
+	_E2B_PIDS="$_E2B_PIDS $pid"
 	for _ in $(seq 100); do
 		e=$(sed -n 's/.*"event":"e2b-listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)
 		n=$(sed -n 's/.*"event":"listening","message":"\([^ ]*\) .*/\1/p' "$T/log" 2>/dev/null | head -1)

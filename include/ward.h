@@ -692,14 +692,18 @@ void ward_session_enforced(struct ward_session *s, struct ward_enforced *e);
 
 /* Freeze: every process of the session stops where it is (cgroup v2's
  * cgroup.freeze, v1's freezer hierarchy), keeping its memory; the
- * session's threads in ward go idle (no polling), and its clocks stop: the
- * time frozen does not count in a background process's timeout_s, and no
- * CPU is used, so the CPU budget does not move.  While frozen, exec,
- * spawn and the files API answer -EBUSY; output, stdin (queued), signal,
- * usage, save, fork, kill and destroy work.  -EBUSY when a
- * ward_session_exec is in progress (freeze after it); -ENOTSUP with the
- * reason when this host has no freezer.  Freezing a frozen session, or
- * thawing a running one, is a no-op. */
+ * session holds no thread of ward's while frozen (its seccomp listener's,
+ * its egress proxy's, its background processes' — each after draining
+ * what their pipes hold — and its armer's end, their state kept; the thaw
+ * starts them again, the listener before any process runs), and its
+ * clocks stop: the time frozen does not count in a background process's
+ * timeout_s, and no CPU is used, so the CPU budget does not move.  While
+ * frozen, exec, spawn and the files API answer -EBUSY; output, stdin
+ * (queued, written after the thaw), signal, usage, save, fork, kill and
+ * destroy work.  -EBUSY when a ward_session_exec is in progress (freeze
+ * after it); -ENOTSUP with the reason when this host has no freezer.
+ * Freezing a frozen session, or thawing a running one, is a no-op; a thaw
+ * that cannot start a thread again fails (-EAGAIN) and leaves it frozen. */
 int ward_session_freeze(struct ward_session *s, char *err, size_t errlen);
 int ward_session_thaw(struct ward_session *s, char *err, size_t errlen);
 bool ward_session_frozen(struct ward_session *s);

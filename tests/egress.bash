@@ -62,6 +62,17 @@ egress_fixture() { # DIR
 	[ -n "$EG_UDP" ]
 }
 
+# egress_fixture_served DIR — for a script on tests/serve/lib.bash: the
+# upstreams of egress_fixture, killed at the end beside its servers; 1
+# (with a FAIL) when they do not start.
+egress_fixture_served() {
+	EG_PID=
+	trap '[ -n "$EG_PID" ] && kill "$EG_PID" 2>/dev/null; _serve_cleanup' EXIT
+	egress_fixture "$1" && return 0
+	fail "egress: local upstreams start" "$(head -5 "$1/servers.err" 2>/dev/null)"
+	return 1
+}
+
 # egress_json FILE EXPR — a python expression over the result object r.
 egress_json() {
 	/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1

@@ -44,6 +44,17 @@ marker_pids() {
 	done
 }
 
+# stop_pids PID... — SIGTERM to each (ours: started by the script), then up
+# to 5 s each to end before a SIGKILL.
+stop_pids() {
+	local p _
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "$@"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+}
+
 # jget JSON EXPR — a field of a JSON document, printed by python3 (json.dumps
 # for non-strings).  EXPR is python applied to `d`, e.g. 'd["status"]'.
 jget() {

@@ -114,8 +114,11 @@ struct egress_proxy {
 	struct ward_egress rec[WARD_EGRESS_MAX_RECORDS];
 	size_t nrec;
 	uint64_t tried, allowed, throttled;
-	uint64_t cpu_us;   /* the thread's CPU when it ended (done) */
-	bool done, orphan; /* the thread is ending; egress_stop left it to free us */
+	uint64_t cpu_us;     /* the thread's CPU when it ended (done) */
+	bool done, orphan;   /* the thread is ending; egress_stop left it to free us */
+	bool park_wanted;    /* egress_park asks the thread to end (a 'p' on stop wakes it) */
+	bool parked;         /* its thread ended for a freeze (egress_park), its state kept */
+	uint64_t cpu_parked; /* the CPU of the threads that ended so */
 };
 
 static double now_s(void)
@@ -224,7 +227,7 @@ uint64_t egress_cpu_us(struct egress_proxy *p)
 {
 	/* under the lock: a thread not done yet cannot end meanwhile */
 	pthread_mutex_lock(&p->mu);
-	uint64_t us = p->done ? p->cpu_us : thread_cpu_us(p->th);
+	uint64_t us = p->cpu_parked + (p->done ? p->cpu_us : p->parked ? 0 : thread_cpu_us(p->th));
 	pthread_mutex_unlock(&p->mu);
 	return us;
 }
@@ -764,8 +767,6 @@ static void *proxy_main(void *arg)
 {
 	struct egress_proxy *p = arg;
 	struct pollfd pf[2 + 2 * EGRESS_MAX_CONNS];
-	p->tokens = EGRESS_REFUSE_BURST;
-	p->tokens_at = now_s();
 	for (;;) {
 		size_t n = 0;
 		double t0 = now_s(), wake = t0 + 1; /* at least once a second */
@@ -789,8 +790,21 @@ static void *proxy_main(void *arg)
 		int r = poll(pf, n, (int)((wake - t0) * 1000) + 1);
 		if (r < 0 && errno != EINTR)
 			break;
-		if (pf[0].revents)
+		char cmd = 'x';
+		if (pf[0].revents && (read(p->stop[0], &cmd, 1) != 1 || cmd == 'x'))
 			break;
+		if (pf[0].revents) { /* 'p': parked, unless egress_park gave up on it meanwhile */
+			uint64_t cpu = thread_cpu_us(pthread_self());
+			pthread_mutex_lock(&p->mu);
+			bool park = p->park_wanted;
+			if (park) {
+				p->cpu_parked += cpu;
+				p->parked = true;
+			}
+			pthread_mutex_unlock(&p->mu);
+			if (park)
+				return NULL; /* everything stays: connections, listener, bucket */
+		}
 		double t = now_s();
 		for (size_t i = 0; i < EGRESS_MAX_CONNS; i++) {
 			struct conn *c = &p->conns[i];
@@ -866,6 +880,18 @@ static int configure(struct egress_proxy *p, const struct ward_request *shape, c
 	return 0;
 }
 
+/* Its thread, which takes no signal of the process's: 0 or an errno. */
+static int proxy_thread(struct egress_proxy *p)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&p->th, NULL, proxy_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	p->running = r == 0;
+	return r;
+}
+
 struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shape, char *err, size_t errlen)
 {
 	struct egress_proxy *p = calloc(1, sizeof(*p));
@@ -876,6 +902,8 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 	}
 	p->lfd = listen_fd;
 	p->stop[0] = p->stop[1] = -1;
+	p->tokens = EGRESS_REFUSE_BURST;
+	p->tokens_at = now_s();
 	for (size_t i = 0; i < EGRESS_MAX_CONNS; i++)
 		conn_reset(&p->conns[i]);
 	pthread_mutex_init(&p->mu, NULL);
@@ -887,27 +915,60 @@ struct egress_proxy *egress_start(int listen_fd, const struct ward_request *shap
 		snprintf(err, errlen, "cannot set up the egress proxy: %s", strerror(errno));
 		goto fail;
 	}
-	/* The proxy's thread takes no signal of the process's. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&p->th, NULL, proxy_main, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int r = proxy_thread(p);
 	if (r != 0) {
 		snprintf(err, errlen, "cannot start the egress proxy's thread: %s", strerror(r));
 		goto fail;
 	}
-	p->running = true;
 	return p;
 fail:
 	egress_stop(p);
 	return NULL;
 }
 
+int egress_park(struct egress_proxy *p, bool park)
+{
+	if (!p || p->running == !park)
+		return 0;
+	if (!park) {
+		pthread_mutex_lock(&p->mu);
+		p->parked = p->park_wanted = false;
+		pthread_mutex_unlock(&p->mu);
+		return -proxy_thread(p);
+	}
+	pthread_mutex_lock(&p->mu);
+	p->park_wanted = true;
+	pthread_mutex_unlock(&p->mu);
+	ssize_t w;
+	do
+		w = write(p->stop[1], "p", 1);
+	while (w < 0 && errno == EINTR);
+	/* A name being resolved holds the thread (egress_stop's reason too): a
+	 * tenant's slow name must not hold the freeze, so after 2 s the thread
+	 * is left running (the wake it reads later parks nothing). */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+		pthread_mutex_lock(&p->mu);
+		bool parked = p->parked; /* it decided meanwhile: it ends now */
+		p->park_wanted = false;
+		pthread_mutex_unlock(&p->mu);
+		if (!parked)
+			return -ETIMEDOUT;
+		pthread_join(p->th, NULL);
+	}
+	p->running = false;
+	return 0;
+}
+
 void egress_stop(struct egress_proxy *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; !p->running && i < EGRESS_MAX_CONNS; i++) /* parked: no thread closes them */
+		if (p->conns[i].st)
+			conn_close(&p->conns[i]);
 	if (p->running) {
 		ssize_t w;
 		do
@@ -932,43 +993,4 @@ void egress_stop(struct egress_proxy *p)
 		}
 	}
 	proxy_free(p);
-}
-
-int egress_recv_listener(int sock, int timeout_ms)
-{
-	struct pollfd pf = {.fd = sock, .events = POLLIN};
-	int r;
-	do
-		r = poll(&pf, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return -ETIMEDOUT;
-	if (r < 0)
-		return -errno;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cb;
-	memset(&cb, 0, sizeof(cb));
-	char tag = 0;
-	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf, .msg_controllen = sizeof(cb.buf)};
-	ssize_t n;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -EPIPE;
-	int fd = -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	if (tag != 'P' || fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -EPROTO;
-	}
-	return fd;
 }

@@ -65,6 +65,14 @@ uint64_t egress_throttled(struct egress_proxy *p);
 /* Stop the thread and close every connection and the listening socket.
  * NULL is a no-op. */
 void egress_stop(struct egress_proxy *p);
+/* A frozen session's proxy holds no thread (session_freeze.c): park
+ * (true) ends its thread, keeping its listener, its connections (what
+ * their peers send waits in the kernel's buffers), its bucket and its
+ * records; false starts one again.  A name being resolved holds the
+ * thread: after 2 s the park gives up, -ETIMEDOUT, and the thread runs on
+ * as before.  0, or -errno (unpark: no thread started, still parked).
+ * NULL ok. */
+int egress_park(struct egress_proxy *p, bool park);
 /* Replace its allow-list live (patterns as shape's egress_allow; the
  * caller has checked them against the operator's ceiling): new
  * connections are decided by it, relaying ones go on.  0, or -errno with

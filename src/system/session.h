@@ -64,6 +64,7 @@ struct ward_session {
 	pthread_cond_t armed_cv; /* an exec waits on it for what is arming */
 	pthread_t armer;
 	bool armer_on, armer_failed, arm_wanted, arm_stop, arming;
+	bool arm_parked;         /* frozen: no armer runs (session_armer_park) */
 	bool warm_wanted;        /* an exec took the armed one: warm the lock (armer_main) */
 	double call_s;           /* the deadline of one files or stdin call, in all */
 	bool pid1_shielded;      /* PID 1's oom_score_adj is -1000 (settle_pid1) */
@@ -97,6 +98,18 @@ int session_refuse_frozen(struct ward_session *s, char *err, size_t errlen);
  * look at the session's state again (after a thaw).  NULL ok. */
 void session_watch_wake(struct session_watch *w);
 void session_bg_wake(struct session_bg *bg);
+/* A frozen session holds no thread of ward's (session_freeze.c): park
+ * (true) ends the thread, its state kept for the next; false starts it
+ * again.  The armer is parked before the freeze (it may be asking PID 1)
+ * and started again after the thaw; the listener is parked after the
+ * freeze and started before the thaw (no call is made unheard); the
+ * background processes' threads are parked after the freeze (each drains
+ * what its pipes hold first, so their output is read while frozen) and
+ * started after the thaw.  0, or -errno (a thread not started: the
+ * session is not thawed).  NULL ok. */
+void session_armer_park(struct ward_session *s, bool park);
+int session_watch_park(struct session_watch *w, bool park);
+int session_bg_park(struct session_bg *bg, bool park);
 /* Stop the armer (after PID 1 is dead) and discard what it armed. */
 void session_armer_stop(struct ward_session *s);
 /* The first exec's process armed as the session starts (session.c). */
@@ -121,6 +134,8 @@ bool session_slot(struct ward_session *s, bool take);
  * 0, or -errno with err set and nothing left. */
 int session_exec_start(struct ward_session *s, const struct ward_request *req, const char *cwd, bool want_in,
                        struct session_exec *x, char *err, size_t errlen);
+/* x's command's pid inside the sandbox (its pidfd's fdinfo), or -1. */
+int session_exec_pid(const struct session_exec *x);
 /* Close what is left of x; its cgroup goes, or waits for what still runs
  * in it (then it goes with the session). */
 void session_exec_done(struct ward_session *s, struct session_exec *x);

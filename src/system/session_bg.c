@@ -18,6 +18,16 @@
  * A record's id is its pid inside the sandbox, and a pid names the newest
  * record: a process that gets the pid of an exited one replaces that
  * record, so a stale record never shadows a running process.
+ *
+ * A frozen session holds none of these threads (session_bg_park): once
+ * its processes are stopped, each thread drains what its pipes hold (its
+ * reader's output is there to read while frozen; the pipes of a reader
+ * that is behind wait as ever), writes what queued stdin the pipe takes,
+ * and ends, its state (fds, control line, clock, limits hit) kept in the
+ * record; the thaw starts a thread again for each process still running.
+ * While parked, stdin is queued (or written, as far as the pipe takes it)
+ * and output read as ever; a timeout's clock does not run (it never runs
+ * while frozen).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +79,12 @@ struct bg_proc {
 	struct stdin_queue in; /* stdin bytes taken, not yet in the pipe */
 	struct session_exec x;
 	pthread_t thread;
+	bool thread_on; /* thread is to be joined (not parked); under lock */
+	/* its thread's state, kept while it is parked */
+	char ctl[256]; /* PID 1's line on its end ("X STATUS") */
+	size_t ctl_len;
+	bool killed, timed, cpu; /* its limits killed it: timeout_s, cpu_s */
+	double t0;               /* its clock's start: monotonic, less the time frozen before */
 	struct session_bg *bg;
 };
 
@@ -80,6 +96,10 @@ struct session_bg {
 	size_t n;
 	size_t held, max;           /* the session's capture budget */
 	struct ward_budget *shared; /* the runner's, or NULL */
+	bool parked;                /* frozen: the threads are parked (read atomically) */
+	/* one park or thaw at a time, and no record forgotten (its thread
+	 * joined) while one joins or starts threads; never taken by them */
+	pthread_mutex_t park_lock;
 };
 
 /* Take n bytes of b, atomically; false when they do not fit. */
@@ -144,6 +164,7 @@ int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget 
 	if (!bg)
 		return -ENOMEM;
 	pthread_mutex_init(&bg->lock, NULL);
+	pthread_mutex_init(&bg->park_lock, NULL);
 	pthread_cond_init(&bg->changed, NULL);
 	bg->s = s;
 	bg->max = max_bytes ? max_bytes : WARD_SESSION_BG_OUTPUT;
@@ -196,17 +217,27 @@ static void proc_free(struct session_bg *bg, struct bg_proc *p)
 	free(p);
 }
 
+static bool bg_loop(struct bg_proc *p);
+static void bg_end(struct bg_proc *p);
+
 /* After the session's PID 1 is gone (ward_session_destroy kills it first):
- * every thread sees its process's end and returns. */
+ * every thread sees its process's end and returns; a parked one's loop
+ * (the session was destroyed frozen) runs here to its end instead. */
 void session_bg_free(struct session_bg *bg)
 {
 	if (!bg)
 		return;
+	__atomic_store_n(&bg->parked, false, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < bg->n; i++) {
-		pthread_join(bg->p[i]->thread, NULL);
-		proc_free(bg, bg->p[i]);
+		struct bg_proc *p = bg->p[i];
+		if (p->thread_on)
+			pthread_join(p->thread, NULL);
+		else if (p->running && bg_loop(p))
+			bg_end(p);
+		proc_free(bg, p);
 	}
 	pthread_cond_destroy(&bg->changed);
+	pthread_mutex_destroy(&bg->park_lock);
 	pthread_mutex_destroy(&bg->lock);
 	free(bg);
 }
@@ -325,69 +356,75 @@ static bool reader_behind(struct session_bg *bg, struct bg_proc *p, int i, size_
 	return behind;
 }
 
-static void *bg_main(void *arg)
+/* Its loop: its pipes drained, its stdin written, its limits watched,
+ * until its main process ends (true) or, with the threads parked, until
+ * its pipes hold nothing more to read now (false: its state is in p). */
+static bool bg_loop(struct bg_proc *p)
 {
-	struct bg_proc *p = arg;
 	struct session_bg *bg = p->bg;
-	char buf[16384], ctl[256] = "";
-	size_t ctl_len = 0;
-	int fds[3] = {p->x.out_r, p->x.err_r, p->x.ctl_r};
-	bool killed = false, timed = false, cpu = false;
-	/* its clock: the time the session spends frozen is not counted */
-	double t0 = monotonic_now() - ward_session_frozen_seconds(bg->s);
-	pthread_setname_np(pthread_self(), "ward-sess-bg");
-	sigset_t pipe_set;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL); /* a stdin reader gone: EPIPE */
-	while (fds[0] >= 0 || fds[1] >= 0 || fds[2] >= 0) {
+	char buf[16384];
+	int *fds[3] = {&p->x.out_r, &p->x.err_r, &p->x.ctl_r};
+	unsigned passes = 0;
+	while (*fds[0] >= 0 || *fds[1] >= 0 || *fds[2] >= 0) {
+		/* parked: the session is frozen, nothing more comes (a pass reads
+		 * what is there, the next finds nothing); the bound is a guard */
+		bool park = __atomic_load_n(&bg->parked, __ATOMIC_ACQUIRE);
 		struct pollfd pf[5];
 		for (int i = 0; i < 3; i++)
-			pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+			pf[i] = (struct pollfd){.fd = *fds[i], .events = POLLIN};
 		for (int i = 0; i < 2; i++) /* its reader's next read wakes it (in.wake) */
-			if (fds[i] >= 0 && reader_behind(bg, p, i, sizeof buf))
+			if (*fds[i] >= 0 && reader_behind(bg, p, i, sizeof buf))
 				pf[i].fd = -1;
 		pf[3] = (struct pollfd){.fd = stdin_pending(bg, p), .events = POLLOUT};
 		pf[4] = (struct pollfd){.fd = p->in.wake, .events = POLLIN};
 		/* frozen: nothing to drain and no clock to watch (a thaw wakes it) */
-		poll(pf, 5, ward_session_frozen(bg->s) ? -1 : 100);
+		int n = poll(pf, 5, park ? 0 : ward_session_frozen(bg->s) ? -1 : 100);
+		if (park && (n <= 0 || ++passes > 4096))
+			return false;
 		uint64_t ev;
 		if (pf[4].revents && read(p->in.wake, &ev, sizeof(ev)) < 0 && errno != EAGAIN)
 			pf[4].fd = -1;
 		if (pf[3].revents)
 			stdin_flush(bg, p);
 		for (int i = 0; i < 2; i++)
-			if (pf[i].revents && !drain(bg, fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
-				close(fds[i]);
-				fds[i] = -1;
+			if (pf[i].revents && !drain(bg, *fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
+				close(*fds[i]);
+				*fds[i] = -1;
 			}
 		if (pf[2].revents) {
-			ssize_t n = read(fds[2], ctl + ctl_len, sizeof(ctl) - 1 - ctl_len);
-			if (n > 0)
-				ctl[ctl_len += (size_t)n] = 0;
-			if (n <= 0 || strchr(ctl, '\n')) { /* its main process has ended */
-				close(fds[2]);
-				fds[2] = -1;
+			ssize_t k = read(*fds[2], p->ctl + p->ctl_len, sizeof(p->ctl) - 1 - p->ctl_len);
+			if (k > 0)
+				p->ctl[p->ctl_len += (size_t)k] = 0;
+			if (k <= 0 || strchr(p->ctl, '\n')) { /* its main process has ended */
+				close(*fds[2]);
+				*fds[2] = -1;
 			}
 		}
-		double ran = monotonic_now() - ward_session_frozen_seconds(bg->s) - t0;
-		if (!killed && over_limits(p, p->started_at + ran, &cpu)) {
-			timed = killed = true;
+		double ran = monotonic_now() - ward_session_frozen_seconds(bg->s) - p->t0;
+		if (!p->killed && over_limits(p, p->started_at + ran, &p->cpu)) {
+			p->timed = p->killed = true;
 			cg_kill(p->x.cg);
 		}
-		if (fds[2] < 0 && (killed || ctl[0])) /* ended: what it left may hold the pipes */
+		if (*fds[2] < 0 && (p->killed || p->ctl[0])) /* ended: what it left may hold the pipes */
 			break;
 	}
+	return true;
+}
+
+/* Its main process has ended: the rest of its output, its record's end. */
+static void bg_end(struct bg_proc *p)
+{
+	struct session_bg *bg = p->bg;
+	char buf[16384];
+	int *fds[2] = {&p->x.out_r, &p->x.err_r};
 	for (int i = 0; i < 2; i++) /* what it wrote before it ended */
-		if (fds[i] >= 0 && fcntl(fds[i], F_SETFL, O_NONBLOCK) == 0)
-			for (int k = 0; k < 64 && drain(bg, fds[i], i ? &p->err : &p->out, buf, sizeof buf); k++)
+		if (*fds[i] >= 0 && fcntl(*fds[i], F_SETFL, O_NONBLOCK) == 0)
+			for (int k = 0; k < 64 && drain(bg, *fds[i], i ? &p->err : &p->out, buf, sizeof buf); k++)
 				;
-	p->x.out_r = fds[0];
-	p->x.err_r = fds[1];
-	p->x.ctl_r = -1;
+	session_close_fd(&p->x.ctl_r);
 	stdin_end(bg, p);
 	pthread_mutex_lock(&bg->lock);
-	record_end(p, ctl, timed && !cpu, cpu);
+	record_end(p, p->ctl, p->timed && !p->cpu, p->cpu);
 	p->running = false;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -396,7 +433,72 @@ static void *bg_main(void *arg)
 	pthread_mutex_unlock(&bg->lock);
 	session_exec_done(bg->s, &p->x);
 	session_slot(bg->s, false);
+}
+
+static void *bg_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "ward-sess-bg");
+	sigset_t pipe_set;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL); /* a stdin reader gone: EPIPE */
+	/* (parked, it returns false: its state stays in the record) */
+	if (bg_loop(arg))
+		bg_end(arg);
 	return NULL;
+}
+
+/* Its thread (started parked: none, the thaw starts it).  Under lock;
+ * 0 or an errno. */
+static int bg_thread(struct session_bg *bg, struct bg_proc *p)
+{
+	if (__atomic_load_n(&bg->parked, __ATOMIC_ACQUIRE))
+		return 0;
+	int e = pthread_create(&p->thread, NULL, bg_main, p);
+	p->thread_on = e == 0;
+	return e;
+}
+
+/* Park every thread, or start one for each running process (0, or the
+ * errno of one that could not start).  Under park_lock. */
+static int park_all(struct session_bg *bg, bool park)
+{
+	pthread_mutex_lock(&bg->lock);
+	__atomic_store_n(&bg->parked, park, __ATOMIC_RELEASE);
+	int e = 0;
+	uint64_t one = 1;
+	for (size_t i = 0; i < bg->n && !e; i++) {
+		struct bg_proc *p = bg->p[i];
+		if (park && p->thread_on)
+			(void)!write(p->in.wake, &one, sizeof(one)); /* it looks at parked again */
+		else if (!park && !p->thread_on && p->running)
+			e = bg_thread(bg, p);
+	}
+	pthread_mutex_unlock(&bg->lock);
+	/* joined outside the lock (a last pass drains under it); no record
+	 * is forgotten meanwhile (make_room's caller holds park_lock) */
+	for (size_t i = 0; park && i < bg->n; i++) {
+		struct bg_proc *p = bg->p[i];
+		if (p->thread_on) {
+			pthread_join(p->thread, NULL);
+			pthread_mutex_lock(&bg->lock);
+			p->thread_on = false;
+			pthread_mutex_unlock(&bg->lock);
+		}
+	}
+	return e;
+}
+
+int session_bg_park(struct session_bg *bg, bool park)
+{
+	if (!bg)
+		return 0;
+	pthread_mutex_lock(&bg->park_lock);
+	int e = park_all(bg, park);
+	if (e) /* those started are parked again: the session stays frozen */
+		park_all(bg, true);
+	pthread_mutex_unlock(&bg->park_lock);
+	return -e;
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -433,32 +535,13 @@ static char **copy_argv(const struct ward_request *req)
 	return c;
 }
 
-/* The id: the pid inside the sandbox, the last of fdinfo's "NSpid:". */
-static int inner_pid(int pidfd)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strstr(buf, "NSpid:");
-	char *nl = p ? strchr(p, '\n') : NULL;
-	if (nl)
-		*nl = 0;
-	char *last = p ? strrchr(p, '\t') : NULL;
-	return last ? atoi(last + 1) : -1;
-}
-
 static void forget(struct session_bg *bg, size_t i)
 {
 	struct bg_proc *old = bg->p[i];
 	memmove(&bg->p[i], &bg->p[i + 1], (bg->n - i - 1) * sizeof(bg->p[0]));
 	bg->n--;
-	pthread_join(old->thread, NULL);
+	if (old->thread_on) /* (a parked one's thread was joined) */
+		pthread_join(old->thread, NULL);
 	proc_free(bg, old);
 }
 
@@ -535,6 +618,7 @@ static struct bg_proc *proc_new(struct session_bg *bg, const struct ward_request
 	p->timeout_s = req->limits.timeout_s;
 	p->cpu_s = req->limits.cpu_s;
 	p->waits_reader = req->output_waits_reader;
+	p->t0 = monotonic_now() - ward_session_frozen_seconds(bg->s);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p->started_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
@@ -584,12 +668,14 @@ static int bg_check(const struct ward_request *req, char *err, size_t errlen)
 
 static int spawn_started(struct session_bg *bg, struct bg_proc *p, int *id, char *err, size_t errlen)
 {
+	pthread_mutex_lock(&bg->park_lock); /* (a park joins threads without bg->lock) */
 	pthread_mutex_lock(&bg->lock);
 	bool room = make_room(bg, p->id);
-	int e = room ? pthread_create(&p->thread, NULL, bg_main, p) : EAGAIN;
+	int e = room ? bg_thread(bg, p) : EAGAIN;
 	if (!e)
 		bg->p[bg->n++] = p;
 	pthread_mutex_unlock(&bg->lock);
+	pthread_mutex_unlock(&bg->park_lock);
 	if (e) {
 		cg_kill(p->x.cg);
 		session_exec_done(bg->s, &p->x);
@@ -647,7 +733,7 @@ int ward_session_spawn(struct ward_session *s, const struct ward_request *req, c
 		r2.limits.cpu_s = 1e9; /* its RLIMIT_CPU: none to speak of */
 	r = p ? session_exec_start(s, &r2, cwd, stdin_pipe || r2.stdin_set, &p->x, err, errlen) : -EAGAIN;
 	free(env);
-	if (r == 0 && (p->id = inner_pid(p->x.pidfd)) <= 0)
+	if (r == 0 && (p->id = session_exec_pid(&p->x)) <= 0)
 		r = set_err(err, errlen, -ESRCH, "the process ended before it could be named");
 	if (r == 0 && (r = give_stdin(p, &r2, err, errlen)) < 0)
 		cg_kill(p->x.cg);

@@ -302,14 +302,15 @@ static void *armer_main(void *arg)
 	for (;;) {
 		struct timespec until = in_ms(ARM_KEEP_S * 1000L);
 		bool idle = false;
-		/* (frozen: nothing is armed, and the armed one is not idle) */
-		while (!s->arm_stop && ((!s->arm_wanted && !s->warm_wanted) || s->frozen) && !idle) {
+		/* (frozen: nothing is armed, and the armed one is not idle; the
+		 * freeze parks it: session_armer_park) */
+		while (!s->arm_stop && !s->arm_parked && ((!s->arm_wanted && !s->warm_wanted) || s->frozen) && !idle) {
 			if (!s->armed_ok || s->frozen)
 				pthread_cond_wait(&s->arm_cv, &s->lock);
 			else
 				idle = pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == ETIMEDOUT;
 		}
-		if (s->arm_stop)
+		if (s->arm_stop || s->arm_parked)
 			break;
 		if (s->warm_wanted) {
 			/* An exec took the armed process, after an idle moment most
@@ -338,9 +339,9 @@ static void *armer_main(void *arg)
 		}
 		/* after the exec's caller has had the CPU for its answer */
 		until = in_ms(ARM_DELAY_MS);
-		while (!s->arm_stop && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
+		while (!s->arm_stop && !s->arm_parked && pthread_cond_timedwait(&s->arm_cv, &s->lock, &until) == 0)
 			;
-		if (s->arm_stop)
+		if (s->arm_stop || s->arm_parked) /* (arm_wanted stays: the thaw starts it again) */
 			break;
 		bool need = s->arm_wanted && !s->armed_ok; /* (an exec may have withdrawn it) */
 		s->arm_wanted = false;
@@ -372,7 +373,7 @@ static void *armer_main(void *arg)
 /* Start the armer, unless it runs (or cannot); s->lock held. */
 static void armer_start(struct ward_session *s)
 {
-	if (!s->armer_on && !s->armer_failed && !s->arm_stop) {
+	if (!s->armer_on && !s->armer_failed && !s->arm_stop && !s->arm_parked) {
 		pthread_attr_t at;
 		pthread_attr_init(&at);
 		pthread_attr_setstacksize(&at, ARMER_STACK);
@@ -409,6 +410,24 @@ void session_arm_first(struct ward_session *s)
 	s->armed_ok = true;
 	armer_start(s);
 	pthread_mutex_unlock(&s->lock);
+}
+
+void session_armer_park(struct ward_session *s, bool park)
+{
+	pthread_mutex_lock(&s->lock);
+	s->arm_parked = park;
+	bool on = s->armer_on;
+	if (park)
+		pthread_cond_broadcast(&s->arm_cv);
+	else if (s->armed_ok || s->arm_wanted) /* one to discard when idle, or to make */
+		armer_start(s);
+	pthread_mutex_unlock(&s->lock);
+	if (park && on) { /* (it arms nothing once parked, and PID 1 runs until it is gone) */
+		pthread_join(s->armer, NULL);
+		pthread_mutex_lock(&s->lock);
+		s->armer_on = false;
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 /* Stop the armer (after PID 1 is dead: nothing it waits on blocks then)
@@ -503,6 +522,25 @@ int session_exec_start(struct ward_session *s, const struct ward_request *req, c
 		return r;
 	}
 	return 0;
+}
+
+int session_exec_pid(const struct session_exec *x)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", x->pidfd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "NSpid:"); /* its last field: the pid inside */
+	char *nl = p ? strchr(p, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	char *last = p ? strrchr(p, '\t') : NULL;
+	return last ? atoi(last + 1) : -1;
 }
 
 void session_exec_done(struct ward_session *s, struct session_exec *x)

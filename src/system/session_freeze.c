@@ -4,14 +4,20 @@
  * Every process of the session stops where it is (sandbox/freezer.c: the
  * session cgroup's tree), keeping its memory; PID 1 and its file workers
  * too, so the files API waits until the thaw (save and fork read the files
- * from the host instead: session_save.c).  ward's own threads of the
- * session go idle: the armer, the listener thread (no budget check) and
- * each background process's thread wait without a timeout until the thaw
- * wakes them.  The session's clocks stop: the time spent frozen is not
- * counted in a background process's timeout_s (session_bg.c), and a
- * frozen session's CPU does not grow.  What a caller's own deadlines do
- * (a server's TTL) is the caller's: ward_session_frozen_seconds says how
- * long it was frozen.
+ * from the host instead: session_save.c).  A frozen session holds no
+ * thread of ward's (a host with hundreds paused holds no stack for them):
+ * the armer ends before the freeze (it may be asking PID 1), the listener
+ * thread (and its budget check) after it, the egress proxy's thread, and
+ * each background process's thread once it has drained what its pipes
+ * hold; their state stays in the session (session_bg.c, session_seccomp.c,
+ * egress.c, session_exec.c).  The thaw starts them again: the listener,
+ * the proxy's and the background threads before the processes go on (no
+ * call is made unheard; one that cannot start leaves the session frozen,
+ * the thaw's error saying so), the armer after.  The session's clocks
+ * stop: the time spent frozen is not counted in a background process's
+ * timeout_s (session_bg.c), and a frozen session's CPU does not grow.
+ * What a caller's own deadlines do (a server's TTL) is the caller's:
+ * ward_session_frozen_seconds says how long it was frozen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +29,7 @@
 #include "core/supervise.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/freezer.h"
+#include "system/egress.h"
 #include "system/session.h"
 
 /* How long the kernel gets to stop every task (one in an uninterruptible
@@ -63,14 +70,36 @@ int session_refuse_frozen(struct ward_session *s, char *err, size_t errlen)
 	return -EBUSY;
 }
 
-/* Its threads: idle while frozen (see the header), woken to go on. */
+/* Frozen: its threads end (see the header). */
+static void park_threads(struct ward_session *s)
+{
+	session_watch_park(s->watch, true);
+	session_bg_park(s->bg, true);
+	egress_park(s->parts.egress, true);
+}
+
+/* Its threads, started again while still frozen (then they wait without
+ * a timeout): 0, or -errno with none of them started. */
+static int start_threads(struct ward_session *s, char *err, size_t errlen)
+{
+	int r = session_watch_park(s->watch, false);
+	if (r == 0 && (r = session_bg_park(s->bg, false)) < 0)
+		session_watch_park(s->watch, true);
+	if (r == 0 && (r = egress_park(s->parts.egress, false)) < 0) {
+		session_bg_park(s->bg, true);
+		session_watch_park(s->watch, true);
+	}
+	if (r < 0)
+		base_errf(err, errlen, "cannot start the session's threads again (%s): retry the thaw", strerror(-r));
+	return r;
+}
+
+/* Thawed: its threads look at the clock again; the armer starts. */
 static void wake_threads(struct ward_session *s)
 {
-	pthread_mutex_lock(&s->lock);
-	pthread_cond_broadcast(&s->arm_cv);
-	pthread_mutex_unlock(&s->lock);
 	session_watch_wake(s->watch);
 	session_bg_wake(s->bg);
+	session_armer_park(s, false);
 }
 
 int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
@@ -99,6 +128,8 @@ int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 	if (r == -EBUSY)
 		base_errf(err, errlen,
 		          "an exec is running in the session: wait for it to end, or cancel it, then freeze");
+	if (r == 0)
+		session_armer_park(s, true);
 	if (r == 0 && (r = freezer_set(s->freezer, true, FREEZE_WAIT_S)) < 0) {
 		base_errf(err, errlen, "cannot freeze the session: %s", strerror(-r));
 		freezer_set(s->freezer, false, FREEZE_WAIT_S);
@@ -107,6 +138,8 @@ int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 		pthread_mutex_unlock(&s->lock);
 		wake_threads(s);
 	}
+	if (r == 0) /* stopped: its threads end (see the header) */
+		park_threads(s);
 	pthread_mutex_unlock(&s->freeze_lock);
 	return r < 0 ? r : 0;
 }
@@ -116,9 +149,12 @@ int ward_session_thaw(struct ward_session *s, char *err, size_t errlen)
 	if (!s->freezer)
 		return 0;
 	pthread_mutex_lock(&s->freeze_lock);
-	int r = ward_session_frozen(s) ? freezer_set(s->freezer, false, FREEZE_WAIT_S) : 0;
-	if (r < 0)
+	bool was = ward_session_frozen(s);
+	int r = was ? start_threads(s, err, errlen) : 0;
+	if (r == 0 && was && (r = freezer_set(s->freezer, false, FREEZE_WAIT_S)) < 0) {
 		base_errf(err, errlen, "cannot thaw the session: %s", strerror(-r));
+		park_threads(s); /* still frozen: parked again */
+	}
 	pthread_mutex_lock(&s->lock);
 	if (r == 0 && s->frozen) {
 		s->frozen_total += monotonic_now() - s->frozen_since;

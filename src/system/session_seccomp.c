@@ -14,7 +14,12 @@
  * A call withdrawn before it is read (a signal took the caller out of it)
  * fails with EINTR and never runs.  The caller's cgroup is read by pid, and
  * trusted only when the notification is still pending after the read (so
- * the pid was still the caller's: it cannot have been reused; session.c). */
+ * the pid was still the caller's: it cannot have been reused; session.c).
+ *
+ * A frozen session holds no thread: the freeze parks the watch (its thread
+ * ends, the listener stays open, so a call made just before the freeze
+ * stays pending: the kernel answers ENOSYS only once the listener is
+ * closed), and the thaw starts it again before any process runs. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +36,7 @@ struct session_watch {
 	int listener;
 	int stop[2];
 	pthread_t thread;
+	bool on; /* the thread runs (not parked) */
 };
 
 static void *watch_main(void *arg)
@@ -67,6 +73,18 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+/* Its thread: 0, or an errno. */
+static int watch_thread(struct session_watch *w)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024); /* it only polls and reads */
+	int r = pthread_create(&w->thread, &a, watch_main, w);
+	pthread_attr_destroy(&a);
+	w->on = r == 0;
+	return r;
+}
+
 int session_watch_start(struct ward_session *s, int listener, struct session_watch **out)
 {
 	*out = NULL;
@@ -74,11 +92,7 @@ int session_watch_start(struct ward_session *s, int listener, struct session_wat
 	if (!w)
 		return -ENOMEM;
 	*w = (struct session_watch){.s = s, .listener = listener, .stop = {-1, -1}};
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, 64 * 1024); /* it only polls and reads */
-	int r = pipe2(w->stop, O_CLOEXEC) < 0 ? errno : pthread_create(&w->thread, &a, watch_main, w);
-	pthread_attr_destroy(&a);
+	int r = pipe2(w->stop, O_CLOEXEC | O_NONBLOCK) < 0 ? errno : watch_thread(w);
 	if (r) {
 		if (w->stop[0] >= 0) {
 			close(w->stop[0]);
@@ -93,16 +107,41 @@ int session_watch_start(struct ward_session *s, int listener, struct session_wat
 
 void session_watch_wake(struct session_watch *w)
 {
-	if (w)
+	if (w && w->on)
 		(void)!write(w->stop[1], "w", 1);
+}
+
+/* Its thread ends (it may have ended on its own: PID 1 gone), and what it
+ * left in the stop pipe goes, so that a thread started again is not
+ * stopped by it. */
+static void watch_join(struct session_watch *w)
+{
+	if (!w->on)
+		return;
+	(void)!write(w->stop[1], "x", 1);
+	pthread_join(w->thread, NULL);
+	w->on = false;
+	char b[64];
+	while (read(w->stop[0], b, sizeof b) > 0)
+		;
+}
+
+int session_watch_park(struct session_watch *w, bool park)
+{
+	if (!w)
+		return 0;
+	if (park) {
+		watch_join(w);
+		return 0;
+	}
+	return w->on ? 0 : -watch_thread(w);
 }
 
 void session_watch_stop(struct session_watch *w)
 {
 	if (!w)
 		return;
-	(void)!write(w->stop[1], "x", 1);
-	pthread_join(w->thread, NULL);
+	watch_join(w);
 	close(w->stop[0]);
 	close(w->stop[1]);
 	if (w->listener >= 0)

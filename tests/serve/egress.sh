@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.bash"
 . "$ROOT/tests/egress.bash"
 
-EG_PID=
-trap '[ -n "$EG_PID" ] && kill "$EG_PID" 2>/dev/null; _serve_cleanup' EXIT
-if ! egress_fixture "$SERVE_TMP/fx"; then
-	fail "egress: local upstreams start" "$(head -5 "$SERVE_TMP/fx/servers.err" 2>/dev/null)"
-	exit 0
-fi
+egress_fixture_served "$SERVE_TMP/fx" || exit 0
 H=$EG_HTTP S=$EG_HTTPS
 
 # exec_json BODY — POST /exec; CODE and J (the body, in a file)

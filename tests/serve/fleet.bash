@@ -18,12 +18,8 @@ LB=$(mktemp -d /tmp/ward-fleet.XXXXXX)
 chmod 0711 "$LB"
 _LB_PIDS=""
 _fleet_cleanup() {
-	local p
-	for p in $_LB_PIDS; do kill -TERM "$p" 2>/dev/null; done
-	for p in $_LB_PIDS; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086
+	stop_pids $_LB_PIDS
 	rm -rf "$LB"
 	_serve_cleanup
 }

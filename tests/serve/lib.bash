@@ -8,13 +8,8 @@
 SERVE_TMP=$(mktemp -d /tmp/ward-serve.XXXXXX)
 _SERVE_PIDS=""
 _serve_cleanup() {
-	for p in $_SERVE_PIDS; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in $_SERVE_PIDS; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086
+	stop_pids $_SERVE_PIDS
 	rm -rf "$SERVE_TMP"
 }
 trap _serve_cleanup EXIT

@@ -1,5 +1,5 @@
 /* A session's lifecycle (session_freeze.c, session_save.c): freeze and thaw
- * (nothing runs, no ward thread of the session wakes, a background
+ * (nothing runs, the session holds no ward thread, a background
  * process's timeout does not run, calls are refused while frozen), save
  * (files only, links never followed, bounded), restore and fork.  Needs
  * root and cgroups; every process is bounded by its session's limits. */
@@ -66,10 +66,12 @@ static int spawn(struct ward_session *s, const char *cmd, double timeout_s)
 
 /* Context switches of the sessions' threads in this process (named
  * ward-sess-*: the armer, the listener, the background readers): each
- * wakeup counts one. */
-static long thread_wakeups(void)
+ * wakeup counts one.  *n (may be NULL): how many such threads there are. */
+static long thread_wakeups(int *n)
 {
 	long sum = 0;
+	if (n)
+		*n = 0;
 	char path[300], line[256];
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
@@ -83,6 +85,8 @@ static long thread_wakeups(void)
 			fclose(f);
 		if (!ours)
 			continue;
+		if (n)
+			(*n)++;
 		snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
 		f = fopen(path, "re");
 		long v;
@@ -126,19 +130,24 @@ static void test_freeze(void)
 	run(s, "true", b, sizeof b);               /* the armer runs from now on */
 	struct timespec hundred = {0, 100 * 1000 * 1000};
 	nanosleep(&hundred, NULL);
-	long w0 = thread_wakeups();
+	int before = 0, frozen = -1, after = 0;
+	long w0 = thread_wakeups(&before);
 	usleep(500 * 1000);
-	long awake = thread_wakeups() - w0;
+	long awake = thread_wakeups(NULL) - w0;
 	int rc = ward_session_freeze(s, err, sizeof err);
 	CHECK("session freeze: freezes", rc == 0 && ward_session_frozen(s) && spin > 1 && slow > 1);
+	thread_wakeups(&frozen);
+	printf("# the session's threads: %d running, %d frozen\n", before, frozen);
+	/* the armer, the listener, one per background process: none frozen */
+	CHECK("session freeze: a frozen session holds no thread (4 before)", before == 4 && frozen == 0);
 	struct ward_session_usage u0, u1;
 	/* a thread in its poll when the freeze came wakes once more, within
 	 * its 100 ms interval, and then waits without a timeout */
 	usleep(300 * 1000);
 	ward_session_usage(s, &u0);
-	w0 = thread_wakeups();
+	w0 = thread_wakeups(NULL);
 	usleep(3000 * 1000); /* longer than the background process's timeout */
-	long asleep = thread_wakeups() - w0;
+	long asleep = thread_wakeups(NULL) - w0;
 	ward_session_usage(s, &u1);
 	printf("# wakeups of the session's threads in 0.5 s running: %ld; in 3 s frozen: %ld\n", awake, asleep);
 	CHECK("session freeze: the spinning process holds no CPU", u1.cpu_ms == u0.cpu_ms && u0.memory_bytes > 0);
@@ -163,6 +172,8 @@ static void test_freeze(void)
 	CHECK("session thaw: thaws; the session works again",
 	      rc == 0 && !ward_session_frozen(s) && strcmp(run(s, "echo back", b, sizeof b), "back\n") == 0);
 	CHECK("session thaw: the frozen time is counted", ward_session_frozen_seconds(s) >= 2.9);
+	thread_wakeups(&after);
+	CHECK("session thaw: its threads run again (the listener, the background ones, the armer)", after >= 3);
 	for (int i = 0; i < 100 && proc_state(s, slow, &running, &code) && running; i++)
 		usleep(100 * 1000);
 	CHECK("session thaw: the background timeout runs on after the thaw (124)", !running && code == WARD_EXIT_TIMEOUT);
