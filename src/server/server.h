@@ -464,6 +464,7 @@ struct server {
 	pthread_mutex_t park_lock; /* parked, ticker_stop */
 	struct park *parked;       /* streams with nothing to send, suspended */
 	int park_wake;             /* eventfd: a stream was parked (the ticker watches its fd) */
+	double tick_s;             /* how often every parked stream looks again (session_api.c) */
 	bool ticker_stop, ticker_started;
 	pthread_t ticker;
 

@@ -694,7 +694,8 @@ static const char *proc_status(struct ward_session *ws, int id)
 
 /* The session's output since f's offsets, as lines; the end line once it
  * has exited (or the session or process is gone).  false: nothing new. */
-static bool follow_fetch(struct follow *f)
+/* f's session, held (sess_unref), or NULL when it is gone. */
+static struct sess *follow_sess(struct follow *f)
 {
 	struct req q; /* just what sess_find reads */
 	memset(&q, 0, sizeof(q));
@@ -703,6 +704,15 @@ static bool follow_fetch(struct follow *f)
 	q.srv = f->s;
 	if (!sess_find(f->s, &q)) {
 		free(q.resp);
+		return NULL;
+	}
+	return q.sess;
+}
+
+static bool follow_fetch(struct follow *f)
+{
+	struct sess *x = follow_sess(f);
+	if (!x) {
 		f->done = true;
 		return follow_add(f, sj_end_json(f->pid, 0, NULL, "the session is gone (deleted or expired)", NULL));
 	}
@@ -711,10 +721,10 @@ static bool follow_fetch(struct follow *f)
 	bool exited = false;
 	int code = 0;
 	char err[256] = "";
-	int rc = ward_session_proc_output(q.sess->ws, f->pid, f->off[0], f->off[1], 0, &st[0], &st[1], &exited, &code,
-	                                  err, sizeof(err));
-	const char *status = exited ? proc_status(q.sess->ws, f->pid) : NULL;
-	sess_unref(f->s, q.sess);
+	int rc = ward_session_proc_output(x->ws, f->pid, f->off[0], f->off[1], 0, &st[0], &st[1], &exited, &code, err,
+	                                  sizeof(err));
+	const char *status = exited ? proc_status(x->ws, f->pid) : NULL;
+	sess_unref(f->s, x);
 	if (rc < 0) {
 		f->done = true;
 		return follow_add(f, sj_end_json(f->pid, 0, NULL, err[0] ? err : "no such process", NULL));
@@ -768,6 +778,10 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 		f->pos = f->len = 0;
 		if (f->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		uint64_t woken;
+		if (f->park.fd >= 0 && read(f->park.fd, &woken, sizeof(woken)) < 0) {
+			/* EAGAIN: not woken since it last looked (a tick) */
+		}
 		if (!follow_fetch(f))
 			return conn_park(f->s, &f->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
 		if (f->len == 0)
@@ -782,6 +796,14 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 static void follow_free(void *cls)
 {
 	struct follow *f = cls;
+	if (f->park.fd >= 0) {
+		struct sess *x = follow_sess(f);
+		if (x) { /* else it ended, and with it the duplicate */
+			ward_session_unnotify(x->ws, f);
+			sess_unref(f->s, x);
+		}
+		close(f->park.fd);
+	}
 	follow_unhold(f);
 	free(f->buf);
 	free(f);
@@ -802,28 +824,36 @@ void answer_proc_output(struct server *s, struct req *r)
 	                                  sizeof(err));
 	free(o.data);
 	free(e.data);
+	struct follow *f = rc < 0 ? NULL : calloc(1, sizeof(*f));
+	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
+	if (f) {
+		f->s = s;
+		f->follow = fl && strcmp(fl, "0") != 0;
+		/* its session wakes it when a background process has something
+		 * new (the ticker resumes it at once); else the ticks alone */
+		f->park.fd = f->follow ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+		if (f->park.fd >= 0 && ward_session_notify(r->sess->ws, f->park.fd, f) < 0) {
+			close(f->park.fd);
+			f->park.fd = -1;
+		}
+	}
 	double end = r->sess->end;
 	sess_release(r);
 	if (rc < 0) {
 		set_lib_error(r, rc, err, "cannot read its output");
 		return;
 	}
-	struct follow *f = calloc(1, sizeof(*f));
 	if (!f) {
 		set_error(r, 500, "out of memory");
 		return;
 	}
-	const char *fl = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "follow");
-	f->s = s;
 	f->park.conn = r->conn;
-	f->park.fd = -1; /* looked at on the ticks */
 	f->pid = r->args.pid;
-	f->follow = fl && strcmp(fl, "0") != 0;
 	snprintf(f->sid, sizeof(f->sid), "%s", r->args.sid);
 	snprintf(f->owner, sizeof(f->owner), "%s", r->who);
 	r->stream = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, follow_read, f, follow_free);
 	if (!r->stream) {
-		free(f);
+		follow_free(f);
 		set_error(r, 500, "out of memory");
 		return;
 	}
@@ -834,7 +864,11 @@ void answer_proc_output(struct server *s, struct req *r)
 		conn_set_deadline(s, r->conn, end + 1);
 }
 
-#define TICK_S 0.1      /* every parked stream looks again this often */
+/* Every parked stream looks again this often: what a stream with no fd
+ * of its own waits at most (a session's streams have one: its
+ * ward_session_notify).  WARD_TEST_TICK_S (seconds) replaces it, for tests
+ * that show a stream answers on its fd's wake alone. */
+#define TICK_S 0.1
 #define TICK_WATCH 1024 /* parked fds watched at once (the others wait for the tick) */
 
 /* Resume the parked streams that are ready, or all of them on a tick.
@@ -886,7 +920,7 @@ static void ticker_wait(struct server *s, double until)
 static void *ticker_main(void *arg)
 {
 	struct server *s = arg;
-	double next_tick = now_mono() + TICK_S;
+	double next_tick = now_mono() + s->tick_s;
 	for (;;) {
 		pthread_mutex_lock(&s->park_lock);
 		bool stop = s->ticker_stop;
@@ -894,7 +928,7 @@ static void *ticker_main(void *arg)
 		bool tick = stop || now >= next_tick;
 		ticker_resume(s, tick);
 		if (tick)
-			next_tick = now + TICK_S;
+			next_tick = now + s->tick_s;
 		pthread_mutex_unlock(&s->park_lock);
 		if (stop)
 			return NULL;
@@ -904,6 +938,8 @@ static void *ticker_main(void *arg)
 
 int ticker_start(struct server *s)
 {
+	const char *t = getenv("WARD_TEST_TICK_S");
+	s->tick_s = t && atof(t) > 0 ? atof(t) : TICK_S;
 	s->park_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->park_wake < 0) {
 		fprintf(stderr, "ward serve: cannot make the follow ticker's eventfd: %s\n", strerror(errno));
@@ -924,6 +960,10 @@ void ticker_stop(struct server *s)
 		return;
 	pthread_mutex_lock(&s->park_lock);
 	s->ticker_stop = true;
+	uint64_t one = 1;
+	if (write(s->park_wake, &one, sizeof(one)) < 0) {
+		/* the counter is full: the ticker is awake anyway */
+	}
 	pthread_mutex_unlock(&s->park_lock);
 	pthread_join(s->ticker, NULL);
 	s->ticker_started = false;

@@ -318,6 +318,7 @@ static struct ward_session *session_new_shaped(const struct ward_session_opts *o
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->sock_lock, NULL);
 	pthread_mutex_init(&s->freeze_lock, NULL);
+	session_notify_init(s);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -416,6 +417,7 @@ void ward_session_destroy(struct ward_session *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->sock_lock);
 	pthread_mutex_destroy(&s->freeze_lock);
+	session_notify_free(s);
 	pthread_cond_destroy(&s->arm_cv);
 	pthread_cond_destroy(&s->armed_cv);
 	free(s);

@@ -55,7 +55,11 @@ struct ward_session {
 	/* ward_session_charge_net's relayed bytes (net_used atomic; session_ports.c) */
 	uint64_t net_used, net_cap;
 	struct ward_enforced enforced;
-	struct session_bg *bg;                                   /* background processes (session_bg.c) */
+	struct session_bg *bg; /* background processes (session_bg.c) */
+	/* eventfds woken at each change of a background process (session_notify.c) */
+	pthread_mutex_t notify_lock;
+	struct session_notifier *notify;
+	unsigned nnotify;
 	struct session_exec *active[WARD_SESSION_MAX_EXECS * 2]; /* execs started and not done */
 	struct session_watch *watch;                             /* the seccomp listener's thread */
 	struct session_exec armed;                               /* the next exec's, made ahead (armed_ok) */
@@ -176,5 +180,14 @@ struct session_bg *session_bg_of(struct ward_session *s);
  * shared: the runner's budget for every session's, or NULL. */
 int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget *shared, struct session_bg **out);
 void session_bg_free(struct session_bg *bg);
+
+/* session_notify.c: the callers' eventfds (ward_session_notify), at most
+ * SESSION_NOTIFY_MAX a session; session_notify_all wakes them all (from
+ * session_bg.c, at each output or end; never under notify_lock's callers). */
+#define SESSION_NOTIFY_MAX 4096
+struct session_notifier;
+void session_notify_init(struct ward_session *s);
+void session_notify_free(struct ward_session *s);
+void session_notify_all(struct ward_session *s);
 
 #endif

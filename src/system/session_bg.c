@@ -285,6 +285,7 @@ static bool drain(struct session_bg *bg, int fd, struct capbuf *cb, char *buf, s
 	pthread_mutex_lock(&bg->lock);
 	capbuf_feed(cb, buf, (size_t)n);
 	pthread_cond_broadcast(&bg->changed);
+	session_notify_all(bg->s);
 	pthread_mutex_unlock(&bg->lock);
 	return true;
 }
@@ -430,6 +431,7 @@ static void bg_end(struct bg_proc *p)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p->ended_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	pthread_cond_broadcast(&bg->changed);
+	session_notify_all(bg->s);
 	pthread_mutex_unlock(&bg->lock);
 	session_exec_done(bg->s, &p->x);
 	session_slot(bg->s, false);

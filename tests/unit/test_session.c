@@ -13,6 +13,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -369,6 +371,42 @@ static void test_background(struct ward_session *s)
 	rc = ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err);
 	wait_output(s, id, "never", &exited, &code);
 	CHECK("session bg: its timeout kills it (124)", rc == 0 && exited && code == WARD_EXIT_TIMEOUT);
+}
+
+/* ward_session_notify: the caller's eventfd is woken by the output and the
+ * end of the session's background processes (what ward serve's streams
+ * park on), not while they are silent, and no more once unnotified. */
+static void test_notify(struct ward_session *s)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), key = 0;
+	CHECK("session notify: an eventfd registered", efd >= 0 && ward_session_notify(s, efd, &key) == 0);
+	struct ward_request r;
+	ward_request_init(&r);
+	r.shell = "read x; echo got $x";
+	r.limits.timeout_s = 0;
+	char err[512] = "";
+	int id = -1;
+	uint64_t v;
+	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	struct pollfd p = {.fd = efd, .events = POLLIN};
+	while (read(efd, &v, sizeof(v)) > 0) /* what came before (none is due) */
+		;
+	CHECK("session notify: not woken while its process says nothing", rc == 0 && poll(&p, 1, 300) == 0);
+	rc = ward_session_proc_stdin(s, id, "hi\n", 3, true, err, sizeof err);
+	CHECK("session notify: woken by its output", rc == 0 && poll(&p, 1, 30000) == 1 && read(efd, &v, sizeof(v)) == 8);
+	bool exited = false;
+	int code = -1;
+	CHECK("session notify: what woke it is there to read", wait_output(s, id, "got hi\n", &exited, &code));
+	wait_output(s, id, "never", &exited, &code); /* its end */
+	ward_session_unnotify(s, &key);
+	while (read(efd, &v, sizeof(v)) > 0)
+		;
+	r.shell = "echo again";
+	rc = ward_session_spawn(s, &r, NULL, false, &id, err, sizeof err);
+	wait_output(s, id, "never", &exited, &code);
+	CHECK("session notify: unnotified, its process's output and end wake nothing",
+	      rc == 0 && exited && poll(&p, 1, 0) == 0);
+	close(efd);
 }
 
 struct conc {
@@ -906,6 +944,7 @@ void test_session(void)
 	test_concurrent(s);
 	test_cwd_usage(s);
 	test_net_charge(s);
+	test_notify(s);
 	test_seccomp_kill_stale(s);
 	CHECK("session: the marker process lives before destroy", pid_alive(marker));
 	session_cgroup(marker, name, sizeof name);

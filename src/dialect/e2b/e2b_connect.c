@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
 #include "wire/base64.h"
@@ -184,10 +186,17 @@ struct cx_stream {
 	size_t len, pos;
 	bool done;
 	struct park park; /* its connection, parked while there is nothing to send */
+	/* its sandbox's session wakes it (ward_session_notify) when a
+	 * background process has something new: parked on wake, it answers at
+	 * once, not at the ticker's next tick; -1: ticks only */
+	int wake;
+	struct e2b *e;
+	struct e2b_sbx *watch; /* held by st, which is freed after it */
 };
 
 /* MHD's reader, on an I/O thread: it never waits; with nothing to send it
- * parks the connection (the ticker looks again every 0.1 s). */
+ * parks the connection (the ticker looks again when its session wakes it,
+ * else every 0.1 s). */
 static ssize_t stream_read(void *cls, uint64_t off, char *out, size_t max)
 {
 	struct cx_stream *c = cls;
@@ -198,6 +207,10 @@ static ssize_t stream_read(void *cls, uint64_t off, char *out, size_t max)
 		c->len = c->pos = 0;
 		if (c->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		uint64_t woken;
+		if (c->wake >= 0 && read(c->wake, &woken, sizeof(woken)) < 0) {
+			/* EAGAIN: not woken since it last looked (a tick) */
+		}
 		int k = c->produce(c->st, &c->buf, &c->len);
 		if (k == CX_WAIT && !c->len)
 			return conn_park(c->s, &c->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
@@ -214,14 +227,39 @@ static ssize_t stream_read(void *cls, uint64_t off, char *out, size_t max)
 static void stream_free(void *cls)
 {
 	struct cx_stream *c = cls;
+	if (c->wake >= 0) {
+		struct sess *ss = e2b_sess(c->e, c->watch);
+		if (ss) { /* else its session ended, and with it the duplicate */
+			ward_session_unnotify(ss->ws, c);
+			sess_unref(c->e->s, ss);
+		}
+		close(c->wake);
+	}
 	if (c->st_free)
 		c->st_free(c->st);
 	free(c->buf);
 	free(c);
 }
 
+/* c woken by watch's session (c->wake), when it has one. */
+static void stream_watch(struct cx_stream *c, struct ereq *q, struct e2b_sbx *watch)
+{
+	c->wake = -1;
+	struct sess *ss = watch ? e2b_sess(q->e, watch) : NULL;
+	if (!ss)
+		return;
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd >= 0 && ward_session_notify(ss->ws, fd, c) == 0) {
+		c->wake = fd;
+		c->e = q->e;
+		c->watch = watch;
+	} else if (fd >= 0)
+		close(fd); /* the ticks alone */
+	sess_unref(q->s, ss);
+}
+
 enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
-                                void (*st_free)(void *))
+                                void (*st_free)(void *), struct e2b_sbx *watch)
 {
 	struct cx_stream *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -233,7 +271,8 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	c->st = st;
 	c->st_free = st_free;
 	c->park.conn = q->c;
-	c->park.fd = -1; /* looked at on the ticks */
+	stream_watch(c, q, watch);
+	c->park.fd = c->wake; /* -1: looked at on the ticks */
 	struct MHD_Response *r =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, stream_read, c, stream_free);
 	if (!r) {
@@ -393,7 +432,7 @@ static enum MHD_Result pstream_begin(struct ereq *q, int pid, const char *code, 
 		ps->early_code = strdup(code);
 		ps->early_msg = strdup(msg);
 	}
-	return cx_stream_start(q, "application/connect+json", pstream_produce, ps, pstream_free);
+	return cx_stream_start(q, "application/connect+json", pstream_produce, ps, pstream_free, ps->x);
 }
 
 /* "Basic base64(user:)" names user or root (both run as the sandbox's one
