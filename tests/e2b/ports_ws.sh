@@ -9,7 +9,7 @@
 # socket open, and closes it.
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
-start_alice ports_ws --e2b-max-sockets 4 --max-connections 16 || exit 1
+start_alice ports_ws --e2b-max-sockets 4 --max-connections 16 --e2b-key-sockets 8 || exit 1
 sdk_checked ports_ws.mjs
 KEY=$KEY_ALICE sdk ports_ws.mjs hold >"$SERVE_TMP/hold.out" 2>&1 &
 held=$!
