@@ -6,14 +6,20 @@
  * sandbox's network namespace (ward_session_connect_start).
  *
  * Plain HTTP, a request of the server's life (deadlines, the log): its
- * body held whole within --max-body (a chunked one answers 411: HTTP/1.0
- * needs its length), then, on the I/O thread, the connect begun and the
+ * body held whole within --max-body and its owner's share of the relays'
+ * (e2b_ws.c: a stranger's bodies to a public port never take the API's
+ * budget), its framing ward's alone (RFC 9112 §6.3: Content-Length with
+ * Transfer-Encoding, or two that differ, answer 400 and close; upstream
+ * goes the length of the bytes ward holds, never the client's), then, on
+ * the I/O thread, the connect begun and the
  * request written as far as the socket takes it, as HTTP/1.0 (so that the
  * answer is never chunked and ends when the server closes); its
  * connection suspended (req_defer) while the dialect's pump thread
  * (e2b_ws.c) writes the rest and reads the answer's status and headers,
  * then resumes it with them (req_answer): no worker waits on a sandbox's
- * server.  Its body goes as it comes (the client's connection parked while
+ * server.  The answer's status is checked: interim ones (1xx) skipped, a
+ * 101 to a request that asked for no upgrade a 502, a 204, a 304 and a
+ * HEAD's answer sent with no body.  Its body goes as it comes (the client's connection parked while
  * the sandbox's server says nothing).  A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
