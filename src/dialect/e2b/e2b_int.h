@@ -169,6 +169,7 @@ struct ereq {
 	char port_id[100];
 	uint64_t relay_body; /* ... its body's room in its owner's share (relay_body_take, q->who's) */
 	bool close;          /* its answer closes the connection (a body's framing refused) */
+
 	const char *uri;   /* the request line's URI, its query too (r's) */
 	unsigned code;     /* for the log */
 	char message[600]; /* an error's, for the log */

@@ -11,16 +11,17 @@
  * budget), its framing ward's alone (RFC 9112 §6.3: Content-Length with
  * Transfer-Encoding, or two that differ, answer 400 and close; upstream
  * goes the length of the bytes ward holds, never the client's), then, on
- * the I/O thread, the connect begun and the
- * request written as far as the socket takes it, as HTTP/1.0 (so that the
- * answer is never chunked and ends when the server closes); its
+ * the I/O thread, the connect begun and the request written as far as
+ * the socket takes it, as HTTP/1.0 (so that the answer is never chunked
+ * and ends when the server closes); its
  * connection suspended (req_defer) while the dialect's pump thread
  * (e2b_ws.c) writes the rest and reads the answer's status and headers,
  * then resumes it with them (req_answer): no worker waits on a sandbox's
  * server.  The answer's status is checked: interim ones (1xx) skipped, a
  * 101 to a request that asked for no upgrade a 502, a 204, a 304 and a
- * HEAD's answer sent with no body.  Its body goes as it comes (the client's connection parked while
- * the sandbox's server says nothing).  A sandbox made with
+ * HEAD's answer sent with no body.  Its body goes as it comes (the
+ * client's connection parked while the sandbox's server says nothing).
+ * A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
  * nothing listens on answer 502 with E2B's JSON, a paused one too unless
@@ -677,7 +678,7 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
-		else if ((rc = ports_charge(r->e, r->id, r->interim + r->hlen)) != 0) /* its heads, what came with them */
+		else if ((rc = ports_charge(r->e, r->id, r->interim + r->hlen)) != 0) /* its heads, and after */
 			charge_refused(r, rc);
 		else if (code == 101 && !r->upgrade)
 			refuse(r, 502,

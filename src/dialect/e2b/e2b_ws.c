@@ -60,10 +60,10 @@ struct tunnel {
 };
 
 struct ws_count {
-	char id[96];       /* a sandbox's id, or (the owners' tally) its owner's name */
-	char owner[96];    /* a sandbox's owner */
-	unsigned n;        /* its upgraded connections and the relays on their way */
-	uint64_t body;     /* an owner's: the request bodies its relays hold */
+	char id[96];    /* a sandbox's id, or (the owners' tally) its owner's name */
+	char owner[96]; /* a sandbox's owner */
+	unsigned n;     /* its upgraded connections and the relays on their way */
+	uint64_t body;  /* an owner's: the request bodies its relays hold */
 	struct ws_count *next;
 };
 
