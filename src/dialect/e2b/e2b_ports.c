@@ -668,6 +668,35 @@ static bool relay_whole(struct relay *r)
 	return r->hlen - r->hpos >= r->left;
 }
 
+/* The answer's response, its head read (r->left set): a HEAD's with the
+ * server's length and no body; one whole in r's buffer, sent from it;
+ * else read from the upstream as it comes (the response owns r then);
+ * NULL out of memory. */
+static struct MHD_Response *answer_of(struct ereq *q, struct relay *r, bool whole)
+{
+	uint64_t told = head_length(r->head);
+	struct MHD_Response *resp;
+	if (!strcmp(q->method, "HEAD") && told != UINT64_MAX) /* (MHD never calls a HEAD's reader) */
+		resp = MHD_create_response_from_callback(told, RELAY_BLOCK, no_body, NULL, NULL);
+	else if (whole) /* sent with its head, in one write; the relay is q's */
+		resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos, MHD_RESPMEM_MUST_COPY);
+	else {
+		resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+		                                         RELAY_BLOCK, body_read, r, body_free);
+		if (resp) {
+			q->relay = NULL; /* the response owns it now */
+			r->park.conn = q->c;
+			r->park.fd = r->fd;
+		}
+		return resp;
+	}
+	if (resp) { /* the upstream is done with */
+		close(r->fd);
+		r->fd = -1;
+	}
+	return resp;
+}
+
 /* r's answer (its head in, or its refusal) as q's. */
 static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 {
@@ -718,32 +747,8 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 				charge_refused(r, rc);
 				return refusal(q, r);
 			}
-			uint64_t told = head_length(r->head);
-			if (!strcmp(q->method, "HEAD") && told != UINT64_MAX) {
-				/* a HEAD's answer says the length a GET's body would have
-				 * (MHD sends none for a HEAD: its reader is never called) */
-				resp = MHD_create_response_from_callback(told, RELAY_BLOCK, no_body, NULL, NULL);
-				if (!resp)
-					return MHD_NO;
-				close(r->fd);
-				r->fd = -1;
-			} else if (whole) { /* sent with its head, in one write; the relay is q's */
-				resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos,
-				                                       MHD_RESPMEM_MUST_COPY);
-				if (!resp)
-					return MHD_NO;
-				close(r->fd);
-				r->fd = -1;
-			} else {
-				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN
-				                                                               : r->left,
-				                                         RELAY_BLOCK, body_read, r, body_free);
-				if (!resp)
-					return MHD_NO;
-				q->relay = NULL; /* the response owns it now */
-				r->park.conn = q->c;
-				r->park.fd = r->fd;
-			}
+			if (!(resp = answer_of(q, r, whole)))
+				return MHD_NO;
 			copy_headers(resp, r->head, NULL);
 			q->code = code;
 			q->r->code = code;
