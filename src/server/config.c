@@ -90,6 +90,8 @@ static const char usage_text[] =
 	"  --e2b-max-sockets N       connections relayed to one sandbox's ports at once, WebSockets and\n"
 	"                            HTTP answers alike (default 32; past it 429); half of\n"
 	"                            --max-connections in all (503)\n"
+	"  --e2b-key-sockets N       ... to one API key's sandboxes' ports at once (default half of the cap\n"
+	"                            in all; past it 503): a tenant's public ports never take another's\n"
 	"  --e2b-port-bytes B        the bytes one sandbox's ports may relay in its life, both ways (default\n"
 	"                            4294967296; 1 to 2^50): past them its requests answer 403, a relay\n"
 	"                            under way is cut; apart from --egress-bytes\n"
@@ -354,6 +356,7 @@ static const struct opt_desc opts[] = {
 	{"e2b-state", K_PATH, OFF(e2b_state), 0, NULL},
 	{"e2b-max-paused", K_UINT, OFF(e2b_max_paused), 1u << 20, "--e2b-max-paused must be at least 1"},
 	{"e2b-max-sockets", K_UINT, OFF(e2b_max_sockets), 1u << 16, "--e2b-max-sockets must be at least 1"},
+	{"e2b-key-sockets", K_UINT, OFF(e2b_key_sockets), 1u << 16, "--e2b-key-sockets must be at least 1"},
 	{"e2b-port-bytes", K_SIZE, OFF(e2b_port_bytes), 1ull << 50, "--e2b-port-bytes must be at least 1"},
 	{"e2b-paused-bytes", K_SIZE, OFF(e2b_paused_bytes), 1ull << 50, "--e2b-paused-bytes must be at least 1"},
 	{"e2b-max-snapshots", K_UINT, OFF(e2b_max_snapshots), 1u << 20, "--e2b-max-snapshots must be at least 1"},

@@ -141,6 +141,7 @@ struct serve_opts {
 	const char *e2b_state;       /* --e2b-state DIR: paused sandboxes' files (NULL: /var/lib/ward/e2b) */
 	unsigned e2b_max_paused;     /* --e2b-max-paused N (0: 64) */
 	unsigned e2b_max_sockets;    /* --e2b-max-sockets N: connections to a sandbox's ports (0: 32) */
+	unsigned e2b_key_sockets;    /* --e2b-key-sockets N: ... to one key's sandboxes' (0: half the cap in all) */
 	size_t e2b_paused_bytes;     /* --e2b-paused-bytes B: their files in all (0: 4 GiB) */
 	unsigned e2b_max_snapshots;  /* --e2b-max-snapshots N per API key (0: 10) */
 	size_t e2b_snapshot_bytes;   /* --e2b-snapshot-bytes B: their homes' files per API key (0: 4 GiB) */

@@ -4,12 +4,13 @@
 # `ws` client (tests/e2b/ports_ws.mjs): text and a 1 MiB binary message
 # echoed by a server in the sandbox, the client's close and the upstream's
 # passed on, a refused upgrade's 400 passed through, the caps (429 a
-# sandbox, 503 in all), a killed sandbox closing its client, the traffic
+# sandbox, 503 in all: --e2b-key-sockets 8 lets alice's sandboxes reach it;
+# the per-key cap is ports_strict.sh's), a killed sandbox closing its client, the traffic
 # token of allowPublicTraffic false; the server stops cleanly with a
 # socket open, and closes it.
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
-start_alice ports_ws --e2b-max-sockets 4 --max-connections 16 || exit 1
+start_alice ports_ws --e2b-max-sockets 4 --max-connections 16 --e2b-key-sockets 8 || exit 1
 sdk_checked ports_ws.mjs
 KEY=$KEY_ALICE sdk ports_ws.mjs hold >"$SERVE_TMP/hold.out" 2>&1 &
 held=$!

@@ -167,6 +167,9 @@ struct ereq {
 	struct volreq *vol;  /* a volume content request (e2b_volfiles.c) */
 	int port;            /* ... its port and sandbox */
 	char port_id[100];
+	uint64_t relay_body; /* ... its body's room in its owner's share (relay_body_take, q->who's) */
+	bool close;          /* its answer closes the connection (a body's framing refused) */
+
 	const char *uri;   /* the request line's URI, its query too (r's) */
 	unsigned code;     /* for the log */
 	char message[600]; /* an error's, for the log */
@@ -457,11 +460,16 @@ struct pump_watch {
  * caller's; it may be finished before this returns). */
 bool pump_watch(struct e2b *e, struct pump_watch *w);
 /* Room for one more connection to sandbox id's ports (a relay, or an
- * upgrade): 0, or 429 (its cap) / 503 (the cap in all) with why in msg.
- * ws_adopt takes an upgrade's room over; else ws_unreserve gives it back
- * (a relay's when its answer ends). */
-unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n);
+ * upgrade), owner's: 0, or 429 (its cap) / 503 (its owner's, the cap in
+ * all) with why in msg.  ws_adopt takes an upgrade's room over; else
+ * ws_unreserve gives it back (a relay's when its answer ends). */
+unsigned ws_reserve(struct e2b *e, const char *id, const char *owner, char *msg, size_t n);
 void ws_unreserve(struct e2b *e, const char *id);
+/* want bytes of a relay's request body in the relays' share of
+ * --max-body-total (owner's, and all of them): 0, or 503 with why in msg;
+ * relay_body_give gives them back when the request ends. */
+unsigned relay_body_take(struct e2b *e, const char *owner, uint64_t want, char *msg, size_t n);
+void relay_body_give(struct e2b *e, const char *owner, uint64_t n);
 /* From the upgrade handler: client (MHD's upgraded socket, urh) and up
  * pumped both ways, to_client and to_up sent first; false (both closed, the
  * room given back) when it cannot be. */

@@ -6,15 +6,22 @@
  * sandbox's network namespace (ward_session_connect_start).
  *
  * Plain HTTP, a request of the server's life (deadlines, the log): its
- * body held whole within --max-body (a chunked one answers 411: HTTP/1.0
- * needs its length), then, on the I/O thread, the connect begun and the
- * request written as far as the socket takes it, as HTTP/1.0 (so that the
- * answer is never chunked and ends when the server closes); its
+ * body held whole within --max-body and its owner's share of the relays'
+ * (e2b_ws.c: a stranger's bodies to a public port never take the API's
+ * budget), its framing ward's alone (RFC 9112 §6.3: Content-Length with
+ * Transfer-Encoding, or two that differ, answer 400 and close; upstream
+ * goes the length of the bytes ward holds, never the client's), then, on
+ * the I/O thread, the connect begun and the request written as far as
+ * the socket takes it, as HTTP/1.0 (so that the answer is never chunked
+ * and ends when the server closes); its
  * connection suspended (req_defer) while the dialect's pump thread
  * (e2b_ws.c) writes the rest and reads the answer's status and headers,
  * then resumes it with them (req_answer): no worker waits on a sandbox's
- * server.  Its body goes as it comes (the client's connection parked while
- * the sandbox's server says nothing).  A sandbox made with
+ * server.  The answer's status is checked: interim ones (1xx) skipped, a
+ * 101 to a request that asked for no upgrade a 502, a 204, a 304 and a
+ * HEAD's answer sent with no body.  Its body goes as it comes (the
+ * client's connection parked while the sandbox's server says nothing).
+ * A sandbox made with
  * network.allowPublicTraffic false wants its traffic token
  * (e2b-traffic-access-token), else 403; an unknown sandbox and a port
  * nothing listens on answer 502 with E2B's JSON, a paused one too unless
@@ -65,6 +72,7 @@ struct relay {
 	size_t hlen, hpos;   /* read so far; where the body's first bytes begin */
 	bool upgrade;        /* a WebSocket's handshake: HTTP/1.1, its Upgrade headers relayed */
 	bool reserved;       /* it holds room in e2b_ws.c's caps */
+	size_t interim;      /* the bytes of interim answers (1xx) skipped before its head */
 	uint64_t left;       /* the answer's body still to relay (its Content-Length), or UINT64_MAX */
 	struct e2b *e;
 	struct server *s;
@@ -129,11 +137,15 @@ struct head_out {
 	bool over;
 };
 
+/* A request header relayed: neither the hop's nor its body's framing (the
+ * relay sends the length of the body ward holds; Expect was MHD's to
+ * answer, the body is all here). */
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 {
 	struct head_out *h = cls;
 	(void)kind;
-	if (!k || !v || hop_header(k) || strpbrk(k, "\r\n") || strpbrk(v, "\r\n"))
+	if (!k || !v || hop_header(k) || strcasecmp(k, "Content-Length") == 0 || strcasecmp(k, "Expect") == 0 ||
+	    strpbrk(k, "\r\n") || strpbrk(v, "\r\n"))
 		return MHD_YES;
 	size_t need = strlen(k) + strlen(v) + 4;
 	if (h->len + need + 32 > h->cap) {
@@ -206,6 +218,60 @@ static void charge_refused(struct relay *r, int rc)
 		refuse(r, 502, "The sandbox was not found", NULL);
 }
 
+/* A request's body framing, as its headers say it. */
+struct framing {
+	unsigned cl, te; /* its Content-Length and Transfer-Encoding headers */
+	bool bad_cl;     /* one that is not a number, or two that differ */
+	bool not_chunked;
+	char len[24];
+};
+
+static enum MHD_Result framing_of(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct framing *f = cls;
+	(void)kind;
+	if (!k || !v)
+		return MHD_YES;
+	if (strcasecmp(k, "Content-Length") == 0) {
+		size_t n = strlen(v);
+		if (!n || n >= sizeof(f->len) || strspn(v, "0123456789") != n || (f->cl && strcmp(v, f->len) != 0))
+			f->bad_cl = true;
+		else
+			memcpy(f->len, v, n + 1);
+		f->cl++;
+	} else if (strcasecmp(k, "Transfer-Encoding") == 0) {
+		f->te++;
+		f->not_chunked |= strcasecmp(v, "chunked") != 0;
+	}
+	return MHD_YES;
+}
+
+/* A body whose framing a proxy could read otherwise than ward (RFC 9112
+ * §6.3: a request smuggled past the relay): 400 (501 for a transfer
+ * coding other than chunked), its connection closed after the answer;
+ * else the bytes the body may take (a chunked one: --max-body). */
+static bool framing_refused(struct ereq *q, struct relay *r, uint64_t *want)
+{
+	struct framing f = {0};
+	MHD_get_connection_values(q->c, MHD_HEADER_KIND, framing_of, &f);
+	if (f.cl && f.te)
+		refuse(r, 400,
+		       "a request with both Content-Length and Transfer-Encoding is not relayed (a proxy could read "
+		       "another body, or another request, than ward did): send one of them",
+		       NULL);
+	else if (f.bad_cl)
+		refuse(r, 400, "a request whose Content-Length is not one number is not relayed: send one", NULL);
+	else if (f.te > 1 || f.not_chunked)
+		refuse(r, f.te > 1 ? 400 : 501,
+		       "a request's body is relayed with Content-Length or Transfer-Encoding: chunked alone", NULL);
+	if (r->status) {
+		q->close = true;
+		return true;
+	}
+	*want = f.te ? q->s->o.max_body : f.cl ? strtoull(f.len, NULL, 10) : 0;
+	return false;
+}
+
 bool ports_check(struct ereq *q)
 {
 	struct relay *r = calloc(1, sizeof(*r));
@@ -214,11 +280,25 @@ bool ports_check(struct ereq *q)
 	r->port = q->port;
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)sizeof(r->id) - 1, q->port_id);
 	r->e = q->e;
+	uint64_t want = 0;
 	struct e2b_sbx *x = e2b_sbx_get(q->e, q->port_id);
 	if (!x)
 		refuse(r, 502, "The sandbox was not found", NULL);
-	else if (!traffic_refused(q, x, r) && ports_charge(q->e, r->id, 0) == -EDQUOT)
+	else if (traffic_refused(q, x, r))
+		; /* answered 403 */
+	else if (ports_charge(q->e, r->id, 0) == -EDQUOT)
 		charge_refused(r, -EDQUOT); /* spent: its body is never held */
+	else if (framing_refused(q, r, &want))
+		; /* answered 400, its connection closed */
+	else if (want && want <= q->s->o.max_body) {
+		/* its body in its owner's share of the relays' (a stranger's
+		 * bodies to a public port never take what the API's calls need) */
+		snprintf(q->who, sizeof(q->who), "%s", x->owner);
+		if ((r->status = relay_body_take(q->e, q->who, want, r->msg, sizeof(r->msg))) != 0)
+			q->r->retry_after = 1;
+		else
+			q->relay_body = want;
+	}
 	if (x)
 		e2b_sbx_put(q->e, x);
 	bool ok = !r->status;
@@ -266,9 +346,7 @@ static bool ports_begin(struct ereq *q, bool on_worker)
 		refuse(r, 502, q->message, NULL);
 	else if (!(ss = e2b_sess(q->e, x)))
 		refuse(r, 502, "The sandbox was not found", NULL);
-	else if (!e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) && e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
-		refuse(r, 411, "a chunked body cannot be relayed to a sandbox's port: send its Content-Length", NULL);
-	else if ((r->status = ws_reserve(q->e, id, r->msg, sizeof(r->msg))) != 0)
+	else if ((r->status = ws_reserve(q->e, id, x->owner, r->msg, sizeof(r->msg))) != 0)
 		; /* over its caps (a relay as a WebSocket): r->msg says which */
 	else {
 		r->reserved = true;
@@ -291,10 +369,15 @@ static bool ports_begin(struct ereq *q, bool on_worker)
 		h.len += (size_t)snprintf(h.buf + h.len, h.cap - h.len, "Connection: Upgrade\r\nUpgrade: %.2000s\r\n",
 		                          upg);
 	MHD_get_connection_values(q->c, MHD_HEADER_KIND, add_header, &h);
+	/* the body's length: the bytes ward holds (MHD decoded a chunked one) */
+	size_t blen = q->r->body ? q->r->len : 0;
+	if (blen || e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH) || e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		h.len += (size_t)snprintf(h.buf + h.len, h.cap > h.len ? h.cap - h.len : 0, "Content-Length: %zu\r\n",
+		                          blen);
 	int rc = 0;
 	if (h.over || h.len + 2 >= h.cap)
 		refuse(r, 431, "the request's headers are too large", NULL);
-	else if ((rc = ports_charge(r->e, r->id, h.len + 2 + (q->r->body ? q->r->len : 0))) != 0)
+	else if ((rc = ports_charge(r->e, r->id, h.len + 2 + blen)) != 0)
 		charge_refused(r, rc); /* its head and body, before they go */
 	if (r->status) {
 		close(r->fd);
@@ -383,13 +466,28 @@ static bool relay_ready(struct pump_watch *w, int i, unsigned ev)
 	w->events[0] = EPOLLIN | (relay_sent(r) ? 0 : EPOLLOUT);
 	if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return false;
-	ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen);
+	/* (the interim answers skipped count in the 16 KiB) */
+	ssize_t k = read(r->fd, r->head + r->hlen, sizeof(r->head) - r->hlen - r->interim);
 	if (k < 0 && (errno == EINTR || errno == EAGAIN))
 		return false;
 	if (k > 0)
 		r->hlen += (size_t)k;
-	bool whole = memmem(r->head, r->hlen, "\r\n\r\n", 4) != NULL;
-	if (!whole && (k <= 0 || r->hlen == sizeof(r->head)))
+	bool whole;
+	for (;;) {
+		char *end = memmem(r->head, r->hlen, "\r\n\r\n", 4);
+		unsigned code = 0;
+		whole = end != NULL;
+		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 199 || code == 101)
+			break;
+		/* an interim answer (100 Continue, 102, 103 Early Hints): not
+		 * the answer, which is the next head (the client had its own
+		 * 100 from MHD; the body is all sent) */
+		size_t n = (size_t)(end - r->head) + 4;
+		memmove(r->head, r->head + n, r->hlen - n);
+		r->hlen -= n;
+		r->interim += n;
+	}
+	if (!whole && (k <= 0 || r->hlen + r->interim == sizeof(r->head)))
 		refuse(r, 502, "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)",
 		       k < 0    ? strerror(errno)
 		       : k == 0 ? "it closed first"
@@ -490,6 +588,15 @@ static ssize_t body_read(void *cls, uint64_t off, char *out, size_t max)
 	}
 }
 
+static ssize_t no_body(void *cls, uint64_t off, char *out, size_t max)
+{
+	(void)cls;
+	(void)off;
+	(void)out;
+	(void)max;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 static void body_free(void *cls)
 {
 	struct relay *r = cls;
@@ -561,6 +668,35 @@ static bool relay_whole(struct relay *r)
 	return r->hlen - r->hpos >= r->left;
 }
 
+/* The answer's response, its head read (r->left set): a HEAD's with the
+ * server's length and no body; one whole in r's buffer, sent from it;
+ * else read from the upstream as it comes (the response owns r then);
+ * NULL out of memory. */
+static struct MHD_Response *answer_of(struct ereq *q, struct relay *r, bool whole)
+{
+	uint64_t told = head_length(r->head);
+	struct MHD_Response *resp;
+	if (!strcmp(q->method, "HEAD") && told != UINT64_MAX) /* (MHD never calls a HEAD's reader) */
+		resp = MHD_create_response_from_callback(told, RELAY_BLOCK, no_body, NULL, NULL);
+	else if (whole) /* sent with its head, in one write; the relay is q's */
+		resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos, MHD_RESPMEM_MUST_COPY);
+	else {
+		resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN : r->left,
+		                                         RELAY_BLOCK, body_read, r, body_free);
+		if (resp) {
+			q->relay = NULL; /* the response owns it now */
+			r->park.conn = q->c;
+			r->park.fd = r->fd;
+		}
+		return resp;
+	}
+	if (resp) { /* the upstream is done with */
+		close(r->fd);
+		r->fd = -1;
+	}
+	return resp;
+}
+
 /* r's answer (its head in, or its refusal) as q's. */
 static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 {
@@ -571,9 +707,13 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 		if (!end || sscanf(r->head, "HTTP/%*d.%*d %3u", &code) != 1 || code < 100 || code > 599)
 			refuse(r, 502,
 			       "the sandbox's server answered no HTTP head (within the request timeout, 16 KiB)", NULL);
-		else if ((rc = ports_charge(r->e, r->id, r->hlen)) != 0) /* its head, and what came with it */
+		else if ((rc = ports_charge(r->e, r->id, r->interim + r->hlen)) != 0) /* its heads, and after */
 			charge_refused(r, rc);
-		else if (r->upgrade && code == 101) {
+		else if (code == 101 && !r->upgrade)
+			refuse(r, 502,
+			       "the sandbox's server switched protocols (101) for a request that asked for no upgrade",
+			       NULL);
+		else if (code == 101) {
 			/* the relay stays q's (freed when the connection ends): upgraded() takes its socket */
 			struct MHD_Response *resp = MHD_create_response_for_upgrade(upgraded, r);
 			if (!resp)
@@ -593,10 +733,11 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 			r->hpos = (size_t)(end - r->head) + 4;
 			/* a known length goes as it is, not chunked, through a
 			 * RELAY_BLOCK buffer of the answer's own (MHD copies a chunked
-			 * one through the connection's 32 KiB pool); one without, or a
-			 * bodiless answer, until the server closes (HTTP/1.0) */
-			bool bodiless = code < 200 || code == 204 || code == 304 || !strcmp(q->method, "HEAD");
-			r->left = bodiless ? UINT64_MAX : head_length(r->head);
+			 * one through the connection's 32 KiB pool); one without until
+			 * the server closes (HTTP/1.0); a bodiless answer (204, 304, to
+			 * a HEAD) with none, whatever the server sent after its head */
+			bool bodiless = code == 204 || code == 304 || !strcmp(q->method, "HEAD");
+			r->left = bodiless ? 0 : head_length(r->head);
 			struct MHD_Response *resp;
 			size_t had = r->hlen;
 			bool whole = relay_whole(r);
@@ -606,23 +747,8 @@ static enum MHD_Result relay_answer(struct ereq *q, struct relay *r)
 				charge_refused(r, rc);
 				return refusal(q, r);
 			}
-			if (whole) { /* sent with its head, in one write; the relay is q's */
-				resp = MHD_create_response_from_buffer((size_t)r->left, r->head + r->hpos,
-				                                       MHD_RESPMEM_MUST_COPY);
-				if (!resp)
-					return MHD_NO;
-				close(r->fd);
-				r->fd = -1;
-			} else {
-				resp = MHD_create_response_from_callback(r->left == UINT64_MAX ? MHD_SIZE_UNKNOWN
-				                                                               : r->left,
-				                                         RELAY_BLOCK, body_read, r, body_free);
-				if (!resp)
-					return MHD_NO;
-				q->relay = NULL; /* the response owns it now */
-				r->park.conn = q->c;
-				r->park.fd = r->fd;
-			}
+			if (!(resp = answer_of(q, r, whole)))
+				return MHD_NO;
 			copy_headers(resp, r->head, NULL);
 			q->code = code;
 			q->r->code = code;

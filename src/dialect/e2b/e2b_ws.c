@@ -5,8 +5,10 @@
  * closes (what it sent before is delivered first), one fails, or nothing
  * moved for WS_IDLE_S.  Bounded: --e2b-max-sockets connections to a
  * sandbox's ports (429 past it; a plain relay holds a room too, until its
- * answer ends: e2b_ports.c), half of --max-connections in all (503), a
- * WS_BUF buffer each way; a side whose buffer is full is not read (the
+ * answer ends: e2b_ports.c), --e2b-key-sockets to one key's sandboxes
+ * (its owner's: 503; by default half of the cap in all, so that relays to
+ * one tenant's public ports, which need no key, never take another's),
+ * half of --max-connections in all (503), a WS_BUF buffer each way; a side whose buffer is full is not read (the
  * slower end sets the pace), and a side that can neither be read nor
  * written is out of the epoll set (a hung-up socket never spins it).
  * Every read is charged to its sandbox (ports_charge) before it is passed
@@ -17,7 +19,13 @@
  * in), so that no worker waits on a sandbox's server: each is called back
  * when its descriptors are ready, at its deadline (checked once a second)
  * and when the pump stops; one that is done leaves the pump after the
- * round, then its finish runs, outside the pump's lock. */
+ * round, then its finish runs, outside the pump's lock.
+ *
+ * The same tally by owner holds the request bodies its sandboxes' relays
+ * hold (relay_body_take): a quarter of --max-body-total for one key's, half
+ * for all of them (at least --max-body each), so that bodies sent to a
+ * public port, which need no key, never take the budget of the API's
+ * calls or of another key's relays. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -52,8 +60,10 @@ struct tunnel {
 };
 
 struct ws_count {
-	char id[80];
-	unsigned n; /* its upgraded connections and the upgrades on their way */
+	char id[96];    /* a sandbox's id, or (the owners' tally) its owner's name */
+	char owner[96]; /* a sandbox's owner */
+	unsigned n;     /* its upgraded connections and the relays on their way */
+	uint64_t body;  /* an owner's: the request bodies its relays hold */
 	struct ws_count *next;
 };
 
@@ -65,8 +75,9 @@ struct ws_hub {
 	bool running, stop;
 	struct tunnel *list;
 	struct pump_watch *watches;
-	struct ws_count *counts;
+	struct ws_count *counts, *owners;
 	unsigned total;
+	uint64_t body; /* the request bodies all relays hold */
 };
 
 static unsigned per_sbx(struct e2b *e)
@@ -80,15 +91,41 @@ static unsigned in_all(struct e2b *e)
 	return m ? m : 1;
 }
 
-static struct ws_count **count_of(struct ws_hub *h, const char *id)
+/* One key's sandboxes: --e2b-key-sockets, by default half of the cap in all. */
+static unsigned per_key(struct e2b *e)
 {
-	struct ws_count **p = &h->counts;
+	unsigned m = e->s->o.e2b_key_sockets ? e->s->o.e2b_key_sockets : in_all(e) / 2;
+	return m ? m : 1;
+}
+
+static struct ws_count **count_of(struct ws_count **head, const char *id)
+{
+	struct ws_count **p = head;
 	while (*p && strcmp((*p)->id, id) != 0)
 		p = &(*p)->next;
 	return p;
 }
 
-unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
+/* *p's record made when it has none (its id set): false out of memory. */
+static bool count_make(struct ws_count **p, const char *id)
+{
+	if (!*p && !(*p = calloc(1, sizeof(**p))))
+		return false;
+	snprintf((*p)->id, sizeof((*p)->id), "%s", id);
+	return true;
+}
+
+/* *p's record freed when it counts nothing. */
+static void count_drop(struct ws_count **p)
+{
+	struct ws_count *c = *p;
+	if (c && !c->n && !c->body) {
+		*p = c->next;
+		free(c);
+	}
+}
+
+unsigned ws_reserve(struct e2b *e, const char *id, const char *owner, char *msg, size_t n)
 {
 	struct ws_hub *h = e->ws;
 	if (!h) {
@@ -97,7 +134,7 @@ unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
 	}
 	unsigned code = 0;
 	pthread_mutex_lock(&h->lock);
-	struct ws_count **p = count_of(h, id);
+	struct ws_count **p = count_of(&h->counts, id), **o = count_of(&h->owners, owner);
 	if (h->stop) {
 		snprintf(msg, n, "the server is stopping");
 		code = 503;
@@ -106,17 +143,25 @@ unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
 		         "sandbox %s has %u connections open to its ports (--e2b-max-sockets %u): close one first", id,
 		         (*p)->n, per_sbx(e));
 		code = 429;
+	} else if (*o && (*o)->n >= per_key(e)) {
+		snprintf(msg, n,
+		         "this API key's sandboxes have %u connections open to their ports (--e2b-key-sockets %u): "
+		         "close one first",
+		         (*o)->n, per_key(e));
+		code = 503;
 	} else if (h->total >= in_all(e)) {
 		snprintf(msg, n,
 		         "%u connections are open to sandboxes' ports, half of --max-connections: try again later",
 		         h->total);
 		code = 503;
-	} else if (!*p && !(*p = calloc(1, sizeof(**p)))) {
-		snprintf(msg, n, "out of memory for the WebSocket");
+	} else if (!count_make(o, owner) || !count_make(p, id)) {
+		count_drop(o);
+		snprintf(msg, n, "out of memory for the relay");
 		code = 503;
 	} else {
-		snprintf((*p)->id, sizeof((*p)->id), "%s", id);
+		snprintf((*p)->owner, sizeof((*p)->owner), "%s", owner);
 		(*p)->n++;
+		(*o)->n++;
 		h->total++;
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -125,15 +170,73 @@ unsigned ws_reserve(struct e2b *e, const char *id, char *msg, size_t n)
 
 static void unreserve_locked(struct ws_hub *h, const char *id)
 {
-	struct ws_count **p = count_of(h, id);
+	struct ws_count **p = count_of(&h->counts, id);
 	if (!*p)
 		return;
-	h->total--;
-	if (--(*p)->n == 0) {
-		struct ws_count *c = *p;
-		*p = c->next;
-		free(c);
+	struct ws_count **o = count_of(&h->owners, (*p)->owner);
+	if (*o) {
+		(*o)->n--;
+		count_drop(o);
 	}
+	h->total--;
+	(*p)->n--;
+	count_drop(p);
+}
+
+/* The relays' share of --max-body-total: half of it in all, a quarter for
+ * one key's sandboxes (each at least --max-body: one body always fits). */
+static uint64_t body_share(struct e2b *e, unsigned part)
+{
+	uint64_t m = e->s->o.max_body_total / part;
+	return m > e->s->o.max_body ? m : e->s->o.max_body;
+}
+
+unsigned relay_body_take(struct e2b *e, const char *owner, uint64_t want, char *msg, size_t n)
+{
+	struct ws_hub *h = e->ws;
+	if (!h) {
+		snprintf(msg, n, "relays to a sandbox's port are not available (the pump did not start)");
+		return 503;
+	}
+	unsigned code = 0;
+	pthread_mutex_lock(&h->lock);
+	struct ws_count **o = count_of(&h->owners, owner);
+	uint64_t mine = *o ? (*o)->body : 0;
+	if (mine + want > body_share(e, 4)) {
+		snprintf(msg, n,
+		         "this API key's sandboxes' ports hold %llu bytes of request bodies, a quarter of "
+		         "--max-body-total: retry later",
+		         (unsigned long long)mine);
+		code = 503;
+	} else if (h->body + want > body_share(e, 2)) {
+		snprintf(msg, n,
+		         "sandboxes' ports hold %llu bytes of request bodies, half of --max-body-total: retry later",
+		         (unsigned long long)h->body);
+		code = 503;
+	} else if (!count_make(o, owner)) {
+		snprintf(msg, n, "out of memory for the relay");
+		code = 503;
+	} else {
+		(*o)->body += want;
+		h->body += want;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return code;
+}
+
+void relay_body_give(struct e2b *e, const char *owner, uint64_t n)
+{
+	struct ws_hub *h = e->ws;
+	if (!h || !n)
+		return;
+	pthread_mutex_lock(&h->lock);
+	struct ws_count **o = count_of(&h->owners, owner);
+	if (*o) {
+		(*o)->body -= n;
+		h->body -= n;
+		count_drop(o);
+	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 void ws_unreserve(struct e2b *e, const char *id)
@@ -463,17 +566,23 @@ void ws_close_all(struct e2b *e)
 	watches_finish(done);
 }
 
+static void counts_free(struct ws_count **l)
+{
+	while (*l) {
+		struct ws_count *c = *l;
+		*l = c->next;
+		free(c);
+	}
+}
+
 void ws_free(struct e2b *e)
 {
 	struct ws_hub *h = e->ws;
 	if (!h)
 		return;
 	ws_close_all(e);
-	while (h->counts) {
-		struct ws_count *c = h->counts;
-		h->counts = c->next;
-		free(c);
-	}
+	counts_free(&h->counts);
+	counts_free(&h->owners);
 	close(h->ep);
 	close(h->wake);
 	pthread_mutex_destroy(&h->lock);
