@@ -3,8 +3,9 @@
 # SDK (tests/e2b/volumes.mjs): the management and content APIs, two
 # sandboxes of different uids sharing one volume, the byte cap inside a
 # sandbox and through an upload, hostile paths and mount paths, another
-# key's volume, and a volume across a runner restart.  Off without
-# --e2b-volumes (403, E2B's "not enabled").
+# key's volume, a volume across a runner restart, and mount points beneath
+# an image template's read-only directories.  Off without --e2b-volumes
+# (403, E2B's "not enabled").
 . "$(dirname "$0")/lib.bash"
 node_ready || exit 0
 KEY_BOB=sekrit-bob-0123456789abc
@@ -55,3 +56,22 @@ check "e2b volumes: the next runner keeps that mount (one loop device for the im
 KEY=$KEY_ALICE sdk volumes.mjs after "$id" "$name"
 check "e2b volumes: destroyed after the restart: its directory is gone" test ! -e "$VOLS/$id"
 stop_e2b after
+
+# an image template (busybox; /bin/bash a script, the SDK runs commands
+# with it) whose /mnt, /opt and /srv lack the mount points asked for
+python3 - "$SERVE_TMP/bb" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests/image"))
+import oci
+bb = open("/bin/busybox", "rb").read()
+t = (oci.T().dir("bin").file("bin/busybox", bb, 0o755).symlink("bin/sh", "busybox")
+     .symlink("bin/cat", "busybox").symlink("bin/touch", "busybox").symlink("bin/ls", "busybox").symlink("bin/wc", "busybox")
+     .file("bin/bash", b'#!/bin/sh\nexec /bin/busybox sh "$@"\n', 0o755)
+     .dir("mnt").file("mnt/keep", b"keep\n").dir("srv").symlink("srv/link", "/etc")
+     .dir("opt").file("opt/file", b"file\n").dir("opt/dir").dir("opt/dir/deep").file("opt/dir/deep/f", b"deep\n"))
+oci.layout(sys.argv[1], [t.bytes()], ref="1")
+PY
+out=$("$WARD" image import --image-store "$SERVE_TMP/store" bb "oci:$SERVE_TMP/bb:1" 2>&1) || fail "import the busybox image" "$out"
+start_e2b img "${VARGS[@]}" --image bb --image-store "$SERVE_TMP/store" || exit 1
+KEY=$KEY_ALICE sdk volumes.mjs image
+stop_e2b img
