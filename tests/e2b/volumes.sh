@@ -15,6 +15,7 @@ VOLS=$SERVE_TMP/vols
 # whatever they did (by path: only ours)
 _vol_cleanup() {
 	local m
+	[ -n "${FROZEN:-}" ] && fsfreeze -u "$FROZEN" 2>/dev/null # (thawed first: a frozen one blocks its unmount)
 	for m in "$VOLS"/*/root; do
 		[ -d "$m" ] && mountpoint -q "$m" && umount -l "$m"
 	done
@@ -75,3 +76,47 @@ out=$("$WARD" image import --image-store "$SERVE_TMP/store" bb "oci:$SERVE_TMP/b
 start_e2b img "${VARGS[@]}" --image bb --image-store "$SERVE_TMP/store" || exit 1
 KEY=$KEY_ALICE sdk volumes.mjs image
 stop_e2b img
+
+# A volume upload is written by a pump thread ("e2b-vol-upload"), never
+# on an I/O thread: with the volume's file system frozen (fsfreeze), the
+# upload's writer blocks (state D) and it is that thread; other requests
+# answer meanwhile; the pump's buffers count in --max-body-total (256 KiB
+# here: a second upload meanwhile is 503), and the upload ends whole once
+# thawed.
+start_e2b frozen "${VARGS[@]}" --max-body 65536 --max-body-total 262144 || exit 1
+read -r fid ftok < <(curl -s -X POST -H "X-API-KEY: $KEY_ALICE" -d '{"name":"frozen"}' "$E2B_URL/volumes" |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["volumeID"], j["token"])')
+check "e2b volumes frozen: a volume" test -n "$fid"
+head -c 4194304 /dev/urandom >"$SERVE_TMP/big"
+vput() { # vput FILE PATH: the status of a PUT of FILE at PATH in the frozen volume
+	curl -s -o /dev/null -w '%{http_code}' -m 120 -X PUT -T "$1" -H "Authorization: Bearer $ftok" \
+		-H 'Content-Type: application/octet-stream' "$E2B_URL/volumecontent/$fid/file?path=%2F$2"
+}
+FROZEN=$VOLS/$fid/root
+fsfreeze -f "$FROZEN"
+vput "$SERVE_TMP/big" big >"$SERVE_TMP/put.code" &
+PUT_PID=$!
+# blocked_as NAME: a thread of the runner blocked (D) on the frozen volume is named NAME
+blocked_as() {
+	local t
+	for t in /proc/"$SRV_PID"/task/*; do
+		[ "$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)" = D ] && [ "$(cat "$t/comm")" = "$1" ] && return 0
+	done
+	return 1
+}
+check "e2b volumes frozen: the upload's writer, blocked on the frozen volume, is its pump thread" wait_for blocked_as e2b-vol-upload
+ok=0
+for _ in 1 2 3 4 5 6 7 8; do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -m 30 -H "X-API-KEY: $KEY_ALICE" "$E2B_URL/volumes")" = 200 ] && ok=$((ok + 1))
+done
+expect_eq "e2b volumes frozen: meanwhile 8 other requests (each its own connection) answer" 8 "$ok"
+printf small >"$SERVE_TMP/small"
+expect_eq "e2b volumes frozen: a second upload meanwhile: 503 (its pump's buffers past --max-body-total)" \
+	503 "$(vput "$SERVE_TMP/small" small)"
+fsfreeze -u "$FROZEN"
+FROZEN=
+wait "$PUT_PID"
+expect_eq "e2b volumes frozen: thawed, the upload ends: 201" 201 "$(cat "$SERVE_TMP/put.code")"
+check "e2b volumes frozen: ... its file whole" cmp -s "$SERVE_TMP/big" "$VOLS/$fid/root/big"
+curl -s -o /dev/null -X DELETE -H "X-API-KEY: $KEY_ALICE" "$E2B_URL/volumes/$fid"
+stop_e2b frozen
