@@ -367,7 +367,10 @@ enum MHD_Result fs_remove(struct ereq *q)
  * ends its watch within a poll, not at the next event it would be sent.
  * The listing is a call into the sandbox's file worker, which the sandbox
  * can stop: the stream, on the I/O thread, only asks for it and takes it
- * when it is done; the dialect's listers (WATCH_LISTERS threads) list. */
+ * when it is done; the dialect's listers (WATCH_LISTERS threads) list,
+ * one listing of an API key's at a time: a key whose sandboxes stall
+ * their file workers, or that watches many directories, holds one lister
+ * at most, never the others' turn. */
 
 struct watch {
 	struct e2b *e;
@@ -390,12 +393,15 @@ struct watch {
 };
 
 /* The listers: WATCH_LISTERS threads of the dialect's that list what the
- * watches' streams ask for, oldest first (a listing is a call into the
- * sandbox's file worker: never an I/O thread's). */
+ * watches' streams ask for, oldest first of the keys without a listing in
+ * flight (a listing is a call into the sandbox's file worker: never an I/O
+ * thread's). */
 struct e2b_listers {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct watch *head, *tail;
+	const char *busy[WATCH_LISTERS]; /* the owner each lister lists for, or NULL */
+	int named;                       /* listers that took their slot */
 	bool stop;
 	pthread_t t[WATCH_LISTERS];
 	int n;
@@ -489,19 +495,38 @@ static int watch_end(char **buf, size_t *len, const char *code, const char *msg)
 	return CX_END;
 }
 
+/* The oldest watch in the queue whose owner has no listing in flight,
+ * taken out of it; NULL when there is none. */
+static struct watch *watch_next(struct e2b_listers *L)
+{
+	for (struct watch **pw = &L->head, *prev = NULL; *pw; prev = *pw, pw = &(*pw)->qnext) {
+		struct watch *w = *pw;
+		bool busy = false;
+		for (int i = 0; i < WATCH_LISTERS && !busy; i++)
+			busy = L->busy[i] && strcmp(L->busy[i], w->x->owner) == 0;
+		if (busy)
+			continue;
+		*pw = w->qnext;
+		if (L->tail == w)
+			L->tail = prev;
+		return w;
+	}
+	return NULL;
+}
+
 static void *watch_lister(void *p)
 {
 	struct e2b_listers *L = p;
+	pthread_setname_np(pthread_self(), "e2b-lister");
 	pthread_mutex_lock(&L->lock);
+	int me = L->named++; /* its slot in busy */
 	while (!L->stop) {
-		struct watch *w = L->head;
+		struct watch *w = watch_next(L);
 		if (!w) {
 			pthread_cond_wait(&L->cond, &L->lock);
 			continue;
 		}
-		L->head = w->qnext;
-		if (!L->head)
-			L->tail = NULL;
+		L->busy[me] = w->x->owner; /* (the watch holds its sandbox, so the string) */
 		bool gone = w->gone;
 		pthread_mutex_unlock(&L->lock);
 		struct ward_dirent *d = NULL;
@@ -514,6 +539,8 @@ static void *watch_lister(void *p)
 			sess_unref(w->e->s, ss);
 		}
 		pthread_mutex_lock(&L->lock);
+		L->busy[me] = NULL;
+		pthread_cond_broadcast(&L->cond); /* that owner's next may be another lister's now */
 		w->pending = false;
 		if (w->gone) {
 			pthread_mutex_unlock(&L->lock);
