@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/workq.h"
 #include "dialect/e2b/e2b_int.h"
 
 #define LIST_MAX 10000 /* entries of one ListDir, all depths */
@@ -401,10 +402,7 @@ struct e2b_listers {
 	pthread_cond_t cond;
 	struct watch *head, *tail;
 	const char *busy[WATCH_LISTERS]; /* the owner each lister lists for, or NULL */
-	int named;                       /* listers that took their slot */
-	bool stop;
-	pthread_t t[WATCH_LISTERS];
-	int n;
+	struct workq q;
 };
 
 static void watch_release(struct watch *w)
@@ -496,9 +494,10 @@ static int watch_end(char **buf, size_t *len, const char *code, const char *msg)
 }
 
 /* The oldest watch in the queue whose owner has no listing in flight,
- * taken out of it; NULL when there is none. */
-static struct watch *watch_next(struct e2b_listers *L)
+ * taken out of it for lister me; NULL when there is none. */
+static void *watch_next(void *ctx, int me)
 {
+	struct e2b_listers *L = ctx;
 	for (struct watch **pw = &L->head, *prev = NULL; *pw; prev = *pw, pw = &(*pw)->qnext) {
 		struct watch *w = *pw;
 		bool busy = false;
@@ -509,54 +508,45 @@ static struct watch *watch_next(struct e2b_listers *L)
 		*pw = w->qnext;
 		if (L->tail == w)
 			L->tail = prev;
+		L->busy[me] = w->x->owner; /* (the watch holds its sandbox, so the string) */
 		return w;
 	}
 	return NULL;
 }
 
-static void *watch_lister(void *p)
+/* One listing, by lister me (its lock released). */
+static void watch_lister(void *ctx, void *job, int me)
 {
-	struct e2b_listers *L = p;
-	pthread_setname_np(pthread_self(), "e2b-lister");
+	struct e2b_listers *L = ctx;
+	struct watch *w = job;
 	pthread_mutex_lock(&L->lock);
-	int me = L->named++; /* its slot in busy */
-	while (!L->stop) {
-		struct watch *w = watch_next(L);
-		if (!w) {
-			pthread_cond_wait(&L->cond, &L->lock);
-			continue;
-		}
-		L->busy[me] = w->x->owner; /* (the watch holds its sandbox, so the string) */
-		bool gone = w->gone;
-		pthread_mutex_unlock(&L->lock);
-		struct ward_dirent *d = NULL;
-		size_t n = 0;
-		int rc = -ESRCH;
-		char err[256];
-		struct sess *ss = gone ? NULL : e2b_sess(w->e, w->x);
-		if (ss) {
-			rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
-			sess_unref(w->e->s, ss);
-		}
-		pthread_mutex_lock(&L->lock);
-		L->busy[me] = NULL;
-		pthread_cond_broadcast(&L->cond); /* that owner's next may be another lister's now */
-		w->pending = false;
-		if (w->gone) {
-			pthread_mutex_unlock(&L->lock);
-			ward_session_list_free(d, n);
-			watch_release(w);
-			pthread_mutex_lock(&L->lock);
-			continue;
-		}
-		ward_session_list_free(w->nd, w->nn);
-		w->nd = d;
-		w->nn = n;
-		w->nrc = rc;
-		w->fresh = true;
-	}
+	bool gone = w->gone;
 	pthread_mutex_unlock(&L->lock);
-	return NULL;
+	struct ward_dirent *d = NULL;
+	size_t n = 0;
+	int rc = -ESRCH;
+	char err[256];
+	struct sess *ss = gone ? NULL : e2b_sess(w->e, w->x);
+	if (ss) {
+		rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
+		sess_unref(w->e->s, ss);
+	}
+	pthread_mutex_lock(&L->lock);
+	L->busy[me] = NULL;
+	pthread_cond_broadcast(&L->cond); /* that owner's next may be another lister's now */
+	w->pending = false;
+	if (w->gone) {
+		pthread_mutex_unlock(&L->lock);
+		ward_session_list_free(d, n);
+		watch_release(w);
+		return;
+	}
+	ward_session_list_free(w->nd, w->nn);
+	w->nd = d;
+	w->nn = n;
+	w->nrc = rc;
+	w->fresh = true;
+	pthread_mutex_unlock(&L->lock);
 }
 
 int watch_start(struct e2b *e)
@@ -567,10 +557,13 @@ int watch_start(struct e2b *e)
 	pthread_mutex_init(&L->lock, NULL);
 	pthread_cond_init(&L->cond, NULL);
 	e->listers = L;
-	for (; L->n < WATCH_LISTERS; L->n++)
-		if (pthread_create(&L->t[L->n], NULL, watch_lister, L) != 0)
-			return -1;
-	return 0;
+	L->q = (struct workq){.lock = &L->lock,
+	                      .cond = &L->cond,
+	                      .take = watch_next,
+	                      .run = watch_lister,
+	                      .ctx = L,
+	                      .name = "e2b-lister"};
+	return workq_start(&L->q, WATCH_LISTERS) ? -1 : 0;
 }
 
 /* After the listener stopped (every stream over): the listers end, and
@@ -580,12 +573,7 @@ void watch_stop(struct e2b *e)
 	struct e2b_listers *L = e->listers;
 	if (!L)
 		return;
-	pthread_mutex_lock(&L->lock);
-	L->stop = true;
-	pthread_cond_broadcast(&L->cond);
-	pthread_mutex_unlock(&L->lock);
-	for (int i = 0; i < L->n; i++)
-		pthread_join(L->t[i], NULL);
+	workq_stop(&L->q);
 	for (struct watch *w = L->head, *nx; w; w = nx) {
 		nx = w->qnext;
 		watch_release(w); /* gone: its stream ended with the listener */
