@@ -191,7 +191,7 @@ static void mirror_entry(struct plan *p, const struct ward_request *req, const c
 		return; /* made by the bind itself (mounts.c makes its point) */
 	add(p, OP_DIR, NULL, dst)->mode = 0755;
 	struct dirent *e;
-	while ((e = readdir(d)))
+	while (p->nops <= PLAN_MAX_OPS && (e = readdir(d))) /* (past it: refused by plan_build) */
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			mirror_entry(p, req, rootfs, fmt(p, fmt(p, dst, "/"), e->d_name), flags);
 	closedir(d);
@@ -485,8 +485,13 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	if (p->nops > PLAN_MAX_OPS) {
 		snprintf(err, errlen,
 		         "the sandbox would need %zu mounts, more than the %u ward allows%s: bind fewer paths%s",
-		         p->nops, PLAN_MAX_OPS, req->rootfs ? " (each top-level entry of a rootfs is one)" : "",
-		         req->rootfs ? ", or keep the rootfs's top level small" : "");
+		         p->nops, PLAN_MAX_OPS,
+		         req->rootfs ? " (each top-level entry of a rootfs is one, and each entry of its directory a "
+		                       "bind point is made in)"
+		                     : "",
+		         req->rootfs ? ", bind where the rootfs has the point or its directory fewer entries, or keep "
+		                       "the rootfs's top level small"
+		                     : "");
 		plan_free(p);
 		return -1;
 	}

@@ -301,6 +301,18 @@ void test_plan_image(void)
 	CHECK("plan image: ... but bound whole when the root is writable", op && op->kind == OP_BIND);
 	plan_free(&p);
 	r.root_overlay = false;
+	char many[300];
+	for (int i = 0; i < 600; i++) {
+		snprintf(many, sizeof(many), "%s/opt/f%d", dir, i);
+		close(open(many, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	}
+	CHECK("plan image: a bind in its directory of 600 entries: refused, saying why",
+	      plan_build(&p, &r, 0, err, sizeof(err)) < 0 && strstr(err, "more than the 512") &&
+	              strstr(err, "bind point is made in"));
+	for (int i = 0; i < 600; i++) {
+		snprintf(many, sizeof(many), "%s/opt/f%d", dir, i);
+		unlink(many);
+	}
 	unlink(keep);
 	r.nmounts = 0;
 	r.root_overlay = true;
