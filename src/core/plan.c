@@ -127,11 +127,81 @@ static void mirror(struct plan *p, const char *host, size_t below, const char *d
 	}
 }
 
+/* path (absolute) beneath the root rootfs, reached without a symlink, and
+ * not one itself. */
+static bool present_beneath(struct plan *p, const char *rootfs, const char *path, struct stat *st)
+{
+	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, rootfs, path), .below = strlen(rootfs)};
+	int fd = mounts_open_source(&probe);
+	bool ok = fd >= 0 && fstat(fd, st) == 0 && !S_ISLNK(st->st_mode);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* The directory path (absolute) beneath the root rootfs, reached without a
+ * symlink, open for listing; NULL when it is not one. */
+static DIR *opendir_beneath(struct plan *p, const char *rootfs, const char *path)
+{
+	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, rootfs, path), .below = strlen(rootfs)};
+	int fd = mounts_open_source(&probe);
+	int dfd = fd >= 0 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0)
+		close(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	return d;
+}
+
+/* Whether a caller's bind point is at dst or beneath it and the rootfs
+ * lacks it (or has a symlink there): *strictly, beneath it. */
+static bool missing_point(struct plan *p, const struct ward_request *req, const char *dst, bool *strictly)
+{
+	size_t k = strlen(dst);
+	struct stat st;
+	*strictly = false;
+	bool any = false;
+	for (size_t i = 0; req && i < req->nmounts; i++) {
+		const char *m = req->mounts[i].sandbox_path ? req->mounts[i].sandbox_path : req->mounts[i].host_path;
+		if (strncmp(m, dst, k) || (m[k] && m[k] != '/') || present_beneath(p, req->rootfs, m, &st))
+			continue;
+		any = true;
+		*strictly |= m[k] == '/';
+	}
+	return any;
+}
+
+/* One entry dst of a read-only rootfs (req's: its binds looked at, else
+ * NULL), mirrored.  A directory of the image holding a bind point the
+ * image lacks ("/mnt" for "/mnt/data") cannot be bound whole: nothing can
+ * be made in a read-only bind.  It is made by ward instead, its entries
+ * mirrored one by one, so the point is made in it; an entry in the way
+ * of a point (a file, a symlink) gives way to it. */
+static void mirror_entry(struct plan *p, const struct ward_request *req, const char *rootfs, const char *dst,
+                         unsigned flags)
+{
+	bool strictly;
+	if (!req || (flags & OPF_RW) || !missing_point(p, req, dst, &strictly)) {
+		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, flags);
+		return;
+	}
+	DIR *d = strictly ? opendir_beneath(p, rootfs, dst) : NULL;
+	if (!d)
+		return; /* made by the bind itself (mounts.c makes its point) */
+	add(p, OP_DIR, NULL, dst)->mode = 0755;
+	struct dirent *e;
+	while (p->nops <= PLAN_MAX_OPS && (e = readdir(d))) /* (past it: refused by plan_build) */
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			mirror_entry(p, req, rootfs, fmt(p, fmt(p, dst, "/"), e->d_name), flags);
+	closedir(d);
+}
+
 /* Everything at the top of a --rootfs but what ward builds itself (and
  * /home when a work_link goes there: the link is all of it). */
-static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsigned flags)
+static int mirror_rootfs(struct plan *p, const struct ward_request *req, bool no_home, unsigned flags)
 {
-	DIR *d = opendir(rootfs);
+	DIR *d = opendir(req->rootfs);
 	if (!d)
 		return -1;
 	struct dirent *e;
@@ -142,8 +212,7 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsig
 		            listed(top_hidden, NELEM(top_hidden), e->d_name);
 		if (skip || (no_home && strcmp(e->d_name, "home") == 0))
 			continue;
-		const char *dst = fmt(p, "/", e->d_name);
-		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, flags);
+		mirror_entry(p, req, req->rootfs, fmt(p, "/", e->d_name), flags);
 	}
 	closedir(d);
 	return 0;
@@ -153,17 +222,9 @@ static int mirror_rootfs(struct plan *p, const char *rootfs, bool no_home, unsig
  * the root (its etc may be a symlink to anywhere: then it counts as absent). */
 static void mirror_image_etc(struct plan *p, const char *root, unsigned flags)
 {
-	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, root, "/etc"), .below = strlen(root)};
-	int fd = mounts_open_source(&probe);
-	int dfd = fd >= 0 ? openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd >= 0)
-		close(fd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	DIR *d = opendir_beneath(p, root, "/etc");
+	if (!d)
 		return;
-	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -360,13 +421,8 @@ static void plan_work(struct plan *p, const struct ward_request *req, uid_t host
  * directory (want_dir) or anything else. */
 static bool found_beneath(struct plan *p, const char *rootfs, const char *path, bool want_dir)
 {
-	const struct mount_op probe = {.kind = OP_BIND, .src = fmt(p, rootfs, path), .below = strlen(rootfs)};
-	int fd = mounts_open_source(&probe);
 	struct stat st;
-	bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) == false && S_ISDIR(st.st_mode) == want_dir;
-	if (fd >= 0)
-		close(fd);
-	return ok;
+	return present_beneath(p, rootfs, path, &st) && S_ISDIR(st.st_mode) == want_dir;
 }
 
 /* Whether req's image root can be the sandbox's root itself, bound whole
@@ -410,7 +466,7 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 			mirror(p, sysdirs[i], 0, sysdirs[i], 0);
 	} else {
 		/* a writable root (an image's "root": "overlay"): its binds too */
-		if (mirror_rootfs(p, req->rootfs, req->work_link != NULL, req->root_overlay ? OPF_RW : 0) < 0) {
+		if (mirror_rootfs(p, req, req->work_link != NULL, req->root_overlay ? OPF_RW : 0) < 0) {
 			snprintf(err, errlen, "--rootfs '%s' cannot be listed: %s", req->rootfs, strerror(errno));
 			plan_free(p);
 			return -1;
@@ -429,8 +485,13 @@ int plan_build(struct plan *p, const struct ward_request *req, uid_t host_uid, c
 	if (p->nops > PLAN_MAX_OPS) {
 		snprintf(err, errlen,
 		         "the sandbox would need %zu mounts, more than the %u ward allows%s: bind fewer paths%s",
-		         p->nops, PLAN_MAX_OPS, req->rootfs ? " (each top-level entry of a rootfs is one)" : "",
-		         req->rootfs ? ", or keep the rootfs's top level small" : "");
+		         p->nops, PLAN_MAX_OPS,
+		         req->rootfs ? " (each top-level entry of a rootfs is one, and each entry of its directory a "
+		                       "bind point is made in)"
+		                     : "",
+		         req->rootfs ? ", bind where the rootfs has the point or its directory fewer entries, or keep "
+		                       "the rootfs's top level small"
+		                     : "");
 		plan_free(p);
 		return -1;
 	}

@@ -5,7 +5,9 @@ while her upload is in flight and her directory is watched: bob's calls answer a
 bounded by a 30 s socket timeout, a quarter of the call timeout an I/O thread would wait);
 killing her sandbox ends her upload.  MODE body: keyless peers' bodies are never held (9 x 1 MiB to each of envd, a Connect route and a sandbox's port, against
 --max-body-total 8 MiB: a create still gets its body read).  MODE wake: an upload wakes a
-paused autoResume sandbox.  MODE open: an upload left in flight (its socket held until the
+paused autoResume sandbox.  MODE fair: alice watches 4 directories of a sandbox that
+SIGSTOPs its file workers (each listing then waits the call timeout): bob's watch still sees
+his new file (a key holds one of the two listers at most).  MODE open: an upload left in flight (its socket held until the
 server closes it).  Prints PASS:/FAIL: lines."""
 import json, socket, struct, sys, threading, time, urllib.error, urllib.request
 
@@ -127,6 +129,41 @@ elif MODE == "wake":
     res("an upload wakes the paused autoResume sandbox (%d)" % st, st == 200, body[:200])
     st, body = http("GET", "/files?path=/home/user/woke", None, dp(a), 60)
     res("... and its file is there", st == 200 and body == b"awake", "%s %s" % (st, body[:200]))
+elif MODE == "fair":
+    a, b = create(A), create(B)
+    watch = lambda sb, path: raw("POST /filesystem.Filesystem/WatchDir", dp(sb, {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1"}),
+                                 env({"path": path}))
+    held = []
+    for i in range(4):
+        http("POST", "/files?path=/home/user/d%d/seed" % i, UP_HEAD + b"x" + UP_TAIL, dp(a, MP))
+        held.append(watch(a, "/home/user/d%d" % i))
+    http("POST", "/files?path=/home/user/w/seed", UP_HEAD + b"x" + UP_TAIL, dp(b, MP))
+    bw = watch(b, "/home/user/w")
+    bw.settimeout(60)
+    seen = b""
+    while b"start" not in seen:
+        seen += bw.recv(65536)
+    held.append(run(a, "while :; do kill -STOP -1 2>/dev/null; done"))
+    # a few polls (0.2 s each): alice's listings, stalled for the call timeout (120 s), take
+    # every lister they are let have
+    time.sleep(3)
+    st, body = http("POST", "/files?path=/home/user/w/new", UP_HEAD + b"n" + UP_TAIL, dp(b, MP), 30)
+    res("bob's upload beside alice's stalled watches (%d)" % st, st == 200, body[:200])
+    seen = b""
+    end = time.monotonic() + 60  # (half the call timeout: a lister held by alice frees itself only after it)
+    try:  # (keepalives come every few seconds: the deadline is the loop's)
+        while b'"new"' not in seen and time.monotonic() < end:
+            got = bw.recv(65536)
+            if not got:
+                break
+            seen += got
+    except OSError as e:
+        seen += repr(e).encode()
+    res("bob's watch sees his new file while alice's stalled listings wait", b'"new"' in seen and b"EVENT_TYPE_CREATE" in seen, seen[-300:])
+    st, body = http("DELETE", "/sandboxes/" + a["sandboxID"], None, {"X-API-KEY": A}, 60)
+    res("alice's stopped sandbox is killed", st == 204, "%s %s" % (st, body[:200]))
+    for s in held + [bw]:
+        s.close()
 elif MODE == "open":
     a = create(A)
     up = raw("POST /files?path=/home/user/up", dp(a, MP), UP_HEAD + b"abc", 100000)

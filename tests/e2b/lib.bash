@@ -83,6 +83,7 @@ vols_unmounted_at_exit() {
 }
 _vol_cleanup() {
 	local m
+	[ -n "${FROZEN:-}" ] && fsfreeze -u "$FROZEN" 2>/dev/null # (thawed first: a frozen one blocks its unmount)
 	for m in "$VOLS_AT_EXIT"/*/root; do
 		[ -d "$m" ] && mountpoint -q "$m" && umount -l "$m"
 	done

@@ -6,6 +6,8 @@
 //              volume it keeps for the next modes
 //   other ID NAME TOKEN   as bob: alice's volume is not his; his own cap
 //   after ID NAME         after a runner restart: the volume and its files
+//   image      on an image template (bb) whose /mnt, /srv and /opt are its
+//              own, read-only: mount points made beneath them
 import * as e2b from 'e2b'
 import { checks, eq } from './checks.mjs'
 const { Sandbox, Volume, VolumeError, VolumeNotFoundError, VolumePathNotFoundError, SandboxError, AuthenticationError, RateLimitError } = e2b
@@ -219,5 +221,30 @@ if (mode === 'after') {
   })
   await s.kill()
   await check('destroy', async () => eq(await Volume.destroy(id), true))
+}
+if (mode === 'image') {
+  // the image (tests/e2b/volumes.sh): /mnt/keep, /srv/link -> /etc,
+  // /opt/file, /opt/dir/deep; none of the mount points below
+  const vol = await Volume.create('img')
+  await vol.writeFile('/hello', 'hi')
+  const s = await Sandbox.create('bb', { timeoutMs: 60_000, volumeMounts: { '/mnt/data': vol, '/opt/dir/deep/v': vol } })
+  await check('a mount point in an image directory that lacks it (/mnt/data): made, the volume there', async () =>
+    eq(await run(s, 'cat /mnt/data/hello /opt/dir/deep/v/hello'), 'hihi'))
+  await check("the image's own entries beside it are there, the directories still read-only", async () =>
+    eq(await run(s, 'cat /mnt/keep /opt/file /opt/dir/deep/f'), 'keep\nfile\ndeep\n') &&
+    (await runFails(s, 'touch /mnt/new')).includes('Read-only') && (await runFails(s, 'touch /opt/dir/deep/new')).includes('Read-only'))
+  await check('the sandbox writes in the volume; the API sees it', async () => {
+    await run(s, 'echo from-image > /mnt/data/w'); return eq(await vol.readFile('/w'), 'from-image\n')
+  })
+  await s.kill()
+  const t = await Sandbox.create('bb', { timeoutMs: 60_000, volumeMounts: { '/srv/link/v': vol, '/opt/file/v': 'img' } })
+  await check("an image's symlink or file in a mount point's way gives way to a directory (not followed to /etc)", async () =>
+    eq(await run(t, 'test -d /srv/link -a ! -L /srv/link && test -d /opt/file && cat /srv/link/v/hello /opt/file/v/hello; ls /etc/v 2>&1 | wc -l'), 'hihi1\n'))
+  await t.kill()
+  const u = await Sandbox.create('bb', { timeoutMs: 60_000, volumeMounts: { '/srv/link': vol } })
+  await check('a mount point that is a symlink in the image: a directory, the volume there', async () =>
+    eq(await run(u, 'test ! -L /srv/link && cat /srv/link/hello'), 'hi'))
+  await u.kill()
+  await Volume.destroy(vol.volumeId)
 }
 process.exit(failed() ? 1 : 0)

@@ -286,6 +286,34 @@ void test_plan_image(void)
 	CHECK("plan image: a file onto a directory: not bound",
 	      plan_build(&p, &r, 0, err, sizeof(err)) == 0 && strcmp(p.ops[0].dst, "/") != 0);
 	plan_free(&p);
+	char keep[300];
+	snprintf(keep, sizeof(keep), "%s/opt/keep", dir);
+	close(open(keep, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	m[0].host_path = "/usr/share";
+	m[0].sandbox_path = "/opt/data"; /* in a directory of it that lacks it */
+	op = plan_build(&p, &r, 0, err, sizeof(err)) == 0 ? find(&p, "/opt") : NULL;
+	CHECK("plan image: a bind in its directory that lacks it: that directory made by ward, its entries bound",
+	      op && op->kind == OP_DIR && find(&p, "/opt/keep") && find(&p, "/opt/keep")->kind == OP_BIND &&
+	              find(&p, "/opt/data"));
+	plan_free(&p);
+	r.root_overlay = true;
+	op = plan_build(&p, &r, 0, err, sizeof(err)) == 0 ? find(&p, "/opt") : NULL;
+	CHECK("plan image: ... but bound whole when the root is writable", op && op->kind == OP_BIND);
+	plan_free(&p);
+	r.root_overlay = false;
+	char many[300];
+	for (int i = 0; i < 600; i++) {
+		snprintf(many, sizeof(many), "%s/opt/f%d", dir, i);
+		close(open(many, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	}
+	CHECK("plan image: a bind in its directory of 600 entries: refused, saying why",
+	      plan_build(&p, &r, 0, err, sizeof(err)) < 0 && strstr(err, "more than the 512") &&
+	              strstr(err, "bind point is made in"));
+	for (int i = 0; i < 600; i++) {
+		snprintf(many, sizeof(many), "%s/opt/f%d", dir, i);
+		unlink(many);
+	}
+	unlink(keep);
 	r.nmounts = 0;
 	r.root_overlay = true;
 	CHECK("plan image: a writable root: built as before",

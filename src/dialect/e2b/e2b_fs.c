@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/workq.h"
 #include "dialect/e2b/e2b_int.h"
 
 #define LIST_MAX 10000 /* entries of one ListDir, all depths */
@@ -367,7 +368,10 @@ enum MHD_Result fs_remove(struct ereq *q)
  * ends its watch within a poll, not at the next event it would be sent.
  * The listing is a call into the sandbox's file worker, which the sandbox
  * can stop: the stream, on the I/O thread, only asks for it and takes it
- * when it is done; the dialect's listers (WATCH_LISTERS threads) list. */
+ * when it is done; the dialect's listers (WATCH_LISTERS threads) list,
+ * one listing of an API key's at a time: a key whose sandboxes stall
+ * their file workers, or that watches many directories, holds one lister
+ * at most, never the others' turn. */
 
 struct watch {
 	struct e2b *e;
@@ -390,15 +394,15 @@ struct watch {
 };
 
 /* The listers: WATCH_LISTERS threads of the dialect's that list what the
- * watches' streams ask for, oldest first (a listing is a call into the
- * sandbox's file worker: never an I/O thread's). */
+ * watches' streams ask for, oldest first of the keys without a listing in
+ * flight (a listing is a call into the sandbox's file worker: never an I/O
+ * thread's). */
 struct e2b_listers {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct watch *head, *tail;
-	bool stop;
-	pthread_t t[WATCH_LISTERS];
-	int n;
+	const char *busy[WATCH_LISTERS]; /* the owner each lister lists for, or NULL */
+	struct workq q;
 };
 
 static void watch_release(struct watch *w)
@@ -489,47 +493,60 @@ static int watch_end(char **buf, size_t *len, const char *code, const char *msg)
 	return CX_END;
 }
 
-static void *watch_lister(void *p)
+/* The oldest watch in the queue whose owner has no listing in flight,
+ * taken out of it for lister me; NULL when there is none. */
+static void *watch_next(void *ctx, int me)
 {
-	struct e2b_listers *L = p;
-	pthread_mutex_lock(&L->lock);
-	while (!L->stop) {
-		struct watch *w = L->head;
-		if (!w) {
-			pthread_cond_wait(&L->cond, &L->lock);
+	struct e2b_listers *L = ctx;
+	for (struct watch **pw = &L->head, *prev = NULL; *pw; prev = *pw, pw = &(*pw)->qnext) {
+		struct watch *w = *pw;
+		bool busy = false;
+		for (int i = 0; i < WATCH_LISTERS && !busy; i++)
+			busy = L->busy[i] && strcmp(L->busy[i], w->x->owner) == 0;
+		if (busy)
 			continue;
-		}
-		L->head = w->qnext;
-		if (!L->head)
-			L->tail = NULL;
-		bool gone = w->gone;
-		pthread_mutex_unlock(&L->lock);
-		struct ward_dirent *d = NULL;
-		size_t n = 0;
-		int rc = -ESRCH;
-		char err[256];
-		struct sess *ss = gone ? NULL : e2b_sess(w->e, w->x);
-		if (ss) {
-			rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
-			sess_unref(w->e->s, ss);
-		}
-		pthread_mutex_lock(&L->lock);
-		w->pending = false;
-		if (w->gone) {
-			pthread_mutex_unlock(&L->lock);
-			ward_session_list_free(d, n);
-			watch_release(w);
-			pthread_mutex_lock(&L->lock);
-			continue;
-		}
-		ward_session_list_free(w->nd, w->nn);
-		w->nd = d;
-		w->nn = n;
-		w->nrc = rc;
-		w->fresh = true;
+		*pw = w->qnext;
+		if (L->tail == w)
+			L->tail = prev;
+		L->busy[me] = w->x->owner; /* (the watch holds its sandbox, so the string) */
+		return w;
 	}
-	pthread_mutex_unlock(&L->lock);
 	return NULL;
+}
+
+/* One listing, by lister me (its lock released). */
+static void watch_lister(void *ctx, void *job, int me)
+{
+	struct e2b_listers *L = ctx;
+	struct watch *w = job;
+	pthread_mutex_lock(&L->lock);
+	bool gone = w->gone;
+	pthread_mutex_unlock(&L->lock);
+	struct ward_dirent *d = NULL;
+	size_t n = 0;
+	int rc = -ESRCH;
+	char err[256];
+	struct sess *ss = gone ? NULL : e2b_sess(w->e, w->x);
+	if (ss) {
+		rc = watch_list(w, ss->ws, &d, &n, err, sizeof(err));
+		sess_unref(w->e->s, ss);
+	}
+	pthread_mutex_lock(&L->lock);
+	L->busy[me] = NULL;
+	pthread_cond_broadcast(&L->cond); /* that owner's next may be another lister's now */
+	w->pending = false;
+	if (w->gone) {
+		pthread_mutex_unlock(&L->lock);
+		ward_session_list_free(d, n);
+		watch_release(w);
+		return;
+	}
+	ward_session_list_free(w->nd, w->nn);
+	w->nd = d;
+	w->nn = n;
+	w->nrc = rc;
+	w->fresh = true;
+	pthread_mutex_unlock(&L->lock);
 }
 
 int watch_start(struct e2b *e)
@@ -540,10 +557,13 @@ int watch_start(struct e2b *e)
 	pthread_mutex_init(&L->lock, NULL);
 	pthread_cond_init(&L->cond, NULL);
 	e->listers = L;
-	for (; L->n < WATCH_LISTERS; L->n++)
-		if (pthread_create(&L->t[L->n], NULL, watch_lister, L) != 0)
-			return -1;
-	return 0;
+	L->q = (struct workq){.lock = &L->lock,
+	                      .cond = &L->cond,
+	                      .take = watch_next,
+	                      .run = watch_lister,
+	                      .ctx = L,
+	                      .name = "e2b-lister"};
+	return workq_start(&L->q, WATCH_LISTERS) ? -1 : 0;
 }
 
 /* After the listener stopped (every stream over): the listers end, and
@@ -553,12 +573,7 @@ void watch_stop(struct e2b *e)
 	struct e2b_listers *L = e->listers;
 	if (!L)
 		return;
-	pthread_mutex_lock(&L->lock);
-	L->stop = true;
-	pthread_cond_broadcast(&L->cond);
-	pthread_mutex_unlock(&L->lock);
-	for (int i = 0; i < L->n; i++)
-		pthread_join(L->t[i], NULL);
+	workq_stop(&L->q);
 	for (struct watch *w = L->head, *nx; w; w = nx) {
 		nx = w->qnext;
 		watch_release(w); /* gone: its stream ended with the listener */

@@ -396,10 +396,17 @@ static bool vc_prepare(struct server *s, struct req *r)
 	return true;
 }
 
+/* A pumped body's piece taken (false: the server stops, it was cut). */
+static bool fed(struct req *r, bool ok)
+{
+	if (!ok)
+		set_error(r, 503, "the server is stopping: the upload was cut; retry on another runner");
+	return ok;
+}
+
 static bool vc_feed_r(struct req *r, const char *p, size_t *n)
 {
-	vc_feed(r->ext, p, *n);
-	return true;
+	return fed(r, vc_feed(r->ext, p, n));
 }
 
 static bool e2b_now(struct server *s, struct req *r)
@@ -416,10 +423,7 @@ static bool e2b_now(struct server *s, struct req *r)
 
 static bool upload_feed(struct req *r, const char *p, size_t *n)
 {
-	if (files_upload_feed(r->ext, p, n))
-		return true;
-	set_error(r, 503, "the server is stopping: the upload was cut; retry on another runner");
-	return false;
+	return fed(r, files_upload_feed(r->ext, p, n));
 }
 
 static void e2b_release(struct req *r)

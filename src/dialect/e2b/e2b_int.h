@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/workq.h"
 #include "server/server.h"
 
 #define E2B_ENVD_VERSION "0.5.6" /* multipart uploads only (research notes §4.5) */
@@ -123,9 +124,7 @@ struct e2b {
 	pthread_mutex_t mk_lock;
 	pthread_cond_t mk_cond;
 	struct make_job *jobs;
-	bool mk_stop;
-	pthread_t makers[E2B_MAKERS];
-	int nmakers;
+	struct workq makers; /* E2B_MAKERS threads (e2b_sandbox.c) */
 	volatile int stopping;
 	unsigned settling;         /* threads of their own that outlive their request: interrupted executions
 	                            * settling (e2b_interp.c), uploads' pumps (e2b_upload.c); e->lock */
@@ -136,8 +135,7 @@ struct e2b {
 	struct e2b_tm *tm;         /* templates and their builds (e2b_templates.c) */
 	struct ws_hub *ws;         /* upgraded connections to sandboxes' ports (e2b_ws.c) */
 	/* autoPause's thread and its queue (e2b_life.c), under lock */
-	pthread_t pauser;
-	bool pauser_on, pauser_stop;
+	struct workq pauser; /* one thread */
 	pthread_cond_t ap_cond;
 	struct e2b_sbx *ap_queue;
 	struct e2b_vols *vols;       /* --e2b-volumes (e2b_volumes.c), or NULL */

@@ -313,7 +313,7 @@ enum MHD_Result e2b_pause(struct ereq *q)
 void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss)
 {
 	pthread_mutex_lock(&e->lock);
-	bool queue = !x->ap_queued && !x->gone && e->pauser_on && !e->pauser_stop;
+	bool queue = !x->ap_queued && !x->gone && !e->pauser.stop && e->pauser.n;
 	if (queue) {
 		x->ap_queued = true; /* (no other queues it now) */
 		x->refs++;
@@ -334,48 +334,39 @@ void e2b_autopause(struct e2b *e, struct e2b_sbx *x, struct sess *ss)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void *pauser_main(void *arg)
+static void *pauser_take(void *ctx, int thread)
 {
-	struct e2b *e = arg;
-	pthread_mutex_lock(&e->lock);
-	for (;;) {
-		while (!e->ap_queue && !e->pauser_stop)
-			pthread_cond_wait(&e->ap_cond, &e->lock);
-		if (e->pauser_stop)
-			break;
-		struct e2b_sbx *x = e->ap_queue;
+	struct e2b *e = ctx;
+	struct e2b_sbx *x = e->ap_queue;
+	if (x)
 		e->ap_queue = x->ap_next;
-		pthread_mutex_unlock(&e->lock);
-		char err[400];
-		unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
-		struct sess *ss = code && code != 409 ? e2b_sess(e, x) : NULL;
-		if (ss) { /* it ends now, at its timeout, not at the grace's end */
-			sess_set_end(e->s, ss, 0);
-			sess_unref(e->s, ss);
-		}
-		if (code && code != 409)
-			log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
-		else if (!code)
-			log_event(e->s, "e2b-autopause", "%s", x->id);
-		pthread_mutex_lock(&e->lock);
-		x->ap_queued = code && code != 409; /* failed: never queued again (it ends) */
-		pthread_mutex_unlock(&e->lock);
-		e2b_sbx_put(e, x);
-		pthread_mutex_lock(&e->lock);
+	return x;
+}
+
+static void pauser_run(void *ctx, void *job, int thread)
+{
+	struct e2b *e = ctx;
+	struct e2b_sbx *x = job;
+	char err[400];
+	unsigned code = e2b_pause_sbx(e, x, !x->auto_pause_files, err, sizeof(err));
+	struct sess *ss = code && code != 409 ? e2b_sess(e, x) : NULL;
+	if (ss) { /* it ends now, at its timeout, not at the grace's end */
+		sess_set_end(e->s, ss, 0);
+		sess_unref(e->s, ss);
 	}
+	if (code && code != 409)
+		log_event(e->s, "e2b-autopause-failed", "%s: %s (it ends at its timeout)", x->id, err);
+	else if (!code)
+		log_event(e->s, "e2b-autopause", "%s", x->id);
+	pthread_mutex_lock(&e->lock);
+	x->ap_queued = code && code != 409; /* failed: never queued again (it ends) */
 	pthread_mutex_unlock(&e->lock);
-	return NULL;
+	e2b_sbx_put(e, x);
 }
 
 void e2b_life_stop(struct e2b *e)
 {
-	pthread_mutex_lock(&e->lock);
-	e->pauser_stop = true;
-	pthread_cond_broadcast(&e->ap_cond);
-	pthread_mutex_unlock(&e->lock);
-	if (e->pauser_on)
-		pthread_join(e->pauser, NULL);
-	e->pauser_on = false;
+	workq_stop(&e->pauser);
 	pthread_mutex_lock(&e->lock);
 	struct e2b_sbx *q = e->ap_queue;
 	e->ap_queue = NULL;
@@ -454,12 +445,17 @@ out:
 int e2b_life_start(struct e2b *e)
 {
 	pthread_cond_init(&e->ap_cond, NULL);
-	int rc = pthread_create(&e->pauser, NULL, pauser_main, e);
+	e->pauser = (struct workq){.lock = &e->lock,
+	                           .cond = &e->ap_cond,
+	                           .take = pauser_take,
+	                           .run = pauser_run,
+	                           .ctx = e,
+	                           .name = "e2b-pauser"};
+	int rc = workq_start(&e->pauser, 1);
 	if (rc) {
 		fprintf(stderr, "ward serve: cannot start the E2B pauser thread: %s\n", strerror(rc));
 		return -1;
 	}
-	e->pauser_on = true;
 	snprintf(e->state, sizeof(e->state), "%s", e->s->o.e2b_state ? e->s->o.e2b_state : STATE_DEFAULT);
 	DIR *d = opendir(e->state);
 	if (!d)

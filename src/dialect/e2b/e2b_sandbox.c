@@ -34,54 +34,50 @@ struct make_job {
 	struct make_job *next;
 };
 
-static void *maker_main(void *arg)
+static void *maker_take(void *ctx, int thread)
 {
-	struct e2b *e = arg;
-	pthread_mutex_lock(&e->mk_lock);
-	for (;;) {
-		while (!e->jobs && !e->mk_stop)
-			pthread_cond_wait(&e->mk_cond, &e->mk_lock);
-		if (e->mk_stop)
-			break;
-		struct make_job *j = e->jobs;
+	struct e2b *e = ctx;
+	struct make_job *j = e->jobs;
+	if (j)
 		e->jobs = j->next;
-		pthread_mutex_unlock(&e->mk_lock);
-		struct ward_session *ws = NULL;
-		if (!j->src)
-			ws = ward_session_new(j->o, j->err, sizeof(j->err));
-		else if (ward_session_fork(j->src, j->o, 1, j->max_bytes, &ws, j->err, sizeof(j->err)) < 0)
-			ws = NULL;
-		pthread_mutex_lock(&e->mk_lock);
-		j->ws = ws;
-		j->done = true;
-		pthread_cond_broadcast(&j->cond);
-	}
+	return j;
+}
+
+static void maker_run(void *ctx, void *job, int thread)
+{
+	struct e2b *e = ctx;
+	struct make_job *j = job;
+	struct ward_session *ws = NULL;
+	if (!j->src)
+		ws = ward_session_new(j->o, j->err, sizeof(j->err));
+	else if (ward_session_fork(j->src, j->o, 1, j->max_bytes, &ws, j->err, sizeof(j->err)) < 0)
+		ws = NULL;
+	pthread_mutex_lock(&e->mk_lock);
+	j->ws = ws;
+	j->done = true;
+	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&e->mk_lock);
-	return NULL;
 }
 
 int e2b_makers_start(struct e2b *e)
 {
-	for (int i = 0; i < E2B_MAKERS; i++) {
-		int rc = pthread_create(&e->makers[i], NULL, maker_main, e);
-		if (rc) {
-			fprintf(stderr, "ward serve: cannot start the E2B maker thread: %s\n", strerror(rc));
-			return -1;
-		}
-		e->nmakers++;
+	e->makers = (struct workq){.lock = &e->mk_lock,
+	                           .cond = &e->mk_cond,
+	                           .take = maker_take,
+	                           .run = maker_run,
+	                           .ctx = e,
+	                           .name = "e2b-maker"};
+	int rc = workq_start(&e->makers, E2B_MAKERS);
+	if (rc) {
+		fprintf(stderr, "ward serve: cannot start the E2B maker thread: %s\n", strerror(rc));
+		return -1;
 	}
 	return 0;
 }
 
 void e2b_makers_stop(struct e2b *e)
 {
-	pthread_mutex_lock(&e->mk_lock);
-	e->mk_stop = true;
-	pthread_cond_broadcast(&e->mk_cond);
-	pthread_mutex_unlock(&e->mk_lock);
-	for (int i = 0; i < e->nmakers; i++)
-		pthread_join(e->makers[i], NULL);
-	e->nmakers = 0;
+	workq_stop(&e->makers);
 }
 
 /* A session made by a maker thread (a fork of src's files when src);
@@ -92,7 +88,7 @@ static struct ward_session *make_session(struct e2b *e, const struct ward_sessio
 	struct make_job j = {.o = o, .src = src, .max_bytes = (uint64_t)e->s->o.e2b_disk_mb << 20};
 	pthread_cond_init(&j.cond, NULL);
 	pthread_mutex_lock(&e->mk_lock);
-	if (e->mk_stop) {
+	if (e->makers.stop) {
 		pthread_mutex_unlock(&e->mk_lock);
 		pthread_cond_destroy(&j.cond);
 		snprintf(err, n, "the server is stopping");

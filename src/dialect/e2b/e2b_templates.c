@@ -567,29 +567,25 @@ out:
 	rm_tree(ctx);
 }
 
-static void *worker(void *arg)
+static void *worker_take(void *ctx, int thread)
 {
-	struct e2b *e = arg;
+	struct e2b *e = ctx;
 	struct e2b_tm *m = e->tm;
-	pthread_mutex_lock(&m->lock);
-	for (;;) {
-		while (!m->stop && !m->qhead)
-			pthread_cond_wait(&m->cond, &m->lock);
-		if (m->stop)
-			break;
-		struct tm_build *b = m->qhead;
-		m->qhead = b->qnext;
-		if (!m->qhead)
-			m->qtail = NULL;
-		m->nq--;
-		b->state = TB_BUILDING;
-		tm_log(b, "info", "building %s:%s on ward", b->alias, b->tag);
-		pthread_mutex_unlock(&m->lock);
-		run_build(e, b);
-		pthread_mutex_lock(&m->lock);
-	}
-	pthread_mutex_unlock(&m->lock);
-	return NULL;
+	struct tm_build *b = m->qhead;
+	if (!b)
+		return NULL;
+	m->qhead = b->qnext;
+	if (!m->qhead)
+		m->qtail = NULL;
+	m->nq--;
+	b->state = TB_BUILDING;
+	tm_log(b, "info", "building %s:%s on ward", b->alias, b->tag);
+	return b;
+}
+
+static void worker_run(void *ctx, void *job, int thread)
+{
+	run_build(ctx, job);
 }
 
 /* ---- POST /v2/templates/T/builds/B ---- */
@@ -781,9 +777,14 @@ int tm_start(struct e2b *e)
 	}
 	char f[300];
 	snprintf(f, sizeof(f), "%s/files", m->dir);
-	if (mkdir(f, 0700) < 0 || pthread_create(&m->worker, NULL, worker, e) != 0)
+	m->worker = (struct workq){.lock = &m->lock,
+	                           .cond = &m->cond,
+	                           .take = worker_take,
+	                           .run = worker_run,
+	                           .ctx = e,
+	                           .name = "e2b-templates"};
+	if (mkdir(f, 0700) < 0 || workq_start(&m->worker, 1) != 0)
 		return -1;
-	m->worker_up = true;
 	return 0;
 }
 
@@ -795,13 +796,11 @@ void tm_stop(struct e2b *e)
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->lock);
-	m->stop = true;
+	m->worker.stop = true; /* (with the kill: no next build starts) */
 	if (m->child > 0)
 		kill(m->child, SIGTERM); /* a build in progress ends now */
-	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
-	if (m->worker_up)
-		pthread_join(m->worker, NULL);
+	workq_stop(&m->worker);
 	for (struct tm_build *b = m->builds, *nx; b; b = nx) {
 		nx = b->next;
 		build_free(b);

@@ -54,10 +54,9 @@ struct tm_tmpl {
 struct e2b_tm {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_t worker;
-	bool worker_up, stop;
-	pid_t child;   /* the build running (ward image build), 0: none */
-	char dir[256]; /* uploads and build contexts: removed at stop */
+	struct workq worker; /* one thread: the builds, one at a time */
+	pid_t child;         /* the build running (ward image build), 0: none */
+	char dir[256];       /* uploads and build contexts: removed at stop */
 	struct tm_tmpl t[TM_MAX];
 	size_t nt;
 	struct tm_build *builds; /* newest first */

@@ -3,32 +3,23 @@
  *
  * The body is never held whole, and no call into the sandbox's file worker
  * runs on an I/O thread (a sandbox can stop its own file worker, and each
- * call may wait --session-call-timeout): the I/O thread only copies each
- * piece into the upload's bounded buffer (UP_BUF); a thread of the
- * upload's own, its pump, takes it from there, parses the multipart parts
- * (mp_stream) and writes each file part through libward.  A full buffer
- * parks the connection (conn_park) until the pump took it; a paused
- * autoResume sandbox is woken by the pump.  So an upload is bounded by the
- * sandbox's disk (507 when it fills), not by --max-body, and holds at most
- * 2 x UP_BUF (counted in --max-body-total); the request timeout still
- * bounds its time.  The pump looks every UP_LOOK_S whether its session
- * was retired (killed, expired, the server stops) and lets it go then. */
+ * call may wait --session-call-timeout): the body is pumped (e2b_pump.c),
+ * and the pump parses the multipart parts (mp_stream) and writes each file
+ * part through libward; a paused autoResume sandbox is woken by the pump.
+ * So an upload is bounded by the sandbox's disk (507 when it fills), not by
+ * --max-body; the request timeout still bounds its time.  The pump looks
+ * whether its session was retired (killed, expired, the server stops) and
+ * lets it go then. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_pump.h"
 
 #define MAX_UPLOAD_PARTS 1000
-
-#define UP_BUF (128 * 1024)
-#define UP_LOOK_S 0.2
 
 struct upload {
 	struct e2b *e;
@@ -44,18 +35,7 @@ struct upload {
 	json_t *arr;                   /* the files written */
 	unsigned code;                 /* 0, or the error answer's status */
 	char err[600];
-	char *spare; /* the pump's half of the two buffers */
-	int ev;      /* eventfd: the pump took a piece (the parked connection's fd) */
-	struct park park;
-	/* between the I/O thread, the pump and the worker that answers, under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	char *buf; /* what the I/O thread put, not yet taken */
-	size_t len;
-	bool pumping; /* the pump was started */
-	bool eof;     /* the body ended: the pump finishes */
-	bool gone;    /* the request is over: the pump frees the upload */
-	bool done;    /* the pump is over */
+	struct body_pump *pump; /* NULL: refused at its begin, the body dropped */
 };
 
 static unsigned write_status(int rc)
@@ -125,20 +105,14 @@ static void up_let_go(struct upload *u)
 	u->ss = NULL;
 }
 
-static void up_free(struct upload *u)
+static void up_free(void *arg)
 {
-	if (u->ev >= 0)
-		close(u->ev);
+	struct upload *u = arg;
 	mp_stream_free(u->mp);
 	json_decref(u->arr);
 	free(u->qpath);
-	free(u->buf);
-	free(u->spare);
 	if (u->x)
 		e2b_sbx_put(u->e, u->x);
-	__atomic_sub_fetch(&u->s->body_bytes, 2 * UP_BUF, __ATOMIC_RELAXED);
-	pthread_cond_destroy(&u->cond);
-	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
 
@@ -158,69 +132,45 @@ static void up_wake(struct upload *u)
 	free(t);
 }
 
-/* One look: the next piece (swapped into *mine, its length), whether the
- * body is over (or its request), whether the session was retired. */
-static size_t up_take(struct upload *u, char **mine, bool *over)
-{
-	pthread_mutex_lock(&u->lock);
-	if (!u->len && !u->eof && !u->gone) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)(UP_LOOK_S * 1e9);
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&u->cond, &u->lock, &ts);
-	}
-	size_t n = u->gone ? 0 : u->len;
-	*over = u->gone || (u->eof && !u->len);
-	char *t = u->buf;
-	u->buf = *mine;
-	*mine = t;
-	u->len = 0;
-	pthread_mutex_unlock(&u->lock);
-	uint64_t one = 1;
-	if (n && write(u->ev, &one, sizeof(one)) < 0) {
-		/* the counter is full: the connection is woken anyway */
-	}
-	return n;
-}
-
-static void *up_pump(void *arg)
+/* The pump's start: the sandbox woken, its session held. */
+static void up_start(void *arg)
 {
 	struct upload *u = arg;
-	struct e2b *e = u->e;
 	if (u->wake)
 		up_wake(u);
 	if (!u->code && !(u->ss = e2b_sess(u->e, u->x))) {
 		u->code = 502;
 		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
 	}
-	for (bool over = false; !over;) {
-		size_t n = up_take(u, &u->spare, &over);
-		if (u->ss && sess_retired(u->s, u->ss)) {
-			up_let_go(u);
-			if (!u->code) {
-				u->code = 502;
-				snprintf(u->err, sizeof(u->err),
-				         "the sandbox was killed, timed out or the server stops");
-			}
+}
+
+/* Its session retired: let go. */
+static void up_look(void *arg)
+{
+	struct upload *u = arg;
+	if (u->ss && sess_retired(u->s, u->ss)) {
+		up_let_go(u);
+		if (!u->code) {
+			u->code = 502;
+			snprintf(u->err, sizeof(u->err), "the sandbox was killed, timed out or the server stops");
 		}
-		/* an upload refused midway: the rest is read and dropped */
-		if (n && !u->code && mp_stream_feed(u->mp, u->spare, n, u->err, sizeof(u->err)) < 0 && !u->code)
-			u->code = 400;
 	}
-	if (!u->gone && !u->code && mp_stream_finish(u->mp, u->err, sizeof(u->err)) < 0)
+}
+
+/* A piece: parsed; an upload refused midway: the rest is read and dropped. */
+static void up_take(void *arg, const char *p, size_t n)
+{
+	struct upload *u = arg;
+	if (!u->code && mp_stream_feed(u->mp, p, n, u->err, sizeof(u->err)) < 0 && !u->code)
+		u->code = 400;
+}
+
+static void up_finish(void *arg, bool gone)
+{
+	struct upload *u = arg;
+	if (!gone && !u->code && mp_stream_finish(u->mp, u->err, sizeof(u->err)) < 0)
 		u->code = 400;
 	up_let_go(u);
-	pthread_mutex_lock(&u->lock);
-	u->done = true;
-	bool gone = u->gone;
-	pthread_cond_broadcast(&u->cond);
-	pthread_mutex_unlock(&u->lock);
-	if (gone)
-		up_free(u);
-	e2b_detached_done(e);
-	return NULL;
 }
 
 /* The request is over (on its I/O thread, or the worker that answered):
@@ -231,12 +181,9 @@ void files_upload_free(struct ereq *q)
 	if (!u)
 		return;
 	q->up = NULL;
-	pthread_mutex_lock(&u->lock);
-	bool pump = u->pumping && !u->done;
-	u->gone = true;
-	pthread_cond_broadcast(&u->cond);
-	pthread_mutex_unlock(&u->lock);
-	if (!pump)
+	if (u->pump)
+		pump_release(u->pump);
+	else
 		up_free(u);
 }
 
@@ -245,86 +192,51 @@ void files_upload_free(struct ereq *q)
  * paused.  An error is kept for the answer (after the body). */
 void files_upload_begin(struct ereq *q)
 {
-	if (!body_reserve(q->s, 2 * UP_BUF))
-		return; /* no upload: answered 503 */
 	struct upload *u = calloc(1, sizeof(*u));
-	if (!u) {
-		__atomic_sub_fetch(&q->s->body_bytes, 2 * UP_BUF, __ATOMIC_RELAXED);
+	if (!u)
 		return;
-	}
 	q->up = u;
 	u->e = q->e;
 	u->s = q->s;
 	u->x = e2b_sbx_get(q->e, q->x->id);
 	u->wake = q->wake;
 	q->wake = false;
-	u->ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	u->park = (struct park){.conn = q->c, .fd = u->ev};
-	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->cond, NULL);
 	const char *qpath = e2b_query(q, "path");
 	u->qpath = qpath ? strdup(qpath) : NULL;
 	u->arr = json_array();
-	u->buf = malloc(UP_BUF);
-	u->spare = malloc(UP_BUF);
 	const struct mp_sink sink = {up_part, up_data, up_end, u};
+	const struct pump_sink pump = {up_start, up_take, up_look, up_finish, up_free, u, "e2b-upload"};
 	if (!u->x) {
 		u->code = 502;
 		snprintf(u->err, sizeof(u->err), "the sandbox was killed or timed out");
-	} else if (u->ev < 0 || !u->arr || !u->buf || !u->spare || (qpath && !u->qpath)) {
+	} else if (!u->arr || (qpath && !u->qpath)) {
 		u->code = 500;
-		snprintf(u->err, sizeof(u->err), "out of memory or descriptors for the upload");
+		snprintf(u->err, sizeof(u->err), "out of memory for the upload");
 	} else if (!(u->mp = mp_stream_new(e2b_header(q, MHD_HTTP_HEADER_CONTENT_TYPE), MAX_UPLOAD_PARTS, &sink, u->err,
 	                                   sizeof(u->err))))
 		u->code = 400;
-	else if (!(u->pumping = e2b_detach(u->e, up_pump, u))) {
-		u->code = 503;
-		snprintf(u->err, sizeof(u->err), "no thread to spare for the upload: retry later");
-	}
+	else
+		u->pump = pump_begin(q, &pump, &u->code, u->err, sizeof(u->err));
 }
 
-/* A piece of the body (on the I/O thread): what the buffer takes of it
- * (*n), the connection parked when it took less; false when the server
- * stops and it cannot wait. */
+/* A piece of the body (on the I/O thread): the pump's; false when the
+ * server stops and it cannot wait. */
 bool files_upload_feed(struct ereq *q, const char *p, size_t *n)
 {
 	struct upload *u = q->up;
-	if (!u || !u->pumping)
-		return true; /* refused at its begin: read, dropped */
-	uint64_t c;
-	if (read(u->ev, &c, sizeof(c)) < 0) {
-		/* nothing taken since the last look */
-	}
-	pthread_mutex_lock(&u->lock);
-	size_t k = u->done ? *n : *n < UP_BUF - u->len ? *n : UP_BUF - u->len;
-	if (!u->done && k) {
-		memcpy(u->buf + u->len, p, k);
-		u->len += k;
-		pthread_cond_broadcast(&u->cond);
-	}
-	pthread_mutex_unlock(&u->lock);
-	bool parked = k == *n || conn_park(q->s, &u->park);
-	*n = k;
-	return parked;
+	return !u || !u->pump || pump_feed(u->pump, q->s, p, n); /* refused at its begin: read, dropped */
 }
 
 /* The body is in (on a worker): the pump finishes, its answer. */
 enum MHD_Result files_post(struct ereq *q)
 {
 	struct upload *u = q->up;
-	if (!u) {
+	if (!u)
+		return e2b_api_error(q, 500, "out of memory for the upload");
+	if (u->pump)
+		pump_end(u->pump);
+	if (u->code == 503)
 		q->r->retry_after = 1;
-		return e2b_api_error(q, 503,
-		                     "the runner holds --max-body-total (%zu bytes) of request bodies already; "
-		                     "retry later",
-		                     q->s->o.max_body_total);
-	}
-	pthread_mutex_lock(&u->lock);
-	u->eof = true;
-	pthread_cond_broadcast(&u->cond);
-	while (u->pumping && !u->done)
-		pthread_cond_wait(&u->cond, &u->lock);
-	pthread_mutex_unlock(&u->lock);
 	if (u->code == 400 && !json_array_size(u->arr) && strstr(u->err, "multipart"))
 		return e2b_api_error(q, 400, "%s (send the files as multipart/form-data, one part each)", u->err);
 	if (u->code == 502 || u->code == 503)

@@ -63,9 +63,10 @@ int vol_open(struct e2b *e, const char *id, const char *token, char *owner, size
 
 /* The content API, on the E2B listener, as e2b_ports.c's relay: begin
  * when the headers are in (true: q is such a request, now q->vol's), each
- * piece of the body, the answer at its end; free on every path. */
+ * piece of the body (what it took in *n, the connection parked when less;
+ * false: the server stops), the answer at its end; free on every path. */
 bool vc_begin(struct ereq *q);
-void vc_feed(struct ereq *q, const char *p, size_t n);
+bool vc_feed(struct ereq *q, const char *p, size_t *n);
 enum MHD_Result vc_answer(struct ereq *q);
 void vc_free(struct ereq *q);
 

@@ -17,9 +17,11 @@
  * file system work runs with the thread's fsuid and fsgid the volume's
  * owner (E2B_VOLUME_UID), which drops the thread's file capabilities
  * until it is set back: what the tenant made unreadable stays so.  An
- * upload is written as it comes into an unnamed file (O_TMPFILE) in its
- * directory, named only when whole: past the volume's size the write fails
- * with ENOSPC and the answer is 507, and the old file stays. */
+ * upload is pumped (e2b_pump.c: no file system work on an I/O thread, a
+ * slow or frozen disk stalls only its own request) into an unnamed file
+ * (O_TMPFILE) in its directory, named only when whole: past the volume's
+ * size the write fails with ENOSPC and the answer is 507, and the old file
+ * stays. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +38,7 @@
 
 #include "base/errf.h"
 #include "dialect/e2b/e2b_int.h"
+#include "dialect/e2b/e2b_pump.h"
 #include "dialect/e2b/e2b_vol.h"
 #include "system/treecopy.h"
 
@@ -61,6 +64,7 @@ struct volreq {
 	char body[1024]; /* PATCH's JSON */
 	size_t blen;
 	bool big;
+	struct body_pump *pump; /* PUT's body (its file opened and written by the pump) */
 };
 
 struct fsid {
@@ -490,9 +494,10 @@ static void auth(struct ereq *q, struct volreq *v, const char *id)
 	conn_trust(q->s, q->c);
 }
 
-/* PUT: the unnamed file its body goes into. */
-static void put_begin(struct volreq *v)
+/* PUT, the pump's start: the unnamed file its body goes into. */
+static void put_begin(void *arg)
 {
+	struct volreq *v = arg;
 	struct fsid was = as_owner(v);
 	v->dir = parent(v, true);
 	if (v->dir >= 0) {
@@ -501,6 +506,41 @@ static void put_begin(struct volreq *v)
 			fail_errno(v, errno, v->shown);
 	}
 	as_runner(was);
+}
+
+/* PUT, on the pump: a piece written (after a failure, dropped). */
+static void put_take(void *arg, const char *p, size_t n)
+{
+	struct volreq *v = arg;
+	while (n && !v->code) {
+		ssize_t w = write(v->tmp, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fail_errno(v, w < 0 ? errno : ENOSPC, v->shown);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void put_finish(void *arg, bool gone)
+{
+	(void)arg;
+	(void)gone;
+}
+
+static void volreq_free(void *arg)
+{
+	struct volreq *v = arg;
+	if (v->tmp >= 0)
+		close(v->tmp); /* never named: gone with it */
+	if (v->dir >= 0)
+		close(v->dir);
+	if (v->root >= 0)
+		close(v->root);
+	free(v);
 }
 
 bool vc_begin(struct ereq *q)
@@ -528,41 +568,35 @@ bool vc_begin(struct ereq *q)
 	if (!v->code && ((uid && *uid && strcmp(uid, "1000")) || (gid && *gid && strcmp(gid, "1000"))))
 		fail(v, 400, "uid and gid can only be %d, the sandbox's user, who owns every file of a volume",
 		     VC_SANDBOX_ID);
+	const struct pump_sink put = {put_begin, put_take, NULL, put_finish, volreq_free, v, "e2b-vol-upload"};
 	if (!v->code && v->kind == VC_FILE && !strcmp(q->method, "PUT"))
-		put_begin(v);
+		v->pump = pump_begin(q, &put, &v->code, v->msg, sizeof(v->msg));
 	return true;
 }
 
-void vc_feed(struct ereq *q, const char *p, size_t n)
+bool vc_feed(struct ereq *q, const char *p, size_t *n)
 {
 	struct volreq *v = q->vol;
+	if (v->pump)
+		return pump_feed(v->pump, q->s, p, n);
 	if (v->code)
-		return; /* refused: read, dropped */
-	if (v->tmp < 0) {
-		if (v->blen + n > sizeof(v->body))
-			v->big = true;
-		else {
-			memcpy(v->body + v->blen, p, n);
-			v->blen += n;
-		}
-		return;
+		return true; /* refused: read, dropped */
+	if (v->blen + *n > sizeof(v->body))
+		v->big = true;
+	else {
+		memcpy(v->body + v->blen, p, *n);
+		v->blen += *n;
 	}
-	while (n) {
-		ssize_t w = write(v->tmp, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fail_errno(v, w < 0 ? errno : ENOSPC, v->shown);
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
+	return true;
 }
 
 enum MHD_Result vc_answer(struct ereq *q)
 {
 	struct volreq *v = q->vol;
+	if (v->pump)
+		pump_end(v->pump);
+	if (v->code == 503)
+		q->r->retry_after = 1;
 	if (v->code)
 		return e2b_api_error(q, v->code, "%s", v->msg);
 	bool get = !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
@@ -584,12 +618,9 @@ void vc_free(struct ereq *q)
 	struct volreq *v = q->vol;
 	if (!v)
 		return;
-	if (v->tmp >= 0)
-		close(v->tmp); /* never named: gone with it */
-	if (v->dir >= 0)
-		close(v->dir);
-	if (v->root >= 0)
-		close(v->root);
-	free(v);
 	q->vol = NULL;
+	if (v->pump)
+		pump_release(v->pump);
+	else
+		volreq_free(v);
 }

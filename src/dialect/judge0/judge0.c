@@ -318,11 +318,16 @@ static int start(struct server *s, void **state)
 	if (s->o.njudge0_callback_allow)
 		j->cb = j0_callbacks_start(s, J0_CALLBACKS_PENDING);
 	unsigned n = s->o.max_concurrent < J0_RUNNERS_MAX ? s->o.max_concurrent : J0_RUNNERS_MAX;
-	for (; j->nrunners < n; j->nrunners++)
-		if (pthread_create(&j->runners[j->nrunners], NULL, j0_runner_main, j)) {
-			fprintf(stderr, "ward serve: --judge0: cannot start its runner threads\n");
-			return -1;
-		}
+	j->runners = (struct workq){.lock = &j->lock,
+	                            .cond = &j->cond,
+	                            .take = j0_runner_take,
+	                            .run = j0_runner_run,
+	                            .ctx = j,
+	                            .name = "judge0-runner"};
+	if (workq_start(&j->runners, (int)n)) {
+		fprintf(stderr, "ward serve: --judge0: cannot start its runner threads\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -331,12 +336,7 @@ static void stop(struct server *s, void *state)
 	struct j0 *j = state;
 	if (!j)
 		return;
-	pthread_mutex_lock(&j->lock);
-	j->stop = true;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	for (unsigned i = 0; i < j->nrunners; i++)
-		pthread_join(j->runners[i], NULL);
+	workq_stop(&j->runners);
 	j0_callbacks_stop(j->cb);
 	j0_store_free(j);
 	j0_files_stop(&j->files);

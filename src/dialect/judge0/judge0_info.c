@@ -200,7 +200,7 @@ void j0_workers(struct server *s, struct req *r)
 {
 	struct j0 *j = J(r);
 	pthread_mutex_lock(&j->lock);
-	unsigned q = j->queued, run = j->running, n = j->nrunners;
+	unsigned q = j->queued, run = j->running, n = (unsigned)j->runners.n;
 	pthread_mutex_unlock(&j->lock);
 	dialect_answer(r, 200,
 	               json_pack("[{s:s,s:i,s:i,s:i,s:i,s:i,s:i}]", "queue", "judge0", "size", q, "available", n,

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <pthread.h>
 
+#include "base/workq.h"
 #include "dialect/dialect.h"
 
 /* Judge0's max_submission_batch_size, and the runner threads at most. */
@@ -143,9 +144,7 @@ struct j0 {
 	struct j0_owner *owners[J0_OWNER_BUCKETS]; /* the clients that hold some */
 	struct j0_sub *qhead, *qtail;              /* waiting to run */
 	unsigned queued, running;
-	bool stop;
-	pthread_t runners[J0_RUNNERS_MAX];
-	unsigned nrunners;
+	struct workq runners; /* its stop: the server stops */
 	unsigned next_group;
 	struct j0_limits lim;
 	struct j0_files files;   /* additional_files, language 89 */
@@ -215,6 +214,9 @@ void j0_store_free(struct j0 *j);
 
 /* Run n submissions that share a compile as one job; the lock not held. */
 void j0_run_group(struct server *s, struct j0 *j, struct j0_sub **v, size_t n);
-void *j0_runner_main(void *arg);
+/* The runners' queue (base/workq.h): a runner takes the head and its
+ * batch group once it has a slot of --max-concurrent. */
+void *j0_runner_take(void *ctx, int thread);
+void j0_runner_run(void *ctx, void *job, int thread);
 
 #endif

@@ -290,54 +290,48 @@ static bool same_compile(const struct j0_sub *a, const struct j0_sub *b)
 	       !strcmp(a->compiler_options ? a->compiler_options : "", b->compiler_options ? b->compiler_options : "");
 }
 
-void *j0_runner_main(void *arg)
+void *j0_runner_take(void *ctx, int thread)
 {
-	struct j0 *j = arg;
+	struct j0 *j = ctx;
+	return j->qhead ? j : NULL; /* (taken in j0_runner_run, once a slot is had) */
+}
+
+void j0_runner_run(void *ctx, void *job, int thread)
+{
+	struct j0 *j = ctx;
 	struct server *s = j->s;
+	/* a slot of --max-concurrent that nothing native needs now */
+	while (!j->runners.stop && slots_borrow(s, 1) == 0)
+		usleep(10000);
 	pthread_mutex_lock(&j->lock);
-	for (;;) {
-		while (!j->stop && !j->qhead)
-			pthread_cond_wait(&j->cond, &j->lock);
-		if (j->stop)
-			break;
+	if (j->runners.stop || !j->qhead) {
 		pthread_mutex_unlock(&j->lock);
-		/* a slot of --max-concurrent that nothing native needs now */
-		while (!j->stop && slots_borrow(s, 1) == 0)
-			usleep(10000);
-		pthread_mutex_lock(&j->lock);
-		if (j->stop || !j->qhead) {
-			pthread_mutex_unlock(&j->lock);
-			if (!j->stop)
-				slots_return(s, 1);
-			pthread_mutex_lock(&j->lock);
-			if (j->stop)
-				break;
-			continue;
-		}
-		/* the head and every queued one of its batch group */
-		struct j0_sub *v[J0_MAX_BATCH];
-		size_t n = 0;
-		struct j0_sub *h = j->qhead;
-		for (struct j0_sub **pp = &j->qhead; *pp && n < J0_MAX_BATCH;) {
-			struct j0_sub *x = *pp;
-			if (x == h || (h->group && x->group == h->group && same_compile(h, x))) {
-				*pp = x->qnext;
-				x->status = 2;
-				v[n++] = x;
-				j->queued--;
-			} else
-				pp = &x->qnext;
-		}
-		j->qtail = NULL;
-		for (struct j0_sub *x = j->qhead; x; x = x->qnext)
-			j->qtail = x;
-		j->running++;
-		pthread_mutex_unlock(&j->lock);
-		j0_run_group(s, j, v, n);
-		slots_return(s, 1);
-		pthread_mutex_lock(&j->lock);
-		j->running--;
+		if (!j->runners.stop)
+			slots_return(s, 1);
+		return;
 	}
+	/* the head and every queued one of its batch group */
+	struct j0_sub *v[J0_MAX_BATCH];
+	size_t n = 0;
+	struct j0_sub *h = j->qhead;
+	for (struct j0_sub **pp = &j->qhead; *pp && n < J0_MAX_BATCH;) {
+		struct j0_sub *x = *pp;
+		if (x == h || (h->group && x->group == h->group && same_compile(h, x))) {
+			*pp = x->qnext;
+			x->status = 2;
+			v[n++] = x;
+			j->queued--;
+		} else
+			pp = &x->qnext;
+	}
+	j->qtail = NULL;
+	for (struct j0_sub *x = j->qhead; x; x = x->qnext)
+		j->qtail = x;
+	j->running++;
 	pthread_mutex_unlock(&j->lock);
-	return NULL;
+	j0_run_group(s, j, v, n);
+	slots_return(s, 1);
+	pthread_mutex_lock(&j->lock);
+	j->running--;
+	pthread_mutex_unlock(&j->lock);
 }
