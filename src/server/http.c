@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/supervise.h"
@@ -71,6 +72,8 @@ static enum MHD_Result send_answer(struct req *r)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ward\"");
 	if (r->code == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow ? r->allow : "POST");
+	if (r->close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (r->ln && r->ln->api->headers)
 		r->ln->api->headers(r, resp);
 	enum MHD_Result rc = MHD_queue_response(r->conn, r->code, resp);
@@ -206,6 +209,75 @@ static bool body_welcome(struct server *s, struct req *r)
 	return true;
 }
 
+/* A request's body framing, as its headers say it: each Content-Length
+ * and Transfer-Encoding header counted (MHD keeps them all, but reads the
+ * first Content-Length alone). */
+struct framing {
+	unsigned cl, te;
+	bool bad_name;    /* a header name MHD kept from a malformed line (see framing_of) */
+	bool cl_bad;      /* a Content-Length that is not a plain decimal number */
+	bool not_chunked; /* a transfer coding other than chunked alone */
+};
+
+static enum MHD_Result framing_of(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct framing *f = cls;
+	(void)kind;
+	if (!k)
+		return MHD_YES;
+	/* MHD 0.9.75 keeps "Transfer-Encoding : chunked" as the name
+	 * "Transfer-Encoding ", and a folded line's text at the end of the
+	 * name ("Transfer-Encoding:\r\n chunked": "Transfer-Encodingchunked"),
+	 * where a proxy may have read a Transfer-Encoding (RFC 9112 §5.1, §5.2) */
+	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789"
+	                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	size_t cl = strlen(MHD_HTTP_HEADER_CONTENT_LENGTH), te = strlen(MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (!k[0] || k[strspn(k, tchar)] != 0 ||
+	    (strncasecmp(k, MHD_HTTP_HEADER_CONTENT_LENGTH, cl) == 0 && k[cl]) ||
+	    (strncasecmp(k, MHD_HTTP_HEADER_TRANSFER_ENCODING, te) == 0 && k[te]))
+		f->bad_name = true;
+	else if (strcasecmp(k, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->cl++;
+		f->cl_bad |= !v || !v[0] || v[strspn(v, "0123456789")] != 0;
+	} else if (strcasecmp(k, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->te++;
+		f->not_chunked |= !v || strcasecmp(v, "chunked") != 0;
+	}
+	return MHD_YES;
+}
+
+/* Whether r's body framing is one that a proxy in front could read
+ * otherwise than libmicrohttpd (RFC 9112 §6.3, request smuggling: MHD
+ * 0.9.75 reads the first of two Content-Lengths, chunked over a
+ * Content-Length, and the bytes past what it read as the next request).
+ * A header line MHD misread, Content-Length with Transfer-Encoding,
+ * Content-Length twice (even the same), one not a plain number, or
+ * Transfer-Encoding twice answer 400; a coding other than chunked 501
+ * (MHD would read that body to the connection's end).  In r's API's
+ * shape, its connection closed after it: the bytes behind are never read
+ * as a request. */
+static bool framing_refused(struct req *r)
+{
+	struct framing f = {0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_of, &f);
+	const char *why = f.bad_name      ? "a header line that is not NAME: VALUE (whitespace before the colon, or "
+	                                    "a line folded): send each header on one line"
+	                  : f.cl && f.te  ? "both Content-Length and Transfer-Encoding: send one of them"
+	                  : f.cl > 1      ? "more than one Content-Length: send one"
+	                  : f.cl_bad      ? "a Content-Length that is not a decimal number: send the body's length"
+	                  : f.te > 1      ? "more than one Transfer-Encoding: send Transfer-Encoding: chunked once"
+	                  : f.not_chunked ? "a Transfer-Encoding other than chunked: send the body as it is, or chunked"
+	                                  : NULL;
+	if (!why)
+		return false;
+	set_error(r, f.not_chunked && !f.bad_name && !f.cl && f.te == 1 ? 501 : 400,
+	          "a request with %s (a proxy could read another body, or another request, than ward did); "
+	          "its connection is closed",
+	          why);
+	r->close = true;
+	return true;
+}
+
 /* r's listener reads a refused body to its end before answering. */
 static bool drains(const struct req *r)
 {
@@ -217,7 +289,9 @@ static bool drains(const struct req *r)
 static enum MHD_Result req_begin(struct server *s, struct req *r, const char *method, bool authorized)
 {
 	const struct route *rt = r->route;
-	if (!rt && r->allow)
+	if (framing_refused(r))
+		; /* before anything reads it: answered at once, the connection closed */
+	else if (!rt && r->allow)
 		set_error(r, 405, "%s %s is not allowed: use %s", r->method, r->path, r->allow);
 	else if (!rt && r->ln && r->ln->api->not_found)
 		r->ln->api->not_found(s, r);

@@ -368,6 +368,7 @@ struct req {
 	const struct route *route; /* NULL: no such endpoint */
 	const char *allow;         /* no route: the methods its path takes (a 405), or NULL (a 404) */
 	bool truncated;            /* the answer is a listing cut short: X-Ward-Truncated: 1 */
+	bool close;                /* its answer ends the connection: Connection: close (http.c's framing) */
 	enum rstate state;
 	double t_start, t_admit;
 	char client[176]; /* who, or who/sub: the log's name */

@@ -441,15 +441,6 @@ static void e2b_release(struct req *r)
 	r->ext = NULL;
 }
 
-/* An answer that ends its connection: a body whose framing the relay
- * refused (the bytes after it are no request of ward's to read). */
-static void e2b_headers(struct req *r, struct MHD_Response *resp)
-{
-	struct ereq *q = r->ext;
-	if (q && q->close)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-}
-
 static const char *e2b_token(struct MHD_Connection *c)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
@@ -596,7 +587,6 @@ const struct api e2b_api = {
 	.token_hint = "set E2B_API_KEY to a ward token (--token-file)",
 	.not_found = e2b_no_route,
 	.choose = e2b_choose,
-	.headers = e2b_headers,
 	.release = e2b_release,
 	.uri = true,
 	.keepalive_s = E2B_KEEPALIVE_S,

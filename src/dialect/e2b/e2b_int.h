@@ -166,7 +166,6 @@ struct ereq {
 	int port;            /* ... its port and sandbox */
 	char port_id[100];
 	uint64_t relay_body; /* ... its body's room in its owner's share (relay_body_take, q->who's) */
-	bool close;          /* its answer closes the connection (a body's framing refused) */
 
 	const char *uri;   /* the request line's URI, its query too (r's) */
 	unsigned code;     /* for the log */

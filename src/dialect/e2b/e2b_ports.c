@@ -8,9 +8,9 @@
  * Plain HTTP, a request of the server's life (deadlines, the log): its
  * body held whole within --max-body and its owner's share of the relays'
  * (e2b_ws.c: a stranger's bodies to a public port never take the API's
- * budget), its framing ward's alone (RFC 9112 §6.3: Content-Length with
- * Transfer-Encoding, or two that differ, answer 400 and close; upstream
- * goes the length of the bytes ward holds, never the client's), then, on
+ * budget), its framing ward's alone (http.c refused a request whose
+ * framing a proxy could read otherwise, RFC 9112 §6.3; upstream goes the
+ * length of the bytes ward holds, never the client's), then, on
  * the I/O thread, the connect begun and the request written as far as
  * the socket takes it, as HTTP/1.0 (so that the answer is never chunked
  * and ends when the server closes); its
@@ -218,58 +218,15 @@ static void charge_refused(struct relay *r, int rc)
 		refuse(r, 502, "The sandbox was not found", NULL);
 }
 
-/* A request's body framing, as its headers say it. */
-struct framing {
-	unsigned cl, te; /* its Content-Length and Transfer-Encoding headers */
-	bool bad_cl;     /* one that is not a number, or two that differ */
-	bool not_chunked;
-	char len[24];
-};
-
-static enum MHD_Result framing_of(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+/* The bytes r's body may take: a chunked one --max-body, else its
+ * Content-Length (its framing checked already, http.c's framing_refused:
+ * one plain number, or chunked alone). */
+static uint64_t body_want(struct ereq *q)
 {
-	struct framing *f = cls;
-	(void)kind;
-	if (!k || !v)
-		return MHD_YES;
-	if (strcasecmp(k, "Content-Length") == 0) {
-		size_t n = strlen(v);
-		if (!n || n >= sizeof(f->len) || strspn(v, "0123456789") != n || (f->cl && strcmp(v, f->len) != 0))
-			f->bad_cl = true;
-		else
-			memcpy(f->len, v, n + 1);
-		f->cl++;
-	} else if (strcasecmp(k, "Transfer-Encoding") == 0) {
-		f->te++;
-		f->not_chunked |= strcasecmp(v, "chunked") != 0;
-	}
-	return MHD_YES;
-}
-
-/* A body whose framing a proxy could read otherwise than ward (RFC 9112
- * §6.3: a request smuggled past the relay): 400 (501 for a transfer
- * coding other than chunked), its connection closed after the answer;
- * else the bytes the body may take (a chunked one: --max-body). */
-static bool framing_refused(struct ereq *q, struct relay *r, uint64_t *want)
-{
-	struct framing f = {0};
-	MHD_get_connection_values(q->c, MHD_HEADER_KIND, framing_of, &f);
-	if (f.cl && f.te)
-		refuse(r, 400,
-		       "a request with both Content-Length and Transfer-Encoding is not relayed (a proxy could read "
-		       "another body, or another request, than ward did): send one of them",
-		       NULL);
-	else if (f.bad_cl)
-		refuse(r, 400, "a request whose Content-Length is not one number is not relayed: send one", NULL);
-	else if (f.te > 1 || f.not_chunked)
-		refuse(r, f.te > 1 ? 400 : 501,
-		       "a request's body is relayed with Content-Length or Transfer-Encoding: chunked alone", NULL);
-	if (r->status) {
-		q->close = true;
-		return true;
-	}
-	*want = f.te ? q->s->o.max_body : f.cl ? strtoull(f.len, NULL, 10) : 0;
-	return false;
+	if (e2b_header(q, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return q->s->o.max_body;
+	const char *cl = e2b_header(q, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	return cl ? strtoull(cl, NULL, 10) : 0;
 }
 
 bool ports_check(struct ereq *q)
@@ -288,9 +245,7 @@ bool ports_check(struct ereq *q)
 		; /* answered 403 */
 	else if (ports_charge(q->e, r->id, 0) == -EDQUOT)
 		charge_refused(r, -EDQUOT); /* spent: its body is never held */
-	else if (framing_refused(q, r, &want))
-		; /* answered 400, its connection closed */
-	else if (want && want <= q->s->o.max_body) {
+	else if ((want = body_want(q)) && want <= q->s->o.max_body) {
 		/* its body in its owner's share of the relays' (a stranger's
 		 * bodies to a public port never take what the API's calls need) */
 		snprintf(q->who, sizeof(q->who), "%s", x->owner);
