@@ -230,10 +230,9 @@ static enum MHD_Result framing_of(void *cls, enum MHD_ValueKind kind, const char
 	 * name ("Transfer-Encoding:\r\n chunked": "Transfer-Encodingchunked"),
 	 * where a proxy may have read a Transfer-Encoding (RFC 9112 §5.1, §5.2) */
 	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789"
-	                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 	size_t cl = strlen(MHD_HTTP_HEADER_CONTENT_LENGTH), te = strlen(MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	if (!k[0] || k[strspn(k, tchar)] != 0 ||
-	    (strncasecmp(k, MHD_HTTP_HEADER_CONTENT_LENGTH, cl) == 0 && k[cl]) ||
+	if (!k[0] || k[strspn(k, tchar)] != 0 || (strncasecmp(k, MHD_HTTP_HEADER_CONTENT_LENGTH, cl) == 0 && k[cl]) ||
 	    (strncasecmp(k, MHD_HTTP_HEADER_TRANSFER_ENCODING, te) == 0 && k[te]))
 		f->bad_name = true;
 	else if (strcasecmp(k, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
