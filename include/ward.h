@@ -469,16 +469,18 @@ struct ward_session;
 /* Background processes a session remembers (running or exited); the oldest
  * exited one is forgotten when a new one would exceed it. */
 #define WARD_SESSION_MAX_PROCS 64
-/* Wake an event loop when the session's background processes have
+/* Wake an event loop when a background process of the session has
  * something new: efd (an eventfd the caller made, non-blocking) gets 1
- * added at each piece of output and each end, of any of them, until
+ * added at each piece of output and the end of process pid (0: of any
+ * of them; a stream gives its own, so that another's chatter does not
+ * wake it), until
  * ward_session_unnotify(s, key) (or the session's end; then nothing wakes
  * it).  The session keeps a duplicate of efd: the caller closes its own
  * when it likes.  A wake says "look again" (ward_session_proc_output with
  * wait_s 0); read efd to clear it before looking, so that nothing that
  * comes after the look is missed.  0, or -EMFILE past 4096 of them a
  * session (then look on a timer), -ENOMEM, -EBADF. */
-int ward_session_notify(struct ward_session *s, int efd, const void *key);
+int ward_session_notify(struct ward_session *s, int efd, const void *key, int pid);
 void ward_session_unnotify(struct ward_session *s, const void *key);
 
 /* The most ward_session_proc_output returns of one stream in one call. */

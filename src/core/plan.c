@@ -177,7 +177,10 @@ static bool missing_point(struct plan *p, const struct ward_request *req, const 
  * image lacks ("/mnt" for "/mnt/data") cannot be bound whole: nothing can
  * be made in a read-only bind.  It is made by ward instead, its entries
  * mirrored one by one, so the point is made in it; an entry in the way
- * of a point (a file, a symlink) gives way to it. */
+ * of a point (a file, a symlink) gives way to it.  Only a directory that
+ * anyone may list and enter: ward's is 0755 and the sandbox user's, so a
+ * 0700 one of root's (what the sandbox must not read) is bound whole, as
+ * it was (the point then cannot be made: review3's plan_mode). */
 static void mirror_entry(struct plan *p, const struct ward_request *req, const char *rootfs, const char *dst,
                          unsigned flags)
 {
@@ -187,6 +190,12 @@ static void mirror_entry(struct plan *p, const struct ward_request *req, const c
 		return;
 	}
 	DIR *d = strictly ? opendir_beneath(p, rootfs, dst) : NULL;
+	struct stat st;
+	if (d && (fstat(dirfd(d), &st) < 0 || (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))) {
+		closedir(d);
+		mirror(p, fmt(p, rootfs, dst), strlen(rootfs), dst, flags);
+		return;
+	}
 	if (!d)
 		return; /* made by the bind itself (mounts.c makes its point) */
 	add(p, OP_DIR, NULL, dst)->mode = 0755;

@@ -832,7 +832,7 @@ void answer_proc_output(struct server *s, struct req *r)
 		/* its session wakes it when a background process has something
 		 * new (the ticker resumes it at once); else the ticks alone */
 		f->park.fd = f->follow ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
-		if (f->park.fd >= 0 && ward_session_notify(r->sess->ws, f->park.fd, f) < 0) {
+		if (f->park.fd >= 0 && ward_session_notify(r->sess->ws, f->park.fd, f, r->args.pid) < 0) {
 			close(f->park.fd);
 			f->park.fd = -1;
 		}

@@ -396,8 +396,13 @@ void ward_session_destroy(struct ward_session *s)
 	pthread_mutex_lock(&s->lock);
 	s->arm_stop = true; /* no more arming */
 	pthread_mutex_unlock(&s->lock);
-	if (s->freezer && ward_session_frozen(s))
-		ward_session_kill(s); /* killed, then thawed: a frozen task dies only thawed (v1) */
+	if (s->freezer && (ward_session_frozen(s) || session_killed(s))) {
+		/* killed, then thawed: a frozen task dies only thawed (v1); thawed
+		 * here too when it was killed already (a kill in a freeze's window
+		 * thawed nothing: PID 1 would never die, and this wait with it) */
+		ward_session_kill(s);
+		freezer_set(s->freezer, false, 0);
+	}
 	if (s->sb)
 		sandbox_session_kill(s->sb); /* PID 1, and with it every process inside */
 	session_armer_stop(s);

@@ -182,12 +182,13 @@ int session_bg_new(struct ward_session *s, size_t max_bytes, struct ward_budget 
 void session_bg_free(struct session_bg *bg);
 
 /* session_notify.c: the callers' eventfds (ward_session_notify), at most
- * SESSION_NOTIFY_MAX a session; session_notify_all wakes them all (from
+ * SESSION_NOTIFY_MAX a session; session_notify_all wakes those of process
+ * pid and of any (from
  * session_bg.c, at each output or end; never under notify_lock's callers). */
 #define SESSION_NOTIFY_MAX 4096
 struct session_notifier;
 void session_notify_init(struct ward_session *s);
 void session_notify_free(struct ward_session *s);
-void session_notify_all(struct ward_session *s);
+void session_notify_all(struct ward_session *s, int pid);
 
 #endif

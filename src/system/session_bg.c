@@ -274,8 +274,8 @@ static void record_end(struct bg_proc *p, const char *ctl, bool timed_out, bool 
 	free(res.err.data);
 }
 
-/* Drain fd into cb; false at its end. */
-static bool drain(struct session_bg *bg, int fd, struct capbuf *cb, char *buf, size_t len)
+/* Drain fd (of process pid) into cb; false at its end. */
+static bool drain(struct session_bg *bg, int pid, int fd, struct capbuf *cb, char *buf, size_t len)
 {
 	ssize_t n = read(fd, buf, len);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -285,7 +285,7 @@ static bool drain(struct session_bg *bg, int fd, struct capbuf *cb, char *buf, s
 	pthread_mutex_lock(&bg->lock);
 	capbuf_feed(cb, buf, (size_t)n);
 	pthread_cond_broadcast(&bg->changed);
-	session_notify_all(bg->s);
+	session_notify_all(bg->s, pid);
 	pthread_mutex_unlock(&bg->lock);
 	return true;
 }
@@ -388,7 +388,7 @@ static bool bg_loop(struct bg_proc *p)
 		if (pf[3].revents)
 			stdin_flush(bg, p);
 		for (int i = 0; i < 2; i++)
-			if (pf[i].revents && !drain(bg, *fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
+			if (pf[i].revents && !drain(bg, p->id, *fds[i], i ? &p->err : &p->out, buf, sizeof buf)) {
 				close(*fds[i]);
 				*fds[i] = -1;
 			}
@@ -420,7 +420,8 @@ static void bg_end(struct bg_proc *p)
 	int *fds[2] = {&p->x.out_r, &p->x.err_r};
 	for (int i = 0; i < 2; i++) /* what it wrote before it ended */
 		if (*fds[i] >= 0 && fcntl(*fds[i], F_SETFL, O_NONBLOCK) == 0)
-			for (int k = 0; k < 64 && drain(bg, *fds[i], i ? &p->err : &p->out, buf, sizeof buf); k++)
+			for (int k = 0; k < 64 && drain(bg, p->id, *fds[i], i ? &p->err : &p->out, buf, sizeof buf);
+			     k++)
 				;
 	session_close_fd(&p->x.ctl_r);
 	stdin_end(bg, p);
@@ -431,7 +432,7 @@ static void bg_end(struct bg_proc *p)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p->ended_at = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	pthread_cond_broadcast(&bg->changed);
-	session_notify_all(bg->s);
+	session_notify_all(bg->s, p->id);
 	pthread_mutex_unlock(&bg->lock);
 	session_exec_done(bg->s, &p->x);
 	session_slot(bg->s, false);

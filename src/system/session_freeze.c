@@ -128,10 +128,18 @@ int ward_session_freeze(struct ward_session *s, char *err, size_t errlen)
 	if (r == -EBUSY)
 		base_errf(err, errlen,
 		          "an exec is running in the session: wait for it to end, or cancel it, then freeze");
-	if (r == 0)
+	bool froze = r == 0; /* this call set frozen */
+	if (froze)
 		session_armer_park(s, true);
-	if (r == 0 && (r = freezer_set(s->freezer, true, FREEZE_WAIT_S)) < 0) {
+	if (froze && (r = freezer_set(s->freezer, true, FREEZE_WAIT_S)) < 0)
 		base_errf(err, errlen, "cannot freeze the session: %s", strerror(-r));
+	else if (froze && session_killed(s)) {
+		/* killed since the look above: ward_session_kill found nothing
+		 * frozen to thaw, and a frozen task dies only thawed (v1) */
+		base_errf(err, errlen, "the session is gone");
+		r = -ESRCH;
+	}
+	if (froze && r < 0) {
 		freezer_set(s->freezer, false, FREEZE_WAIT_S);
 		pthread_mutex_lock(&s->lock);
 		s->frozen = false;

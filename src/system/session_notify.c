@@ -19,7 +19,8 @@
 
 struct session_notifier {
 	const void *key;
-	int fd; /* the session's duplicate of the caller's eventfd */
+	int pid; /* the background process it is woken by, or 0: any */
+	int fd;  /* the session's duplicate of the caller's eventfd */
 	struct session_notifier *next;
 };
 
@@ -39,12 +40,13 @@ void session_notify_free(struct ward_session *s)
 	pthread_mutex_destroy(&s->notify_lock);
 }
 
-int ward_session_notify(struct ward_session *s, int efd, const void *key)
+int ward_session_notify(struct ward_session *s, int efd, const void *key, int pid)
 {
 	struct session_notifier *n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	n->key = key;
+	n->pid = pid;
 	n->fd = fcntl(efd, F_DUPFD_CLOEXEC, 3);
 	if (n->fd < 0) {
 		int e = errno;
@@ -85,12 +87,12 @@ void ward_session_unnotify(struct ward_session *s, const void *key)
 	}
 }
 
-void session_notify_all(struct ward_session *s)
+void session_notify_all(struct ward_session *s, int pid)
 {
 	uint64_t one = 1;
 	pthread_mutex_lock(&s->notify_lock);
 	for (struct session_notifier *n = s->notify; n; n = n->next)
-		if (write(n->fd, &one, sizeof(one)) < 0) {
+		if ((n->pid == 0 || n->pid == pid) && write(n->fd, &one, sizeof(one)) < 0) {
 			/* EAGAIN: its counter is full, so it is awake anyway */
 		}
 	pthread_mutex_unlock(&s->notify_lock);

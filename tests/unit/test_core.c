@@ -296,6 +296,13 @@ void test_plan_image(void)
 	      op && op->kind == OP_DIR && find(&p, "/opt/keep") && find(&p, "/opt/keep")->kind == OP_BIND &&
 	              find(&p, "/opt/data"));
 	plan_free(&p);
+	char opt[300];
+	snprintf(opt, sizeof(opt), "%s/opt", dir);
+	chmod(opt, 0700); /* its owner's alone: ward's would be the sandbox user's, 0755 */
+	op = plan_build(&p, &r, 0, err, sizeof(err)) == 0 ? find(&p, "/opt") : NULL;
+	CHECK("plan image: ... but a 0700 directory is bound whole (never made listable)", op && op->kind == OP_BIND);
+	plan_free(&p);
+	chmod(opt, 0755);
 	r.root_overlay = true;
 	op = plan_build(&p, &r, 0, err, sizeof(err)) == 0 ? find(&p, "/opt") : NULL;
 	CHECK("plan image: ... but bound whole when the root is writable", op && op->kind == OP_BIND);

@@ -375,11 +375,13 @@ static void test_background(struct ward_session *s)
 
 /* ward_session_notify: the caller's eventfd is woken by the output and the
  * end of the session's background processes (what ward serve's streams
- * park on), not while they are silent, and no more once unnotified. */
+ * park on), not while they are silent, and no more once unnotified; one
+ * given a pid by that process's alone (another's output wakes no stream
+ * parked on a silent one: review3's wake storm). */
 static void test_notify(struct ward_session *s)
 {
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), key = 0;
-	CHECK("session notify: an eventfd registered", efd >= 0 && ward_session_notify(s, efd, &key) == 0);
+	CHECK("session notify: an eventfd registered", efd >= 0 && ward_session_notify(s, efd, &key, 0) == 0);
 	struct ward_request r;
 	ward_request_init(&r);
 	r.shell = "read x; echo got $x";
@@ -388,12 +390,23 @@ static void test_notify(struct ward_session *s)
 	int id = -1;
 	uint64_t v;
 	int rc = ward_session_spawn(s, &r, NULL, true, &id, err, sizeof err);
+	int mine = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), other = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), kmine, kother;
+	CHECK("session notify: eventfds of one process and of another registered",
+	      rc == 0 && ward_session_notify(s, mine, &kmine, id) == 0 &&
+	              ward_session_notify(s, other, &kother, id + 7) == 0);
 	struct pollfd p = {.fd = efd, .events = POLLIN};
 	while (read(efd, &v, sizeof(v)) > 0) /* what came before (none is due) */
 		;
 	CHECK("session notify: not woken while its process says nothing", rc == 0 && poll(&p, 1, 300) == 0);
 	rc = ward_session_proc_stdin(s, id, "hi\n", 3, true, err, sizeof err);
 	CHECK("session notify: woken by its output", rc == 0 && poll(&p, 1, 30000) == 1 && read(efd, &v, sizeof(v)) == 8);
+	/* (one call wakes all three, the oldest, efd, last: the others were looked at) */
+	CHECK("session notify: its process's eventfd woken too", read(mine, &v, sizeof(v)) == 8);
+	CHECK("session notify: another process's eventfd not woken by it", read(other, &v, sizeof(v)) < 0);
+	ward_session_unnotify(s, &kmine);
+	ward_session_unnotify(s, &kother);
+	close(mine);
+	close(other);
 	bool exited = false;
 	int code = -1;
 	CHECK("session notify: what woke it is there to read", wait_output(s, id, "got hi\n", &exited, &code));

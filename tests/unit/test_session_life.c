@@ -16,7 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <sys/syscall.h>
+
 #include "sandbox/cgroup.h"
+#include "sandbox/freezer.h"
+#include "system/session.h"
 #include "system/session_copy.h"
 #include "system/treecopy.h"
 #include "unit.h"
@@ -192,6 +197,43 @@ static void test_freeze(void)
 	if (p)
 		pclose(p);
 	CHECK("session freeze: a frozen session is destroyed, nothing left", keep > 1 && rc == 0 && left == 0);
+}
+
+static void *destroy_main(void *arg)
+{
+	ward_session_destroy(arg);
+	return NULL;
+}
+
+/* A kill that came while a freeze froze (review3's pause_race: a DELETE
+ * raced with a pause): ward_session_kill thawed nothing, then the tree was
+ * frozen dying.  The destroy must thaw it itself, or it waits for PID 1
+ * for good (it did: the server's sweep hung in wait4).  The state is made
+ * as that race leaves it: frozen, then PID 1 killed and the session marked
+ * killed without a thaw. */
+static void test_killed_frozen(void)
+{
+	struct ward_session *s = life_session(0);
+	CHECK("session killed frozen: new", s != NULL);
+	if (!s)
+		return;
+	char err[512] = "";
+	int keep = spawn(s, "exec sleep 3019", 0);
+	int rc = ward_session_freeze(s, err, sizeof err);
+	__atomic_store_n(&s->killed, 1, __ATOMIC_RELAXED);
+	syscall(SYS_pidfd_send_signal, s->parts.pidfd, SIGKILL, NULL, 0);
+	struct freezer *f = s->freezer;
+	pthread_t t;
+	bool started = pthread_create(&t, NULL, destroy_main, s) == 0, ended = false;
+	for (int i = 0; started && i < 300 && !ended; i++) { /* up to 30 s: it ends in well under one */
+		usleep(100 * 1000);
+		ended = pthread_tryjoin_np(t, NULL) == 0;
+	}
+	CHECK("session killed frozen: destroyed, not left waiting for its frozen PID 1", keep > 1 && rc == 0 && ended);
+	if (started && !ended) { /* (without the fix: thawed here so that the test ends) */
+		freezer_set(f, false, 5);
+		pthread_join(t, NULL);
+	}
 }
 
 static bool host_file_is(int dir, const char *path, const char *want)
@@ -425,6 +467,7 @@ void test_session_life(void)
 		return;
 	}
 	test_freeze();
+	test_killed_frozen();
 	test_save_restore_fork();
 	test_copy_mounts();
 	test_copy_memory();

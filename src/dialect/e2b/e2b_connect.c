@@ -241,15 +241,16 @@ static void stream_free(void *cls)
 	free(c);
 }
 
-/* c woken by watch's session (c->wake), when it has one. */
-static void stream_watch(struct cx_stream *c, struct ereq *q, struct e2b_sbx *watch)
+/* c woken by watch's session (c->wake), when it has one: by process pid's
+ * output and end (0: any of its processes'). */
+static void stream_watch(struct cx_stream *c, struct ereq *q, struct e2b_sbx *watch, int pid)
 {
 	c->wake = -1;
 	struct sess *ss = watch ? e2b_sess(q->e, watch) : NULL;
 	if (!ss)
 		return;
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fd >= 0 && ward_session_notify(ss->ws, fd, c) == 0) {
+	if (fd >= 0 && ward_session_notify(ss->ws, fd, c, pid) == 0) {
 		c->wake = fd;
 		c->e = q->e;
 		c->watch = watch;
@@ -259,7 +260,7 @@ static void stream_watch(struct cx_stream *c, struct ereq *q, struct e2b_sbx *wa
 }
 
 enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
-                                void (*st_free)(void *), struct e2b_sbx *watch)
+                                void (*st_free)(void *), struct e2b_sbx *watch, int pid)
 {
 	struct cx_stream *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -271,7 +272,7 @@ enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce pr
 	c->st = st;
 	c->st_free = st_free;
 	c->park.conn = q->c;
-	stream_watch(c, q, watch);
+	stream_watch(c, q, watch, pid);
 	c->park.fd = c->wake; /* -1: looked at on the ticks */
 	struct MHD_Response *r =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32768, stream_read, c, stream_free);
@@ -432,7 +433,7 @@ static enum MHD_Result pstream_begin(struct ereq *q, int pid, const char *code, 
 		ps->early_code = strdup(code);
 		ps->early_msg = strdup(msg);
 	}
-	return cx_stream_start(q, "application/connect+json", pstream_produce, ps, pstream_free, ps->x);
+	return cx_stream_start(q, "application/connect+json", pstream_produce, ps, pstream_free, ps->x, pid);
 }
 
 /* "Basic base64(user:)" names user or root (both run as the sandbox's one

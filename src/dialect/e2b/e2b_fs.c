@@ -713,7 +713,7 @@ enum MHD_Result fs_watch(struct ereq *q)
 		watch_free(w);
 		return e2b_answer(q, 200, "application/connect+json", buf, len);
 	}
-	return cx_stream_start(q, "application/connect+json", watch_produce, w, watch_free, NULL);
+	return cx_stream_start(q, "application/connect+json", watch_produce, w, watch_free, NULL, 0);
 }
 
 /* ---- /files ---- */

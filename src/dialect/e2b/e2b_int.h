@@ -317,14 +317,14 @@ const char *cx_code(int rc);
  * e2b_fs.c's watch, e2b_interp.c's execution), on an I/O thread: it never
  * waits.  produce appends frames to *buf and says CX_MORE, CX_END (after
  * the end-stream frame), or CX_WAIT (nothing yet: the connection parks
- * and it is asked again when watch's session says one of its background
- * processes has something new (ward_session_notify), or at the ticker's
- * next tick, 0.1 s).  watch (or NULL) is held by st until st_free. */
+ * and it is asked again when watch's session says its background process
+ * pid (0: any of them) has something new (ward_session_notify), or at the
+ * ticker's next tick, 0.1 s).  watch (or NULL) is held by st until st_free. */
 enum { CX_END = 0, CX_MORE = 1, CX_WAIT = -1 };
 struct cx_stream;
 typedef int (*cx_produce)(void *st, char **buf, size_t *len);
 enum MHD_Result cx_stream_start(struct ereq *q, const char *ctype, cx_produce produce, void *st,
-                                void (*st_free)(void *), struct e2b_sbx *watch);
+                                void (*st_free)(void *), struct e2b_sbx *watch, int pid);
 enum MHD_Result px_start(struct ereq *q);
 enum MHD_Result px_connect(struct ereq *q);
 enum MHD_Result px_list(struct ereq *q);

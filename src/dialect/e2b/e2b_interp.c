@@ -698,7 +698,7 @@ static enum MHD_Result exec_stream(struct ereq *q, struct e2b_ctx *c, const char
 	c->client = st->fd;
 	pthread_mutex_unlock(&q->e->lock);
 	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
-	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free, st->k.x);
+	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free, st->k.x, 0);
 }
 
 enum MHD_Result ci_execute(struct ereq *q)
