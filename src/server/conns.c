@@ -11,6 +11,7 @@
  * conn_lock. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,4 +347,11 @@ void conns_free(struct server *s)
 			s->peers[i] = p->next;
 			free(p);
 		}
+}
+
+bool conn_client_gone(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
+	return p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }

@@ -517,6 +517,9 @@ void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx, enum 
 void conn_set_deadline(struct server *s, struct MHD_Connection *c, double deadline);
 void conn_trust(struct server *s, struct MHD_Connection *c);
 void conn_idle(struct server *s, struct MHD_Connection *c);
+/* Whether the client closed (or reset) c: for a stream parked on a silent
+ * source, which reads and writes nothing that would tell. */
+bool conn_client_gone(struct MHD_Connection *c);
 const char *conn_cut_reason(struct server *s, struct MHD_Connection *c);
 void sweep(struct server *s);
 void log_cuts(struct server *s, uint64_t logged[2]);

@@ -782,8 +782,10 @@ static ssize_t follow_read(void *cls, uint64_t pos, char *out, size_t max)
 		if (f->park.fd >= 0 && read(f->park.fd, &woken, sizeof(woken)) < 0) {
 			/* EAGAIN: not woken since it last looked (a tick) */
 		}
-		if (!follow_fetch(f))
-			return conn_park(f->s, &f->park) ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+		if (!follow_fetch(f)) /* nothing yet; a client that left ends it (it is looked at each tick) */
+			return !conn_client_gone(f->park.conn) && conn_park(f->s, &f->park)
+			               ? 0
+			               : MHD_CONTENT_READER_END_OF_STREAM;
 		if (f->len == 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 	}
