@@ -411,7 +411,8 @@ static void *pump_main(void *arg)
 		}
 		bool dead = false, watched = false;
 		for (int i = 0; i < n; i++) {
-			if (!ev[i].data.ptr) { /* a tunnel added: its first bytes */
+			if (!ev[i].data.ptr) { /* a tunnel added (its first bytes), or a watch done at once */
+				watched = true;
 				uint64_t v;
 				if (read(h->wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
 					break;
@@ -465,12 +466,14 @@ bool pump_watch(struct e2b *e, struct pump_watch *w)
 		h->watches = w;
 		watch_interest(h, w);
 	}
-	bool done = ok && w->done;
-	if (done) /* its descriptor could not be watched: finished at once, as the pump would */
-		h->watches = w->next;
+	/* a descriptor that could not be watched made it done: the pump
+	 * finishes it, after its round (an event of its other descriptor may
+	 * be in the pump's hands already: never freed under it) */
+	uint64_t one = 1;
+	if (ok && w->done && write(h->wake, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+		/* the pump is awake anyway */
+	}
 	pthread_mutex_unlock(&h->lock);
-	if (done)
-		w->finish(w);
 	return ok;
 }
 
