@@ -696,9 +696,10 @@ static enum MHD_Result exec_stream(struct ereq *q, struct e2b_ctx *c, const char
 	st->fd = ci ? ci->connect_fd : -1;
 	pthread_mutex_lock(&q->e->lock);
 	c->client = st->fd;
+	int kernel = c->pid; /* its output and end alone wake the stream (a kernel started again: the ticks) */
 	pthread_mutex_unlock(&q->e->lock);
 	snprintf(st->k.token, sizeof(st->k.token), "%s", token);
-	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free, st->k.x, 0);
+	return cx_stream_start(q, "application/x-ndjson", exec_produce, st, exec_free, st->k.x, kernel);
 }
 
 enum MHD_Result ci_execute(struct ereq *q)
