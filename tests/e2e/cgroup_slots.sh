@@ -89,35 +89,39 @@ expect_eq "... is not the next run's" ok "$(jg "$OUT" 'd["status"]')"
 
 # ---- 3. hostile: every slot holds a process
 # Only slots no run holds are touched: all eight are taken first as ward
-# takes one (the OFD lock on its byte of /run/ward/cg-slots; waiting, 30 s
-# at most, while other runs on the host hold some: a test of the other
-# lane), filled, then let go, so that no other ward run is changed under
-# it and none can leave a clean slot before this run looks.
+# takes one (the OFD lock on its byte of /run/ward/cg-slots), each waited
+# for while another run on the host holds it (a test of the other lane:
+# ci12 saw seven held for the 30 s the first version tried), filled, then
+# let go, so that no other ward run is changed under it and none can leave
+# a clean slot before this run looks.
 parent=$(dirname "$dir")
 held=()
 busy=0
 coproc LOCKS { python3 -c '
 import fcntl, os, struct, sys
 os.makedirs("/run/ward", exist_ok=True)
-import time
-for attempt in range(150):       # all 8 at once, waiting (30 s at most) for runs that hold some
-    fd = os.open("/run/ward/cg-slots", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    got = []
+# each slot waited for in turn (F_OFD_SETLKW): a run holds its slot for
+# its life only, and a slot once ours stays ours, so this ends once the
+# runs that held them have (240 s at most, should one hang)
+import signal
+def late(*_):
+    raise TimeoutError
+signal.signal(signal.SIGALRM, late)
+signal.alarm(240)
+fd = os.open("/run/ward/cg-slots", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+got = []
+try:
     for n in range(8):
         fl = struct.pack("hhqqi", fcntl.F_WRLCK, 0, n, 1, 0)
-        try:
-            fcntl.fcntl(fd, 37, fl)   # F_OFD_SETLK
-            got.append(str(n))
-        except OSError:
-            pass
-    if len(got) == 8:
-        break
-    os.close(fd)                  # its locks go with it
-    time.sleep(0.2)
+        fcntl.fcntl(fd, 38, fl)   # F_OFD_SETLKW
+        got.append(str(n))
+except (OSError, TimeoutError):
+    pass
+signal.alarm(0)
 print(" ".join(got), flush=True)
 sys.stdin.read()                  # held until the test closes our stdin
 ' 2>/dev/null; }
-read -r -t 20 -u "${LOCKS[0]}" mine
+read -r -t 250 -u "${LOCKS[0]}" mine
 for n in 0 1 2 3 4 5 6 7; do
 	case " $mine " in *" $n "*) ;; *) busy=$((busy + 1)); continue ;; esac
 	s="$parent/ward-slot-$n"
@@ -127,7 +131,7 @@ for n in 0 1 2 3 4 5 6 7; do
 	SLEEPERS+=($!)
 	echo $! >"$s/cgroup.procs" 2>/dev/null && held+=("$s")
 done
-expect_eq "every slot holds a process (other runs held $busy for 30 s)" 8 "${#held[@]}"
+expect_eq "every slot holds a process (other runs held $busy for 240 s)" 8 "${#held[@]}"
 lockpid=$LOCKS_PID
 eval "exec ${LOCKS[1]}>&-"   # the locks go: the slots are free for a run to look at
 wait "$lockpid" 2>/dev/null

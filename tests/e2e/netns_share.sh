@@ -16,6 +16,20 @@ unset WARD_NETNS_SHARE
 ino_of() { sed -n 's/^net:\[\([0-9]*\)\]$/\1/p' <<<"$1"; }
 kept() { awk '$5 ~ "^/run/ward/netns/" {print $4}' /proc/self/mountinfo | sed -n 's/^net:\[\([0-9]*\)\]$/\1/p'; }
 is_kept() { kept | grep -qx "$1"; }
+# A namespace's cookie (SO_NETNS_COOKIE, Linux 5.14): never reused in a
+# boot, where a destroyed namespace's inode number is given to the next
+# one made (by any run on the host: ci12 saw "the touched one" again so).
+# Making and closing a socket leaves a namespace fit to keep (below).
+COOKIE='python3 -c "import socket; s = socket.socket(socket.AF_UNIX); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), \"little\"))"'
+cookie_of() { sed -n '2p' <<<"$1"; }
+# whether a kept namespace has cookie $1 (each entered for a socket made and closed)
+cookie_kept() {
+	local m
+	for m in $(awk '$5 ~ "^/run/ward/netns/" {print $5}' /proc/self/mountinfo); do
+		[ "$(nsenter --net="$m" bash -c "$COOKIE" 2>/dev/null)" = "$1" ] && return 0
+	done
+	return 1
+}
 
 wr --net none -- readlink /proc/self/ns/net
 a=$(ino_of "$OUT")
@@ -28,14 +42,15 @@ b_host=$(stat -L -c %i /proc/self/ns/net)
 expect_eq "share: not the host's" "" "$( [ "$b" = "$b_host" ] && echo same)"
 
 # A refused send moves a counter: that namespace is destroyed, never kept.
-wr --net none -- bash -c 'readlink /proc/self/ns/net; echo x >/dev/udp/127.0.0.1/9'
+wr --net none -- bash -c "readlink /proc/self/ns/net; $COOKIE; echo x >/dev/udp/127.0.0.1/9"
 c=$(ino_of "$(head -n1 <<<"$OUT")")
-check "share: a touched run saw a namespace" test -n "$c"
-if is_kept "$c"; then fail "share: a namespace whose counters moved is not kept" "$c still mounted"; else pass "share: a namespace whose counters moved is not kept"; fi
+cc=$(cookie_of "$OUT")
+check "share: a touched run saw a namespace" test -n "$c" -a -n "$cc"
+if cookie_kept "$cc"; then fail "share: a namespace whose counters moved is not kept" "$c still mounted"; else pass "share: a namespace whose counters moved is not kept"; fi
 seen=""
 for i in 1 2 3 4; do
-	wr --net none -- readlink /proc/self/ns/net
-	[ "$(ino_of "$OUT")" = "$c" ] && seen=yes
+	wr --net none -- bash -c "readlink /proc/self/ns/net; $COOKIE"
+	[ "$(cookie_of "$OUT")" = "$cc" ] && seen=yes
 done
 expect_eq "share: no later run is given the touched one" "" "$seen"
 
@@ -47,20 +62,21 @@ check "share: a socket closed with its process leaves the namespace fit to keep"
 # ward killed mid-run: nothing proved the namespace untouched (though here
 # the sandbox did nothing to it), so no later run may have it; its mount
 # stays until a run takes the slot.
-"$WARD" run --net none -- bash -c 'readlink /proc/self/ns/net; exec sleep 97.52' >"$T/k.out" 2>/dev/null </dev/null &
+"$WARD" run --net none -- bash -c "readlink /proc/self/ns/net; $COOKIE; exec sleep 97.52" >"$T/k.out" 2>/dev/null </dev/null &
 wpid=$!
-for i in $(seq 100); do [ -s "$T/k.out" ] && break; sleep 0.05; done
+for i in $(seq 100); do [ "$(wc -l <"$T/k.out")" -ge 2 ] && break; sleep 0.05; done
 sleep 0.2
 kill -KILL "$wpid" 2>/dev/null
 wait "$wpid" 2>/dev/null
 for i in $(seq 50); do [ -z "$(marker_pids 97.52)" ] && break; sleep 0.1; done
 expect_eq "share: the killed run's sandbox died with its ward" "" "$(marker_pids 97.52)"
 k=$(ino_of "$(head -n1 "$T/k.out")")
-check "share: the killed run saw a namespace" test -n "$k"
+kc=$(cookie_of "$(cat "$T/k.out")")
+check "share: the killed run saw a namespace" test -n "$k" -a -n "$kc"
 seen=""
 for i in 1 2 3 4 5 6; do
-	wr --net none -- readlink /proc/self/ns/net
-	[ "$(ino_of "$OUT")" = "$k" ] && seen=yes
+	wr --net none -- bash -c "readlink /proc/self/ns/net; $COOKIE"
+	[ "$(cookie_of "$OUT")" = "$kc" ] && seen=yes
 done
 expect_eq "share: a namespace whose ward died mid-run is never given to another run" "" "$seen"
 
