@@ -926,6 +926,20 @@ fail:
 	return NULL;
 }
 
+/* Tell the proxy's thread (byte why on its stop pipe: 'p' park, 'x'
+ * stop) and wait 2 s at most for it to end: whether it did. */
+static bool wake_join(struct egress_proxy *p, char why)
+{
+	ssize_t w;
+	do
+		w = write(p->stop[1], &why, 1);
+	while (w < 0 && errno == EINTR);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	return pthread_timedjoin_np(p->th, NULL, &until) == 0;
+}
+
 int egress_park(struct egress_proxy *p, bool park)
 {
 	if (!p || p->running == !park)
@@ -939,17 +953,10 @@ int egress_park(struct egress_proxy *p, bool park)
 	pthread_mutex_lock(&p->mu);
 	p->park_wanted = true;
 	pthread_mutex_unlock(&p->mu);
-	ssize_t w;
-	do
-		w = write(p->stop[1], "p", 1);
-	while (w < 0 && errno == EINTR);
 	/* A name being resolved holds the thread (egress_stop's reason too): a
 	 * tenant's slow name must not hold the freeze, so after 2 s the thread
 	 * is left running (the wake it reads later parks nothing). */
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
-	if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+	if (!wake_join(p, 'p')) {
 		pthread_mutex_lock(&p->mu);
 		bool parked = p->parked; /* it decided meanwhile: it ends now */
 		p->park_wanted = false;
@@ -970,17 +977,10 @@ void egress_stop(struct egress_proxy *p)
 		if (p->conns[i].st)
 			conn_close(&p->conns[i]);
 	if (p->running) {
-		ssize_t w;
-		do
-			w = write(p->stop[1], "x", 1);
-		while (w < 0 && errno == EINTR);
 		/* The loop wakes at least once a second, but a name resolution
 		 * (getaddrinfo) may hold it longer: the run's end does not wait
 		 * for that; the thread then frees the proxy itself. */
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 2;
-		if (pthread_timedjoin_np(p->th, NULL, &until) != 0) {
+		if (!wake_join(p, 'x')) {
 			pthread_mutex_lock(&p->mu);
 			bool done = p->done;
 			p->orphan = !done;
