@@ -368,13 +368,6 @@ struct exec_st {
 	double deadline; /* --max-timeout from its start */
 };
 
-/* Whether the peer of connection fd closed it (the SDK's abort). */
-static bool client_gone(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
 /* Interrupt the running execution (once: a second SIGINT could land in
  * the first one's handling); seen_by, when its client left, for the log. */
 static void interrupt(struct kread *k, const char *seen_by)
@@ -408,7 +401,7 @@ static int exec_produce(void *p, char **buf, size_t *len)
 		st->over = true;
 		return CX_END;
 	}
-	if (!st->k.finished && client_gone(st->fd))
+	if (!st->k.finished && e2b_client_gone(st->fd))
 		interrupt(&st->k, "by its stream");
 	/* what it reads may say nothing (a line past the protocol's bound,
 	 * dropped): read on at once while there is more, so that the kept
@@ -666,7 +659,7 @@ static bool take_context(struct ereq *q, struct e2b_ctx *c)
 		pthread_mutex_lock(&q->e->lock);
 		int fd = c->client;
 		pthread_mutex_unlock(&q->e->lock);
-		if (client_gone(fd)) {
+		if (e2b_client_gone(fd)) {
 			struct kread k = {.e = q->e, .x = q->x, .c = c};
 			interrupt(&k, "by the next call");
 		}
